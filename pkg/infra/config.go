@@ -1,0 +1,139 @@
+package infra
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"sigs.k8s.io/yaml"
+)
+
+// ConfigLoader is what a plugin's Deps carry to read the plugin's configuration file.
+// Plugins depend on this interface, not on flags or environment variables, so tests can
+// hand them a configuration directly.
+type ConfigLoader interface {
+	// LoadConfig parses the plugin's configuration into out, which must be a pointer to a
+	// struct with JSON tags. Values already present in out are kept for keys the file does
+	// not set, so callers fill out with defaults first. found is false (and err nil) when
+	// the file is optional and does not exist: the defaults apply.
+	LoadConfig(out any) (found bool, err error)
+}
+
+// ConfigDirEnv names the environment variable holding the directory in which default
+// configuration files (<name>.conf) are looked up when neither flag nor env names one.
+const ConfigDirEnv = "CONFIG_DIR"
+
+// ConfigFile locates and parses one plugin's configuration file following the Ligato
+// convention: the flag -<name>-config=<path>, else the environment variable
+// <NAME>_CONFIG, else the optional file <name>.conf in $CONFIG_DIR (default ".").
+// A path given by flag or environment must exist; the default file may be missing.
+type ConfigFile struct {
+	// Name is the plugin's config name, e.g. "contiv" for contiv.conf.
+	Name string
+	// Strict turns unknown keys in the file into an error instead of a warning.
+	Strict bool
+	// Log receives the warnings about unknown keys and the path that was loaded.
+	Log logrus.FieldLogger
+
+	flagValue string
+	lookupEnv func(string) (string, bool)
+}
+
+// NewConfigFile returns the ConfigFile for the named plugin and registers its
+// -<name>-config flag on fs (when fs is not nil).
+func NewConfigFile(fs *flag.FlagSet, name string) *ConfigFile {
+	c := &ConfigFile{Name: name, lookupEnv: os.LookupEnv}
+	if fs != nil {
+		fs.StringVar(&c.flagValue, c.FlagName(), "",
+			fmt.Sprintf("path to the %s configuration file (env %s)", name, c.EnvName()))
+	}
+	return c
+}
+
+// FlagName is the name of the command-line flag that names this configuration file.
+func (c *ConfigFile) FlagName() string { return c.Name + "-config" }
+
+// EnvName is the environment variable that names this configuration file.
+func (c *ConfigFile) EnvName() string {
+	return strings.ToUpper(strings.ReplaceAll(c.Name, "-", "_")) + "_CONFIG"
+}
+
+// Path returns the file to read and whether it was named explicitly (by flag or
+// environment), in which case it must exist.
+func (c *ConfigFile) Path() (path string, explicit bool) {
+	if c.flagValue != "" {
+		return c.flagValue, true
+	}
+	lookup := c.lookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	if p, ok := lookup(c.EnvName()); ok && p != "" {
+		return p, true
+	}
+	dir, ok := lookup(ConfigDirEnv)
+	if !ok || dir == "" {
+		dir = "."
+	}
+	return filepath.Join(dir, c.Name+".conf"), false
+}
+
+// LoadConfig implements ConfigLoader.
+func (c *ConfigFile) LoadConfig(out any) (bool, error) {
+	path, explicit := c.Path()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !explicit {
+			return false, nil
+		}
+		return false, fmt.Errorf("%s config: %w", c.Name, err)
+	}
+	if err := ParseConfig(data, out, c.Strict, c.logger().WithField("file", path)); err != nil {
+		return false, fmt.Errorf("%s config %s: %w", c.Name, path, err)
+	}
+	c.logger().WithField("file", path).Debugf("loaded %s configuration", c.Name)
+	return true, nil
+}
+
+func (c *ConfigFile) logger() logrus.FieldLogger {
+	if c.Log == nil {
+		l := logrus.New()
+		l.SetOutput(os.Stderr)
+		return l
+	}
+	return c.Log
+}
+
+// ParseConfig parses YAML (or JSON) data into out through out's JSON tags, the way
+// Kubernetes tools do: key case is forgiving, as with encoding/json. Unknown keys are
+// an error when strict is set and a warning on log otherwise; either way every unknown
+// key is named with its full path (for example "ipamConfig.podSubnetCIRD").
+func ParseConfig(data []byte, out any, strict bool, log logrus.FieldLogger) error {
+	jsonData, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return fmt.Errorf("not valid YAML: %w", err)
+	}
+	unknown, err := UnknownKeys(jsonData, out)
+	if err != nil {
+		return err
+	}
+	if len(unknown) > 0 {
+		if strict {
+			return fmt.Errorf("unknown keys: %s", strings.Join(unknown, ", "))
+		}
+		if log != nil {
+			for _, k := range unknown {
+				log.WithField("key", k).Warn("unknown configuration key ignored")
+			}
+		}
+	}
+	if err := yaml.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("invalid value: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package rest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
+)
+
+// fakeLoader hands the plugin a fixed http.conf.
+type fakeLoader struct{ cfg Config }
+
+func (f fakeLoader) LoadConfig(out any) (bool, error) {
+	c := out.(*Config)
+	if f.cfg.Endpoint != "" {
+		c.Endpoint = f.cfg.Endpoint
+	}
+	if f.cfg.ReadHeaderTimeout != 0 {
+		c.ReadHeaderTimeout = f.cfg.ReadHeaderTimeout
+	}
+	return true, nil
+}
+
+func quiet() logrus.FieldLogger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
+}
+
+func startPlugin(t *testing.T, deps Deps) (*Plugin, string) {
+	t.Helper()
+	deps.Log = quiet()
+	deps.Config = fakeLoader{cfg: Config{Endpoint: "127.0.0.1:0"}}
+	p := NewPlugin(deps)
+	if err := p.Init(); err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return p, "http://" + p.Addr().String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func TestProbesFollowTheAggregatedStatus(t *testing.T) {
+	reg := health.NewRegistry()
+	agent := reg.Reporter("agent")
+	vpp := reg.Reporter("vpp")
+	_, base := startPlugin(t, Deps{Health: reg})
+
+	tests := []struct {
+		name                string
+		agent, vpp          health.State
+		wantLive, wantReady int
+		wantInBody          string
+	}{
+		{"starting", health.Init, health.Init, 200, 503, "agent: INIT"},
+		{"vpp down", health.OK, health.Error, 503, 503, "vpp: ERROR (socket gone)"},
+		{"all ok", health.OK, health.OK, 200, 200, `"state": "OK"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			agent.Report(tc.agent, "starting")
+			vpp.Report(tc.vpp, "socket gone")
+			code, body := get(t, base+LivenessPath)
+			if code != tc.wantLive {
+				t.Errorf("liveness = %d, want %d (%s)", code, tc.wantLive, body)
+			}
+			code, body = get(t, base+ReadinessPath)
+			if code != tc.wantReady {
+				t.Errorf("readiness = %d, want %d (%s)", code, tc.wantReady, body)
+			}
+			if !strings.Contains(body, tc.wantInBody) {
+				t.Errorf("readiness body lacks %q: %s", tc.wantInBody, body)
+			}
+			var parsed probeBody
+			if err := json.Unmarshal([]byte(body), &parsed); err != nil {
+				t.Errorf("readiness body is not JSON: %v", err)
+			}
+		})
+	}
+}
+
+func TestMetricsServeStandardAndPluginMetrics(t *testing.T) {
+	p, base := startPlugin(t, Deps{Health: health.NewRegistry()})
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "contiv_test_things_total", Help: "Things."})
+	p.Registerer().MustRegister(c)
+	c.Add(3)
+	code, body := get(t, base+MetricsPath)
+	if code != 200 {
+		t.Fatalf("metrics = %d", code)
+	}
+	for _, want := range []string{"go_goroutines", "process_start_time_seconds", "contiv_test_things_total 3"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestHandlersRegisteredBeforeAndAfterInit(t *testing.T) {
+	p := NewPlugin(Deps{Log: quiet(), Config: fakeLoader{cfg: Config{Endpoint: "127.0.0.1:0"}}})
+	p.HandleFunc("GET /early", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, "early") })
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.HandleFunc("GET /late", func(w http.ResponseWriter, _ *http.Request) { WriteError(w, 418, "late") })
+	base := "http://" + p.Addr().String()
+	if code, body := get(t, base+"/early"); code != 200 || strings.TrimSpace(body) != `"early"` {
+		t.Errorf("/early = %d %q", code, body)
+	}
+	if code, body := get(t, base+"/late"); code != 418 || !strings.Contains(body, `"error": "late"`) {
+		t.Errorf("/late = %d %q", code, body)
+	}
+	resp, err := http.Post(base+ReadinessPath, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /readiness = %d, want 405", resp.StatusCode)
+	}
+}
+
+func TestInitRejectsBadConfig(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Endpoint: "9999"}, `endpoint: "9999" is not host:port`},
+		{Config{Endpoint: "example.com:9999"}, `endpoint: "example.com:9999": host must be an IP address or localhost`},
+		{Config{Endpoint: "0.0.0.0:99999"}, `endpoint: "0.0.0.0:99999": port must be a number between 0 and 65535`},
+		{Config{Endpoint: "127.0.0.1:0", ReadHeaderTimeout: -1}, `read-header-timeout: -1ns must be positive`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cfg.Endpoint, func(t *testing.T) {
+			p := NewPlugin(Deps{Log: quiet(), Config: fakeLoader{cfg: tc.cfg}})
+			err := p.Init()
+			if err == nil {
+				p.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Init err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestInitFailsWhenPortIsTaken(t *testing.T) {
+	first, _ := startPlugin(t, Deps{})
+	second := NewPlugin(Deps{Log: quiet(), Config: fakeLoader{cfg: Config{Endpoint: first.Addr().String()}}})
+	err := second.Init()
+	if err == nil {
+		second.Close()
+		t.Fatal("second server on the same port started")
+	}
+	if !strings.Contains(err.Error(), "endpoint "+first.Addr().String()) || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("err = %v", err)
+	}
+}
