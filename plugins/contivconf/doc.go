@@ -1,0 +1,44 @@
+// Package contivconf owns the agent's contiv.conf: it reads the file, fills in the code
+// defaults, validates every value and resolves the settings that depend on the node the
+// agent runs on. Other plugins read the result through the API interface and never parse
+// contiv.conf themselves.
+//
+//	contiv.conf ──(infra.ConfigLoader)──> Config ──defaults + validation──> IPAMConfig (parsed,
+//	                                         │                              contivCIDR dissected)
+//	                                         │
+//	   Deps.NodeName, nodeConfig[] ──────────┤
+//	   Deps.DumpDPDKInterfaces (VPP) ────────┤──resolution──> main/other VPP interfaces, DHCP,
+//	   Deps.GetSTNInfo (STN daemon) ─────────┘                node IPs, static default GW, STN
+//
+// What it does:
+//   - Owns every key of contiv.conf: the interface settings (useTAPInterfaces,
+//     tapInterfaceVersion, the TAPv2 and vmxnet3 ring sizes, interfaceRxMode,
+//     tcpChecksumOffloadDisabled, mtuSize), routing (mainVRFID, podVRFID, useNoOverlay,
+//     useSRv6Interconnect, routeServiceCIDRToVPP), IP neighbour scanning (scanIPNeighbors,
+//     ipNeighborScanInterval, ipNeighborStaleThreshold), STN (stealFirstNIC,
+//     stealInterface, stnSocketFile, stnVersion), natExternalTraffic, enablePacketTrace,
+//     crdNodeConfigurationDisabled, ipamConfig (including srv6) and nodeConfig.
+//   - Applies the code defaults for keys the file leaves out (booleans that default to true
+//     stay true unless the file says false).
+//   - Validates all values at Init and reports every problem at once, each naming the key
+//     and the offending value; an invalid file stops the agent.
+//   - Dissects ipamConfig.contivCIDR into the pod, VPP-host, node-interconnect and VXLAN
+//     subnets, so that every consumer sees one effective address plan.
+//   - Resolves this node's settings (DHCP, main VPP interface and its IPs, other VPP
+//     interfaces, static default gateway, STN mode, NAT of external traffic) from the
+//     global keys, this node's nodeConfig entry, the DPDK interfaces found in VPP and the
+//     STN daemon. ReloadNodeInterfaces repeats this resolution.
+//
+// What it does not do (yet):
+//   - Read the NodeConfig CRD (crdNodeConfigurationDisabled=false is accepted but only the
+//     nodeConfig list of the file is used) and emit NodeConfigChange events: both come
+//     with the controller, which will also call ReloadNodeInterfaces on every resync.
+//   - Allocate addresses: the per-node address plan (pod subnet of node N, node IP, ...)
+//     belongs to the ipam plugin, which starts from GetIPAMConfig.
+//   - Configure anything in VPP or Linux: it owns no key-value pairs of the scheduler,
+//     handles no controller events yet and only answers questions.
+//
+// The options serviceLocalEndpointWeight, disableNATVirtualReassembly,
+// cleanupIdleNATSessions, tcpNATSessionTimeout and otherNATSessionTimeout are not
+// contiv.conf keys; they live in service.conf.
+package contivconf
