@@ -1,0 +1,133 @@
+package dbresources
+
+import (
+	"reflect"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/nodeconfig"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+)
+
+func TestResourceTableMatchesUpstream(t *testing.T) {
+	want := []struct {
+		keyword, prefix, msg string
+	}{
+		{"vppnode", "allocatedIDs/", "contiv.ksr.vppnode.VppNode"},
+		{"nodeconfig", "k8s/nodeconfig/", "contiv.ksr.nodeconfig.NodeConfig"},
+		{"node", "k8s/node/", "contiv.ksr.node.Node"},
+		{"pod", "k8s/pod/", "contiv.ksr.pod.Pod"},
+		{"namespace", "k8s/namespace/", "contiv.ksr.namespace.Namespace"},
+		{"policy", "k8s/policy/", "contiv.ksr.policy.Policy"},
+		{"service", "k8s/service/", "contiv.ksr.service.Service"},
+		{"endpoints", "k8s/endpoints/", "contiv.ksr.endpoints.Endpoints"},
+	}
+	got := GetDBResources()
+	if len(got) != len(want) {
+		t.Fatalf("%d resources, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Keyword != w.keyword || g.KeyPrefix != w.prefix || string(proto.MessageName(g.ValueType)) != w.msg {
+			t.Errorf("resource %d = {%s %s %s}, want %v", i, g.Keyword, g.KeyPrefix, proto.MessageName(g.ValueType), w)
+		}
+	}
+	if kw := Keywords(); !reflect.DeepEqual(kw, []string{"vppnode", "nodeconfig", "node", "pod", "namespace", "policy", "service", "endpoints"}) {
+		t.Errorf("Keywords = %v", kw)
+	}
+}
+
+func TestGetDBResourcesReturnsIndependentCopies(t *testing.T) {
+	a := GetDBResources()
+	a[0].KeyPrefix = "changed/"
+	if b := GetDBResources(); b[0].KeyPrefix != "allocatedIDs/" {
+		t.Errorf("a caller's change leaked into the table: %q", b[0].KeyPrefix)
+	}
+}
+
+func TestGetResourceByKey(t *testing.T) {
+	tests := []struct {
+		key     string
+		keyword string // "" = not found
+	}{
+		{vppnode.Key(3), "vppnode"},
+		{nodeconfig.Key("k8s-master"), "nodeconfig"},
+		{node.Key("k8s-master"), "node"},
+		{pod.Key("web", "default"), "pod"},
+		{namespace.Key("default"), "namespace"},
+		{policy.Key("deny-all", "default"), "policy"},
+		{service.Key("web", "default"), "service"},
+		{endpoints.Key("web", "default"), "endpoints"},
+		{"k8s/nodes/x", ""},
+		{"k8s/node/", ""},
+		{"k8s/sfc/x", ""},
+		{"/vnf-agent/contiv-ksr/k8s/pod/web/namespace/default", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		r, ok := GetResourceByKey(tt.key)
+		switch {
+		case tt.keyword == "" && ok:
+			t.Errorf("%q: got resource %s, want none", tt.key, r.Keyword)
+		case tt.keyword != "" && (!ok || r.Keyword != tt.keyword):
+			t.Errorf("%q: got %v %v, want %s", tt.key, r, ok, tt.keyword)
+		}
+	}
+}
+
+func TestValuesRoundTripThroughTheEtcdEncoding(t *testing.T) {
+	values := map[string]proto.Message{
+		"vppnode":    &vppnode.VppNode{Id: 2, Name: "k8s-worker1", IpAddresses: []string{"192.168.16.2/24"}},
+		"nodeconfig": &nodeconfig.NodeConfig{NodeName: "k8s-worker1", MainVppInterface: &nodeconfig.NodeConfig_InterfaceConfig{InterfaceName: "GigabitEthernet0/8/0", UseDhcp: true}},
+		"node":       &node.Node{Name: "k8s-worker1", Addresses: []*node.NodeAddress{{Type: node.NodeAddress_NodeInternalIP, Address: "10.20.0.11"}}},
+		"pod":        &pod.Pod{Name: "web", Namespace: "default", IpAddress: "10.1.1.3", Label: []*pod.Pod_Label{{Key: "app", Value: "web"}}},
+		"namespace":  &namespace.Namespace{Name: "default"},
+		"policy":     &policy.Policy{Name: "deny-all", Namespace: "default", PolicyType: policy.Policy_INGRESS},
+		"service":    &service.Service{Name: "web", Namespace: "default", ClusterIp: "10.96.0.10", Selector: map[string]string{"app": "web"}},
+		"endpoints":  &endpoints.Endpoints{Name: "web", Namespace: "default", EndpointSubsets: []*endpoints.EndpointSubset{{Addresses: []*endpoints.EndpointSubset_EndpointAddress{{Ip: "10.1.1.3"}}}}},
+	}
+	for _, r := range GetDBResources() {
+		v := values[r.Keyword]
+		data, err := Marshal(v)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Keyword, err)
+		}
+		back, err := r.Unmarshal(data)
+		if err != nil {
+			t.Fatalf("%s: unmarshal %s: %v", r.Keyword, data, err)
+		}
+		if !proto.Equal(back, v) {
+			t.Errorf("%s: got %v, want %v", r.Keyword, back, v)
+		}
+	}
+}
+
+func TestUnmarshalAcceptsUpstreamJSONAndUnknownFields(t *testing.T) {
+	r, _ := GetResourceByKey(pod.Key("web", "default"))
+	v, err := r.Unmarshal([]byte(`{"name":"web","namespace":"default","ip_address":"10.1.1.3","futureField":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := v.(*pod.Pod); p.GetIpAddress() != "10.1.1.3" {
+		t.Errorf("got %v", p)
+	}
+}
+
+func TestUnmarshalRejectsGarbage(t *testing.T) {
+	r, _ := GetResourceByKey(service.Key("web", "default"))
+	for _, data := range []string{"", "not json", `{"port": "eighty"}`, "\x0a\x03web"} {
+		if v, err := r.Unmarshal([]byte(data)); err == nil {
+			t.Errorf("%q decoded to %v", data, v)
+		}
+	}
+	if _, err := Marshal(nil); err == nil {
+		t.Error("Marshal(nil) succeeded")
+	}
+}

@@ -1,0 +1,30 @@
+// Package pod is the model of the Kubernetes Pod as contiv-ksr writes it into etcd
+// (pod.proto) and the keys it is stored under, relative to ksrkey.KsrPrefix:
+//
+//	k8s/pod/<name>/namespace/<namespace>    Pod
+//
+// It carries no logic beyond building and parsing those keys.
+package pod
+
+import "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/internal/keyparse"
+
+// Keyword names the resource in dbresources and in api.KubeStateData.
+const Keyword = "pod"
+
+// keyPrefix is the prefix of every Pod key.
+const keyPrefix = "k8s/" + Keyword + "/"
+
+// KeyPrefix returns the prefix of every Pod key: k8s/pod/.
+func KeyPrefix() string { return keyPrefix }
+
+// Key returns the key of the Pod with the given name in the given namespace:
+// k8s/pod/<name>/namespace/<namespace>.
+func Key(name, namespace string) string {
+	return keyparse.Namespaced(keyPrefix, name, namespace)
+}
+
+// ParsePodFromKey returns the name and namespace of a Pod from a key built by
+// Key. The error wraps ksrkey.ErrInvalidKey for any other key.
+func ParsePodFromKey(key string) (name, namespace string, err error) {
+	return keyparse.ParseNamespaced(Keyword, keyPrefix, key)
+}
