@@ -1,0 +1,242 @@
+package dbwatcher
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of etcd.conf and bolt.conf (those of the Ligato plugins upstream used).
+const (
+	// DefaultDialTimeout bounds the first connection attempt when allow-delayed-start
+	// is false.
+	DefaultDialTimeout = time.Second
+	// DefaultOperationTimeout bounds every etcd request (probe, list).
+	DefaultOperationTimeout = 3 * time.Second
+	// DefaultBoltPath is where the local mirror of the Kubernetes state is kept.
+	DefaultBoltPath = "/var/bolt/bolt.db"
+	// DefaultBoltFileMode is the permission of a new bolt file (0660, written 432 in
+	// bolt.conf).
+	DefaultBoltFileMode = 0o660
+)
+
+// Duration is a time.Duration read from a configuration file either as an integer
+// number of nanoseconds (as upstream files write it: 10000000000) or as a Go duration
+// string ("10s").
+type Duration time.Duration
+
+// UnmarshalJSON accepts an integer (nanoseconds) or a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration %s: want nanoseconds or a string like \"5s\"", b)
+	}
+	*d = Duration(n)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string ("5s").
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// EtcdConfig is the content of etcd.conf, with the keys of the Ligato etcd plugin.
+type EtcdConfig struct {
+	// Endpoints are the etcd client URLs, "host:port" or "http(s)://host:port".
+	Endpoints []string `json:"endpoints"`
+	// DialTimeout bounds the connection check made by Init when AllowDelayedStart is
+	// false; 0 means DefaultDialTimeout.
+	DialTimeout Duration `json:"dial-timeout"`
+	// OperationTimeout bounds every request; 0 means DefaultOperationTimeout.
+	OperationTimeout Duration `json:"operation-timeout"`
+	// InsecureTransport disables TLS; no TLS key may then be set.
+	InsecureTransport bool `json:"insecure-transport"`
+	// InsecureSkipTLSVerify accepts any server certificate (TLS without verification).
+	InsecureSkipTLSVerify bool `json:"insecure-skip-tls-verify"`
+	// CertFile is the client certificate (PEM); KeyFile must be set with it.
+	CertFile string `json:"cert-file"`
+	// KeyFile is the private key of CertFile (PEM).
+	KeyFile string `json:"key-file"`
+	// CAFile holds the CA certificates (PEM) the server certificate is checked against;
+	// empty means the system roots.
+	CAFile string `json:"ca-file"`
+	// AllowDelayedStart lets the agent start while etcd is unreachable (it then runs from
+	// the local mirror and connects later); otherwise Init fails.
+	AllowDelayedStart bool `json:"allow-delayed-start"`
+}
+
+// dialTimeout returns the effective dial timeout.
+func (c *EtcdConfig) dialTimeout() time.Duration {
+	if c.DialTimeout == 0 {
+		return DefaultDialTimeout
+	}
+	return time.Duration(c.DialTimeout)
+}
+
+// operationTimeout returns the effective operation timeout.
+func (c *EtcdConfig) operationTimeout() time.Duration {
+	if c.OperationTimeout == 0 {
+		return DefaultOperationTimeout
+	}
+	return time.Duration(c.OperationTimeout)
+}
+
+// useTLS says whether connections are encrypted: when any TLS key is set or an
+// endpoint is https://, and insecure-transport is not set.
+func (c *EtcdConfig) useTLS() bool {
+	if c.InsecureTransport {
+		return false
+	}
+	if c.CertFile != "" || c.KeyFile != "" || c.CAFile != "" || c.InsecureSkipTLSVerify {
+		return true
+	}
+	for _, ep := range c.Endpoints {
+		if strings.HasPrefix(ep, "https://") {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks the configuration and names the offending key.
+func (c *EtcdConfig) Validate() error {
+	if len(c.Endpoints) == 0 {
+		return errors.New("endpoints: at least one endpoint is required")
+	}
+	for i, ep := range c.Endpoints {
+		if err := validateEndpoint(ep); err != nil {
+			return fmt.Errorf("endpoints[%d] %q: %w", i, ep, err)
+		}
+		if c.InsecureTransport && strings.HasPrefix(ep, "https://") {
+			return fmt.Errorf("endpoints[%d] %q: https endpoint but insecure-transport is true", i, ep)
+		}
+	}
+	if c.DialTimeout < 0 {
+		return fmt.Errorf("dial-timeout: %v is negative", time.Duration(c.DialTimeout))
+	}
+	if c.OperationTimeout < 0 {
+		return fmt.Errorf("operation-timeout: %v is negative", time.Duration(c.OperationTimeout))
+	}
+	if c.InsecureTransport {
+		for key, val := range map[string]string{"cert-file": c.CertFile, "key-file": c.KeyFile, "ca-file": c.CAFile} {
+			if val != "" {
+				return fmt.Errorf("%s: set although insecure-transport is true", key)
+			}
+		}
+		if c.InsecureSkipTLSVerify {
+			return errors.New("insecure-skip-tls-verify: set although insecure-transport is true")
+		}
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		return errors.New("cert-file and key-file: set both or neither")
+	}
+	return nil
+}
+
+// validateEndpoint accepts host:port and http(s)://host:port.
+func validateEndpoint(ep string) error {
+	hostPort := ep
+	if strings.Contains(ep, "://") {
+		u, err := url.Parse(ep)
+		if err != nil {
+			return err
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return fmt.Errorf("scheme %q is not http or https", u.Scheme)
+		}
+		if u.Path != "" && u.Path != "/" {
+			return fmt.Errorf("unexpected path %q", u.Path)
+		}
+		hostPort = u.Host
+	}
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return fmt.Errorf("want host:port: %w", err)
+	}
+	if host == "" {
+		return errors.New("empty host")
+	}
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return fmt.Errorf("port %q is not in 1-65535", port)
+	}
+	return nil
+}
+
+// tlsConfig builds the client TLS configuration, or nil when TLS is off. Errors name the
+// key and the file.
+func (c *EtcdConfig) tlsConfig() (*tls.Config, error) {
+	if !c.useTLS() {
+		return nil, nil
+	}
+	cfg := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// The operator asked for it explicitly (insecure-skip-tls-verify).
+		InsecureSkipVerify: c.InsecureSkipTLSVerify,
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("cert-file %s, key-file %s: %w", c.CertFile, c.KeyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca-file %s: no PEM certificate found", c.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+// BoltConfig is the content of bolt.conf, with the keys of the Ligato bolt plugin.
+type BoltConfig struct {
+	// DBPath is the bolt file; its directory is created when missing.
+	DBPath string `json:"db-path"`
+	// FileMode is the permission of a new file, in decimal in the file (432 = 0660).
+	FileMode uint32 `json:"file-mode"`
+	// LockTimeout bounds the wait for the file lock held by another process; 0 waits
+	// forever (as upstream).
+	LockTimeout Duration `json:"lock-timeout"`
+}
+
+// DefaultBoltConfig returns the defaults of bolt.conf.
+func DefaultBoltConfig() BoltConfig {
+	return BoltConfig{DBPath: DefaultBoltPath, FileMode: DefaultBoltFileMode}
+}
+
+// Validate checks the configuration and names the offending key.
+func (c *BoltConfig) Validate() error {
+	if c.DBPath == "" {
+		return errors.New("db-path: must not be empty")
+	}
+	if c.FileMode == 0 || c.FileMode > 0o777 {
+		return fmt.Errorf("file-mode: %d (%#o) is not a permission between 1 and 511 (0777)", c.FileMode, c.FileMode)
+	}
+	if c.LockTimeout < 0 {
+		return fmt.Errorf("lock-timeout: %v is negative", time.Duration(c.LockTimeout))
+	}
+	return nil
+}

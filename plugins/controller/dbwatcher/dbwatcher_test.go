@@ -1,0 +1,545 @@
+package dbwatcher
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/nodeconfig"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+)
+
+// sample is one object of each resource in two versions.
+type sample struct {
+	resource string
+	key      string // relative to the KSR prefix
+	v1, v2   proto.Message
+}
+
+func samples() []sample {
+	return []sample{
+		{vppnode.Keyword, vppnode.Key(1),
+			&vppnode.VppNode{Id: 1, Name: "k8s-master"},
+			&vppnode.VppNode{Id: 1, Name: "k8s-master", IpAddresses: []string{"192.168.16.1/24"}}},
+		{nodeconfig.Keyword, nodeconfig.Key("k8s-master"),
+			&nodeconfig.NodeConfig{NodeName: "k8s-master", MainVppInterface: &nodeconfig.NodeConfig_InterfaceConfig{InterfaceName: "GigabitEthernet0/8/0"}},
+			&nodeconfig.NodeConfig{NodeName: "k8s-master", MainVppInterface: &nodeconfig.NodeConfig_InterfaceConfig{InterfaceName: "GigabitEthernet0/8/0", UseDhcp: true}}},
+		{node.Keyword, node.Key("k8s-master"),
+			&node.Node{Name: "k8s-master"},
+			&node.Node{Name: "k8s-master", Addresses: []*node.NodeAddress{{Type: node.NodeAddress_NodeInternalIP, Address: "10.20.0.2"}}}},
+		{pod.Keyword, pod.Key("web", "default"),
+			&pod.Pod{Name: "web", Namespace: "default"},
+			&pod.Pod{Name: "web", Namespace: "default", IpAddress: "10.1.1.3"}},
+		{namespace.Keyword, namespace.Key("default"),
+			&namespace.Namespace{Name: "default"},
+			&namespace.Namespace{Name: "default", Label: []*namespace.Namespace_Label{{Key: "team", Value: "a"}}}},
+		{policy.Keyword, policy.Key("deny", "default"),
+			&policy.Policy{Name: "deny", Namespace: "default"},
+			&policy.Policy{Name: "deny", Namespace: "default", PolicyType: policy.Policy_INGRESS}},
+		{service.Keyword, service.Key("web", "default"),
+			&service.Service{Name: "web", Namespace: "default", ClusterIp: "10.96.0.10"},
+			&service.Service{Name: "web", Namespace: "default", ClusterIp: "10.96.0.10", Port: []*service.Service_ServicePort{{Name: "http", Protocol: "TCP", Port: 80}}}},
+		{endpoints.Keyword, endpoints.Key("web", "default"),
+			&endpoints.Endpoints{Name: "web", Namespace: "default"},
+			&endpoints.Endpoints{Name: "web", Namespace: "default", EndpointSubsets: []*endpoints.EndpointSubset{{Addresses: []*endpoints.EndpointSubset_EndpointAddress{{Ip: "10.1.1.3"}}}}}},
+	}
+}
+
+func podKey(name string) string { return pod.Key(name, "default") }
+
+func testPod(name, ip string) *pod.Pod {
+	return &pod.Pod{Name: name, Namespace: "default", IpAddress: ip}
+}
+
+func externalKey(node, rel string) string { return ksrkey.AgentPrefix(node) + rel }
+
+func TestInitialRemoteResyncDeliversEveryResourceAndExternalConfig(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	want := map[string]map[string]proto.Message{}
+	for _, s := range samples() {
+		db.putKube(s.key, s.v1)
+		want[s.resource] = map[string]proto.Message{s.key: s.v1}
+	}
+	db.put(ksrkey.KsrPrefix+"k8s/sfc/x", []byte(`{}`))                               // unknown resource
+	db.put(externalKey(testNode, "config/test/a"), []byte("A"))                      // external config
+	db.put(externalKey(testNode, "check/status/v1/agent"), []byte(`{"state":"OK"}`)) // not configuration
+	db.put(externalKey("node2", "config/test/b"), []byte("B"))                       // another node's
+	db.put("/vnf-agent/contiv-ksr-other/k8s/pod/x/namespace/default", []byte(`{}`))  // another label
+
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h.start(t)
+	evs := h.loop.waitForCount(t, 1)
+	r, ok := evs[0].(*api.DBResync)
+	if !ok || r.Local {
+		t.Fatalf("first event %s, want a remote DB resync", evs[0])
+	}
+	assertKubeState(t, "resync", r.KubeState, want)
+	if len(r.ExternalConfig) != 1 || !proto.Equal(r.ExternalConfig["config/test/a"], wrapperspb.String("A")) {
+		t.Errorf("external config %v, want only config/test/a = A", r.ExternalConfig)
+	}
+	if !h.w.IsConnected() {
+		t.Error("IsConnected false after a remote resync")
+	}
+	if got := h.status.get(); len(got) == 0 || !got[len(got)-1] {
+		t.Errorf("status reports %v, want connected last", got)
+	}
+
+	// The Kubernetes part is mirrored into bolt, keys relative to the KSR prefix.
+	mirrored, err := h.w.local.loadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mirrored) != len(samples()) {
+		t.Errorf("bolt mirror has %v, want the %d resources", sortedKeys(mirrored), len(samples()))
+	}
+
+	// No local resync follows while etcd is connected.
+	time.Sleep(2 * testLocalDelay)
+	if evs := h.loop.snapshot(); len(evs) != 1 {
+		t.Errorf("unexpected events after the resync:\n%s", describe(evs))
+	}
+	if n := testutil.ToFloat64(h.w.metrics.resyncs.WithLabelValues(sourceRemote, outcomeOK)); n != 1 {
+		t.Errorf("remote ok resyncs = %v", n)
+	}
+	if n := testutil.ToFloat64(h.w.metrics.connected); n != 1 {
+		t.Errorf("connected gauge = %v", n)
+	}
+	if !h.logged(logrus.DebugLevel, "key of no known resource ignored", ksrkey.KsrPrefix+"k8s/sfc/x") {
+		t.Error("unknown key not logged")
+	}
+}
+
+func TestChangesOfEveryResourceBecomeKubeStateChanges(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h.start(t)
+	h.loop.waitForCount(t, 1)
+
+	for _, s := range samples() {
+		t.Run(s.resource, func(t *testing.T) {
+			n := len(h.loop.snapshot())
+			db.putKube(s.key, s.v1)
+			db.putKube(s.key, s.v2)
+			db.putKube(s.key, s.v2) // rewritten unchanged: no event
+			db.del(ksrkey.KsrPrefix + s.key)
+			evs := h.loop.waitForCount(t, n+3)[n:]
+			want := []struct{ prev, next proto.Message }{{nil, s.v1}, {s.v1, s.v2}, {s.v2, nil}}
+			for i, w := range want {
+				c, ok := evs[i].(*api.KubeStateChange)
+				if !ok {
+					t.Fatalf("event %d is %s, want a KubeStateChange", i, evs[i])
+				}
+				if c.Key != s.key || c.Resource != s.resource || !equalOrNil(c.PrevValue, w.prev) || !equalOrNil(c.NewValue, w.next) {
+					t.Errorf("event %d = %s prev %v new %v, want key %s prev %v new %v", i, c, c.PrevValue, c.NewValue, s.key, w.prev, w.next)
+				}
+			}
+			if n := testutil.ToFloat64(h.w.metrics.changes.WithLabelValues(s.resource)); n != 3 {
+				t.Errorf("changes_total{%s} = %v, want 3", s.resource, n)
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	if evs := h.loop.snapshot(); len(evs) != 1+3*len(samples()) {
+		t.Errorf("%d events, want %d:\n%s", len(evs), 1+3*len(samples()), describe(evs))
+	}
+	if mirrored, _ := h.w.local.loadAll(); len(mirrored) != 0 {
+		t.Errorf("deleted keys still mirrored: %v", sortedKeys(mirrored))
+	}
+}
+
+func TestExternalConfigChangesOfThisNode(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h.start(t)
+	h.loop.waitForCount(t, 1)
+
+	db.put(externalKey("node2", "config/test/a"), []byte("other node"))
+	db.put(externalKey(testNode, "status/x"), []byte("not configuration"))
+	db.put(externalKey(testNode, "config/test/a"), []byte("1"))
+	db.put(externalKey(testNode, "config/test/a"), []byte("2"))
+	db.del(externalKey(testNode, "config/test/a"))
+	evs := h.loop.waitForCount(t, 4)[1:]
+	want := []proto.Message{wrapperspb.String("1"), wrapperspb.String("2"), nil}
+	for i, w := range want {
+		c, ok := evs[i].(*api.ExternalConfigChange)
+		if !ok {
+			t.Fatalf("event %d is %s, want an ExternalConfigChange", i, evs[i])
+		}
+		v, has := c.UpdatedKVs["config/test/a"]
+		if c.Source != "db" || c.IsBlocking() || len(c.UpdatedKVs) != 1 || !has || !equalOrNil(v, w) {
+			t.Errorf("event %d = %s %v, want config/test/a = %v from db", i, c, c.UpdatedKVs, w)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := len(h.loop.snapshot()); n != 4 {
+		t.Errorf("%d events, want 4:\n%s", n, describe(h.loop.snapshot()))
+	}
+}
+
+func TestEtcdRestartResyncsWithoutLosingOrReplayingChanges(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	db.putKube(podKey("a"), testPod("a", "10.1.1.1"))
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h.start(t)
+	h.loop.waitForCount(t, 1)
+	db.putKube(podKey("b"), testPod("b", "10.1.1.2"))
+	h.loop.waitForCount(t, 2)
+
+	// etcd goes away; while the watcher cannot see it, the state changes (served on
+	// another client port, so only the test reaches it).
+	te.stop()
+	waitUntil(t, "the watcher sees etcd down", func() bool { return !h.w.IsConnected() })
+	before := len(h.loop.snapshot())
+	te.startOn(freePort(t))
+	hidden := kv{t, te.client()}
+	hidden.putKube(podKey("a"), testPod("a", "10.1.1.100"))
+	hidden.del(ksrkey.KsrPrefix + podKey("b"))
+	hidden.putKube(podKey("c"), testPod("c", "10.1.1.3"))
+	te.stop()
+	te.start()
+
+	evs := h.loop.waitFor(t, "a remote resync after the restart", func(evs []api.Event) bool {
+		return countResyncs(evs[before:], false) > 0
+	})
+	for _, ev := range evs[before:] {
+		if _, ok := ev.(*api.DBResync); !ok {
+			t.Errorf("after the restart got %s, want only the resync", ev)
+		}
+	}
+	last := resyncs(evs)[len(resyncs(evs))-1]
+	assertKubeState(t, "resync after restart", last.KubeState, map[string]map[string]proto.Message{
+		pod.Keyword: {podKey("a"): testPod("a", "10.1.1.100"), podKey("c"): testPod("c", "10.1.1.3")},
+	})
+
+	// Watching resumes from the resynced state.
+	db = kv{t, te.client()}
+	db.putKube(podKey("d"), testPod("d", "10.1.1.4"))
+	db.putKube(podKey("c"), testPod("c", "10.1.1.33"))
+	evs = h.loop.waitForCount(t, len(evs)+2)
+	m := replay(t, evs)
+	assertKubeState(t, "replayed state", m.kube, map[string]map[string]proto.Message{
+		pod.Keyword: {
+			podKey("a"): testPod("a", "10.1.1.100"),
+			podKey("c"): testPod("c", "10.1.1.33"),
+			podKey("d"): testPod("d", "10.1.1.4"),
+		},
+	})
+	if got := h.status.get(); len(got) < 3 || !got[0] || got[1] || !got[len(got)-1] {
+		t.Errorf("status reports %v, want connected, disconnected, ..., connected", got)
+	}
+	if n := countResyncs(h.loop.snapshot(), true); n != 0 {
+		t.Errorf("%d local resyncs, want none", n)
+	}
+}
+
+func TestStartWithoutEtcdResyncsFromLocalMirrorThenFromEtcd(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	for _, s := range samples() {
+		db.putKube(s.key, s.v1)
+	}
+	db.put(externalKey(testNode, "config/test/a"), []byte("A"))
+	boltDir := t.TempDir()
+
+	// A first run mirrors the state into bolt.
+	first := newHarness(t, etcdConf(te.endpoint(), false), boltDir)
+	first.start(t)
+	remote := first.loop.waitForCount(t, 1)[0].(*api.DBResync)
+	if err := first.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	te.stop()
+	second := newHarness(t, etcdConf(te.endpoint(), true), boltDir)
+	start := time.Now()
+	second.start(t)
+	evs := second.loop.waitForCount(t, 1)
+	local, ok := evs[0].(*api.DBResync)
+	if !ok || !local.Local {
+		t.Fatalf("first event %s, want a local DB resync", evs[0])
+	}
+	if waited := time.Since(start); waited < testLocalDelay {
+		t.Errorf("local resync after %v, want it after delayLocalResync %v", waited, testLocalDelay)
+	}
+	want := map[string]map[string]proto.Message{}
+	for res, kvs := range remote.KubeState {
+		want[res] = map[string]proto.Message(kvs)
+	}
+	assertKubeState(t, "local resync", local.KubeState, want)
+	if len(local.ExternalConfig) != 0 {
+		t.Errorf("local resync carries external config %v", local.ExternalConfig)
+	}
+	waitUntil(t, "the first probe is reported", func() bool { return len(second.status.get()) > 0 })
+	if got := second.status.get(); len(got) != 1 || got[0] {
+		t.Errorf("status reports %v, want one 'not connected'", got)
+	}
+
+	te.start()
+	evs = second.loop.waitFor(t, "a remote resync once etcd is up", func(evs []api.Event) bool {
+		return countResyncs(evs, false) > 0
+	})
+	rr := resyncs(evs)[1]
+	assertKubeState(t, "remote resync", rr.KubeState, want)
+	if !proto.Equal(rr.ExternalConfig["config/test/a"], wrapperspb.String("A")) {
+		t.Errorf("remote resync external config %v", rr.ExternalConfig)
+	}
+}
+
+func TestEmptyLocalMirrorIsNotPushed(t *testing.T) {
+	h := newHarness(t, etcdConf(fmt.Sprintf("127.0.0.1:%d", freePort(t)), true), t.TempDir())
+	h.start(t)
+	waitUntil(t, "the local resync is skipped", func() bool {
+		return testutil.ToFloat64(h.w.metrics.resyncs.WithLabelValues(sourceLocal, outcomeSkipped)) == 1
+	})
+	if evs := h.loop.snapshot(); len(evs) != 0 {
+		t.Errorf("events from an empty mirror:\n%s", describe(evs))
+	}
+}
+
+func TestInitFailsWhenEtcdIsDownAndDelayedStartNotAllowed(t *testing.T) {
+	ep := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	w := NewDBWatcher(Deps{
+		NodeName:   testNode,
+		EventLoop:  &fakeLoop{},
+		EtcdConfig: loader(fmt.Sprintf("endpoints: [%q]\ninsecure-transport: true\ndial-timeout: 200ms\n", ep)),
+		BoltConfig: boltConf(t.TempDir()),
+		Log:        logrus.New(),
+	})
+	err := w.Init()
+	if err == nil {
+		w.Close()
+		t.Fatal("Init succeeded without etcd")
+	}
+	for _, want := range []string{ep, "allow-delayed-start"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	assertNoWatcherGoroutines(t)
+}
+
+func TestBadValuesAreLoggedCountedAndSkipped(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	db.putKube(podKey("good"), testPod("good", "10.1.1.1"))
+	db.put(ksrkey.KsrPrefix+podKey("garbage"), []byte("not json"))
+	db.put(ksrkey.KsrPrefix+service.Key("web", "default"), []byte(`{"port": "eighty"}`))
+	db.put(externalKey(testNode, "config/test/bad"), []byte("!refused"))
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h.start(t)
+	r := h.loop.waitForCount(t, 1)[0].(*api.DBResync)
+	assertKubeState(t, "resync", r.KubeState, map[string]map[string]proto.Message{
+		pod.Keyword: {podKey("good"): testPod("good", "10.1.1.1")},
+	})
+	if len(r.ExternalConfig) != 0 {
+		t.Errorf("refused external value delivered: %v", r.ExternalConfig)
+	}
+	if !h.logged(logrus.WarnLevel, "undecodable value skipped", ksrkey.KsrPrefix+podKey("garbage")) {
+		t.Error("bad pod value not logged with its key")
+	}
+
+	// Garbage over a good value keeps the good one; later values still flow.
+	db.put(ksrkey.KsrPrefix+podKey("good"), []byte("{broken"))
+	db.put(ksrkey.KsrPrefix+podKey("new"), []byte("\x00\x01"))
+	db.put(ksrkey.KsrPrefix+"k8s/unknown/x", []byte("whatever"))
+	db.putKube(podKey("other"), testPod("other", "10.1.1.2"))
+	db.putKube(podKey("good"), testPod("good", "10.1.1.9"))
+	db.del(ksrkey.KsrPrefix + podKey("garbage"))
+	h.loop.waitForCount(t, 3)
+	time.Sleep(100 * time.Millisecond) // anything wrongly delivered would show up
+	evs := h.loop.snapshot()
+	if len(evs) != 3 {
+		t.Fatalf("%d events, want the resync and two changes:\n%s", len(evs), describe(evs))
+	}
+	replay(t, evs) // checks the good pod's update starts from its last good value
+	if c := evs[2].(*api.KubeStateChange); !proto.Equal(c.PrevValue, testPod("good", "10.1.1.1")) {
+		t.Errorf("update of the good pod starts from %v", c.PrevValue)
+	}
+	for res, want := range map[string]float64{pod.Keyword: 3, service.Keyword: 1, externalResource: 1} {
+		if n := testutil.ToFloat64(h.w.metrics.badValues.WithLabelValues(res)); n != want {
+			t.Errorf("bad_values_total{%s} = %v, want %v", res, n, want)
+		}
+	}
+	if n, err := testutil.GatherAndCount(h.reg, "contiv_dbwatcher_bad_values_total"); err != nil || n != 3 {
+		t.Errorf("registered bad value series: %d, %v", n, err)
+	}
+}
+
+func TestRequestResyncDeliversTheCurrentState(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h.start(t)
+	h.loop.waitForCount(t, 1)
+	db.putKube(podKey("a"), testPod("a", "10.1.1.1"))
+	h.loop.waitForCount(t, 2)
+
+	h.w.RequestResync()
+	evs := h.loop.waitForCount(t, 3)
+	r, ok := evs[2].(*api.DBResync)
+	if !ok || r.Local {
+		t.Fatalf("got %s, want a remote resync", evs[2])
+	}
+	assertKubeState(t, "requested resync", r.KubeState, map[string]map[string]proto.Message{
+		pod.Keyword: {podKey("a"): testPod("a", "10.1.1.1")},
+	})
+	db.putKube(podKey("a"), testPod("a", "10.1.1.2"))
+	replay(t, h.loop.waitForCount(t, 4))
+}
+
+func TestRefusedEventsAreMadeUpByAResync(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+
+	// The first resync is refused once: it is retried.
+	refusals := 0
+	h.loop.setFail(func(ev api.Event) error {
+		if _, ok := ev.(*api.DBResync); ok && refusals == 0 {
+			refusals++
+			return errors.New("queue full")
+		}
+		return nil
+	})
+	h.start(t)
+	h.loop.waitForCount(t, 1)
+	if n := testutil.ToFloat64(h.w.metrics.resyncs.WithLabelValues(sourceRemote, outcomeError)); n != 1 {
+		t.Errorf("failed remote resyncs = %v, want 1", n)
+	}
+
+	// A refused change is followed by a resync that contains it.
+	h.loop.setFail(func(ev api.Event) error {
+		if _, ok := ev.(*api.KubeStateChange); ok {
+			return errors.New("queue full")
+		}
+		return nil
+	})
+	db.putKube(podKey("a"), testPod("a", "10.1.1.1"))
+	evs := h.loop.waitForCount(t, 2)
+	r, ok := evs[1].(*api.DBResync)
+	if !ok {
+		t.Fatalf("got %s, want a resync", evs[1])
+	}
+	assertKubeState(t, "resync after refusal", r.KubeState, map[string]map[string]proto.Message{
+		pod.Keyword: {podKey("a"): testPod("a", "10.1.1.1")},
+	})
+}
+
+func TestFullChangeQueueEndsInAResync(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h.w.changes = make(chan change, 2) // small queue, same behaviour as 1000
+	h.start(t)
+	h.loop.waitForCount(t, 1)
+
+	gate := make(chan struct{})
+	h.loop.mu.Lock()
+	h.loop.gate = gate
+	h.loop.mu.Unlock()
+	const n = 20
+	for i := range n {
+		db.putKube(podKey(fmt.Sprint("p", i)), testPod(fmt.Sprint("p", i), fmt.Sprint("10.1.2.", i)))
+	}
+	waitUntil(t, "the overflow is logged", func() bool {
+		return h.logged(logrus.WarnLevel, "change queue full: requesting a resync", "")
+	})
+	h.loop.mu.Lock()
+	h.loop.gate = nil
+	h.loop.mu.Unlock()
+	close(gate)
+
+	want := map[string]proto.Message{}
+	for i := range n {
+		want[podKey(fmt.Sprint("p", i))] = testPod(fmt.Sprint("p", i), fmt.Sprint("10.1.2.", i))
+	}
+	evs := h.loop.waitFor(t, "a resync with every pod", func(evs []api.Event) bool {
+		rs := resyncs(evs)
+		return len(rs) > 1 && len(rs[len(rs)-1].KubeState[pod.Keyword]) == n
+	})
+	m := replay(t, evs)
+	assertKubeState(t, "state after overflow", m.kube, map[string]map[string]proto.Message{pod.Keyword: want})
+}
+
+func TestEtcdDisabledRunsFromLocalMirror(t *testing.T) {
+	boltDir := t.TempDir()
+	h := newHarness(t, nil, boltDir)
+	h.start(t)
+	evs := h.loop.waitForCount(t, 1)
+	r, ok := evs[0].(*api.DBResync)
+	if !ok || !r.Local {
+		t.Fatalf("got %s, want a local resync at once", evs[0])
+	}
+	assertKubeState(t, "empty local resync", r.KubeState, nil)
+	h.w.RequestResync()
+	h.loop.waitForCount(t, 2)
+	if h.w.IsConnected() || len(h.status.get()) != 0 {
+		t.Errorf("etcd disabled but connected=%v, status %v", h.w.IsConnected(), h.status.get())
+	}
+
+	// A missing etcd.conf disables etcd too; the mirror written before is used.
+	if err := h.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := openLocalDB(BoltConfig{DBPath: h.w.boltCfg.DBPath, FileMode: 0o600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := proto.Marshal(wrapperspb.String("x")) // not JSON: skipped
+	if err := l.replaceAll(map[string][]byte{podKey("a"): []byte(`{"name":"a","namespace":"default"}`), podKey("b"): data}); err != nil {
+		t.Fatal(err)
+	}
+	l.close()
+	h2 := newHarness(t, missingFile{}, boltDir)
+	h2.start(t)
+	r = h2.loop.waitForCount(t, 1)[0].(*api.DBResync)
+	assertKubeState(t, "local resync", r.KubeState, map[string]map[string]proto.Message{
+		pod.Keyword: {podKey("a"): &pod.Pod{Name: "a", Namespace: "default"}},
+	})
+}
+
+func TestCloseStopsEverythingAndMayBeRepeated(t *testing.T) {
+	te := newTestEtcd(t)
+	db := kv{t, te.client()}
+	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h.start(t)
+	h.loop.waitForCount(t, 1)
+	db.putKube(podKey("a"), testPod("a", "10.1.1.1"))
+	h.loop.waitForCount(t, 2)
+	if err := h.w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoWatcherGoroutines(t)
+	if err := h.w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	n := len(h.loop.snapshot())
+	db.putKube(podKey("b"), testPod("b", "10.1.1.2"))
+	h.w.RequestResync()
+	time.Sleep(100 * time.Millisecond)
+	if got := len(h.loop.snapshot()); got != n {
+		t.Errorf("events after Close:\n%s", describe(h.loop.snapshot()[n:]))
+	}
+	if n, _ := testutil.GatherAndCount(h.reg); n != 0 {
+		t.Errorf("%d metric series still registered after Close", n)
+	}
+}

@@ -1,0 +1,49 @@
+// Package dbwatcher feeds the controller's event loop from the databases: the Kubernetes
+// state that contiv-ksr reflects into etcd, the external configuration written for this
+// node, and a local bolt mirror of the Kubernetes state that lets the agent start while
+// etcd is out of reach.
+//
+//	etcd /vnf-agent/contiv-ksr/...  ──┐ list at rev R,        ┌─> DBResync{Local:false}
+//	etcd /vnf-agent/<node>/...      ──┤ then watch from R+1 ──┼─> KubeStateChange
+//	                                  │                       └─> ExternalConfigChange{Source:"db"}
+//	prober (Get every probing interval) ── connection state ──> loop goroutine
+//	bolt  <── mirror of the Kubernetes part ──┘      └── DBResync{Local:true} (start without etcd)
+//
+// One loop goroutine owns all state and does, in order of arrival:
+//
+//   - Connection changes (from the prober, which reads /probe-etcd-connection every
+//     RemoteDBProbingInterval): on loss the watch stops; on (re)connection the watch
+//     stops, changes are dropped and a remote resync is requested.
+//   - Remote resync: both prefixes are listed at one revision R; every key under the KSR
+//     prefix that belongs to a dbresources resource is decoded (protobuf JSON) into
+//     api.KubeStateData (keys without the KSR prefix), the external keys are decoded by
+//     Deps.ExternalConfigCodec (keys without /vnf-agent/<node>/); the decoded Kubernetes
+//     values are mirrored into bolt (stale keys deleted), a DBResync is pushed, each key's
+//     revision is remembered and a new watch starts at R+1, so nothing falls between the
+//     listing and the watch. A failure (etcd, or PushEvent) retries after the probing
+//     interval. Requests arriving together are served by one resync.
+//   - Changes: dropped when they come from a replaced watch or before the first resync
+//     after a (re)connection (that resync covers them), and when their revision was
+//     already processed; otherwise mirrored into bolt and pushed as a KubeStateChange
+//     (PrevValue = the value last delivered for the key) or an ExternalConfigChange. A
+//     value rewritten unchanged is not pushed. A refused push, a failed watch or a full
+//     change queue (1000) requests a remote resync.
+//   - Local resync: DelayLocalResync after start, unless a resync was delivered or etcd
+//     is connected, the bolt mirror is pushed as DBResync{Local:true} (no external
+//     configuration); an empty mirror is not pushed. With etcd disabled the mirror is
+//     pushed at once, even empty, and RequestResync pushes it again.
+//
+// Bad data never stops the watcher: a value that does not decode is logged, counted
+// (contiv_dbwatcher_bad_values_total{resource}) and skipped, and the event loop keeps the
+// last good value; keys of unknown resources are ignored with a debug log.
+//
+// Configuration: etcd.conf (EtcdConfig, Ligato keys) and bolt.conf (BoltConfig), loaded
+// and validated by Init, which also opens the bolt file.
+//
+// Metrics: contiv_dbwatcher_resyncs_total{source,outcome}, _changes_total{resource},
+// _bad_values_total{resource} and the gauge contiv_dbwatcher_etcd_connected.
+//
+// The package does not write to etcd (contiv-ksr and nodesync do), does not interpret
+// the events (the controller and its handlers do) and does not provide the contiv-init
+// helpers of upstream (LoadKubeStateForResync, ResyncDatabase).
+package dbwatcher

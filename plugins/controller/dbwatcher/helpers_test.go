@@ -1,0 +1,518 @@
+package dbwatcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	"github.com/sirupsen/logrus/hooks/test"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/contiv-vpp/contiv-vpp/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
+)
+
+// Short intervals keep the whole package well under a minute.
+const (
+	testProbe      = 50 * time.Millisecond
+	testLocalDelay = 200 * time.Millisecond
+	testOpTimeout  = 300 * time.Millisecond
+	waitTimeout    = 15 * time.Second
+	testNode       = "node1"
+)
+
+// testEtcd is an etcd server embedded in the test process. It can be stopped and
+// started again on the same data directory, on its own client port or another one.
+type testEtcd struct {
+	t          *testing.T
+	dir        string
+	clientPort int
+	peerPort   int
+	tls        *transport.TLSInfo // serve clients over TLS when set
+	srv        *embed.Etcd
+}
+
+// freePort returns a TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// newTestEtcd starts a fresh single-member etcd; it is stopped at the end of the test.
+func newTestEtcd(t *testing.T) *testEtcd {
+	t.Helper()
+	te := &testEtcd{t: t, dir: filepath.Join(t.TempDir(), "etcd"), clientPort: freePort(t), peerPort: freePort(t)}
+	te.startOn(te.clientPort)
+	t.Cleanup(te.stop)
+	return te
+}
+
+// endpoint is the client endpoint the watcher is configured with.
+func (te *testEtcd) endpoint() string { return fmt.Sprintf("127.0.0.1:%d", te.clientPort) }
+
+// start starts the server again on its usual client port.
+func (te *testEtcd) start() { te.startOn(te.clientPort) }
+
+// startOn starts the server with its data directory, serving clients on port.
+func (te *testEtcd) startOn(port int) {
+	te.t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Name = "test"
+	cfg.Dir = te.dir
+	cu := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", port)}
+	if te.tls != nil {
+		cu.Scheme = "https"
+		cfg.ClientTLSInfo = *te.tls
+	}
+	pu := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", te.peerPort)}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.LogLevel = "error"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.TickMs = 10
+	cfg.ElectionMs = 100
+	var err error
+	for range 20 { // the port may still be held briefly after a stop
+		te.srv, err = embed.StartEtcd(cfg)
+		if err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		te.t.Fatalf("start etcd: %v", err)
+	}
+	select {
+	case <-te.srv.Server.ReadyNotify():
+	case <-time.After(waitTimeout):
+		te.srv.Close()
+		te.t.Fatal("embedded etcd not ready")
+	}
+}
+
+// stop stops the server (no-op when stopped).
+func (te *testEtcd) stop() {
+	if te.srv != nil {
+		te.srv.Close()
+		te.srv = nil
+	}
+}
+
+// client returns a client of the running server, closed at the end of the test.
+func (te *testEtcd) client() *clientv3.Client {
+	te.t.Helper()
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{te.srv.Clients[0].Addr().String()},
+		DialTimeout: 5 * time.Second,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		te.t.Fatal(err)
+	}
+	te.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// kv writes to etcd through a client.
+type kv struct {
+	t *testing.T
+	c *clientv3.Client
+}
+
+func (k kv) put(key string, data []byte) int64 {
+	k.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := k.c.Put(ctx, key, string(data))
+	if err != nil {
+		k.t.Fatalf("put %s: %v", key, err)
+	}
+	return resp.Header.Revision
+}
+
+// putKube writes a Kubernetes value under the KSR prefix (rel is relative to it).
+func (k kv) putKube(rel string, v proto.Message) int64 {
+	k.t.Helper()
+	data, err := dbresources.Marshal(v)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return k.put(ksrkey.KsrPrefix+rel, data)
+}
+
+func (k kv) del(key string) {
+	k.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := k.c.Delete(ctx, key); err != nil {
+		k.t.Fatalf("delete %s: %v", key, err)
+	}
+}
+
+// fakeLoop is an api.EventLoop that records the events. Fail, when set, decides whether
+// a push is refused; Gate, when set, is waited on before a KubeStateChange is taken.
+type fakeLoop struct {
+	mu     sync.Mutex
+	events []api.Event
+	fail   func(api.Event) error
+	gate   chan struct{}
+}
+
+func (f *fakeLoop) PushEvent(ev api.Event) error {
+	f.mu.Lock()
+	gate, fail := f.gate, f.fail
+	f.mu.Unlock()
+	if _, isChange := ev.(*api.KubeStateChange); isChange && gate != nil {
+		<-gate
+	}
+	if fail != nil {
+		if err := fail(ev); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, ev)
+	return nil
+}
+
+func (f *fakeLoop) setFail(fn func(api.Event) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = fn
+}
+
+// snapshot returns the events received so far.
+func (f *fakeLoop) snapshot() []api.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]api.Event(nil), f.events...)
+}
+
+// waitFor polls cond over the events until it holds.
+func (f *fakeLoop) waitFor(t *testing.T, what string, cond func([]api.Event) bool) []api.Event {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		evs := f.snapshot()
+		if cond(evs) {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; events:\n%s", what, describe(evs))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitForCount waits until at least n events arrived.
+func (f *fakeLoop) waitForCount(t *testing.T, n int) []api.Event {
+	t.Helper()
+	return f.waitFor(t, fmt.Sprintf("%d events", n), func(evs []api.Event) bool { return len(evs) >= n })
+}
+
+// resyncs returns the DB resyncs among evs.
+func resyncs(evs []api.Event) []*api.DBResync {
+	var out []*api.DBResync
+	for _, ev := range evs {
+		if r, ok := ev.(*api.DBResync); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// countResyncs counts the DB resyncs of the given locality.
+func countResyncs(evs []api.Event, local bool) int {
+	n := 0
+	for _, r := range resyncs(evs) {
+		if r.Local == local {
+			n++
+		}
+	}
+	return n
+}
+
+func describe(evs []api.Event) string {
+	var b strings.Builder
+	for i, ev := range evs {
+		fmt.Fprintf(&b, "  %d: %s\n", i, ev.String())
+	}
+	return b.String()
+}
+
+// model replays events the way the controller applies them and checks that every
+// change starts from the state the previous events left: a replayed or lost change
+// shows up as a PrevValue that does not match.
+type model struct {
+	kube     api.KubeStateData
+	external api.KeyValuePairs
+}
+
+func replay(t *testing.T, evs []api.Event) model {
+	t.Helper()
+	m := model{kube: api.NewKubeStateData(dbresources.Keywords()...), external: api.KeyValuePairs{}}
+	for i, ev := range evs {
+		switch e := ev.(type) {
+		case *api.DBResync:
+			m.kube = api.NewKubeStateData(dbresources.Keywords()...)
+			for res, kvs := range e.KubeState {
+				for k, v := range kvs {
+					m.kube[res][k] = v
+				}
+			}
+			if !e.Local {
+				m.external = api.KeyValuePairs{}
+				for k, v := range e.ExternalConfig {
+					m.external[k] = v
+				}
+			}
+		case *api.KubeStateChange:
+			cur := m.kube[e.Resource][e.Key]
+			if !equalOrNil(cur, e.PrevValue) {
+				t.Errorf("event %d (%s): PrevValue %v, but the state held %v", i, e, e.PrevValue, cur)
+			}
+			if e.NewValue == nil {
+				delete(m.kube[e.Resource], e.Key)
+			} else {
+				m.kube[e.Resource][e.Key] = e.NewValue
+			}
+		case *api.ExternalConfigChange:
+			for k, v := range e.UpdatedKVs {
+				if v == nil {
+					delete(m.external, k)
+				} else {
+					m.external[k] = v
+				}
+			}
+		}
+	}
+	return m
+}
+
+func equalOrNil(a, b proto.Message) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return proto.Equal(a, b)
+}
+
+// assertKubeState compares state with want (resource -> rel key -> value); resources
+// missing from want must be empty.
+func assertKubeState(t *testing.T, what string, state api.KubeStateData, want map[string]map[string]proto.Message) {
+	t.Helper()
+	for _, res := range dbresources.Keywords() {
+		got := state[res]
+		if got == nil {
+			t.Errorf("%s: resource %s missing", what, res)
+			continue
+		}
+		w := want[res]
+		if len(got) != len(w) {
+			t.Errorf("%s: %s has keys %v, want %v", what, res, sortedKeys(got), sortedKeys(w))
+			continue
+		}
+		for k, v := range w {
+			if !equalOrNil(got[k], v) {
+				t.Errorf("%s: %s %s = %v, want %v", what, res, k, got[k], v)
+			}
+		}
+	}
+	for res := range state {
+		if _, known := want[res]; !known && len(state[res]) > 0 && !contains(dbresources.Keywords(), res) {
+			t.Errorf("%s: unexpected resource %s", what, res)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// loader is an infra.ConfigLoader parsing YAML text the way configuration files are.
+type loader string
+
+func (l loader) LoadConfig(out any) (bool, error) {
+	return true, infra.ParseConfig([]byte(l), out, true, nil)
+}
+
+// missingFile is an infra.ConfigLoader for an optional file that does not exist.
+type missingFile struct{}
+
+func (missingFile) LoadConfig(any) (bool, error) { return false, nil }
+
+// etcdConf returns an etcd.conf for the endpoint with the test timeouts.
+func etcdConf(endpoint string, delayedStart bool) loader {
+	return loader(fmt.Sprintf("endpoints: [%q]\ninsecure-transport: true\ndial-timeout: 1s\noperation-timeout: %d\nallow-delayed-start: %v\n",
+		endpoint, testOpTimeout.Nanoseconds(), delayedStart))
+}
+
+// boltConf returns a bolt.conf for a file in dir.
+func boltConf(dir string) loader {
+	return loader(fmt.Sprintf("db-path: %s\nfile-mode: 432\nlock-timeout: 1s\n", filepath.Join(dir, "bolt", "bolt.db")))
+}
+
+// testCodec decodes external configuration under config/test/ into StringValues; a
+// value starting with "!" is refused, other keys are not configuration.
+func testCodec(key string, data []byte) (proto.Message, error) {
+	if !strings.HasPrefix(key, "config/test/") {
+		return nil, nil
+	}
+	if strings.HasPrefix(string(data), "!") {
+		return nil, errors.New("test codec: refused value")
+	}
+	return wrapperspb.String(string(data)), nil
+}
+
+// statusLog records what the watcher reports through StatusReporter.
+type statusLog struct {
+	mu      sync.Mutex
+	reports []bool
+}
+
+func (s *statusLog) report(connected bool, _ string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reports = append(s.reports, connected)
+}
+
+func (s *statusLog) get() []bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]bool(nil), s.reports...)
+}
+
+// harness is one watcher under test with its fakes.
+type harness struct {
+	w      *DBWatcher
+	loop   *fakeLoop
+	status *statusLog
+	logs   *test.Hook
+	reg    *prometheus.Registry
+}
+
+// newHarness builds and initialises a watcher; etcd may be nil (disabled). The watcher
+// is closed at the end of the test and its goroutines are checked to be gone.
+func newHarness(t *testing.T, etcd infra.ConfigLoader, boltDir string, adjust ...func(*Deps)) *harness {
+	t.Helper()
+	h := &harness{w: nil, loop: &fakeLoop{}, status: &statusLog{}, reg: prometheus.NewRegistry()}
+	log, hook := test.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	h.logs = hook
+	deps := Deps{
+		Log:                     log,
+		NodeName:                testNode,
+		EventLoop:               h.loop,
+		EtcdConfig:              etcd,
+		BoltConfig:              boltConf(boltDir),
+		ExternalConfigCodec:     testCodec,
+		Registerer:              h.reg,
+		StatusReporter:          h.status.report,
+		DelayLocalResync:        testLocalDelay,
+		RemoteDBProbingInterval: testProbe,
+	}
+	for _, a := range adjust {
+		a(&deps)
+	}
+	h.w = NewDBWatcher(deps)
+	if err := h.w.Init(); err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.w.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		assertNoWatcherGoroutines(t)
+	})
+	return h
+}
+
+func (h *harness) start(t *testing.T) {
+	t.Helper()
+	if err := h.w.AfterInit(); err != nil {
+		t.Fatalf("AfterInit: %v", err)
+	}
+}
+
+// assertNoWatcherGoroutines fails when a goroutine of a watcher still runs.
+func assertNoWatcherGoroutines(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		var leaked []string
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if strings.Contains(g, "dbwatcher.(*DBWatcher)") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d watcher goroutines still running:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitUntil polls cond until it holds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// logged reports whether an entry at level with the given message and key was logged.
+func (h *harness) logged(level logrus.Level, msg, key string) bool {
+	for _, e := range h.logs.AllEntries() {
+		if e.Level == level && e.Message == msg && (key == "" || e.Data["key"] == key) {
+			return true
+		}
+	}
+	return false
+}

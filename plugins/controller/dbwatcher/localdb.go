@@ -1,0 +1,122 @@
+package dbwatcher
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ksrBucket holds the mirrored Kubernetes state: key relative to the KSR prefix ->
+// value as stored in etcd.
+var ksrBucket = []byte("contiv-ksr")
+
+// localDB is the bolt mirror of the Kubernetes part of etcd, read when the agent starts
+// without etcd. Only the watcher's loop goroutine writes it.
+type localDB struct {
+	path string
+	db   *bolt.DB
+}
+
+// openLocalDB opens (creating it and its directory if needed) the bolt file.
+func openLocalDB(cfg BoltConfig) (*localDB, error) {
+	if err := os.MkdirAll(filepath.Dir(cfg.DBPath), 0o755); err != nil {
+		return nil, fmt.Errorf("bolt DB %s: create directory: %w", cfg.DBPath, err)
+	}
+	db, err := bolt.Open(cfg.DBPath, os.FileMode(cfg.FileMode), &bolt.Options{Timeout: time.Duration(cfg.LockTimeout)})
+	if err != nil {
+		return nil, fmt.Errorf("bolt DB %s: open: %w", cfg.DBPath, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(ksrBucket)
+		return err
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bolt DB %s: create bucket %s: %w", cfg.DBPath, ksrBucket, err)
+	}
+	return &localDB{path: cfg.DBPath, db: db}, nil
+}
+
+// replaceAll makes the mirror hold exactly kvs, in one transaction.
+func (l *localDB) replaceAll(kvs map[string][]byte) error {
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(ksrBucket)
+		var stale [][]byte
+		err := b.ForEach(func(k, _ []byte) error {
+			if _, keep := kvs[string(k)]; !keep {
+				stale = append(stale, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range stale {
+			if err := b.Delete(k); err != nil {
+				return fmt.Errorf("delete %s: %w", k, err)
+			}
+		}
+		for k, v := range kvs {
+			if old := b.Get([]byte(k)); old != nil && bytes.Equal(old, v) {
+				continue
+			}
+			if err := b.Put([]byte(k), v); err != nil {
+				return fmt.Errorf("put %s: %w", k, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("bolt DB %s: mirror snapshot: %w", l.path, err)
+	}
+	return nil
+}
+
+// put stores one value.
+func (l *localDB) put(key string, value []byte) error {
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(ksrBucket).Put([]byte(key), value)
+	})
+	if err != nil {
+		return fmt.Errorf("bolt DB %s: put %s: %w", l.path, key, err)
+	}
+	return nil
+}
+
+// delete removes one key (no error when absent).
+func (l *localDB) delete(key string) error {
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(ksrBucket).Delete([]byte(key))
+	})
+	if err != nil {
+		return fmt.Errorf("bolt DB %s: delete %s: %w", l.path, key, err)
+	}
+	return nil
+}
+
+// loadAll returns a copy of every mirrored key and value.
+func (l *localDB) loadAll() (map[string][]byte, error) {
+	kvs := make(map[string][]byte)
+	err := l.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(ksrBucket).ForEach(func(k, v []byte) error {
+			kvs[string(k)] = bytes.Clone(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bolt DB %s: read: %w", l.path, err)
+	}
+	return kvs, nil
+}
+
+// close releases the file.
+func (l *localDB) close() error {
+	if err := l.db.Close(); err != nil {
+		return fmt.Errorf("bolt DB %s: close: %w", l.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package dbwatcher
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/sirupsen/logrus/hooks/test"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/contiv-vpp/contiv-vpp/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
+)
+
+// loopOnly returns a watcher whose loop state is driven directly by the test, as if a
+// remote resync at revision 10 had just been delivered by watch generation 1.
+func loopOnly(t *testing.T) (*DBWatcher, *fakeLoop) {
+	t.Helper()
+	log, _ := test.NewNullLogger()
+	l, err := openLocalDB(BoltConfig{DBPath: filepath.Join(t.TempDir(), "bolt.db"), FileMode: 0o600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.close() })
+	loop := &fakeLoop{}
+	w := &DBWatcher{
+		Deps:      Deps{Log: log, NodeName: testNode, EventLoop: loop, ExternalConfigCodec: testCodec},
+		local:     l,
+		metrics:   newMetrics(),
+		resyncReq: make(chan struct{}, resyncQueueSize),
+	}
+	w.loop = newLoopState()
+	w.loop.gen, w.loop.synced, w.loop.floor = 1, true, [2]int64{11, 11}
+	return w, loop
+}
+
+func podChange(name string, rev int64, ip string) change {
+	c := change{gen: 1, key: ksrkey.KsrPrefix + podKey(name), rev: rev, deleted: ip == ""}
+	if ip != "" {
+		c.value, _ = dbresources.Marshal(testPod(name, ip))
+	}
+	return c
+}
+
+func TestChangesAreAppliedOnceByRevision(t *testing.T) {
+	w, loop := loopOnly(t)
+	steps := []struct {
+		name    string
+		c       change
+		applied bool
+	}{
+		{"covered by the resync", podChange("a", 10, "10.1.1.1"), false},
+		{"first change after the resync", podChange("a", 11, "10.1.1.1"), true},
+		{"same transaction, other key", podChange("b", 11, "10.1.1.2"), true},
+		{"same key and revision again", podChange("a", 11, "10.1.1.1"), false},
+		{"older revision", podChange("b", 9, "10.1.1.9"), false},
+		{"next revision", podChange("a", 12, "10.1.1.3"), true},
+		{"from a replaced watch", func() change { c := podChange("a", 13, "10.1.1.4"); c.gen = 0; return c }(), false},
+		{"delete", podChange("b", 14, ""), true},
+		{"delete replayed", podChange("b", 14, ""), false},
+		{"older put after the delete", podChange("b", 13, "10.1.1.5"), false},
+		{"external stream has its own revisions", change{gen: 1, external: true, key: externalKey(testNode, "config/test/x"), rev: 12, value: []byte("x")}, true},
+	}
+	for _, s := range steps {
+		before := len(loop.snapshot())
+		w.applyChange(s.c)
+		if applied := len(loop.snapshot()) > before; applied != s.applied {
+			t.Errorf("%s: applied = %v, want %v", s.name, applied, s.applied)
+		}
+	}
+	replay(t, loop.snapshot())
+}
+
+func TestChangesBeforeTheResyncAfterReconnectAreDropped(t *testing.T) {
+	w, loop := loopOnly(t)
+	w.onConnectionChange(false)
+	w.applyChange(podChange("a", 20, "10.1.1.1"))
+	w.onConnectionChange(true)
+	c := podChange("a", 21, "10.1.1.1")
+	c.gen = w.loop.gen
+	w.applyChange(c)
+	if evs := loop.snapshot(); len(evs) != 0 {
+		t.Errorf("changes applied before the resync:\n%s", describe(evs))
+	}
+	select {
+	case <-w.resyncReq:
+	default:
+		t.Error("reconnection did not request a resync")
+	}
+}
+
+func TestBuildSnapshotTrimsKeysAndSkipsBadValues(t *testing.T) {
+	w, _ := loopOnly(t)
+	good, _ := dbresources.Marshal(testPod("a", "10.1.1.1"))
+	snap := &snapshot{rev: 7}
+	for k, v := range map[string][]byte{
+		ksrkey.KsrPrefix + podKey("a"): good,
+		ksrkey.KsrPrefix + podKey("b"): []byte("garbage"),
+		ksrkey.KsrPrefix + "k8s/sfc/x": []byte("{}"),
+	} {
+		snap.ksr = append(snap.ksr, &mvccpb.KeyValue{Key: []byte(k), Value: v, ModRevision: 5})
+	}
+	snap.ext = append(snap.ext, &mvccpb.KeyValue{Key: []byte(externalKey(testNode, "config/test/a")), Value: []byte("A"), ModRevision: 6})
+	ev, keys, mirror := w.buildSnapshot(snap)
+	if len(ev.KubeState) != len(dbresources.Keywords()) || len(ev.KubeState["pod"]) != 1 ||
+		!proto.Equal(ev.KubeState["pod"][podKey("a")], testPod("a", "10.1.1.1")) {
+		t.Errorf("kube state %v", ev.KubeState)
+	}
+	if len(ev.ExternalConfig) != 1 || ev.ExternalConfig["config/test/a"] == nil {
+		t.Errorf("external config %v", ev.ExternalConfig)
+	}
+	if len(mirror) != 1 || string(mirror[podKey("a")]) != string(good) {
+		t.Errorf("mirror %v", mirror)
+	}
+	// The bad value's revision is remembered, the unknown key is not tracked.
+	if e, ok := keys[ksrkey.KsrPrefix+podKey("b")]; !ok || e.value != nil || e.rev != 5 {
+		t.Errorf("bad key state %+v %v", e, ok)
+	}
+	if _, ok := keys[ksrkey.KsrPrefix+"k8s/sfc/x"]; ok {
+		t.Error("unknown key tracked")
+	}
+}

@@ -1,0 +1,70 @@
+package dbwatcher
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Values of the labels of the resync counter.
+const (
+	sourceRemote = "remote"
+	sourceLocal  = "local"
+
+	outcomeOK      = "ok"
+	outcomeError   = "error"
+	outcomeSkipped = "skipped"
+
+	// externalResource labels bad values and changes of the external configuration.
+	externalResource = "external"
+)
+
+// metrics of the watcher, named contiv_dbwatcher_<name>_<unit>.
+type metrics struct {
+	resyncs   *prometheus.CounterVec
+	changes   *prometheus.CounterVec
+	badValues *prometheus.CounterVec
+	connected prometheus.Gauge
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		resyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contiv_dbwatcher_resyncs_total",
+			Help: "Database resyncs by source (remote = etcd, local = bolt mirror) and outcome (ok, error, skipped).",
+		}, []string{"source", "outcome"}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contiv_dbwatcher_changes_total",
+			Help: "Changes passed to the controller, by resource keyword (external = external configuration).",
+		}, []string{"resource"}),
+		badValues: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contiv_dbwatcher_bad_values_total",
+			Help: "Values that could not be decoded and were skipped, by resource keyword.",
+		}, []string{"resource"}),
+		connected: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "contiv_dbwatcher_etcd_connected",
+			Help: "1 while the etcd connection probe succeeds, else 0.",
+		}),
+	}
+}
+
+func (m *metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.connected}
+}
+
+// register registers every collector, undoing the registrations when one fails.
+func (m *metrics) register(r prometheus.Registerer) error {
+	var done []prometheus.Collector
+	for _, c := range m.collectors() {
+		if err := r.Register(c); err != nil {
+			for _, d := range done {
+				r.Unregister(d)
+			}
+			return err
+		}
+		done = append(done, c)
+	}
+	return nil
+}
+
+func (m *metrics) unregister(r prometheus.Registerer) {
+	for _, c := range m.collectors() {
+		r.Unregister(c)
+	}
+}
