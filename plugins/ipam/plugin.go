@@ -1,0 +1,626 @@
+package ipam
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+)
+
+// Deps lists what the plugin needs.
+type Deps struct {
+	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	Log logrus.FieldLogger
+	// NodeName is this node's name (env MICROSERVICE_LABEL).
+	NodeName string
+	// ContivConf provides the effective ipamConfig and the static default gateway.
+	ContivConf contivconf.API
+	// NodeSync provides this node's ID and, with external IPAM, the nodes' podCIDRs.
+	NodeSync NodeSync
+	// HTTP is where GET /contiv/v1/ipam/allocations is registered; optional.
+	HTTP infra.HandlerRegistrar
+	// EventLoop receives the PodCIDRChange events (external IPAM only); optional.
+	EventLoop api.EventLoop
+}
+
+// Plugin is the IPAM plugin: it implements API and is an event handler of the
+// controller (see the package documentation).
+type Plugin struct {
+	Deps
+
+	// cfg is set by Init and read-only afterwards (read it through ipamCfg).
+	cfg *contivconf.IPAMConfig
+
+	mu          sync.RWMutex
+	nodeID      uint32
+	podSubnet   *net.IPNet // this node's pod subnet; nil before the first resync
+	hostSubnet  *net.IPNet // this node's VPP-host subnet; nil before the first resync
+	pool        *podPool   // pod IPs of podSubnet; nil while podSubnet is nil
+	pendingCIDR *net.IPNet // pod CIDR of a pushed PodCIDRChange not resynced yet
+}
+
+var (
+	_ API              = (*Plugin)(nil)
+	_ api.EventHandler = (*Plugin)(nil)
+)
+
+// NewPlugin returns the plugin with its dependencies set.
+func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps} }
+
+// String names the plugin.
+func (p *Plugin) String() string { return "ipam" }
+
+// Init reads the effective ipamConfig, checks that the per-node prefixes can cut the
+// cluster ranges and registers the REST handler. This node's addresses are computed by
+// the first resync, when nodesync knows the node ID.
+func (p *Plugin) Init() error {
+	if p.Log == nil {
+		l := logrus.New()
+		l.SetOutput(os.Stderr)
+		p.Log = l.WithField("plugin", p.String())
+	}
+	if p.ContivConf == nil {
+		return errors.New("ipam: Deps.ContivConf is required")
+	}
+	if p.NodeSync == nil {
+		return errors.New("ipam: Deps.NodeSync is required")
+	}
+	cfg := p.ContivConf.GetIPAMConfig()
+	if cfg == nil {
+		return errors.New("ipam: contivconf has no ipamConfig (not initialised)")
+	}
+	plan := addressPlan{cfg: cfg}
+	if _, err := plan.podSubnet(1); err != nil {
+		return fmt.Errorf("ipam: %w", err)
+	}
+	if _, err := plan.hostSubnet(1); err != nil {
+		return fmt.Errorf("ipam: %w", err)
+	}
+	p.cfg = cfg
+	if p.HTTP != nil {
+		p.registerHandlers(p.HTTP)
+	}
+	p.Log.WithFields(logrus.Fields{
+		"podSubnetCIDR":   netString(cfg.PodSubnetCIDR),
+		"podPrefixLen":    cfg.PodSubnetOneNodePrefixLen,
+		"vppHostSubnet":   netString(cfg.VPPHostSubnetCIDR),
+		"useExternalIPAM": cfg.UseExternalIPAM,
+	}).Debug("ipam initialised")
+	return nil
+}
+
+// Close releases nothing: the plugin holds no resources.
+func (p *Plugin) Close() error { return nil }
+
+// ipamCfg returns the effective ipamConfig; before Init an empty one, with which every
+// question fails or has no answer instead of crashing.
+func (p *Plugin) ipamCfg() *contivconf.IPAMConfig {
+	if p.cfg == nil {
+		return &contivconf.IPAMConfig{}
+	}
+	return p.cfg
+}
+
+// plan returns the address plan of the effective ipamConfig.
+func (p *Plugin) plan() addressPlan { return addressPlan{cfg: p.ipamCfg()} }
+
+// HandlesEvent selects every resync, and with external IPAM the NodeUpdate events
+// (matched by name), which may carry a new podCIDR of this node.
+func (p *Plugin) HandlesEvent(ev api.Event) bool {
+	if ev.Method() != api.Update {
+		return true
+	}
+	return p.ipamCfg().UseExternalIPAM && ev.GetName() == NodeUpdateEventName
+}
+
+// Resync recomputes this node's subnets from its node ID (external IPAM: from its
+// podCIDR) and rebuilds the pod allocations. An address stays taken when the Kubernetes
+// state shows a pod holding it (this is what carries the allocations over an agent
+// restart), or when this agent allocated it and it was not released yet (the Kubernetes
+// state may lag behind CNI requests). Where both disagree about a pod, the allocation
+// of this agent wins. The IPAM stages no configuration.
+func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCount int, _ api.ResyncOperations) error {
+	if p.cfg == nil {
+		return errors.New("ipam resync: the plugin is not initialised")
+	}
+	nodeID := p.NodeSync.GetNodeID()
+	if nodeID == 0 {
+		return fmt.Errorf("ipam resync: node %q has no node ID yet", p.NodeName)
+	}
+	hostSubnet, err := p.plan().hostSubnet(nodeID)
+	if err != nil {
+		return fmt.Errorf("ipam resync: %w", err)
+	}
+	var podSubnet *net.IPNet
+	if p.ipamCfg().UseExternalIPAM {
+		if podSubnet, err = p.externalPodCIDR(p.NodeName); err != nil {
+			return fmt.Errorf("ipam resync: %w", err)
+		}
+	} else if podSubnet, err = p.plan().podSubnet(nodeID); err != nil {
+		return fmt.Errorf("ipam resync: %w", err)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pool *podPool
+	kept, fresh := 0, false
+	switch {
+	case podSubnet == nil:
+	case p.pool != nil && sameNet(p.pool.subnet, podSubnet):
+		pool = p.pool.clone()
+		kept = pool.allocated()
+	default:
+		if pool, err = newPodPool(podSubnet); err != nil {
+			return fmt.Errorf("ipam resync: %w", err)
+		}
+		fresh = true
+	}
+	if p.pool != nil && !sameNet(p.pool.subnet, podSubnet) {
+		p.Log.WithFields(logrus.Fields{
+			"oldPodSubnet": p.pool.subnet.String(), "newPodSubnet": netString(podSubnet),
+			"dropped": p.pool.allocated(),
+		}).Warn("pod subnet of this node changed: allocations of the old subnet dropped")
+	}
+	rebuilt, skipped := 0, 0
+	if pool != nil {
+		rebuilt, skipped = p.claimKubePods(pool, kubeStateData[podmodel.Keyword])
+		if fresh {
+			pool.last = pool.highest() // after a restart: continue after the highest address in use
+		}
+	}
+	p.nodeID, p.podSubnet, p.hostSubnet, p.pool, p.pendingCIDR = nodeID, podSubnet, hostSubnet, pool, nil
+
+	fields := logrus.Fields{
+		"event": ev.GetName(), "resyncCount": resyncCount, "nodeID": nodeID,
+		"podSubnet": netString(podSubnet), "vppHostSubnet": hostSubnet.String(),
+		"keptAllocations": kept, "fromKubeState": rebuilt, "skipped": skipped,
+	}
+	if podSubnet == nil {
+		p.Log.WithFields(fields).Warn("ipam resynced, but this node has no podCIDR yet: pods get no IPs until it is known")
+		return nil
+	}
+	p.Log.WithFields(fields).Info("ipam resynced")
+	return nil
+}
+
+// claimKubePods marks the addresses of the Kubernetes pods that lie in the pool's
+// subnet as taken (pods of other nodes and host-network pods lie outside). Keys are
+// visited in order, so a conflict is decided the same way on every resync.
+func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs) (claimed, skipped int) {
+	keys := make([]string, 0, len(pods))
+	for k := range pods {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		pd, ok := pods[key].(*podmodel.Pod)
+		if !ok || pd == nil || pd.GetIpAddress() == "" {
+			continue
+		}
+		log := func() logrus.FieldLogger {
+			return p.Log.WithFields(logrus.Fields{"key": key, "podIP": pd.GetIpAddress()})
+		}
+		ip := net.ParseIP(strings.TrimSpace(pd.GetIpAddress()))
+		if ip == nil {
+			log().Warn("pod in the Kubernetes state has an invalid IP: skipped")
+			skipped++
+			continue
+		}
+		if !pool.subnet.Contains(ip) {
+			continue
+		}
+		id := PodID{Name: pd.GetName(), Namespace: pd.GetNamespace()}
+		if id.Name == "" {
+			if name, ns, err := podmodel.ParsePodFromKey(key); err == nil {
+				id = PodID{Name: name, Namespace: ns}
+			}
+		}
+		o := owner{pod: id}
+		if cur := pool.ipOfOwner(o); cur != nil {
+			if !cur.Equal(ip) {
+				log().WithField("allocatedIP", cur.String()).Info("pod holds another IP allocated by this agent: the Kubernetes state is behind, keeping the allocation")
+			}
+			continue
+		}
+		if _, err := pool.claim(ip, o); err != nil {
+			log().WithError(err).Warn("pod IP from the Kubernetes state not taken over")
+			skipped++
+			continue
+		}
+		claimed++
+	}
+	return claimed, skipped
+}
+
+// Update handles NodeUpdate with external IPAM: when this node's podCIDR differs from
+// the pod subnet in use, it pushes a PodCIDRChange, whose resync switches every handler
+// to the new subnet. The state itself changes only in that resync.
+func (p *Plugin) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
+	if ev.GetName() != NodeUpdateEventName || !p.ipamCfg().UseExternalIPAM {
+		return "", nil
+	}
+	cidr, err := p.externalPodCIDR(p.NodeName)
+	if err != nil {
+		return "", fmt.Errorf("ipam: %w", err)
+	}
+	if cidr == nil {
+		return "", nil
+	}
+	p.mu.Lock()
+	if sameNet(cidr, p.podSubnet) || sameNet(cidr, p.pendingCIDR) {
+		p.mu.Unlock()
+		return "", nil
+	}
+	prev := p.podSubnet
+	p.pendingCIDR = cidr
+	p.mu.Unlock()
+
+	log := p.Log.WithFields(logrus.Fields{"oldPodCIDR": netString(prev), "newPodCIDR": cidr.String()})
+	if p.EventLoop == nil {
+		log.Warn("podCIDR of this node changed, but there is no event loop to resync on: it applies from the next resync")
+		return "", nil
+	}
+	if err := p.EventLoop.PushEvent(&PodCIDRChange{LocalPodCIDR: cloneNet(cidr)}); err != nil {
+		p.mu.Lock()
+		p.pendingCIDR = nil
+		p.mu.Unlock()
+		return "", fmt.Errorf("ipam: push %s for podCIDR %s: %w", PodCIDRChangeEventName, cidr, err)
+	}
+	log.Info("podCIDR of this node changed: PodCIDRChange pushed")
+	return fmt.Sprintf("podCIDR of this node changed from %s to %s: %s pushed", netString(prev), cidr, PodCIDRChangeEventName), nil
+}
+
+// Revert does nothing: Update changes no state that a failed event must undo.
+func (p *Plugin) Revert(api.Event) error { return nil }
+
+// externalPodCIDR returns the Kubernetes podCIDR of the named node (nil when unknown or
+// not assigned yet).
+func (p *Plugin) externalPodCIDR(nodeName string) (*net.IPNet, error) {
+	nodes := p.NodeSync.GetAllNodes()
+	n := nodes[nodeName]
+	if n == nil {
+		for _, cand := range nodes {
+			if cand != nil && cand.Name == nodeName {
+				n = cand
+				break
+			}
+		}
+	}
+	if n == nil || n.PodCIDR == "" {
+		return nil, nil
+	}
+	return p.parsePodCIDR(n)
+}
+
+// parsePodCIDR parses a node's podCIDR, which must be of the cluster's IP family.
+func (p *Plugin) parsePodCIDR(n *NodeInfo) (*net.IPNet, error) {
+	_, cidr, err := net.ParseCIDR(strings.TrimSpace(n.PodCIDR))
+	if err != nil {
+		return nil, fmt.Errorf("podCIDR %q of node %s: %w", n.PodCIDR, n.Name, err)
+	}
+	cidr = networkOf(cidr)
+	if len(cidr.IP) != len(networkOf(p.ipamCfg().PodSubnetCIDR).IP) {
+		return nil, fmt.Errorf("podCIDR %s of node %s is not of the IP family of podSubnetCIDR %s",
+			cidr, n.Name, p.ipamCfg().PodSubnetCIDR)
+	}
+	return cidr, nil
+}
+
+// noPoolError explains why no pod IP can be allocated yet.
+func (p *Plugin) noPoolError() error {
+	if p.hostSubnet == nil {
+		return errors.New("the IPAM is not resynced yet")
+	}
+	return fmt.Errorf("the podCIDR of node %s is not known yet (external IPAM)", p.NodeName)
+}
+
+// AllocatePodIP implements API. With external IPAM the pod gets the address of the
+// IPAM result, even when it held another one: the external IPAM is the authority.
+func (p *Plugin) AllocatePodIP(podID PodID, ipamType string, ipamData string) (*net.IPNet, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pool == nil {
+		return nil, fmt.Errorf("allocate IP for pod %s: %w", podID, p.noPoolError())
+	}
+	o := owner{pod: podID}
+	if p.ipamCfg().UseExternalIPAM {
+		return p.claimExternal(o, ipamType, ipamData)
+	}
+	if ip := p.pool.ipOfOwner(o); ip != nil {
+		return hostNet(ip), nil
+	}
+	i, err := p.pool.allocate(o)
+	if err != nil {
+		return nil, fmt.Errorf("allocate IP for pod %s: %w", podID, err)
+	}
+	ip := p.pool.ipOf(i)
+	p.Log.WithFields(logrus.Fields{"pod": podID.String(), "ip": ip.String(), "allocated": p.pool.allocated()}).
+		Info("pod IP allocated")
+	return hostNet(ip), nil
+}
+
+// claimExternal records the address an external IPAM plugin gave the pod.
+func (p *Plugin) claimExternal(o owner, ipamType, ipamData string) (*net.IPNet, error) {
+	ip, err := podIPFromCNIResult(ipamData, len(p.pool.subnet.IP) == net.IPv6len)
+	if err != nil {
+		return nil, fmt.Errorf("allocate IP for pod %s: external IPAM %q: %w", o.pod, ipamType, err)
+	}
+	if !p.pool.subnet.Contains(ip) {
+		return nil, fmt.Errorf("allocate IP for pod %s: external IPAM %q gave %s, which is not in the podCIDR %s of this node",
+			o.pod, ipamType, ip, p.pool.subnet)
+	}
+	if _, err := p.pool.checkClaimable(ip); err != nil {
+		return nil, fmt.Errorf("allocate IP for pod %s: external IPAM %q: %w", o.pod, ipamType, err)
+	}
+	if cur := p.pool.ipOfOwner(o); cur != nil {
+		if cur.Equal(ip) {
+			return hostNet(ip), nil
+		}
+		p.Log.WithFields(logrus.Fields{"pod": o.pod.String(), "oldIP": cur.String(), "newIP": ip.String()}).
+			Warn("external IPAM gave the pod a new IP: the old one is released")
+		i, _ := p.pool.hostOf(cur)
+		p.pool.drop(i)
+	}
+	if prev, held := p.pool.ownerOf(ip); held {
+		p.Log.WithFields(logrus.Fields{"ip": ip.String(), "previousHolder": prev.String(), "pod": o.pod.String()}).
+			Warn("external IPAM reassigned an IP this node still had recorded: the stale record is dropped")
+		i, _ := p.pool.hostOf(ip)
+		p.pool.drop(i)
+	}
+	if _, err := p.pool.claim(ip, o); err != nil {
+		return nil, fmt.Errorf("allocate IP for pod %s: %w", o.pod, err)
+	}
+	p.Log.WithFields(logrus.Fields{"pod": o.pod.String(), "ip": ip.String(), "ipamType": ipamType}).
+		Info("pod IP taken from the external IPAM")
+	return hostNet(ip), nil
+}
+
+// AllocatePodCustomIfIP implements API. It is not available with external IPAM, whose
+// plugin hands out one address per pod.
+func (p *Plugin) AllocatePodCustomIfIP(podID PodID, ifName, network string) (net.IP, error) {
+	if network != "" && network != DefaultPodNetworkName {
+		return nil, fmt.Errorf("allocate IP for interface %s of pod %s: network %q is not supported (only %q)",
+			ifName, podID, network, DefaultPodNetworkName)
+	}
+	if ifName == "" {
+		return nil, fmt.Errorf("allocate IP for a custom interface of pod %s: no interface name given", podID)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pool == nil {
+		return nil, fmt.Errorf("allocate IP for interface %s of pod %s: %w", ifName, podID, p.noPoolError())
+	}
+	if p.ipamCfg().UseExternalIPAM {
+		return nil, fmt.Errorf("allocate IP for interface %s of pod %s: custom interface IPs are not available with external IPAM",
+			ifName, podID)
+	}
+	o := owner{pod: podID, ifName: ifName}
+	if ip := p.pool.ipOfOwner(o); ip != nil {
+		return ip, nil
+	}
+	i, err := p.pool.allocate(o)
+	if err != nil {
+		return nil, fmt.Errorf("allocate IP for interface %s of pod %s: %w", ifName, podID, err)
+	}
+	ip := p.pool.ipOf(i)
+	p.Log.WithFields(logrus.Fields{"pod": podID.String(), "interface": ifName, "ip": ip.String()}).
+		Info("custom interface IP allocated")
+	return ip, nil
+}
+
+// GetPodIP implements API.
+func (p *Plugin) GetPodIP(podID PodID) *net.IPNet {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.pool == nil {
+		return nil
+	}
+	if ip := p.pool.ipOfOwner(owner{pod: podID}); ip != nil {
+		return hostNet(ip)
+	}
+	return nil
+}
+
+// GetPodCustomIfIP implements API.
+func (p *Plugin) GetPodCustomIfIP(podID PodID, ifName, network string) net.IP {
+	if network != "" && network != DefaultPodNetworkName {
+		return nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.pool == nil || ifName == "" {
+		return nil
+	}
+	return p.pool.ipOfOwner(owner{pod: podID, ifName: ifName})
+}
+
+// GetPodFromIP implements API.
+func (p *Plugin) GetPodFromIP(ip net.IP) (PodID, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.pool == nil {
+		return PodID{}, false
+	}
+	o, held := p.pool.ownerOf(ip)
+	return o.pod, held
+}
+
+// ReleasePodIPs implements API.
+func (p *Plugin) ReleasePodIPs(podID PodID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pool == nil {
+		return nil
+	}
+	freed := p.pool.release(podID)
+	if len(freed) == 0 {
+		p.Log.WithField("pod", podID.String()).Debug("pod holds no IP: nothing to release")
+		return nil
+	}
+	ips := make([]string, len(freed))
+	for i, ip := range freed {
+		ips[i] = ip.String()
+	}
+	p.Log.WithFields(logrus.Fields{"pod": podID.String(), "ips": strings.Join(ips, ","), "allocated": p.pool.allocated()}).
+		Info("pod IPs released")
+	return nil
+}
+
+// Allocations returns the pods holding addresses, sorted by namespace and name.
+func (p *Plugin) Allocations() *IPAllocations {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := &IPAllocations{Pods: []PodIPAllocation{}}
+	if p.pool != nil {
+		out.Pods = p.pool.allocations()
+	}
+	return out
+}
+
+// NodeIPAddress implements API. The gateway shift uses the static default gateway of
+// this node for every node ID, so all nodes must share the gateway for the plan to agree.
+func (p *Plugin) NodeIPAddress(nodeID uint32) (net.IP, *net.IPNet, error) {
+	var gw net.IP
+	if p.ContivConf != nil {
+		gw = p.ContivConf.GetStaticDefaultGW()
+	}
+	return p.plan().nodeIP(nodeID, gw)
+}
+
+// VxlanIPAddress implements API.
+func (p *Plugin) VxlanIPAddress(nodeID uint32) (net.IP, *net.IPNet, error) {
+	return p.plan().vxlanIP(nodeID)
+}
+
+// HostInterconnectIPInVPP implements API.
+func (p *Plugin) HostInterconnectIPInVPP() net.IP {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.hostSubnet == nil {
+		return nil
+	}
+	return hostAt(p.hostSubnet, 1)
+}
+
+// HostInterconnectIPInLinux implements API.
+func (p *Plugin) HostInterconnectIPInLinux() net.IP {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.hostSubnet == nil {
+		return nil
+	}
+	return hostAt(p.hostSubnet, 2)
+}
+
+// HostInterconnectSubnetThisNode implements API.
+func (p *Plugin) HostInterconnectSubnetThisNode() *net.IPNet {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return cloneNet(p.hostSubnet)
+}
+
+// HostInterconnectSubnetAllNodes implements API.
+func (p *Plugin) HostInterconnectSubnetAllNodes() *net.IPNet {
+	return cloneNet(p.ipamCfg().VPPHostSubnetCIDR)
+}
+
+// HostInterconnectSubnetOtherNode implements API.
+func (p *Plugin) HostInterconnectSubnetOtherNode(nodeID uint32) (*net.IPNet, error) {
+	return p.plan().hostSubnet(nodeID)
+}
+
+// NodeIDFromPodIP implements API. With external IPAM it looks for the node whose
+// podCIDR holds the address.
+func (p *Plugin) NodeIDFromPodIP(podIP net.IP) (uint32, error) {
+	if !p.ipamCfg().UseExternalIPAM {
+		return p.plan().nodeIDFromPodIP(podIP)
+	}
+	for _, n := range p.NodeSync.GetAllNodes() {
+		if n == nil || n.ID == 0 || n.PodCIDR == "" {
+			continue
+		}
+		if cidr, err := p.parsePodCIDR(n); err == nil && cidr.Contains(podIP) {
+			return n.ID, nil
+		}
+	}
+	return 0, fmt.Errorf("node ID of pod IP %s: no node has a podCIDR holding it", podIP)
+}
+
+// PodSubnetAllNodes implements API.
+func (p *Plugin) PodSubnetAllNodes() *net.IPNet {
+	return cloneNet(p.ipamCfg().PodSubnetCIDR)
+}
+
+// PodSubnetThisNode implements API.
+func (p *Plugin) PodSubnetThisNode() *net.IPNet {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return cloneNet(p.podSubnet)
+}
+
+// PodSubnetOtherNode implements API. With external IPAM it is the node's podCIDR.
+func (p *Plugin) PodSubnetOtherNode(nodeID uint32) (*net.IPNet, error) {
+	if !p.ipamCfg().UseExternalIPAM {
+		return p.plan().podSubnet(nodeID)
+	}
+	for _, n := range p.NodeSync.GetAllNodes() {
+		if n == nil || n.ID != nodeID {
+			continue
+		}
+		if n.PodCIDR == "" {
+			return nil, fmt.Errorf("pod subnet of nodeID %d: node %s has no podCIDR yet", nodeID, n.Name)
+		}
+		return p.parsePodCIDR(n)
+	}
+	return nil, fmt.Errorf("pod subnet of nodeID %d: no such node", nodeID)
+}
+
+// ServiceNetwork implements API.
+func (p *Plugin) ServiceNetwork() *net.IPNet {
+	return cloneNet(p.ipamCfg().ServiceCIDR)
+}
+
+// PodGatewayIP implements API.
+func (p *Plugin) PodGatewayIP() net.IP {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.podSubnet == nil {
+		return nil
+	}
+	return hostAt(p.podSubnet, 1)
+}
+
+// NatLoopbackIP implements API.
+func (p *Plugin) NatLoopbackIP() net.IP {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.podSubnet == nil {
+		return nil
+	}
+	return ipDec(lastAddr(p.podSubnet))
+}
+
+// GetIPAMConfigForJSON implements API.
+func (p *Plugin) GetIPAMConfigForJSON() *contivconf.IPAMConfigForJSON {
+	if p.ContivConf == nil {
+		return nil
+	}
+	return p.ContivConf.GetIPAMConfigForJSON()
+}
+
+// NodeID returns the node ID the last resync used (0 before the first one).
+func (p *Plugin) NodeID() uint32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.nodeID
+}
