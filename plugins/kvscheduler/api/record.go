@@ -1,0 +1,225 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// TxnType tells where a transaction came from.
+type TxnType int
+
+const (
+	// NBTransaction was committed by a plugin through Txn.Commit.
+	NBTransaction TxnType = iota
+	// SBNotification applies values pushed by PushSBNotification.
+	SBNotification
+	// RetryFailedOps retries the failed operations of an earlier transaction.
+	RetryFailedOps
+)
+
+var txnTypeNames = [...]string{"NB", "SB", "RETRY"}
+
+// String returns NB, SB or RETRY.
+func (t TxnType) String() string {
+	if t < 0 || int(t) >= len(txnTypeNames) {
+		return "TxnType(" + itoa(int(t)) + ")"
+	}
+	return txnTypeNames[t]
+}
+
+// MarshalText encodes the type by name (used by encoding/json).
+func (t TxnType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// RecordedTxn is the history record of one executed transaction.
+type RecordedTxn struct {
+	// SeqNum orders transactions; it is what Commit returned.
+	SeqNum uint64 `json:"seqNum"`
+	// TxnType tells where the transaction came from.
+	TxnType TxnType `json:"txnType"`
+	// ResyncType is NotResync for ordinary transactions.
+	ResyncType ResyncType `json:"resyncType"`
+	// Description is the text given by WithDescription (for retries: which txn).
+	Description string `json:"description,omitempty"`
+	// Retry is the retry policy (nil without WithRetry).
+	Retry *RetryOpt `json:"retry,omitempty"`
+	// WithRevert tells whether the transaction was all-or-nothing.
+	WithRevert bool `json:"withRevert,omitempty"`
+	// Start and Stop bracket the execution (queueing time excluded).
+	Start time.Time `json:"start"`
+	Stop  time.Time `json:"stop"`
+	// ValueCount is the number of values the transaction carried.
+	ValueCount int `json:"valueCount"`
+	// Values are the values the transaction carried. For a resync they are recorded
+	// only when it was committed verbose; otherwise only ValueCount is.
+	Values []RecordedKVPair `json:"values,omitempty"`
+	// Planned are the operations the simulation predicted (only when transaction
+	// simulation is enabled in the configuration).
+	Planned []RecordedOp `json:"planned,omitempty"`
+	// Executed are the operations actually run, in order, including failed ones.
+	Executed []RecordedOp `json:"executed,omitempty"`
+	// Error is the transaction error, "" on success.
+	Error string `json:"error,omitempty"`
+}
+
+// RecordedKVPair is one value carried by a recorded transaction.
+type RecordedKVPair struct {
+	// Key identifies the value.
+	Key string
+	// Value is the content; nil for a deletion.
+	Value proto.Message
+	// Origin is FromNB for NB transactions and FromSB for notifications.
+	Origin ValueOrigin
+}
+
+// RecordedOp is one operation executed (or planned) by a transaction.
+type RecordedOp struct {
+	// Key identifies the value.
+	Key string
+	// Operation is what was done.
+	Operation TxnOperation
+	// Value is the value applied (nil for a delete).
+	Value proto.Message
+	// PrevValue is the value in place before (nil for a create).
+	PrevValue proto.Message
+	// PrevState and NewState are the value state before and after.
+	PrevState ValueState
+	NewState  ValueState
+	// Error is the error of a failed operation, "" on success.
+	Error string
+	// IsRetry marks operations of a RetryFailedOps transaction.
+	IsRetry bool
+	// IsRevert marks operations that undo a failed transaction.
+	IsRevert bool
+	// IsDerived marks operations on derived values.
+	IsDerived bool
+}
+
+// MarshalJSON encodes the value with protojson.
+func (p RecordedKVPair) MarshalJSON() ([]byte, error) {
+	v, err := MarshalProtoJSON(p.Value)
+	if err != nil {
+		return nil, fmt.Errorf("value of %s: %w", p.Key, err)
+	}
+	return json.Marshal(struct {
+		Key    string          `json:"key"`
+		Value  json.RawMessage `json:"value,omitempty"`
+		Origin ValueOrigin     `json:"origin"`
+	}{p.Key, v, p.Origin})
+}
+
+// MarshalJSON encodes the values with protojson.
+func (o RecordedOp) MarshalJSON() ([]byte, error) {
+	v, err := MarshalProtoJSON(o.Value)
+	if err != nil {
+		return nil, fmt.Errorf("value of %s: %w", o.Key, err)
+	}
+	pv, err := MarshalProtoJSON(o.PrevValue)
+	if err != nil {
+		return nil, fmt.Errorf("previous value of %s: %w", o.Key, err)
+	}
+	return json.Marshal(struct {
+		Key       string          `json:"key"`
+		Operation TxnOperation    `json:"operation"`
+		Value     json.RawMessage `json:"value,omitempty"`
+		PrevValue json.RawMessage `json:"prevValue,omitempty"`
+		PrevState ValueState      `json:"prevState"`
+		NewState  ValueState      `json:"newState"`
+		Error     string          `json:"error,omitempty"`
+		IsRetry   bool            `json:"isRetry,omitempty"`
+		IsRevert  bool            `json:"isRevert,omitempty"`
+		IsDerived bool            `json:"isDerived,omitempty"`
+	}{o.Key, o.Operation, v, pv, o.PrevState, o.NewState, o.Error, o.IsRetry, o.IsRevert, o.IsDerived})
+}
+
+// MarshalProtoJSON encodes m with protojson; a nil message gives nil (no JSON).
+func MarshalProtoJSON(m proto.Message) (json.RawMessage, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return protojson.Marshal(m)
+}
+
+// String renders the record for logs, one line per value and operation:
+//
+//	txn #7 NB resync=FULL "pod added" [revert] 2024-05-01T10:00:00.000Z took 1.2ms
+//	  values (2):
+//	    config/vpp/v2/interfaces/tap1 = name:"tap1"
+//	  executed (1):
+//	    1. CREATE config/vpp/v2/interfaces/tap1 PENDING -> CONFIGURED
+func (t *RecordedTxn) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "txn #%d %s", t.SeqNum, t.TxnType)
+	if t.ResyncType != NotResync {
+		fmt.Fprintf(&b, " resync=%s", t.ResyncType)
+	}
+	if t.Description != "" {
+		fmt.Fprintf(&b, " %q", t.Description)
+	}
+	if t.Retry != nil {
+		fmt.Fprintf(&b, " [retry %v x%d", t.Retry.Period, t.Retry.MaxCount)
+		if t.Retry.ExpBackoff {
+			b.WriteString(" exp")
+		}
+		b.WriteString("]")
+	}
+	if t.WithRevert {
+		b.WriteString(" [revert]")
+	}
+	fmt.Fprintf(&b, " %s took %v\n", t.Start.Format("2006-01-02T15:04:05.000Z07:00"), t.Stop.Sub(t.Start))
+	if len(t.Values) > 0 {
+		fmt.Fprintf(&b, "  values (%d):\n", len(t.Values))
+		for _, v := range t.Values {
+			if v.Value == nil {
+				fmt.Fprintf(&b, "    %s = <delete>\n", v.Key)
+			} else {
+				fmt.Fprintf(&b, "    %s = %v\n", v.Key, compact(v.Value))
+			}
+		}
+	} else if t.ValueCount > 0 {
+		fmt.Fprintf(&b, "  values: %d (not recorded)\n", t.ValueCount)
+	}
+	writeOps(&b, "planned", t.Planned)
+	writeOps(&b, "executed", t.Executed)
+	if t.Error != "" {
+		fmt.Fprintf(&b, "  error: %s\n", t.Error)
+	}
+	return b.String()
+}
+
+func writeOps(b *strings.Builder, title string, ops []RecordedOp) {
+	if len(ops) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  %s (%d):\n", title, len(ops))
+	for i, op := range ops {
+		fmt.Fprintf(b, "    %d. %s %s %s -> %s", i+1, op.Operation, op.Key, op.PrevState, op.NewState)
+		var flags []string
+		if op.IsDerived {
+			flags = append(flags, "derived")
+		}
+		if op.IsRetry {
+			flags = append(flags, "retry")
+		}
+		if op.IsRevert {
+			flags = append(flags, "revert")
+		}
+		if len(flags) > 0 {
+			fmt.Fprintf(b, " [%s]", strings.Join(flags, ","))
+		}
+		if op.Error != "" {
+			fmt.Fprintf(b, " error: %s", op.Error)
+		}
+		b.WriteByte('\n')
+	}
+}
+
+// compact renders a message on one line.
+func compact(m proto.Message) string {
+	s := fmt.Sprint(m)
+	return strings.Join(strings.Fields(s), " ")
+}
