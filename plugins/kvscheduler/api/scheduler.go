@@ -45,7 +45,8 @@ type KVScheduler interface {
 	GetRecordedTransaction(seqNum uint64) *RecordedTxn
 
 	// DumpValuesByDescriptor lists the values of one descriptor in the given view,
-	// sorted by key.
+	// sorted by key. SBView calls Retrieve through the transaction queue, so it must
+	// not be used from inside a descriptor callback (NBView and CachedView may).
 	DumpValuesByDescriptor(descriptor string, view View) ([]KVWithMetadata, error)
 }
 
