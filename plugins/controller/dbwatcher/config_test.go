@@ -19,6 +19,7 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -316,12 +317,9 @@ func TestTLSConfigFromFiles(t *testing.T) {
 
 func TestWatcherConnectsOverMutualTLS(t *testing.T) {
 	p := newTestPKI(t)
-	port := freePort(t)
-	te := &testEtcd{t: t, dir: filepath.Join(t.TempDir(), "etcd"), clientPort: port, peerPort: freePort(t),
-		tls: &transport.TLSInfo{CertFile: p.serverCert, KeyFile: p.serverKey, TrustedCAFile: p.caFile, ClientCertAuth: true}}
-	te.start()
-	t.Cleanup(te.stop)
-	ep := (&url.URL{Scheme: "https", Host: te.endpoint()}).String()
+	te := etcdtest.Start(t, etcdtest.WithClientTLS(
+		transport.TLSInfo{CertFile: p.serverCert, KeyFile: p.serverKey, TrustedCAFile: p.caFile, ClientCertAuth: true}, nil))
+	ep := (&url.URL{Scheme: "https", Host: te.Endpoint()}).String()
 
 	// Without a client certificate the server refuses the agent.
 	noCert := loader(fmt.Sprintf("endpoints: [%q]\nca-file: %s\ndial-timeout: 300ms\n", ep, p.caFile))

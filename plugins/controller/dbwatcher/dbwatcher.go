@@ -314,5 +314,22 @@ func (w *DBWatcher) requestResync(reason string) {
 // disabled).
 func (w *DBWatcher) IsConnected() bool { return w.connected.Load() }
 
+// ErrNotConnected is returned by KV while etcd is disabled or unreachable.
+var ErrNotConnected = errors.New("database is not connected")
+
+// KV returns the key-value API of the watcher's etcd client, for plugins that write to
+// etcd themselves (nodesync allocates node IDs with it). It fails with an error wrapping
+// ErrNotConnected when etcd is disabled, or when the last connection probe did not reach
+// it (also before the first probe). Use it between Init and Close.
+func (w *DBWatcher) KV() (clientv3.KV, error) {
+	if w.client == nil {
+		return nil, fmt.Errorf("%w: etcd is disabled", ErrNotConnected)
+	}
+	if !w.connected.Load() {
+		return nil, fmt.Errorf("%w: etcd %v is unreachable", ErrNotConnected, w.etcdCfg.Endpoints)
+	}
+	return w.client.KV, nil
+}
+
 // agentPrefix is the etcd prefix of this node's external configuration.
 func (w *DBWatcher) agentPrefix() string { return ksrkey.AgentPrefix(w.NodeName) }

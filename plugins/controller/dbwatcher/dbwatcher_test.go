@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
@@ -69,8 +70,8 @@ func testPod(name, ip string) *pod.Pod {
 func externalKey(node, rel string) string { return ksrkey.AgentPrefix(node) + rel }
 
 func TestInitialRemoteResyncDeliversEveryResourceAndExternalConfig(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
 	want := map[string]map[string]proto.Message{}
 	for _, s := range samples() {
 		db.putKube(s.key, s.v1)
@@ -82,7 +83,7 @@ func TestInitialRemoteResyncDeliversEveryResourceAndExternalConfig(t *testing.T)
 	db.put(externalKey("node2", "config/test/b"), []byte("B"))                       // another node's
 	db.put("/vnf-agent/contiv-ksr-other/k8s/pod/x/namespace/default", []byte(`{}`))  // another label
 
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 	h.start(t)
 	evs := h.loop.waitForCount(t, 1)
 	r, ok := evs[0].(*api.DBResync)
@@ -126,9 +127,9 @@ func TestInitialRemoteResyncDeliversEveryResourceAndExternalConfig(t *testing.T)
 }
 
 func TestChangesOfEveryResourceBecomeKubeStateChanges(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 	h.start(t)
 	h.loop.waitForCount(t, 1)
 
@@ -165,9 +166,9 @@ func TestChangesOfEveryResourceBecomeKubeStateChanges(t *testing.T) {
 }
 
 func TestExternalConfigChangesOfThisNode(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 	h.start(t)
 	h.loop.waitForCount(t, 1)
 
@@ -195,10 +196,10 @@ func TestExternalConfigChangesOfThisNode(t *testing.T) {
 }
 
 func TestEtcdRestartResyncsWithoutLosingOrReplayingChanges(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
 	db.putKube(podKey("a"), testPod("a", "10.1.1.1"))
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 	h.start(t)
 	h.loop.waitForCount(t, 1)
 	db.putKube(podKey("b"), testPod("b", "10.1.1.2"))
@@ -206,16 +207,16 @@ func TestEtcdRestartResyncsWithoutLosingOrReplayingChanges(t *testing.T) {
 
 	// etcd goes away; while the watcher cannot see it, the state changes (served on
 	// another client port, so only the test reaches it).
-	te.stop()
+	te.Stop()
 	waitUntil(t, "the watcher sees etcd down", func() bool { return !h.w.IsConnected() })
 	before := len(h.loop.snapshot())
-	te.startOn(freePort(t))
-	hidden := kv{t, te.client()}
+	te.StartOnPort(etcdtest.FreePort(t))
+	hidden := kv{t, te.Client(t)}
 	hidden.putKube(podKey("a"), testPod("a", "10.1.1.100"))
 	hidden.del(ksrkey.KsrPrefix + podKey("b"))
 	hidden.putKube(podKey("c"), testPod("c", "10.1.1.3"))
-	te.stop()
-	te.start()
+	te.Stop()
+	te.Start()
 
 	evs := h.loop.waitFor(t, "a remote resync after the restart", func(evs []api.Event) bool {
 		return countResyncs(evs[before:], false) > 0
@@ -231,7 +232,7 @@ func TestEtcdRestartResyncsWithoutLosingOrReplayingChanges(t *testing.T) {
 	})
 
 	// Watching resumes from the resynced state.
-	db = kv{t, te.client()}
+	db = kv{t, te.Client(t)}
 	db.putKube(podKey("d"), testPod("d", "10.1.1.4"))
 	db.putKube(podKey("c"), testPod("c", "10.1.1.33"))
 	evs = h.loop.waitForCount(t, len(evs)+2)
@@ -252,8 +253,8 @@ func TestEtcdRestartResyncsWithoutLosingOrReplayingChanges(t *testing.T) {
 }
 
 func TestStartWithoutEtcdResyncsFromLocalMirrorThenFromEtcd(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
 	for _, s := range samples() {
 		db.putKube(s.key, s.v1)
 	}
@@ -261,15 +262,15 @@ func TestStartWithoutEtcdResyncsFromLocalMirrorThenFromEtcd(t *testing.T) {
 	boltDir := t.TempDir()
 
 	// A first run mirrors the state into bolt.
-	first := newHarness(t, etcdConf(te.endpoint(), false), boltDir)
+	first := newHarness(t, etcdConf(te.Endpoint(), false), boltDir)
 	first.start(t)
 	remote := first.loop.waitForCount(t, 1)[0].(*api.DBResync)
 	if err := first.w.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	te.stop()
-	second := newHarness(t, etcdConf(te.endpoint(), true), boltDir)
+	te.Stop()
+	second := newHarness(t, etcdConf(te.Endpoint(), true), boltDir)
 	start := time.Now()
 	second.start(t)
 	evs := second.loop.waitForCount(t, 1)
@@ -293,7 +294,7 @@ func TestStartWithoutEtcdResyncsFromLocalMirrorThenFromEtcd(t *testing.T) {
 		t.Errorf("status reports %v, want one 'not connected'", got)
 	}
 
-	te.start()
+	te.Start()
 	evs = second.loop.waitFor(t, "a remote resync once etcd is up", func(evs []api.Event) bool {
 		return countResyncs(evs, false) > 0
 	})
@@ -305,7 +306,7 @@ func TestStartWithoutEtcdResyncsFromLocalMirrorThenFromEtcd(t *testing.T) {
 }
 
 func TestEmptyLocalMirrorIsNotPushed(t *testing.T) {
-	h := newHarness(t, etcdConf(fmt.Sprintf("127.0.0.1:%d", freePort(t)), true), t.TempDir())
+	h := newHarness(t, etcdConf(fmt.Sprintf("127.0.0.1:%d", etcdtest.FreePort(t)), true), t.TempDir())
 	h.start(t)
 	waitUntil(t, "the local resync is skipped", func() bool {
 		return testutil.ToFloat64(h.w.metrics.resyncs.WithLabelValues(sourceLocal, outcomeSkipped)) == 1
@@ -316,7 +317,7 @@ func TestEmptyLocalMirrorIsNotPushed(t *testing.T) {
 }
 
 func TestInitFailsWhenEtcdIsDownAndDelayedStartNotAllowed(t *testing.T) {
-	ep := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ep := fmt.Sprintf("127.0.0.1:%d", etcdtest.FreePort(t))
 	w := NewDBWatcher(Deps{
 		NodeName:   testNode,
 		EventLoop:  &fakeLoop{},
@@ -338,13 +339,13 @@ func TestInitFailsWhenEtcdIsDownAndDelayedStartNotAllowed(t *testing.T) {
 }
 
 func TestBadValuesAreLoggedCountedAndSkipped(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
 	db.putKube(podKey("good"), testPod("good", "10.1.1.1"))
 	db.put(ksrkey.KsrPrefix+podKey("garbage"), []byte("not json"))
 	db.put(ksrkey.KsrPrefix+service.Key("web", "default"), []byte(`{"port": "eighty"}`))
 	db.put(externalKey(testNode, "config/test/bad"), []byte("!refused"))
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 	h.start(t)
 	r := h.loop.waitForCount(t, 1)[0].(*api.DBResync)
 	assertKubeState(t, "resync", r.KubeState, map[string]map[string]proto.Message{
@@ -385,9 +386,9 @@ func TestBadValuesAreLoggedCountedAndSkipped(t *testing.T) {
 }
 
 func TestRequestResyncDeliversTheCurrentState(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 	h.start(t)
 	h.loop.waitForCount(t, 1)
 	db.putKube(podKey("a"), testPod("a", "10.1.1.1"))
@@ -407,9 +408,9 @@ func TestRequestResyncDeliversTheCurrentState(t *testing.T) {
 }
 
 func TestRefusedEventsAreMadeUpByAResync(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 
 	// The first resync is refused once: it is retried.
 	refusals := 0
@@ -445,9 +446,9 @@ func TestRefusedEventsAreMadeUpByAResync(t *testing.T) {
 }
 
 func TestFullChangeQueueEndsInAResync(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 	h.w.changes = make(chan change, 2) // small queue, same behaviour as 1000
 	h.start(t)
 	h.loop.waitForCount(t, 1)
@@ -518,9 +519,9 @@ func TestEtcdDisabledRunsFromLocalMirror(t *testing.T) {
 }
 
 func TestCloseStopsEverythingAndMayBeRepeated(t *testing.T) {
-	te := newTestEtcd(t)
-	db := kv{t, te.client()}
-	h := newHarness(t, etcdConf(te.endpoint(), false), t.TempDir())
+	te := etcdtest.Start(t)
+	db := kv{t, te.Client(t)}
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
 	h.start(t)
 	h.loop.waitForCount(t, 1)
 	db.putKube(podKey("a"), testPod("a", "10.1.1.1"))

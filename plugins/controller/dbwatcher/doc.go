@@ -43,6 +43,9 @@
 // Metrics: contiv_dbwatcher_resyncs_total{source,outcome}, _changes_total{resource},
 // _bad_values_total{resource} and the gauge contiv_dbwatcher_etcd_connected.
 //
+// KV hands the watcher's etcd connection to plugins that write to etcd (nodesync), and
+// fails with ErrNotConnected while etcd is disabled or unreachable.
+//
 // The package does not write to etcd (contiv-ksr and nodesync do), does not interpret
 // the events (the controller and its handlers do) and does not provide the contiv-init
 // helpers of upstream (LoadKubeStateForResync, ResyncDatabase).

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -17,10 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
-	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -38,104 +33,6 @@ const (
 	waitTimeout    = 15 * time.Second
 	testNode       = "node1"
 )
-
-// testEtcd is an etcd server embedded in the test process. It can be stopped and
-// started again on the same data directory, on its own client port or another one.
-type testEtcd struct {
-	t          *testing.T
-	dir        string
-	clientPort int
-	peerPort   int
-	tls        *transport.TLSInfo // serve clients over TLS when set
-	srv        *embed.Etcd
-}
-
-// freePort returns a TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// newTestEtcd starts a fresh single-member etcd; it is stopped at the end of the test.
-func newTestEtcd(t *testing.T) *testEtcd {
-	t.Helper()
-	te := &testEtcd{t: t, dir: filepath.Join(t.TempDir(), "etcd"), clientPort: freePort(t), peerPort: freePort(t)}
-	te.startOn(te.clientPort)
-	t.Cleanup(te.stop)
-	return te
-}
-
-// endpoint is the client endpoint the watcher is configured with.
-func (te *testEtcd) endpoint() string { return fmt.Sprintf("127.0.0.1:%d", te.clientPort) }
-
-// start starts the server again on its usual client port.
-func (te *testEtcd) start() { te.startOn(te.clientPort) }
-
-// startOn starts the server with its data directory, serving clients on port.
-func (te *testEtcd) startOn(port int) {
-	te.t.Helper()
-	cfg := embed.NewConfig()
-	cfg.Name = "test"
-	cfg.Dir = te.dir
-	cu := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", port)}
-	if te.tls != nil {
-		cu.Scheme = "https"
-		cfg.ClientTLSInfo = *te.tls
-	}
-	pu := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", te.peerPort)}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	cfg.TickMs = 10
-	cfg.ElectionMs = 100
-	var err error
-	for range 20 { // the port may still be held briefly after a stop
-		te.srv, err = embed.StartEtcd(cfg)
-		if err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		te.t.Fatalf("start etcd: %v", err)
-	}
-	select {
-	case <-te.srv.Server.ReadyNotify():
-	case <-time.After(waitTimeout):
-		te.srv.Close()
-		te.t.Fatal("embedded etcd not ready")
-	}
-}
-
-// stop stops the server (no-op when stopped).
-func (te *testEtcd) stop() {
-	if te.srv != nil {
-		te.srv.Close()
-		te.srv = nil
-	}
-}
-
-// client returns a client of the running server, closed at the end of the test.
-func (te *testEtcd) client() *clientv3.Client {
-	te.t.Helper()
-	c, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{te.srv.Clients[0].Addr().String()},
-		DialTimeout: 5 * time.Second,
-		Logger:      zap.NewNop(),
-	})
-	if err != nil {
-		te.t.Fatal(err)
-	}
-	te.t.Cleanup(func() { c.Close() })
-	return c
-}
 
 // kv writes to etcd through a client.
 type kv struct {

@@ -1,0 +1,124 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config is the content of controller.conf. Durations are written in the file as
+// nanoseconds (as upstream) or as Go duration strings ("5s").
+type Config struct {
+	// EnableRetry lets the scheduler retry failed operations.
+	EnableRetry bool `json:"enableRetry"`
+	// DelayRetry is the delay before the first retry.
+	DelayRetry Duration `json:"delayRetry"`
+	// MaxRetryAttempts bounds the retries of one operation.
+	MaxRetryAttempts int `json:"maxRetryAttempts"`
+	// EnableExpBackoffRetry doubles the delay after every retry.
+	EnableExpBackoffRetry bool `json:"enableExpBackoffRetry"`
+	// DelayLocalResync is how long to wait for etcd before resyncing from the local DB.
+	DelayLocalResync Duration `json:"delayLocalResync"`
+	// StartupResyncDeadline: without a resync by then the agent reports an error.
+	StartupResyncDeadline Duration `json:"startupResyncDeadline"`
+	// EnablePeriodicHealing turns on the periodic downstream resync.
+	EnablePeriodicHealing bool `json:"enablePeriodicHealing"`
+	// PeriodicHealingInterval is the period of the periodic healing.
+	PeriodicHealingInterval Duration `json:"periodicHealingInterval"`
+	// DelayAfterErrorHealing is how long after a failed event the healing resync runs.
+	DelayAfterErrorHealing Duration `json:"delayAfterErrorHealing"`
+	// RemoteDBProbingInterval is the period of the etcd connection probe.
+	RemoteDBProbingInterval Duration `json:"remoteDBProbingInterval"`
+	// RecordEventHistory keeps processed events for /controller/event-history.
+	RecordEventHistory bool `json:"recordEventHistory"`
+	// EventHistoryAgeLimit is how long events are kept, in minutes.
+	EventHistoryAgeLimit uint32 `json:"eventHistoryAgeLimit"`
+	// PermanentlyRecordedInitPeriod: events of the first minutes of the agent's life are
+	// kept forever.
+	PermanentlyRecordedInitPeriod uint32 `json:"permanentlyRecordedInitPeriod"`
+}
+
+// DefaultConfig returns the code defaults. Unlike upstream (1 minute in code, 30 s in its
+// documentation), the periodic healing interval defaults to the documented 30 s.
+func DefaultConfig() Config {
+	return Config{
+		EnableRetry:                   true,
+		DelayRetry:                    Duration(time.Second),
+		MaxRetryAttempts:              3,
+		EnableExpBackoffRetry:         true,
+		DelayLocalResync:              Duration(5 * time.Second),
+		StartupResyncDeadline:         Duration(30 * time.Second),
+		EnablePeriodicHealing:         false,
+		PeriodicHealingInterval:       Duration(30 * time.Second),
+		DelayAfterErrorHealing:        Duration(5 * time.Second),
+		RemoteDBProbingInterval:       Duration(3 * time.Second),
+		RecordEventHistory:            true,
+		EventHistoryAgeLimit:          1440,
+		PermanentlyRecordedInitPeriod: 60,
+	}
+}
+
+// Validate checks every field and names the bad ones.
+func (c Config) Validate() error {
+	var errs []error
+	positive := []struct {
+		key string
+		d   Duration
+	}{
+		{"delayLocalResync", c.DelayLocalResync},
+		{"startupResyncDeadline", c.StartupResyncDeadline},
+		{"delayAfterErrorHealing", c.DelayAfterErrorHealing},
+		{"remoteDBProbingInterval", c.RemoteDBProbingInterval},
+	}
+	if c.EnableRetry {
+		positive = append(positive, struct {
+			key string
+			d   Duration
+		}{"delayRetry", c.DelayRetry})
+	}
+	if c.EnablePeriodicHealing {
+		positive = append(positive, struct {
+			key string
+			d   Duration
+		}{"periodicHealingInterval", c.PeriodicHealingInterval})
+	}
+	for _, p := range positive {
+		if p.d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: %v must be positive", p.key, time.Duration(p.d)))
+		}
+	}
+	if c.EnableRetry && c.MaxRetryAttempts < 1 {
+		errs = append(errs, fmt.Errorf("maxRetryAttempts: %d must be at least 1 when enableRetry is set", c.MaxRetryAttempts))
+	}
+	if c.RecordEventHistory && c.EventHistoryAgeLimit == 0 {
+		errs = append(errs, errors.New("eventHistoryAgeLimit: 0 must be at least 1 minute when recordEventHistory is set"))
+	}
+	return errors.Join(errs...)
+}
+
+// Duration is a time.Duration that reads both integer nanoseconds and duration strings.
+type Duration time.Duration
+
+// UnmarshalJSON accepts 1000000000 as well as "1s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		v, err := time.ParseDuration(s[1 : len(s)-1])
+		if err != nil {
+			return fmt.Errorf("%s is not a duration (e.g. \"5s\")", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		return fmt.Errorf("%s is not a duration in nanoseconds or a duration string", s)
+	}
+	*d = Duration(n)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string ("5s").
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Duration(d).String() + `"`), nil
+}

@@ -1,0 +1,49 @@
+package dbwatcher
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
+)
+
+func TestKVIsNotConnectedWhenEtcdIsDisabled(t *testing.T) {
+	h := newHarness(t, nil, t.TempDir())
+	h.start(t)
+	kv, err := h.w.KV()
+	if kv != nil || !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), "database is not connected") {
+		t.Fatalf("KV() = %v, %v; want ErrNotConnected", kv, err)
+	}
+}
+
+func TestKVFollowsTheEtcdConnection(t *testing.T) {
+	te := etcdtest.Start(t)
+	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
+	if _, err := h.w.KV(); !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("before the first probe KV() error = %v, want ErrNotConnected", err)
+	}
+	h.start(t)
+	waitUntil(t, "etcd is connected", h.w.IsConnected)
+
+	kv, err := h.w.KV()
+	if err != nil {
+		t.Fatalf("KV() while connected: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := kv.Put(ctx, "/test/kv", "x"); err != nil {
+		t.Fatalf("put through KV(): %v", err)
+	}
+	if resp, err := te.Client(t).Get(ctx, "/test/kv"); err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "x" {
+		t.Fatalf("value written through KV() not in etcd: %v, %v", resp, err)
+	}
+
+	te.Stop()
+	waitUntil(t, "the watcher sees etcd down", func() bool { return !h.w.IsConnected() })
+	if _, err := h.w.KV(); !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), te.Endpoint()) {
+		t.Fatalf("KV() with etcd down: %v, want ErrNotConnected naming the endpoint", err)
+	}
+}

@@ -1,0 +1,36 @@
+// Package controller is the agent's event loop: the one goroutine that owns the state of
+// every Contiv plugin, processes one event at a time and turns each event into exactly one
+// transaction for the KV scheduler.
+//
+//	producers                         controller (one goroutine)
+//	─────────                         ──────────────────────────
+//	dbwatcher ── DBResync ──────┐
+//	           KubeStateChange ─┤     ┌──────────────┐  follow-ups first,
+//	podmanager ── AddPod ───────┼───▶ │ event queue  │  then events parked before the
+//	           ── DeletePod ────┤     │ (1000) + the │  first DBResync, then the queue
+//	nodesync ── NodeUpdate ─────┤     │ follow-ups   │
+//	handlers ── follow-ups ─────┘     └──────┬───────┘
+//	timers ── HealingResync ─────────────────┤
+//	                                         ▼
+//	            handlers in registration order (Reverse events: backwards), filtered by
+//	            HandlesEvent; Resync(kubeState, txn) or Update(event, txn): they only
+//	            stage key-value pairs
+//	                                         │  + external config merged over them
+//	                                         ▼
+//	            one transaction ──▶ kvscheduler.Commit(WithResync | WithRetry | WithRevert)
+//	                                         │
+//	            RevertOnFailure error ──▶ Revert of the handlers that ran, in reverse
+//	            BestEffort error ───────▶ HealingResync(AfterError) after delayAfterErrorHealing
+//	            failed healing / fatal ─▶ the loop aborts, health Error, liveness fails
+//	                                         │
+//	                                         ▼
+//	            event record (history, /controller/event-history), banner in the log,
+//	            metrics, event.Done(err) for the producer
+//
+// Nothing is committed before the first database resync: events that arrive earlier are
+// parked and replayed right after it, so the first transaction is a consistent snapshot.
+// Without a resync by startupResyncDeadline the agent reports an error.
+//
+// The controller does not read etcd (that is dbwatcher), and knows nothing about what the
+// handlers configure.
+package controller

@@ -1,0 +1,224 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+)
+
+// committedTxn is what the fake scheduler saw of one commit.
+type committedTxn struct {
+	values      map[string]proto.Message
+	resync      kvs.ResyncType
+	isResync    bool
+	verbose     bool
+	revert      bool
+	retry       bool
+	description string
+}
+
+// fakeScheduler records commits and fails them on demand.
+type fakeScheduler struct {
+	mu      sync.Mutex
+	commits []committedTxn
+	failKey string // a commit containing this key fails
+	seq     uint64
+}
+
+type fakeTxn struct {
+	s      *fakeScheduler
+	values map[string]proto.Message
+}
+
+func (s *fakeScheduler) StartNBTransaction() kvs.Txn {
+	return &fakeTxn{s: s, values: make(map[string]proto.Message)}
+}
+
+func (s *fakeScheduler) GetRecordedTransaction(seq uint64) *kvs.RecordedTxn {
+	return &kvs.RecordedTxn{SeqNum: seq}
+}
+
+func (t *fakeTxn) SetValue(key string, value proto.Message) kvs.Txn {
+	t.values[key] = value
+	return t
+}
+
+func (t *fakeTxn) Commit(ctx context.Context) (uint64, error) {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := committedTxn{values: t.values, revert: kvs.IsWithRevert(ctx)}
+	c.resync, c.verbose = kvs.IsResync(ctx)
+	c.isResync = c.resync != kvs.NotResync
+	_, c.retry = kvs.IsWithRetry(ctx)
+	c.description, _ = kvs.IsWithDescription(ctx)
+	s.commits = append(s.commits, c)
+	seq := s.seq
+	s.seq++
+	if s.failKey != "" {
+		if _, ok := t.values[s.failKey]; ok {
+			return seq, &kvs.TransactionError{SeqNum: seq, KVErrors: []kvs.KeyWithError{{Key: s.failKey, Operation: kvs.OpCreate, Error: fmt.Errorf("injected failure of %s", s.failKey)}}}
+		}
+	}
+	return seq, nil
+}
+
+func (s *fakeScheduler) all() []committedTxn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]committedTxn(nil), s.commits...)
+}
+
+func (s *fakeScheduler) setFailKey(k string) {
+	s.mu.Lock()
+	s.failKey = k
+	s.mu.Unlock()
+}
+
+// journal records every handler call of a test, in order.
+type journal struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (j *journal) add(format string, args ...any) {
+	j.mu.Lock()
+	j.lines = append(j.lines, fmt.Sprintf(format, args...))
+	j.mu.Unlock()
+}
+
+func (j *journal) get() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]string(nil), j.lines...)
+}
+
+// fakeHandler stages one key per event and fails on demand.
+type fakeHandler struct {
+	name     string
+	j        *journal
+	handles  func(api.Event) bool
+	failWith map[string]error // event name -> error
+	onUpdate func(ev api.Event, txn api.UpdateOperations)
+	onResync func(ev api.Event, ks api.KubeStateData, count int, txn api.ResyncOperations)
+}
+
+func (h *fakeHandler) String() string { return h.name }
+
+func (h *fakeHandler) HandlesEvent(ev api.Event) bool {
+	if h.handles == nil {
+		return true
+	}
+	return h.handles(ev)
+}
+
+func (h *fakeHandler) Resync(ev api.Event, ks api.KubeStateData, count int, txn api.ResyncOperations) error {
+	h.j.add("%s.Resync(%s,%d)", h.name, ev.GetName(), count)
+	txn.Put("config/"+h.name, wrapperspb.String(fmt.Sprintf("resync-%d", count)))
+	if h.onResync != nil {
+		h.onResync(ev, ks, count, txn)
+	}
+	return h.failWith[ev.GetName()]
+}
+
+func (h *fakeHandler) Update(ev api.Event, txn api.UpdateOperations) (string, error) {
+	h.j.add("%s.Update(%s)", h.name, ev.GetName())
+	if h.onUpdate != nil {
+		h.onUpdate(ev, txn)
+	}
+	if err := h.failWith[ev.GetName()]; err != nil {
+		return "", err
+	}
+	return "updated by " + h.name, nil
+}
+
+func (h *fakeHandler) Revert(ev api.Event) error {
+	h.j.add("%s.Revert(%s)", h.name, ev.GetName())
+	return nil
+}
+
+// testEvent is a configurable Update event.
+type testEvent struct {
+	api.Result
+	name     string
+	blocking bool
+	txnType  api.UpdateTransactionType
+	dir      api.UpdateDirectionType
+}
+
+func newTestEvent(name string, blocking bool, txnType api.UpdateTransactionType, dir api.UpdateDirectionType) *testEvent {
+	return &testEvent{Result: api.NewResult(), name: name, blocking: blocking, txnType: txnType, dir: dir}
+}
+
+func (e *testEvent) GetName() string                            { return e.name }
+func (e *testEvent) String() string                             { return "test event " + e.name }
+func (e *testEvent) Method() api.EventMethodType                { return api.Update }
+func (e *testEvent) IsBlocking() bool                           { return e.blocking }
+func (e *testEvent) TransactionType() api.UpdateTransactionType { return e.txnType }
+func (e *testEvent) Direction() api.UpdateDirectionType         { return e.dir }
+
+func quietLog() logrus.FieldLogger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
+}
+
+// configLoader hands the controller a fixed configuration.
+type configLoader struct{ mutate func(*Config) }
+
+func (l configLoader) LoadConfig(out any) (bool, error) {
+	if l.mutate != nil {
+		l.mutate(out.(*Config))
+	}
+	return true, nil
+}
+
+// startController builds and starts a controller; it is closed at test end.
+func startController(t *testing.T, sched *fakeScheduler, mutate func(*Config), handlers ...api.EventHandler) *Controller {
+	t.Helper()
+	c := NewController(Deps{Log: quietLog(), Scheduler: sched, EventHandlers: handlers, Config: configLoader{mutate}})
+	if err := c.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// waitFor polls cond until it holds or fails the test after 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func sortedKeys(m map[string]proto.Message) string {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if v == nil {
+			k = "-" + k
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}

@@ -1,0 +1,51 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics of the event loop, named contiv_controller_<name>_<unit>.
+type metrics struct {
+	events    *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	queueLen  prometheus.GaugeFunc
+	queueFull prometheus.Counter
+}
+
+func newMetrics(queueLen func() float64) *metrics {
+	return &metrics{
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contiv_controller_events_total",
+			Help: "Events processed by the controller, by event name and outcome (ok, error, fatal).",
+		}, []string{"event", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "contiv_controller_event_processing_duration_seconds",
+			Help:    "Time to process one event: handlers plus the transaction commit.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}, []string{"event"}),
+		queueLen: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "contiv_controller_event_queue_length",
+			Help: "Events waiting in the controller's queues.",
+		}, queueLen),
+		queueFull: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contiv_controller_events_rejected_total",
+			Help: "Events refused because the queue was full.",
+		}),
+	}
+}
+
+func (m *metrics) register(r prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.events, m.duration, m.queueLen, m.queueFull} {
+		if err := r.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *metrics) observe(event, outcome string, d time.Duration) {
+	m.events.WithLabelValues(event, outcome).Inc()
+	m.duration.WithLabelValues(event).Observe(d.Seconds())
+}

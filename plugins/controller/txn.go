@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+)
+
+// schedulerTxn stages the values of one event: handlers' values, then the external
+// configuration merged over them by the controller. A nil value stands for a delete.
+type schedulerTxn struct {
+	values map[string]proto.Message
+	merged map[string]proto.Message
+}
+
+func newSchedulerTxn() *schedulerTxn {
+	return &schedulerTxn{values: make(map[string]proto.Message), merged: make(map[string]proto.Message)}
+}
+
+// Put stages a value; a nil value is a handler bug (use Delete) and panics, so that it is
+// found in tests rather than silently deleting configuration.
+func (t *schedulerTxn) Put(key string, value proto.Message) {
+	if value == nil {
+		panic("controller: Put of a nil value for key " + key + " (use Delete)")
+	}
+	t.values[key] = value
+}
+
+// Delete stages the removal of key.
+func (t *schedulerTxn) Delete(key string) { t.values[key] = nil }
+
+// Get returns the value staged under key by the handlers, or nil.
+func (t *schedulerTxn) Get(key string) proto.Message { return t.values[key] }
+
+func (t *schedulerTxn) isEmpty() bool { return len(t.values) == 0 && len(t.merged) == 0 }
+
+// commit sends the staged values (handlers' first, merged external values over them) to
+// the scheduler in one transaction.
+func (t *schedulerTxn) commit(ctx context.Context, s Scheduler) (uint64, error) {
+	txn := s.StartNBTransaction()
+	for k, v := range t.values {
+		if _, overridden := t.merged[k]; overridden {
+			continue
+		}
+		txn.SetValue(k, v)
+	}
+	for k, v := range t.merged {
+		txn.SetValue(k, v)
+	}
+	return txn.Commit(ctx)
+}
+
+// Scheduler is what the controller needs of the KV scheduler.
+type Scheduler interface {
+	// StartNBTransaction opens a transaction of desired-state changes.
+	StartNBTransaction() kvs.Txn
+	// GetRecordedTransaction returns a committed transaction for the event history.
+	GetRecordedTransaction(seqNum uint64) *kvs.RecordedTxn
+}
