@@ -1,0 +1,62 @@
+// Package nodesync gives this node its cluster-unique node ID and keeps the map of the
+// cluster's nodes that the other plugins (ipam, ipnet, the service processor) read.
+//
+//	etcd /vnf-agent/contiv-ksr/allocatedIDs/<id>  VppNode{id, name, ip_addresses}  (written by nodesync)
+//	etcd /vnf-agent/contiv-ksr/k8s/node/<name>    Node{name, pod_CIDR, addresses}  (written by contiv-ksr)
+//	        │ dbwatcher: DBResync / KubeStateChange
+//	        ▼
+//	NodeSync ── node map: name -> Node{ID, VPP IPs, management IPs, pod CIDR}
+//	        ├── GetNodeID, GetAllNodes          (any goroutine)
+//	        ├── NodeUpdate events ──> event loop (follow-ups, handled by ipnet, ipam, ...)
+//	        └── PublishNodeIPs ──> etcd allocatedIDs/<this node's id>
+//
+// Events handled:
+//   - every resync: the node map is rebuilt from the "vppnode" and "node" resources of
+//     the Kubernetes state. When this node (Deps.NodeName) has no ID there, one is
+//     allocated in etcd: the IDs in use are read from etcd itself (the snapshot may be
+//     stale), the smallest free positive integer is chosen (the ID this agent held
+//     before, when it lost its record while running and the ID is still free) and
+//     allocatedIDs/<id> = VppNode{id, name} is written with a put-if-absent transaction
+//     (If(CreateRevision(key) == 0) Then(Put)). When another node wins the race the
+//     allocation starts over, at most MaxAllocationAttempts times. At the start-up
+//     resync a failed allocation, or no database, is an api.FatalError: the agent
+//     cannot work without an ID and is restarted. A node whose name is already
+//     allocated keeps its ID, so a restarted agent keeps its subnets.
+//   - KubeStateChange of "vppnode" and "node": the node map is updated and a NodeUpdate
+//     event is pushed (as a follow-up, through Deps.EventLoop) for every other node whose
+//     state changed (its VppNode added, changed or deleted, its Kubernetes addresses or
+//     pod CIDR changed), and for this node when its management IPs or pod CIDR changed.
+//     A node without an ID (ID 0) is never reported: a state without an ID is given as
+//     nil, so PrevState is nil when a node just got its ID and NewState is nil when it
+//     lost it.
+//
+// Management IPs are the Kubernetes Node addresses of type InternalIP and ExternalIP.
+// The VPP IPs come from the VppNode's ip_addresses (the obsolete ip_address when that
+// list is empty).
+//
+// Differences from upstream Contiv-VPP v3.1.0, on purpose:
+//   - GetAllNodes returns only nodes with an ID (upstream built the filtered map but
+//     returned the unfiltered one, quirk 16.6 of the facts).
+//   - A change of a node's pod CIDR also produces a NodeUpdate (upstream only looked at
+//     the management IPs), because the IPAM relies on it with external IPAM.
+//   - PublishNodeIPs writes with a transaction conditioned on the revision it read, so
+//     it never overwrites a record that changed meanwhile.
+//
+// What it does not do: it stages nothing in the controller's transactions (it owns no
+// dataplane configuration), it does not watch etcd (dbwatcher delivers the changes), and
+// it does not delete allocations of removed nodes (contiv-ksr does). It starts no
+// goroutines; Close cancels etcd requests in flight.
+//
+// Wiring the IPAM (which must not depend on this package):
+//
+//	ipam.NodeSyncFuncs{
+//		NodeID: ns.GetNodeID,
+//		AllNodes: func() map[string]*ipam.NodeInfo {
+//			out := make(map[string]*ipam.NodeInfo)
+//			for name, n := range ns.GetAllNodes() {
+//				out[name] = &ipam.NodeInfo{ID: n.ID, Name: n.Name, PodCIDR: n.PodCIDR}
+//			}
+//			return out
+//		},
+//	}
+package nodesync

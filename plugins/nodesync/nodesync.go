@@ -1,0 +1,209 @@
+package nodesync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/sirupsen/logrus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+)
+
+// DB gives nodesync the etcd connection; dbwatcher.DBWatcher implements it.
+type DB interface {
+	// KV returns the etcd key-value API, or an error while the database is not
+	// connected.
+	KV() (clientv3.KV, error)
+}
+
+// Deps lists what nodesync needs.
+type Deps struct {
+	// Log is the plugin's logger; nil means the logrus standard logger.
+	Log logrus.FieldLogger
+	// NodeName is this node's name (required).
+	NodeName string
+	// DB is the etcd connection used to allocate the node ID and publish the node's
+	// IPs; nil means no database (a node without an ID then cannot start).
+	DB DB
+	// EventLoop receives the NodeUpdate events (required).
+	EventLoop api.EventLoop
+}
+
+// NodeSync is the plugin: an event handler of the controller and the provider of API.
+// See the package documentation for the rules.
+type NodeSync struct {
+	Deps
+
+	ctx    context.Context // canceled by Close: aborts etcd requests in flight
+	cancel context.CancelFunc
+
+	mu    sync.RWMutex
+	state *cluster // replaced by Resync, changed by Update and PublishNodeIPs
+
+	publishMu sync.Mutex // serialises PublishNodeIPs
+}
+
+var (
+	_ API              = (*NodeSync)(nil)
+	_ api.EventHandler = (*NodeSync)(nil)
+)
+
+// NewNodeSync returns the plugin with its dependencies set.
+func NewNodeSync(deps Deps) *NodeSync { return &NodeSync{Deps: deps} }
+
+// String names the plugin: "nodesync".
+func (ns *NodeSync) String() string { return "nodesync" }
+
+// Init checks the dependencies.
+func (ns *NodeSync) Init() error {
+	if ns.Log == nil {
+		ns.Log = logrus.StandardLogger()
+	}
+	if ns.NodeName == "" {
+		return errors.New("nodesync: no node name given")
+	}
+	if ns.EventLoop == nil {
+		return errors.New("nodesync: no event loop given")
+	}
+	ns.ctx, ns.cancel = context.WithCancel(context.Background())
+	ns.state = newCluster(ns.NodeName, ns.Log)
+	return nil
+}
+
+// Close aborts etcd requests in flight; nodesync runs no goroutines of its own.
+func (ns *NodeSync) Close() error {
+	if ns.cancel != nil {
+		ns.cancel()
+	}
+	return nil
+}
+
+// HandlesEvent selects every resync and the KubeStateChanges of the "vppnode" and
+// "node" resources.
+func (ns *NodeSync) HandlesEvent(ev api.Event) bool {
+	if ev.Method().IsResync() {
+		return true
+	}
+	ksc, ok := ev.(*api.KubeStateChange)
+	return ok && (ksc.Resource == vppnode.Keyword || ksc.Resource == node.Keyword)
+}
+
+// Resync rebuilds the node map from the Kubernetes state and allocates this node's ID
+// when it has none. At the start-up resync (resyncCount 1) a failed allocation is an
+// api.FatalError; later it is an ordinary error (the node keeps its ID meanwhile).
+func (ns *NodeSync) Resync(_ api.Event, kubeState api.KubeStateData, resyncCount int, _ api.ResyncOperations) error {
+	prevID := ns.GetNodeID()
+	c := buildCluster(ns.NodeName, kubeState[vppnode.Keyword], kubeState[node.Keyword], ns.Log)
+	id := c.ownID(prevID)
+	log := ns.Log.WithField("node", ns.NodeName)
+	var allocErr error
+	switch {
+	case id != 0 && id == prevID:
+		log.WithField("nodeID", id).Debug("node ID found in the Kubernetes state")
+	case id != 0:
+		log.WithField("nodeID", id).Info("node ID found in the Kubernetes state")
+	default:
+		rec, attempts, err := ns.allocate(prevID)
+		if err != nil {
+			if resyncCount == 1 {
+				log.WithError(err).Error("node ID allocation failed at start-up")
+				return api.NewFatalError(err)
+			}
+			log.WithError(err).WithField("nodeID", prevID).Warn("node ID allocation failed: keeping the ID held so far")
+			allocErr = err
+			id = prevID
+			break
+		}
+		c.storeVppNode(rec.GetId(), rec)
+		id = rec.GetId()
+		log.WithFields(logrus.Fields{"nodeID": id, "attempts": attempts}).Info("node ID allocated")
+	}
+	c.setThisID(id)
+
+	ns.mu.Lock()
+	ns.state = c
+	ns.mu.Unlock()
+	if allocErr != nil {
+		return fmt.Errorf("nodesync resync: %w", allocErr)
+	}
+	return nil
+}
+
+// Update applies a KubeStateChange of a VppNode or a Kubernetes node to the node map
+// and pushes the NodeUpdate events it calls for.
+func (ns *NodeSync) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
+	ksc, ok := ev.(*api.KubeStateChange)
+	if !ok {
+		return "", nil
+	}
+	var changes []nodeChange
+	ns.mu.Lock()
+	switch ksc.Resource {
+	case vppnode.Keyword:
+		if id, rec, valid := ns.state.vppNodeRecord(ksc.Key, ksc.NewValue); valid {
+			if ns.state.thisID != 0 && id == ns.state.thisID && rec != nil && rec.GetName() != ns.NodeName {
+				ns.Log.WithFields(logrus.Fields{"node": ns.NodeName, "nodeID": id, "otherNode": rec.GetName()}).
+					Error("another node wrote a VppNode under this node's ID")
+			}
+			if ns.state.thisID != 0 && id == ns.state.thisID && rec == nil {
+				ns.Log.WithFields(logrus.Fields{"node": ns.NodeName, "nodeID": id}).
+					Warn("this node's VppNode was deleted: the node keeps its ID and claims it again at the next resync")
+			}
+			changes = ns.state.applyVppNode(id, rec)
+		}
+	case node.Keyword:
+		if name, rec, valid := ns.state.k8sNodeRecord(ksc.Key, ksc.NewValue); valid {
+			changes = ns.state.applyK8sNode(name, rec)
+		}
+	}
+	ns.mu.Unlock()
+
+	var done []string
+	for _, ch := range changes {
+		upd := nodeUpdateFor(ch, ns.NodeName)
+		if upd == nil {
+			continue
+		}
+		if err := ns.EventLoop.PushEvent(upd); err != nil {
+			return strings.Join(done, "; "), fmt.Errorf("nodesync: push %s for node %s: %w", NodeUpdateName, ch.name, err)
+		}
+		ns.Log.WithField("node", ch.name).Debugf("%s pushed: %s", NodeUpdateName, upd.describe())
+		done = append(done, upd.describe())
+	}
+	return strings.Join(done, "; "), nil
+}
+
+// Revert does nothing: nodesync handles no RevertOnFailure events.
+func (ns *NodeSync) Revert(api.Event) error { return nil }
+
+// GetNodeID returns this node's ID, 0 before the first successful resync.
+func (ns *NodeSync) GetNodeID() uint32 {
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	if ns.state == nil {
+		return 0
+	}
+	return ns.state.thisID
+}
+
+// GetAllNodes returns copies of the nodes that have an ID, by name.
+func (ns *NodeSync) GetAllNodes() map[string]*Node {
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	out := make(map[string]*Node)
+	if ns.state == nil {
+		return out
+	}
+	for name, n := range ns.state.nodes {
+		if n.ID != 0 {
+			out[name] = n.clone()
+		}
+	}
+	return out
+}
