@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
@@ -10,6 +11,7 @@ import (
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -190,4 +192,19 @@ func ModelForKey(key string) (Model, bool) {
 		}
 	}
 	return Model{}, false
+}
+
+// UnmarshalConfig decodes the protobuf-JSON value of a configuration key (as written
+// under /vnf-agent/<node>/ by external tools) into its model. It returns (nil, nil) for
+// keys that are not configuration of a known model, so callers can skip them.
+func UnmarshalConfig(key string, data []byte) (proto.Message, error) {
+	m, ok := ModelForKey(key)
+	if !ok || !m.Config {
+		return nil, nil
+	}
+	v := m.New()
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, v); err != nil {
+		return nil, fmt.Errorf("%s: decode %s: %w", key, m.Name, err)
+	}
+	return v, nil
 }

@@ -201,3 +201,39 @@ func TestModelKeyMethodRefusesValuesOfOtherTypes(t *testing.T) {
 		t.Errorf("Route model Key(nil) error = %v, want ErrUnknownModel", err)
 	}
 }
+
+func TestUnmarshalConfigDecodesByKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		key     string
+		data    string
+		want    proto.Message
+		wantErr string
+	}{
+		{name: "vpp interface", key: "config/vpp/v2/interfaces/loop1", data: `{"name":"loop1","enabled":true,"unknownField":1}`,
+			want: &vpp_interfaces.Interface{Name: "loop1", Enabled: true}},
+		{name: "singleton", key: "config/vpp/nat/v2/nat44-global", data: `{"forwarding":true}`,
+			want: &vpp_nat.Nat44Global{Forwarding: true}},
+		{name: "not a model key", key: "status/whatever", data: `{}`},
+		{name: "derived key", key: "vpp/interface/unnumbered/tap1", data: `{}`},
+		{name: "garbage", key: "config/vpp/v2/interfaces/loop1", data: `{"enabled":"yes"`,
+			wantErr: "config/vpp/v2/interfaces/loop1: decode contiv.vpp.interfaces.Interface"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := UnmarshalConfig(tc.key, []byte(tc.data))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tc.want == nil) || (got != nil && !proto.Equal(got, tc.want)) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

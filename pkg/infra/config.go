@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -136,4 +137,22 @@ func ParseConfig(data []byte, out any, strict bool, log logrus.FieldLogger) erro
 		return fmt.Errorf("invalid value: %w", err)
 	}
 	return nil
+}
+
+// StaticConfig is a ConfigLoader that hands out fixed values instead of reading a file,
+// for configuration that the program computes itself (e.g. the etcd endpoint of the
+// standalone mode). Its keys are the JSON names of the target struct; keys the target
+// does not have are an error, so a typo cannot pass silently.
+type StaticConfig map[string]any
+
+// LoadConfig implements ConfigLoader.
+func (s StaticConfig) LoadConfig(out any) (bool, error) {
+	data, err := json.Marshal(map[string]any(s))
+	if err != nil {
+		return false, fmt.Errorf("static config: %w", err)
+	}
+	if err := ParseConfig(data, out, true, nil); err != nil {
+		return false, fmt.Errorf("static config: %w", err)
+	}
+	return true, nil
 }

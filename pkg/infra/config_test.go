@@ -188,3 +188,17 @@ func TestConfigFileStrictErrorNamesFileAndKey(t *testing.T) {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
+
+func TestStaticConfigFillsTheTarget(t *testing.T) {
+	cfg := sampleConfig{Enabled: true}
+	found, err := StaticConfig{"endpoint": "127.0.0.1:2379", "inner": map[string]any{"level": 2}}.LoadConfig(&cfg)
+	if err != nil || !found {
+		t.Fatalf("found=%v err=%v", found, err)
+	}
+	if cfg.Endpoint != "127.0.0.1:2379" || cfg.Inner.Level != 2 || !cfg.Enabled {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	if _, err := (StaticConfig{"endpoints": "x"}).LoadConfig(&cfg); err == nil || err.Error() != "static config: unknown keys: endpoints" {
+		t.Errorf("typo accepted: %v", err)
+	}
+}
