@@ -37,10 +37,10 @@ generate:
 	./scripts/genproto.sh
 
 run: contiv-agent
-	@echo "contiv-agent: REST on http://$(RUN_HTTP) (try /readiness, /metrics); Ctrl-C stops it"
-	@echo "not wired yet: controller, KV scheduler, VPP (govppmux/simulator), etcd, IPAM, ipnet, services"
-	CONTIV_CONFIG=k8s/examples/contiv.conf MICROSERVICE_LABEL=$${MICROSERVICE_LABEL:-k8s-master} \
-	  ./$(BIN_DIR)/contiv-agent -http-config=k8s/examples/http.conf
+	@echo "contiv-agent -standalone: embedded etcd, REST on http://$(RUN_HTTP) (try /readiness, /contiv/v1/ipam); Ctrl-C stops it"
+	@echo "not wired yet: VPP (govppmux + simulator), the example cluster, pod wiring (ipnet, CNI), services"
+	./$(BIN_DIR)/contiv-agent -standalone -standalone-dir=.run/standalone -node-name=$${MICROSERVICE_LABEL:-k8s-master} \
+	  -contiv-config=k8s/examples/contiv.conf -http-config=k8s/examples/http.conf
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -50,5 +50,5 @@ tools:
 	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 
 clean:
-	rm -rf $(BIN_DIR)
+	rm -rf $(BIN_DIR) .run
 	$(GO) clean -testcache

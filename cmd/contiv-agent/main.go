@@ -10,14 +10,23 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contiv-vpp/contiv-vpp/api/models"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/dbwatcher"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
+	"github.com/contiv-vpp/contiv-vpp/plugins/standalone"
 )
 
 // nodeNameEnv carries the Kubernetes node name (downward API spec.nodeName); it is also
@@ -28,6 +37,27 @@ func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// configFiles are the per-plugin configuration files (-<name>-config / <NAME>_CONFIG).
+type configFiles struct {
+	contiv, http, logs, controller, kvscheduler, etcd, bolt *infra.ConfigFile
+}
+
+func registerConfigFiles(fs *flag.FlagSet) configFiles {
+	return configFiles{
+		contiv:      infra.NewConfigFile(fs, "contiv"),
+		http:        infra.NewConfigFile(fs, "http"),
+		logs:        infra.NewConfigFile(fs, "logs"),
+		controller:  infra.NewConfigFile(fs, "controller"),
+		kvscheduler: infra.NewConfigFile(fs, "kvscheduler"),
+		etcd:        infra.NewConfigFile(fs, "etcd"),
+		bolt:        infra.NewConfigFile(fs, "bolt"),
+	}
+}
+
+func (c configFiles) all() []*infra.ConfigFile {
+	return []*infra.ConfigFile{c.contiv, c.http, c.logs, c.controller, c.kvscheduler, c.etcd, c.bolt}
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("contiv-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -36,9 +66,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logLevel := fs.String("log-level", "", "default log level (overrides default-level of logs.conf)")
 	strict := fs.Bool("strict-config", false, "fail on unknown keys in configuration files instead of warning")
 	nodeName := fs.String("node-name", "", "this node's name (default: $"+nodeNameEnv+", else the host name)")
-	contivCfg := infra.NewConfigFile(fs, "contiv")
-	httpCfg := infra.NewConfigFile(fs, "http")
-	logsCfg := infra.NewConfigFile(fs, "logs")
+	standaloneMode := fs.Bool("standalone", false, "run with an embedded etcd on loopback instead of the cluster's (demo, development)")
+	standaloneDir := fs.String("standalone-dir", ".run/standalone", "data directory of the standalone mode (kept across runs)")
+	standaloneEtcd := fs.String("standalone-etcd", "127.0.0.1:0", "loopback host:port of the embedded etcd in standalone mode")
+	files := registerConfigFiles(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -56,12 +87,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := logs.Logger("agent")
-	for _, c := range []*infra.ConfigFile{contivCfg, httpCfg, logsCfg} {
+	for _, c := range files.all() {
 		c.Strict = *strict
 		c.Log = logs.Logger("config")
 	}
 	var logsConf infra.LogsConfig
-	if _, err := logsCfg.LoadConfig(&logsConf); err != nil {
+	if _, err := files.logs.LoadConfig(&logsConf); err != nil {
 		return fail(log, stderr, err)
 	}
 	if err := logs.Apply(logsConf); err != nil {
@@ -83,51 +114,114 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	log.WithField("node", node).Info(version.String("contiv-agent"))
 
 	healthReg := health.NewRegistry()
-	agentStatus := healthReg.Reporter("agent")
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(version.Collector("agent"))
 
-	// The plugins, in start-up order (closed in reverse).
+	// --- the plugins ---------------------------------------------------------------
 	restPlugin := rest.NewPlugin(rest.Deps{
 		Log:     logs.Logger("rest"),
-		Config:  httpCfg,
+		Config:  files.http,
 		Health:  healthReg,
 		Metrics: metrics,
 	})
 	logs.RegisterHandlers(restPlugin)
+
+	var standalonePlugin *standalone.Plugin
+	var etcdConfig, boltConfig infra.ConfigLoader = files.etcd, files.bolt
+	if *standaloneMode {
+		standalonePlugin = standalone.NewPlugin(standalone.Deps{
+			Log:      logs.Logger("standalone"),
+			Dir:      *standaloneDir,
+			EtcdAddr: *standaloneEtcd,
+		})
+		etcdConfig = standalonePlugin.EtcdConfig()
+		boltConfig = infra.StaticConfig{"db-path": filepath.Join(*standaloneDir, "bolt.db")}
+	}
+
+	scheduler := &kvscheduler.Scheduler{Deps: kvscheduler.Deps{
+		Log:        logs.Logger("kvscheduler"),
+		Config:     files.kvscheduler,
+		Registerer: metrics,
+	}}
+	scheduler.RegisterHandlers(restPlugin)
+
 	contivConf := &contivconf.Plugin{Deps: contivconf.Deps{
 		Log:      logs.Logger("contivconf"),
-		Config:   contivCfg,
+		Config:   files.contiv,
 		NodeName: node,
 	}}
 
+	ctl := controller.NewController(controller.Deps{
+		Log:        logs.Logger("controller"),
+		Config:     files.controller,
+		Scheduler:  scheduler,
+		HTTP:       restPlugin,
+		Registerer: metrics,
+		Health:     healthReg.Reporter("controller"),
+	})
+
+	watcher := dbwatcher.NewDBWatcher(dbwatcher.Deps{
+		Log:                 logs.Logger("dbwatcher"),
+		NodeName:            node,
+		EventLoop:           ctl,
+		EtcdConfig:          etcdConfig,
+		BoltConfig:          boltConfig,
+		ExternalConfigCodec: models.UnmarshalConfig,
+		Registerer:          metrics,
+		StatusReporter:      etcdStatus(healthReg.Reporter("etcd")),
+	})
+	ctl.DBWatcher = watcher
+
+	nodeSync := nodesync.NewNodeSync(nodesync.Deps{
+		Log:       logs.Logger("nodesync"),
+		NodeName:  node,
+		DB:        watcher,
+		EventLoop: ctl,
+	})
+
+	ipamPlugin := ipam.NewPlugin(ipam.Deps{
+		Log:        logs.Logger("ipam"),
+		NodeName:   node,
+		ContivConf: contivConf,
+		NodeSync:   ipamNodeSync(nodeSync),
+		HTTP:       restPlugin,
+		EventLoop:  ctl,
+	})
+	// Until ipnet serves it, /contiv/v1/ipam reports the node IP of the address plan.
+	restPlugin.HandleFunc("GET "+ipam.IPAMPath, ipamPlugin.IPAMDataHandler(planNodeIP(contivConf, ipamPlugin)))
+
+	// The controller's event handlers, in dependency order (Forward events see them in
+	// this order, Reverse events backwards).
+	ctl.EventHandlers = []api.EventHandler{
+		contivConf,
+		nodeSync,
+		ipamPlugin,
+	}
+
+	plugins := []infra.Plugin{restPlugin}
+	if standalonePlugin != nil {
+		plugins = append(plugins, standalonePlugin)
+	}
+	plugins = append(plugins,
+		scheduler,
+		contivConf,
+		nodeSync,
+		ipamPlugin,
+		ctl,     // the event loop; its queue exists after Init, it runs after AfterInit
+		watcher, // last: it feeds the loop, and is closed first
+	)
+
+	agentStatus := healthReg.Reporter("agent")
 	agent := infra.NewAgent(
 		infra.WithLogger(log),
 		infra.WithStartupTimeout(startupTimeout),
 		infra.WithObserver(func(e infra.LifecycleEvent) { reportLifecycle(agentStatus, e) }),
-		infra.WithPlugins(
-			restPlugin,
-			contivConf,
-		),
+		infra.WithPlugins(plugins...),
 	)
 	if err := agent.Run(ctx); err != nil {
 		return fail(log, stderr, err)
 	}
 	return 0
-}
-
-// reportLifecycle turns agent lifecycle phases into the "agent" health component.
-func reportLifecycle(r *health.Reporter, e infra.LifecycleEvent) {
-	switch e.Phase {
-	case infra.PhaseStarting:
-		r.Report(health.Init, "plugins starting")
-	case infra.PhaseStarted:
-		r.Report(health.OK, "")
-	case infra.PhaseFailed:
-		r.Report(health.Error, e.Err.Error())
-	case infra.PhaseStopping, infra.PhaseStopped:
-		r.Report(health.Init, "shutting down")
-	}
 }
 
 func resolveNodeName(flagValue string) (string, error) {

@@ -112,7 +112,7 @@ func TestBadConfigurationExitsNonZeroNamingTheKey(t *testing.T) {
 	}
 }
 
-func TestGoodConfigurationServesProbesAndMetrics(t *testing.T) {
+func TestStandaloneAgentServesProbesMetricsAndIPAM(t *testing.T) {
 	dir := t.TempDir()
 	addr := freePort(t)
 	httpConf := writeFile(t, dir, "http.conf", "endpoint: "+addr+"\n")
@@ -125,7 +125,8 @@ func TestGoodConfigurationServesProbesAndMetrics(t *testing.T) {
 	var errOut syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"-contiv-config=" + contivConf, "-http-config=" + httpConf, "-node-name=k8s-master"}, io.Discard, &errOut)
+		done <- run(ctx, []string{"-standalone", "-standalone-dir=" + filepath.Join(dir, "standalone"),
+			"-contiv-config=" + contivConf, "-http-config=" + httpConf, "-node-name=k8s-master"}, io.Discard, &errOut)
 	}()
 
 	base := "http://" + addr
@@ -157,6 +158,14 @@ func TestGoodConfigurationServesProbesAndMetrics(t *testing.T) {
 		"/metrics":  `contiv_agent_component_state{component="agent"} 0`,
 		"/liveness": `"state": "OK"`,
 		"/log/list": `"contivconf":"info"`,
+		// Node 1 of the default configuration, as in the upstream documentation.
+		"/contiv/v1/ipam": `"nodeId": 1,
+  "nodeName": "k8s-master",
+  "nodeIP": "192.168.16.1",
+  "podSubnetThisNode": "10.1.1.0/24",
+  "vppHostNetwork": "172.30.1.0/24",`,
+		"/controller/event-history?seq-num=0": `"Name": "Database Resync"`,
+		"/scheduler/status":                   `[`,
 	} {
 		resp, err := http.Get(base + path)
 		if err != nil {

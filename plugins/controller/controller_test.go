@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
@@ -567,4 +568,49 @@ func TestDurationAcceptsNanosecondsAndStrings(t *testing.T) {
 	if err := d.UnmarshalJSON([]byte(`"soon"`)); err == nil || !strings.Contains(err.Error(), `"soon" is not a duration`) {
 		t.Errorf("err = %v", err)
 	}
+}
+
+func TestEventBannersAreLogged(t *testing.T) {
+	var buf syncBuffer
+	log := logrus.New()
+	log.SetOutput(&buf)
+	j := &journal{}
+	c := NewController(Deps{Log: log, Scheduler: &fakeScheduler{}, EventHandlers: []api.EventHandler{
+		&fakeHandler{name: "a", j: j, failWith: map[string]error{"Bad": errors.New("boom")}}}})
+	if err := c.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	resyncNow(t, c)
+	_ = pushAndWait(t, c, newTestEvent("Bad", true, api.BestEffortIgnoreErrors, api.Forward))
+	out := buf.String()
+	for _, want := range []string{
+		`msg=">>>>>>>>>> NEW EVENT #0: Database Resync (remote DB)"`, `details="* pod: 0"`, `handlers=a`,
+		`msg="<<<<<<<<<< FINALIZED EVENT #1: Bad"`, `error="a: boom"`, `level=error`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the loop goroutine to write while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -12,7 +12,11 @@ import (
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
-const bannerWidth = 130
+// Banner marks that open and close the log lines of every event, easy to search for.
+const (
+	bannerOpen  = ">>>>>>>>>>"
+	bannerClose = "<<<<<<<<<<"
+)
 
 // processEvent runs one event through the handlers and commits its transaction.
 func (c *Controller) processEvent(queued api.Event) {
@@ -350,27 +354,27 @@ func (c *Controller) txnContext(ev api.Event, method api.EventMethodType, txnTyp
 	return ctx
 }
 
+// logNewEvent writes the opening banner of an event: one line, details in fields.
 func (c *Controller) logNewEvent(rec *EventRecord, handlers []api.EventHandler) {
 	names := make([]string, len(handlers))
 	for i, h := range handlers {
 		names[i] = h.String()
 	}
-	var b strings.Builder
-	b.WriteString(strings.Repeat(">", bannerWidth))
-	fmt.Fprintf(&b, "\nNEW EVENT #%d: %s", rec.SeqNum, rec.Description)
+	title, details, _ := strings.Cut(rec.Description, "\n")
+	entry := c.Log.WithField("seq", rec.SeqNum).WithField("method", rec.Method.String()).
+		WithField("handlers", orNone(names))
 	if rec.IsFollowUp {
-		fmt.Fprintf(&b, "\n  follow-up to #%d", rec.FollowUpTo)
+		entry = entry.WithField("followUpTo", rec.FollowUpTo)
 	}
-	fmt.Fprintf(&b, "\n  method: %s; handlers: %s\n", rec.Method, orNone(names))
-	b.WriteString(strings.Repeat(">", bannerWidth))
-	c.Log.Info(b.String())
+	if details != "" {
+		entry = entry.WithField("details", strings.ReplaceAll(strings.TrimSpace(details), "\n", ";"))
+	}
+	entry.Infof("%s NEW EVENT #%d: %s", bannerOpen, rec.SeqNum, title)
 }
 
+// logFinalizedEvent writes the closing banner: what each handler did, the transaction,
+// the errors and the duration.
 func (c *Controller) logFinalizedEvent(rec *EventRecord, err error) {
-	var b strings.Builder
-	b.WriteString(strings.Repeat("<", bannerWidth))
-	fmt.Fprintf(&b, "\nFINALIZED EVENT #%d: %s (took %v)", rec.SeqNum, rec.Name,
-		rec.ProcessingEnd.Sub(rec.ProcessingStart).Round(time.Microsecond))
 	var handled []string
 	for _, h := range rec.Handlers {
 		entry := h.Handler
@@ -382,19 +386,16 @@ func (c *Controller) logFinalizedEvent(rec *EventRecord, err error) {
 		}
 		handled = append(handled, entry)
 	}
-	fmt.Fprintf(&b, "\n  handled by: %s", orNone(handled))
+	entry := c.Log.WithField("seq", rec.SeqNum).WithField("handledBy", orNone(handled)).
+		WithField("duration", rec.ProcessingEnd.Sub(rec.ProcessingStart).Round(time.Microsecond))
 	if rec.Txn != nil {
-		fmt.Fprintf(&b, "\n  transaction: #%d", rec.Txn.SeqNum)
+		entry = entry.WithField("txn", rec.Txn.SeqNum)
 	}
 	if err != nil {
-		fmt.Fprintf(&b, "\n  errors: %v", err)
+		entry.WithError(err).Errorf("%s FINALIZED EVENT #%d: %s", bannerClose, rec.SeqNum, rec.Name)
+		return
 	}
-	b.WriteString("\n" + strings.Repeat("<", bannerWidth))
-	if err != nil {
-		c.Log.Error(b.String())
-	} else {
-		c.Log.Info(b.String())
-	}
+	entry.Infof("%s FINALIZED EVENT #%d: %s", bannerClose, rec.SeqNum, rec.Name)
 }
 
 func orNone(s []string) string {

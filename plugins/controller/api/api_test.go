@@ -148,3 +148,10 @@ func TestEnumStrings(t *testing.T) {
 		t.Error("IsResync wrong")
 	}
 }
+
+func TestMethodMarshalsAsName(t *testing.T) {
+	b, err := UpstreamResync.MarshalText()
+	if err != nil || string(b) != "Upstream-Resync" {
+		t.Errorf("MarshalText = %s, %v", b, err)
+	}
+}

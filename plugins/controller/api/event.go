@@ -36,6 +36,9 @@ func (m EventMethodType) String() string {
 	return fmt.Sprintf("EventMethodType(%d)", int(m))
 }
 
+// MarshalText writes the method name (e.g. in the event history JSON).
+func (m EventMethodType) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
 // IsResync is true for every method but Update.
 func (m EventMethodType) IsResync() bool { return m != Update }
 
