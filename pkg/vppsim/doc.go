@@ -1,0 +1,84 @@
+// Package vppsim is a VPP simulator: it serves VPP's binary API on a unix
+// socket so that tests and the standalone demo can run the agent's real
+// govpp code path on machines where VPP cannot run.
+//
+//	govpp socketclient ──unix socket──> accept ─> conn goroutine (one per client)
+//	                                               │ read frame, decode (govpp codec)
+//	                                               │ faults: fail / delay
+//	                                               ▼
+//	                                     handler(msg) under the state lock
+//	                                               │ reads/changes state, encodes replies
+//	                                               ▼
+//	                                     replies batched, written when no more
+//	                                     requests are buffered (pipelining)
+//
+// # What it simulates
+//
+// The socket protocol is VPP's as govpp's socketclient speaks it: 16-byte
+// frame headers, the sockclnt_create handshake on the hard-coded message
+// ID 15 answered with the client index and the full message table,
+// sockclnt_delete, request contexts echoed in replies, dumps ended by the
+// client's control_ping. The table lists every message of every binapi
+// package of the pinned govpp (VPP 25.10), with VPP's "<name>_<crc>"
+// names, so CRC compatibility checks pass for any of them. Several clients
+// may be connected at once; their requests are executed one at a time, as
+// VPP's main thread does.
+//
+// It keeps VPP's state for: interfaces (local0, DPDK-like NICs given in
+// Options, loopbacks, TAP v2, af_packet, VXLAN) with admin state, MAC,
+// MTUs, tags, rx mode, VRF binding, IPv4/IPv6 addresses and unnumbered
+// configuration; FIB tables (with VPP's locking: the API, bound interfaces
+// and NAT keep a table alive) and routes, including the special,
+// connected, local and neighbor entries VPP shows in its dumps; IP
+// neighbors and their config; proxy ARP; bridge domains, their members,
+// BVIs and split-horizon groups, and the L2 FIB; NAT44-ED (plugin enable,
+// forwarding, address and twice-NAT pools, inside/outside and output
+// interfaces, static, identity and load-balancing static mappings,
+// sessions); DHCP client configuration. Every dump is answered from that
+// state, and cli_inband answers a few show commands (interface, interface
+// address, ip fib, ip neighbors, nat44 static mappings / interfaces /
+// addresses, bridge-domain, version) in VPP's layout. Interface events are
+// sent to clients that ask for them; DHCP leases and NAT sessions are
+// injected through the Go API (PushDHCPLease, InjectSession).
+//
+// # How strict it is
+//
+// A simulator that accepts what VPP rejects hides bugs, so requests are
+// checked like VPP checks them and failures carry VPP's own retval codes
+// (see retval.go): unknown interfaces, missing VRF tables, duplicate or
+// missing entries, NAT configuration while the plugin is disabled, VRF
+// changes of interfaces with addresses, overlapping interface addresses,
+// a second BVI in a bridge domain, LB mappings with fewer than two
+// locals, and so on. A request the simulator does not implement is
+// answered with VNET_API_ERROR_UNIMPLEMENTED (-9), a dump it does not
+// implement with no details, never with silence. Requests with a
+// client_index that is not the client's, malformed requests and unknown
+// message IDs are dropped and logged, as VPP does. Where VPP's exact
+// behaviour could not be confirmed, the handler's comment says which
+// choice was made.
+//
+// # What it does not simulate
+//
+// No packets are forwarded and no counters move; NAT sessions exist only
+// when injected, and Translate/LookupDNAT evaluate the mappings without
+// allocating ports. There is no shared-memory transport and no stats
+// segment (govpp's core does not need it). Sub-interfaces, memif, ACLs,
+// IPsec, SRv6 and the other plugins in the table are not implemented and
+// answer UNIMPLEMENTED. VPP 25.10's nat44_ed API has no
+// nat44_forwarding_is_enabled; nat44_show_running_config reports the
+// forwarding state instead. Without Options.Linux nothing is created in Linux:
+// TAP host names and namespaces are recorded but not checked against the
+// system. With Options.Linux (root only), a TAP also gets its Linux end in
+// the requested namespace with the requested name, MAC, MTU, addresses,
+// default routes and bridge, like VPP creates it, and af_packet requires
+// the host interface to exist.
+//
+// # Testing hooks
+//
+// FailMessage and DelayMessage inject faults per message, DropConnections
+// and Restart simulate VPP closing the socket and crashing, MessageCount
+// counts requests per message (e.g. to measure how many messages
+// programming N services takes), and Interfaces, Routes, NAT, Sessions,
+// LookupDNAT and Translate let tests inspect the state without going
+// through the API.
+package vppsim
