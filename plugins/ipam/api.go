@@ -7,6 +7,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 // API is the address plan of the cluster as seen from this node, and the pod IP
@@ -74,13 +75,9 @@ type API interface {
 }
 
 // PodID identifies a Kubernetes pod.
-type PodID struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-}
 
-// String returns "namespace/name".
-func (id PodID) String() string { return id.Namespace + "/" + id.Name }
+// PodID identifies a pod (name and namespace); it is the KSR model's pod ID.
+type PodID = podmodel.ID
 
 // DefaultPodNetworkName names the pod network that the IPAM allocates from; it is the
 // only network accepted by the custom interface methods.

@@ -28,3 +28,15 @@ func Key(name, namespace string) string {
 func ParsePodFromKey(key string) (name, namespace string, err error) {
 	return keyparse.ParseNamespaced(Keyword, keyPrefix, key)
 }
+
+// ID identifies a pod within the cluster.
+type ID struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// String returns "namespace/name".
+func (id ID) String() string { return id.Namespace + "/" + id.Name }
+
+// GetID returns the identifier of a pod.
+func GetID(p *Pod) ID { return ID{Name: p.GetName(), Namespace: p.GetNamespace()} }

@@ -53,3 +53,10 @@ func TestParsePodFromKey(t *testing.T) {
 		})
 	}
 }
+
+func TestIDOfPod(t *testing.T) {
+	id := GetID(&Pod{Name: "nginx", Namespace: "default"})
+	if id != (ID{Name: "nginx", Namespace: "default"}) || id.String() != "default/nginx" {
+		t.Errorf("id = %+v (%s)", id, id)
+	}
+}
