@@ -169,6 +169,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ExternalConfigCodec: models.UnmarshalConfig,
 		Registerer:          metrics,
 		StatusReporter:      etcdStatus(healthReg.Reporter("etcd")),
+		Timing:              ctl.DBWatcherTiming, // controller.conf, loaded by the controller's Init
 	})
 	ctl.DBWatcher = watcher
 

@@ -151,6 +151,15 @@ func (c *Controller) Init() error {
 	return nil
 }
 
+// Config returns the effective controller.conf (valid after Init).
+func (c *Controller) Config() Config { return c.config }
+
+// DBWatcherTiming returns delayLocalResync and remoteDBProbingInterval, the settings of
+// controller.conf that the database watcher uses (valid after Init).
+func (c *Controller) DBWatcherTiming() (delayLocalResync, remoteDBProbingInterval time.Duration) {
+	return time.Duration(c.config.DelayLocalResync), time.Duration(c.config.RemoteDBProbingInterval)
+}
+
 // AfterInit starts the event loop.
 func (c *Controller) AfterInit() error {
 	c.ctx, c.cancel = context.WithCancel(context.Background())

@@ -614,3 +614,17 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestConfigIsLoadedFromTheFile(t *testing.T) {
+	c := NewController(Deps{Log: quietLog(), Scheduler: &fakeScheduler{}, Config: configLoader{func(cfg *Config) {
+		cfg.DelayLocalResync = Duration(7 * time.Second)
+		cfg.RemoteDBProbingInterval = Duration(time.Second)
+	}}})
+	if err := c.Init(); err != nil {
+		t.Fatal(err)
+	}
+	d, p := c.DBWatcherTiming()
+	if d != 7*time.Second || p != time.Second || c.Config().MaxRetryAttempts != 3 {
+		t.Errorf("timing %v/%v, config %+v", d, p, c.Config())
+	}
+}

@@ -72,6 +72,9 @@ type Deps struct {
 	// RemoteDBProbingInterval is remoteDBProbingInterval of controller.conf; 0 means the
 	// default.
 	RemoteDBProbingInterval time.Duration
+	// Timing, when set, is asked at Init for delayLocalResync and remoteDBProbingInterval
+	// (the controller's configuration, loaded by then); it overrides the two fields above.
+	Timing func() (delayLocalResync, remoteDBProbingInterval time.Duration)
 }
 
 // DBWatcher feeds the controller's event loop with the Kubernetes state from etcd (or,
@@ -118,6 +121,9 @@ func (w *DBWatcher) Init() (err error) {
 	}
 	if w.EventLoop == nil {
 		return errors.New("dbwatcher: no event loop given")
+	}
+	if w.Timing != nil {
+		w.DelayLocalResync, w.RemoteDBProbingInterval = w.Timing()
 	}
 	if w.DelayLocalResync < 0 || w.RemoteDBProbingInterval < 0 {
 		return fmt.Errorf("dbwatcher: negative delayLocalResync %v or remoteDBProbingInterval %v", w.DelayLocalResync, w.RemoteDBProbingInterval)

@@ -47,3 +47,18 @@ func TestKVFollowsTheEtcdConnection(t *testing.T) {
 		t.Fatalf("KV() with etcd down: %v, want ErrNotConnected naming the endpoint", err)
 	}
 }
+
+func TestTimingComesFromTheControllerConfig(t *testing.T) {
+	w := NewDBWatcher(Deps{
+		EventLoop:  &fakeLoop{},
+		BoltConfig: boltConf(t.TempDir()),
+		Timing:     func() (time.Duration, time.Duration) { return 7 * time.Second, 2 * time.Second },
+	})
+	if err := w.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.DelayLocalResync != 7*time.Second || w.RemoteDBProbingInterval != 2*time.Second {
+		t.Errorf("timing = %v / %v", w.DelayLocalResync, w.RemoteDBProbingInterval)
+	}
+}
