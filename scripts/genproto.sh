@@ -41,6 +41,7 @@ PROTO_DIRS=(
 # services; they are compiled with protoc-gen-go and protoc-gen-go-grpc (for
 # example plugins/podmanager/cni once cni.proto exists).
 GRPC_DIRS=(
+	plugins/podmanager/cni
 )
 
 PROTOC_VERSION="3.21.12"

@@ -2,4 +2,50 @@
 // contiv-cni calls, turns each CNI ADD/DEL into a blocking AddPod/DeletePod event for the
 // controller, keeps the set of pods running on this node, and recovers it after a
 // restart. It configures nothing itself: ipnet wires the pods when it handles the events.
+//
+// # Request flow
+//
+//	contiv-cni ──gRPC, unix socket /var/run/contiv/cni.sock──▶ podmanager server
+//	  Add:    pod from CNI_ARGS (K8S_POD_NAME, K8S_POD_NAMESPACE)
+//	          [pod known with another container/netns ⇒ DeletePod, wait for it]
+//	          AddPod ──PushEvent──▶ event loop: podmanager, ipam, ipnet, service ... (Forward,
+//	          RevertOnFailure) ──Done──▶ reply with the interfaces/routes ipnet filled in
+//	  Delete: DeletePod (Reverse, BestEffortIgnoreErrors); an unknown pod, or a DEL of an
+//	          older sandbox of the pod, succeeds without an event
+//	  Check:  answered from the local pods, no event
+//
+// One request waits at most Config.RequestTimeout for its events; requests for the same
+// pod are serialised. Failures of the handlers are replies with cni.ResultError; when the
+// event loop takes no event (queue full, stopping) or does not process it in time, the
+// request ends with the gRPC status Unavailable or DeadlineExceeded instead, which
+// contiv-cni reports as "try again later" (see package cni).
+//
+// # Events handled
+//
+// Every resync, AddPod (records the LocalPod; fails with ErrObsoletePod when the pod is
+// still recorded with another sandbox) and DeletePod (forgets it). Revert of an AddPod
+// restores the previous record. The plugin stages no configuration.
+//
+// # Restart recovery
+//
+// Upstream Contiv-VPP found the local pods after a restart by listing the Docker sandbox
+// containers. This port does not depend on a container runtime; instead:
+//
+//  1. Every change of the local pods is written atomically (temporary file + rename) to
+//     Config.StateFile (default /var/run/contiv/pods.json, a tmpfs: a reboot forgets the
+//     pods together with their sandboxes). A record holds the pod ID, the container ID,
+//     the network namespace path and the namespace's inode.
+//  2. Init reads the file and drops every record whose network namespace is gone: the
+//     path no longer exists, is no namespace file any more (unmounted placeholder), or
+//     names another namespace than recorded (a /proc/<pid>/ns/net whose PID was reused).
+//     A path that cannot be examined keeps its record, with a warning. The agent must
+//     therefore see the pods' netns paths (/var/run/netns, /proc of the host).
+//  3. The first resync drops the recovered pods that the Kubernetes state no longer has,
+//     or that it shows on another node (status.hostIP not among this node's management
+//     IPs; checked only when Deps.NodeSync knows this node). Later resyncs keep the local
+//     pods as they are: they are what CNI said, and the Kubernetes state may lag behind.
+//
+// The pods that survive are the LocalPods that ipnet and the other handlers rebuild
+// their configuration from in the same resync, so the pods keep their interfaces and
+// addresses across an agent restart.
 package podmanager

@@ -1,0 +1,82 @@
+package cniplugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/containernetworking/cni/pkg/types"
+	"github.com/sirupsen/logrus"
+)
+
+// defaultLogFile is where requests are logged when the configuration names no logFile.
+const defaultLogFile = "/tmp/contiv-cni.log"
+
+// netConf is contiv-cni's network configuration.
+type netConf struct {
+	types.PluginConf
+
+	// GRPCServer is the agent's address: a unix socket path if it starts with "/", else
+	// TCP host:port.
+	GRPCServer string `json:"grpcServer"`
+	// LogFile is where requests are logged: nil means defaultLogFile, "" stderr.
+	LogFile *string `json:"logFile,omitempty"`
+	// EtcdEndpoints is an upstream key, accepted and unused.
+	EtcdEndpoints string `json:"etcdEndpoints,omitempty"`
+}
+
+// parseConfig decodes and checks the network configuration of a command (ADD, DEL, ...).
+func parseConfig(data []byte, command string) (*netConf, error) {
+	conf := &netConf{}
+	if err := json.Unmarshal(data, conf); err != nil {
+		return nil, types.NewError(types.ErrDecodingFailure, "contiv-cni: cannot decode the network configuration", err.Error())
+	}
+	if conf.GRPCServer == "" {
+		return conf, types.NewError(types.ErrInvalidNetworkConfig,
+			"contiv-cni: the network configuration lacks grpcServer (the contiv agent's socket, e.g. /var/run/contiv/cni.sock)", "")
+	}
+	if command == "ADD" && conf.RawPrevResult != nil {
+		return conf, types.NewError(types.ErrInvalidNetworkConfig,
+			"contiv-cni: got a prevResult on ADD; contiv-cni must be the first plugin of the chain", "")
+	}
+	return conf, nil
+}
+
+// logTarget returns where the configuration wants the log ("" = stderr).
+func (c *netConf) logTarget() string {
+	if c == nil || c.LogFile == nil {
+		return defaultLogFile
+	}
+	return *c.LogFile
+}
+
+// openLog returns a logger writing to the configured log file (stderr when the file is
+// "" or cannot be opened) and the function that closes it.
+func openLog(target string, stderr io.Writer) (*logrus.Logger, func()) {
+	log := logrus.New()
+	log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, DisableColors: true})
+	log.SetOutput(stderr)
+	if target == "" {
+		return log, func() {}
+	}
+	f, err := os.OpenFile(target, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		log.WithError(err).Warnf("contiv-cni: cannot open log file %s, logging to stderr", target)
+		return log, func() {}
+	}
+	log.SetOutput(f)
+	return log, func() { _ = f.Close() }
+}
+
+// ipamType returns the type of the chained IPAM plugin ("" when none).
+func (c *netConf) ipamType() string { return c.IPAM.Type }
+
+// describe is a one-line summary of the configuration for logs.
+func (c *netConf) describe() string {
+	s := fmt.Sprintf("network %q cniVersion %s grpcServer %s", c.Name, c.CNIVersion, c.GRPCServer)
+	if c.ipamType() != "" {
+		s += " ipam " + c.ipamType()
+	}
+	return s
+}

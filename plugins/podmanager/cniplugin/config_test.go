@@ -1,0 +1,119 @@
+package cniplugin
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/types"
+)
+
+func TestParseConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		command  string
+		conf     string
+		wantCode uint // 0 = no error
+		wantMsg  string
+		check    func(t *testing.T, c *netConf)
+	}{
+		{
+			name:    "deployment config",
+			command: "ADD",
+			conf:    `{"cniVersion":"1.1.0","name":"k8s-pod-network","type":"contiv-cni","grpcServer":"/var/run/contiv/cni.sock","logFile":"/var/run/contiv/cni.log"}`,
+			check: func(t *testing.T, c *netConf) {
+				if c.GRPCServer != "/var/run/contiv/cni.sock" || c.logTarget() != "/var/run/contiv/cni.log" || c.ipamType() != "" {
+					t.Errorf("conf = %+v", c)
+				}
+				if got := c.describe(); got != `network "k8s-pod-network" cniVersion 1.1.0 grpcServer /var/run/contiv/cni.sock` {
+					t.Errorf("describe = %q", got)
+				}
+			},
+		},
+		{
+			name:    "defaults and chained IPAM",
+			command: "ADD",
+			conf:    `{"cniVersion":"0.3.1","name":"n","type":"contiv-cni","grpcServer":"10.0.0.1:9111","etcdEndpoints":"127.0.0.1:32379","ipam":{"type":"host-local"}}`,
+			check: func(t *testing.T, c *netConf) {
+				if c.logTarget() != defaultLogFile || c.ipamType() != "host-local" || c.EtcdEndpoints != "127.0.0.1:32379" {
+					t.Errorf("conf = %+v", c)
+				}
+			},
+		},
+		{
+			name:    "empty logFile means stderr",
+			command: "DEL",
+			conf:    `{"name":"n","grpcServer":"/s","logFile":""}`,
+			check: func(t *testing.T, c *netConf) {
+				if c.logTarget() != "" {
+					t.Errorf("logTarget = %q", c.logTarget())
+				}
+			},
+		},
+		{
+			name: "missing grpcServer", command: "ADD", conf: `{"cniVersion":"1.1.0","name":"n"}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantMsg: "lacks grpcServer",
+		},
+		{
+			name: "missing grpcServer on DEL", command: "DEL", conf: `{"name":"n","grpcServer":""}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantMsg: "lacks grpcServer",
+		},
+		{
+			name: "prevResult on ADD", command: "ADD",
+			conf:     `{"cniVersion":"1.1.0","name":"n","grpcServer":"/s","prevResult":{"cniVersion":"1.1.0","ips":[]}}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantMsg: "must be the first plugin of the chain",
+		},
+		{
+			name: "prevResult on CHECK", command: "CHECK",
+			conf: `{"cniVersion":"1.1.0","name":"n","grpcServer":"/s","prevResult":{"cniVersion":"1.1.0","ips":[]}}`,
+		},
+		{
+			name: "not JSON", command: "ADD", conf: `{"name":`,
+			wantCode: types.ErrDecodingFailure, wantMsg: "cannot decode",
+		},
+		{
+			name: "grpcServer of the wrong type", command: "ADD", conf: `{"name":"n","grpcServer":42}`,
+			wantCode: types.ErrDecodingFailure, wantMsg: "cannot decode",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseConfig([]byte(tc.conf), tc.command)
+			if tc.wantCode == 0 {
+				if err != nil {
+					t.Fatalf("parseConfig: %v", err)
+				}
+				if tc.check != nil {
+					tc.check(t, c)
+				}
+				return
+			}
+			var cniErr *types.Error
+			if !errors.As(err, &cniErr) || cniErr.Code != tc.wantCode || !strings.Contains(cniErr.Error(), tc.wantMsg) {
+				t.Errorf("parseConfig = %v, want code %d with %q", err, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestOpenLogFallsBackToStderr(t *testing.T) {
+	var stderr bytes.Buffer
+	log, closeLog := openLog(filepath.Join(t.TempDir(), "missing-dir", "cni.log"), &stderr)
+	log.Info("hello")
+	closeLog()
+	if !strings.Contains(stderr.String(), "cannot open log file") || !strings.Contains(stderr.String(), "hello") {
+		t.Errorf("stderr = %q", stderr.String())
+	}
+
+	path := filepath.Join(t.TempDir(), "cni.log")
+	stderr.Reset()
+	log, closeLog = openLog(path, &stderr)
+	log.WithField("cmd", "ADD").Info("request")
+	closeLog()
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), "cmd=ADD") || stderr.Len() != 0 {
+		t.Errorf("log file = %q, %v; stderr = %q", data, err, stderr.String())
+	}
+}

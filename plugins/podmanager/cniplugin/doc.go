@@ -1,0 +1,46 @@
+// Package cniplugin is the logic of contiv-cni, the CNI plugin of Contiv-VPP. The
+// container runtime executes the binary for every CNI command; it does no networking itself but forwards the command over gRPC
+// (the RemoteCNI service of plugins/podmanager/cni) to the contiv agent on the node, which
+// wires the pod into VPP, and turns the agent's reply into a CNI result.
+//
+// It speaks CNI spec 1.1 (and accepts configurations of 0.3.0 to 1.1.0):
+//
+//	ADD      optional IPAM plugin first (its result goes to the agent as ipam_data),
+//	         then RemoteCNI.Add; the result has the agent's interfaces (eth0 with its
+//	         MAC and sandbox), IPs with gateway and interface index, routes and DNS.
+//	         When the ADD fails after the IPAM plugin ran, the IPAM allocation is released.
+//	DEL      RemoteCNI.Delete, then the IPAM plugin's DEL. A DEL for a pod the agent does
+//	         not know succeeds, so a repeated DEL succeeds.
+//	CHECK    needs prevResult (the runtime's cached ADD result); RemoteCNI.Check verifies
+//	         that the agent has the pod with this container and netns, then the IPAM
+//	         plugin's CHECK.
+//	STATUS   success when the agent's socket accepts a connection (and the IPAM plugin's
+//	         STATUS succeeds).
+//	GC       not forwarded to the agent (it forgets a pod on DEL, and recovers only pods
+//	         whose network namespace exists after a restart); passed to the IPAM plugin,
+//	         if any, so it can release stale allocations.
+//	VERSION  the supported versions.
+//
+// Network configuration keys besides the standard ones:
+//
+//	grpcServer     mandatory: the agent's address, a unix socket path if it starts with
+//	               "/", else TCP host:port
+//	logFile        where each request is logged (default /tmp/contiv-cni.log; "" logs to
+//	               the plugin's stderr, which the runtime usually keeps)
+//	etcdEndpoints  accepted for compatibility with upstream configurations, unused
+//
+// Error codes (the "code" of the CNI error JSON):
+//
+//	4    invalid CNI_* environment variables (checked by the CNI library)
+//	6    the configuration or prevResult cannot be decoded
+//	7    invalid network configuration: no grpcServer; a prevResult on ADD (contiv-cni
+//	     must be the first plugin of a chain); no prevResult on CHECK
+//	11   try again later: the agent cannot be reached, is not processing events yet,
+//	     is stopping, or did not answer in time (gRPC status Unavailable,
+//	     DeadlineExceeded, ...); the runtime may retry
+//	50   STATUS only: the agent is not available (its socket accepts no connection)
+//	999  the agent processed the request and failed it (its message is the error
+//	     message, e.g. a missing K8S_POD_NAME or no free IP), or its reply was unusable
+//
+// Errors of a delegated IPAM plugin are passed through with their own codes.
+package cniplugin

@@ -1,0 +1,96 @@
+package podmanager
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	// DefaultSocketPath is where the agent serves the Remote CNI API.
+	DefaultSocketPath = "/var/run/contiv/cni.sock"
+	// DefaultStateFile is where the local pods are persisted. /var/run is a tmpfs: a node
+	// reboot, which ends every pod sandbox, also forgets the pods.
+	DefaultStateFile = "/var/run/contiv/pods.json"
+	// DefaultRequestTimeout bounds how long one CNI request waits for its events.
+	DefaultRequestTimeout = 60 * time.Second
+)
+
+// Config is the content of podmanager.conf.
+type Config struct {
+	// SocketPath is the unix socket of the Remote CNI API; its directory is created and
+	// a stale socket left by a previous agent is removed.
+	SocketPath string `json:"socketPath"`
+	// StateFile is the JSON file in which the local pods are kept across agent restarts;
+	// empty disables the persistence (and so the restart recovery).
+	StateFile string `json:"stateFile"`
+	// RequestTimeout bounds how long one CNI request waits for the event loop to process
+	// its events (the delete of an obsolete pod and the add count together). Written as
+	// nanoseconds or as a Go duration string ("60s").
+	RequestTimeout Duration `json:"requestTimeout"`
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		SocketPath:     DefaultSocketPath,
+		StateFile:      DefaultStateFile,
+		RequestTimeout: Duration(DefaultRequestTimeout),
+	}
+}
+
+// Validate checks every field and names the bad ones.
+func (c Config) Validate() error {
+	var errs []error
+	switch {
+	case c.SocketPath == "":
+		errs = append(errs, errors.New("socketPath: must not be empty"))
+	case !filepath.IsAbs(c.SocketPath):
+		errs = append(errs, fmt.Errorf("socketPath %q: must be an absolute path", c.SocketPath))
+	case len(c.SocketPath) > maxSocketPathLen:
+		errs = append(errs, fmt.Errorf("socketPath %q: longer than %d bytes, too long for a unix socket", c.SocketPath, maxSocketPathLen))
+	}
+	if c.StateFile != "" && !filepath.IsAbs(c.StateFile) {
+		errs = append(errs, fmt.Errorf("stateFile %q: must be an absolute path (or empty to disable)", c.StateFile))
+	}
+	if c.RequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("requestTimeout %v: must be positive", time.Duration(c.RequestTimeout)))
+	}
+	return errors.Join(errs...)
+}
+
+// maxSocketPathLen is the longest path a unix socket address holds (sun_path less the
+// terminating zero).
+const maxSocketPathLen = 107
+
+// Duration is a time.Duration that a configuration file gives as nanoseconds or as a Go
+// duration string.
+type Duration time.Duration
+
+// UnmarshalJSON accepts a number of nanoseconds or a string such as "1m30s".
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	n, err := strconv.ParseInt(string(data), 10, 64)
+	if err != nil {
+		return fmt.Errorf("duration %s: want nanoseconds or a string like \"60s\"", data)
+	}
+	*d = Duration(n)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string such as "1m0s".
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}

@@ -1,0 +1,475 @@
+package podmanager
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	"google.golang.org/grpc"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
+)
+
+// ErrObsoletePod is the error of an AddPod for a pod that the pod manager still has with
+// another container ID or network namespace: the old sandbox must be deleted first. The
+// CNI server does that (a DeletePod, waited for) and adds the pod again.
+var ErrObsoletePod = errors.New("the pod is still connected with another sandbox")
+
+// gracefulStopTimeout bounds how long Close lets running CNI requests finish.
+const gracefulStopTimeout = 5 * time.Second
+
+// NodeSync is the part of nodesync the pod manager uses: the nodes' management IPs, to
+// tell whether a recovered pod still runs on this node.
+type NodeSync interface {
+	// GetAllNodes returns the cluster's nodes that have an ID, by name.
+	GetAllNodes() map[string]*nodesync.Node
+}
+
+// Deps lists what the plugin needs.
+type Deps struct {
+	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	Log logrus.FieldLogger
+	// Config loads podmanager.conf (see Config); nil means the defaults.
+	Config infra.ConfigLoader
+	// EventLoop receives the AddPod and DeletePod events. Required.
+	EventLoop api.EventLoop
+	// NodeName is this node's name; with NodeSync it lets the first resync drop
+	// recovered pods that Kubernetes runs on another node. Optional.
+	NodeName string
+	// NodeSync provides this node's management IPs. Optional.
+	NodeSync NodeSync
+	// Registerer receives the plugin's metrics. Optional.
+	Registerer prometheus.Registerer
+}
+
+// Plugin is the pod manager: the Remote CNI server and the event handler that keeps the
+// local pods (see the package documentation).
+type Plugin struct {
+	Deps
+
+	config  Config
+	metrics *metrics
+
+	mu   sync.RWMutex
+	pods map[podmodel.ID]*podRecord
+	// Owned by the event loop goroutine (and guarded by mu as well).
+	resynced    bool       // the first resync was handled
+	lastAdd     *AddPod    // the last AddPod handled, for Revert
+	lastAddPrev *podRecord // the record lastAdd replaced (nil: none)
+
+	locks      podLocks
+	listener   net.Listener
+	server     *grpc.Server
+	serving    bool
+	closing    chan struct{}
+	closeOnce  sync.Once
+	serveDone  chan struct{}
+	registered bool
+
+	// Replaced by tests that run without network namespaces.
+	checkNetns func(path string, inode uint64) (netnsVerdict, string)
+	netnsInode func(path string) uint64
+}
+
+var (
+	_ API              = (*Plugin)(nil)
+	_ api.EventHandler = (*Plugin)(nil)
+)
+
+// NewPlugin returns the plugin with its dependencies set.
+func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps} }
+
+// String names the plugin.
+func (p *Plugin) String() string { return "podmanager" }
+
+// Init loads the configuration, recovers the local pods of the previous agent from the
+// state file (dropping those whose network namespace is gone) and opens the Remote CNI
+// socket. Requests are served from AfterInit on.
+func (p *Plugin) Init() error {
+	if p.Log == nil {
+		l := logrus.New()
+		l.SetOutput(os.Stderr)
+		p.Log = l.WithField("plugin", p.String())
+	}
+	if p.EventLoop == nil {
+		return errors.New("podmanager: Deps.EventLoop is required")
+	}
+	if p.checkNetns == nil {
+		p.checkNetns = checkNetns
+	}
+	if p.netnsInode == nil {
+		p.netnsInode = netnsInode
+	}
+	p.config = DefaultConfig()
+	if p.Config != nil {
+		if _, err := p.Config.LoadConfig(&p.config); err != nil {
+			return fmt.Errorf("podmanager: %w", err)
+		}
+	}
+	if err := p.config.Validate(); err != nil {
+		return fmt.Errorf("podmanager config: %w", err)
+	}
+	p.metrics = newMetrics()
+	if p.Registerer != nil {
+		if err := p.metrics.register(p.Registerer); err != nil {
+			return fmt.Errorf("podmanager metrics: %w", err)
+		}
+		p.registered = true
+	}
+	p.closing = make(chan struct{})
+	p.serveDone = make(chan struct{})
+
+	p.recoverPods()
+
+	lis, err := listenUnix(p.config.SocketPath, p.Log)
+	if err != nil {
+		p.unregisterMetrics()
+		return fmt.Errorf("podmanager: %w", err)
+	}
+	p.listener = lis
+	p.server = grpc.NewServer()
+	cni.RegisterRemoteCNIServer(p.server, &cniServer{p: p})
+	p.Log.WithFields(logrus.Fields{
+		"socket": p.config.SocketPath, "stateFile": p.config.StateFile,
+		"requestTimeout": time.Duration(p.config.RequestTimeout).String(),
+	}).Info("podmanager initialised")
+	return nil
+}
+
+// AfterInit starts serving CNI requests. Requests that come before the controller's
+// start-up resync wait for it (the controller parks their events).
+func (p *Plugin) AfterInit() error {
+	if p.server == nil {
+		return errors.New("podmanager: AfterInit before Init")
+	}
+	p.serving = true
+	go func() {
+		defer close(p.serveDone)
+		if err := p.server.Serve(p.listener); err != nil {
+			p.Log.WithError(err).Error("Remote CNI server stopped")
+		}
+	}()
+	p.Log.WithField("socket", p.config.SocketPath).Info("serving Remote CNI requests")
+	return nil
+}
+
+// Close stops the server: waiting requests are answered with codes.Unavailable at once,
+// running ones get a few seconds to finish; the socket file is removed.
+func (p *Plugin) Close() error {
+	p.closeOnce.Do(func() {
+		if p.closing != nil {
+			close(p.closing)
+		}
+		if p.server == nil {
+			return
+		}
+		if p.serving {
+			stopped := make(chan struct{})
+			go func() {
+				p.server.GracefulStop()
+				close(stopped)
+			}()
+			select {
+			case <-stopped:
+			case <-time.After(gracefulStopTimeout):
+				p.server.Stop()
+				<-stopped
+			}
+			<-p.serveDone
+		} else {
+			p.server.Stop()
+			_ = p.listener.Close()
+		}
+		if err := os.Remove(p.config.SocketPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			p.Log.WithError(err).Warn("cannot remove the Remote CNI socket")
+		}
+		p.unregisterMetrics()
+	})
+	return nil
+}
+
+func (p *Plugin) unregisterMetrics() {
+	if p.registered {
+		p.metrics.unregister(p.Registerer)
+		p.registered = false
+	}
+}
+
+// listenUnix opens the unix socket at path: it creates the directory, removes a socket
+// file left by a previous process (never anything else) and makes the socket accessible
+// to root only.
+func listenUnix(path string, log logrus.FieldLogger) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("socket directory: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("socket %s: the path exists and is not a socket (%v)", path, fi.Mode().Type())
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove stale socket %s: %w", path, err)
+		}
+		log.WithField("socket", path).Info("removed the stale Remote CNI socket of a previous agent")
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	lis, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o700); err != nil {
+		_ = lis.Close()
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	return lis, nil
+}
+
+// recoverPods loads the local pods persisted by the previous agent and keeps those whose
+// network namespace still exists; the first resync checks them against Kubernetes.
+func (p *Plugin) recoverPods() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pods = make(map[podmodel.ID]*podRecord)
+	if p.config.StateFile == "" {
+		p.Log.Info("no stateFile configured: local pods are not recovered after a restart")
+		return
+	}
+	records, err := readState(p.config.StateFile)
+	if err != nil {
+		// Keep the bad file for a post-mortem and start afresh.
+		aside := p.config.StateFile + ".bad"
+		if rerr := os.Rename(p.config.StateFile, aside); rerr != nil {
+			aside = ""
+		}
+		p.Log.WithError(err).WithField("keptAs", aside).Warn("pod state unreadable, starting without local pods")
+		p.persistLocked()
+		return
+	}
+	dropped := 0
+	for i := range records {
+		r := records[i]
+		log := p.Log.WithFields(logrus.Fields{
+			"pod": r.id().String(), "container": r.ContainerID, "netns": r.NetworkNamespace,
+		})
+		verdict, reason := p.checkNetns(r.NetworkNamespace, r.NetnsInode)
+		switch verdict {
+		case netnsGone:
+			log.WithField("reason", reason).Info("recovered pod dropped: its network namespace is gone")
+			dropped++
+			continue
+		case netnsUnknown:
+			log.WithField("reason", reason).Warn("recovered pod kept, its network namespace could not be examined")
+		default:
+			log.Info("pod recovered")
+		}
+		p.pods[r.id()] = &r
+	}
+	p.metrics.localPods.Set(float64(len(p.pods)))
+	p.Log.WithFields(logrus.Fields{"recovered": len(p.pods), "dropped": dropped}).Info("local pods recovered")
+	if dropped > 0 {
+		p.persistLocked()
+	}
+}
+
+// persistLocked writes the local pods to the state file; p.mu is held. A failure is
+// logged and counted but does not fail the event: the pod works, only its recovery after
+// a restart is at risk.
+func (p *Plugin) persistLocked() {
+	p.metrics.localPods.Set(float64(len(p.pods)))
+	if p.config.StateFile == "" {
+		return
+	}
+	if err := writeState(p.config.StateFile, p.pods); err != nil {
+		p.metrics.stateWriteErrors.Inc()
+		p.Log.WithError(err).Error("cannot persist the local pods: they may be lost if the agent restarts")
+	}
+}
+
+// GetLocalPods returns copies of the pods connected on this node, by pod ID.
+func (p *Plugin) GetLocalPods() LocalPods {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	pods := make(LocalPods, len(p.pods))
+	for id, r := range p.pods {
+		pods[id] = r.localPod()
+	}
+	return pods
+}
+
+// localPod returns a copy of one local pod (nil when unknown).
+func (p *Plugin) localPod(id podmodel.ID) *podRecord {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if r := p.pods[id]; r != nil {
+		c := *r
+		return &c
+	}
+	return nil
+}
+
+// localPodByContainer returns a copy of the local pod with the sandbox container (nil
+// when none).
+func (p *Plugin) localPodByContainer(containerID string) *podRecord {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, r := range p.pods {
+		if r.ContainerID == containerID {
+			c := *r
+			return &c
+		}
+	}
+	return nil
+}
+
+// HandlesEvent selects every resync and the AddPod and DeletePod events.
+func (p *Plugin) HandlesEvent(ev api.Event) bool {
+	if ev.Method() != api.Update {
+		return true
+	}
+	switch ev.(type) {
+	case *AddPod, *DeletePod:
+		return true
+	}
+	return false
+}
+
+// Resync settles the local pods. The local pods are what CNI told this agent (and the
+// previous one, recovered at Init), so a resync keeps them, except on the first one,
+// which drops the recovered pods that Kubernetes no longer has or runs on another node.
+// Later resyncs change nothing: the Kubernetes state may lag behind CNI requests, and a
+// pod that goes away is deleted by CNI.
+func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCount int, _ api.ResyncOperations) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastAdd, p.lastAddPrev = nil, nil
+	if p.resynced {
+		return nil
+	}
+	p.resynced = true
+	kubePods, ok := kubeStateData[podmodel.Keyword]
+	if !ok {
+		p.Log.WithField("event", ev.GetName()).Warn("resync without Kubernetes pod state: recovered pods kept unchecked")
+		return nil
+	}
+	nodeIPs := p.thisNodeIPs()
+	dropped := 0
+	for id, r := range p.pods {
+		reason := ""
+		kp, _ := kubePods[podmodel.Key(id.Name, id.Namespace)].(*podmodel.Pod)
+		switch {
+		case kp == nil:
+			reason = "the pod does not exist in Kubernetes"
+		case kp.GetHostIpAddress() != "" && nodeIPs != nil && !nodeIPs[kp.GetHostIpAddress()]:
+			reason = "Kubernetes runs the pod on the node with IP " + kp.GetHostIpAddress()
+		}
+		if reason == "" {
+			continue
+		}
+		p.Log.WithFields(logrus.Fields{
+			"pod": id.String(), "container": r.ContainerID, "reason": reason,
+		}).Info("recovered pod dropped")
+		delete(p.pods, id)
+		dropped++
+	}
+	p.Log.WithFields(logrus.Fields{
+		"event": ev.GetName(), "resyncCount": resyncCount, "localPods": len(p.pods), "dropped": dropped,
+	}).Info("local pods checked against Kubernetes")
+	if dropped > 0 {
+		p.persistLocked()
+	}
+	return nil
+}
+
+// thisNodeIPs returns this node's management IPs as strings, nil when unknown.
+func (p *Plugin) thisNodeIPs() map[string]bool {
+	if p.NodeSync == nil || p.NodeName == "" {
+		return nil
+	}
+	node := p.NodeSync.GetAllNodes()[p.NodeName]
+	if node == nil || len(node.MgmtIPAddresses) == 0 {
+		return nil
+	}
+	ips := make(map[string]bool, len(node.MgmtIPAddresses))
+	for _, ip := range node.MgmtIPAddresses {
+		ips[ip.String()] = true
+	}
+	return ips
+}
+
+// Update records the pod of an AddPod and forgets the pod of a DeletePod. An AddPod for
+// a pod recorded with another sandbox fails with ErrObsoletePod.
+func (p *Plugin) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
+	switch e := ev.(type) {
+	case *AddPod:
+		return p.addLocalPod(e)
+	case *DeletePod:
+		return p.deleteLocalPod(e), nil
+	}
+	return "", nil
+}
+
+func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	prev := p.pods[ev.Pod]
+	if prev != nil && (prev.ContainerID != ev.ContainerID || prev.NetworkNamespace != ev.NetworkNamespace) {
+		return "", fmt.Errorf("add pod %s (container %s): %w (container %s, netns %s)",
+			ev.Pod, ev.ContainerID, ErrObsoletePod, prev.ContainerID, prev.NetworkNamespace)
+	}
+	p.pods[ev.Pod] = &podRecord{
+		Name: ev.Pod.Name, Namespace: ev.Pod.Namespace,
+		ContainerID: ev.ContainerID, NetworkNamespace: ev.NetworkNamespace,
+		NetnsInode: p.netnsInode(ev.NetworkNamespace),
+	}
+	p.lastAdd, p.lastAddPrev = ev, prev
+	p.persistLocked()
+	if prev != nil {
+		return fmt.Sprintf("local pod %s added again (container %s)", ev.Pod, ev.ContainerID), nil
+	}
+	return fmt.Sprintf("local pod %s added (container %s)", ev.Pod, ev.ContainerID), nil
+}
+
+func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.pods[ev.Pod]
+	if r == nil {
+		return ""
+	}
+	delete(p.pods, ev.Pod)
+	p.persistLocked()
+	return fmt.Sprintf("local pod %s removed (container %s)", ev.Pod, r.ContainerID)
+}
+
+// Revert undoes the recording of a failed AddPod: the pod is forgotten, or its previous
+// record restored.
+func (p *Plugin) Revert(ev api.Event) error {
+	add, ok := ev.(*AddPod)
+	if !ok {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if add != p.lastAdd {
+		return nil
+	}
+	if p.lastAddPrev != nil {
+		p.pods[add.Pod] = p.lastAddPrev
+	} else {
+		delete(p.pods, add.Pod)
+	}
+	p.lastAdd, p.lastAddPrev = nil, nil
+	p.persistLocked()
+	return nil
+}
