@@ -1,0 +1,146 @@
+package govppmux
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Defaults of govpp.conf. The health-check values and the reply timeout are those of
+// the upstream Contiv ConfigMap; the others are this port's choices.
+const (
+	// DefaultSocketPath is where VPP serves its binary API.
+	DefaultSocketPath = "/run/vpp/api.sock"
+	// DefaultConnectTimeout bounds one connection attempt (dial and handshake).
+	DefaultConnectTimeout = 3 * time.Second
+	// DefaultReplyTimeout bounds the wait for every reply on channels handed out.
+	DefaultReplyTimeout = 3 * time.Second
+	// DefaultHealthCheckProbeInterval is how often govpp pings VPP.
+	DefaultHealthCheckProbeInterval = 3 * time.Second
+	// DefaultHealthCheckReplyTimeout is how long govpp waits for a ping reply.
+	DefaultHealthCheckReplyTimeout = 500 * time.Millisecond
+	// DefaultHealthCheckThreshold is how many pings may time out in a row before
+	// VPP is considered gone.
+	DefaultHealthCheckThreshold = 3
+	// DefaultRetryConnectCount is how many times govpp retries a failed connection
+	// attempt (at start-up and after VPP went away) before it gives up.
+	DefaultRetryConnectCount = 10
+	// DefaultRetryConnectTimeout is the pause between two connection attempts.
+	DefaultRetryConnectTimeout = time.Second
+)
+
+// Duration is a time.Duration read from govpp.conf either as an integer number of
+// nanoseconds (as upstream files write it: 3000000000) or as a Go duration string
+// ("3s").
+type Duration time.Duration
+
+// UnmarshalJSON accepts an integer (nanoseconds) or a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration %s: want nanoseconds or a string like \"3s\"", b)
+	}
+	*d = Duration(n)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string ("3s").
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// Config is the content of govpp.conf, with the keys of the vpp-agent govppmux plugin.
+type Config struct {
+	// BinAPISocketPath is VPP's binary API socket.
+	BinAPISocketPath string `json:"binapi-socket-path"`
+	// ConnectTimeout bounds one connection attempt (dial and the sockclnt_create
+	// handshake).
+	ConnectTimeout Duration `json:"connect-timeout"`
+	// ReplyTimeout bounds the wait for each reply on the channels NewAPIChannel hands
+	// out; 0 waits forever.
+	ReplyTimeout Duration `json:"reply-timeout"`
+	// HealthCheckProbeInterval is the period of govpp's control_ping health probe.
+	HealthCheckProbeInterval Duration `json:"health-check-probe-interval"`
+	// HealthCheckReplyTimeout is how long one probe waits for its reply.
+	HealthCheckReplyTimeout Duration `json:"health-check-reply-timeout"`
+	// HealthCheckThreshold is the number of probes that may time out in a row before
+	// VPP is considered not responding.
+	HealthCheckThreshold int `json:"health-check-threshold"`
+	// RetryConnectCount is how many failed connection attempts govpp retries (at
+	// start-up and after a disconnect) before it gives up for good; 0 means none.
+	// After giving up the plugin reports ERROR and the agent must be restarted.
+	RetryConnectCount int `json:"retry-connect-count"`
+	// RetryConnectTimeout is the pause between connection attempts.
+	RetryConnectTimeout Duration `json:"retry-connect-timeout"`
+	// StatsSocketPath is VPP's stats socket. The agent reads no statistics; the key is
+	// accepted for compatibility and a missing socket is only logged.
+	StatsSocketPath string `json:"stats-socket-path"`
+}
+
+// DefaultConfig returns the configuration used when govpp.conf is absent.
+func DefaultConfig() Config {
+	return Config{
+		BinAPISocketPath:         DefaultSocketPath,
+		ConnectTimeout:           Duration(DefaultConnectTimeout),
+		ReplyTimeout:             Duration(DefaultReplyTimeout),
+		HealthCheckProbeInterval: Duration(DefaultHealthCheckProbeInterval),
+		HealthCheckReplyTimeout:  Duration(DefaultHealthCheckReplyTimeout),
+		HealthCheckThreshold:     DefaultHealthCheckThreshold,
+		RetryConnectCount:        DefaultRetryConnectCount,
+		RetryConnectTimeout:      Duration(DefaultRetryConnectTimeout),
+	}
+}
+
+// Validate checks every value and returns one error naming each bad key, or nil.
+func (c Config) Validate() error {
+	var problems []string
+	bad := func(key, format string, args ...any) {
+		problems = append(problems, key+": "+fmt.Sprintf(format, args...))
+	}
+	positive := func(key string, d Duration) {
+		if d <= 0 {
+			bad(key, "must be positive, got %v", time.Duration(d))
+		}
+	}
+	if c.BinAPISocketPath == "" {
+		bad("binapi-socket-path", "must not be empty")
+	} else if !filepath.IsAbs(c.BinAPISocketPath) {
+		bad("binapi-socket-path", "must be an absolute path, got %q", c.BinAPISocketPath)
+	}
+	positive("connect-timeout", c.ConnectTimeout)
+	if c.ReplyTimeout < 0 {
+		bad("reply-timeout", "must not be negative, got %v", time.Duration(c.ReplyTimeout))
+	}
+	positive("health-check-probe-interval", c.HealthCheckProbeInterval)
+	positive("health-check-reply-timeout", c.HealthCheckReplyTimeout)
+	if c.HealthCheckReplyTimeout > 0 && c.HealthCheckProbeInterval > 0 && c.HealthCheckReplyTimeout > c.HealthCheckProbeInterval {
+		bad("health-check-reply-timeout", "%v is longer than health-check-probe-interval %v",
+			time.Duration(c.HealthCheckReplyTimeout), time.Duration(c.HealthCheckProbeInterval))
+	}
+	if c.HealthCheckThreshold < 1 {
+		bad("health-check-threshold", "must be at least 1, got %d", c.HealthCheckThreshold)
+	}
+	if c.RetryConnectCount < 0 {
+		bad("retry-connect-count", "must not be negative, got %d", c.RetryConnectCount)
+	}
+	positive("retry-connect-timeout", c.RetryConnectTimeout)
+	if c.StatsSocketPath != "" && !filepath.IsAbs(c.StatsSocketPath) {
+		bad("stats-socket-path", "must be an absolute path, got %q", c.StatsSocketPath)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return errors.New("govpp.conf: " + strings.Join(problems, "; "))
+}

@@ -1,0 +1,33 @@
+// Package govppmux owns the agent's connection to VPP's binary API and hands out govpp
+// channels to the plugins that program VPP (the descriptors of plugins/vpp/...).
+//
+//	Init ──> govpp.conf (defaults, validation) ──> socketclient ──> core.AsyncConnect
+//	           │ waits for the first Connected event, logs show_version
+//	           ▼
+//	plugins: RegisterMessages(msgs...) ──> AfterInit: CheckCompatiblity(all) ──> error
+//	           naming every message VPP does not know (start-up fails)
+//	           ▼
+//	watch goroutine: govpp connection events
+//	   Disconnected / NotResponding ──> health INIT, govpp reconnects on its own
+//	   Connected again ──> version + messages checked again, health OK,
+//	                       HealingResync{AfterError} pushed to the event loop
+//	                       (the controller then runs a full resync: VPP may have
+//	                       restarted empty)
+//	   Failed (retries exhausted) ──> health ERROR (the probes restart the agent)
+//
+// Health probing is govpp's own: core pings VPP every health-check-probe-interval and
+// reports a disconnect after health-check-threshold timeouts. govpp keeps these
+// settings in package variables of go.fd.io/govpp/core; Init sets them from govpp.conf
+// (only when they differ, so several plugins with the same configuration never race).
+// That is the one piece of process-wide state this package touches.
+//
+// Channels handed out stay valid across reconnects (govpp re-learns the message table
+// on the same connection); requests sent while VPP is away fail, which descriptors
+// report as retriable errors. Pipeline, PipelineEach, Dump and DumpEach help
+// descriptors batch requests: a window of requests is sent before the first reply is
+// read, saving round trips. The plugin also implements govppapi.Connection (streams,
+// Invoke, WatchEvent) for requests channels cannot carry.
+//
+// Not done here: statistics (the stats socket is only checked for presence and
+// otherwise ignored), shared-memory transport, the govpp proxy, request tracing.
+package govppmux

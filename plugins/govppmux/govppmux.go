@@ -1,0 +1,455 @@
+package govppmux
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"go.fd.io/govpp/adapter/socketclient"
+	govppapi "go.fd.io/govpp/api"
+	"go.fd.io/govpp/binapi/vpe"
+	"go.fd.io/govpp/core"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	ctlapi "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+)
+
+// ExpectedVPPVersion is the VPP release the pinned govpp binapi was generated from.
+// A VPP of another release is accepted (the message check decides) but logged.
+const ExpectedVPPVersion = "25.10"
+
+// ClientName is the name the agent registers with VPP (sockclnt_create).
+const ClientName = "contiv-agent"
+
+// API is what the VPP plugins need from govppmux.
+type API interface {
+	// NewAPIChannel returns a new channel to VPP with the configured reply timeout.
+	NewAPIChannel() (govppapi.Channel, error)
+	// NewAPIChannelBuffered is NewAPIChannel with the given request and reply buffer
+	// sizes (useful for long pipelines).
+	NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize int) (govppapi.Channel, error)
+	// RegisterMessages declares messages the caller will use. Before AfterInit they
+	// are checked all together by AfterInit; afterwards they are checked at once. The
+	// error names every message VPP does not know.
+	RegisterMessages(msgs ...govppapi.Message) error
+}
+
+// Deps lists what the plugin needs.
+type Deps struct {
+	// Log is the plugin's logger; nil means the logrus standard logger.
+	Log logrus.FieldLogger
+	// Config loads govpp.conf; nil means defaults.
+	Config infra.ConfigLoader
+	// Health receives the state of the VPP connection. Optional.
+	Health *health.Reporter
+	// EventLoop receives a HealingResync event whenever the connection to VPP is
+	// re-established. Optional (nothing is pushed without it).
+	EventLoop ctlapi.EventLoop
+}
+
+// VPPInfo describes the VPP the agent is connected to.
+type VPPInfo struct {
+	// Connected tells whether the connection is up now.
+	Connected bool
+	// Version is the version show_version reported at the last connect.
+	Version string
+	// BuildDate is the build date show_version reported.
+	BuildDate string
+	// Reconnects counts the connections re-established after a loss.
+	Reconnects int
+}
+
+// Plugin is the govppmux plugin. Create it with NewPlugin (or set Deps on a zero
+// Plugin), then Init, AfterInit and finally Close.
+type Plugin struct {
+	Deps
+
+	log    logrus.FieldLogger
+	config Config
+
+	adapter *socketclient.Client
+	conn    *core.Connection
+	events  chan core.ConnectionEvent
+
+	mu         sync.Mutex
+	msgs       map[string]govppapi.Message // by name_crc
+	checked    bool                        // AfterInit ran: check new messages at once
+	info       VPPInfo
+	connected  atomic.Bool
+	closeOnce  sync.Once
+	done       chan struct{}
+	wg         sync.WaitGroup
+	inited     bool
+	closedFlag atomic.Bool
+}
+
+var (
+	_ API                 = (*Plugin)(nil)
+	_ govppapi.Connection = (*Plugin)(nil)
+)
+
+// NewPlugin returns a plugin with the given dependencies (Init not yet called).
+func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps} }
+
+// String returns the plugin name.
+func (p *Plugin) String() string { return "govppmux" }
+
+// Config returns the configuration in force (valid after Init).
+func (p *Plugin) Config() Config { return p.config }
+
+// Init loads and validates govpp.conf, connects to VPP (waiting until govpp reports
+// the connection up, or fails after its retries), logs the VPP version and starts
+// watching the connection.
+func (p *Plugin) Init() error {
+	if p.inited {
+		return nil
+	}
+	p.log = p.Log
+	if p.log == nil {
+		p.log = logrus.StandardLogger()
+	}
+	p.config = DefaultConfig()
+	if p.Deps.Config != nil {
+		if _, err := p.Deps.Config.LoadConfig(&p.config); err != nil {
+			return fmt.Errorf("govppmux: load govpp.conf: %w", err)
+		}
+	}
+	if err := p.config.Validate(); err != nil {
+		return fmt.Errorf("govppmux: %w", err)
+	}
+	p.msgs = make(map[string]govppapi.Message)
+	p.done = make(chan struct{})
+	p.report(health.Init, "connecting to VPP at "+p.config.BinAPISocketPath)
+	p.checkStatsSocket()
+	p.applyHealthCheckConfig()
+
+	p.adapter = socketclient.NewVppClient(p.config.BinAPISocketPath)
+	p.adapter.SetClientName(ClientName)
+	p.adapter.SetConnectTimeout(time.Duration(p.config.ConnectTimeout))
+	attempts := p.config.RetryConnectCount
+	if attempts == 0 {
+		attempts = -1 // govpp treats 0 as "its default"; -1 means no retry at all
+	}
+	conn, events, err := core.AsyncConnect(p.adapter, attempts, time.Duration(p.config.RetryConnectTimeout))
+	if err != nil {
+		return fmt.Errorf("govppmux: connect to VPP at %s: %w", p.config.BinAPISocketPath, err)
+	}
+	p.conn, p.events = conn, events
+	if err := p.waitConnected(); err != nil {
+		p.conn.Disconnect()
+		p.conn = nil
+		p.report(health.Error, err.Error())
+		return err
+	}
+	p.inited = true
+	p.wg.Add(1)
+	go p.watch()
+	return nil
+}
+
+// waitConnected waits for the first connection event.
+func (p *Plugin) waitConnected() error {
+	for ev := range p.events {
+		switch ev.State {
+		case core.Connected:
+			return p.onConnected(false)
+		case core.Failed:
+			return fmt.Errorf("govppmux: connect to VPP at %s: %w", p.config.BinAPISocketPath, errOr(ev.Error, "retries exhausted"))
+		default:
+			p.log.WithField("state", ev.State).WithError(ev.Error).Debug("VPP connection not up yet")
+		}
+	}
+	return errors.New("govppmux: connection event channel closed")
+}
+
+func errOr(err error, msg string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// AfterInit checks that VPP knows every message registered so far; the error names
+// each missing one and fails the start-up.
+func (p *Plugin) AfterInit() error {
+	p.mu.Lock()
+	p.checked = true
+	msgs := p.registeredLocked()
+	p.mu.Unlock()
+	if err := p.checkMessages(msgs); err != nil {
+		p.report(health.Error, err.Error())
+		return err
+	}
+	return nil
+}
+
+// RegisterMessages implements API.
+func (p *Plugin) RegisterMessages(msgs ...govppapi.Message) error {
+	p.mu.Lock()
+	if p.msgs == nil {
+		p.msgs = make(map[string]govppapi.Message)
+	}
+	for _, m := range msgs {
+		p.msgs[m.GetMessageName()+"_"+m.GetCrcString()] = m
+	}
+	checkNow := p.checked
+	p.mu.Unlock()
+	if !checkNow {
+		return nil
+	}
+	return p.checkMessages(msgs)
+}
+
+func (p *Plugin) registeredLocked() []govppapi.Message {
+	out := make([]govppapi.Message, 0, len(p.msgs))
+	for _, m := range p.msgs {
+		out = append(out, m)
+	}
+	return out
+}
+
+// checkMessages returns an error naming every message of msgs missing from VPP's
+// message table.
+func (p *Plugin) checkMessages(msgs []govppapi.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	if p.conn == nil {
+		return errors.New("govppmux: not connected to VPP")
+	}
+	ch, err := p.conn.NewAPIChannel()
+	if err != nil {
+		return fmt.Errorf("govppmux: check messages: %w", err)
+	}
+	defer ch.Close()
+	err = ch.CheckCompatiblity(msgs...)
+	var ce *govppapi.CompatibilityError
+	switch {
+	case err == nil:
+		p.log.WithField("messages", len(msgs)).Debug("VPP knows every registered message")
+		return nil
+	case errors.As(err, &ce):
+		missing := append([]string(nil), ce.IncompatibleMessages...)
+		sort.Strings(missing)
+		return fmt.Errorf("govppmux: VPP %s lacks %d of %d message(s) the agent uses: %s",
+			p.VPPInfo().Version, len(missing), len(msgs), strings.Join(missing, ", "))
+	default:
+		return fmt.Errorf("govppmux: check messages: %w", err)
+	}
+}
+
+// NewAPIChannel implements API.
+func (p *Plugin) NewAPIChannel() (govppapi.Channel, error) {
+	return p.NewAPIChannelBuffered(core.RequestChanBufSize, core.ReplyChanBufSize)
+}
+
+// NewAPIChannelBuffered implements API.
+func (p *Plugin) NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize int) (govppapi.Channel, error) {
+	if p.conn == nil || p.closedFlag.Load() {
+		return nil, errNotConnected
+	}
+	ch, err := p.conn.NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize)
+	if err != nil {
+		return nil, fmt.Errorf("govppmux: new channel: %w", err)
+	}
+	ch.SetReplyTimeout(time.Duration(p.config.ReplyTimeout))
+	return ch, nil
+}
+
+// IsConnected tells whether the connection to VPP is up now.
+func (p *Plugin) IsConnected() bool { return p.connected.Load() }
+
+// VPPInfo returns what is known about the VPP the agent is connected to.
+func (p *Plugin) VPPInfo() VPPInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	info := p.info
+	info.Connected = p.connected.Load()
+	return info
+}
+
+// Close stops watching the connection and disconnects from VPP.
+func (p *Plugin) Close() error {
+	p.closeOnce.Do(func() {
+		p.closedFlag.Store(true)
+		if p.done != nil {
+			close(p.done)
+		}
+		p.wg.Wait()
+		if p.conn != nil {
+			p.conn.Disconnect()
+		}
+		p.connected.Store(false)
+	})
+	return nil
+}
+
+// watch follows govpp's connection events until Close.
+func (p *Plugin) watch() {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.done:
+			return
+		case ev := <-p.events:
+			p.handleEvent(ev)
+		}
+	}
+}
+
+func (p *Plugin) handleEvent(ev core.ConnectionEvent) {
+	log := p.log.WithField("state", ev.State)
+	switch ev.State {
+	case core.Connected:
+		if err := p.onConnected(true); err != nil {
+			log.WithError(err).Error("VPP reconnected but is not usable")
+			p.report(health.Error, err.Error())
+			return
+		}
+		p.pushResync()
+	case core.Disconnected, core.NotResponding:
+		p.connected.Store(false)
+		reason := "VPP " + strings.ToLower(ev.State.String()) + ", reconnecting"
+		if ev.Error != nil {
+			reason += ": " + ev.Error.Error()
+		}
+		log.WithError(ev.Error).Warn("lost connection to VPP, govpp reconnects")
+		p.report(health.Init, reason)
+	case core.Failed:
+		p.connected.Store(false)
+		err := errOr(ev.Error, "retries exhausted")
+		log.WithError(err).Error("cannot reconnect to VPP; giving up")
+		p.report(health.Error, "cannot reconnect to VPP: "+err.Error())
+	}
+}
+
+// onConnected reads the VPP version, re-checks the registered messages after a
+// reconnect and reports the connection up.
+func (p *Plugin) onConnected(reconnect bool) error {
+	ver, err := p.showVersion()
+	if err != nil {
+		return fmt.Errorf("govppmux: show_version: %w", err)
+	}
+	p.mu.Lock()
+	p.info.Version, p.info.BuildDate = ver.Version, ver.BuildDate
+	if reconnect {
+		p.info.Reconnects++
+	}
+	msgs := p.registeredLocked()
+	p.mu.Unlock()
+	log := p.log.WithFields(logrus.Fields{"version": ver.Version, "build-date": ver.BuildDate, "socket": p.config.BinAPISocketPath})
+	if !strings.HasPrefix(ver.Version, ExpectedVPPVersion) {
+		log.WithField("expected", ExpectedVPPVersion).Warn("VPP version differs from the one the binary API was generated for")
+	}
+	if reconnect {
+		if err := p.checkMessages(msgs); err != nil {
+			return err
+		}
+		log.Warn("reconnected to VPP")
+	} else {
+		log.Info("connected to VPP")
+	}
+	p.connected.Store(true)
+	p.report(health.OK, "connected to VPP "+ver.Version)
+	return nil
+}
+
+func (p *Plugin) showVersion() (*vpe.ShowVersionReply, error) {
+	ch, err := p.conn.NewAPIChannel()
+	if err != nil {
+		return nil, err
+	}
+	defer ch.Close()
+	ch.SetReplyTimeout(time.Duration(p.config.ConnectTimeout))
+	reply := &vpe.ShowVersionReply{}
+	if err := ch.SendRequest(&vpe.ShowVersion{}).ReceiveReply(reply); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// pushResync asks the controller for a full resync: VPP may have restarted with an
+// empty configuration.
+func (p *Plugin) pushResync() {
+	if p.EventLoop == nil {
+		return
+	}
+	ev := &ctlapi.HealingResync{Type: ctlapi.AfterError,
+		Error: errors.New("VPP reconnected: its configuration may have been lost")}
+	if err := p.EventLoop.PushEvent(ev); err != nil {
+		p.log.WithError(err).Error("cannot push the healing resync after the VPP reconnect")
+		p.report(health.Error, "VPP reconnected but the resync could not be requested: "+err.Error())
+		return
+	}
+	p.log.Info("healing resync requested after the VPP reconnect")
+}
+
+func (p *Plugin) report(state health.State, reason string) {
+	if p.Health != nil {
+		p.Health.Report(state, reason)
+	}
+}
+
+// checkStatsSocket logs whether the configured stats socket exists; statistics are
+// not read.
+func (p *Plugin) checkStatsSocket() {
+	path := p.config.StatsSocketPath
+	if path == "" {
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		p.log.WithField("stats-socket-path", path).WithError(err).Warn("VPP stats socket not available (statistics are not used)")
+		return
+	}
+	p.log.WithField("stats-socket-path", path).Debug("VPP stats socket present; statistics are not read by this agent")
+}
+
+// applyHealthCheckConfig sets govpp's health-check package variables from the
+// configuration, writing only values that differ.
+func (p *Plugin) applyHealthCheckConfig() {
+	if v := time.Duration(p.config.HealthCheckProbeInterval); core.HealthCheckProbeInterval != v {
+		core.HealthCheckProbeInterval = v
+	}
+	if v := time.Duration(p.config.HealthCheckReplyTimeout); core.HealthCheckReplyTimeout != v {
+		core.HealthCheckReplyTimeout = v
+	}
+	if v := p.config.HealthCheckThreshold; core.HealthCheckThreshold != v {
+		core.HealthCheckThreshold = v
+	}
+}
+
+// errNotConnected is returned by the stream methods before Init or after Close.
+var errNotConnected = errors.New("govppmux: not connected to VPP (Init not run or plugin closed)")
+
+// NewStream implements govppapi.Connection: a stream over the shared connection,
+// for requests channels cannot carry (reply followed by details).
+func (p *Plugin) NewStream(ctx context.Context, options ...govppapi.StreamOption) (govppapi.Stream, error) {
+	if p.conn == nil || p.closedFlag.Load() {
+		return nil, errNotConnected
+	}
+	return p.conn.NewStream(ctx, options...)
+}
+
+// Invoke implements govppapi.Connection: one request and its reply over a stream.
+func (p *Plugin) Invoke(ctx context.Context, req, reply govppapi.Message) error {
+	if p.conn == nil || p.closedFlag.Load() {
+		return errNotConnected
+	}
+	return p.conn.Invoke(ctx, req, reply)
+}
+
+// WatchEvent implements govppapi.Connection: a watcher of VPP events of the given type.
+func (p *Plugin) WatchEvent(ctx context.Context, event govppapi.Message) (govppapi.Watcher, error) {
+	if p.conn == nil || p.closedFlag.Load() {
+		return nil, errNotConnected
+	}
+	return p.conn.WatchEvent(ctx, event)
+}

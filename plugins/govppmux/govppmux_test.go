@@ -1,0 +1,350 @@
+package govppmux
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	govppapi "go.fd.io/govpp/api"
+	interfaces "go.fd.io/govpp/binapi/interface"
+	"go.fd.io/govpp/binapi/memclnt"
+	"go.fd.io/govpp/binapi/vpe"
+	"go.fd.io/govpp/core"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
+	ctlapi "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+)
+
+const testNIC = "GigabitEthernet0/8/0"
+
+// fakeLoop records the events pushed to it.
+type fakeLoop struct {
+	mu     sync.Mutex
+	events []ctlapi.Event
+	err    error
+}
+
+func (l *fakeLoop) PushEvent(ev ctlapi.Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return l.err
+	}
+	l.events = append(l.events, ev)
+	return nil
+}
+
+func (l *fakeLoop) list() []ctlapi.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]ctlapi.Event(nil), l.events...)
+}
+
+// fakeMsg is a message no VPP knows.
+type fakeMsg struct{ name string }
+
+func (m *fakeMsg) GetMessageName() string               { return m.name }
+func (m *fakeMsg) GetCrcString() string                 { return "0badc0de" }
+func (m *fakeMsg) GetMessageType() govppapi.MessageType { return govppapi.RequestMessage }
+
+// TestMain silences govpp's own (package-global) logger for the whole test binary.
+func TestMain(m *testing.M) {
+	core.SetLogLevel(logrus.PanicLevel)
+	os.Exit(m.Run())
+}
+
+type env struct {
+	t      *testing.T
+	sock   string
+	sim    *vppsim.Sim
+	loop   *fakeLoop
+	reg    *health.Registry
+	plugin *Plugin
+}
+
+func quietLog() logrus.FieldLogger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
+}
+
+// startSim starts a simulator on a private socket.
+func startSim(t *testing.T) (*vppsim.Sim, string) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "api.sock")
+	sim, err := vppsim.New(vppsim.Options{SocketPath: sock, NICs: []string{testNIC}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	return sim, sock
+}
+
+// fastConfig is a configuration with short health-check and retry periods.
+func fastConfig(sock string) infra.StaticConfig {
+	return infra.StaticConfig{
+		"binapi-socket-path":          sock,
+		"health-check-probe-interval": "50ms",
+		"health-check-reply-timeout":  "40ms",
+		"health-check-threshold":      2,
+		"reply-timeout":               "2s",
+		"retry-connect-count":         20,
+		"retry-connect-timeout":       "50ms",
+	}
+}
+
+// newEnv starts a simulator and an initialised plugin connected to it.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, loop: &fakeLoop{}, reg: health.NewRegistry()}
+	e.sim, e.sock = startSim(t)
+	e.plugin = NewPlugin(Deps{Log: quietLog(), Config: fastConfig(e.sock), Health: e.reg.Reporter("vpp"), EventLoop: e.loop})
+	if err := e.plugin.Init(); err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	t.Cleanup(func() { _ = e.plugin.Close() })
+	return e
+}
+
+func (e *env) health() health.ComponentStatus { return e.reg.Status().Components["vpp"] }
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ping(t *testing.T, ch govppapi.Channel) error {
+	t.Helper()
+	return ch.SendRequest(&memclnt.ControlPing{}).ReceiveReply(&memclnt.ControlPingReply{})
+}
+
+func TestInitConnectsReportsVersionAndHealth(t *testing.T) {
+	e := newEnv(t)
+	info := e.plugin.VPPInfo()
+	if !info.Connected || info.Version != vppsim.VPPVersion {
+		t.Fatalf("VPPInfo = %+v", info)
+	}
+	if h := e.health(); h.State != health.OK || !strings.Contains(h.Reason, vppsim.VPPVersion) {
+		t.Fatalf("health = %+v", h)
+	}
+	ch, err := e.plugin.NewAPIChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ping(t, ch); err != nil {
+		t.Fatalf("control_ping: %v", err)
+	}
+	if err := e.plugin.AfterInit(); err != nil {
+		t.Fatalf("AfterInit without messages: %v", err)
+	}
+	ver := &vpe.ShowVersionReply{}
+	if err := e.plugin.Invoke(context.Background(), &vpe.ShowVersion{}, ver); err != nil || ver.Version != vppsim.VPPVersion {
+		t.Errorf("Invoke show_version = %+v, %v", ver, err)
+	}
+	if e.plugin.String() != "govppmux" {
+		t.Errorf("String() = %q", e.plugin.String())
+	}
+}
+
+func TestAfterInitNamesEveryMissingMessage(t *testing.T) {
+	e := newEnv(t)
+	if err := e.plugin.RegisterMessages(&interfaces.CreateLoopback{}, &fakeMsg{"frobnicate"}, &interfaces.CreateLoopbackReply{}); err != nil {
+		t.Fatalf("RegisterMessages before AfterInit: %v", err)
+	}
+	if err := e.plugin.RegisterMessages(&fakeMsg{"teleport_add_del"}); err != nil {
+		t.Fatal(err)
+	}
+	err := e.plugin.AfterInit()
+	if err == nil {
+		t.Fatal("AfterInit accepted unknown messages")
+	}
+	for _, want := range []string{"frobnicate_0badc0de", "teleport_add_del_0badc0de", "2 of 4"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "create_loopback") {
+		t.Errorf("error %q names a known message", err)
+	}
+	if h := e.health(); h.State != health.Error {
+		t.Errorf("health after failed check = %+v", h)
+	}
+}
+
+func TestRegisterAfterAfterInitChecksAtOnce(t *testing.T) {
+	e := newEnv(t)
+	if err := e.plugin.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.plugin.RegisterMessages(&interfaces.SwInterfaceDump{}, &interfaces.SwInterfaceDetails{}); err != nil {
+		t.Fatalf("known messages rejected: %v", err)
+	}
+	err := e.plugin.RegisterMessages(&fakeMsg{"late_msg"})
+	if err == nil || !strings.Contains(err.Error(), "late_msg_0badc0de") {
+		t.Fatalf("RegisterMessages after AfterInit = %v", err)
+	}
+}
+
+func TestReconnectPushesHealingResyncAndRestoresChannels(t *testing.T) {
+	tests := []struct {
+		name   string
+		break_ func(*vppsim.Sim)
+	}{
+		{"connection dropped", (*vppsim.Sim).DropConnections},
+		{"VPP restarted", (*vppsim.Sim).Restart},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ch, err := e.plugin.NewAPIChannel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ch.Close()
+			tc.break_(e.sim)
+			eventually(t, "healing resync", func() bool { return len(e.loop.list()) > 0 })
+			ev, ok := e.loop.list()[0].(*ctlapi.HealingResync)
+			if !ok || ev.Type != ctlapi.AfterError || ev.Error == nil || !strings.Contains(ev.Error.Error(), "VPP reconnected") {
+				t.Fatalf("pushed %v", e.loop.list()[0])
+			}
+			if ev.Method() != ctlapi.FullResync {
+				t.Errorf("healing resync method %v, want full resync", ev.Method())
+			}
+			eventually(t, "health OK", func() bool { return e.health().State == health.OK })
+			if info := e.plugin.VPPInfo(); info.Reconnects != 1 || !info.Connected {
+				t.Errorf("VPPInfo = %+v", info)
+			}
+			if err := ping(t, ch); err != nil {
+				t.Errorf("old channel after reconnect: %v", err)
+			}
+		})
+	}
+}
+
+func TestHealthInitWhileDisconnectedThenErrorWhenRetriesRunOut(t *testing.T) {
+	e := &env{t: t, loop: &fakeLoop{}, reg: health.NewRegistry()}
+	e.sim, e.sock = startSim(t)
+	cfg := fastConfig(e.sock)
+	cfg["retry-connect-count"] = 3
+	e.plugin = NewPlugin(Deps{Log: quietLog(), Config: cfg, Health: e.reg.Reporter("vpp"), EventLoop: e.loop})
+	if err := e.plugin.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer e.plugin.Close()
+	if err := e.sim.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A plain file where the socket was: every attempt fails at once.
+	if err := os.WriteFile(e.sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "health INIT", func() bool { return e.health().State != health.OK })
+	if e.plugin.IsConnected() {
+		t.Error("still connected after VPP went away")
+	}
+	eventually(t, "health ERROR", func() bool { return e.health().State == health.Error })
+	if h := e.health(); !strings.Contains(h.Reason, "cannot reconnect") {
+		t.Errorf("health = %+v", h)
+	}
+	if len(e.loop.list()) != 0 {
+		t.Errorf("resync pushed without a reconnect: %v", e.loop.list())
+	}
+}
+
+func TestInitFailsWithoutVPP(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "api.sock")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fastConfig(sock)
+	cfg["retry-connect-count"] = 0
+	reg := health.NewRegistry()
+	p := NewPlugin(Deps{Log: quietLog(), Config: cfg, Health: reg.Reporter("vpp")})
+	err := p.Init()
+	if err == nil {
+		p.Close()
+		t.Fatal("Init succeeded without VPP")
+	}
+	if !strings.Contains(err.Error(), sock) {
+		t.Errorf("error %q does not name the socket", err)
+	}
+	if st := reg.Status().Components["vpp"]; st.State != health.Error {
+		t.Errorf("health = %+v", st)
+	}
+	if _, err := p.NewAPIChannel(); err == nil {
+		t.Error("channel handed out without a connection")
+	}
+	_ = p.Close()
+}
+
+func TestInitRejectsBadConfig(t *testing.T) {
+	p := NewPlugin(Deps{Log: quietLog(), Config: infra.StaticConfig{"health-check-threshold": 0}})
+	err := p.Init()
+	if err == nil || !strings.Contains(err.Error(), "health-check-threshold") {
+		t.Fatalf("Init = %v", err)
+	}
+}
+
+func TestFailedResyncPushIsReported(t *testing.T) {
+	e := newEnv(t)
+	e.loop.mu.Lock()
+	e.loop.err = errors.New("queue full")
+	e.loop.mu.Unlock()
+	e.sim.DropConnections()
+	eventually(t, "health ERROR", func() bool { return e.health().State == health.Error })
+	if h := e.health(); !strings.Contains(h.Reason, "queue full") {
+		t.Errorf("health = %+v", h)
+	}
+}
+
+func TestCloseStopsEverything(t *testing.T) {
+	sim, sock := startSim(t)
+	before := runtime.NumGoroutine()
+	p := NewPlugin(Deps{Log: quietLog(), Config: fastConfig(sock)})
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := p.NewAPIChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ping(t, ch); err != nil {
+		t.Fatal(err)
+	}
+	ch.Close()
+	eventually(t, "client registered", func() bool { return sim.ClientCount() == 1 })
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	eventually(t, "client gone", func() bool { return sim.ClientCount() == 0 })
+	eventually(t, "goroutines stopped", func() bool { return runtime.NumGoroutine() <= before })
+	if _, err := p.NewAPIChannel(); err == nil {
+		t.Error("channel handed out after Close")
+	}
+	if p.IsConnected() {
+		t.Error("connected after Close")
+	}
+}

@@ -1,0 +1,129 @@
+package govppmux
+
+import (
+	"errors"
+	"fmt"
+
+	govppapi "go.fd.io/govpp/api"
+)
+
+// DefaultWindow is how many requests Pipeline keeps in flight by default. It stays
+// below govpp's default reply buffer (100), so replies never wait for the reader.
+const DefaultWindow = 64
+
+// dumpWindow is how many dumps DumpEach keeps in flight: a dump may have many replies.
+const dumpWindow = 8
+
+// Call is one request of a pipeline and the reply message its answer is decoded into.
+type Call struct {
+	// Request is the message sent to VPP.
+	Request govppapi.Message
+	// Reply receives the answer; its retval is turned into the call's error.
+	Reply govppapi.Message
+}
+
+// PipelineEach sends the calls over ch keeping at most window requests in flight
+// (window <= 0 means DefaultWindow) and returns one error per call, nil for success.
+// VPP executes the requests of one client in order, so a request sees the effect of
+// the ones before it; a failed request does not stop those after it. Every reply is
+// read, so the channel stays usable.
+func PipelineEach(ch govppapi.Channel, window int, calls []Call) []error {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	errs := make([]error, len(calls))
+	pending := make([]govppapi.RequestCtx, 0, min(window, len(calls)))
+	next := 0
+	for next < len(calls) || len(pending) > 0 {
+		for next < len(calls) && len(pending) < window {
+			pending = append(pending, ch.SendRequest(calls[next].Request))
+			next++
+		}
+		first := next - len(pending)
+		if err := pending[0].ReceiveReply(calls[first].Reply); err != nil {
+			errs[first] = err
+		}
+		pending = pending[1:]
+	}
+	return errs
+}
+
+// Pipeline is PipelineEach with the default window; the error joins every failed
+// call, each prefixed with the name of its request.
+func Pipeline(ch govppapi.Channel, calls ...Call) error {
+	return JoinErrors(calls, PipelineEach(ch, DefaultWindow, calls))
+}
+
+// JoinErrors joins the non-nil errors of errs (as returned by PipelineEach for
+// calls), each prefixed with the name of its request; nil if all succeeded.
+func JoinErrors(calls []Call, errs []error) error {
+	var out []error
+	for i, err := range errs {
+		if err != nil {
+			out = append(out, fmt.Errorf("%s: %w", calls[i].Request.GetMessageName(), err))
+		}
+	}
+	return errors.Join(out...)
+}
+
+// Dump sends the dump request req and returns every details message of type D.
+func Dump[D any, PD interface {
+	*D
+	govppapi.Message
+}](ch govppapi.Channel, req govppapi.Message) ([]PD, error) {
+	return receiveDump[D, PD](ch.SendMultiRequest(req), req)
+}
+
+func receiveDump[D any, PD interface {
+	*D
+	govppapi.Message
+}](ctx govppapi.MultiRequestCtx, req govppapi.Message) ([]PD, error) {
+	var out []PD
+	var firstErr error
+	for {
+		d := PD(new(D))
+		last, err := ctx.ReceiveReply(d)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s: %w", req.GetMessageName(), err)
+			}
+			if isFatalDumpError(err) {
+				return out, firstErr
+			}
+			continue
+		}
+		if last {
+			return out, firstErr
+		}
+		out = append(out, d)
+	}
+}
+
+// isFatalDumpError tells whether no more replies of a dump can be expected after err
+// (a timeout or a broken connection); other errors concern one reply only.
+func isFatalDumpError(err error) bool {
+	var vppErr govppapi.VPPApiError
+	return !errors.As(err, &vppErr)
+}
+
+// DumpEach sends every dump request of reqs (of the same details type D), keeping a
+// few in flight, and returns the details of each request and one error per request.
+func DumpEach[D any, PD interface {
+	*D
+	govppapi.Message
+}](ch govppapi.Channel, reqs []govppapi.Message) ([][]PD, []error) {
+	out := make([][]PD, len(reqs))
+	errs := make([]error, len(reqs))
+	pending := make([]govppapi.MultiRequestCtx, 0, min(dumpWindow, len(reqs)))
+	next := 0
+	for next < len(reqs) || len(pending) > 0 {
+		for next < len(reqs) && len(pending) < dumpWindow {
+			pending = append(pending, ch.SendMultiRequest(reqs[next]))
+			next++
+		}
+		first := next - len(pending)
+		out[first], errs[first] = receiveDump[D, PD](pending[0], reqs[first])
+		pending = pending[1:]
+	}
+	return out, errs
+}

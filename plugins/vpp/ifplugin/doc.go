@@ -1,0 +1,35 @@
+// Package ifplugin configures VPP interfaces through the KV scheduler: it registers
+// the descriptors below, opens one govpp channel (govppmux) for them, and follows the
+// DHCP leases VPP reports.
+//
+// Keys owned (see api/models/vpp/interfaces for the builders):
+//
+//	config/vpp/v2/interfaces/<name>                 Interface           descriptor "vpp-interface"
+//	vpp/interface/<name>/address/static/<ip>        derived address     descriptor "vpp-interface-address"
+//	vpp/interface/unnumbered/<name>                 derived unnumbered  descriptor "vpp-unnumbered-interface"
+//	vpp/interface/dhcp-lease/<name>                 DHCPLease (SB)      descriptor "vpp-dhcp-lease"
+//	vpp/interface/<name>/address/dhcp/<ip>          derived from a lease (property, no descriptor)
+//	vpp/interface/<name>/vrf/<vrf>/ip-version/<v>   derived VRF membership (property, no descriptor)
+//
+// Interface life cycle (descriptor "vpp-interface", metadata *ifaceidx.Metadata):
+//
+//	Dependencies: VRF table config/vpp/v2/vrf-table/id/<vrf>/protocol/IPV4 (vrf≠0; IPV6 too
+//	              with IPv6 addresses), Linux host-name key of an AF_PACKET's host interface
+//	Create:   create_loopback | tap_create_v3 | af_packet_create_v3 | vxlan_add_del_tunnel_v3
+//	          (DPDK/VMXNET3: find the NIC by name), then one pipeline: tag = logical name,
+//	          MAC (NICs), MTU, VRF (before any address), rx mode, DHCP client, admin up
+//	derived:  addresses and the unnumbered setting are created after, deleted before it
+//	Update:   in place (admin state, MAC, MTU, VRF, rx mode, DHCP); a new type or link, or
+//	          a VRF change VPP refuses with addresses in place, re-creates the interface
+//	Delete:   the matching delete; a NIC is only unconfigured (down, untagged, VRF 0)
+//	Retrieve: sw_interface_dump + TAP/af_packet/VXLAN/address/unnumbered/DHCP dumps and
+//	          sw_interface_get_table; tagged = the agent's (FromNB), untagged = FromSB
+//	          (local0, NICs NB does not configure); never deletes what it did not tag
+//
+// Other plugins read interface metadata through GetInterfaceIndex (or the scheduler's
+// metadata map named ifaceidx.DescriptorName) and leases through GetDHCPLease.
+//
+// Not supported: memif, sub-interfaces, VMXNET3 creation (VMXNET3 NICs are treated like
+// DPDK NICs), per-queue rx modes, link MTU (hw_interface_set_mtu), reading the rx mode
+// back from VPP (VPP has no dump of it that the simulator answers; Retrieve keeps NB's).
+package ifplugin

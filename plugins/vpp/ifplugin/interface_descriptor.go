@@ -1,0 +1,533 @@
+package ifplugin
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	govppapi "go.fd.io/govpp/api"
+	"go.fd.io/govpp/binapi/interface_types"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
+	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
+	l3model "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/vppcalls"
+)
+
+// Dependency labels of interface values.
+const (
+	// VrfTableDep is the label of the dependency on the interface's VRF table.
+	VrfTableDep = "vrf-table-exists"
+	// HostInterfaceDep is the label of an AF_PACKET's dependency on its Linux interface.
+	HostInterfaceDep = "host-interface-exists"
+	// InterfaceWithIPDep is the label of an unnumbered setting's dependency on an
+	// address of the interface it borrows from.
+	InterfaceWithIPDep = "interface-with-ip-has-address"
+)
+
+// localInterface is VPP's built-in interface; it is reported but never managed.
+const localInterface = "local0"
+
+// errUnnumberedTarget marks the failure to resolve the interface an unnumbered
+// interface borrows from.
+var errUnnumberedTarget = errors.New("interface with IP unknown")
+
+func (p *Plugin) interfaceDescriptor() *kvapi.KVDescriptor {
+	return &kvapi.KVDescriptor{
+		Name:        ifaceidx.DescriptorName,
+		NBKeyPrefix: ifmodel.InterfacePrefix,
+		KeySelector: func(key string) bool {
+			name, ok := ifmodel.ParseNameFromKey(key)
+			return ok && name != ""
+		},
+		KeyLabel: func(key string) string {
+			name, _ := ifmodel.ParseNameFromKey(key)
+			return name
+		},
+		ValueComparator: interfacesEqual,
+		Validate: func(key string, value proto.Message) error {
+			iface, ok := value.(*ifmodel.Interface)
+			if !ok {
+				return kvapi.NewInvalidValueError(fmt.Errorf("value of %s is a %T, not an Interface", key, value))
+			}
+			return validateInterface(key, iface)
+		},
+		Create:             typed3(p.createInterface),
+		Delete:             typedDelete(p.deleteInterface),
+		Update:             typedUpdate(p.updateInterface),
+		UpdateWithRecreate: typedRecreate(needsRecreate),
+		Retrieve:           p.retrieveInterfaces,
+		IsRetriableFailure: isRetriable,
+		DerivedValues:      typedDerived(interfaceDerived),
+		Dependencies:       typedDeps(interfaceDeps),
+		WithMetadata:       true,
+	}
+}
+
+// --- adapters from the generic descriptor signatures ---
+
+func typed3(f func(*ifmodel.Interface) (*ifaceidx.Metadata, error)) func(string, proto.Message) (kvapi.Metadata, error) {
+	return func(_ string, v proto.Message) (kvapi.Metadata, error) {
+		md, err := f(v.(*ifmodel.Interface))
+		if err != nil {
+			return nil, err
+		}
+		return md, nil
+	}
+}
+
+func typedDelete(f func(*ifmodel.Interface, *ifaceidx.Metadata) error) func(string, proto.Message, kvapi.Metadata) error {
+	return func(_ string, v proto.Message, md kvapi.Metadata) error {
+		m, _ := md.(*ifaceidx.Metadata)
+		return f(v.(*ifmodel.Interface), m)
+	}
+}
+
+func typedUpdate(f func(old, new *ifmodel.Interface, md *ifaceidx.Metadata) (*ifaceidx.Metadata, error)) func(string, proto.Message, proto.Message, kvapi.Metadata) (kvapi.Metadata, error) {
+	return func(_ string, o, n proto.Message, md kvapi.Metadata) (kvapi.Metadata, error) {
+		m, _ := md.(*ifaceidx.Metadata)
+		out, err := f(o.(*ifmodel.Interface), n.(*ifmodel.Interface), m)
+		if out == nil {
+			return md, err
+		}
+		return out, err
+	}
+}
+
+func typedRecreate(f func(old, new *ifmodel.Interface) bool) func(string, proto.Message, proto.Message, kvapi.Metadata) bool {
+	return func(_ string, o, n proto.Message, _ kvapi.Metadata) bool {
+		return f(o.(*ifmodel.Interface), n.(*ifmodel.Interface))
+	}
+}
+
+func typedDerived(f func(*ifmodel.Interface) []kvapi.KeyValuePair) func(string, proto.Message) []kvapi.KeyValuePair {
+	return func(_ string, v proto.Message) []kvapi.KeyValuePair {
+		iface, ok := v.(*ifmodel.Interface)
+		if !ok {
+			return nil
+		}
+		return f(iface)
+	}
+}
+
+func typedDeps(f func(*ifmodel.Interface) []kvapi.Dependency) func(string, proto.Message) []kvapi.Dependency {
+	return func(_ string, v proto.Message) []kvapi.Dependency {
+		iface, ok := v.(*ifmodel.Interface)
+		if !ok {
+			return nil
+		}
+		return f(iface)
+	}
+}
+
+// --- dependencies and derived values ---
+
+// interfaceDeps: the VRF tables of a non-zero VRF (IPv6 only with IPv6 addresses) and
+// the Linux interface of an AF_PACKET.
+func interfaceDeps(iface *ifmodel.Interface) []kvapi.Dependency {
+	var deps []kvapi.Dependency
+	if iface.Vrf != 0 {
+		deps = append(deps, kvapi.Dependency{Label: VrfTableDep, Key: l3model.VrfTableKey(iface.Vrf, l3model.VrfTable_IPV4)})
+		if hasIPv6(iface.IpAddresses) {
+			deps = append(deps, kvapi.Dependency{Label: VrfTableDep, Key: l3model.VrfTableKey(iface.Vrf, l3model.VrfTable_IPV6)})
+		}
+	}
+	if iface.Type == ifmodel.Interface_AF_PACKET {
+		deps = append(deps, kvapi.Dependency{Label: HostInterfaceDep,
+			Key: linuxif.InterfaceHostNameKey(iface.GetAfpacket().GetHostIfName())})
+	}
+	return deps
+}
+
+// interfaceDerived: one value per static address, the unnumbered setting, and the
+// VRF membership properties (IPv4 always, IPv6 with IPv6 addresses).
+func interfaceDerived(iface *ifmodel.Interface) []kvapi.KeyValuePair {
+	var out []kvapi.KeyValuePair
+	for _, a := range iface.IpAddresses {
+		if p, err := netip.ParsePrefix(a); err == nil {
+			a = p.String()
+		}
+		out = append(out, kvapi.KeyValuePair{Key: ifmodel.InterfaceAddressKey(iface.Name, ifmodel.AddressStatic, a),
+			Value: wrapperspb.String(a)})
+	}
+	if iface.Unnumbered != nil {
+		out = append(out, kvapi.KeyValuePair{Key: ifmodel.UnnumberedKey(iface.Name), Value: iface.Unnumbered})
+	}
+	out = append(out, kvapi.KeyValuePair{Key: ifmodel.InterfaceVrfKey(iface.Name, iface.Vrf, false), Value: wrapperspb.UInt32(iface.Vrf)})
+	if hasIPv6(iface.IpAddresses) {
+		out = append(out, kvapi.KeyValuePair{Key: ifmodel.InterfaceVrfKey(iface.Name, iface.Vrf, true), Value: wrapperspb.UInt32(iface.Vrf)})
+	}
+	return out
+}
+
+// needsRecreate: a changed type or link, or a VRF change VPP refuses in place (the
+// interface keeps addresses, borrowed ones or a DHCP lease across the change; a
+// VXLAN tunnel's VRF is its encapsulation VRF).
+func needsRecreate(old, new *ifmodel.Interface) bool {
+	if old.Type != new.Type || !sameLink(old, new) {
+		return true
+	}
+	if old.Vrf == new.Vrf {
+		return false
+	}
+	keptAddrs := false
+	oldSet := canonicalPrefixes(old.IpAddresses)
+	for _, a := range canonicalPrefixes(new.IpAddresses) {
+		if _, found := slices.BinarySearch(oldSet, a); found {
+			keptAddrs = true
+		}
+	}
+	return new.Type == ifmodel.Interface_VXLAN_TUNNEL || keptAddrs ||
+		(old.Unnumbered != nil && new.Unnumbered != nil) || (old.SetDhcpClient && new.SetDhcpClient)
+}
+
+// --- create / update / delete ---
+
+func (p *Plugin) createInterface(iface *ifmodel.Interface) (*ifaceidx.Metadata, error) {
+	var mac net.HardwareAddr
+	if iface.PhysAddress != "" {
+		mac, _ = parseMAC(iface.PhysAddress) // validated
+	}
+	sw, hostName, err := p.createLink(iface, mac)
+	if err != nil {
+		return nil, fmt.Errorf("create interface %s (%s): %w", iface.Name, iface.Type, err)
+	}
+	b := p.h.NewBatch()
+	if iface.Type != ifmodel.Interface_TAP { // a TAP is tagged at creation
+		b.SetTag(sw, iface.Name)
+	}
+	if mac != nil && isNIC(iface.Type) {
+		b.SetMAC(sw, mac)
+	}
+	if iface.Mtu != 0 {
+		b.SetMTU(sw, iface.Mtu)
+	}
+	if iface.Vrf != 0 {
+		b.SetTable(sw, iface.Vrf, false)
+		if hasIPv6(iface.IpAddresses) {
+			b.SetTable(sw, iface.Vrf, true)
+		}
+	}
+	if iface.RxMode != ifmodel.Interface_UNKNOWN {
+		b.SetRxMode(sw, interface_types.RxMode(iface.RxMode))
+	}
+	if iface.SetDhcpClient {
+		p.trackDHCP(sw, iface.Name)
+		b.SetDHCPClient(sw, true, p.hostname, uint32(os.Getpid()))
+	}
+	if iface.Enabled {
+		b.SetAdminUp(sw, true)
+	}
+	if err := b.Send(); err != nil {
+		p.trackDHCP(sw, "")
+		if cleanupErr := p.removeLink(iface, sw); cleanupErr != nil && !isNIC(iface.Type) {
+			p.log.WithError(cleanupErr).WithField("interface", iface.Name).Warn("cannot remove the half-configured interface")
+		}
+		return nil, fmt.Errorf("configure interface %s (sw_if_index %d): %w", iface.Name, sw, err)
+	}
+	p.log.WithFields(logrus.Fields{"interface": iface.Name, "type": iface.Type.String(), "sw_if_index": sw}).Debug("interface created")
+	return &ifaceidx.Metadata{SwIfIndex: sw, Vrf: iface.Vrf, IPAddresses: slices.Clone(iface.IpAddresses), TAPHostIfName: hostName}, nil
+}
+
+// createLink creates the VPP interface of the type (or finds the NIC) and returns its
+// sw_if_index and, for a TAP, the Linux name of its host side.
+func (p *Plugin) createLink(iface *ifmodel.Interface, mac net.HardwareAddr) (sw uint32, hostName string, err error) {
+	switch iface.Type {
+	case ifmodel.Interface_SOFTWARE_LOOPBACK:
+		sw, err = p.h.CreateLoopback(mac)
+	case ifmodel.Interface_TAP:
+		tap := iface.GetTap()
+		sw, err = p.h.CreateTap(vppcalls.Tap{HostIfName: tap.GetHostIfName(), HostNamespace: tap.GetHostNamespace(),
+			RxRingSize: uint16(tap.GetRxRingSize()), TxRingSize: uint16(tap.GetTxRingSize()), MAC: mac, Tag: iface.Name})
+		if err == nil {
+			hostName = tap.GetHostIfName()
+			if hostName == "" {
+				hostName, err = p.h.TapHostIfName(sw)
+				if err != nil {
+					_ = p.h.DeleteTap(sw)
+				}
+			}
+		}
+	case ifmodel.Interface_AF_PACKET:
+		sw, err = p.h.CreateAfPacket(iface.GetAfpacket().GetHostIfName(), mac)
+	case ifmodel.Interface_VXLAN_TUNNEL:
+		sw, err = p.h.AddVxlan(vxlanOf(iface))
+	case ifmodel.Interface_DPDK, ifmodel.Interface_VMXNET3_INTERFACE:
+		sw, err = p.h.FindInterface(iface.Name)
+	default:
+		err = fmt.Errorf("unsupported type %s", iface.Type)
+	}
+	return sw, hostName, err
+}
+
+func vxlanOf(iface *ifmodel.Interface) vppcalls.Vxlan {
+	v := iface.GetVxlan()
+	src, _ := netip.ParseAddr(v.GetSrcAddress())
+	dst, _ := netip.ParseAddr(v.GetDstAddress())
+	return vppcalls.Vxlan{Src: src, Dst: dst, VNI: v.GetVni(), EncapVRF: iface.Vrf}
+}
+
+// removeLink deletes the VPP interface (a NIC is put back to its unconfigured state:
+// down, untagged, in VRF 0, without DHCP client).
+func (p *Plugin) removeLink(iface *ifmodel.Interface, sw uint32) error {
+	switch iface.Type {
+	case ifmodel.Interface_SOFTWARE_LOOPBACK:
+		return p.h.DeleteLoopback(sw)
+	case ifmodel.Interface_TAP:
+		return p.h.DeleteTap(sw)
+	case ifmodel.Interface_AF_PACKET:
+		return p.h.DeleteAfPacket(iface.GetAfpacket().GetHostIfName())
+	case ifmodel.Interface_VXLAN_TUNNEL:
+		return p.h.DeleteVxlan(vxlanOf(iface))
+	}
+	b := p.h.NewBatch().SetAdminUp(sw, false)
+	if iface.SetDhcpClient {
+		b.SetDHCPClient(sw, false, "", 0)
+	}
+	if iface.Vrf != 0 {
+		b.SetTable(sw, 0, false)
+		if hasIPv6(iface.IpAddresses) {
+			b.SetTable(sw, 0, true)
+		}
+	}
+	return b.SetTag(sw, "").Send()
+}
+
+func (p *Plugin) deleteInterface(iface *ifmodel.Interface, md *ifaceidx.Metadata) error {
+	if md == nil {
+		return fmt.Errorf("delete interface %s: no metadata", iface.Name)
+	}
+	if err := p.removeLink(iface, md.SwIfIndex); err != nil {
+		return fmt.Errorf("delete interface %s (sw_if_index %d): %w", iface.Name, md.SwIfIndex, err)
+	}
+	if iface.SetDhcpClient {
+		p.trackDHCP(md.SwIfIndex, "")
+		p.dropLease(iface.Name)
+	}
+	p.log.WithFields(logrus.Fields{"interface": iface.Name, "sw_if_index": md.SwIfIndex}).Debug("interface deleted")
+	return nil
+}
+
+// updateInterface changes in place what VPP allows: admin state, MAC, MTU, VRF (when
+// no address is kept across, see needsRecreate), rx mode and the DHCP client.
+// Addresses and the unnumbered setting follow as derived values.
+func (p *Plugin) updateInterface(old, new *ifmodel.Interface, md *ifaceidx.Metadata) (*ifaceidx.Metadata, error) {
+	if md == nil {
+		return nil, fmt.Errorf("update interface %s: no metadata", new.Name)
+	}
+	sw := md.SwIfIndex
+	b := p.h.NewBatch()
+	if old.Enabled && !new.Enabled {
+		b.SetAdminUp(sw, false)
+	}
+	if new.PhysAddress != "" && !sameMAC(old.PhysAddress, new.PhysAddress) {
+		mac, _ := parseMAC(new.PhysAddress)
+		b.SetMAC(sw, mac)
+	}
+	if new.Mtu != 0 && new.Mtu != old.Mtu {
+		b.SetMTU(sw, new.Mtu)
+	}
+	oldV6, newV6 := hasIPv6(old.IpAddresses), hasIPv6(new.IpAddresses)
+	if old.Vrf != new.Vrf {
+		b.SetTable(sw, new.Vrf, false)
+		switch {
+		case newV6:
+			b.SetTable(sw, new.Vrf, true)
+		case oldV6 && old.Vrf != 0:
+			b.SetTable(sw, 0, true)
+		}
+	} else if newV6 && !oldV6 && new.Vrf != 0 {
+		b.SetTable(sw, new.Vrf, true)
+	}
+	if new.RxMode != ifmodel.Interface_UNKNOWN && new.RxMode != old.RxMode {
+		b.SetRxMode(sw, interface_types.RxMode(new.RxMode))
+	}
+	if old.SetDhcpClient != new.SetDhcpClient {
+		if new.SetDhcpClient {
+			p.trackDHCP(sw, new.Name)
+		}
+		b.SetDHCPClient(sw, new.SetDhcpClient, p.hostname, uint32(os.Getpid()))
+	}
+	if new.Enabled && !old.Enabled {
+		b.SetAdminUp(sw, true)
+	}
+	if err := b.Send(); err != nil {
+		return nil, fmt.Errorf("update interface %s (sw_if_index %d): %w", new.Name, sw, err)
+	}
+	if old.SetDhcpClient && !new.SetDhcpClient {
+		p.trackDHCP(sw, "")
+		p.dropLease(new.Name)
+	}
+	out := *md
+	out.Vrf, out.IPAddresses = new.Vrf, slices.Clone(new.IpAddresses)
+	return &out, nil
+}
+
+// isRetriable tells whether a failure may go away: invalid values and requests VPP
+// rejects as such never do; missing objects, syscall failures and lost
+// connections may.
+func isRetriable(err error) bool {
+	var ive *kvapi.InvalidValueError
+	if errors.As(err, &ive) || errors.Is(err, vppcalls.ErrInterfaceNotFound) || errors.Is(err, errUnnumberedTarget) {
+		return false
+	}
+	var vppErr govppapi.VPPApiError
+	if errors.As(err, &vppErr) {
+		switch vppErr {
+		case govppapi.INVALID_VALUE, govppapi.INVALID_VALUE_2, govppapi.INVALID_ARGUMENT, govppapi.UNIMPLEMENTED,
+			govppapi.NON_ETHERNET, govppapi.SAME_SRC_DST, govppapi.INVALID_DECAP_NEXT, govppapi.FEATURE_DISABLED,
+			govppapi.INVALID_REGISTRATION, govppapi.DUPLICATE_IF_ADDRESS:
+			return false
+		}
+	}
+	return true
+}
+
+// --- retrieve ---
+
+// retrieveInterfaces rebuilds interface values from VPP's dumps. Tagged interfaces
+// are the agent's (FromNB, named by their tag); untagged ones exist on their own
+// (FromSB, named by VPP): local0, and NICs NB does not configure. An untagged NIC
+// NB wants is not reported, so the scheduler configures it (again). Fields VPP cannot
+// report or fills with defaults (rx mode, an MTU or MAC NB leaves unset, TAP ring
+// sizes, version and host name left to VPP) are taken from the NB value.
+func (p *Plugin) retrieveInterfaces(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+	list, err := p.h.DumpInterfaces()
+	if err != nil {
+		return nil, fmt.Errorf("retrieve interfaces: %w", err)
+	}
+	want := make(map[string]*ifmodel.Interface, len(correlate))
+	for _, kv := range correlate {
+		if iface, ok := kv.Value.(*ifmodel.Interface); ok {
+			want[iface.Name] = iface
+		}
+	}
+	names := make(map[uint32]string, len(list))
+	for _, i := range list {
+		names[i.SwIfIndex] = i.Name
+		if i.Tag != "" {
+			names[i.SwIfIndex] = i.Tag
+		}
+	}
+	out := make([]kvapi.KVWithMetadata, 0, len(list))
+	for _, i := range list {
+		name, origin := i.Name, kvapi.FromSB
+		if i.Tag != "" {
+			name, origin = i.Tag, kvapi.FromNB
+		}
+		typ := interfaceType(i)
+		if w := want[name]; origin == kvapi.FromSB && w != nil && typ == ifmodel.Interface_DPDK && isNIC(w.Type) {
+			continue // NB wants this NIC and it is not configured: let the scheduler configure it
+		}
+		v := dumpedValue(name, typ, i, names)
+		if w := want[name]; w != nil && origin == kvapi.FromNB {
+			alignWithNB(v, w)
+		}
+		md := &ifaceidx.Metadata{SwIfIndex: i.SwIfIndex, Vrf: i.VRF, IPAddresses: slices.Clone(v.IpAddresses)}
+		if i.Tap != nil {
+			md.TAPHostIfName = i.Tap.HostIfName
+		}
+		out = append(out, kvapi.KVWithMetadata{Key: ifmodel.InterfaceKey(name), Value: v, Metadata: md, Origin: origin})
+	}
+	return out, nil
+}
+
+// interfaceType classifies a dumped interface.
+func interfaceType(i *vppcalls.Interface) ifmodel.Interface_Type {
+	switch {
+	case i.Name == localInterface:
+		return ifmodel.Interface_UNDEFINED_TYPE
+	case i.Tap != nil:
+		return ifmodel.Interface_TAP
+	case i.AfPacketHost != "":
+		return ifmodel.Interface_AF_PACKET
+	case i.Vxlan != nil:
+		return ifmodel.Interface_VXLAN_TUNNEL
+	case i.DevType == "Loopback" || strings.HasPrefix(i.Name, "loop"):
+		return ifmodel.Interface_SOFTWARE_LOOPBACK
+	}
+	return ifmodel.Interface_DPDK
+}
+
+// dumpedValue is the interface value as VPP reports it.
+func dumpedValue(name string, typ ifmodel.Interface_Type, i *vppcalls.Interface, names map[uint32]string) *ifmodel.Interface {
+	v := &ifmodel.Interface{Name: name, Type: typ, Enabled: i.AdminUp, Vrf: i.VRF, Mtu: i.MTU,
+		SetDhcpClient: i.DHCP != nil}
+	if typ != ifmodel.Interface_VXLAN_TUNNEL && typ != ifmodel.Interface_UNDEFINED_TYPE {
+		v.PhysAddress = i.MAC.String()
+	}
+	for _, a := range i.Addresses {
+		if i.DHCP != nil && i.DHCP.Bound && a == i.DHCP.Address {
+			continue // the lease's, not a static address
+		}
+		v.IpAddresses = append(v.IpAddresses, a.String())
+	}
+	if i.Unnumbered {
+		v.Unnumbered = &ifmodel.Interface_Unnumbered{InterfaceWithIp: names[i.UnnumberedTo]}
+	}
+	switch {
+	case i.Tap != nil:
+		v.Link = &ifmodel.Interface_Tap{Tap: &ifmodel.TapLink{Version: 2, HostIfName: i.Tap.HostIfName,
+			HostNamespace: i.Tap.HostNamespace, RxRingSize: uint32(i.Tap.RxRingSize), TxRingSize: uint32(i.Tap.TxRingSize)}}
+	case i.AfPacketHost != "":
+		v.Link = &ifmodel.Interface_Afpacket{Afpacket: &ifmodel.AfpacketLink{HostIfName: i.AfPacketHost}}
+	case i.Vxlan != nil:
+		v.Link = &ifmodel.Interface_Vxlan{Vxlan: &ifmodel.VxlanLink{SrcAddress: i.Vxlan.Src.String(),
+			DstAddress: i.Vxlan.Dst.String(), Vni: i.Vxlan.VNI}}
+	}
+	return v
+}
+
+// alignWithNB replaces what VPP reports by the NB spelling where both mean the same,
+// and fills in what VPP cannot report or reports as defaults NB left unset, so an
+// unchanged interface compares equal to its NB value.
+func alignWithNB(v, w *ifmodel.Interface) {
+	if w.PhysAddress == "" || sameMAC(v.PhysAddress, w.PhysAddress) {
+		v.PhysAddress = w.PhysAddress
+	}
+	if w.Mtu == 0 {
+		v.Mtu = 0
+	}
+	if samePrefixes(v.IpAddresses, w.IpAddresses) {
+		v.IpAddresses = slices.Clone(w.IpAddresses)
+	}
+	v.RxMode = w.RxMode // VPP has no dump of it
+	if v.Type == ifmodel.Interface_DPDK && w.Type == ifmodel.Interface_VMXNET3_INTERFACE {
+		v.Type = w.Type
+	}
+	if t, wt := v.GetTap(), w.GetTap(); t != nil {
+		if wt == nil {
+			wt = &ifmodel.TapLink{} // a TAP with VPP's defaults
+		}
+		t.Version = wt.Version
+		if wt.HostIfName == "" {
+			t.HostIfName = ""
+		}
+		if wt.RxRingSize == 0 {
+			t.RxRingSize = 0
+		}
+		if wt.TxRingSize == 0 {
+			t.TxRingSize = 0
+		}
+		if w.Link == nil && proto.Equal(t, wt) {
+			v.Link = nil
+		}
+	}
+	if x, wx := v.GetVxlan(), w.GetVxlan(); x != nil && wx != nil {
+		if sameAddr(x.SrcAddress, wx.SrcAddress) {
+			x.SrcAddress = wx.SrcAddress
+		}
+		if sameAddr(x.DstAddress, wx.DstAddress) {
+			x.DstAddress = wx.DstAddress
+		}
+	}
+}
