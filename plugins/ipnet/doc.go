@@ -1,0 +1,136 @@
+// Package ipnet builds the VPP and Linux configuration that gives the pods of this node
+// IPv4 connectivity to each other, to the host stack and to the pods and hosts of the
+// other nodes. Like the other contiv plugins it is a pure core: for each event of the
+// controller it computes key-value pairs (vpp-agent models, keys from api/models) and
+// stages them in the event's transaction; the KV scheduler and its descriptors apply
+// them. It reads contivconf (configuration), ipam (address plan, pod IPs), nodesync
+// (node ID, other nodes) and podmanager (local pods).
+//
+//	contivconf ─┐                        ┌─> main NIC / loopbackNIC, default route
+//	ipam ───────┤                        ├─> VPP-host interconnect (TAP or VETH+AF_PACKET)
+//	nodesync ───┼─> IPNet (event loop) ──┼─> VRF tables, inter-VRF and drop routes
+//	podmanager ─┤    builders (no I/O)   ├─> IP neighbour scan, podGwLoop
+//	DHCP lease ─┘                        ├─> vxlanBVI, vxlanBD, per peer vxlan<ID> + ARP + FIB + routes
+//	                                     └─> per pod: interface pair, loopback, ARPs, routes
+//
+// # Events handled
+//
+//   - Every resync (DBResync, HealingResync after an error, NodeConfigChange,
+//     PodCIDRChange, NodeIPv4Change): the whole configuration is rebuilt and put (the
+//     scheduler deletes what is not put again). The local pods are those of
+//     podmanager.GetLocalPods that have an IP in the IPAM. This node's VPP IPs are
+//     published through nodesync.PublishNodeIPs (a failure is a warning). A
+//     NodeIPv4Change carries the node IP from a new DHCP lease.
+//   - AddPod: the pod's IP is allocated (ipam.AllocatePodIP), its wiring staged, and
+//     the CNI reply data filled in (interface eth0 with <podIP>/32 and the pod gateway,
+//     route 0.0.0.0/0 via the gateway). Revert(AddPod) releases the IP and forgets the
+//     pod. Change: "configure IP connectivity".
+//   - DeletePod: the pod's keys are deleted and its IP released. Change:
+//     "un-configure IP connectivity".
+//   - NodeUpdate of another node: only that node's connectivity changes (keys of the old
+//     state that the new one lacks are deleted, those of the new state put) and the
+//     VXLAN bridge domain is put again. Changes: "connect node ID=<id>", "disconnect
+//     node ID=<id>", "update connectivity to node ID=<id>".
+//   - Shutdown: in VETH mode the VETH interfaces (VPP-host interconnect and pods) are
+//     deleted, since they would outlive VPP; TAPs disappear with VPP.
+//
+// # Keys owned (N = this node's ID, <cid> = container ID)
+//
+// Resync, this node:
+//
+//	config/vpp/v2/interfaces/<main NIC>|loopbackNIC       DPDK (VMXNET3) NIC or loopback, main VRF, node IP
+//	                                                      (DHCP: set_dhcp_client, no IP)
+//	config/vpp/v2/interfaces/<other NIC>                  other NICs of nodeConfig
+//	config/vpp/v2/route/vrf/<main>/dst/0.0.0.0/0/gw/<gw>  static default route (NIC, no DHCP)
+//	config/vpp/v2/interfaces/tap-vpp2                     TAP mode: VPP side, host_if_name vpp1, MAC 34:3c:<N>
+//	config/linux/interfaces/v2/interface/tap-vpp1         TAP mode: TAP_TO_VPP, host name vpp1
+//	config/linux/interfaces/v2/interface/veth-vpp1|2      VETH mode: the pair (host names vpp1, vpp2)
+//	config/vpp/v2/interfaces/afpacket-vpp2                VETH mode: AF_PACKET on vpp2, MAC 34:3c:<N>
+//	config/vpp/v2/route/vrf/<main>/dst/<host IP>/32/gw/<Linux end>   one per host IP
+//	config/linux/l3/v2/route/<pod cluster subnet>/<tap-vpp1|veth-vpp1>  (+ service CIDR if routeServiceCIDRToVPP)
+//	config/vpp/v2/vrf-table/id/<main|pod>/protocol/IPV4   labels mainVRF-IPv4, podVRF-IPv4
+//	config/vpp/v2/route/vrf/...                           inter-VRF and drop routes (facts §5.2 item 4)
+//	config/vpp/v2/ipscanneigh-global                      when scanIPNeighbors
+//	config/vpp/v2/interfaces/podGwLoop                    pod gateway IP, pod VRF
+//	config/vpp/v2/interfaces/vxlanBVI                     overlay: VXLAN IP, MAC 12:2b:<N>, pod VRF
+//	config/vpp/l2/v2/bridge-domain/vxlanBD                overlay: BVI + tunnels (split horizon 1)
+//
+// Resync and NodeUpdate, per other node M that has an ID, a VPP IP and a management IP
+// (and only while this node has an IP):
+//
+//	config/vpp/v2/interfaces/vxlan<M>                     overlay: VNI 10, this node IP -> M's VPP IP
+//	config/vpp/v2/arp/vxlanBVI/<M's VXLAN IP>             overlay: static, MAC 12:2b:<M>
+//	config/vpp/l2/v2/fib/vxlanBD/mac/12:2b:<M>            overlay: static, out vxlan<M>
+//	config/vpp/v2/route/vrf/<pod|main>/dst/<net>/gw/<hop> M's pod subnet, VPP-host subnet, management IPs
+//	config/vpp/v2/route/vrf/<main>/dst/<mgmt IP>/32/gw/   overlay: inter-VRF main -> pod per management IP
+//
+// Resync and AddPod/DeletePod, per pod (names cut to 63 characters):
+//
+//	config/vpp/v2/interfaces/vpp-tap-<cid>                TAP mode: pod VRF, unnumbered to podGwLoop,
+//	                                                      host_if_name eth0 created in the pod's netns
+//	config/linux/interfaces/v2/interface/linux-tap-<cid>  TAP mode: TAP_TO_VPP eth0, <podIP>/32, netns FD
+//	config/linux/interfaces/v2/interface/veth1-<cid>      VETH mode: pod end eth0, <podIP>/32
+//	config/linux/interfaces/v2/interface/veth2-<cid>      VETH mode: host end, host name = cid[:15]
+//	config/vpp/v2/interfaces/afpacketveth2-<cid>          VETH mode: AF_PACKET, unnumbered to podGwLoop
+//	config/linux/interfaces/v2/interface/linux-loop-<cid> the pod's lo: 127.0.0.1/8, ::1/128
+//	config/linux/l3/v2/arp/<pod if>/<gw>                  gateway -> MAC of the VPP side
+//	config/linux/l3/v2/route/<gw>/32/<pod if>             link scope
+//	config/linux/l3/v2/route/0.0.0.0/0/<pod if>           via the gateway
+//	config/vpp/v2/arp/<vpp if>/<podIP>                    pod IP -> MAC of the pod side
+//	config/vpp/v2/route/vrf/<pod>/dst/<podIP>/32/gw/<podIP>
+//	config/linux/l3/v2/route/<podIP>/32/<tap-vpp1|veth-vpp1>  external IPAM only
+//
+// MACs of a pod: 02:fe followed by the FNV-32a hash of the container ID on the pod
+// side, by its bitwise NOT on the VPP side.
+//
+// # DHCP
+//
+// With DHCP on the main NIC, the NIC gets set_dhcp_client and no address; the node IP
+// comes from the lease that the VPP interface plugin reports (Deps.VPPIfPlugin, state
+// key vpp/interface/dhcp-lease/<iface>). While there is no lease the node has no IP:
+// GetNodeIP returns nil, GET /contiv/v1/ipam answers 500 and no peer connectivity is
+// built. A lease that changes the node IP makes ipnet push NodeIPv4Change.
+//
+// # Differences from upstream Contiv-VPP v3.1.0, on purpose
+//
+//   - Nodes without an IP are left out of vxlanBD too (upstream put their tunnels in
+//     the bridge domain, quirk §16.4 of the facts).
+//   - The VXLAN BVI is not in a split-horizon group (only the tunnels are, group 1):
+//     VPP's split horizon would drop BVI-to-tunnel traffic otherwise.
+//   - VPP routes to the host's IPs and to other nodes' management IPs are made only for
+//     addresses of the cluster's IP family; IPv6 link-local host addresses are skipped.
+//     A management IP equal to the node's VPP IP gets no route (with the overlay such a
+//     route would send the node's own VXLAN traffic into the tunnel).
+//   - Without an IP of its own (DHCP, no lease yet) the node builds no connectivity to
+//     other nodes and publishes no VPP IP (the tunnels need a source address).
+//   - A NodeUpdate that changes a node's VPP IP also moves its VXLAN tunnel (upstream
+//     only replaced the routes).
+//   - The pods' VPP TAPs name their Linux side eth0 and create it in the pod's
+//     namespace (TapLink.host_namespace), so the Linux TAP_TO_VPP value finds it where
+//     it wants it (see the package doc of plugins/linux/ifplugin).
+//   - The CNI reply also carries the MAC of the pod's eth0.
+//
+// # Not supported
+//
+//   - STN (stealFirstNIC, stealInterface) and the SRv6 node interconnect
+//     (useSRv6Interconnect): Resync fails with a FatalError naming the key.
+//   - Custom pod interfaces (annotation contivpp.io/custom-if), memif and the device
+//     manager, microservice labels: KubeStateChange of pods is not handled.
+//   - The packet trace of enablePacketTrace (a VPP CLI command, not a key-value pair).
+//   - IPv6: the builders pick prefixes by address family and name IPv6 VRFs, but
+//     nothing of the IPv6 mode is tested.
+//
+// # Dependencies
+//
+// Deps declares them all. Compared with upstream, ServiceLabel is NodeName; the host
+// I/O is two callbacks (GetHostLinkIPs, EnablePodIPv6) with netlink/sysctl defaults in
+// hostio.go, the only I/O of the package; VPPIfPlugin is the small DHCP lease
+// interface of this package; DeviceManager, LinuxNsPlugin, GoVPP and RemoteDB are not
+// needed (no memif, namespaces are referenced by path, no VPP CLI, no microservice
+// config), and there is no package-level DefaultPlugin.
+//
+// # REST
+//
+// With Deps.HTTPHandlers set, Init registers GET /contiv/v1/ipam, served by the IPAM's
+// IPAMDataHandler with the node IP known to ipnet.
+package ipnet

@@ -1,0 +1,320 @@
+package ipnet
+
+import (
+	"fmt"
+	"net"
+
+	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
+	linuxl3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
+	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
+	vppl2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
+	vppl3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+)
+
+// Names of this node's interfaces and bridge domain besides the exported ones.
+const (
+	// loopbackNICName names the loopback that carries the node IP when VPP has no
+	// main NIC.
+	loopbackNICName = "loopbackNIC"
+	// podGwLoopName names the loopback holding the pod gateway IP; every pod-facing
+	// VPP interface is unnumbered to it.
+	podGwLoopName = "podGwLoop"
+	// vxlanBDName names the bridge domain of the VXLAN overlay.
+	vxlanBDName = "vxlanBD"
+
+	// VETH mode of the VPP-host interconnect.
+	hostVeth1Name     = "veth-vpp1" // the host end, with the Linux IP
+	hostVeth1HostName = "vpp1"
+	hostVeth2Name     = "veth-vpp2" // the end VPP attaches to with AF_PACKET
+	hostVeth2HostName = "vpp2"
+	hostAfPacketName  = "afpacket-vpp2"
+)
+
+// Constants of the VXLAN overlay.
+const (
+	vxlanVNI               = 10
+	vxlanSplitHorizonGroup = 1
+)
+
+// hostInterconnectVPPName returns the logical name of the VPP side of the VPP-host
+// interconnect.
+func (s *settings) hostInterconnectVPPName() string {
+	if s.useTAP {
+		return HostInterconnectTAPinVPPLogicalName
+	}
+	return hostAfPacketName
+}
+
+// hostInterconnectLinuxName returns the logical name of the Linux side of the VPP-host
+// interconnect (the one with the Linux IP).
+func (s *settings) hostInterconnectLinuxName() string {
+	if s.useTAP {
+		return HostInterconnectTAPinLinuxLogicalName
+	}
+	return hostVeth1Name
+}
+
+// nodeLocal returns the configuration of this node that does not depend on other nodes
+// or pods (facts §5.2 items 1, 2, 4-7): NICs, the VPP-host interconnect, VRFs, the
+// inter-VRF and drop routes, the neighbour scan, the pod gateway loopback and the
+// VXLAN BVI. The bridge domain is added by vxlanBD.
+func (b *builder) nodeLocal(hostIPs []net.IP) (api.KeyValuePairs, error) {
+	kvs := make(api.KeyValuePairs)
+	b.mainNIC(kvs)
+	b.otherNICs(kvs)
+	if err := b.hostInterconnect(kvs, hostIPs); err != nil {
+		return nil, err
+	}
+	if err := b.vrfs(kvs); err != nil {
+		return nil, err
+	}
+	b.neighborScan(kvs)
+	if err := b.podGwLoop(kvs); err != nil {
+		return nil, err
+	}
+	if !b.s.noOverlay {
+		if err := b.vxlanBVI(kvs); err != nil {
+			return nil, err
+		}
+	}
+	return kvs, nil
+}
+
+// mainNIC adds the main NIC (or the loopback standing in for it) with the node IP,
+// and the static default route.
+func (b *builder) mainNIC(kvs api.KeyValuePairs) {
+	s := b.s
+	var ips []string
+	if b.nodeIP != nil && (!s.useDHCP || s.mainIfName == "") {
+		ips = b.mainIPs() // with DHCP the NIC gets its address from the lease, not from us
+	}
+	if s.mainIfName == "" {
+		addVPPIf(kvs, &vppif.Interface{
+			Name: loopbackNICName, Type: vppif.Interface_SOFTWARE_LOOPBACK, Enabled: true,
+			Vrf: s.mainVRF, IpAddresses: ips,
+		})
+		return
+	}
+	addVPPIf(kvs, &vppif.Interface{
+		Name: s.mainIfName, Type: s.mainIfType, Enabled: true, Vrf: s.mainVRF,
+		IpAddresses: ips, SetDhcpClient: s.useDHCP,
+	})
+	if !s.useDHCP && s.staticGW != nil {
+		addVPPRoute(kvs, &vppl3.Route{
+			VrfId: s.mainVRF, DstNetwork: anyNet(s.staticGW), NextHopAddr: s.staticGW.String(),
+			OutgoingInterface: s.mainIfName,
+		})
+	}
+}
+
+// mainIPs returns the addresses of the main interface: the configured ones, else the
+// node IP.
+func (b *builder) mainIPs() []string {
+	if len(b.s.configuredIPs) > 0 {
+		ips := make([]string, 0, len(b.s.configuredIPs))
+		for _, ip := range b.s.configuredIPs {
+			ips = append(ips, withPrefixOf(ip.Address, ip.Network))
+		}
+		return ips
+	}
+	return []string{b.nodeIP.String()}
+}
+
+// otherNICs adds the other VPP NICs of this node with their IPs or DHCP.
+func (b *builder) otherNICs(kvs api.KeyValuePairs) {
+	for _, o := range b.s.otherIfs {
+		nic := &vppif.Interface{
+			Name: o.InterfaceName, Type: vppif.Interface_DPDK, Enabled: true, Vrf: b.s.mainVRF,
+			SetDhcpClient: o.UseDHCP,
+		}
+		if !o.UseDHCP {
+			for _, ip := range o.IPs {
+				nic.IpAddresses = append(nic.IpAddresses, withPrefixOf(ip.Address, ip.Network))
+			}
+		}
+		addVPPIf(kvs, nic)
+	}
+}
+
+// hostInterconnect adds the VPP-host interconnect (TAP, or VETH pair + AF_PACKET),
+// the VPP routes to the host's own IPs and the Linux routes to the pods (and
+// services) via VPP.
+func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) error {
+	s := b.s
+	subnet := b.ipam.HostInterconnectSubnetThisNode()
+	vppEnd, linuxEnd := b.ipam.HostInterconnectIPInVPP(), b.ipam.HostInterconnectIPInLinux()
+	if subnet == nil || vppEnd == nil || linuxEnd == nil {
+		return fmt.Errorf("VPP-host interconnect: the IPAM does not know this node's VPP-host subnet")
+	}
+	vppIP, linuxIP := withPrefixOf(vppEnd, subnet), withPrefixOf(linuxEnd, subnet)
+	mac := nodeMAC(hostInterconnectMACPrefix, b.nodeID)
+
+	if s.useTAP {
+		addVPPIf(kvs, &vppif.Interface{
+			Name: HostInterconnectTAPinVPPLogicalName, Type: vppif.Interface_TAP, Enabled: true,
+			PhysAddress: mac, IpAddresses: []string{vppIP}, Vrf: s.mainVRF, Mtu: s.mtu, RxMode: s.rxMode,
+			Link: &vppif.Interface_Tap{Tap: &vppif.TapLink{
+				Version: 2, HostIfName: HostInterconnectTAPinLinuxHostName,
+				RxRingSize: s.tapRxRing, TxRingSize: s.tapTxRing,
+			}},
+		})
+		addLinuxIf(kvs, &linuxif.Interface{
+			Name: HostInterconnectTAPinLinuxLogicalName, Type: linuxif.Interface_TAP_TO_VPP,
+			HostIfName: HostInterconnectTAPinLinuxHostName, IpAddresses: []string{linuxIP}, Mtu: s.mtu, Enabled: true,
+			Link: &linuxif.Interface_Tap{Tap: &linuxif.TapLink{VppTapIfName: HostInterconnectTAPinVPPLogicalName}},
+		})
+	} else {
+		veth1 := &linuxif.Interface{
+			Name: hostVeth1Name, Type: linuxif.Interface_VETH, HostIfName: hostVeth1HostName,
+			IpAddresses: []string{linuxIP}, Mtu: s.mtu, Enabled: true,
+			Link: &linuxif.Interface_Veth{Veth: &linuxif.VethLink{PeerIfName: hostVeth2Name}},
+		}
+		if s.vethCsumDisabled {
+			veth1.GetVeth().RxChecksumOffloading = linuxif.VethLink_CHKSM_OFFLOAD_DISABLED
+			veth1.GetVeth().TxChecksumOffloading = linuxif.VethLink_CHKSM_OFFLOAD_DISABLED
+		}
+		addLinuxIf(kvs, veth1)
+		addLinuxIf(kvs, &linuxif.Interface{
+			Name: hostVeth2Name, Type: linuxif.Interface_VETH, HostIfName: hostVeth2HostName,
+			Mtu: s.mtu, Enabled: true,
+			Link: &linuxif.Interface_Veth{Veth: &linuxif.VethLink{PeerIfName: hostVeth1Name}},
+		})
+		addVPPIf(kvs, &vppif.Interface{
+			Name: hostAfPacketName, Type: vppif.Interface_AF_PACKET, Enabled: true,
+			PhysAddress: mac, IpAddresses: []string{vppIP}, Vrf: s.mainVRF, Mtu: s.mtu,
+			Link: &vppif.Interface_Afpacket{Afpacket: &vppif.AfpacketLink{HostIfName: hostVeth2HostName}},
+		})
+	}
+
+	// VPP -> host: one host route per address of the host's own links.
+	for _, ip := range hostIPs {
+		if !sameFamily(ip, linuxEnd) || ip.IsLinkLocalUnicast() {
+			continue
+		}
+		addVPPRoute(kvs, &vppl3.Route{
+			VrfId: s.mainVRF, DstNetwork: hostNet(ip), NextHopAddr: linuxEnd.String(),
+			OutgoingInterface: s.hostInterconnectVPPName(),
+		})
+	}
+
+	// host -> VPP: the pods of the whole cluster (and optionally the services).
+	podsAll := b.ipam.PodSubnetAllNodes()
+	if podsAll == nil {
+		return fmt.Errorf("VPP-host interconnect: the IPAM does not know the pod subnet of the cluster")
+	}
+	addLinuxRoute(kvs, &linuxl3.Route{
+		OutgoingInterface: s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
+		DstNetwork: podsAll.String(), GwAddr: vppEnd.String(),
+	})
+	if s.routeServiceCIDR {
+		if svc := b.ipam.ServiceNetwork(); svc != nil {
+			addLinuxRoute(kvs, &linuxl3.Route{
+				OutgoingInterface: s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
+				DstNetwork: svc.String(), GwAddr: vppEnd.String(),
+			})
+		}
+	}
+	return nil
+}
+
+// vrfs adds the VRF tables and the routes between them: pod VRF default route to the
+// main VRF; with the overlay also this node's host subnet pod->main, the cluster pod
+// and host subnets main->pod and drop routes for both in the pod VRF (so that traffic
+// to an unknown pod or host subnet does not loop back through the default route);
+// without the overlay only this node's pod subnet main->pod.
+func (b *builder) vrfs(kvs api.KeyValuePairs) error {
+	s := b.s
+	family, proto := "IPv4", vppl3.VrfTable_IPV4
+	if s.ipv6 {
+		family, proto = "IPv6", vppl3.VrfTable_IPV6
+	}
+	addVrf(kvs, &vppl3.VrfTable{Id: s.mainVRF, Protocol: proto, Label: mainVRFLabel + "-" + family})
+	addVrf(kvs, &vppl3.VrfTable{Id: s.podVRF, Protocol: proto, Label: podVRFLabel + "-" + family})
+
+	podsAll, hostsAll := b.ipam.PodSubnetAllNodes(), b.ipam.HostInterconnectSubnetAllNodes()
+	if podsAll == nil || hostsAll == nil {
+		return fmt.Errorf("inter-VRF routes: the IPAM does not know the cluster subnets")
+	}
+	interVRF := func(from, to uint32, dst string) {
+		addVPPRoute(kvs, &vppl3.Route{Type: vppl3.Route_INTER_VRF, VrfId: from, DstNetwork: dst, ViaVrfId: to})
+	}
+	interVRF(s.podVRF, s.mainVRF, anyNet(podsAll.IP))
+	if s.noOverlay {
+		podsHere := b.ipam.PodSubnetThisNode()
+		if podsHere == nil {
+			return fmt.Errorf("inter-VRF routes: the IPAM does not know this node's pod subnet")
+		}
+		interVRF(s.mainVRF, s.podVRF, podsHere.String())
+		return nil
+	}
+	hostsHere := b.ipam.HostInterconnectSubnetThisNode()
+	if hostsHere == nil {
+		return fmt.Errorf("inter-VRF routes: the IPAM does not know this node's VPP-host subnet")
+	}
+	interVRF(s.podVRF, s.mainVRF, hostsHere.String())
+	interVRF(s.mainVRF, s.podVRF, podsAll.String())
+	interVRF(s.mainVRF, s.podVRF, hostsAll.String())
+	for _, dst := range []string{podsAll.String(), hostsAll.String()} {
+		addVPPRoute(kvs, &vppl3.Route{Type: vppl3.Route_DROP, VrfId: s.podVRF, DstNetwork: dst})
+	}
+	return nil
+}
+
+// neighborScan adds the IP neighbour scan when it is enabled.
+func (b *builder) neighborScan(kvs api.KeyValuePairs) {
+	if !b.s.scanNeighbors {
+		return
+	}
+	mode := vppl3.IPScanNeighbor_IPV4
+	if b.s.ipv6 {
+		mode = vppl3.IPScanNeighbor_IPV6
+	}
+	kvs[vppl3.IPScanNeighborKey] = &vppl3.IPScanNeighbor{
+		Mode: mode, ScanInterval: b.s.scanInterval, StaleThreshold: b.s.staleThreshold,
+	}
+}
+
+// podGwLoop adds the loopback with the pod gateway IP in the pod VRF.
+func (b *builder) podGwLoop(kvs api.KeyValuePairs) error {
+	gw, subnet := b.ipam.PodGatewayIP(), b.ipam.PodSubnetThisNode()
+	if gw == nil || subnet == nil {
+		return fmt.Errorf("pod gateway: the IPAM does not know this node's pod subnet")
+	}
+	addVPPIf(kvs, &vppif.Interface{
+		Name: podGwLoopName, Type: vppif.Interface_SOFTWARE_LOOPBACK, Enabled: true,
+		Vrf: b.s.podVRF, IpAddresses: []string{withPrefixOf(gw, subnet)},
+	})
+	return nil
+}
+
+// vxlanBVI adds the BVI of the VXLAN bridge domain: a loopback in the pod VRF with
+// this node's VXLAN IP and a MAC derived from the node ID.
+func (b *builder) vxlanBVI(kvs api.KeyValuePairs) error {
+	ip, network, err := b.ipam.VxlanIPAddress(b.nodeID)
+	if err != nil {
+		return fmt.Errorf("VXLAN BVI of node ID=%d: %w", b.nodeID, err)
+	}
+	addVPPIf(kvs, &vppif.Interface{
+		Name: VxlanBVIInterfaceName, Type: vppif.Interface_SOFTWARE_LOOPBACK, Enabled: true,
+		PhysAddress: nodeMAC(vxlanBVIMACPrefix, b.nodeID), Vrf: b.s.podVRF,
+		IpAddresses: []string{withPrefixOf(ip, network)},
+	})
+	return nil
+}
+
+// vxlanBD returns the VXLAN bridge domain: learning and flooding off, forwarding on,
+// the BVI, and the tunnel to each of the given peers in split-horizon group 1 (so that
+// nothing is forwarded from one tunnel to another).
+func (b *builder) vxlanBD(peerIDs []uint32) *vppl2.BridgeDomain {
+	bd := &vppl2.BridgeDomain{
+		Name: vxlanBDName, Learn: false, Forward: true, Flood: false, UnknownUnicastFlood: false,
+		Interfaces: []*vppl2.BridgeDomain_Interface{{Name: VxlanBVIInterfaceName, BridgedVirtualInterface: true}},
+	}
+	for _, id := range peerIDs {
+		bd.Interfaces = append(bd.Interfaces, &vppl2.BridgeDomain_Interface{
+			Name: vxlanIfName(id), SplitHorizonGroup: vxlanSplitHorizonGroup,
+		})
+	}
+	return bd
+}
