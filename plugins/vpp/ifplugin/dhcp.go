@@ -121,6 +121,24 @@ func (p *Plugin) dropLease(name string) {
 	if err := p.Scheduler.PushSBNotification(kvapi.KVWithMetadata{Key: ifmodel.DHCPLeaseKey(name), Origin: kvapi.FromSB}); err != nil {
 		p.log.WithError(err).WithField("interface", name).Warn("cannot report the removed DHCP lease")
 	}
+	p.notifyWatchers(&ifmodel.DHCPLease{InterfaceName: name})
+}
+
+// WatchDHCPLeases implements API.
+func (p *Plugin) WatchDHCPLeases(cb func(*ifmodel.DHCPLease)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watchers = append(p.watchers, cb)
+}
+
+func (p *Plugin) notifyWatchers(l *ifmodel.DHCPLease) {
+	p.mu.RLock()
+	watchers := make([]func(*ifmodel.DHCPLease), len(p.watchers))
+	copy(watchers, p.watchers)
+	p.mu.RUnlock()
+	for _, cb := range watchers {
+		cb(proto.Clone(l).(*ifmodel.DHCPLease))
+	}
 }
 
 // watchLeases turns dhcp_compl_event notifications into DHCPLease values until Close.
@@ -165,4 +183,5 @@ func (p *Plugin) onLeaseEvent(ev *dhcp.DHCPComplEvent) {
 	if err := p.Scheduler.PushSBNotification(kvapi.KVWithMetadata{Key: ifmodel.DHCPLeaseKey(name), Value: l, Origin: kvapi.FromSB}); err != nil {
 		log.WithError(err).Warn("cannot report the DHCP lease to the scheduler")
 	}
+	p.notifyWatchers(l)
 }

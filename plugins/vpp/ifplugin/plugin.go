@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"sync"
 
 	"github.com/sirupsen/logrus"
@@ -35,6 +36,10 @@ type API interface {
 	GetInterfaceIndex() ifaceidx.Index
 	// GetDHCPLease returns the lease the DHCP client of the interface holds.
 	GetDHCPLease(iface string) (*ifmodel.DHCPLease, bool)
+	// WatchDHCPLeases registers cb, called with every new or changed lease and, with an
+	// empty host_ip_address, when a lease is lost. cb runs on the plugin's event
+	// goroutine and must not block.
+	WatchDHCPLeases(cb func(*ifmodel.DHCPLease))
 }
 
 // Deps lists what the plugin needs.
@@ -66,6 +71,7 @@ type Plugin struct {
 	mu         sync.RWMutex
 	dhcpIfaces map[uint32]string             // sw_if_index -> name of interfaces with a DHCP client
 	leases     map[string]*ifmodel.DHCPLease // by interface name
+	watchers   []func(*ifmodel.DHCPLease)    // told about every lease change
 
 	closeOnce sync.Once
 }
@@ -163,4 +169,30 @@ func (p *Plugin) ifaceMeta(name string) (*ifaceidx.Metadata, error) {
 		return nil, fmt.Errorf("interface %s: not in the interface index", name)
 	}
 	return md, nil
+}
+
+// NICDeviceType is VPP's device type of physical NICs (DPDK-driven).
+const NICDeviceType = "dpdk"
+
+// DumpDPDKInterfaces lists VPP's physical NICs by name, ordered by sw_if_index; contivconf
+// picks the first one not configured otherwise as the node's main interface. It uses a
+// channel of its own, so it may be called from any goroutine after Init.
+func (p *Plugin) DumpDPDKInterfaces() ([]string, error) {
+	ch, err := p.GoVPP.NewAPIChannel()
+	if err != nil {
+		return nil, fmt.Errorf("dump NICs: %w", err)
+	}
+	defer ch.Close()
+	ifs, err := vppcalls.New(ch).DumpInterfaces()
+	if err != nil {
+		return nil, fmt.Errorf("dump NICs: %w", err)
+	}
+	sort.Slice(ifs, func(i, j int) bool { return ifs[i].SwIfIndex < ifs[j].SwIfIndex })
+	var names []string
+	for _, i := range ifs {
+		if i.DevType == NICDeviceType {
+			names = append(names, i.Name)
+		}
+	}
+	return names, nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -119,6 +120,8 @@ func TestDHCPLeaseIsNotifiedAndLendsItsAddress(t *testing.T) {
 	if st := e.state(ifmodel.UnnumberedKey("tap-vpp2")); st != kvapi.StatePending {
 		t.Fatalf("unnumbered before the lease: %v", st)
 	}
+	watched := make(chan *ifmodel.DHCPLease, 4)
+	e.p.WatchDHCPLeases(func(l *ifmodel.DHCPLease) { watched <- l })
 	sw := e.simIface(nic).SwIfIndex
 	err := e.sim.PushDHCPLease(sw, vppsim.DHCPLease{Address: netip.MustParsePrefix("192.168.16.5/24"),
 		Router: netip.MustParseAddr("192.168.16.1"), Hostname: "node1"})
@@ -132,6 +135,14 @@ func TestDHCPLeaseIsNotifiedAndLendsItsAddress(t *testing.T) {
 		RouterIpAddress: "192.168.16.1/24", HostPhysAddress: e.simIface(nic).MAC.String()}
 	if !ok || !proto.Equal(lease, want) {
 		t.Fatalf("GetDHCPLease = %v %v, want %v", lease, ok, want)
+	}
+	select {
+	case l := <-watched:
+		if !proto.Equal(l, want) {
+			t.Errorf("watcher got %v, want %v", l, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watcher not told about the lease")
 	}
 	eventually(t, "unnumbered to the leased address", func() bool {
 		return e.state(ifmodel.UnnumberedKey("tap-vpp2")) == kvapi.StateConfigured
@@ -151,6 +162,14 @@ func TestDHCPLeaseIsNotifiedAndLendsItsAddress(t *testing.T) {
 	eventually(t, "lease removed", func() bool { return e.state(leaseKey) == kvapi.StateNonexistent })
 	if _, ok := e.p.GetDHCPLease(nic); ok {
 		t.Error("lease still readable")
+	}
+	select {
+	case l := <-watched:
+		if l.GetInterfaceName() != nic || l.GetHostIpAddress() != "" {
+			t.Errorf("watcher got %v, want a lost lease of %s", l, nic)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watcher not told about the lost lease")
 	}
 	if st := e.state(ifmodel.UnnumberedKey("tap-vpp2")); st != kvapi.StatePending {
 		t.Errorf("unnumbered after the lease went: %v", st)
@@ -189,5 +208,18 @@ func TestFullResyncAfterVPPRestartRecreatesInterfaces(t *testing.T) {
 		if n := e.sim.MessageCount(m); n != 0 {
 			t.Errorf("idle resync sent %d %s", n, m)
 		}
+	}
+}
+
+func TestDumpDPDKInterfacesListsTheNICs(t *testing.T) {
+	e := newEnv(t)
+	// A loopback and a TAP are not NICs.
+	e.mustCommit(map[string]proto.Message{ifmodel.InterfaceKey("loop1"): loop("loop1", 0, "10.10.0.1/24")})
+	got, err := e.p.DumpDPDKInterfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != nic {
+		t.Errorf("NICs = %v, want [%s]", got, nic)
 	}
 }
