@@ -88,7 +88,9 @@ func (p *Plugin) Init() error {
 		"ipv6":             family(comp.ipam.PodSubnetCIDR) == "IPv6",
 	}).Info("contiv.conf loaded")
 
-	st, err := p.resolveNode(cfg, comp.ipam)
+	// VPP is not asked for its NICs yet (it may not be connected before the agent
+	// starts): the main interface found in VPP is resolved at the first resync.
+	st, err := p.resolveNode(cfg, comp.ipam, false)
 	if err != nil {
 		return err
 	}
@@ -107,7 +109,7 @@ func (p *Plugin) ReloadNodeInterfaces() error {
 	if cfg == nil {
 		return errors.New("resolve node configuration: plugin is not initialised")
 	}
-	st, err := p.resolveNode(cfg, ipam)
+	st, err := p.resolveNode(cfg, ipam, true)
 	if err != nil {
 		return err
 	}
@@ -118,10 +120,14 @@ func (p *Plugin) ReloadNodeInterfaces() error {
 }
 
 // resolveNode runs the node resolution on a validated configuration.
-func (p *Plugin) resolveNode(cfg *Config, ipam *IPAMConfig) (*nodeState, error) {
+func (p *Plugin) resolveNode(cfg *Config, ipam *IPAMConfig, askVPP bool) (*nodeState, error) {
+	dumpDPDK := p.DumpDPDKInterfaces
+	if !askVPP {
+		dumpDPDK = nil
+	}
 	r := &resolver{
 		cfg: cfg, ipam: ipam, nodeName: p.NodeName,
-		dumpDPDK: p.DumpDPDKInterfaces, getSTN: p.GetSTNInfo, log: p.Log,
+		dumpDPDK: dumpDPDK, getSTN: p.GetSTNInfo, log: p.Log,
 	}
 	st, err := r.resolve()
 	if err != nil {

@@ -44,14 +44,18 @@ func quietLog() logrus.FieldLogger {
 	return l
 }
 
-// initPlugin runs Init on a plugin for node "worker1" reading the given contiv.conf.
+// initPlugin starts a plugin for node "worker1" reading the given contiv.conf as the
+// agent does: Init, then the node resolution of the first resync (which asks VPP).
 func initPlugin(t *testing.T, conf string, deps ...func(*Deps)) (*Plugin, error) {
 	t.Helper()
 	p := &Plugin{Deps: Deps{Log: quietLog(), Config: yamlLoader(conf), NodeName: "worker1"}}
 	for _, d := range deps {
 		d(&p.Deps)
 	}
-	return p, p.Init()
+	if err := p.Init(); err != nil {
+		return p, err
+	}
+	return p, p.ReloadNodeInterfaces()
 }
 
 // mustInit is initPlugin that fails the test on an Init error.
@@ -367,5 +371,18 @@ func TestFailedResolutionLeavesThePluginUninitialised(t *testing.T) {
 	}
 	if p.GetIPAMConfig() != nil || p.GetConfig() != nil {
 		t.Error("configuration visible after a failed Init")
+	}
+}
+
+func TestInitDoesNotAskVPP(t *testing.T) {
+	p := &Plugin{Deps: Deps{Log: quietLog(), NodeName: "worker1", DumpDPDKInterfaces: func() ([]string, error) {
+		t.Error("VPP asked for its NICs at Init, before it may be connected")
+		return nil, nil
+	}}}
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.GetMainInterfaceName(); got != "" {
+		t.Errorf("main interface before the first resync = %q", got)
 	}
 }

@@ -1,0 +1,65 @@
+// Package l3plugin teaches the KV scheduler VPP's L3 configuration: VRF
+// tables, static routes, static IP neighbors (ARP/ND), neighbor aging (what
+// VPP 19.x called the IP neighbor scan) and proxy ARP. Each kind of value
+// has a descriptor that programs it through the VPP binary API (govpp) and
+// reads it back for resync.
+//
+// Keys owned:
+//
+//	config/vpp/v2/vrf-table/id/<id>/protocol/<IPV4|IPV6>   VrfTable          vpp-vrf-table
+//	config/vpp/v2/route/vrf/<vrf>/dst/<net>/gw/<gw>         Route             vpp-route
+//	config/vpp/v2/arp/<interface>/<ip>                      ARPEntry          vpp-arp
+//	config/vpp/v2/ipscanneigh-global                        IPScanNeighbor    vpp-ip-scan-neighbor
+//	config/vpp/v2/proxyarp-global                           ProxyARP          vpp-proxy-arp
+//	vpp/proxyarp/interface/<interface>      (derived)       ProxyARP_Interface vpp-proxy-arp-interface
+//
+// Dependencies between the values (an arrow reads "waits for"):
+//
+//	Route ──> config/vpp/v2/interfaces/<outgoing_interface>      (if set)
+//	      ──> VrfTable <vrf_id> and, for INTER_VRF, <via_vrf_id> (non-zero IDs only)
+//	ARPEntry ──> config/vpp/v2/interfaces/<interface>
+//	ProxyARP ──> VrfTable <vrf_id> of each range (non-zero IDs only)
+//	  └─ derives vpp/proxyarp/interface/<name> ──> config/vpp/v2/interfaces/<name>
+//
+// Interface names are turned into sw_if_index through the metadata map of
+// the VPP interface descriptor (package ifaceidx); this package never reads
+// the interface descriptor's code.
+//
+// VPP messages used: ip_table_add_del, ip_table_dump, ip_route_add_del,
+// ip_route_dump, dhcp_client_dump (to recognise the routes of DHCP leases),
+// ip_neighbor_add_del, ip_neighbor_dump, ip_neighbor_config,
+// ip_neighbor_config_get, proxy_arp_add_del, proxy_arp_dump,
+// proxy_arp_intfc_enable_disable, proxy_arp_intfc_dump.
+//
+// IP neighbor scan in VPP 25.10: there is no ip_scan_neighbor_enable_disable
+// any more; the periodic scan became per-family neighbor aging, set with
+// ip_neighbor_config (max_number, max_age in seconds, recycle). The
+// IPScanNeighbor value is mapped onto it per address family:
+//
+//	family scanned (mode IPV4/IPV6/BOTH)  max_age = stale_threshold × 60 s
+//	                                       (stale_threshold 0: 4 × scan_interval;
+//	                                       both 0: 4 min, the old scan defaults),
+//	                                       recycle = true
+//	family not scanned, or DISABLED       max_age = 0 (no aging), recycle = false
+//	max_number                            kept as VPP has it (ip_neighbor_config_get)
+//
+// scan_interval (beyond that fallback), max_proc_time, max_update and
+// scan_int_delay have no counterpart and are not applied: VPP probes an
+// entry older than max_age and removes it if it does not answer, which is
+// what the stale threshold meant, but it decides by itself how often it
+// looks. Deleting the value restores "no aging". Read back from VPP, the
+// value carries only the mode and stale_threshold (max_age / 60), unless NB
+// asks for a value that maps to the same configuration.
+//
+// VRF tables carry no metadata: VPP 25.10's API takes table IDs everywhere,
+// so there is no table index to remember.
+//
+// What it does not do: it creates no interfaces, sets no interface
+// addresses and does not put interfaces into VRFs (the interface plugin
+// does); routes are single-path values (several Route values with the same
+// destination and different next hops make an ECMP route, because every
+// route is added and removed as one path of a multipath entry); it does not
+// clean up routes, neighbors or tables that it cannot tell apart from VPP's
+// own (they are retrieved with an unknown origin and left alone unless NB
+// asks for them).
+package l3plugin

@@ -1,0 +1,436 @@
+package natplugin
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	govppapi "go.fd.io/govpp/api"
+	"go.fd.io/govpp/binapi/nat44_ed"
+	"google.golang.org/protobuf/proto"
+
+	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+)
+
+// DNAT44DescriptorName names the descriptor of DNat44 mapping sets.
+const DNAT44DescriptorName = "vpp-dnat44"
+
+// ErrDNAT44WithEmptyLabel rejects a DNat44 without label.
+var ErrDNAT44WithEmptyLabel = errors.New("DNAT44 with empty label")
+
+// dnatDescriptor implements the callbacks of the DNat44 descriptor (see
+// "DNat44 in VPP" in the package documentation).
+type dnatDescriptor struct {
+	base
+}
+
+// NewDNat44Descriptor returns the descriptor of DNat44 mapping sets.
+func NewDNat44Descriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
+	d := &dnatDescriptor{base: newBase(deps, DNAT44DescriptorName)}
+	return &kvapi.KVDescriptor{
+		Name:        DNAT44DescriptorName,
+		NBKeyPrefix: nat.DNAT44Prefix,
+		KeySelector: func(key string) bool {
+			label, ok := nat.ParseDNAT44Key(key)
+			return ok && label != ""
+		},
+		KeyLabel: func(key string) string {
+			label, _ := nat.ParseDNAT44Key(key)
+			return label
+		},
+		ValueComparator: func(_ string, a, b proto.Message) bool { return EquivalentDNat44(asDNAT(a), asDNAT(b)) },
+		Validate:        func(key string, v proto.Message) error { return ValidateDNat44(key, asDNAT(v)) },
+		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
+			return nil, d.update(nil, asDNAT(v))
+		},
+		Update: func(_ string, old, v proto.Message, _ kvapi.Metadata) (kvapi.Metadata, error) {
+			return nil, d.update(asDNAT(old), asDNAT(v))
+		},
+		Delete:               func(_ string, v proto.Message, _ kvapi.Metadata) error { return d.update(asDNAT(v), nil) },
+		Retrieve:             d.retrieve,
+		IsRetriableFailure:   isRetriable,
+		Dependencies:         func(_ string, v proto.Message) []kvapi.Dependency { return DNat44Dependencies(asDNAT(v)) },
+		RetrieveDependencies: []string{ifaceidx.DescriptorName, GlobalDescriptorName},
+	}
+}
+
+// asDNAT returns v as a DNat44 (an empty one for other types).
+func asDNAT(v proto.Message) *nat.DNat44 {
+	if d, ok := v.(*nat.DNat44); ok && d != nil {
+		return d
+	}
+	return &nat.DNat44{}
+}
+
+// ValidateDNat44 checks a DNat44 and that key is its key.
+func ValidateDNat44(key string, d *nat.DNat44) error {
+	if d.GetLabel() == "" {
+		return kvapi.NewInvalidValueError(ErrDNAT44WithEmptyLabel, "label")
+	}
+	if want := nat.DNAT44Key(d.GetLabel()); key != "" && key != want {
+		return kvapi.NewInvalidValueError(fmt.Errorf("DNAT44 key %q does not match its label (want %q)", key, want), "label")
+	}
+	_, err := parseMappings(d)
+	return err
+}
+
+// EquivalentDNat44 reports whether a and b program the same mappings, in
+// any order, ignoring what VPP ignores.
+func EquivalentDNat44(a, b *nat.DNat44) bool {
+	ma, errA := parseMappings(a)
+	mb, errB := parseMappings(b)
+	if errA != nil || errB != nil {
+		return proto.Equal(a, b)
+	}
+	return a.GetLabel() == b.GetLabel() && sameSet(mappingKeys(ma), mappingKeys(mb))
+}
+
+func mappingKeys(ms []mapping) []string {
+	out := make([]string, len(ms))
+	for i := range ms {
+		out[i] = ms[i].key()
+	}
+	return out
+}
+
+// DNat44Dependencies lists what a DNat44 needs: the global NAT44
+// configuration (which enables the plugin), the non-zero VRF tables of its
+// locals and identity mappings, and the interfaces it takes addresses from.
+func DNat44Dependencies(d *nat.DNat44) []kvapi.Dependency {
+	deps := []kvapi.Dependency{{Label: DepNAT44Global, Key: nat.GlobalNAT44Key}}
+	seen := map[string]bool{}
+	add := func(label, key string) {
+		if !seen[key] {
+			seen[key] = true
+			deps = append(deps, kvapi.Dependency{Label: label, Key: key})
+		}
+	}
+	vrf := func(id uint32) {
+		if id != 0 && id != noIndex {
+			add(DepVrfTableExists, l3.VrfTableKey(id, l3.VrfTable_IPV4))
+		}
+	}
+	for _, sm := range d.GetStMappings() {
+		for _, l := range sm.GetLocalIps() {
+			vrf(l.GetVrfId())
+		}
+		if sm.GetExternalInterface() != "" {
+			add(DepInterfaceExists, ifmodel.InterfaceKey(sm.GetExternalInterface()))
+		}
+	}
+	for _, im := range d.GetIdMappings() {
+		vrf(im.GetVrfId())
+		if im.GetInterface() != "" {
+			add(DepInterfaceExists, ifmodel.InterfaceKey(im.GetInterface()))
+		}
+	}
+	return deps
+}
+
+// step is one request of a change plan with the request undoing it.
+type step struct {
+	do request
+	// undo builds the request that reverts do (only needed on failure);
+	// ok is false if it cannot be built.
+	undo func() (r request, ok bool)
+	// missingOK: a delete of something VPP no longer has counts as done.
+	missingOK bool
+}
+
+// update moves VPP from the mappings of from to those of to (nil from:
+// create, nil to: delete), sending only what differs.
+func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
+	label := to.GetLabel()
+	op := "update"
+	switch {
+	case from == nil:
+		op = "create"
+	case to == nil:
+		op, label = "delete", from.GetLabel()
+	}
+	var oldM, newM []mapping
+	var err error
+	if from != nil {
+		if oldM, err = parseMappings(from); err != nil {
+			return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
+		}
+	}
+	if to != nil {
+		if newM, err = parseMappings(to); err != nil {
+			return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
+		}
+	}
+	steps, err := d.plan(Tag(label), oldM, newM)
+	if err != nil {
+		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
+	}
+	if err := d.run(steps); err != nil {
+		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
+	}
+	if len(steps) > 0 {
+		d.log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
+	}
+	return nil
+}
+
+// plan lists the requests that turn the mappings oldM into newM: deletes of
+// the mappings that went away or changed, then adds of the new and changed
+// ones; LB mappings that differ only in their locals get local adds, then
+// local removals.
+func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) {
+	oldByID := make(map[string]*mapping, len(oldM))
+	for i := range oldM {
+		oldByID[oldM[i].id()] = &oldM[i]
+	}
+	newByID := make(map[string]*mapping, len(newM))
+	for i := range newM {
+		newByID[newM[i].id()] = &newM[i]
+	}
+	var dels, adds, locals []step
+	pair := func(m *mapping, isAdd bool) error {
+		do, err := m.request(isAdd, tag, d.swIfIndex)
+		if err != nil {
+			return err
+		}
+		undo := func() (request, bool) {
+			r, err := m.request(!isAdd, tag, d.swIfIndex)
+			return r, err == nil
+		}
+		s := step{do: do, undo: undo, missingOK: !isAdd}
+		if isAdd {
+			adds = append(adds, s)
+		} else {
+			dels = append(dels, s)
+		}
+		return nil
+	}
+	for i := range oldM {
+		o := &oldM[i]
+		n, kept := newByID[o.id()]
+		switch {
+		case kept && n.key() == o.key():
+		case kept && localsDiffable(o, n):
+			locals = append(locals, localSteps(o, n)...)
+		default:
+			if err := pair(o, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i := range newM {
+		n := &newM[i]
+		o, existed := oldByID[n.id()]
+		if existed && (o.key() == n.key() || localsDiffable(o, n)) {
+			continue
+		}
+		if err := pair(n, true); err != nil {
+			return nil, err
+		}
+	}
+	return append(append(dels, adds...), locals...), nil
+}
+
+// localSteps changes the locals of LB mapping o into those of n: adds the
+// new locals first (VPP wants at least two at any time), then removes the
+// old ones.
+func localSteps(o, n *mapping) []step {
+	var adds, dels []step
+	for _, l := range n.locals {
+		if !slices.Contains(o.locals, l) {
+			adds = append(adds, step{do: n.localRequest(true, l), undo: func() (request, bool) { return n.localRequest(false, l), true }})
+		}
+	}
+	for _, l := range o.locals {
+		if !slices.Contains(n.locals, l) {
+			dels = append(dels, step{do: o.localRequest(false, l), undo: func() (request, bool) { return o.localRequest(true, l), true },
+				missingOK: true})
+		}
+	}
+	return append(adds, dels...)
+}
+
+// localsDiffable tells whether LB mapping o can become n by adding and
+// removing locals: not when a local keeps its endpoint but changes its
+// probability (VPP knows a local by endpoint, so it would have to be
+// removed before it is added again, and VPP may refuse to go below two).
+func localsDiffable(o, n *mapping) bool {
+	if !n.sameButLocals(o) {
+		return false
+	}
+	for _, a := range o.locals {
+		for _, b := range n.locals {
+			if a.ip == b.ip && a.port == b.port && a.vrf == b.vrf && a.prob != b.prob {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// run sends the steps pipelined. If some fail, the ones that succeeded are
+// undone, in reverse order, and the error lists the failures (and any undo
+// that failed too).
+func (d *dnatDescriptor) run(steps []step) error {
+	if len(steps) == 0 {
+		return nil
+	}
+	reqs := make([]request, len(steps))
+	for i, s := range steps {
+		reqs[i] = s.do
+	}
+	errs := sendBatch(d.ch, reqs)
+	var failed []error
+	var undo []request
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			if u, ok := steps[i].undo(); ok {
+				undo = append(undo, u)
+			}
+		case steps[i].missingOK && isRetval(err, govppapi.NO_SUCH_ENTRY):
+			// already gone: nothing to undo either
+		default:
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	for i, j := 0, len(undo)-1; i < j; i, j = i+1, j-1 {
+		undo[i], undo[j] = undo[j], undo[i]
+	}
+	for _, err := range sendBatch(d.ch, undo) {
+		if err != nil {
+			failed = append(failed, fmt.Errorf("undo: %w", err))
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// retrieve rebuilds DNat44 values from the mapping dumps, grouped by tag.
+func (d *dnatDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+	nbByTag := make(map[string]*nat.DNat44, len(correlate))
+	for _, kv := range correlate {
+		v := asDNAT(kv.Value)
+		t := Tag(v.GetLabel())
+		if prev, ok := nbByTag[t]; !ok || prev.GetLabel() != t {
+			nbByTag[t] = v
+		}
+	}
+	groups, order, err := d.dumpMappings()
+	if err != nil {
+		return nil, fmt.Errorf("retrieve DNAT44: %w", err)
+	}
+	out := make([]kvapi.KVWithMetadata, 0, len(order)+len(correlate))
+	for _, tag := range order {
+		v := rebuild(tag, groups[tag], nbByTag[tag])
+		out = append(out, kvapi.KVWithMetadata{Key: nat.DNAT44Key(v.GetLabel()), Value: v, Origin: kvapi.FromNB})
+	}
+	for _, kv := range correlate {
+		v := asDNAT(kv.Value)
+		if len(v.GetStMappings()) == 0 && len(v.GetIdMappings()) == 0 && groups[Tag(v.GetLabel())] == nil {
+			// an empty set of mappings exists as soon as it is asked for
+			out = append(out, kvapi.KVWithMetadata{Key: kv.Key, Value: v, Origin: kvapi.FromNB})
+		}
+	}
+	return out, nil
+}
+
+// dumpMappings reads the static, LB and identity mappings with a tag,
+// grouped by tag (order: tags in the order first seen).
+func (d *dnatDescriptor) dumpMappings() (map[string][]mapping, []string, error) {
+	groups := map[string][]mapping{}
+	var order []string
+	add := func(tag string, m mapping) {
+		if tag == "" {
+			return
+		}
+		if _, ok := groups[tag]; !ok {
+			order = append(order, tag)
+		}
+		groups[tag] = append(groups[tag], m)
+	}
+	names := d.ifaceNames()
+	statics, err := dump[nat44_ed.Nat44StaticMappingDetails](d.ch, &nat44_ed.Nat44StaticMappingDump{})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range statics {
+		if m, ok := staticFromDump(s, names); ok {
+			add(s.Tag, m)
+		}
+	}
+	lbs, err := dump[nat44_ed.Nat44LbStaticMappingDetails](d.ch, &nat44_ed.Nat44LbStaticMappingDump{})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, lb := range lbs {
+		add(lb.Tag, lbFromDump(lb))
+	}
+	ids, err := dump[nat44_ed.Nat44IdentityMappingDetails](d.ch, &nat44_ed.Nat44IdentityMappingDump{})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range ids {
+		if m, ok := identityFromDump(id, names); ok {
+			add(id.Tag, m)
+		}
+	}
+	return groups, order, nil
+}
+
+// rebuild makes the DNat44 of one tag. Mappings NB has (paired by
+// matchKey) are reported as NB wrote them; if all of them match, the NB
+// value itself is returned.
+func rebuild(tag string, ms []mapping, want *nat.DNat44) *nat.DNat44 {
+	nbSt := map[string][]*nat.DNat44_StaticMapping{}
+	nbID := map[string][]*nat.DNat44_IdentityMapping{}
+	label := tag
+	if want != nil {
+		label = want.GetLabel()
+		for _, sm := range want.GetStMappings() {
+			var p problems
+			if m, ok := parseStatic(&p, "", sm); ok {
+				nbSt[m.matchKey()] = append(nbSt[m.matchKey()], sm)
+			}
+		}
+		for _, im := range want.GetIdMappings() {
+			var p problems
+			if m, ok := parseIdentity(&p, "", im); ok {
+				nbID[m.matchKey()] = append(nbID[m.matchKey()], im)
+			}
+		}
+	}
+	v := &nat.DNat44{Label: label}
+	matched := 0
+	for i := range ms {
+		m := &ms[i]
+		k := m.matchKey()
+		if l := nbSt[k]; len(l) > 0 && m.kind != kindIdentity {
+			v.StMappings, nbSt[k] = append(v.StMappings, l[0]), l[1:]
+			matched++
+			continue
+		}
+		if l := nbID[k]; len(l) > 0 && m.kind == kindIdentity {
+			v.IdMappings, nbID[k] = append(v.IdMappings, l[0]), l[1:]
+			matched++
+			continue
+		}
+		st, id, ok := m.toModel()
+		switch {
+		case !ok:
+		case st != nil:
+			v.StMappings = append(v.StMappings, st)
+		default:
+			v.IdMappings = append(v.IdMappings, id)
+		}
+	}
+	if want != nil && matched == len(ms) && matched == len(want.GetStMappings())+len(want.GetIdMappings()) {
+		return want
+	}
+	return v
+}

@@ -1,0 +1,95 @@
+// Package natplugin teaches the KV scheduler VPP's NAT44 (endpoint-dependent,
+// the nat44-ed plugin of VPP 25.10): the global NAT44 configuration with its
+// interface features and address pool, and labelled sets of DNAT mappings
+// (one per Kubernetes service in Contiv).
+//
+// Keys owned:
+//
+//	config/vpp/nat/v2/nat44-global                        Nat44Global     vpp-nat44-global
+//	vpp/nat44/interface/<iface>/feature/<in|out> (derived) interface feature vpp-nat44-interface
+//	vpp/nat44/address/<ip>/twice-nat/<on|off>    (derived) pool address      vpp-nat44-address
+//	config/vpp/nat/v2/dnat44/<label>                      DNat44          vpp-dnat44
+//
+// Dependencies (an arrow reads "waits for"):
+//
+//	Nat44Global (enables the NAT44-ED plugin, sets forwarding)
+//	  ├─ derives interface features ──> config/vpp/v2/interfaces/<iface>
+//	  └─ derives pool addresses ──────> VrfTable <vrf_id> (IDs other than 0 and ~0)
+//	DNat44 ──> Nat44Global (the plugin must be enabled)
+//	       ──> VrfTable of every non-zero local / identity VRF
+//	       ──> interfaces named by external_interface / interface
+//
+// VPP messages used: nat44_ed_plugin_enable_disable,
+// nat44_forwarding_enable_disable, nat44_show_running_config,
+// ip_reassembly_set, nat44_add_del_address_range, nat44_address_dump,
+// nat44_interface_add_del_feature, nat44_interface_dump,
+// nat44_ed_add_del_output_interface, nat44_ed_output_interface_get,
+// nat44_add_del_static_mapping_v2, nat44_static_mapping_dump,
+// nat44_add_del_lb_static_mapping, nat44_lb_static_mapping_add_del_local,
+// nat44_lb_static_mapping_dump, nat44_add_del_identity_mapping,
+// nat44_identity_mapping_dump.
+//
+// Cost: the requests of one descriptor call are pipelined (sendBatch), so a
+// DNat44 with many mappings costs about one round trip; the scheduler calls
+// Create once per DNat44 and expects its result, so separate DNat44s are
+// separate round trips (measured in BenchmarkProgram10kDNAT).
+//
+// DNat44 in VPP: every entry of a DNat44 becomes one VPP mapping, tagged
+// with the label (see Tag): a static mapping with one local becomes
+// nat44_add_del_static_mapping_v2, one with several locals
+// nat44_add_del_lb_static_mapping (probabilities, affinity), an identity
+// mapping nat44_add_del_identity_mapping (address-only when the port is 0).
+// Static and LB mappings are always out2in-only; twice-NAT NONE, ENABLED and
+// SELF become no flag, NAT_IS_TWICE_NAT and NAT_IS_SELF_TWICE_NAT. VPP's
+// static mapping has no session affinity: it is ignored for a single local,
+// where it makes no difference. An update touches only the mappings that
+// changed: an LB mapping whose locals changed gets
+// nat44_lb_static_mapping_add_del_local for the locals added and removed
+// (new ones first, so that VPP's minimum of two always holds) and keeps the
+// sessions of the other locals; other changed mappings are deleted and
+// added again. If a request of a Create, Update or Delete fails, the
+// requests of the call that succeeded are undone (best effort), so VPP keeps
+// the old value, as the scheduler assumes. Retrieve groups the static, LB
+// and identity mappings VPP dumps by tag; a tag is the label of a DNat44
+// (NB's label when its truncated form is the tag). Mappings without a tag
+// are not the agent's and are skipped; tagged ones are reported as the
+// agent's (FromNB), so a full resync removes the DNat44s NB no longer has.
+//
+// Decisions:
+//
+//   - The NAT44-ED plugin is enabled by the first Create of Nat44Global
+//     (nat44_ed_plugin_enable_disable; "already enabled" is success) with
+//     Sessions translations per thread, and never disabled: disabling flushes
+//     every NAT setting, including the mappings of other values. Deleting
+//     Nat44Global turns forwarding off. VPP 25.10 cannot be asked whether the
+//     plugin is enabled; Retrieve reads nat44_show_running_config and takes a
+//     non-zero session count for "enabled".
+//   - virtual_reassembly: VPP 25.10 removed nat_set_reass; NAT44-ED uses
+//     VPP's IPv4 shallow virtual reassembly, which it turns on by itself.
+//     timeout (s), max_reassemblies and max_fragments are applied with
+//     ip_reassembly_set (IPv4, type SHALLOW_VIRTUAL; timeout_ms = timeout ×
+//     1000, max_reassembly_length = max_fragments; unset fields and removal
+//     give VPP's defaults 100 ms, 1024, 3, walk 10 s). This setting is global
+//     to VPP, not NAT's own. drop_fragments has no counterpart and is not
+//     applied (a warning is logged). Reassembly settings cannot be read back
+//     in the model's terms: Retrieve reports what NB asks for.
+//   - Output-feature interfaces are read back with
+//     nat44_ed_output_interface_get, a reply-and-details request that govpp
+//     channels cannot carry: it needs GoVPP to be a govppapi.Connection
+//     (streams). Without one, Retrieve assumes NB's output interfaces exist.
+//   - Pool addresses are added one by one (first = last) with
+//     nat44_add_del_address_range; vrf_id goes to VPP as given, 0xFFFFFFFF
+//     being VPP's "any tenant VRF".
+//   - Mapping tags are labels cut to MaxTagLen (63) bytes, VPP's string[64]
+//     with its NUL; two labels sharing their first 63 bytes cannot be told
+//     apart by Retrieve.
+//   - VRF 0xFFFFFFFF of a single-local or identity mapping is VPP's "inside
+//     VRF", which this plugin enables as 0: it is treated as 0.
+//
+// What it does not do: it never disables the NAT44-ED plugin (that would
+// flush all NAT state, including other values'); it does not manage NAT
+// sessions (the service renderer dumps and deletes idle sessions itself),
+// timeouts, NAT workers, VRF routing tables of NAT, or interface-address
+// pools (nat44_add_del_interface_addr). virtual_reassembly.drop_fragments
+// has no VPP 25.10 counterpart (see NewNat44GlobalDescriptor).
+package natplugin

@@ -1,0 +1,528 @@
+package natplugin
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.fd.io/govpp/binapi/interface_types"
+	"go.fd.io/govpp/binapi/nat44_ed"
+	"go.fd.io/govpp/binapi/nat_types"
+
+	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+)
+
+// insideVRF is the inside VRF the plugin enables NAT44-ED with; VPP puts
+// static and identity mappings whose VRF is ~0 there.
+const insideVRF = 0
+
+// MaxTagLen is the longest tag VPP keeps (string[64] with its terminating
+// NUL); labels are truncated to it.
+const MaxTagLen = 63
+
+// Tag returns the VPP tag of the mappings of a DNat44 label: the label cut
+// to MaxTagLen bytes at a UTF-8 boundary.
+func Tag(label string) string {
+	if len(label) <= MaxTagLen {
+		return label
+	}
+	cut := MaxTagLen
+	for cut > 0 && !utf8.RuneStart(label[cut]) {
+		cut--
+	}
+	return label[:cut]
+}
+
+// mappingKind is the kind of VPP mapping a DNat44 entry becomes.
+type mappingKind uint8
+
+const (
+	kindStatic   mappingKind = iota // one local: nat44_add_del_static_mapping_v2
+	kindLB                          // several locals: nat44_add_del_lb_static_mapping
+	kindIdentity                    // nat44_add_del_identity_mapping
+)
+
+// local is one local endpoint of a static or LB mapping.
+type local struct {
+	ip   netip.Addr
+	port uint16
+	vrf  uint32
+	prob uint8 // LB mappings only
+}
+
+// mapping is one VPP mapping of a DNat44, in the form VPP keeps it: fields
+// VPP ignores are zero (probability and affinity of single-local mappings,
+// protocol and ports of address-only ones), locals are sorted.
+type mapping struct {
+	kind     mappingKind
+	proto    uint8      // IP protocol number, 0 for address-only mappings
+	extIP    netip.Addr // invalid when extIf is set
+	extIf    string
+	extPort  uint16
+	twice    nat_types.NatConfigFlags // 0, NAT_IS_TWICE_NAT or NAT_IS_SELF_TWICE_NAT
+	pool     netip.Addr               // static only: twice-NAT pool address (invalid: any)
+	affinity uint32                   // LB only
+	vrf      uint32                   // identity only
+	locals   []local                  // static: one; LB: two or more, sorted; identity: none
+}
+
+// addrOnly tells whether the mapping translates the address only.
+func (m *mapping) addrOnly() bool { return m.kind != kindLB && m.extPort == 0 }
+
+// ext names the external side: address or interface, port, protocol.
+func (m *mapping) ext() string {
+	e := m.extIP.String()
+	if m.extIf != "" {
+		e = "if:" + m.extIf
+	}
+	return e + ":" + strconv.Itoa(int(m.extPort)) + "/" + protoName(m.proto)
+}
+
+// id is what identifies the mapping in VPP: two mappings with the same id
+// cannot coexist. Static and LB mappings share the external key space.
+func (m *mapping) id() string {
+	if m.kind == kindIdentity {
+		return "id " + m.ext() + " vrf " + strconv.FormatUint(uint64(m.vrf), 10)
+	}
+	return "dnat " + m.ext()
+}
+
+// key is the whole mapping in canonical form.
+func (m *mapping) key() string { return m.matchKey() + " pool " + addrOrNone(m.pool) }
+
+// matchKey is key without what VPP does not dump (the twice-NAT pool
+// address of static mappings); Retrieve pairs dumped and NB mappings by it.
+func (m *mapping) matchKey() string {
+	var b strings.Builder
+	b.WriteString(m.id())
+	fmt.Fprintf(&b, " kind %d twice %d aff %d", m.kind, m.twice, m.affinity)
+	for _, l := range m.locals {
+		fmt.Fprintf(&b, " %s:%d@%d*%d", l.ip, l.port, l.vrf, l.prob)
+	}
+	return b.String()
+}
+
+// sameButLocals tells whether two LB mappings differ at most in their locals.
+func (m *mapping) sameButLocals(o *mapping) bool {
+	return m.kind == kindLB && o.kind == kindLB && m.id() == o.id() && m.twice == o.twice && m.affinity == o.affinity
+}
+
+func addrOrNone(a netip.Addr) string {
+	if !a.IsValid() {
+		return "-"
+	}
+	return a.String()
+}
+
+// protoName names an IP protocol number in keys and messages.
+func protoName(p uint8) string {
+	switch p {
+	case 6:
+		return "TCP"
+	case 17:
+		return "UDP"
+	case 1:
+		return "ICMP"
+	case 0:
+		return "any"
+	}
+	return strconv.Itoa(int(p))
+}
+
+// protoNumber maps the model's protocol to VPP's; ok is false for unknown ones.
+func protoNumber(p nat.DNat44_Protocol) (uint8, bool) {
+	switch p {
+	case nat.DNat44_TCP:
+		return 6, true
+	case nat.DNat44_UDP:
+		return 17, true
+	case nat.DNat44_ICMP:
+		return 1, true
+	}
+	return 0, false
+}
+
+// protoModel maps VPP's protocol number to the model's; 0 (address-only
+// mappings) becomes the model's default. ok is false for other protocols.
+func protoModel(p uint8) (nat.DNat44_Protocol, bool) {
+	switch p {
+	case 6, 0:
+		return nat.DNat44_TCP, true
+	case 17:
+		return nat.DNat44_UDP, true
+	case 1:
+		return nat.DNat44_ICMP, true
+	}
+	return 0, false
+}
+
+// twiceFlags maps the model's twice-NAT mode to VPP's flag.
+func twiceFlags(t nat.DNat44_StaticMapping_TwiceNatMode) nat_types.NatConfigFlags {
+	switch t {
+	case nat.DNat44_StaticMapping_ENABLED:
+		return nat_types.NAT_IS_TWICE_NAT
+	case nat.DNat44_StaticMapping_SELF:
+		return nat_types.NAT_IS_SELF_TWICE_NAT
+	}
+	return 0
+}
+
+// twiceModel maps VPP's flags to the model's twice-NAT mode.
+func twiceModel(f nat_types.NatConfigFlags) nat.DNat44_StaticMapping_TwiceNatMode {
+	switch {
+	case f&nat_types.NAT_IS_TWICE_NAT != 0:
+		return nat.DNat44_StaticMapping_ENABLED
+	case f&nat_types.NAT_IS_SELF_TWICE_NAT != 0:
+		return nat.DNat44_StaticMapping_SELF
+	}
+	return nat.DNat44_StaticMapping_NONE
+}
+
+// sortLocals orders locals by address, port and VRF.
+func sortLocals(ls []local) {
+	sort.Slice(ls, func(i, j int) bool {
+		a, b := ls[i], ls[j]
+		if c := a.ip.Compare(b.ip); c != 0 {
+			return c < 0
+		}
+		if a.port != b.port {
+			return a.port < b.port
+		}
+		return a.vrf < b.vrf
+	})
+}
+
+// problems collects validation problems with the fields they concern.
+type problems struct {
+	msgs, fields []string
+}
+
+func (p *problems) add(field, format string, args ...any) {
+	p.fields = append(p.fields, field)
+	p.msgs = append(p.msgs, fmt.Sprintf(format, args...))
+}
+
+func (p *problems) err() error {
+	if len(p.msgs) == 0 {
+		return nil
+	}
+	return kvapi.NewInvalidValueError(errors.New(strings.Join(p.msgs, "; ")), p.fields...)
+}
+
+// parsePort checks a port number; field names it (called only on error,
+// so that valid values cost no formatting).
+func parsePort(p *problems, field func() string, v uint32) uint16 {
+	if v > 65535 {
+		p.add(field(), "port %d is above 65535", v)
+	}
+	return uint16(v)
+}
+
+// parseMappings turns a DNat44 into VPP mappings, checking it; the error is
+// an *kvapi.InvalidValueError naming every wrong field.
+func parseMappings(d *nat.DNat44) ([]mapping, error) {
+	var p problems
+	out := make([]mapping, 0, len(d.GetStMappings())+len(d.GetIdMappings()))
+	for i, sm := range d.GetStMappings() {
+		if m, ok := parseStatic(&p, "st_mappings["+strconv.Itoa(i)+"]", sm); ok {
+			out = append(out, m)
+		}
+	}
+	for i, im := range d.GetIdMappings() {
+		if m, ok := parseIdentity(&p, "id_mappings["+strconv.Itoa(i)+"]", im); ok {
+			out = append(out, m)
+		}
+	}
+	seen := make(map[string]bool, len(out))
+	for _, m := range out {
+		if seen[m.id()] {
+			p.add("st_mappings", "mapping %s is listed twice", m.id())
+		}
+		seen[m.id()] = true
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func parseStatic(p *problems, f string, sm *nat.DNat44_StaticMapping) (mapping, bool) {
+	n := len(p.msgs)
+	m := mapping{kind: kindStatic, twice: twiceFlags(sm.GetTwiceNat()), extIf: sm.GetExternalInterface()}
+	if len(sm.GetLocalIps()) > 1 {
+		m.kind = kindLB
+	}
+	proto, ok := protoNumber(sm.GetProtocol())
+	if !ok {
+		p.add(f+".protocol", "unknown protocol %d", sm.GetProtocol())
+	}
+	m.proto = proto
+	switch {
+	case m.extIf != "" && sm.GetExternalIp() != "":
+		p.add(f+".external_ip", "external_ip and external_interface exclude each other")
+	case m.extIf == "":
+		if m.extIP, ok = parseIPv4(sm.GetExternalIp()); !ok {
+			p.add(f+".external_ip", "external_ip %q is not an IPv4 address", sm.GetExternalIp())
+		}
+	}
+	m.extPort = parsePort(p, func() string { return f + ".external_port" }, sm.GetExternalPort())
+	if len(sm.GetLocalIps()) == 0 {
+		p.add(f+".local_ips", "a static mapping needs at least one local IP")
+	}
+	for j, l := range sm.GetLocalIps() {
+		lf := func(name string) string { return f + ".local_ips[" + strconv.Itoa(j) + "]." + name }
+		ip, ok := parseIPv4(l.GetLocalIp())
+		if !ok {
+			p.add(lf("local_ip"), "local_ip %q is not an IPv4 address", l.GetLocalIp())
+		}
+		lo := local{ip: ip, port: parsePort(p, func() string { return lf("local_port") }, l.GetLocalPort()), vrf: l.GetVrfId()}
+		if lo.vrf == noIndex && len(sm.GetLocalIps()) == 1 {
+			lo.vrf = insideVRF // what VPP makes of ~0
+		}
+		if m.extPort == 0 && lo.port != 0 {
+			p.add(lf("local_port"), "an address-only mapping (external_port 0) takes no local port")
+		}
+		if m.extPort != 0 && lo.port == 0 {
+			p.add(lf("local_port"), "a port mapping needs a local port")
+		}
+		if m.kind == kindLB {
+			if l.GetProbability() > 255 {
+				p.add(lf("probability"), "probability %d is above 255", l.GetProbability())
+			}
+			lo.prob = uint8(l.GetProbability())
+		}
+		m.locals = append(m.locals, lo)
+	}
+	if s := sm.GetTwiceNatPoolIp(); s != "" {
+		if m.pool, ok = parseIPv4(s); !ok {
+			p.add(f+".twice_nat_pool_ip", "twice_nat_pool_ip %q is not an IPv4 address", s)
+		}
+	}
+	if m.extPort == 0 && m.twice != 0 {
+		p.add(f+".twice_nat", "VPP does not twice-NAT address-only mappings")
+	}
+	if m.kind == kindLB {
+		if m.extIf != "" {
+			p.add(f+".external_interface", "a mapping with several locals needs an external_ip")
+		}
+		if m.pool.IsValid() {
+			p.add(f+".twice_nat_pool_ip", "a mapping with several locals cannot choose its twice-NAT pool address")
+		}
+		if m.extPort == 0 {
+			p.add(f+".external_port", "a mapping with several locals needs ports")
+		}
+		m.affinity = sm.GetSessionAffinity()
+		sortLocals(m.locals)
+		for j := 1; j < len(m.locals); j++ {
+			a, b := m.locals[j-1], m.locals[j]
+			if a.ip == b.ip && a.port == b.port && a.vrf == b.vrf {
+				p.add(f+".local_ips", "local %s:%d in VRF %d is listed twice", a.ip, a.port, a.vrf)
+			}
+		}
+	}
+	if m.addrOnly() {
+		m.proto = 0
+	}
+	return m, len(p.msgs) == n
+}
+
+func parseIdentity(p *problems, f string, im *nat.DNat44_IdentityMapping) (mapping, bool) {
+	n := len(p.msgs)
+	m := mapping{kind: kindIdentity, extIf: im.GetInterface(), vrf: im.GetVrfId()}
+	if m.vrf == noIndex {
+		m.vrf = insideVRF // what VPP makes of ~0
+	}
+	proto, ok := protoNumber(im.GetProtocol())
+	if !ok {
+		p.add(f+".protocol", "unknown protocol %d", im.GetProtocol())
+	}
+	m.proto = proto
+	switch {
+	case m.extIf != "" && im.GetIpAddress() != "":
+		p.add(f+".ip_address", "ip_address and interface exclude each other")
+	case m.extIf == "":
+		if m.extIP, ok = parseIPv4(im.GetIpAddress()); !ok {
+			p.add(f+".ip_address", "ip_address %q is not an IPv4 address", im.GetIpAddress())
+		}
+	}
+	m.extPort = parsePort(p, func() string { return f + ".port" }, im.GetPort())
+	if m.addrOnly() {
+		m.proto = 0
+	}
+	return m, len(p.msgs) == n
+}
+
+// toModel turns a mapping back into the model (for Retrieve).
+func (m *mapping) toModel() (st *nat.DNat44_StaticMapping, id *nat.DNat44_IdentityMapping, ok bool) {
+	proto, ok := protoModel(m.proto)
+	if !ok {
+		return nil, nil, false
+	}
+	ext := ""
+	if m.extIf == "" {
+		ext = m.extIP.String()
+	}
+	if m.kind == kindIdentity {
+		return nil, &nat.DNat44_IdentityMapping{VrfId: m.vrf, Interface: m.extIf, IpAddress: ext,
+			Port: uint32(m.extPort), Protocol: proto}, true
+	}
+	st = &nat.DNat44_StaticMapping{ExternalInterface: m.extIf, ExternalIp: ext, ExternalPort: uint32(m.extPort),
+		Protocol: proto, TwiceNat: twiceModel(m.twice), SessionAffinity: m.affinity}
+	if m.pool.IsValid() {
+		st.TwiceNatPoolIp = m.pool.String()
+	}
+	for _, l := range m.locals {
+		st.LocalIps = append(st.LocalIps, &nat.DNat44_StaticMapping_LocalIP{VrfId: l.vrf, LocalIp: l.ip.String(),
+			LocalPort: uint32(l.port), Probability: uint32(l.prob)})
+	}
+	return st, nil, true
+}
+
+// resolver finds the sw_if_index of an interface for a request.
+type resolver func(name, what string) (uint32, error)
+
+// flags returns the VPP flags of a static or LB mapping: always out2in-only
+// (DNAT: the mapping does not translate connections the local opens).
+func (m *mapping) flags() nat_types.NatConfigFlags {
+	f := nat_types.NAT_IS_OUT2IN_ONLY | m.twice
+	if m.addrOnly() {
+		f |= nat_types.NAT_IS_ADDR_ONLY
+	}
+	return f
+}
+
+// extSw resolves the external interface, ~0 for none.
+func (m *mapping) extSw(resolve resolver, what func() string) (interface_types.InterfaceIndex, error) {
+	if m.extIf == "" {
+		return interface_types.InterfaceIndex(noIndex), nil
+	}
+	sw, err := resolve(m.extIf, what())
+	return interface_types.InterfaceIndex(sw), err
+}
+
+// request builds the add or delete request of the mapping, tagged with tag.
+func (m *mapping) request(isAdd bool, tag string, resolve resolver) (request, error) {
+	op := "delete"
+	if isAdd {
+		op = "add"
+	}
+	switch m.kind {
+	case kindStatic:
+		what := func() string {
+			return fmt.Sprintf("%s static mapping %s -> %s:%d", op, m.ext(), m.locals[0].ip, m.locals[0].port)
+		}
+		sw, err := m.extSw(resolve, what)
+		if err != nil {
+			return request{}, err
+		}
+		l := m.locals[0]
+		req := &nat44_ed.Nat44AddDelStaticMappingV2{IsAdd: isAdd, Flags: m.flags(), LocalIPAddress: l.ip.As4(),
+			Protocol: m.proto, LocalPort: l.port, ExternalPort: m.extPort, ExternalSwIfIndex: sw, VrfID: l.vrf, Tag: tag}
+		if m.extIP.IsValid() {
+			req.ExternalIPAddress = m.extIP.As4()
+		}
+		if m.pool.IsValid() {
+			req.MatchPool, req.PoolIPAddress = true, m.pool.As4()
+		}
+		return request{req: req, reply: &nat44_ed.Nat44AddDelStaticMappingV2Reply{}, what: what}, nil
+	case kindLB:
+		locals := make([]nat44_ed.Nat44LbAddrPort, len(m.locals))
+		for i, l := range m.locals {
+			locals[i] = nat44_ed.Nat44LbAddrPort{Addr: l.ip.As4(), Port: l.port, Probability: l.prob, VrfID: l.vrf}
+		}
+		req := &nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: isAdd, Flags: m.flags(), ExternalAddr: m.extIP.As4(),
+			ExternalPort: m.extPort, Protocol: m.proto, Affinity: m.affinity, Tag: tag,
+			LocalNum: uint32(len(locals)), Locals: locals}
+		what := func() string {
+			return fmt.Sprintf("%s load-balancing mapping %s (%d locals)", op, m.ext(), len(locals))
+		}
+		return request{req: req, reply: &nat44_ed.Nat44AddDelLbStaticMappingReply{}, what: what}, nil
+	default:
+		what := func() string { return fmt.Sprintf("%s identity mapping %s in VRF %d", op, m.ext(), m.vrf) }
+		sw, err := m.extSw(resolve, what)
+		if err != nil {
+			return request{}, err
+		}
+		req := &nat44_ed.Nat44AddDelIdentityMapping{IsAdd: isAdd, Protocol: m.proto, Port: m.extPort,
+			SwIfIndex: sw, VrfID: m.vrf, Tag: tag}
+		if m.addrOnly() {
+			req.Flags = nat_types.NAT_IS_ADDR_ONLY
+		}
+		if m.extIP.IsValid() {
+			req.IPAddress = m.extIP.As4()
+		}
+		return request{req: req, reply: &nat44_ed.Nat44AddDelIdentityMappingReply{}, what: what}, nil
+	}
+}
+
+// localRequest builds the request adding or removing one local of an LB
+// mapping.
+func (m *mapping) localRequest(isAdd bool, l local) request {
+	op := "remove"
+	if isAdd {
+		op = "add"
+	}
+	return request{
+		req: &nat44_ed.Nat44LbStaticMappingAddDelLocal{IsAdd: isAdd, ExternalAddr: m.extIP.As4(), ExternalPort: m.extPort,
+			Protocol: m.proto, Local: nat44_ed.Nat44LbAddrPort{Addr: l.ip.As4(), Port: l.port, Probability: l.prob, VrfID: l.vrf}},
+		reply: &nat44_ed.Nat44LbStaticMappingAddDelLocalReply{},
+		what: func() string {
+			return fmt.Sprintf("%s local %s:%d (VRF %d) of load-balancing mapping %s", op, l.ip, l.port, l.vrf, m.ext())
+		},
+	}
+}
+
+// staticFromDump rebuilds a static mapping from its details; ok is false
+// when its external interface is unknown.
+func staticFromDump(d *nat44_ed.Nat44StaticMappingDetails, names map[uint32]string) (mapping, bool) {
+	m := mapping{kind: kindStatic, proto: d.Protocol, extPort: d.ExternalPort, twice: d.Flags & (nat_types.NAT_IS_TWICE_NAT | nat_types.NAT_IS_SELF_TWICE_NAT),
+		locals: []local{{ip: netip.AddrFrom4(d.LocalIPAddress), port: d.LocalPort, vrf: d.VrfID}}}
+	if sw := uint32(d.ExternalSwIfIndex); sw != noIndex {
+		name, ok := names[sw]
+		if !ok {
+			return mapping{}, false
+		}
+		m.extIf = name
+	} else {
+		m.extIP = netip.AddrFrom4(d.ExternalIPAddress)
+	}
+	if d.Flags&nat_types.NAT_IS_ADDR_ONLY != 0 {
+		m.extPort, m.proto, m.locals[0].port = 0, 0, 0
+	}
+	return m, true
+}
+
+// lbFromDump rebuilds a load-balancing mapping from its details.
+func lbFromDump(d *nat44_ed.Nat44LbStaticMappingDetails) mapping {
+	m := mapping{kind: kindLB, proto: d.Protocol, extIP: netip.AddrFrom4(d.ExternalAddr), extPort: d.ExternalPort,
+		twice: d.Flags & (nat_types.NAT_IS_TWICE_NAT | nat_types.NAT_IS_SELF_TWICE_NAT), affinity: d.Affinity}
+	for _, l := range d.Locals {
+		m.locals = append(m.locals, local{ip: netip.AddrFrom4(l.Addr), port: l.Port, vrf: l.VrfID, prob: l.Probability})
+	}
+	sortLocals(m.locals)
+	return m
+}
+
+// identityFromDump rebuilds an identity mapping (one VRF) from its details;
+// ok is false when its interface is unknown.
+func identityFromDump(d *nat44_ed.Nat44IdentityMappingDetails, names map[uint32]string) (mapping, bool) {
+	m := mapping{kind: kindIdentity, proto: d.Protocol, extPort: d.Port, vrf: d.VrfID}
+	if sw := uint32(d.SwIfIndex); sw != noIndex {
+		name, ok := names[sw]
+		if !ok {
+			return mapping{}, false
+		}
+		m.extIf = name
+	} else {
+		m.extIP = netip.AddrFrom4(d.IPAddress)
+	}
+	if d.Flags&nat_types.NAT_IS_ADDR_ONLY != 0 {
+		m.extPort, m.proto = 0, 0
+	}
+	return m, true
+}
