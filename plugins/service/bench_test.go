@@ -1,0 +1,191 @@
+package service
+
+import (
+	"fmt"
+	"testing"
+
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/processor"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer/nat44"
+)
+
+// The benchmark cluster: 50 nodes (this one is node 1), N services of 10 endpoints
+// each, spread over the nodes, so about one endpoint in fifty is a local pod; the
+// local pods (110, like a full node) back many services each.
+const (
+	benchNodes        = 50
+	benchEndpoints    = 10
+	benchPodsPerNode  = 110
+	benchChangedIndex = 7
+)
+
+var benchSizes = []int{100, 1000, 10000}
+
+func benchService(i int) (*svcmodel.Service, *epmodel.Endpoints) {
+	name, ns := fmt.Sprintf("svc-%d", i), fmt.Sprintf("ns-%d", i%20)
+	svc := st.Service(ns, name, fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), st.Port("http", "TCP", 80, 0))
+	return svc, benchEndpointsOf(ns, name, i, 0)
+}
+
+// benchEndpointsOf returns the endpoints of service i; shift moves the backends to
+// other pods (an Endpoints change).
+func benchEndpointsOf(ns, name string, i, shift int) *epmodel.Endpoints {
+	addrs := make([]st.Addr, benchEndpoints)
+	for j := range addrs {
+		node := (i+j+shift)%benchNodes + 1
+		host := 2 + (i*7+j+shift)%benchPodsPerNode
+		addrs[j] = st.PodAddr(fmt.Sprintf("10.1.%d.%d", node, host), ns, fmt.Sprintf("pod-%d-%d", node, host))
+	}
+	return st.Endpoints(ns, name, st.Subset(addrs, st.EpPort("http", 8080, "")))
+}
+
+func benchKubeState(n int) controller.KubeStateData {
+	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	for i := range n {
+		svc, eps := benchService(i)
+		kube[svcmodel.Keyword][svcmodel.Key(svc.Name, svc.Namespace)] = svc
+		kube[epmodel.Keyword][epmodel.Key(eps.Name, eps.Namespace)] = eps
+	}
+	return kube
+}
+
+// benchFixture is the plugin of node 1 with its 110 local pods wired.
+func benchFixture(b *testing.B) *fixture {
+	f := newFixture(b, nil)
+	for host := 2; host < 2+benchPodsPerNode; host++ {
+		for ns := range 20 {
+			name := fmt.Sprintf("pod-1-%d", host)
+			f.ipnet.WirePod(fmt.Sprintf("ns-%d", ns), name, "vpp-tap-"+name)
+		}
+		f.pods.AddPod("ns-0", fmt.Sprintf("pod-1-%d", host))
+	}
+	return f
+}
+
+// BenchmarkResync is the full resync of N services (processor + NAT44 renderer),
+// staged into a fake transaction.
+func BenchmarkResync(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			f := benchFixture(b)
+			kube := benchKubeState(n)
+			ev := controller.NewDBResync()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := f.p.Resync(ev, kube, 2, st.NewTxn()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEndpointsChange is one Endpoints change (all 10 backends move) in a cluster
+// of N services, processor + renderer, staged into a fake transaction.
+func BenchmarkEndpointsChange(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			f := benchFixture(b)
+			if err := f.p.Resync(controller.NewDBResync(), benchKubeState(n), 1, st.NewTxn()); err != nil {
+				b.Fatal(err)
+			}
+			svc, _ := benchService(benchChangedIndex)
+			key := epmodel.Key(svc.Name, svc.Namespace)
+			versions := [2]*epmodel.Endpoints{
+				benchEndpointsOf(svc.Namespace, svc.Name, benchChangedIndex, 0),
+				benchEndpointsOf(svc.Namespace, svc.Name, benchChangedIndex, 1),
+			}
+			txn := st.NewTxn()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				clear(txn.Values)
+				ev := &controller.KubeStateChange{Resource: epmodel.Keyword, Key: key, PrevValue: versions[(i+1)%2], NewValue: versions[i%2]}
+				change, err := f.p.Update(ev, txn)
+				if err != nil || change == "" {
+					b.Fatalf("%q %v", change, err)
+				}
+			}
+		})
+	}
+}
+
+// nopRenderer receives the processor's output and does nothing with it.
+type nopRenderer struct{ last *renderer.ResyncEventData }
+
+func (nopRenderer) AddService(*renderer.ContivService) error              { return nil }
+func (nopRenderer) UpdateService(_, _ *renderer.ContivService) error      { return nil }
+func (nopRenderer) DeleteService(*renderer.ContivService) error           { return nil }
+func (nopRenderer) UpdateLocalFrontendIfs(_, _ renderer.Interfaces) error { return nil }
+func (nopRenderer) UpdateLocalBackendIfs(_, _ renderer.Interfaces) error  { return nil }
+func (r *nopRenderer) Resync(ev *renderer.ResyncEventData) error          { r.last = ev; return nil }
+func (nopRenderer) UpdateNodePortServices(*renderer.IPAddresses, []*renderer.ContivService) error {
+	return nil
+}
+
+// BenchmarkProcessorResync is the processor's share of the resync.
+func BenchmarkProcessorResync(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			f := benchFixture(b)
+			sp := &processor.ServiceProcessor{Deps: processor.Deps{
+				Log: st.QuietLog(), ContivConf: f.p.ContivConf, NodeSync: f.p.NodeSync, PodManager: f.p.PodManager,
+				IPAM: f.p.IPAM, IPNet: f.p.IPNet,
+			}}
+			if err := sp.Init(); err != nil {
+				b.Fatal(err)
+			}
+			_ = sp.RegisterRenderer(&nopRenderer{})
+			kube := benchKubeState(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := sp.Resync(kube); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRendererResync is the NAT44 renderer's share of the resync.
+func BenchmarkRendererResync(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			f := benchFixture(b)
+			capture := &nopRenderer{}
+			sp := &processor.ServiceProcessor{Deps: processor.Deps{
+				Log: st.QuietLog(), ContivConf: f.p.ContivConf, NodeSync: f.p.NodeSync, PodManager: f.p.PodManager,
+				IPAM: f.p.IPAM, IPNet: f.p.IPNet,
+			}}
+			if err := sp.Init(); err != nil {
+				b.Fatal(err)
+			}
+			_ = sp.RegisterRenderer(capture)
+			if err := sp.Resync(benchKubeState(n)); err != nil {
+				b.Fatal(err)
+			}
+			var txn *st.Txn
+			r := &nat44.Renderer{Deps: nat44.Deps{
+				Log: st.QuietLog(), Config: config.DefaultConfig(), ContivConf: f.p.ContivConf, IPAM: f.p.IPAM, IPNet: f.p.IPNet,
+				UpdateTxnFactory: func(string) controller.UpdateOperations { return txn },
+				ResyncTxnFactory: func() controller.ResyncOperations { return txn },
+			}}
+			if err := r.Init(false); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				txn = st.NewTxn()
+				if err := r.Resync(capture.last); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,96 @@
+// Package config is service.conf, the configuration of the service plugin (file given
+// by -service-config or env SERVICE_CONFIG, loaded through an infra.ConfigLoader).
+//
+// Every key is optional; DefaultConfig holds the code defaults. The Kubernetes
+// deployment's ConfigMap sets cleanupIdleNATSessions: true, tcpNATSessionTimeout: 180
+// and otherNATSessionTimeout: 5.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ConfigName is the plugin's configuration name: service.conf, -service-config,
+// SERVICE_CONFIG.
+const ConfigName = "service"
+
+// Defaults applied when a timeout is 0.
+const (
+	// DefaultTCPNATSessionTimeout is the idle time after which a TCP NAT session is
+	// deleted when tcpNATSessionTimeout is 0.
+	DefaultTCPNATSessionTimeout = 180 * time.Minute
+	// DefaultOtherNATSessionTimeout is the idle time after which a non-TCP NAT session
+	// is deleted when otherNATSessionTimeout is 0.
+	DefaultOtherNATSessionTimeout = 5 * time.Minute
+	// DefaultServiceLocalEndpointWeight is the load-balancing weight of a local
+	// endpoint relative to a remote one (weight 1).
+	DefaultServiceLocalEndpointWeight = 1
+)
+
+// Config is the content of service.conf.
+type Config struct {
+	// CleanupIdleNATSessions turns on the periodic deletion of idle NAT sessions
+	// (code default false; the deployment ConfigMap sets true).
+	CleanupIdleNATSessions bool `json:"cleanupIdleNATSessions"`
+	// TCPNATSessionTimeout is the idle time in minutes after which a TCP session is
+	// deleted; 0 means DefaultTCPNATSessionTimeout (3 hours).
+	TCPNATSessionTimeout uint32 `json:"tcpNATSessionTimeout"`
+	// OtherNATSessionTimeout is the idle time in minutes after which a session of any
+	// other protocol is deleted; 0 means DefaultOtherNATSessionTimeout (5 minutes).
+	// It is also the period of the cleanup.
+	OtherNATSessionTimeout uint32 `json:"otherNATSessionTimeout"`
+	// ServiceLocalEndpointWeight is the load-balancing weight of endpoints running on
+	// this node; remote endpoints have weight 1 (default 1: all endpoints equal).
+	ServiceLocalEndpointWeight uint8 `json:"serviceLocalEndpointWeight"`
+	// DisableNATVirtualReassembly makes NAT drop IP fragments instead of reassembling
+	// them virtually.
+	DisableNATVirtualReassembly bool `json:"disableNATVirtualReassembly"`
+}
+
+// DefaultConfig returns service.conf with every key at its code default.
+func DefaultConfig() *Config {
+	return &Config{ServiceLocalEndpointWeight: DefaultServiceLocalEndpointWeight}
+}
+
+// Validate reports every invalid value, naming the key.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.ServiceLocalEndpointWeight == 0 {
+		errs = append(errs, fmt.Errorf("serviceLocalEndpointWeight: 0 is not a valid weight (1..255)"))
+	}
+	const maxMinutes = uint32(1<<31-1) / 60
+	if c.TCPNATSessionTimeout > maxMinutes {
+		errs = append(errs, fmt.Errorf("tcpNATSessionTimeout: %d minutes is too long (at most %d)", c.TCPNATSessionTimeout, maxMinutes))
+	}
+	if c.OtherNATSessionTimeout > maxMinutes {
+		errs = append(errs, fmt.Errorf("otherNATSessionTimeout: %d minutes is too long (at most %d)", c.OtherNATSessionTimeout, maxMinutes))
+	}
+	return errors.Join(errs...)
+}
+
+// TCPSessionTimeout returns the effective idle timeout of TCP NAT sessions.
+func (c *Config) TCPSessionTimeout() time.Duration {
+	if c.TCPNATSessionTimeout == 0 {
+		return DefaultTCPNATSessionTimeout
+	}
+	return time.Duration(c.TCPNATSessionTimeout) * time.Minute
+}
+
+// OtherSessionTimeout returns the effective idle timeout of non-TCP NAT sessions.
+func (c *Config) OtherSessionTimeout() time.Duration {
+	if c.OtherNATSessionTimeout == 0 {
+		return DefaultOtherNATSessionTimeout
+	}
+	return time.Duration(c.OtherNATSessionTimeout) * time.Minute
+}
+
+// LocalEndpointWeight returns the effective weight of local endpoints (the default
+// when the field was left 0 by a caller that skipped Validate).
+func (c *Config) LocalEndpointWeight() uint32 {
+	if c.ServiceLocalEndpointWeight == 0 {
+		return DefaultServiceLocalEndpointWeight
+	}
+	return uint32(c.ServiceLocalEndpointWeight)
+}

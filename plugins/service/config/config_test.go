@@ -1,0 +1,75 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+)
+
+func TestServiceConfParsesEveryKey(t *testing.T) {
+	const conf = `
+cleanupIdleNATSessions: true
+tcpNATSessionTimeout: 180
+otherNATSessionTimeout: 5
+serviceLocalEndpointWeight: 3
+disableNATVirtualReassembly: true
+`
+	c := DefaultConfig()
+	if err := infra.ParseConfig([]byte(conf), c, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := Config{CleanupIdleNATSessions: true, TCPNATSessionTimeout: 180, OtherNATSessionTimeout: 5,
+		ServiceLocalEndpointWeight: 3, DisableNATVirtualReassembly: true}
+	if *c != want {
+		t.Errorf("got %+v, want %+v", *c, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestDefaultsApplyToZeroTimeouts(t *testing.T) {
+	c := DefaultConfig()
+	if c.CleanupIdleNATSessions || c.DisableNATVirtualReassembly || c.ServiceLocalEndpointWeight != 1 {
+		t.Errorf("code defaults: %+v", c)
+	}
+	if c.TCPSessionTimeout() != 3*time.Hour || c.OtherSessionTimeout() != 5*time.Minute {
+		t.Errorf("timeouts %v %v", c.TCPSessionTimeout(), c.OtherSessionTimeout())
+	}
+	c.TCPNATSessionTimeout, c.OtherNATSessionTimeout = 10, 2
+	if c.TCPSessionTimeout() != 10*time.Minute || c.OtherSessionTimeout() != 2*time.Minute {
+		t.Errorf("configured timeouts %v %v", c.TCPSessionTimeout(), c.OtherSessionTimeout())
+	}
+	if w := (&Config{}).LocalEndpointWeight(); w != 1 {
+		t.Errorf("weight of an unvalidated zero config = %d", w)
+	}
+}
+
+func TestInvalidValuesAreNamed(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		key  string
+	}{
+		{"zero weight", Config{ServiceLocalEndpointWeight: 0}, "serviceLocalEndpointWeight"},
+		{"huge tcp timeout", Config{ServiceLocalEndpointWeight: 1, TCPNATSessionTimeout: 1 << 30}, "tcpNATSessionTimeout"},
+		{"huge other timeout", Config{ServiceLocalEndpointWeight: 1, OtherNATSessionTimeout: 1 << 30}, "otherNATSessionTimeout"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.key) {
+				t.Errorf("Validate = %v, want an error naming %s", err, tc.key)
+			}
+		})
+	}
+}
+
+func TestUnknownKeyIsRejectedInStrictMode(t *testing.T) {
+	err := infra.ParseConfig([]byte("cleanupIdleNatSession: true\n"), DefaultConfig(), true, nil)
+	if err == nil || !strings.Contains(err.Error(), "cleanupIdleNatSession") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,251 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	govppapi "go.fd.io/govpp/api"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/processor"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer/nat44"
+)
+
+// GoVPP opens govpp channels (the govppmux plugin provides it).
+type GoVPP interface {
+	// NewAPIChannelBuffered returns a new channel with the given request and reply
+	// buffer sizes.
+	NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize int) (govppapi.Channel, error)
+}
+
+// Buffer sizes of the channel used by the NAT session cleanup.
+const (
+	sessionChanRequestBuffer = 4096
+	sessionChanReplyBuffer   = 4096
+)
+
+// Deps lists what the plugin needs.
+type Deps struct {
+	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	Log logrus.FieldLogger
+	// Config loads service.conf (infra.NewConfigFile(fs, config.ConfigName): flag
+	// -service-config, env SERVICE_CONFIG); nil means the code defaults.
+	Config infra.ConfigLoader
+	// ContivConf, NodeSync, PodManager, IPAM and IPNet are the plugins the processor
+	// and the renderer read from.
+	ContivConf contivconf.API
+	NodeSync   nodesync.API
+	PodManager podmanager.API
+	IPAM       ipam.API
+	IPNet      processor.IPNet
+	// GoVPP opens the channel of the idle NAT session cleanup; optional (nil: no
+	// cleanup even when service.conf enables it).
+	GoVPP GoVPP
+	// Registerer receives the metrics of the processor and the session cleanup;
+	// optional.
+	Registerer prometheus.Registerer
+}
+
+// Plugin is the service plugin: an event handler of the controller that passes
+// Kubernetes services to the processor, which renders them through the NAT44
+// renderer into the event's transaction. See the package documentation.
+type Plugin struct {
+	Deps
+
+	config    *config.Config
+	processor *processor.ServiceProcessor
+	nat44     *nat44.Renderer
+	govppCh   govppapi.Channel
+
+	// The transaction of the event being handled, handed to the renderers through
+	// the factories, and the change descriptions they recorded.
+	resyncTxn controller.ResyncOperations
+	updateTxn controller.UpdateOperations
+	changes   []string
+}
+
+var _ controller.EventHandler = (*Plugin)(nil)
+
+// NewPlugin returns the plugin with its dependencies set.
+func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps} }
+
+// String names the plugin.
+func (p *Plugin) String() string { return "service" }
+
+// Init loads and validates service.conf, builds the processor and, for IPv4, the
+// NAT44 renderer.
+func (p *Plugin) Init() error {
+	if p.Log == nil {
+		l := logrus.New()
+		l.SetOutput(os.Stderr)
+		p.Log = l.WithField("plugin", p.String())
+	}
+	cfg := config.DefaultConfig()
+	if p.Config != nil {
+		found, err := p.Config.LoadConfig(cfg)
+		if err != nil {
+			return fmt.Errorf("service.conf: %w", err)
+		}
+		if !found {
+			cfg = config.DefaultConfig()
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("invalid service.conf: %w", err)
+	}
+	p.config = cfg
+	p.Log.WithFields(logrus.Fields{
+		"cleanupIdleNATSessions": cfg.CleanupIdleNATSessions, "tcpNATSessionTimeout": cfg.TCPSessionTimeout(),
+		"otherNATSessionTimeout": cfg.OtherSessionTimeout(), "serviceLocalEndpointWeight": cfg.ServiceLocalEndpointWeight,
+		"disableNATVirtualReassembly": cfg.DisableNATVirtualReassembly,
+	}).Info("service.conf loaded")
+
+	p.processor = &processor.ServiceProcessor{Deps: processor.Deps{
+		Log: p.Log.WithField("component", "processor"), ContivConf: p.ContivConf, NodeSync: p.NodeSync,
+		PodManager: p.PodManager, IPAM: p.IPAM, IPNet: p.IPNet, Registerer: p.Registerer,
+	}}
+	if err := p.processor.Init(); err != nil {
+		return err
+	}
+	if p.ContivConf.IsIPv6() {
+		p.Log.Warn("IPv6 cluster: the IPv6 service renderers are not ported yet, services are not rendered")
+		return nil
+	}
+
+	var sessionChan nat44.GoVPPChan
+	if cfg.CleanupIdleNATSessions && p.GoVPP != nil {
+		ch, err := p.GoVPP.NewAPIChannelBuffered(sessionChanRequestBuffer, sessionChanReplyBuffer)
+		if err != nil {
+			return fmt.Errorf("service: open the GoVPP channel of the NAT session cleanup: %w", err)
+		}
+		p.govppCh, sessionChan = ch, ch
+	}
+	p.nat44 = &nat44.Renderer{Deps: nat44.Deps{
+		Log: p.Log.WithField("component", "nat44"), Config: cfg, ContivConf: p.ContivConf, IPAM: p.IPAM, IPNet: p.IPNet,
+		UpdateTxnFactory: p.UpdateTxnFactory, ResyncTxnFactory: p.ResyncTxnFactory,
+		GoVPPChan: sessionChan, Stats: p.Registerer,
+	}}
+	if err := p.nat44.Init(false); err != nil {
+		return err
+	}
+	return p.processor.RegisterRenderer(p.nat44)
+}
+
+// AfterInit starts the renderer's session cleanup (when enabled).
+func (p *Plugin) AfterInit() error {
+	if p.nat44 != nil {
+		return p.nat44.AfterInit()
+	}
+	return nil
+}
+
+// Close stops the session cleanup and closes its channel.
+func (p *Plugin) Close() error {
+	var errs []error
+	if p.nat44 != nil {
+		errs = append(errs, p.nat44.Close())
+	}
+	if p.govppCh != nil {
+		p.govppCh.Close()
+		p.govppCh = nil
+	}
+	return errors.Join(errs...)
+}
+
+// HandlesEvent selects every resync, changes of Services and Endpoints, AddPod,
+// DeletePod and NodeUpdate (by type, or by name for producers that do not use the
+// nodesync type). Shutdown is not handled: NAT configuration goes away with VPP.
+func (p *Plugin) HandlesEvent(ev controller.Event) bool {
+	if ev.Method() != controller.Update {
+		return true
+	}
+	switch e := ev.(type) {
+	case *controller.KubeStateChange:
+		return e.Resource == svcmodel.Keyword || e.Resource == epmodel.Keyword
+	case *podmanager.AddPod, *podmanager.DeletePod, *nodesync.NodeUpdate:
+		return true
+	}
+	return ev.GetName() == nodesync.NodeUpdateName
+}
+
+// Resync rebuilds the services from the Kubernetes state and stages the complete
+// NAT configuration in txn.
+func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateData, resyncCount int, txn controller.ResyncOperations) error {
+	p.resyncTxn = txn
+	defer func() { p.resyncTxn = nil }()
+	if err := p.processor.Resync(kubeStateData); err != nil {
+		return fmt.Errorf("service resync (%s, #%d): %w", ev.GetName(), resyncCount, err)
+	}
+	return nil
+}
+
+// Update handles one event and returns the description of what the renderers
+// changed, e.g. "add service 'default/nginx'".
+func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (string, error) {
+	p.updateTxn, p.changes = txn, nil
+	defer func() { p.updateTxn = nil }()
+	err := p.processor.Update(ev)
+	return strings.Join(p.changes, ", "), err
+}
+
+// Revert undoes the internal effect of a failed AddPod. What the renderers stage while
+// reverting is discarded: the event's transaction is not committed.
+func (p *Plugin) Revert(ev controller.Event) error {
+	p.updateTxn, p.changes = discardTxn{}, nil
+	defer func() { p.updateTxn, p.changes = nil, nil }()
+	return p.processor.Revert(ev)
+}
+
+// UpdateTxnFactory returns the transaction of the event being handled and records the
+// change description for the event history.
+func (p *Plugin) UpdateTxnFactory(change string) controller.UpdateOperations {
+	if p.updateTxn == nil {
+		p.Log.WithField("change", change).Error("renderer staged a change outside of an update event: dropped")
+		return discardTxn{}
+	}
+	p.changes = append(p.changes, change)
+	return p.updateTxn
+}
+
+// ResyncTxnFactory returns the transaction of the resync being handled.
+func (p *Plugin) ResyncTxnFactory() controller.ResyncOperations {
+	if p.resyncTxn == nil {
+		p.Log.Error("renderer staged a resync outside of a resync event: dropped")
+		return discardTxn{}
+	}
+	return p.resyncTxn
+}
+
+// GetConfig returns the effective service.conf (nil before Init).
+func (p *Plugin) GetConfig() *config.Config {
+	if p.config == nil {
+		return nil
+	}
+	c := *p.config
+	return &c
+}
+
+// discardTxn drops everything staged into it.
+type discardTxn struct{}
+
+// Put drops the value.
+func (discardTxn) Put(string, proto.Message) {}
+
+// Get finds nothing.
+func (discardTxn) Get(string) proto.Message { return nil }
+
+// Delete drops the deletion.
+func (discardTxn) Delete(string) {}

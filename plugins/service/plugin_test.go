@@ -1,0 +1,188 @@
+package service
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
+)
+
+const contivConf = `
+ipamConfig:
+  nodeInterconnectCIDR: 192.168.16.0/24
+nodeConfig:
+- nodeName: master
+  mainVPPInterface:
+    interfaceName: GbE
+    ip: 192.168.16.10/24
+  gateway: 192.168.16.1
+`
+
+type fixture struct {
+	p     *Plugin
+	ipnet *st.IPNet
+	pods  *st.PodManager
+}
+
+func newFixture(tb testing.TB, loader infra.ConfigLoader) *fixture {
+	tb.Helper()
+	cc := st.ContivConf(tb, "master", contivConf)
+	f := &fixture{
+		ipnet: &st.IPNet{NodeIP: net.ParseIP("192.168.16.10").To4(), NodeNet: &net.IPNet{IP: net.ParseIP("192.168.16.0").To4(), Mask: net.CIDRMask(24, 32)},
+			HostInterconnect: "tap-vpp2", VxlanBVI: "vxlanBVI"},
+		pods: &st.PodManager{},
+	}
+	nodes := &st.NodeSync{ThisNodeID: 1}
+	nodes.SetNode(1, "master", []string{"192.168.16.10/24"})
+	f.p = NewPlugin(Deps{
+		Log: st.QuietLog(), Config: loader, ContivConf: cc, NodeSync: nodes, PodManager: f.pods,
+		IPAM: st.IPAM(tb, cc, "master", 1), IPNet: f.ipnet, Registerer: prometheus.NewRegistry(),
+	})
+	if err := f.p.Init(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.p.AfterInit(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = f.p.Close() })
+	return f
+}
+
+func TestServiceConfComesFromTheConfigLoader(t *testing.T) {
+	f := newFixture(t, infra.StaticConfig{"serviceLocalEndpointWeight": 5, "disableNATVirtualReassembly": true, "tcpNATSessionTimeout": 60})
+	got := f.p.GetConfig()
+	want := config.Config{ServiceLocalEndpointWeight: 5, DisableNATVirtualReassembly: true, TCPNATSessionTimeout: 60}
+	if *got != want {
+		t.Errorf("config %+v, want %+v", *got, want)
+	}
+}
+
+func TestServiceConfFromTheEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "service.conf")
+	if err := os.WriteFile(path, []byte("cleanupIdleNATSessions: true\notherNATSessionTimeout: 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SERVICE_CONFIG", path)
+	f := newFixture(t, infra.NewConfigFile(nil, config.ConfigName))
+	if c := f.p.GetConfig(); !c.CleanupIdleNATSessions || c.OtherNATSessionTimeout != 7 || c.ServiceLocalEndpointWeight != 1 {
+		t.Errorf("config %+v", *c)
+	}
+}
+
+func TestInvalidServiceConfFailsInit(t *testing.T) {
+	cc := st.ContivConf(t, "master", contivConf)
+	p := NewPlugin(Deps{Log: st.QuietLog(), Config: infra.StaticConfig{"serviceLocalEndpointWeight": 0}, ContivConf: cc,
+		NodeSync: &st.NodeSync{}, PodManager: &st.PodManager{}, IPAM: st.IPAM(t, cc, "master", 1), IPNet: &st.IPNet{}})
+	if err := p.Init(); err == nil || !strings.Contains(err.Error(), "serviceLocalEndpointWeight") {
+		t.Errorf("Init = %v, want an error naming serviceLocalEndpointWeight", err)
+	}
+}
+
+type namedEvent struct{ controller.KubeStateChange }
+
+func (namedEvent) GetName() string { return "Node Update" }
+
+func TestHandledEvents(t *testing.T) {
+	f := newFixture(t, nil)
+	tests := []struct {
+		ev   controller.Event
+		want bool
+	}{
+		{controller.NewDBResync(), true},
+		{&controller.HealingResync{Type: controller.AfterError}, true},
+		{&ipam.PodCIDRChange{}, true},
+		{&controller.KubeStateChange{Resource: svcmodel.Keyword}, true},
+		{&controller.KubeStateChange{Resource: epmodel.Keyword}, true},
+		{&controller.KubeStateChange{Resource: podmodel.Keyword}, false},
+		{podmanager.NewAddPod(podmodel.ID{}, "", ""), true},
+		{podmanager.NewDeletePod(podmodel.ID{}), true},
+		{&nodesync.NodeUpdate{}, true},
+		{&namedEvent{}, true},
+		{controller.NewShutdown(), false},
+		{controller.NewExternalConfigChange("db", false), false},
+	}
+	for _, tc := range tests {
+		if got := f.p.HandlesEvent(tc.ev); got != tc.want {
+			t.Errorf("HandlesEvent(%s) = %v, want %v", tc.ev, got, tc.want)
+		}
+	}
+}
+
+func TestUpdateDescribesTheChange(t *testing.T) {
+	f := newFixture(t, nil)
+	resync := st.NewTxn()
+	if err := f.p.Resync(controller.NewDBResync(), controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword), 1, resync); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(resync.Keys(), vpp_nat.GlobalNAT44Key) || !slices.Contains(resync.Keys(), vpp_nat.DNAT44Key("DNAT-identities")) {
+		t.Errorf("resync staged %v", resync.Keys())
+	}
+	svc := st.Service("default", "nginx", "10.96.0.10", st.Port("http", "TCP", 80, 0))
+	txn := st.NewTxn()
+	change, err := f.p.Update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key("nginx", "default"), NewValue: svc}, txn)
+	if err != nil || change != "" || len(txn.Values) != 0 {
+		t.Errorf("service without endpoints: %q %v %v", change, err, txn.Keys())
+	}
+	eps := st.Endpoints("default", "nginx", st.Subset([]st.Addr{st.PodAddr("10.1.2.3", "default", "r")}, st.EpPort("http", 8080, "")))
+	change, err = f.p.Update(&controller.KubeStateChange{Resource: epmodel.Keyword, Key: epmodel.Key("nginx", "default"), NewValue: eps}, txn)
+	if err != nil || change != "add service 'default/nginx'" {
+		t.Errorf("Update = %q, %v", change, err)
+	}
+	if !slices.Equal(txn.Keys(), []string{vpp_nat.DNAT44Key("default/nginx")}) {
+		t.Errorf("staged %v", txn.Keys())
+	}
+	if change, _ := f.p.Update(controller.NewShutdown(), st.NewTxn()); change != "" {
+		t.Errorf("shutdown changed %q", change)
+	}
+}
+
+func TestRevertedAddPodLeavesNoTrace(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := f.p.Resync(controller.NewDBResync(), controller.NewKubeStateData(), 1, st.NewTxn()); err != nil {
+		t.Fatal(err)
+	}
+	f.ipnet.WirePod("default", "pod1", "vpp-tap-pod1")
+	add := podmanager.NewAddPod(podmodel.ID{Name: "pod1", Namespace: "default"}, "c1", "/netns")
+	txn := st.NewTxn()
+	change, err := f.p.Update(add, txn)
+	if err != nil || change != "update NAT frontend interfaces" {
+		t.Fatalf("AddPod: %q %v", change, err)
+	}
+	if err := f.p.Revert(add); err != nil {
+		t.Fatal(err)
+	}
+	// The next event that rebuilds the global configuration does not know the pod.
+	f.ipnet.WirePod("default", "pod2", "vpp-tap-pod2")
+	txn = st.NewTxn()
+	if _, err := f.p.Update(podmanager.NewAddPod(podmodel.ID{Name: "pod2", Namespace: "default"}, "c2", "/netns"), txn); err != nil {
+		t.Fatal(err)
+	}
+	global := txn.Get(vpp_nat.GlobalNAT44Key).(*vpp_nat.Nat44Global)
+	for _, i := range global.NatInterfaces {
+		if i.Name == "vpp-tap-pod1" {
+			t.Errorf("reverted pod still a NAT interface: %v", global.NatInterfaces)
+		}
+	}
+}
+
+func TestStagingOutsideAnEventIsDropped(t *testing.T) {
+	f := newFixture(t, nil)
+	f.p.UpdateTxnFactory("stray").Put("k", &vpp_nat.DNat44{})
+	f.p.ResyncTxnFactory().Put("k", &vpp_nat.DNat44{})
+}

@@ -1,0 +1,41 @@
+// Package processor turns Kubernetes Services and Endpoints into ContivServices and
+// hands them to the registered service renderers.
+//
+//	KubeStateChange service ──┐                      ┌──> AddService / UpdateService / DeleteService
+//	KubeStateChange endpoints ┤                      │
+//	                          ├─> Service (per ID) ──┤──> UpdateLocalBackendIfs (pods starting or
+//	resync (Kubernetes state) ┘   definition +       │    stopping to back a service)
+//	                              endpoints ->       │
+//	                              ContivService      └──> Resync (full snapshot)
+//	AddPod / DeletePod ──────────> frontend/backend interfaces ──> UpdateLocalFrontendIfs / ...BackendIfs
+//	NodeUpdate ──────────────────> node IPs ──> UpdateNodePortServices (node-port services only)
+//
+// Events handled (through the service plugin): every resync, KubeStateChange of
+// "service" and "endpoints", AddPod, DeletePod (and Revert of AddPod), NodeUpdate.
+// The processor owns no keys: the renderers stage the configuration.
+//
+// Combining a Service with its Endpoints (Service.Refresh):
+//   - exposed on the cluster IP (not for headless services), spec.externalIPs and, for
+//     LoadBalancer services, the load balancer ingress IPs; node ports on every node;
+//   - externalTrafficPolicy Local makes a NodeLocal service; sessionAffinity ClientIP
+//     passes the affinity timeout down;
+//   - ports are matched with the endpoint ports by name; TCP and UDP ports are
+//     rendered, SCTP ports (VPP NAT44 cannot translate SCTP) and unknown protocols are
+//     logged, counted (gauge contiv_service_unsupported_ports) and skipped;
+//   - only ready addresses become backends; a backend is local when it is in this
+//     node's pod subnet, a host-network backend when it is outside the cluster's pod
+//     subnet (local when it is this node's IP or one of its host IPs);
+//   - unparseable IPs are logged, counted (contiv_service_invalid_ips) and skipped.
+//
+// Interfaces: frontends are the interfaces clients come from (VXLAN BVI, main and
+// other NICs, the host interconnect, every local pod); backends are those leading to
+// service endpoints (VXLAN BVI, host interconnect, the main NIC in no-overlay mode,
+// and the pods backing at least one service).
+//
+// Cost: a change of one Service or Endpoints object costs the re-rendering of that
+// one service, whatever the number of services (no scan of all services); a change that
+// leaves the rendering unchanged (resource version, not-ready addresses) reaches no
+// renderer. A NodeUpdate that changes the node IPs re-renders the node-port services
+// only, found through an index; one that does not change them does nothing. The
+// processor does no I/O and starts no goroutines.
+package processor

@@ -1,0 +1,614 @@
+package processor
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// IPNet is the part of the ipnet plugin's API that the processor uses (the method
+// set of ipnet.API that concerns it); the ipnet plugin implements it.
+type IPNet interface {
+	// GetPodIfNames returns the logical names of the pod's interfaces; exists is
+	// false for pods that ipnet did not wire (host-network pods, unknown pods).
+	GetPodIfNames(podNamespace string, podName string) (vppIfName, linuxIfName, loopIfName string, exists bool)
+	// GetNodeIP returns this node's IP and network.
+	GetNodeIP() (ip net.IP, network *net.IPNet)
+	// GetHostIPs returns the IPs of this node in the host network namespace.
+	GetHostIPs() []net.IP
+	// GetHostInterconnectIfName returns the VPP interface connecting VPP with the host.
+	GetHostInterconnectIfName() string
+	// GetVxlanBVIIfName returns the BVI of the VXLAN bridge domain, "" without overlay.
+	GetVxlanBVIIfName() string
+}
+
+// Deps lists what the processor needs.
+type Deps struct {
+	// Log receives the processor's messages.
+	Log logrus.FieldLogger
+	// ContivConf gives the main and other VPP interfaces and the overlay mode.
+	ContivConf contivconf.API
+	// NodeSync gives the IPs of every node (for node ports).
+	NodeSync nodesync.API
+	// PodManager gives the pods of this node at resync.
+	PodManager podmanager.API
+	// IPAM gives this node's and the cluster's pod subnets.
+	IPAM ipam.API
+	// IPNet gives the interface names and this node's addresses.
+	IPNet IPNet
+	// Registerer receives the processor's metrics; optional.
+	Registerer prometheus.Registerer
+}
+
+// ServiceProcessor turns Kubernetes Services and Endpoints into ContivServices and
+// keeps the frontend and backend interface sets; see the package documentation.
+// All methods are called from the controller's event loop.
+type ServiceProcessor struct {
+	Deps
+
+	renderers []renderer.ServiceRendererAPI
+
+	services         map[renderer.ServiceID]*Service
+	nodePortServices map[renderer.ServiceID]*Service // rendered services with a node port
+	localEps         map[podmodel.ID]*LocalEndpoint
+	frontendIfs      renderer.Interfaces // never modified in place: replaced on change
+	backendIfs       renderer.Interfaces // idem
+	nodeIPs          *renderer.IPAddresses
+	node             nodeContext
+
+	stats *stats
+}
+
+// Init checks the dependencies, prepares empty state and registers the metrics.
+func (sp *ServiceProcessor) Init() error {
+	switch {
+	case sp.Log == nil:
+		return errors.New("service processor: Deps.Log is required")
+	case sp.ContivConf == nil:
+		return errors.New("service processor: Deps.ContivConf is required")
+	case sp.NodeSync == nil:
+		return errors.New("service processor: Deps.NodeSync is required")
+	case sp.PodManager == nil:
+		return errors.New("service processor: Deps.PodManager is required")
+	case sp.IPAM == nil:
+		return errors.New("service processor: Deps.IPAM is required")
+	case sp.IPNet == nil:
+		return errors.New("service processor: Deps.IPNet is required")
+	}
+	sp.stats = newStats()
+	if sp.Registerer != nil {
+		if err := sp.stats.register(sp.Registerer); err != nil {
+			return fmt.Errorf("service processor: register metrics: %w", err)
+		}
+	}
+	sp.reset()
+	return nil
+}
+
+// AfterInit does nothing.
+func (sp *ServiceProcessor) AfterInit() error { return nil }
+
+// Close does nothing: the processor holds no resources.
+func (sp *ServiceProcessor) Close() error { return nil }
+
+// RegisterRenderer adds a renderer; it receives every later call (register renderers
+// before the first resync).
+func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) error {
+	if r == nil {
+		return errors.New("service processor: nil renderer")
+	}
+	sp.renderers = append(sp.renderers, r)
+	return nil
+}
+
+// reset forgets all state.
+func (sp *ServiceProcessor) reset() {
+	sp.services = make(map[renderer.ServiceID]*Service)
+	sp.nodePortServices = make(map[renderer.ServiceID]*Service)
+	sp.localEps = make(map[podmodel.ID]*LocalEndpoint)
+	sp.frontendIfs = renderer.NewInterfaces()
+	sp.backendIfs = renderer.NewInterfaces()
+	sp.nodeIPs = renderer.NewIPAddresses()
+	if sp.stats == nil {
+		sp.stats = newStats()
+	}
+}
+
+// refreshNodeContext reads this node's subnets and addresses.
+func (sp *ServiceProcessor) refreshNodeContext() {
+	nodeIP, _ := sp.IPNet.GetNodeIP()
+	sp.node = nodeContext{
+		podSubnetThisNode: sp.IPAM.PodSubnetThisNode(),
+		podSubnetAllNodes: sp.IPAM.PodSubnetAllNodes(),
+		nodeIP:            nodeIP,
+		hostIPs:           sp.IPNet.GetHostIPs(),
+	}
+}
+
+// Resync replaces the whole state by the one built from the Kubernetes state and
+// gives every renderer the complete snapshot.
+func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error {
+	sp.refreshNodeContext()
+	data := sp.parseResyncData(kubeStateData)
+	sp.reset()
+	sp.stats.reset()
+
+	for _, meta := range data.Services {
+		id := renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()}
+		s := sp.newService(id)
+		s.setMetadata(meta)
+		sp.services[id] = s
+	}
+	for _, eps := range data.Endpoints {
+		id := renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()}
+		s := sp.services[id]
+		if s == nil {
+			s = sp.newService(id)
+			sp.services[id] = s
+		}
+		s.setEndpoints(eps)
+	}
+
+	ev := renderer.NewResyncEventData()
+	sp.nodeIPs = sp.clusterNodeIPs()
+	ev.NodeIPs = sp.nodeIPs
+	ev.Services = make([]*renderer.ContivService, 0, len(sp.services))
+	for id, s := range sp.services {
+		s.Refresh()
+		cs := s.contivSvc
+		if cs == nil {
+			continue
+		}
+		ev.Services = append(ev.Services, cs)
+		if cs.HasNodePort() {
+			sp.nodePortServices[id] = s
+		}
+		for _, pod := range s.localBackends {
+			sp.localEndpoint(pod).svcCount++
+		}
+	}
+
+	frontends, backends := renderer.NewInterfaces(), renderer.NewInterfaces()
+	if bvi := sp.IPNet.GetVxlanBVIIfName(); bvi != "" {
+		frontends.Add(bvi)
+		backends.Add(bvi)
+	}
+	if mainIf := sp.ContivConf.GetMainInterfaceName(); mainIf != "" {
+		frontends.Add(mainIf)
+		if sp.ContivConf.GetRoutingConfig().UseNoOverlay {
+			backends.Add(mainIf)
+		}
+	}
+	for _, other := range sp.ContivConf.GetOtherVPPInterfaces() {
+		if other.InterfaceName != "" {
+			frontends.Add(other.InterfaceName)
+		}
+	}
+	if hostIf := sp.IPNet.GetHostInterconnectIfName(); hostIf != "" {
+		frontends.Add(hostIf)
+		backends.Add(hostIf)
+	}
+	for pod := range sp.PodManager.GetLocalPods() {
+		sp.localEndpoint(pod)
+	}
+	for _, ep := range sp.localEps {
+		if ep.ifName == "" {
+			continue
+		}
+		frontends.Add(ep.ifName)
+		if ep.svcCount > 0 {
+			backends.Add(ep.ifName)
+		}
+	}
+	sp.frontendIfs, sp.backendIfs = frontends, backends
+	ev.FrontendIfs, ev.BackendIfs = frontends, backends
+
+	sp.Log.WithFields(logrus.Fields{
+		"services": len(sp.services), "rendered": len(ev.Services), "nodePortServices": len(sp.nodePortServices),
+		"nodeIPs": ev.NodeIPs.String(), "frontends": frontends.String(), "backends": backends.String(),
+	}).Info("services resynced")
+
+	var errs []error
+	for _, r := range sp.renderers {
+		if err := r.Resync(ev); err != nil {
+			errs = append(errs, fmt.Errorf("service renderer resync: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// parseResyncData picks the services, endpoints and pods out of the Kubernetes state;
+// values of an unexpected type or without a name are logged and skipped.
+func (sp *ServiceProcessor) parseResyncData(kubeStateData controller.KubeStateData) *ResyncEventData {
+	data := NewResyncEventData()
+	services := kubeStateData[svcmodel.Keyword]
+	data.Services = make([]*svcmodel.Service, 0, len(services))
+	for key, v := range services {
+		meta, ok := v.(*svcmodel.Service)
+		if !ok || meta.GetName() == "" {
+			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid service value skipped")
+			continue
+		}
+		data.Services = append(data.Services, meta)
+	}
+	endpoints := kubeStateData[epmodel.Keyword]
+	data.Endpoints = make([]*epmodel.Endpoints, 0, len(endpoints))
+	for key, v := range endpoints {
+		eps, ok := v.(*epmodel.Endpoints)
+		if !ok || eps.GetName() == "" {
+			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid endpoints value skipped")
+			continue
+		}
+		data.Endpoints = append(data.Endpoints, eps)
+	}
+	for key := range kubeStateData[podmodel.Keyword] {
+		if name, ns, err := podmodel.ParsePodFromKey(key); err == nil {
+			data.Pods = append(data.Pods, podmodel.ID{Name: name, Namespace: ns})
+		}
+	}
+	return data
+}
+
+// Update handles one event: a change of a Service or Endpoints, AddPod, DeletePod or
+// NodeUpdate (recognised by its name). Other events are ignored.
+func (sp *ServiceProcessor) Update(event controller.Event) error {
+	switch ev := event.(type) {
+	case *controller.KubeStateChange:
+		return sp.processKubeStateChange(ev)
+	case *podmanager.AddPod:
+		return sp.ProcessNewPod(ev.Pod.Namespace, ev.Pod.Name)
+	case *podmanager.DeletePod:
+		return sp.ProcessDeletingPod(ev.Pod.Namespace, ev.Pod.Name)
+	}
+	if event.GetName() == nodesync.NodeUpdateName {
+		return sp.processNodeUpdate()
+	}
+	return nil
+}
+
+// Revert undoes the processing of a failed AddPod.
+func (sp *ServiceProcessor) Revert(event controller.Event) error {
+	if ev, ok := event.(*podmanager.AddPod); ok {
+		return sp.ProcessDeletingPod(ev.Pod.Namespace, ev.Pod.Name)
+	}
+	return nil
+}
+
+// processKubeStateChange applies a change of one Service or Endpoints object. Its cost
+// is that of re-rendering the one service concerned.
+func (sp *ServiceProcessor) processKubeStateChange(ev *controller.KubeStateChange) error {
+	switch ev.Resource {
+	case svcmodel.Keyword:
+		name, ns, err := svcmodel.ParseServiceFromKey(ev.Key)
+		if err != nil {
+			return fmt.Errorf("service change: %w", err)
+		}
+		var meta *svcmodel.Service
+		if ev.NewValue != nil {
+			var ok bool
+			if meta, ok = ev.NewValue.(*svcmodel.Service); !ok {
+				return fmt.Errorf("service %s/%s: unexpected value type %T", ns, name, ev.NewValue)
+			}
+		}
+		sp.refreshNodeContext()
+		return sp.updateService(renderer.ServiceID{Name: name, Namespace: ns}, func(s *Service) { s.setMetadata(meta) })
+	case epmodel.Keyword:
+		name, ns, err := epmodel.ParseEndpointsFromKey(ev.Key)
+		if err != nil {
+			return fmt.Errorf("endpoints change: %w", err)
+		}
+		var eps *epmodel.Endpoints
+		if ev.NewValue != nil {
+			var ok bool
+			if eps, ok = ev.NewValue.(*epmodel.Endpoints); !ok {
+				return fmt.Errorf("service %s/%s: unexpected endpoints value type %T", ns, name, ev.NewValue)
+			}
+		}
+		sp.refreshNodeContext()
+		return sp.updateService(renderer.ServiceID{Name: name, Namespace: ns}, func(s *Service) { s.setEndpoints(eps) })
+	}
+	return nil
+}
+
+// newService returns an empty service with the given ID.
+func (sp *ServiceProcessor) newService(id renderer.ServiceID) *Service {
+	return &Service{sp: sp, id: id}
+}
+
+// updateService changes one half of a service, refreshes it and renders the
+// difference. A service with neither half left is forgotten.
+func (sp *ServiceProcessor) updateService(id renderer.ServiceID, change func(*Service)) error {
+	s := sp.services[id]
+	if s == nil {
+		s = sp.newService(id)
+		sp.services[id] = s
+	}
+	oldSvc, oldBackends := s.contivSvc, s.localBackends
+	change(s)
+	s.Refresh()
+	if s.meta == nil && s.endpoints == nil {
+		delete(sp.services, id)
+	}
+	return sp.renderService(s, oldSvc, oldBackends)
+}
+
+// renderService passes the change of one service to the renderers (add, update or
+// delete; nothing when the rendering did not change), keeps the node-port index and
+// updates the backend interfaces for pods that started or stopped backing a service.
+func (sp *ServiceProcessor) renderService(s *Service, oldSvc *renderer.ContivService, oldBackends []podmodel.ID) error {
+	newSvc := s.contivSvc
+	var errs []error
+	switch {
+	case newSvc != nil && oldSvc == nil:
+		sp.Log.WithField("service", s.id.String()).Debug("service added")
+		for _, r := range sp.renderers {
+			if err := r.AddService(newSvc); err != nil {
+				errs = append(errs, fmt.Errorf("service %s: add: %w", s.id, err))
+			}
+		}
+	case newSvc != nil && oldSvc != nil:
+		if sameContivService(oldSvc, newSvc) {
+			sp.Log.WithField("service", s.id.String()).Debug("service change does not affect its rendering")
+			break
+		}
+		sp.Log.WithField("service", s.id.String()).Debug("service updated")
+		for _, r := range sp.renderers {
+			if err := r.UpdateService(oldSvc, newSvc); err != nil {
+				errs = append(errs, fmt.Errorf("service %s: update: %w", s.id, err))
+			}
+		}
+	case newSvc == nil && oldSvc != nil:
+		sp.Log.WithField("service", s.id.String()).Debug("service removed")
+		for _, r := range sp.renderers {
+			if err := r.DeleteService(oldSvc); err != nil {
+				errs = append(errs, fmt.Errorf("service %s: delete: %w", s.id, err))
+			}
+		}
+	}
+	if newSvc != nil && newSvc.HasNodePort() {
+		sp.nodePortServices[s.id] = s
+	} else {
+		delete(sp.nodePortServices, s.id)
+	}
+	if err := sp.updateLocalBackends(oldBackends, s.localBackends); err != nil {
+		errs = append(errs, fmt.Errorf("service %s: %w", s.id, err))
+	}
+	return errors.Join(errs...)
+}
+
+// updateLocalBackends counts the services of the pods that joined or left the local
+// backends of one service; an interface becomes a backend interface when its pod's
+// count goes from 0 to 1 and stops being one when it drops back to 0.
+func (sp *ServiceProcessor) updateLocalBackends(oldPods, newPods []podmodel.ID) error {
+	if len(oldPods) == 0 && len(newPods) == 0 {
+		return nil
+	}
+	var newIfs renderer.Interfaces // copy of backendIfs, made on the first change
+	change := func(ifName string, add bool) {
+		if ifName == "" || sp.backendIfs.Has(ifName) == add {
+			return
+		}
+		if newIfs == nil {
+			newIfs = sp.backendIfs.Copy()
+		}
+		if add {
+			newIfs.Add(ifName)
+		} else {
+			newIfs.Del(ifName)
+		}
+	}
+	for _, pod := range newPods {
+		if containsPod(oldPods, pod) {
+			continue
+		}
+		ep := sp.localEndpoint(pod)
+		ep.svcCount++
+		if ep.svcCount == 1 {
+			change(ep.ifName, true)
+		}
+	}
+	for _, pod := range oldPods {
+		if containsPod(newPods, pod) {
+			continue
+		}
+		ep := sp.localEps[pod]
+		if ep == nil || ep.svcCount == 0 {
+			continue
+		}
+		ep.svcCount--
+		if ep.svcCount == 0 {
+			change(ep.ifName, false)
+			if ep.ifName == "" {
+				delete(sp.localEps, pod)
+			}
+		}
+	}
+	if newIfs == nil {
+		return nil
+	}
+	return sp.setBackendIfs(newIfs)
+}
+
+// localEndpoint returns the pod's entry, creating it (with the pod's VPP interface,
+// if ipnet wired it) when missing.
+func (sp *ServiceProcessor) localEndpoint(pod podmodel.ID) *LocalEndpoint {
+	ep := sp.localEps[pod]
+	if ep == nil {
+		ep = &LocalEndpoint{}
+		if vppIf, _, _, exists := sp.IPNet.GetPodIfNames(pod.Namespace, pod.Name); exists {
+			ep.ifName = vppIf
+		}
+		sp.localEps[pod] = ep
+	}
+	return ep
+}
+
+// setFrontendIfs hands the new frontend set to the renderers and keeps it.
+func (sp *ServiceProcessor) setFrontendIfs(newIfs renderer.Interfaces) error {
+	old := sp.frontendIfs
+	sp.frontendIfs = newIfs
+	var errs []error
+	for _, r := range sp.renderers {
+		if err := r.UpdateLocalFrontendIfs(old, newIfs); err != nil {
+			errs = append(errs, fmt.Errorf("update frontend interfaces: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setBackendIfs hands the new backend set to the renderers and keeps it.
+func (sp *ServiceProcessor) setBackendIfs(newIfs renderer.Interfaces) error {
+	old := sp.backendIfs
+	sp.backendIfs = newIfs
+	var errs []error
+	for _, r := range sp.renderers {
+		if err := r.UpdateLocalBackendIfs(old, newIfs); err != nil {
+			errs = append(errs, fmt.Errorf("update backend interfaces: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ProcessNewPod makes a newly wired pod's VPP interface a frontend, and a backend too
+// when the pod already backs a service (its endpoints arrived before the pod was
+// wired). Pods without a VPP interface (host network) are ignored.
+func (sp *ServiceProcessor) ProcessNewPod(podNamespace string, podName string) error {
+	pod := podmodel.ID{Name: podName, Namespace: podNamespace}
+	vppIf, _, _, exists := sp.IPNet.GetPodIfNames(podNamespace, podName)
+	if !exists || vppIf == "" {
+		sp.Log.WithField("pod", pod.String()).Debug("pod has no VPP interface: not a service frontend")
+		return nil
+	}
+	ep := sp.localEps[pod]
+	if ep == nil {
+		ep = &LocalEndpoint{}
+		sp.localEps[pod] = ep
+	}
+	ep.ifName = vppIf
+	var errs []error
+	if !sp.frontendIfs.Has(vppIf) {
+		newIfs := sp.frontendIfs.Copy()
+		newIfs.Add(vppIf)
+		errs = append(errs, sp.setFrontendIfs(newIfs))
+	}
+	if ep.svcCount > 0 && !sp.backendIfs.Has(vppIf) {
+		newIfs := sp.backendIfs.Copy()
+		newIfs.Add(vppIf)
+		errs = append(errs, sp.setBackendIfs(newIfs))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("pod %s: %w", pod, err)
+	}
+	return nil
+}
+
+// ProcessDeletingPod removes the pod's interface from the backends and frontends. The
+// pod stays counted as a backend of its services until their endpoints change.
+func (sp *ServiceProcessor) ProcessDeletingPod(podNamespace string, podName string) error {
+	pod := podmodel.ID{Name: podName, Namespace: podNamespace}
+	ep := sp.localEps[pod]
+	ifName := ""
+	if ep != nil {
+		ifName = ep.ifName
+	}
+	if ifName == "" {
+		if vppIf, _, _, exists := sp.IPNet.GetPodIfNames(podNamespace, podName); exists {
+			ifName = vppIf
+		}
+	}
+	var errs []error
+	if ifName != "" && sp.backendIfs.Has(ifName) {
+		newIfs := sp.backendIfs.Copy()
+		newIfs.Del(ifName)
+		errs = append(errs, sp.setBackendIfs(newIfs))
+	}
+	if ifName != "" && sp.frontendIfs.Has(ifName) {
+		newIfs := sp.frontendIfs.Copy()
+		newIfs.Del(ifName)
+		errs = append(errs, sp.setFrontendIfs(newIfs))
+	}
+	if ep != nil {
+		ep.ifName = ""
+		if ep.svcCount == 0 {
+			delete(sp.localEps, pod)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("pod %s: %w", pod, err)
+	}
+	return nil
+}
+
+// processNodeUpdate re-renders the node-port services when the set of node IPs
+// changed. It touches the node-port services only (kept in an index), never the
+// others.
+func (sp *ServiceProcessor) processNodeUpdate() error {
+	nodeIPs := sp.clusterNodeIPs()
+	if nodeIPs.Equal(sp.nodeIPs) {
+		sp.Log.Debug("node IPs unchanged: node ports stay as they are")
+		return nil
+	}
+	sp.nodeIPs = nodeIPs
+	npServices := make([]*renderer.ContivService, 0, len(sp.nodePortServices))
+	for _, s := range sp.nodePortServices {
+		npServices = append(npServices, s.contivSvc)
+	}
+	sort.Slice(npServices, func(i, j int) bool { return npServices[i].ID.String() < npServices[j].ID.String() })
+	sp.Log.WithFields(logrus.Fields{"nodeIPs": nodeIPs.String(), "nodePortServices": len(npServices)}).Info("node IPs changed")
+	var errs []error
+	for _, r := range sp.renderers {
+		if err := r.UpdateNodePortServices(nodeIPs, npServices); err != nil {
+			errs = append(errs, fmt.Errorf("update node-port services: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// clusterNodeIPs returns the VPP and management IPs of every node, nodes ordered by
+// ID so that the order (and the rendered mappings) is the same on every run.
+func (sp *ServiceProcessor) clusterNodeIPs() *renderer.IPAddresses {
+	all := sp.NodeSync.GetAllNodes()
+	nodes := make([]*nodesync.Node, 0, len(all))
+	for _, n := range all {
+		nodes = append(nodes, n)
+	}
+	sort.Slice(nodes, func(i, j int) bool {
+		if nodes[i].ID != nodes[j].ID {
+			return nodes[i].ID < nodes[j].ID
+		}
+		return nodes[i].Name < nodes[j].Name
+	})
+	ips := renderer.NewIPAddresses()
+	for _, n := range nodes {
+		for _, a := range n.VppIPAddresses {
+			if a != nil {
+				ips.Add(normalizeIP(a.IP))
+			}
+		}
+		for _, ip := range n.MgmtIPAddresses {
+			ips.Add(normalizeIP(ip))
+		}
+	}
+	return ips
+}
+
+func normalizeIP(ip net.IP) net.IP {
+	if ip4 := ip.To4(); ip4 != nil {
+		return ip4
+	}
+	return ip
+}

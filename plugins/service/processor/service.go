@@ -1,0 +1,374 @@
+package processor
+
+import (
+	"net"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+
+	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// Values of the Kubernetes service fields that the processor interprets.
+const (
+	clusterIPNone      = "None"
+	trafficPolicyLocal = "Local"
+	affinityClientIP   = "ClientIP"
+	serviceTypeLB      = "LoadBalancer"
+	targetKindPod      = "Pod"
+	protocolTCP        = "TCP"
+	protocolUDP        = "UDP"
+	protocolSCTP       = "SCTP"
+)
+
+// Service is one Kubernetes service as the processor sees it: its definition
+// (metadata) and its Endpoints, which arrive independently and in any order, combined
+// by Refresh into a ContivService and the list of local backend pods.
+//
+// Both halves are parsed once when they are set (IPs, protocols, port names); Refresh
+// then only combines them, so re-rendering a service after a change of the other half
+// costs no parsing.
+type Service struct {
+	sp *ServiceProcessor
+	id renderer.ServiceID
+
+	meta      *svcmodel.Service
+	endpoints *epmodel.Endpoints
+	spec      *serviceSpec     // parsed meta, nil when meta is nil
+	subsets   []endpointSubset // parsed endpoints
+
+	contivSvc     *renderer.ContivService
+	localBackends []podmodel.ID
+
+	// Items of this service skipped while parsing, included in the processor gauges.
+	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
+}
+
+// serviceSpec is the part of the service definition that the rendering needs.
+type serviceSpec struct {
+	policy      renderer.TrafficPolicyType
+	affinity    uint32
+	clusterIPs  []net.IP
+	externalIPs []net.IP
+	ports       []specPort
+}
+
+// specPort is one supported (TCP or UDP) service port.
+type specPort struct {
+	name string
+	port renderer.ServicePort
+}
+
+// endpointSubset is one parsed subset of the Endpoints: ready addresses and ports.
+type endpointSubset struct {
+	addrs []endpointAddr
+	ports []endpointPort
+}
+
+// endpointAddr is one ready endpoint address; pod is set when the address belongs to
+// a pod (targetRef kind Pod).
+type endpointAddr struct {
+	ip    net.IP
+	pod   podmodel.ID
+	isPod bool
+}
+
+// endpointPort is one port of a subset, matched to service ports by name.
+type endpointPort struct {
+	name string
+	port uint16
+}
+
+// LocalEndpoint is a pod of this node as far as services care: its VPP interface
+// (empty while the pod is not wired or runs in the host network) and the number of
+// services it currently backs.
+type LocalEndpoint struct {
+	ifName   string
+	svcCount int
+}
+
+// NewService returns an empty service bound to the processor; SetMetadata and
+// SetEndpoints fill it.
+func NewService(sp *ServiceProcessor) *Service {
+	return &Service{sp: sp}
+}
+
+// SetMetadata sets (nil: removes) the service definition and refreshes the service.
+func (s *Service) SetMetadata(meta *svcmodel.Service) {
+	if s.id == (renderer.ServiceID{}) && meta != nil {
+		s.id = renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()}
+	}
+	s.setMetadata(meta)
+	s.Refresh()
+}
+
+// SetEndpoints sets (nil: removes) the endpoints and refreshes the service.
+func (s *Service) SetEndpoints(endpoints *epmodel.Endpoints) {
+	if s.id == (renderer.ServiceID{}) && endpoints != nil {
+		s.id = renderer.ServiceID{Name: endpoints.GetName(), Namespace: endpoints.GetNamespace()}
+	}
+	s.setEndpoints(endpoints)
+	s.Refresh()
+}
+
+// GetContivService returns the service as rendered, nil while the definition or the
+// endpoints are missing. The returned value must not be modified.
+func (s *Service) GetContivService() *renderer.ContivService { return s.contivSvc }
+
+// GetLocalBackends returns the pods of this node that back the service (each once).
+func (s *Service) GetLocalBackends() []podmodel.ID { return s.localBackends }
+
+func (s *Service) log() logrus.FieldLogger {
+	if s.sp.Log == nil {
+		return logrus.StandardLogger().WithField("service", s.id.String())
+	}
+	return s.sp.Log.WithField("service", s.id.String())
+}
+
+// setMetadata parses the definition. Ports of protocols that VPP NAT44 cannot
+// translate (SCTP, anything unknown) and unparseable IPs are logged, counted and left
+// out; an empty protocol is TCP, the Kubernetes default.
+func (s *Service) setMetadata(meta *svcmodel.Service) {
+	s.meta = meta
+	oldSCTP, oldOther, oldBad := s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs
+	s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs = 0, 0, 0
+	defer func() {
+		s.sp.stats.addSkipped(s.skippedSCTP-oldSCTP, s.skippedOtherProto-oldOther, s.badMetaIPs-oldBad)
+	}()
+	if meta == nil {
+		s.spec = nil
+		return
+	}
+	spec := &serviceSpec{}
+	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal {
+		spec.policy = renderer.NodeLocal
+	}
+	if meta.GetSessionAffinity() == affinityClientIP && meta.GetSessionAffinityTimeout() > 0 {
+		spec.affinity = uint32(meta.GetSessionAffinityTimeout())
+	}
+	if ip := meta.GetClusterIp(); ip != "" && ip != clusterIPNone {
+		spec.clusterIPs = s.appendIP(spec.clusterIPs, ip, "clusterIP")
+	}
+	for _, ip := range meta.GetExternalIps() {
+		spec.externalIPs = s.appendIP(spec.externalIPs, ip, "externalIPs")
+	}
+	if meta.GetServiceType() == serviceTypeLB {
+		for _, ip := range meta.GetLbIngressIps() {
+			spec.externalIPs = s.appendIP(spec.externalIPs, ip, "loadBalancer ingress IP")
+		}
+	}
+	spec.ports = make([]specPort, 0, len(meta.GetPort()))
+	for _, p := range meta.GetPort() {
+		var proto renderer.ProtocolType
+		switch strings.ToUpper(p.GetProtocol()) {
+		case protocolTCP, "":
+			proto = renderer.TCP
+		case protocolUDP:
+			proto = renderer.UDP
+		case protocolSCTP:
+			s.skippedSCTP++
+			s.log().WithFields(logrus.Fields{"port": p.GetName(), "number": p.GetPort()}).
+				Warn("service port skipped: VPP NAT44 does not support SCTP")
+			continue
+		default:
+			s.skippedOtherProto++
+			s.log().WithFields(logrus.Fields{"port": p.GetName(), "protocol": p.GetProtocol()}).
+				Warn("service port skipped: unknown protocol")
+			continue
+		}
+		spec.ports = append(spec.ports, specPort{name: p.GetName(), port: renderer.ServicePort{
+			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(p.GetNodePort()),
+		}})
+	}
+	s.spec = spec
+}
+
+// appendIP parses ip and appends it, or logs and counts it as invalid.
+func (s *Service) appendIP(list []net.IP, ip, field string) []net.IP {
+	parsed := parseIP(ip)
+	if parsed == nil {
+		s.badMetaIPs++
+		s.log().WithFields(logrus.Fields{"field": field, "ip": ip}).Warn("unparseable service IP skipped")
+		return list
+	}
+	return append(list, parsed)
+}
+
+// setEndpoints parses the endpoints; not-ready addresses are ignored, unparseable IPs
+// are logged, counted and skipped.
+func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
+	s.endpoints = eps
+	oldBad := s.badEndpointIPs
+	s.badEndpointIPs = 0
+	s.subsets = nil
+	if eps != nil {
+		s.subsets = make([]endpointSubset, 0, len(eps.GetEndpointSubsets()))
+		for _, sub := range eps.GetEndpointSubsets() {
+			var parsed endpointSubset
+			parsed.addrs = make([]endpointAddr, 0, len(sub.GetAddresses()))
+			for _, a := range sub.GetAddresses() {
+				ip := parseIP(a.GetIp())
+				if ip == nil {
+					s.badEndpointIPs++
+					s.log().WithField("ip", a.GetIp()).Warn("unparseable endpoint IP skipped")
+					continue
+				}
+				ea := endpointAddr{ip: ip}
+				if ref := a.GetTargetRef(); ref.GetKind() == targetKindPod {
+					ea.isPod = true
+					ea.pod = podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()}
+				}
+				parsed.addrs = append(parsed.addrs, ea)
+			}
+			parsed.ports = make([]endpointPort, 0, len(sub.GetPorts()))
+			for _, p := range sub.GetPorts() {
+				parsed.ports = append(parsed.ports, endpointPort{name: p.GetName(), port: uint16(p.GetPort())})
+			}
+			s.subsets = append(s.subsets, parsed)
+		}
+	}
+	s.sp.stats.addSkipped(0, 0, s.badEndpointIPs-oldBad)
+}
+
+// Refresh combines the definition with the endpoints into a new ContivService (nil
+// when either is missing) and recomputes the local backend pods. The previous
+// ContivService is left untouched, so the caller can still compare with it.
+func (s *Service) Refresh() {
+	s.contivSvc, s.localBackends = nil, nil
+	if s.spec == nil || s.endpoints == nil {
+		return
+	}
+	spec, node := s.spec, &s.sp.node
+	cs := &renderer.ContivService{
+		ID:                     s.id,
+		TrafficPolicy:          spec.policy,
+		SessionAffinityTimeout: spec.affinity,
+		ClusterIPs:             renderer.NewIPAddresses(spec.clusterIPs...),
+		ExternalIPs:            renderer.NewIPAddresses(spec.externalIPs...),
+		Ports:                  make(map[string]*renderer.ServicePort, len(spec.ports)),
+		Backends:               make(map[string][]*renderer.ServiceBackend, len(spec.ports)),
+	}
+	ports := make([]renderer.ServicePort, len(spec.ports))
+	for i := range spec.ports {
+		ports[i] = spec.ports[i].port
+		cs.Ports[spec.ports[i].name] = &ports[i]
+	}
+	for _, sub := range s.subsets {
+		matched := false
+		for _, ep := range sub.ports {
+			if _, ok := cs.Ports[ep.name]; !ok || len(sub.addrs) == 0 {
+				continue
+			}
+			matched = true
+			backends := make([]renderer.ServiceBackend, len(sub.addrs))
+			list := cs.Backends[ep.name]
+			if list == nil {
+				list = make([]*renderer.ServiceBackend, 0, len(sub.addrs))
+			}
+			for i := range sub.addrs {
+				local, hostNet := node.classify(sub.addrs[i].ip)
+				backends[i] = renderer.ServiceBackend{IP: sub.addrs[i].ip, Port: ep.port, Local: local, HostNetwork: hostNet}
+				list = append(list, &backends[i])
+			}
+			cs.Backends[ep.name] = list
+		}
+		if !matched {
+			continue
+		}
+		for i := range sub.addrs {
+			a := &sub.addrs[i]
+			if !a.isPod {
+				continue
+			}
+			if local, _ := node.classify(a.ip); local && !containsPod(s.localBackends, a.pod) {
+				s.localBackends = append(s.localBackends, a.pod)
+			}
+		}
+	}
+	s.contivSvc = cs
+}
+
+// nodeContext is what the processor knows about this node while it classifies
+// backends. It is read from IPAM and IPNet at every resync and every Kubernetes
+// change, so that classifying thousands of backends costs no calls to them.
+type nodeContext struct {
+	podSubnetThisNode *net.IPNet
+	podSubnetAllNodes *net.IPNet
+	nodeIP            net.IP
+	hostIPs           []net.IP
+}
+
+// classify tells whether an endpoint runs on this node and whether it lies outside
+// the pod network. A pod IP is local when it is in this node's pod subnet; an address
+// outside the cluster's pod subnet is a host-network endpoint, local when it is this
+// node's IP or one of its host IPs.
+func (n *nodeContext) classify(ip net.IP) (local, hostNetwork bool) {
+	if n.podSubnetAllNodes != nil && n.podSubnetAllNodes.Contains(ip) {
+		return n.podSubnetThisNode != nil && n.podSubnetThisNode.Contains(ip), false
+	}
+	if n.podSubnetThisNode != nil && n.podSubnetThisNode.Contains(ip) {
+		return true, false // pod subnet outside the cluster range (external IPAM)
+	}
+	if ip.Equal(n.nodeIP) {
+		return true, true
+	}
+	for _, h := range n.hostIPs {
+		if ip.Equal(h) {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// parseIP parses an IP and keeps IPv4 addresses in their 4-byte form.
+func parseIP(s string) net.IP {
+	ip := net.ParseIP(strings.TrimSpace(s))
+	if ip4 := ip.To4(); ip4 != nil {
+		return ip4
+	}
+	return ip
+}
+
+func containsPod(list []podmodel.ID, id podmodel.ID) bool {
+	for _, x := range list {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// sameContivService tells whether two renderings of a service are identical, so that
+// a change of the Kubernetes objects that does not change them (a new resource
+// version, a not-ready address) is not passed on to the renderers.
+func sameContivService(a, b *renderer.ContivService) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.ID != b.ID || a.TrafficPolicy != b.TrafficPolicy || a.SessionAffinityTimeout != b.SessionAffinityTimeout ||
+		!a.ClusterIPs.Equal(b.ClusterIPs) || !a.ExternalIPs.Equal(b.ExternalIPs) ||
+		len(a.Ports) != len(b.Ports) || len(a.Backends) != len(b.Backends) {
+		return false
+	}
+	for name, p := range a.Ports {
+		q, ok := b.Ports[name]
+		if !ok || *p != *q {
+			return false
+		}
+	}
+	for name, x := range a.Backends {
+		y, ok := b.Backends[name]
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if x[i].Port != y[i].Port || x[i].Local != y[i].Local || x[i].HostNetwork != y[i].HostNetwork || !x[i].IP.Equal(y[i].IP) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,132 @@
+package nat44
+
+import (
+	"net"
+	"sort"
+
+	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// local is one backend of a service port as it goes into every mapping of the port.
+type local struct {
+	ip          string
+	port        uint32
+	vrf         uint32
+	probability uint32
+}
+
+// serviceDNAT builds the DNat44 of a service, labelled "<namespace>/<name>". For each
+// port (in name order) with at least one usable backend it has one static mapping per
+// exposed address: every cluster IP and external IP on the service port, every node IP
+// on the node port. IPv6 addresses are left out (NAT44), and so are ports 0.
+//
+// Twice-NAT: external IPs of cluster-wide services translate the source too
+// (ENABLED), so that a remote backend answers through this node; everything else
+// translates the source only when a backend reaches itself through the service
+// (SELF, source becomes the NAT loopback).
+func (rndr *Renderer) serviceDNAT(svc *renderer.ContivService) *vpp_nat.DNat44 {
+	dnat := &vpp_nat.DNat44{Label: svc.ID.String()}
+	for _, name := range portNames(svc) {
+		port := svc.Ports[name]
+		locals := rndr.portLocals(svc, svc.Backends[name])
+		if len(locals) == 0 {
+			continue
+		}
+		proto := vpp_nat.DNat44_TCP
+		if port.Protocol == renderer.UDP {
+			proto = vpp_nat.DNat44_UDP
+		}
+		add := func(ip net.IP, extPort uint16, twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode) {
+			ip4 := ip.To4()
+			if ip4 == nil || extPort == 0 {
+				return
+			}
+			dnat.StMappings = append(dnat.StMappings, &vpp_nat.DNat44_StaticMapping{
+				ExternalIp:      ip4.String(),
+				ExternalPort:    uint32(extPort),
+				Protocol:        proto,
+				TwiceNat:        twiceNAT,
+				SessionAffinity: svc.SessionAffinityTimeout,
+				LocalIps:        newLocalIPs(locals),
+			})
+		}
+		for _, ip := range svc.ClusterIPs.List() {
+			add(ip, port.Port, vpp_nat.DNat44_StaticMapping_SELF)
+		}
+		externalTwiceNAT := vpp_nat.DNat44_StaticMapping_ENABLED
+		if svc.TrafficPolicy == renderer.NodeLocal {
+			externalTwiceNAT = vpp_nat.DNat44_StaticMapping_SELF
+		}
+		for _, ip := range svc.ExternalIPs.List() {
+			add(ip, port.Port, externalTwiceNAT)
+		}
+		if port.NodePort != 0 {
+			for _, ip := range rndr.nodeIPs.List() {
+				add(ip, port.NodePort, vpp_nat.DNat44_StaticMapping_SELF)
+			}
+		}
+	}
+	return dnat
+}
+
+// portLocals returns the locals of one service port. A node-local service uses only
+// the backends of this node. Weights: serviceLocalEndpointWeight for local backends,
+// 1 for remote ones, 0 when there is a single local (no load balancing). VRF: the
+// main VRF for this node's own addresses (host-network backends of this node) and, in
+// no-overlay mode, for everything that is not a pod of this node (routed through the
+// node interconnect); the pod VRF otherwise.
+func (rndr *Renderer) portLocals(svc *renderer.ContivService, backends []*renderer.ServiceBackend) []local {
+	if len(backends) == 0 {
+		return nil
+	}
+	weight := rndr.Config.LocalEndpointWeight()
+	locals := make([]local, 0, len(backends))
+	for _, b := range backends {
+		if svc.TrafficPolicy == renderer.NodeLocal && !b.Local {
+			continue
+		}
+		ip4 := b.IP.To4()
+		if ip4 == nil {
+			continue
+		}
+		l := local{ip: ip4.String(), port: uint32(b.Port), vrf: rndr.podVRF, probability: 1}
+		localPod := b.Local && !b.HostNetwork
+		thisNode := b.Local && b.HostNetwork
+		if thisNode || (rndr.noOverlay && !localPod) {
+			l.vrf = rndr.mainVRF
+		}
+		if b.Local {
+			l.probability = weight
+		}
+		locals = append(locals, l)
+	}
+	if len(locals) == 1 {
+		locals[0].probability = 0
+	}
+	return locals
+}
+
+// newLocalIPs instantiates the locals as protobuf messages, allocated in one block.
+func newLocalIPs(locals []local) []*vpp_nat.DNat44_StaticMapping_LocalIP {
+	block := make([]vpp_nat.DNat44_StaticMapping_LocalIP, len(locals))
+	out := make([]*vpp_nat.DNat44_StaticMapping_LocalIP, len(locals))
+	for i, l := range locals {
+		m := &block[i]
+		m.LocalIp, m.LocalPort, m.VrfId, m.Probability = l.ip, l.port, l.vrf, l.probability
+		out[i] = m
+	}
+	return out
+}
+
+// portNames returns the port names of the service in ascending order.
+func portNames(svc *renderer.ContivService) []string {
+	names := make([]string, 0, len(svc.Ports))
+	for name := range svc.Ports {
+		names = append(names, name)
+	}
+	if len(names) > 1 {
+		sort.Strings(names)
+	}
+	return names
+}

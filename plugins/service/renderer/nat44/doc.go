@@ -1,0 +1,60 @@
+// Package nat44 renders Kubernetes services into VPP NAT44 (endpoint-dependent)
+// configuration, and manages the SNAT of traffic leaving the cluster.
+//
+//	processor ──ContivService, node IPs, frontend/backend interfaces──> Renderer
+//	                                                                       │ staged into the
+//	                                                                       ▼ event's transaction
+//	config/vpp/nat/v2/nat44-global             Nat44Global  (one)
+//	config/vpp/nat/v2/dnat44/<namespace>/<name> DNat44      (one per service)
+//	config/vpp/nat/v2/dnat44/DNAT-identities   DNat44      (identity mappings)
+//
+// Keys owned: the three above. Nothing else is staged, and nothing is applied
+// directly: the NAT descriptors of the KV scheduler program VPP.
+//
+// Global configuration (nat44-global), rebuilt whole on every change:
+//   - forwarding on (packets matching no mapping pass untranslated);
+//   - NAT interfaces: every backend interface "in", every frontend interface "out",
+//     the default interface (towards the default gateway) with the output feature
+//     instead of "out", listed by interface name;
+//   - address pool: the default interface's IP (dynamic SNAT of traffic leaving the
+//     cluster), and unless snatOnly the NAT loopback IP of this node's pod subnet as
+//     twice-NAT address (self-twice-NAT: a pod reaching itself through a service);
+//   - with disableNATVirtualReassembly, fragments are dropped.
+//
+// The default interface exists only when contiv.conf enables natExternalTraffic: in
+// STN or DHCP mode it is the main interface with the node IP, otherwise the main or
+// other VPP interface whose subnet holds the static default gateway. In no-overlay
+// mode the main interface is never SNATed: it carries the traffic between nodes.
+//
+// Per service (DNat44 labelled "<namespace>/<name>"): one static mapping per port and
+// exposed IP (cluster IPs and external IPs on the service port, every node IP on the
+// node port), TCP or UDP, locals = the port's backends (node-local services: this
+// node's backends only) with weight serviceLocalEndpointWeight for local and 1 for
+// remote backends (0 for a single local), the main VRF for this node's own addresses
+// and, in no-overlay mode, for everything but this node's pods, the pod VRF otherwise.
+// External IPs of cluster-wide services use twice-NAT ENABLED, everything else SELF.
+// ClientIP affinity becomes the mapping's session affinity. Mappings without locals
+// are left out; IPv6 addresses are ignored.
+//
+// Identity mappings (DNAT-identities, staged on every resync, empty without a default
+// interface): UDP 4789 (VXLAN) of the default interface's IP in the main VRF and the
+// address itself in the pod and the main VRF, so that traffic between nodes keeps the
+// pod source addresses that policies rely on.
+//
+// Resync recomputes everything into the resync transaction; the incremental methods
+// stage only what they change: one DNat44 per added, changed or removed service, the
+// DNat44 of every node-port service when the node IPs change, the global configuration
+// when an interface set changes. In snatOnly mode services are ignored and only the
+// SNAT part (forwarding, pool, output feature, identities) is rendered.
+//
+// Idle NAT sessions: VPP 19.01 did not time NAT sessions out, so upstream Contiv
+// deleted idle ones itself. With cleanupIdleNATSessions in service.conf a goroutine
+// started by AfterInit (stopped by Close) dumps the sessions every
+// otherNATSessionTimeout minutes over the GoVPP channel (nat44_user_dump,
+// nat44_user_session_v3_dump) and deletes (nat44_del_session) TCP sessions idle longer
+// than tcpNATSessionTimeout and others idle longer than otherNATSessionTimeout, idle
+// time measured on VPP's clock (see cleanupIdleSessions). Metrics, when Deps.Stats is
+// set: contiv_nat_sessions{proto}, contiv_nat_sessions_deleted_total{proto},
+// contiv_nat_session_delete_errors_total. This goroutine is the renderer's only I/O;
+// the rendering itself is pure.
+package nat44

@@ -1,0 +1,371 @@
+package nat44
+
+import (
+	"net"
+	"net/netip"
+	"slices"
+	"sort"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/processor"
+)
+
+// The node under test is "master" (node ID 1): pod subnet 10.1.1.0/24, NAT loopback
+// 10.1.1.254, node IP 192.168.16.10 on GbE, default gateway 192.168.16.1, main VRF 1,
+// pod VRF 2. The worker (ID 2) has pod subnet 10.1.2.0/24.
+const (
+	mainIf   = "GbE"
+	otherIf  = "GbE2"
+	bviIf    = "vxlanBVI"
+	hostIf   = "tap-vpp2"
+	pod1If   = "vpp-tap-pod1"
+	pod2If   = "vpp-tap-pod2"
+	pod3If   = "vpp-tap-pod3"
+	mainVRF  = 1
+	podVRF   = 2
+	nodeIP   = "192.168.16.10"
+	hostIP   = "10.3.1.10" // management IP of master (host stack)
+	workerIP = "192.168.16.20"
+	workerMg = "10.3.1.20"
+	natLoop  = "10.1.1.254"
+	pod1IP   = "10.1.1.3"
+	pod2IP   = "10.1.1.4"
+	pod3IP   = "10.1.1.5"
+	remote1  = "10.1.2.3" // pod on the worker
+	remote2  = "10.1.2.4"
+)
+
+// confVXLAN is the default setup: VXLAN overlay, static gateway on the main NIC's
+// subnet, SNAT of external traffic.
+const confVXLAN = `
+mainVRFID: 1
+podVRFID: 2
+natExternalTraffic: true
+ipamConfig:
+  nodeInterconnectCIDR: 192.168.16.0/24
+nodeConfig:
+- nodeName: master
+  mainVPPInterface:
+    interfaceName: GbE
+    ip: 192.168.16.10/24
+  gateway: 192.168.16.1
+`
+
+// env is one node: real ContivConf and IPAM, fake ipnet/nodesync/podmanager, the
+// processor with the NAT44 renderer registered, and a dataplane committing the
+// staged transactions.
+type env struct {
+	t     *testing.T
+	agent *agent // nil: nothing goes to VPP
+	ipnet *servicetest.IPNet
+	nodes *servicetest.NodeSync
+	pods  *servicetest.PodManager
+	dp    *servicetest.Dataplane
+	proc  *processor.ServiceProcessor
+	rndr  *Renderer
+}
+
+type envOptions struct {
+	conf     string         // contiv.conf ("" = confVXLAN)
+	svcConf  *config.Config // service.conf (nil = defaults)
+	snatOnly bool           // Init(true)
+	ipnet    func(*env)     // adjust the ipnet fake
+	noPods   bool           // no local pods at start
+	nodes    func(*env)     // adjust the cluster nodes
+	kube     controller.KubeStateData
+	vpp      bool // also commit everything through the scheduler into the simulator
+}
+
+func newEnv(t *testing.T, opts envOptions) *env {
+	t.Helper()
+	conf := opts.conf
+	if conf == "" {
+		conf = confVXLAN
+	}
+	cc := servicetest.ContivConf(t, "master", conf)
+	ipamPlugin := servicetest.IPAM(t, cc, "master", 1)
+	e := &env{
+		t: t,
+		ipnet: &servicetest.IPNet{
+			NodeIP: net.ParseIP(nodeIP).To4(), NodeNet: mustCIDR(t, "192.168.16.0/24"),
+			HostIPs: []net.IP{net.ParseIP(hostIP)}, HostInterconnect: hostIf, VxlanBVI: bviIf,
+		},
+		nodes: &servicetest.NodeSync{ThisNodeID: 1},
+		pods:  &servicetest.PodManager{},
+		dp:    servicetest.NewDataplane(),
+	}
+	e.nodes.SetNode(1, "master", []string{nodeIP + "/24"}, hostIP)
+	e.nodes.SetNode(2, "worker", []string{workerIP + "/24"}, workerMg)
+	if !opts.noPods {
+		e.wirePod("pod1", pod1If)
+		e.wirePod("pod2", pod2If)
+	}
+	if opts.ipnet != nil {
+		opts.ipnet(e)
+	}
+	if opts.nodes != nil {
+		opts.nodes(e)
+	}
+	if opts.vpp {
+		e.agent = newAgent(t)
+	}
+	e.proc = &processor.ServiceProcessor{Deps: processor.Deps{
+		Log: servicetest.QuietLog(), ContivConf: cc, NodeSync: e.nodes, PodManager: e.pods, IPAM: ipamPlugin, IPNet: e.ipnet,
+	}}
+	if err := e.proc.Init(); err != nil {
+		t.Fatal(err)
+	}
+	e.rndr = &Renderer{Deps: Deps{
+		Log: servicetest.QuietLog(), Config: opts.svcConf, ContivConf: cc, IPAM: ipamPlugin, IPNet: e.ipnet,
+		UpdateTxnFactory: e.dp.UpdateTxnFactory, ResyncTxnFactory: e.dp.ResyncTxnFactory,
+	}}
+	if err := e.rndr.Init(opts.snatOnly); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.proc.RegisterRenderer(e.rndr); err != nil {
+		t.Fatal(err)
+	}
+	e.resync(opts.kube)
+	return e
+}
+
+func mustCIDR(t *testing.T, s string) *net.IPNet {
+	t.Helper()
+	_, n, err := net.ParseCIDR(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// wirePod makes a local pod with a VPP interface (before the resync, or before an
+// AddPod event).
+func (e *env) wirePod(name, ifName string) {
+	e.ipnet.WirePod("default", name, ifName)
+	e.pods.AddPod("default", name)
+}
+
+// resync runs a full resync of the given Kubernetes state and commits it.
+func (e *env) resync(kube controller.KubeStateData) *servicetest.Txn {
+	e.t.Helper()
+	if kube == nil {
+		kube = controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	}
+	if err := e.proc.Resync(kube); err != nil {
+		e.t.Fatalf("resync: %v", err)
+	}
+	txn := e.dp.Commit()
+	if e.agent != nil {
+		e.agent.commit(txn.Values, e.agent.synced)
+		e.agent.synced = true
+	}
+	return txn
+}
+
+// update processes one event and commits what it staged; it returns the change
+// descriptions and the transaction.
+func (e *env) update(ev controller.Event) ([]string, *servicetest.Txn) {
+	e.t.Helper()
+	if err := e.proc.Update(ev); err != nil {
+		e.t.Fatalf("%s: %v", ev, err)
+	}
+	changes := e.dp.Changes
+	txn := e.dp.Commit()
+	if e.agent != nil {
+		e.agent.commit(txn.Values, false)
+	}
+	return changes, txn
+}
+
+func (e *env) putService(svc *svcmodel.Service) ([]string, *servicetest.Txn) {
+	return e.update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key(svc.Name, svc.Namespace), NewValue: svc})
+}
+
+func (e *env) deleteService(ns, name string) ([]string, *servicetest.Txn) {
+	return e.update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key(name, ns), PrevValue: &svcmodel.Service{}})
+}
+
+func (e *env) putEndpoints(eps *epmodel.Endpoints) ([]string, *servicetest.Txn) {
+	return e.update(&controller.KubeStateChange{Resource: epmodel.Keyword, Key: epmodel.Key(eps.Name, eps.Namespace), NewValue: eps})
+}
+
+func (e *env) deleteEndpoints(ns, name string) ([]string, *servicetest.Txn) {
+	return e.update(&controller.KubeStateChange{Resource: epmodel.Keyword, Key: epmodel.Key(name, ns), PrevValue: &epmodel.Endpoints{}})
+}
+
+func (e *env) addPod(name, ifName string) ([]string, *servicetest.Txn) {
+	e.wirePod(name, ifName)
+	return e.update(podmanager.NewAddPod(podmodel.ID{Name: name, Namespace: "default"}, "cid-"+name, "/proc/1/ns/net"))
+}
+
+func (e *env) nodeUpdate(name string, prev, next *nodesync.Node) ([]string, *servicetest.Txn) {
+	return e.update(&nodesync.NodeUpdate{NodeName: name, PrevState: prev, NewState: next})
+}
+
+// nat returns the committed NAT configuration.
+func (e *env) nat() servicetest.NAT { return servicetest.NATFrom(e.dp.KVs) }
+
+// expectGlobal compares the committed global NAT configuration.
+func (e *env) expectGlobal(want *vpp_nat.Nat44Global) {
+	e.t.Helper()
+	got, _ := e.dp.KVs[vpp_nat.GlobalNAT44Key].(*vpp_nat.Nat44Global)
+	if diff := servicetest.ProtoDiff(want, got); diff != "" {
+		e.t.Errorf("nat44-global (- want, + got):\n%s", diff)
+	}
+}
+
+// expectDNATs compares every committed DNat44 (identities included) with want.
+func (e *env) expectDNATs(want ...*vpp_nat.DNat44) {
+	e.t.Helper()
+	got := e.nat().DNATs
+	wantByLabel := make(map[string]*vpp_nat.DNat44)
+	for _, d := range want {
+		wantByLabel[d.Label] = d
+	}
+	labels := make(map[string]bool)
+	for l := range got {
+		labels[l] = true
+	}
+	for l := range wantByLabel {
+		labels[l] = true
+	}
+	sorted := make([]string, 0, len(labels))
+	for l := range labels {
+		sorted = append(sorted, l)
+	}
+	sort.Strings(sorted)
+	for _, l := range sorted {
+		if diff := servicetest.ProtoDiff(wantByLabel[l], got[l]); diff != "" {
+			e.t.Errorf("dnat44 %q (- want, + got):\n%s", l, diff)
+		}
+	}
+}
+
+// trace sends a packet through the committed configuration. With VPP, a translated
+// packet must be translated the same way by the simulator.
+func (e *env) trace(proto vpp_nat.DNat44_Protocol, src, dst, inIf string) ([]servicetest.Outcome, string) {
+	e.t.Helper()
+	outcomes, why := e.nat().Trace(servicetest.Packet{Proto: proto, Src: netip.MustParseAddrPort(src), Dst: netip.MustParseAddrPort(dst), InIf: inIf})
+	if e.agent != nil && why == "" {
+		ipProto := uint8(6)
+		if proto == vpp_nat.DNat44_UDP {
+			ipProto = 17
+		}
+		var mine []string
+		for _, o := range outcomes {
+			mine = append(mine, o.Src.String()+" -> "+o.Dst.String())
+		}
+		sort.Strings(mine)
+		if sim := e.agent.translate(ipProto, src, dst); !slices.Equal(mine, sim) {
+			e.t.Errorf("%s -> %s: traced %q, the simulator says %q", src, dst, mine, sim)
+		}
+	}
+	return outcomes, why
+}
+
+// --- expected values ---------------------------------------------------------------
+
+// global is the expected global configuration; the interfaces may be given in any
+// order and are put in the renderer's canonical one (by name, "in" before "out").
+func global(pool []*vpp_nat.Nat44Global_Address, ifs ...*vpp_nat.Nat44Global_Interface) *vpp_nat.Nat44Global {
+	sort.SliceStable(ifs, func(i, j int) bool {
+		if ifs[i].Name != ifs[j].Name {
+			return ifs[i].Name < ifs[j].Name
+		}
+		return ifs[i].IsInside && !ifs[j].IsInside
+	})
+	return &vpp_nat.Nat44Global{Forwarding: true, AddressPool: pool, NatInterfaces: ifs}
+}
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func snatPool(ip string) *vpp_nat.Nat44Global_Address {
+	return &vpp_nat.Nat44Global_Address{Address: ip, VrfId: anyVRF}
+}
+
+func twicePool(ip string) *vpp_nat.Nat44Global_Address {
+	return &vpp_nat.Nat44Global_Address{Address: ip, VrfId: anyVRF, TwiceNat: true}
+}
+
+func pool(addrs ...*vpp_nat.Nat44Global_Address) []*vpp_nat.Nat44Global_Address { return addrs }
+
+func in(name string) *vpp_nat.Nat44Global_Interface {
+	return &vpp_nat.Nat44Global_Interface{Name: name, IsInside: true}
+}
+
+func out(name string) *vpp_nat.Nat44Global_Interface {
+	return &vpp_nat.Nat44Global_Interface{Name: name}
+}
+
+func output(name string) *vpp_nat.Nat44Global_Interface {
+	return &vpp_nat.Nat44Global_Interface{Name: name, OutputFeature: true}
+}
+
+func dnat(label string, mappings ...*vpp_nat.DNat44_StaticMapping) *vpp_nat.DNat44 {
+	return &vpp_nat.DNat44{Label: label, StMappings: mappings}
+}
+
+func identities(ip string) *vpp_nat.DNat44 {
+	d := &vpp_nat.DNat44{Label: IdentityDNATLabel}
+	if ip != "" {
+		d.IdMappings = []*vpp_nat.DNat44_IdentityMapping{
+			{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, Port: 4789, VrfId: mainVRF},
+			{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, VrfId: podVRF},
+			{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, VrfId: mainVRF},
+		}
+	}
+	return d
+}
+
+const (
+	tcp = vpp_nat.DNat44_TCP
+	udp = vpp_nat.DNat44_UDP
+)
+
+type twice = vpp_nat.DNat44_StaticMapping_TwiceNatMode
+
+const (
+	self    = vpp_nat.DNat44_StaticMapping_SELF
+	enabled = vpp_nat.DNat44_StaticMapping_ENABLED
+)
+
+func mapping(p vpp_nat.DNat44_Protocol, extIP string, extPort uint32, tn twice, locals ...*vpp_nat.DNat44_StaticMapping_LocalIP) *vpp_nat.DNat44_StaticMapping {
+	return &vpp_nat.DNat44_StaticMapping{ExternalIp: extIP, ExternalPort: extPort, Protocol: p, TwiceNat: tn, LocalIps: locals}
+}
+
+func withAffinity(m *vpp_nat.DNat44_StaticMapping, seconds uint32) *vpp_nat.DNat44_StaticMapping {
+	m.SessionAffinity = seconds
+	return m
+}
+
+func loc(ip string, port, vrf, probability uint32) *vpp_nat.DNat44_StaticMapping_LocalIP {
+	return &vpp_nat.DNat44_StaticMapping_LocalIP{LocalIp: ip, LocalPort: port, VrfId: vrf, Probability: probability}
+}
+
+// equalKVs reports the keys whose values differ between two stores.
+func equalKVs(t *testing.T, a, b map[string]proto.Message) {
+	t.Helper()
+	keys := make(map[string]bool)
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	for k := range keys {
+		if diff := servicetest.ProtoDiff(a[k], b[k]); diff != "" {
+			t.Errorf("%s differs (- first, + second):\n%s", k, diff)
+		}
+	}
+}

@@ -1,0 +1,385 @@
+package nat44
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+
+	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// IdentityDNATLabel labels the DNat44 holding the identity mappings that keep
+// node-bound traffic (VXLAN and the default interface's own address) out of SNAT.
+const IdentityDNATLabel = "DNAT-identities"
+
+// vxlanPort is the UDP port of VXLAN, exempted from translation on the default
+// interface's IP.
+const vxlanPort = 4789
+
+// anyVRF is VPP's "any VRF" (~0) for addresses of the NAT pool.
+const anyVRF = ^uint32(0)
+
+// IPNet is the part of the ipnet plugin's API that the renderer uses.
+type IPNet interface {
+	// GetNodeIP returns this node's IP and network.
+	GetNodeIP() (ip net.IP, network *net.IPNet)
+}
+
+// Deps lists what the renderer needs.
+type Deps struct {
+	// Log receives the renderer's messages (nil: a logger writing to stderr).
+	Log logrus.FieldLogger
+	// Config is service.conf (nil: the code defaults).
+	Config *config.Config
+	// ContivConf gives the interfaces, VRFs, overlay mode and SNAT settings.
+	ContivConf contivconf.API
+	// IPAM gives the NAT loopback IP.
+	IPAM ipam.API
+	// IPNet gives this node's IP.
+	IPNet IPNet
+	// UpdateTxnFactory returns the transaction of the event being processed and
+	// records the change description for the event history.
+	UpdateTxnFactory func(change string) (txn controller.UpdateOperations)
+	// ResyncTxnFactory returns the transaction of the resync being processed.
+	ResyncTxnFactory func() (txn controller.ResyncOperations)
+	// GoVPPChan is used to dump and delete idle NAT sessions; optional (nil: no
+	// session cleanup).
+	GoVPPChan GoVPPChan
+	// Stats receives the session cleanup metrics; optional.
+	Stats prometheus.Registerer
+}
+
+// Renderer renders ContivServices into VPP NAT44 configuration; see the package
+// documentation. The ServiceRendererAPI methods are called from the event loop only.
+type Renderer struct {
+	Deps
+
+	snatOnly bool
+
+	// natGlobalCfg is the global NAT configuration last staged.
+	natGlobalCfg *vpp_nat.Nat44Global
+	// What the last resync learned about this node.
+	mainVRF, podVRF uint32
+	noOverlay       bool
+	natLoopbackIP   net.IP
+	defaultIfName   string
+	defaultIfIP     net.IP
+	// Inputs kept for incremental changes.
+	nodeIPs     *renderer.IPAddresses
+	frontendIfs renderer.Interfaces
+	backendIfs  renderer.Interfaces
+
+	// Session cleanup.
+	sessionMetrics  *sessionMetrics
+	cleanupInterval time.Duration // 0: otherNATSessionTimeout; tests shorten it
+	stopCleanup     context.CancelFunc
+	cleanupDone     sync.WaitGroup
+}
+
+var _ renderer.ServiceRendererAPI = (*Renderer)(nil)
+
+// Init prepares the renderer. With snatOnly the renderer configures only the SNAT of
+// traffic leaving the cluster and leaves services to another renderer.
+func (rndr *Renderer) Init(snatOnly bool) error {
+	if rndr.Log == nil {
+		l := logrus.New()
+		l.SetOutput(os.Stderr)
+		rndr.Log = l.WithField("renderer", "nat44")
+	}
+	if rndr.Config == nil {
+		rndr.Config = config.DefaultConfig()
+	}
+	switch {
+	case rndr.ContivConf == nil:
+		return errors.New("nat44 renderer: Deps.ContivConf is required")
+	case rndr.IPAM == nil:
+		return errors.New("nat44 renderer: Deps.IPAM is required")
+	case rndr.IPNet == nil:
+		return errors.New("nat44 renderer: Deps.IPNet is required")
+	case rndr.UpdateTxnFactory == nil || rndr.ResyncTxnFactory == nil:
+		return errors.New("nat44 renderer: Deps.UpdateTxnFactory and Deps.ResyncTxnFactory are required")
+	}
+	rndr.snatOnly = snatOnly
+	rndr.natGlobalCfg = &vpp_nat.Nat44Global{Forwarding: true}
+	rndr.nodeIPs = renderer.NewIPAddresses()
+	rndr.frontendIfs = renderer.NewInterfaces()
+	rndr.backendIfs = renderer.NewInterfaces()
+	rndr.sessionMetrics = newSessionMetrics()
+	return nil
+}
+
+// AfterInit starts the cleanup of idle NAT sessions when service.conf enables it.
+func (rndr *Renderer) AfterInit() error {
+	if !rndr.Config.CleanupIdleNATSessions {
+		return nil
+	}
+	if rndr.GoVPPChan == nil {
+		rndr.Log.Warn("cleanupIdleNATSessions is on, but there is no GoVPP channel: idle NAT sessions are not cleaned up")
+		return nil
+	}
+	if rndr.Stats != nil {
+		if err := rndr.sessionMetrics.register(rndr.Stats); err != nil {
+			return fmt.Errorf("nat44 renderer: register metrics: %w", err)
+		}
+	}
+	interval := rndr.cleanupInterval
+	if interval <= 0 {
+		interval = rndr.Config.OtherSessionTimeout()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rndr.stopCleanup = cancel
+	rndr.cleanupDone.Add(1)
+	go rndr.runSessionCleanup(ctx, interval)
+	rndr.Log.WithFields(logrus.Fields{
+		"interval": interval, "tcpTimeout": rndr.Config.TCPSessionTimeout(), "otherTimeout": rndr.Config.OtherSessionTimeout(),
+	}).Info("idle NAT session cleanup started")
+	return nil
+}
+
+// Close stops the session cleanup and waits for it to finish.
+func (rndr *Renderer) Close() error {
+	if rndr.stopCleanup != nil {
+		rndr.stopCleanup()
+		rndr.cleanupDone.Wait()
+		rndr.stopCleanup = nil
+	}
+	return nil
+}
+
+// AddService stages the DNAT of a new service.
+func (rndr *Renderer) AddService(service *renderer.ContivService) error {
+	if rndr.snatOnly {
+		return nil
+	}
+	dnat := rndr.serviceDNAT(service)
+	rndr.UpdateTxnFactory(fmt.Sprintf("add service '%s'", service.ID)).Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
+	return nil
+}
+
+// UpdateService stages the new DNAT of a changed service (the whole value replaces
+// the old one).
+func (rndr *Renderer) UpdateService(oldService, newService *renderer.ContivService) error {
+	if rndr.snatOnly {
+		return nil
+	}
+	dnat := rndr.serviceDNAT(newService)
+	txn := rndr.UpdateTxnFactory(fmt.Sprintf("update service '%s'", newService.ID))
+	if oldService != nil && oldService.ID != newService.ID {
+		txn.Delete(vpp_nat.DNAT44Key(oldService.ID.String()))
+	}
+	txn.Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
+	return nil
+}
+
+// DeleteService stages the removal of the service's DNAT.
+func (rndr *Renderer) DeleteService(service *renderer.ContivService) error {
+	if rndr.snatOnly {
+		return nil
+	}
+	rndr.UpdateTxnFactory(fmt.Sprintf("delete service '%s'", service.ID)).Delete(vpp_nat.DNAT44Key(service.ID.String()))
+	return nil
+}
+
+// UpdateNodePortServices keeps the new node IPs and re-stages the DNAT of every
+// node-port service.
+func (rndr *Renderer) UpdateNodePortServices(nodeIPs *renderer.IPAddresses, npServices []*renderer.ContivService) error {
+	rndr.nodeIPs = nodeIPs.Copy()
+	if rndr.snatOnly {
+		return nil
+	}
+	txn := rndr.UpdateTxnFactory("update node-port services")
+	for _, svc := range npServices {
+		dnat := rndr.serviceDNAT(svc)
+		txn.Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
+	}
+	return nil
+}
+
+// UpdateLocalFrontendIfs stages the global NAT configuration with the new frontends as
+// outside interfaces.
+func (rndr *Renderer) UpdateLocalFrontendIfs(oldIfNames, newIfNames renderer.Interfaces) error {
+	if rndr.snatOnly {
+		return nil
+	}
+	rndr.frontendIfs = newIfNames.Copy()
+	rndr.stageGlobal("update NAT frontend interfaces")
+	return nil
+}
+
+// UpdateLocalBackendIfs stages the global NAT configuration with the new backends as
+// inside interfaces.
+func (rndr *Renderer) UpdateLocalBackendIfs(oldIfNames, newIfNames renderer.Interfaces) error {
+	if rndr.snatOnly {
+		return nil
+	}
+	rndr.backendIfs = newIfNames.Copy()
+	rndr.stageGlobal("update NAT backend interfaces")
+	return nil
+}
+
+// stageGlobal rebuilds the global NAT configuration and stages it in the current
+// update transaction.
+func (rndr *Renderer) stageGlobal(change string) {
+	rndr.natGlobalCfg = rndr.globalConfig()
+	rndr.UpdateTxnFactory(change).Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
+}
+
+// Resync recomputes everything from the snapshot and this node's configuration: the
+// default interface, the global NAT configuration, one DNAT per service and the
+// identity mappings, all staged in the resync transaction (stale DNATs are removed by
+// the resync itself). In snatOnly mode the snapshot is taken as empty.
+func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
+	if rndr.snatOnly || resyncEv == nil {
+		resyncEv = renderer.NewResyncEventData()
+	}
+	rndr.learnNode()
+	rndr.nodeIPs = resyncEv.NodeIPs.Copy()
+	rndr.frontendIfs = resyncEv.FrontendIfs.Copy()
+	rndr.backendIfs = resyncEv.BackendIfs.Copy()
+
+	txn := rndr.ResyncTxnFactory()
+	rndr.natGlobalCfg = rndr.globalConfig()
+	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
+	for _, svc := range resyncEv.Services {
+		dnat := rndr.serviceDNAT(svc)
+		txn.Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
+	}
+	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
+
+	rndr.Log.WithFields(logrus.Fields{
+		"services": len(resyncEv.Services), "defaultInterface": rndr.defaultIfName, "snatIP": ipString(rndr.defaultIfIP),
+		"natLoopback": ipString(rndr.natLoopbackIP), "snatOnly": rndr.snatOnly,
+	}).Info("NAT44 configuration resynced")
+	return nil
+}
+
+// learnNode reads what the rendering needs to know about this node: VRFs, the NAT
+// loopback and the default interface used for SNAT.
+func (rndr *Renderer) learnNode() {
+	routing := rndr.ContivConf.GetRoutingConfig()
+	rndr.mainVRF, rndr.podVRF, rndr.noOverlay = routing.MainVRFID, routing.PodVRFID, routing.UseNoOverlay
+	rndr.natLoopbackIP = ipv4(rndr.IPAM.NatLoopbackIP())
+	rndr.defaultIfName, rndr.defaultIfIP = "", nil
+	if !rndr.ContivConf.NatExternalTraffic() {
+		return
+	}
+	name, ip := rndr.defaultInterface()
+	switch {
+	case name == "" || ip == nil:
+		rndr.Log.Info("no default interface with an IPv4 address: no SNAT of traffic leaving the cluster")
+	case routing.UseNoOverlay && name == rndr.ContivConf.GetMainInterfaceName():
+		rndr.Log.WithField("interface", name).Info("no-overlay mode: no SNAT on the main interface, it carries the traffic between nodes")
+	default:
+		rndr.defaultIfName, rndr.defaultIfIP = name, ip
+	}
+}
+
+// defaultInterface returns the interface towards the default gateway and its IP: in
+// STN and DHCP mode the main interface with the node IP; otherwise the main or other
+// interface whose subnet holds the static default gateway.
+func (rndr *Renderer) defaultInterface() (string, net.IP) {
+	mainIf := rndr.ContivConf.GetMainInterfaceName()
+	nodeIP, nodeNet := rndr.IPNet.GetNodeIP()
+	if rndr.ContivConf.InSTNMode() || rndr.ContivConf.UseDHCP() {
+		return mainIf, ipv4(nodeIP)
+	}
+	gw := rndr.ContivConf.GetStaticDefaultGW()
+	if gw == nil {
+		return "", nil
+	}
+	if nodeNet != nil && nodeNet.Contains(gw) {
+		return mainIf, ipv4(nodeIP)
+	}
+	for _, other := range rndr.ContivConf.GetOtherVPPInterfaces() {
+		for _, addr := range other.IPs {
+			if addr != nil && addr.Network != nil && addr.Network.Contains(gw) {
+				return other.InterfaceName, ipv4(addr.Address)
+			}
+		}
+	}
+	return "", nil
+}
+
+// globalConfig builds the global NAT configuration from the current state.
+func (rndr *Renderer) globalConfig() *vpp_nat.Nat44Global {
+	cfg := &vpp_nat.Nat44Global{Forwarding: true}
+	if rndr.Config.DisableNATVirtualReassembly {
+		cfg.VirtualReassembly = &vpp_nat.VirtualReassembly{DropFragments: true}
+	}
+	if rndr.defaultIfIP != nil {
+		cfg.AddressPool = append(cfg.AddressPool, &vpp_nat.Nat44Global_Address{Address: rndr.defaultIfIP.String(), VrfId: anyVRF})
+	}
+	if !rndr.snatOnly && rndr.natLoopbackIP != nil {
+		cfg.AddressPool = append(cfg.AddressPool, &vpp_nat.Nat44Global_Address{Address: rndr.natLoopbackIP.String(), VrfId: anyVRF, TwiceNat: true})
+	}
+	cfg.NatInterfaces = rndr.natInterfaces()
+	return cfg
+}
+
+// natInterfaces lists the NAT interfaces sorted by name: a backend is "in", a frontend
+// "out" (both when in both sets), and the default interface gets the output feature
+// (post-routing SNAT) instead of "out".
+func (rndr *Renderer) natInterfaces() []*vpp_nat.Nat44Global_Interface {
+	all := rndr.frontendIfs.Copy()
+	for name := range rndr.backendIfs {
+		all.Add(name)
+	}
+	if rndr.defaultIfName != "" {
+		all.Add(rndr.defaultIfName)
+	}
+	list := make([]*vpp_nat.Nat44Global_Interface, 0, len(all)+len(rndr.backendIfs))
+	for _, name := range all.Sorted() {
+		if rndr.backendIfs.Has(name) {
+			list = append(list, &vpp_nat.Nat44Global_Interface{Name: name, IsInside: true})
+		}
+		if name == rndr.defaultIfName {
+			list = append(list, &vpp_nat.Nat44Global_Interface{Name: name, OutputFeature: true})
+		} else if rndr.frontendIfs.Has(name) {
+			list = append(list, &vpp_nat.Nat44Global_Interface{Name: name})
+		}
+	}
+	return list
+}
+
+// identityDNAT builds the identity mappings of the default interface's IP: VXLAN
+// (UDP 4789) in the main VRF and the address itself in the pod and main VRFs, so that
+// traffic between nodes and traffic to the node keeps its addresses. Without a
+// default interface the DNAT is empty.
+func (rndr *Renderer) identityDNAT() *vpp_nat.DNat44 {
+	dnat := &vpp_nat.DNat44{Label: IdentityDNATLabel}
+	if rndr.defaultIfIP == nil {
+		return dnat
+	}
+	ip := rndr.defaultIfIP.String()
+	dnat.IdMappings = []*vpp_nat.DNat44_IdentityMapping{
+		{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, Port: vxlanPort, VrfId: rndr.mainVRF},
+		// Address-only mappings carry UDP: VPP dumps them so.
+		{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, VrfId: rndr.podVRF},
+		{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, VrfId: rndr.mainVRF},
+	}
+	return dnat
+}
+
+// ipv4 returns the 4-byte form of an IPv4 address, nil for anything else.
+func ipv4(ip net.IP) net.IP {
+	return ip.To4()
+}
+
+func ipString(ip net.IP) string {
+	if ip == nil {
+		return ""
+	}
+	return ip.String()
+}
