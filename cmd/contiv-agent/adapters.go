@@ -1,11 +1,8 @@
 package main
 
 import (
-	"net"
-
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
-	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 )
@@ -50,24 +47,5 @@ func ipamNodeSync(ns *nodesync.NodeSync) ipam.NodeSync {
 			}
 			return out
 		},
-	}
-}
-
-// planNodeIP returns this node's IP: the one configured for its main interface, else the
-// one of the address plan (nil while the node has no ID).
-func planNodeIP(conf contivconf.API, ip *ipam.Plugin) func() net.IP {
-	return func() net.IP {
-		if cfgIPs := conf.GetMainInterfaceConfiguredIPs(); len(cfgIPs) > 0 {
-			return cfgIPs[0].Address
-		}
-		id := ip.NodeID()
-		if id == 0 {
-			return nil
-		}
-		nodeIP, _, err := ip.NodeIPAddress(id)
-		if err != nil {
-			return nil
-		}
-		return nodeIP
 	}
 }

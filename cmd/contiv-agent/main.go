@@ -22,11 +22,22 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/dbwatcher"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipnet"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
+	linuxifplugin "github.com/contiv-vpp/contiv-vpp/plugins/linux/ifplugin"
+	linuxl3plugin "github.com/contiv-vpp/contiv-vpp/plugins/linux/l3plugin"
+	"github.com/contiv-vpp/contiv-vpp/plugins/linux/nsplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service"
 	"github.com/contiv-vpp/contiv-vpp/plugins/standalone"
+	vppifplugin "github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l2plugin"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l3plugin"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/natplugin"
 )
 
 // nodeNameEnv carries the Kubernetes node name (downward API spec.nodeName); it is also
@@ -39,7 +50,7 @@ func main() {
 
 // configFiles are the per-plugin configuration files (-<name>-config / <NAME>_CONFIG).
 type configFiles struct {
-	contiv, http, logs, controller, kvscheduler, etcd, bolt *infra.ConfigFile
+	contiv, http, logs, controller, kvscheduler, etcd, bolt, govpp, podmanager, service *infra.ConfigFile
 }
 
 func registerConfigFiles(fs *flag.FlagSet) configFiles {
@@ -51,11 +62,14 @@ func registerConfigFiles(fs *flag.FlagSet) configFiles {
 		kvscheduler: infra.NewConfigFile(fs, "kvscheduler"),
 		etcd:        infra.NewConfigFile(fs, "etcd"),
 		bolt:        infra.NewConfigFile(fs, "bolt"),
+		govpp:       infra.NewConfigFile(fs, "govpp"),
+		podmanager:  infra.NewConfigFile(fs, "podmanager"),
+		service:     infra.NewConfigFile(fs, "service"),
 	}
 }
 
 func (c configFiles) all() []*infra.ConfigFile {
-	return []*infra.ConfigFile{c.contiv, c.http, c.logs, c.controller, c.kvscheduler, c.etcd, c.bolt}
+	return []*infra.ConfigFile{c.contiv, c.http, c.logs, c.controller, c.kvscheduler, c.etcd, c.bolt, c.govpp, c.podmanager, c.service}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -127,7 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logs.RegisterHandlers(restPlugin)
 
 	var standalonePlugin *standalone.Plugin
-	var etcdConfig, boltConfig infra.ConfigLoader = files.etcd, files.bolt
+	var etcdConfig, boltConfig, govppConfig infra.ConfigLoader = files.etcd, files.bolt, files.govpp
 	if *standaloneMode {
 		standalonePlugin = standalone.NewPlugin(standalone.Deps{
 			Log:      logs.Logger("standalone"),
@@ -145,12 +159,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}}
 	scheduler.RegisterHandlers(restPlugin)
 
-	contivConf := &contivconf.Plugin{Deps: contivconf.Deps{
-		Log:      logs.Logger("contivconf"),
-		Config:   files.contiv,
-		NodeName: node,
-	}}
-
 	ctl := controller.NewController(controller.Deps{
 		Log:        logs.Logger("controller"),
 		Config:     files.controller,
@@ -159,6 +167,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Registerer: metrics,
 		Health:     healthReg.Reporter("controller"),
 	})
+
+	// VPP and Linux: the descriptors behind the scheduler.
+	govpp := govppmux.NewPlugin(govppmux.Deps{
+		Log:       logs.Logger("govppmux"),
+		Config:    govppConfig,
+		Health:    healthReg.Reporter("vpp"),
+		EventLoop: ctl,
+	})
+	vppIf := vppifplugin.NewPlugin(vppifplugin.Deps{Log: logs.Logger("vpp-ifplugin"), Scheduler: scheduler, GoVPP: govpp})
+	vppL2 := l2plugin.NewPlugin(l2plugin.Deps{Log: logs.Logger("vpp-l2plugin"), Scheduler: scheduler, GoVPP: govpp})
+	vppL3 := &l3plugin.Plugin{Deps: l3plugin.Deps{Log: logs.Logger("vpp-l3plugin"), Scheduler: scheduler, GoVPP: govpp}}
+	vppNAT := &natplugin.Plugin{Deps: natplugin.Deps{Log: logs.Logger("vpp-natplugin"), Scheduler: scheduler, GoVPP: govpp}}
+	linuxNs := &nsplugin.Plugin{Deps: nsplugin.Deps{Log: logs.Logger("linux-nsplugin")}}
+	linuxIf := &linuxifplugin.Plugin{Deps: linuxifplugin.Deps{Log: logs.Logger("linux-ifplugin"), Scheduler: scheduler, NsPlugin: linuxNs}}
+	linuxL3 := &linuxl3plugin.Plugin{Deps: linuxl3plugin.Deps{Log: logs.Logger("linux-l3plugin"), Scheduler: scheduler, NsPlugin: linuxNs}}
+
+	// Contiv: configuration, cluster state and the event handlers.
+	contivConf := &contivconf.Plugin{Deps: contivconf.Deps{
+		Log:                logs.Logger("contivconf"),
+		Config:             files.contiv,
+		NodeName:           node,
+		DumpDPDKInterfaces: vppIf.DumpDPDKInterfaces,
+	}}
 
 	watcher := dbwatcher.NewDBWatcher(dbwatcher.Deps{
 		Log:                 logs.Logger("dbwatcher"),
@@ -180,6 +211,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		EventLoop: ctl,
 	})
 
+	podManager := podmanager.NewPlugin(podmanager.Deps{
+		Log:        logs.Logger("podmanager"),
+		Config:     files.podmanager,
+		EventLoop:  ctl,
+		NodeName:   node,
+		NodeSync:   nodeSync,
+		Registerer: metrics,
+	})
+
 	ipamPlugin := ipam.NewPlugin(ipam.Deps{
 		Log:        logs.Logger("ipam"),
 		NodeName:   node,
@@ -188,15 +228,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		HTTP:       restPlugin,
 		EventLoop:  ctl,
 	})
-	// Until ipnet serves it, /contiv/v1/ipam reports the node IP of the address plan.
-	restPlugin.HandleFunc("GET "+ipam.IPAMPath, ipamPlugin.IPAMDataHandler(planNodeIP(contivConf, ipamPlugin)))
+
+	ipNet := ipnet.NewPlugin(ipnet.Deps{
+		Log:          logs.Logger("ipnet"),
+		NodeName:     node,
+		EventLoop:    ctl,
+		ContivConf:   contivConf,
+		IPAM:         ipamPlugin,
+		NodeSync:     nodeSync,
+		PodManager:   podManager,
+		VPPIfPlugin:  vppIf,
+		HTTPHandlers: restPlugin,
+	})
+
+	services := service.NewPlugin(service.Deps{
+		Log:        logs.Logger("service"),
+		Config:     files.service,
+		ContivConf: contivConf,
+		NodeSync:   nodeSync,
+		PodManager: podManager,
+		IPAM:       ipamPlugin,
+		IPNet:      ipNet,
+		GoVPP:      govpp,
+		Registerer: metrics,
+	})
 
 	// The controller's event handlers, in dependency order (Forward events see them in
 	// this order, Reverse events backwards).
 	ctl.EventHandlers = []api.EventHandler{
 		contivConf,
 		nodeSync,
+		podManager,
 		ipamPlugin,
+		ipNet,
+		services, // after ipnet: pod interfaces exist before they become frontends
 	}
 
 	plugins := []infra.Plugin{restPlugin}
@@ -204,10 +269,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		plugins = append(plugins, standalonePlugin)
 	}
 	plugins = append(plugins,
+		contivConf, // first: a bad contiv.conf stops the agent before it touches anything
 		scheduler,
-		contivConf,
+		govpp,
+		vppIf,
+		vppL2,
+		vppL3,
+		vppNAT,
+		linuxNs,
+		linuxIf,
+		linuxL3,
 		nodeSync,
+		podManager,
 		ipamPlugin,
+		ipNet,
+		services,
 		ctl,     // the event loop; its queue exists after Init, it runs after AfterInit
 		watcher, // last: it feeds the loop, and is closed first
 	)

@@ -4,34 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while the agent writes logs into it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func writeFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
@@ -109,85 +87,5 @@ func TestBadConfigurationExitsNonZeroNamingTheKey(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tc.want, errOut.String())
 			}
 		})
-	}
-}
-
-func TestStandaloneAgentServesProbesMetricsAndIPAM(t *testing.T) {
-	dir := t.TempDir()
-	addr := freePort(t)
-	httpConf := writeFile(t, dir, "http.conf", "endpoint: "+addr+"\n")
-	contivConf, err := filepath.Abs("../../k8s/examples/contiv.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"-standalone", "-standalone-dir=" + filepath.Join(dir, "standalone"),
-			"-contiv-config=" + contivConf, "-http-config=" + httpConf, "-node-name=k8s-master"}, io.Discard, &errOut)
-	}()
-
-	base := "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(base + "/readiness")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				if !strings.Contains(string(body), `"state": "OK"`) {
-					t.Errorf("readiness body: %s", body)
-				}
-				break
-			}
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("agent exited with %d before it was ready: %s", code, errOut.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent not ready within 10s; logs:\n%s", errOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-
-	for path, want := range map[string]string{
-		"/metrics":  `contiv_agent_component_state{component="agent"} 0`,
-		"/liveness": `"state": "OK"`,
-		"/log/list": `"contivconf":"info"`,
-		// Node 1 of the default configuration, as in the upstream documentation.
-		"/contiv/v1/ipam": `"nodeId": 1,
-  "nodeName": "k8s-master",
-  "nodeIP": "192.168.16.1",
-  "podSubnetThisNode": "10.1.1.0/24",
-  "vppHostNetwork": "172.30.1.0/24",`,
-		"/controller/event-history?seq-num=0": `"Name": "Database Resync"`,
-		"/scheduler/status":                   `[`,
-	} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
-			t.Errorf("GET %s = %d, want 200 containing %q", path, resp.StatusCode, want)
-		}
-	}
-
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit code after shutdown = %d: %s", code, errOut.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("agent did not stop after cancel")
-	}
-	if _, err := http.Get(base + "/readiness"); err == nil {
-		t.Error("HTTP server still answers after shutdown")
 	}
 }
