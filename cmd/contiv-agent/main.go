@@ -175,6 +175,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Health:    healthReg.Reporter("vpp"),
 		EventLoop: ctl,
 	})
+	govpp.RegisterHandlers(restPlugin) // POST /vpp/command
 	vppIf := vppifplugin.NewPlugin(vppifplugin.Deps{Log: logs.Logger("vpp-ifplugin"), Scheduler: scheduler, GoVPP: govpp})
 	vppL2 := l2plugin.NewPlugin(l2plugin.Deps{Log: logs.Logger("vpp-l2plugin"), Scheduler: scheduler, GoVPP: govpp})
 	vppL3 := &l3plugin.Plugin{Deps: l3plugin.Deps{Log: logs.Logger("vpp-l3plugin"), Scheduler: scheduler, GoVPP: govpp}}

@@ -9,6 +9,7 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -224,14 +225,17 @@ func (p *Plugin) serveLiveness(w http.ResponseWriter, _ *http.Request) {
 // WriteJSON writes v as an indented JSON response with the given status code; handlers
 // of other plugins use it to answer in the same shape.
 func WriteJSON(w http.ResponseWriter, code int, v any) {
-	body, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // an API, not a web page: keep <, > and & readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(buf.Bytes())
 }
 
 // WriteError answers with {"error": msg} and the given status code.

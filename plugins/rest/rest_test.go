@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -174,5 +175,13 @@ func TestInitFailsWhenPortIsTaken(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "endpoint "+first.Addr().String()) || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestWriteJSONKeepsAngleBracketsReadable(t *testing.T) {
+	rec := httptest.NewRecorder()
+	WriteJSON(rec, 200, map[string]string{"cmd": "<command> & more"})
+	if got := rec.Body.String(); !strings.Contains(got, `"<command> & more"`) || rec.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("body %q, content type %q", got, rec.Header().Get("Content-Type"))
 	}
 }
