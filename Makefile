@@ -6,7 +6,7 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -X github.com/contiv-vpp/contiv-vpp/pkg/version.Version=$(VERSION) \
                -X github.com/contiv-vpp/contiv-vpp/pkg/version.Commit=$(COMMIT)
-BINARIES    := contiv-agent contiv-init vpp-sim
+BINARIES    := contiv-agent contiv-init contiv-cni contiv-ksr vpp-sim
 STATICCHECK ?= staticcheck
 # Pinned tool versions; .ci/run installs exactly these.
 STATICCHECK_VERSION   := v0.7.0
@@ -37,10 +37,11 @@ generate:
 	./scripts/genproto.sh
 
 run: contiv-agent
-	@echo "contiv-agent -standalone: embedded etcd, REST on http://$(RUN_HTTP) (try /readiness, /contiv/v1/ipam); Ctrl-C stops it"
-	@echo "not wired yet: VPP (govppmux + simulator), the example cluster, pod wiring (ipnet, CNI), services"
+	@echo "contiv-agent -standalone: embedded etcd, in-process VPP simulator, the cluster of k8s/examples/demo-cluster.yaml"
+	@echo "REST on http://$(RUN_HTTP): try /contiv/v1/ipam, /readiness, /scheduler/status; Ctrl-C stops it"
 	./$(BIN_DIR)/contiv-agent -standalone -standalone-dir=.run/standalone -node-name=$${MICROSERVICE_LABEL:-k8s-master} \
-	  -contiv-config=k8s/examples/contiv.conf -http-config=k8s/examples/http.conf
+	  -cluster=k8s/examples/demo-cluster.yaml -contiv-config=k8s/examples/contiv.conf \
+	  -http-config=k8s/examples/http.conf
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

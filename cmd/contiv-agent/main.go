@@ -83,11 +83,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	standaloneMode := fs.Bool("standalone", false, "run with an embedded etcd on loopback instead of the cluster's (demo, development)")
 	standaloneDir := fs.String("standalone-dir", ".run/standalone", "data directory of the standalone mode (kept across runs)")
 	standaloneEtcd := fs.String("standalone-etcd", "127.0.0.1:0", "loopback host:port of the embedded etcd in standalone mode")
+	standaloneVPP := fs.Bool("standalone-vpp", true, "standalone: run the VPP simulator in the agent (false: connect to the VPP of govpp.conf)")
+	standaloneLinux := fs.Bool("standalone-linux", os.Geteuid() == 0, "standalone: the simulator creates the Linux side of TAPs, as VPP does (root; changes the host's network like a real node)")
+	clusterFile := fs.String("cluster", "", "standalone: YAML file of Kubernetes objects loaded into the embedded etcd and watched for changes")
 	files := registerConfigFiles(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if *clusterFile != "" && !*standaloneMode {
+		fmt.Fprintln(stderr, "contiv-agent: -cluster needs -standalone (a real cluster comes through contiv-ksr)")
 		return 2
 	}
 	if *showVersion {
@@ -141,15 +148,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logs.RegisterHandlers(restPlugin)
 
 	var standalonePlugin *standalone.Plugin
-	var etcdConfig, boltConfig, govppConfig infra.ConfigLoader = files.etcd, files.bolt, files.govpp
+	var etcdConfig, boltConfig, govppConfig, podmanagerConfig infra.ConfigLoader = files.etcd, files.bolt, files.govpp, files.podmanager
 	if *standaloneMode {
+		dir, err := filepath.Abs(*standaloneDir)
+		if err != nil {
+			return fail(log, stderr, fmt.Errorf("-standalone-dir: %w", err))
+		}
+		*standaloneDir = dir
 		standalonePlugin = standalone.NewPlugin(standalone.Deps{
-			Log:      logs.Logger("standalone"),
-			Dir:      *standaloneDir,
-			EtcdAddr: *standaloneEtcd,
+			Log:         logs.Logger("standalone"),
+			Dir:         *standaloneDir,
+			EtcdAddr:    *standaloneEtcd,
+			ClusterFile: *clusterFile,
+			NoVPP:       !*standaloneVPP,
+			VPPLinux:    *standaloneLinux,
 		})
 		etcdConfig = standalonePlugin.EtcdConfig()
+		if *standaloneVPP {
+			govppConfig = infra.StaticConfig{"binapi-socket-path": standalonePlugin.VPPSocketPath()}
+		}
 		boltConfig = infra.StaticConfig{"db-path": filepath.Join(*standaloneDir, "bolt.db")}
+		podmanagerConfig = infra.StaticConfig{
+			"socketPath": filepath.Join(*standaloneDir, "cni.sock"),
+			"stateFile":  filepath.Join(*standaloneDir, "pods.json"),
+		}
 	}
 
 	scheduler := &kvscheduler.Scheduler{Deps: kvscheduler.Deps{
@@ -214,7 +236,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	podManager := podmanager.NewPlugin(podmanager.Deps{
 		Log:        logs.Logger("podmanager"),
-		Config:     files.podmanager,
+		Config:     podmanagerConfig,
 		EventLoop:  ctl,
 		NodeName:   node,
 		NodeSync:   nodeSync,

@@ -1,0 +1,269 @@
+package ksr
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	restplugin "github.com/contiv-vpp/contiv-vpp/plugins/rest"
+)
+
+// DefaultHTTPEndpoint is where contiv-ksr serves its probes and metrics unless http.conf
+// says otherwise (the contiv-ksr-http-cfg ConfigMap says the same).
+const DefaultHTTPEndpoint = "0.0.0.0:9191"
+
+// Defaults of etcd.conf for contiv-ksr.
+const (
+	// DefaultEtcdEndpoint is used when etcd.conf lists no endpoint or does not exist.
+	DefaultEtcdEndpoint = "127.0.0.1:2379"
+	// DefaultDialTimeout bounds connection attempts.
+	DefaultDialTimeout = 10 * time.Second
+	// DefaultOperationTimeout bounds every etcd request.
+	DefaultOperationTimeout = 3 * time.Second
+	// DefaultReconnectInterval is how often etcd is probed to notice that it went away
+	// and came back.
+	DefaultReconnectInterval = time.Second
+)
+
+// Duration is a time.Duration read from a configuration file either as a Go duration
+// string ("10s") or as an integer number of nanoseconds (as upstream files write it).
+type Duration time.Duration
+
+// UnmarshalJSON accepts a duration string or an integer of nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration %s: want a string like \"5s\" or nanoseconds", b)
+	}
+	*d = Duration(n)
+	return nil
+}
+
+// EtcdConfig is etcd.conf as contiv-ksr reads it: the keys of the Ligato etcd plugin
+// that upstream contiv-ksr was configured with (ConfigMap contiv-etcd-withcompact-cfg).
+type EtcdConfig struct {
+	// Endpoints are the etcd client URLs, "host:port" or "http(s)://host:port".
+	Endpoints []string `json:"endpoints"`
+	// DialTimeout bounds each connection attempt; 0 means DefaultDialTimeout.
+	DialTimeout Duration `json:"dial-timeout"`
+	// OperationTimeout bounds every request; 0 means DefaultOperationTimeout.
+	OperationTimeout Duration `json:"operation-timeout"`
+	// InsecureTransport disables TLS; no TLS key may then be set.
+	InsecureTransport bool `json:"insecure-transport"`
+	// InsecureSkipTLSVerify accepts any server certificate.
+	InsecureSkipTLSVerify bool `json:"insecure-skip-tls-verify"`
+	// CertFile is the client certificate (PEM); KeyFile must be set with it.
+	CertFile string `json:"cert-file"`
+	// KeyFile is the private key of CertFile (PEM).
+	KeyFile string `json:"key-file"`
+	// CAFile holds the CA certificates (PEM) of the server; empty means system roots.
+	CAFile string `json:"ca-file"`
+	// AllowDelayedStart is accepted for compatibility: contiv-ksr always starts without
+	// etcd and campaigns once etcd answers.
+	AllowDelayedStart bool `json:"allow-delayed-start"`
+	// ReconnectInterval is how often etcd is probed; 0 means DefaultReconnectInterval.
+	ReconnectInterval Duration `json:"reconnect-interval"`
+	// AutoCompact, when set, makes the leader compact the etcd history at this period,
+	// keeping the revisions of the last period (so watchers lagging less than that do
+	// not lose events). 0 disables compaction.
+	AutoCompact Duration `json:"auto-compact"`
+}
+
+// Validate checks the configuration and names the offending key.
+func (c *EtcdConfig) Validate() error {
+	for i, ep := range c.Endpoints {
+		if strings.TrimSpace(ep) == "" {
+			return fmt.Errorf("endpoints[%d]: empty", i)
+		}
+		if c.InsecureTransport && strings.HasPrefix(ep, "https://") {
+			return fmt.Errorf("endpoints[%d] %q: https endpoint but insecure-transport is true", i, ep)
+		}
+	}
+	for key, d := range map[string]Duration{
+		"dial-timeout": c.DialTimeout, "operation-timeout": c.OperationTimeout,
+		"reconnect-interval": c.ReconnectInterval, "auto-compact": c.AutoCompact,
+	} {
+		if d < 0 {
+			return fmt.Errorf("%s: %v is negative", key, time.Duration(d))
+		}
+	}
+	if c.InsecureTransport && (c.CertFile != "" || c.KeyFile != "" || c.CAFile != "" || c.InsecureSkipTLSVerify) {
+		return errors.New("insecure-transport is true but TLS keys (cert-file, key-file, ca-file, insecure-skip-tls-verify) are set")
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		return errors.New("cert-file and key-file: set both or neither")
+	}
+	return nil
+}
+
+func (c *EtcdConfig) withDefaults() EtcdConfig {
+	out := *c
+	if len(out.Endpoints) == 0 {
+		out.Endpoints = []string{DefaultEtcdEndpoint}
+	}
+	if out.DialTimeout == 0 {
+		out.DialTimeout = Duration(DefaultDialTimeout)
+	}
+	if out.OperationTimeout == 0 {
+		out.OperationTimeout = Duration(DefaultOperationTimeout)
+	}
+	if out.ReconnectInterval == 0 {
+		out.ReconnectInterval = Duration(DefaultReconnectInterval)
+	}
+	return out
+}
+
+// useTLS: any TLS key, or an https endpoint, without insecure-transport.
+func (c *EtcdConfig) useTLS() bool {
+	if c.InsecureTransport {
+		return false
+	}
+	if c.CertFile != "" || c.KeyFile != "" || c.CAFile != "" || c.InsecureSkipTLSVerify {
+		return true
+	}
+	for _, ep := range c.Endpoints {
+		if strings.HasPrefix(ep, "https://") {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *EtcdConfig) tlsConfig() (*tls.Config, error) {
+	if !c.useTLS() {
+		return nil, nil
+	}
+	cfg := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// Only when the operator asked for it (insecure-skip-tls-verify).
+		InsecureSkipVerify: c.InsecureSkipTLSVerify,
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("cert-file %s, key-file %s: %w", c.CertFile, c.KeyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	if c.CAFile != "" {
+		pem, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca-file %s: no PEM certificate found", c.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+// loadEtcdConfig reads etcd.conf (defaults when the loader finds none).
+func loadEtcdConfig(loader infra.ConfigLoader) (EtcdConfig, error) {
+	var cfg EtcdConfig
+	if loader != nil {
+		if _, err := loader.LoadConfig(&cfg); err != nil {
+			return cfg, fmt.Errorf("etcd config: %w", err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("etcd config: %w", err)
+	}
+	return cfg.withDefaults(), nil
+}
+
+// newEtcdClient connects to etcd; the client reconnects by itself, so this does not
+// wait for etcd to answer.
+func newEtcdClient(cfg EtcdConfig) (*clientv3.Client, error) {
+	tlsCfg, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, fmt.Errorf("etcd config: %w", err)
+	}
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: time.Duration(cfg.DialTimeout),
+		TLS:         tlsCfg,
+		Logger:      zap.NewNop(),
+		// Retry a lost connection at least every reconnect-interval, not with gRPC's
+		// default backoff of up to two minutes: the resync after a reconnect is what
+		// repairs etcd.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{
+				BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2,
+				MaxDelay: time.Duration(cfg.ReconnectInterval),
+			},
+			MinConnectTimeout: time.Duration(cfg.DialTimeout),
+		})},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client for %v: %w", cfg.Endpoints, err)
+	}
+	return c, nil
+}
+
+// newKubeClient builds the Kubernetes client from a kubeconfig file, or from the
+// in-cluster service account when path is empty.
+func newKubeClient(path string) (kubernetes.Interface, error) {
+	var (
+		cfg *rest.Config
+		err error
+	)
+	if path == "" {
+		cfg, err = rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster Kubernetes config (outside a pod, set -kube-config): %w", err)
+		}
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+		}
+	}
+	cfg.UserAgent = "contiv-ksr"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return client, nil
+}
+
+// HTTPConfig returns the configuration of contiv-ksr's HTTP server (plugins/rest):
+// http.conf read by file (which may be nil) over the default endpoint
+// DefaultHTTPEndpoint instead of the agent's.
+func HTTPConfig(file infra.ConfigLoader) infra.ConfigLoader { return httpConfig{file} }
+
+type httpConfig struct{ file infra.ConfigLoader }
+
+func (h httpConfig) LoadConfig(out any) (bool, error) {
+	if c, ok := out.(*restplugin.Config); ok {
+		c.Endpoint = DefaultHTTPEndpoint
+	}
+	if h.file == nil {
+		return false, nil
+	}
+	return h.file.LoadConfig(out)
+}

@@ -1,0 +1,29 @@
+// Package convert turns Kubernetes API objects (k8s.io/api types) into the protobuf models
+// that contiv-ksr writes into etcd (plugins/ksr/model/...), and names the key each value
+// is stored under. It is the single place that decides how a Kubernetes field maps onto
+// a model field; contiv-ksr (informers) and the standalone cluster loader (objects read
+// from a YAML file) both use it, so the agent cannot tell the two sources apart.
+//
+//	*corev1.Pod                    -> pod.Pod              k8s/pod/<name>/namespace/<ns>
+//	*corev1.Service                -> service.Service      k8s/service/<name>/namespace/<ns>
+//	*corev1.Endpoints              -> endpoints.Endpoints  k8s/endpoints/<name>/namespace/<ns>
+//	[]*discoveryv1.EndpointSlice   -> endpoints.Endpoints  (same key; when no Endpoints object exists)
+//	*corev1.Node                   -> node.Node            k8s/node/<name>
+//	*corev1.Namespace              -> namespace.Namespace  k8s/namespace/<name>
+//	*networkingv1.NetworkPolicy    -> policy.Policy        k8s/policy/<name>/namespace/<ns>
+//
+// The functions are pure: no I/O, no clocks, no shared state; the same object always
+// gives the same value (lists built from Go maps are sorted), so a writer can compare
+// values to skip writes that would change nothing.
+//
+// Objects coming from the API server carry the defaults the server fills in; objects
+// read from a file may not. Where an empty field would mean something else to the
+// agent than the server default (protocol, service type, session affinity, target
+// port, external traffic policy), the converters fill in that default, so both sources
+// give the same value.
+//
+// Errors are returned for objects the model cannot represent faithfully (no name,
+// a port protocol the model lacks where it would change a policy's meaning, a
+// NetworkPolicy port range, an unknown selector operator); they name the object. The
+// caller decides what to do with such an object (contiv-ksr logs, counts and skips it).
+package convert

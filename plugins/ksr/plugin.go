@@ -1,0 +1,279 @@
+package ksr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sirupsen/logrus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+)
+
+// ElectionPrefix is the etcd prefix of the leader election among contiv-ksr replicas.
+const ElectionPrefix = "/contiv-ksr/election"
+
+// DefaultElectionTTL is the lease of the leader: a leader that stops renewing it (crash,
+// partition) is replaced after at most this long.
+const DefaultElectionTTL = 10 * time.Second
+
+// Backoff of retried resyncs and campaigns.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = time.Second
+)
+
+// probeKey is read to check that etcd answers.
+const probeKey = "/probe-etcd-connection"
+
+// Deps lists what the plugin needs.
+type Deps struct {
+	// Log is the plugin's logger.
+	Log logrus.FieldLogger
+	// KubeConfig is the kubeconfig file; empty means the in-cluster configuration.
+	// Ignored when KubeClient is set.
+	KubeConfig string
+	// KubeClient is the Kubernetes client; nil means one built from KubeConfig.
+	KubeClient kubernetes.Interface
+	// EtcdConfig loads etcd.conf (EtcdConfig); nil means the defaults. Ignored when
+	// EtcdClient is set.
+	EtcdConfig infra.ConfigLoader
+	// EtcdClient is the etcd connection; nil means one built from EtcdConfig (and
+	// closed by Close). A given client is not closed.
+	EtcdClient *clientv3.Client
+	// Registerer receives the metrics; nil means none are exported.
+	Registerer prometheus.Registerer
+	// Health receives the plugin's state for the probes; nil means none is reported.
+	Health *health.Reporter
+	// Identity names this replica in the election; empty means "<host name>/<pid>".
+	Identity string
+	// ElectionTTL is the leader lease (whole seconds, at least 1); 0 means
+	// DefaultElectionTTL.
+	ElectionTTL time.Duration
+}
+
+// Plugin is contiv-ksr's reflector plugin.
+type Plugin struct {
+	Deps
+
+	cfg        EtcdConfig
+	ownsClient bool
+	metrics    *metrics
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// reconnected holds a token when etcd came back after being unreachable.
+	reconnected chan struct{}
+
+	mu        sync.Mutex
+	connected bool // last probe succeeded
+	leader    bool
+	synced    bool // leader and the last resync succeeded
+}
+
+// NewPlugin returns the plugin with its dependencies set.
+func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps} }
+
+// String names the plugin.
+func (p *Plugin) String() string { return "ksr" }
+
+// Init loads etcd.conf and builds the etcd and Kubernetes clients; it does not wait for
+// either to answer.
+func (p *Plugin) Init() error {
+	if p.Log == nil {
+		p.Log = logrus.StandardLogger()
+	}
+	if p.Identity == "" {
+		host, _ := os.Hostname()
+		p.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if p.ElectionTTL == 0 {
+		p.ElectionTTL = DefaultElectionTTL
+	}
+	if p.ElectionTTL < time.Second {
+		return fmt.Errorf("election TTL %v: must be at least 1s", p.ElectionTTL)
+	}
+	if p.EtcdClient == nil {
+		cfg, err := loadEtcdConfig(p.EtcdConfig)
+		if err != nil {
+			return err
+		}
+		p.cfg = cfg
+		c, err := newEtcdClient(cfg)
+		if err != nil {
+			return err
+		}
+		p.EtcdClient, p.ownsClient = c, true
+	} else {
+		p.cfg = (&EtcdConfig{}).withDefaults()
+	}
+	if p.KubeClient == nil {
+		c, err := newKubeClient(p.KubeConfig)
+		if err != nil {
+			p.closeClient()
+			return err
+		}
+		p.KubeClient = c
+	}
+	p.metrics = newMetrics(Reflectors())
+	if p.Registerer != nil {
+		if err := p.metrics.register(p.Registerer); err != nil {
+			p.closeClient()
+			return err
+		}
+	}
+	p.reconnected = make(chan struct{}, 1)
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.report()
+	return nil
+}
+
+// AfterInit starts probing etcd and campaigning for leadership.
+func (p *Plugin) AfterInit() error {
+	p.wg.Add(2)
+	go p.probeLoop()
+	go p.campaignLoop()
+	p.Log.WithFields(logrus.Fields{"identity": p.Identity, "election": ElectionPrefix}).Info("campaigning for leadership")
+	return nil
+}
+
+// Close stops reflecting, resigns the leadership (a standby takes over at once) and
+// closes the etcd client it created.
+func (p *Plugin) Close() error {
+	if p.cancel == nil {
+		return nil
+	}
+	p.cancel()
+	p.wg.Wait()
+	p.cancel = nil
+	p.closeClient()
+	return nil
+}
+
+func (p *Plugin) closeClient() {
+	if p.ownsClient && p.EtcdClient != nil {
+		p.EtcdClient.Close()
+		p.EtcdClient = nil
+	}
+}
+
+// IsLeader says whether this replica currently leads (and may write).
+func (p *Plugin) IsLeader() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leader
+}
+
+// InSync says whether this replica leads and its last resync succeeded.
+func (p *Plugin) InSync() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.synced
+}
+
+// setState updates the state flags (nil: unchanged) and reports the result.
+func (p *Plugin) setState(connected, leader, synced *bool) {
+	p.mu.Lock()
+	if connected != nil {
+		p.connected = *connected
+	}
+	if leader != nil {
+		p.leader = *leader
+	}
+	if synced != nil {
+		p.synced = *synced
+	}
+	p.mu.Unlock()
+	p.report()
+}
+
+// report turns the state into the health status and the gauges.
+func (p *Plugin) report() {
+	p.mu.Lock()
+	connected, leader, synced := p.connected, p.leader, p.synced
+	p.mu.Unlock()
+	p.metrics.leader.Set(boolGauge(leader))
+	p.metrics.inSync.Set(boolGauge(synced))
+	if p.Health == nil {
+		return
+	}
+	switch {
+	case !connected:
+		p.Health.Report(health.Init, "etcd not reachable")
+	case leader && !synced:
+		p.Health.Report(health.Init, "leader: resync pending")
+	case leader:
+		p.Health.Report(health.OK, "leader")
+	default:
+		p.Health.Report(health.OK, "standby")
+	}
+}
+
+// probeLoop checks every reconnect-interval that etcd answers. When it answers again
+// after failing, the leader resyncs (etcd may have lost or missed writes meanwhile).
+func (p *Plugin) probeLoop() {
+	defer p.wg.Done()
+	t := time.NewTicker(time.Duration(p.cfg.ReconnectInterval))
+	defer t.Stop()
+	everConnected, down := false, false
+	timeout := min(time.Duration(p.cfg.ReconnectInterval), time.Duration(p.cfg.OperationTimeout))
+	for {
+		ctx, cancel := context.WithTimeout(p.ctx, timeout)
+		_, err := p.EtcdClient.Get(ctx, probeKey)
+		cancel()
+		if p.ctx.Err() != nil {
+			return
+		}
+		ok := err == nil
+		switch {
+		case ok && down:
+			p.Log.Info("etcd reachable again: resync")
+			select {
+			case p.reconnected <- struct{}{}:
+			default:
+			}
+			p.setState(&ok, nil, nil)
+		case ok && !everConnected:
+			p.setState(&ok, nil, nil)
+		case !ok && !down:
+			p.Log.WithError(err).Warn("etcd not reachable")
+			notSynced := false
+			p.setState(&ok, nil, &notSynced)
+		}
+		if ok {
+			everConnected = true
+		}
+		down = !ok
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sleep waits for d or until the plugin closes; false when it closed.
+func (p *Plugin) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func nextBackoff(d time.Duration) time.Duration { return min(2*d, maxBackoff) }
+
+// errLostLeadership ends a term whose writes the election guard refused.
+var errLostLeadership = errors.New("leadership lost")
