@@ -208,6 +208,10 @@ func newEnv(t *testing.T, conf string, o envOptions) *env {
 	if err := e.conf.Init(); err != nil {
 		t.Fatalf("contivconf Init: %v", err)
 	}
+	// As at the first resync, where contivconf runs before ipnet: VPP's NICs are known.
+	if err := e.conf.ReloadNodeInterfaces(); err != nil {
+		t.Fatalf("contivconf resolution: %v", err)
+	}
 	e.ipam = ipam.NewPlugin(ipam.Deps{
 		Log: quietLog(), NodeName: thisNode, ContivConf: e.conf,
 		NodeSync: ipam.NodeSyncFuncs{
