@@ -11,6 +11,8 @@ STATICCHECK ?= staticcheck
 # Pinned tool versions; .ci/run installs exactly these.
 STATICCHECK_VERSION   := v0.7.0
 PROTOC_GEN_GO_VERSION := v1.36.10
+PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
+CNITOOL_VERSION := v1.3.0
 
 # Where `make run` serves the agent REST API (as set in k8s/examples/http.conf).
 RUN_HTTP    := 127.0.0.1:9999
@@ -49,6 +51,8 @@ bench:
 tools:
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	$(GO) install github.com/containernetworking/cni/cnitool@$(CNITOOL_VERSION)
 
 clean:
 	rm -rf $(BIN_DIR) .run
