@@ -88,7 +88,7 @@ func loadLogsConf(data []byte) (any, error) {
 
 // loadHTTPConf reads an http.conf into rest.Config; the endpoint must be host:port.
 func loadHTTPConf(data []byte) (any, error) {
-	cfg := rest.Config{Endpoint: rest.DefaultEndpoint, ReadHeaderTimeout: 10 * time.Second}
+	cfg := rest.Config{Endpoint: rest.DefaultEndpoint, ReadHeaderTimeout: infra.Duration(10 * time.Second)}
 	if err := infra.ParseConfig(data, &cfg, true, nil); err != nil {
 		return nil, err
 	}

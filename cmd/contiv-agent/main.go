@@ -292,7 +292,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		plugins = append(plugins, standalonePlugin)
 	}
 	plugins = append(plugins,
-		contivConf, // first: a bad contiv.conf stops the agent before it touches anything
+		contivConf, // before VPP and Linux: a bad contiv.conf stops the agent before it configures anything
 		scheduler,
 		govpp,
 		vppIf,

@@ -27,16 +27,18 @@
 //   - Resolves this node's settings (DHCP, main VPP interface and its IPs, other VPP
 //     interfaces, static default gateway, STN mode, NAT of external traffic) from the
 //     global keys, this node's nodeConfig entry, the DPDK interfaces found in VPP and the
-//     STN daemon. ReloadNodeInterfaces repeats this resolution.
+//     STN daemon. Init resolves without asking VPP (it may not be connected yet); as the
+//     first event handler of the controller, the plugin resolves again on every resync
+//     (ReloadNodeInterfaces), then with VPP's NICs; a failure at the start-up resync is
+//     fatal.
 //
-// What it does not do (yet):
+// What it does not do:
 //   - Read the NodeConfig CRD (crdNodeConfigurationDisabled=false is accepted but only the
-//     nodeConfig list of the file is used) and emit NodeConfigChange events: both come
-//     with the controller, which will also call ReloadNodeInterfaces on every resync.
+//     nodeConfig list of the file is used) or emit NodeConfigChange events.
 //   - Allocate addresses: the per-node address plan (pod subnet of node N, node IP, ...)
 //     belongs to the ipam plugin, which starts from GetIPAMConfig.
-//   - Configure anything in VPP or Linux: it owns no key-value pairs of the scheduler,
-//     handles no controller events yet and only answers questions.
+//   - Configure anything in VPP or Linux: it owns no key-value pairs of the scheduler
+//     and handles only resyncs.
 //
 // The options serviceLocalEndpointWeight, disableNATVirtualReassembly,
 // cleanupIdleNATSessions, tcpNATSessionTimeout and otherNATSessionTimeout are not

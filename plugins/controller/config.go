@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"time"
 )
 
@@ -96,29 +97,5 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Duration is a time.Duration that reads both integer nanoseconds and duration strings.
-type Duration time.Duration
-
-// UnmarshalJSON accepts 1000000000 as well as "1s".
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		v, err := time.ParseDuration(s[1 : len(s)-1])
-		if err != nil {
-			return fmt.Errorf("%s is not a duration (e.g. \"5s\")", s)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var n int64
-	if _, err := fmt.Sscan(s, &n); err != nil {
-		return fmt.Errorf("%s is not a duration in nanoseconds or a duration string", s)
-	}
-	*d = Duration(n)
-	return nil
-}
-
-// MarshalJSON writes the duration as a string ("5s").
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + time.Duration(d).String() + `"`), nil
-}
+// Duration is a duration in the configuration file: nanoseconds or a string like "5s".
+type Duration = infra.Duration

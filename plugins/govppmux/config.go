@@ -1,9 +1,9 @@
 package govppmux
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,34 +32,8 @@ const (
 	DefaultRetryConnectTimeout = time.Second
 )
 
-// Duration is a time.Duration read from govpp.conf either as an integer number of
-// nanoseconds (as upstream files write it: 3000000000) or as a Go duration string
-// ("3s").
-type Duration time.Duration
-
-// UnmarshalJSON accepts an integer (nanoseconds) or a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var n int64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("duration %s: want nanoseconds or a string like \"3s\"", b)
-	}
-	*d = Duration(n)
-	return nil
-}
-
-// MarshalJSON writes the duration as a string ("3s").
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
+// Duration is a duration in the configuration file: nanoseconds or a string like "5s".
+type Duration = infra.Duration
 
 // Config is the content of govpp.conf, with the keys of the vpp-agent govppmux plugin.
 type Config struct {

@@ -3,7 +3,6 @@ package ksr
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -39,28 +38,8 @@ const (
 	DefaultReconnectInterval = time.Second
 )
 
-// Duration is a time.Duration read from a configuration file either as a Go duration
-// string ("10s") or as an integer number of nanoseconds (as upstream files write it).
-type Duration time.Duration
-
-// UnmarshalJSON accepts a duration string or an integer of nanoseconds.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var n int64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("duration %s: want a string like \"5s\" or nanoseconds", b)
-	}
-	*d = Duration(n)
-	return nil
-}
+// Duration is a duration in the configuration file: nanoseconds or a string like "5s".
+type Duration = infra.Duration
 
 // EtcdConfig is etcd.conf as contiv-ksr reads it: the keys of the Ligato etcd plugin
 // that upstream contiv-ksr was configured with (ConfigMap contiv-etcd-withcompact-cfg).

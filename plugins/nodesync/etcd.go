@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -35,6 +36,15 @@ var errConflict = errors.New("conflict")
 // etcdKey returns the full etcd key of allocatedIDs/<id>.
 func etcdKey(id uint32) string { return ksrkey.KsrPrefix + vppnode.Key(id) }
 
+// noDatabaseError is an ErrNoDatabase whose message comes from the database layer.
+type noDatabaseError struct {
+	msg string
+	err error
+}
+
+func (e *noDatabaseError) Error() string   { return e.msg }
+func (e *noDatabaseError) Unwrap() []error { return []error{ErrNoDatabase, e.err} }
+
 // kv returns the etcd connection or an error wrapping ErrNoDatabase; what names the
 // operation that needs it.
 func (ns *NodeSync) kv(what string) (clientv3.KV, error) {
@@ -43,6 +53,10 @@ func (ns *NodeSync) kv(what string) (clientv3.KV, error) {
 	}
 	kv, err := ns.DB.KV()
 	if err != nil {
+		if strings.Contains(err.Error(), ErrNoDatabase.Error()) {
+			// The database layer already says so: do not repeat it.
+			return nil, &noDatabaseError{msg: fmt.Sprintf("%s for %s: %v", what, ns.NodeName, err), err: err}
+		}
 		return nil, fmt.Errorf("%w: %s for %s: %w", ErrNoDatabase, what, ns.NodeName, err)
 	}
 	return kv, nil

@@ -314,8 +314,9 @@ func TestMissingDatabaseAtStartIsFatal(t *testing.T) {
 			if !api.IsFatal(err) || !errors.Is(err, ErrNoDatabase) {
 				t.Fatalf("Resync error %v, want a fatal ErrNoDatabase", err)
 			}
-			if want := "database is not connected: cannot allocate a node ID for " + thisNode; !strings.Contains(err.Error(), want) {
-				t.Errorf("error %q does not contain %q", err, want)
+			if msg := err.Error(); !strings.Contains(msg, "cannot allocate a node ID for "+thisNode) ||
+				strings.Count(msg, "database is not connected") != 1 {
+				t.Errorf("error %q should name the node and say once that the database is not connected", msg)
 			}
 		})
 	}

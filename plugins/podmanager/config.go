@@ -1,11 +1,10 @@
 package podmanager
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"path/filepath"
-	"strconv"
 	"time"
 )
 
@@ -67,30 +66,5 @@ func (c Config) Validate() error {
 // terminating zero).
 const maxSocketPathLen = 107
 
-// Duration is a time.Duration that a configuration file gives as nanoseconds or as a Go
-// duration string.
-type Duration time.Duration
-
-// UnmarshalJSON accepts a number of nanoseconds or a string such as "1m30s".
-func (d *Duration) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	n, err := strconv.ParseInt(string(data), 10, 64)
-	if err != nil {
-		return fmt.Errorf("duration %s: want nanoseconds or a string like \"60s\"", data)
-	}
-	*d = Duration(n)
-	return nil
-}
-
-// MarshalJSON writes the duration as a string such as "1m0s".
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
+// Duration is a duration in the configuration file: nanoseconds or a string like "5s".
+type Duration = infra.Duration

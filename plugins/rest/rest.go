@@ -42,8 +42,9 @@ const (
 type Config struct {
 	// Endpoint is the host:port to listen on.
 	Endpoint string `json:"endpoint"`
-	// ReadHeaderTimeout bounds how long a client may take to send request headers.
-	ReadHeaderTimeout time.Duration `json:"read-header-timeout"`
+	// ReadHeaderTimeout bounds how long a client may take to send request headers
+	// ("10s", or nanoseconds).
+	ReadHeaderTimeout infra.Duration `json:"read-header-timeout"`
 }
 
 // Deps lists what the plugin needs.
@@ -80,7 +81,7 @@ func (p *Plugin) Init() error {
 	if p.Log == nil {
 		p.Log = logrus.StandardLogger()
 	}
-	p.config = Config{Endpoint: DefaultEndpoint, ReadHeaderTimeout: 10 * time.Second}
+	p.config = Config{Endpoint: DefaultEndpoint, ReadHeaderTimeout: infra.Duration(10 * time.Second)}
 	if p.Config != nil {
 		if _, err := p.Config.LoadConfig(&p.config); err != nil {
 			return err
@@ -113,7 +114,7 @@ func (p *Plugin) Init() error {
 		return fmt.Errorf("endpoint %s: %w", p.config.Endpoint, err)
 	}
 	p.listener = ln
-	p.server = &http.Server{Handler: p.mux, ReadHeaderTimeout: p.config.ReadHeaderTimeout}
+	p.server = &http.Server{Handler: p.mux, ReadHeaderTimeout: time.Duration(p.config.ReadHeaderTimeout)}
 	p.served = make(chan error, 1)
 	go func() { p.served <- p.server.Serve(ln) }()
 	p.Log.WithField("endpoint", ln.Addr().String()).Info("serving HTTP")

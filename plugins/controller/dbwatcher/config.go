@@ -3,9 +3,9 @@ package dbwatcher
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"net"
 	"net/url"
 	"os"
@@ -28,34 +28,8 @@ const (
 	DefaultBoltFileMode = 0o660
 )
 
-// Duration is a time.Duration read from a configuration file either as an integer
-// number of nanoseconds (as upstream files write it: 10000000000) or as a Go duration
-// string ("10s").
-type Duration time.Duration
-
-// UnmarshalJSON accepts an integer (nanoseconds) or a duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var n int64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("duration %s: want nanoseconds or a string like \"5s\"", b)
-	}
-	*d = Duration(n)
-	return nil
-}
-
-// MarshalJSON writes the duration as a string ("5s").
-func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Duration(d).String())
-}
+// Duration is a duration in the configuration file: nanoseconds or a string like "5s".
+type Duration = infra.Duration
 
 // EtcdConfig is the content of etcd.conf, with the keys of the Ligato etcd plugin.
 type EtcdConfig struct {
