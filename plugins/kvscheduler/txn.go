@@ -11,6 +11,10 @@ import (
 )
 
 // execNB executes one NB transaction (transaction goroutine).
+// summaryLimit bounds the lines per list in the logged transaction summary; the REST
+// history keeps every operation.
+const summaryLimit = 50
+
 func (s *Scheduler) execNB(ctx context.Context, values []api.KeyValuePair) (uint64, error) {
 	start := time.Now()
 	kind, verbose := api.IsResync(ctx)
@@ -309,9 +313,9 @@ func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint
 	}
 	if s.config.PrintTxnSummary && (len(rec.Executed) > 0 || err != nil) {
 		if err != nil {
-			s.log.Warn(rec.String())
+			s.log.Warn(rec.Summary(summaryLimit))
 		} else {
-			s.log.Info(rec.String())
+			s.log.Info(rec.Summary(summaryLimit))
 		}
 	}
 	return rec.SeqNum, err

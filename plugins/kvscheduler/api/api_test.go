@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -158,5 +159,21 @@ func TestAnyOfMatches(t *testing.T) {
 	}
 	if !(AnyOfDependency{}).Matches("anything") {
 		t.Error("empty AnyOf should match every key")
+	}
+}
+
+func TestSummaryCountsWhatItLeavesOut(t *testing.T) {
+	rec := &RecordedTxn{SeqNum: 3, TxnType: NBTransaction}
+	for i := 0; i < 5; i++ {
+		k := "config/k" + strconv.Itoa(i)
+		rec.Values = append(rec.Values, RecordedKVPair{Key: k})
+		rec.Executed = append(rec.Executed, RecordedOp{Key: k, Operation: OpDelete})
+	}
+	short := rec.Summary(2)
+	if strings.Count(short, "DELETE") != 2 || strings.Count(short, "... and 3 more") != 2 {
+		t.Errorf("Summary(2) =\n%s", short)
+	}
+	if full := rec.String(); strings.Count(full, "DELETE") != 5 || strings.Contains(full, "more") {
+		t.Errorf("String() =\n%s", full)
 	}
 }

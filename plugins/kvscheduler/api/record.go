@@ -151,7 +151,12 @@ func MarshalProtoJSON(m proto.Message) (json.RawMessage, error) {
 //	    config/vpp/v2/interfaces/tap1 = name:"tap1"
 //	  executed (1):
 //	    1. CREATE config/vpp/v2/interfaces/tap1 PENDING -> CONFIGURED
-func (t *RecordedTxn) String() string {
+func (t *RecordedTxn) String() string { return t.Summary(0) }
+
+// Summary is String with at most limit lines per list (values, planned, executed), the
+// rest counted: a resync of 10k values logs a readable summary instead of 20k lines.
+// limit <= 0 means no limit.
+func (t *RecordedTxn) Summary(limit int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "txn #%d %s", t.SeqNum, t.TxnType)
 	if t.ResyncType != NotResync {
@@ -173,7 +178,11 @@ func (t *RecordedTxn) String() string {
 	fmt.Fprintf(&b, " %s took %v\n", t.Start.Format("2006-01-02T15:04:05.000Z07:00"), t.Stop.Sub(t.Start))
 	if len(t.Values) > 0 {
 		fmt.Fprintf(&b, "  values (%d):\n", len(t.Values))
-		for _, v := range t.Values {
+		for i, v := range t.Values {
+			if limit > 0 && i == limit {
+				fmt.Fprintf(&b, "    ... and %d more\n", len(t.Values)-limit)
+				break
+			}
 			if v.Value == nil {
 				fmt.Fprintf(&b, "    %s = <delete>\n", v.Key)
 			} else {
@@ -183,20 +192,24 @@ func (t *RecordedTxn) String() string {
 	} else if t.ValueCount > 0 {
 		fmt.Fprintf(&b, "  values: %d (not recorded)\n", t.ValueCount)
 	}
-	writeOps(&b, "planned", t.Planned)
-	writeOps(&b, "executed", t.Executed)
+	writeOps(&b, "planned", t.Planned, limit)
+	writeOps(&b, "executed", t.Executed, limit)
 	if t.Error != "" {
 		fmt.Fprintf(&b, "  error: %s\n", t.Error)
 	}
 	return b.String()
 }
 
-func writeOps(b *strings.Builder, title string, ops []RecordedOp) {
+func writeOps(b *strings.Builder, title string, ops []RecordedOp, limit int) {
 	if len(ops) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "  %s (%d):\n", title, len(ops))
 	for i, op := range ops {
+		if limit > 0 && i == limit {
+			fmt.Fprintf(b, "    ... and %d more\n", len(ops)-limit)
+			return
+		}
 		fmt.Fprintf(b, "    %d. %s %s %s -> %s", i+1, op.Operation, op.Key, op.PrevState, op.NewState)
 		var flags []string
 		if op.IsDerived {
