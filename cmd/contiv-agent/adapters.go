@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net"
+
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )
 
 // Small glue between plugins whose interfaces do not import each other.
@@ -47,5 +50,17 @@ func ipamNodeSync(ns *nodesync.NodeSync) ipam.NodeSync {
 			}
 			return out
 		},
+	}
+}
+
+// localPodIPs presents the pod manager's records to IPAM.
+func localPodIPs(pm *podmanager.Plugin) func() map[ipam.PodID]net.IP {
+	return func() map[ipam.PodID]net.IP {
+		pods := pm.GetLocalPods()
+		out := make(map[ipam.PodID]net.IP, len(pods))
+		for id, lp := range pods {
+			out[id] = lp.IPAddress
+		}
+		return out
 	}
 }

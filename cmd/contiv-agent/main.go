@@ -244,12 +244,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	})
 
 	ipamPlugin := ipam.NewPlugin(ipam.Deps{
-		Log:        logs.Logger("ipam"),
-		NodeName:   node,
-		ContivConf: contivConf,
-		NodeSync:   ipamNodeSync(nodeSync),
-		HTTP:       restPlugin,
-		EventLoop:  ctl,
+		Log:         logs.Logger("ipam"),
+		NodeName:    node,
+		ContivConf:  contivConf,
+		NodeSync:    ipamNodeSync(nodeSync),
+		HTTP:        restPlugin,
+		EventLoop:   ctl,
+		LocalPodIPs: localPodIPs(podManager),
 	})
 
 	ipNet := ipnet.NewPlugin(ipnet.Deps{

@@ -31,6 +31,10 @@ type Deps struct {
 	HTTP infra.HandlerRegistrar
 	// EventLoop receives the PodCIDRChange events (external IPAM only); optional.
 	EventLoop api.EventLoop
+	// LocalPodIPs returns the IPs this agent gave the pods running on this node, as the
+	// pod manager recorded them (they survive agent restarts); optional. A resync keeps
+	// them allocated even when the Kubernetes state does not show them yet.
+	LocalPodIPs func() map[PodID]net.IP
 }
 
 // Plugin is the IPAM plugin: it implements API and is an event handler of the
@@ -171,8 +175,11 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 			"dropped": p.pool.allocated(),
 		}).Warn("pod subnet of this node changed: allocations of the old subnet dropped")
 	}
-	rebuilt, skipped := 0, 0
+	rebuilt, skipped, recovered := 0, 0, 0
 	if pool != nil {
+		// The agent's own records first (they survive restarts and are never behind),
+		// then the Kubernetes state.
+		recovered = p.claimLocalPods(pool)
 		rebuilt, skipped = p.claimKubePods(pool, kubeStateData[podmodel.Keyword])
 		if fresh {
 			pool.last = pool.highest() // after a restart: continue after the highest address in use
@@ -183,7 +190,7 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 	fields := logrus.Fields{
 		"event": ev.GetName(), "resyncCount": resyncCount, "nodeID": nodeID,
 		"podSubnet": netString(podSubnet), "vppHostSubnet": hostSubnet.String(),
-		"keptAllocations": kept, "fromKubeState": rebuilt, "skipped": skipped,
+		"keptAllocations": kept, "fromLocalPods": recovered, "fromKubeState": rebuilt, "skipped": skipped,
 	}
 	if podSubnet == nil {
 		p.Log.WithFields(fields).Warn("ipam resynced, but this node has no podCIDR yet: pods get no IPs until it is known")
@@ -191,6 +198,38 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 	}
 	p.Log.WithFields(fields).Info("ipam resynced")
 	return nil
+}
+
+// claimLocalPods marks the addresses that the pods of this node got from this agent (as
+// the pod manager recorded them, also across restarts) as taken by those pods.
+func (p *Plugin) claimLocalPods(pool *podPool) int {
+	if p.LocalPodIPs == nil {
+		return 0
+	}
+	local := p.LocalPodIPs()
+	ids := make([]PodID, 0, len(local))
+	for id := range local {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	claimed := 0
+	for _, id := range ids {
+		ip := local[id]
+		if ip == nil || !pool.subnet.Contains(ip) {
+			continue
+		}
+		o := owner{pod: id}
+		if cur := pool.ipOfOwner(o); cur != nil {
+			continue
+		}
+		if _, err := pool.claim(ip, o); err != nil {
+			p.Log.WithError(err).WithFields(logrus.Fields{"pod": id.String(), "podIP": ip.String()}).
+				Warn("IP recorded for a local pod not taken over")
+			continue
+		}
+		claimed++
+	}
+	return claimed
 }
 
 // claimKubePods marks the addresses of the Kubernetes pods that lie in the pool's

@@ -498,3 +498,33 @@ func TestUninitialisedPluginAnswersWithoutCrashing(t *testing.T) {
 		t.Errorf("Update = %q, %v", desc, err)
 	}
 }
+
+func TestRestartKeepsIPsRecordedForLocalPodsTheKubeStateDoesNotShow(t *testing.T) {
+	// The agent restarted after CNI ADD gave pod a 10.1.1.5 but before the kubelet
+	// reported it: only the pod manager's record knows the address.
+	p, _ := testPlugin(t, defaultConf, 1)
+	p.LocalPodIPs = func() map[PodID]net.IP {
+		return map[PodID]net.IP{
+			pid("default/a"):     net.ParseIP("10.1.1.5"),
+			pid("default/other"): net.ParseIP("10.1.2.9"), // not this node's subnet: ignored
+			pid("default/no-ip"): nil,
+		}
+	}
+	// The Kubernetes state is behind for pod a and shows pod b.
+	if err := p.Resync(api.NewDBResync(), kubeState(kubePod("default/a", ""), kubePod("default/b", "10.1.1.2")), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.GetPodIP(pid("default/a")); got.String() != "10.1.1.5/32" {
+		t.Errorf("pod a lost its recorded IP: %v", got)
+	}
+	if got := p.GetPodIP(pid("default/b")); got.String() != "10.1.1.2/32" {
+		t.Errorf("pod b = %v", got)
+	}
+	if p.GetPodIP(pid("default/other")) != nil || p.GetPodIP(pid("default/no-ip")) != nil {
+		t.Error("records outside the pod subnet or without IP were taken")
+	}
+	c, _ := p.AllocatePodIP(pid("default/c"), "", "")
+	if c.String() == "10.1.1.5/32" || c.String() == "10.1.1.2/32" {
+		t.Errorf("new pod c got an address in use: %s", c)
+	}
+}

@@ -23,6 +23,8 @@ type LocalPod struct {
 	ContainerID string
 	// NetworkNamespace is the path of the pod's network namespace.
 	NetworkNamespace string
+	// IPAddress is the pod's IP once its CNI ADD succeeded (nil before).
+	IPAddress net.IP
 }
 
 // LocalPods maps pod IDs to local pods.

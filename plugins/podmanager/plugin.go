@@ -440,6 +440,22 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 	return fmt.Sprintf("local pod %s added (container %s)", ev.Pod, ev.ContainerID), nil
 }
 
+// recordPodIP remembers (and persists) the IP the handlers gave a pod, if the pod is
+// still the one of that container.
+func (p *Plugin) recordPodIP(id podmodel.ID, containerID string, ip net.IP) {
+	if ip == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.pods[id]
+	if r == nil || r.ContainerID != containerID || r.IPAddress == ip.String() {
+		return
+	}
+	r.IPAddress = ip.String()
+	p.persistLocked()
+}
+
 func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -154,9 +155,22 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 			return errorReply(log, fmt.Errorf("add pod %s (container %s): %w", id, req.GetContainerId(), evErr)), nil
 		}
 		reply := addReply(ev)
+		s.p.recordPodIP(id, req.GetContainerId(), podIP(ev))
 		log.WithField("interfaces", describeInterfaces(ev.Interfaces)).Info("CNI add done")
 		return reply, nil
 	}
+}
+
+// podIP is the first address of the pod's interfaces in the handlers' reply.
+func podIP(ev *AddPod) net.IP {
+	for _, iface := range ev.Interfaces {
+		for _, a := range iface.IPAddresses {
+			if a != nil && a.Address != nil {
+				return a.Address.IP
+			}
+		}
+	}
+	return nil
 }
 
 // deleteObsolete deletes a pod that is connected with another sandbox than the one being

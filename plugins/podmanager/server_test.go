@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"net"
 	"os"
 	"path/filepath"
@@ -42,6 +43,13 @@ func TestAddRepliesWithTheInterfacesTheHandlersFilledIn(t *testing.T) {
 	}
 	if got := statePods(t, env.stateFile); got != "default/web c1 /var/run/netns/web" {
 		t.Errorf("state file pods = %q", got)
+	}
+	// The pod's IP is recorded (and persisted) for IPAM after a restart.
+	if lp := env.pm.GetLocalPods()[podmodel.ID{Name: "web", Namespace: "default"}]; lp == nil || lp.IPAddress.String() != "10.1.1.2" {
+		t.Errorf("local pod = %+v, want IP 10.1.1.2", lp)
+	}
+	if recs, err := readState(env.stateFile); err != nil || len(recs) != 1 || recs[0].IPAddress != "10.1.1.2" {
+		t.Errorf("state file records = %+v, %v", recs, err)
 	}
 	if got := testutil.ToFloat64(env.pm.metrics.requests.WithLabelValues(kindAdd, resultOK)); got != 1 {
 		t.Errorf("add/ok requests = %v", got)

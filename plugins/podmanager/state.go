@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,13 +38,18 @@ type podRecord struct {
 	// pod was added (0 when it could not be read). A /proc/<pid>/ns/net path may name
 	// another namespace after the PID was reused; the inode tells them apart.
 	NetnsInode uint64 `json:"netnsInode,omitempty"`
+	// IPAddress is the pod's IP as the CNI reply reported it ("" until the ADD
+	// succeeded). After a restart it lets IPAM keep the pod's address even when the
+	// Kubernetes state does not show it yet.
+	IPAddress string `json:"ipAddress,omitempty"`
 }
 
 func (r *podRecord) id() podmodel.ID { return podmodel.ID{Name: r.Name, Namespace: r.Namespace} }
 
 // localPod returns the record as the API's LocalPod.
 func (r *podRecord) localPod() *LocalPod {
-	return &LocalPod{ID: r.id(), ContainerID: r.ContainerID, NetworkNamespace: r.NetworkNamespace}
+	return &LocalPod{ID: r.id(), ContainerID: r.ContainerID, NetworkNamespace: r.NetworkNamespace,
+		IPAddress: net.ParseIP(r.IPAddress)}
 }
 
 // readState reads the state file; a missing file is no pods.

@@ -174,7 +174,10 @@ func (d *arpDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWi
 			} else if !v.Static {
 				continue
 			}
-			out = append(out, kvapi.KVWithMetadata{Key: key, Value: v, Origin: kvapi.UnknownOrigin})
+			// Static entries on the agent's own interfaces are the agent's (nobody else
+			// configures those interfaces): a resync removes the ones NB no longer wants,
+			// e.g. left behind by an agent restart.
+			out = append(out, kvapi.KVWithMetadata{Key: key, Value: v, Origin: kvapi.FromNB})
 		}
 	}
 	return out, nil

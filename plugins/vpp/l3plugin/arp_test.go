@@ -1,6 +1,7 @@
 package l3plugin
 
 import (
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"testing"
 
 	govppapi "go.fd.io/govpp/api"
@@ -96,5 +97,22 @@ func TestARPValidateDependenciesErrors(t *testing.T) {
 	// deleting what VPP does not have is VPP's error
 	if err := d.Delete(arpKey(a), a, nil); !isRetval(err, govppapi.NO_SUCH_ENTRY) {
 		t.Errorf("delete error %v, want NO_SUCH_ENTRY", err)
+	}
+}
+
+func TestStaticARPLeftOnAnAgentInterfaceIsTheAgents(t *testing.T) {
+	e := newEnv(t)
+	e.loopback("lo1", "10.10.0.1/24")
+	d := NewARPDescriptor(e.deps())
+	stale := &l3.ARPEntry{Interface: "lo1", IpAddress: "10.10.0.7", PhysAddress: "aa:bb:cc:00:00:07", Static: true}
+	create(t, d, map[string]proto.Message{arpKey(stale): stale})
+	// A restarted agent that no longer wants the entry sees it as its own, so a full
+	// resync removes it instead of leaving it behind.
+	got, err := NewARPDescriptor(e.freshDeps()).Retrieve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Key != arpKey(stale) || got[0].Origin != kvapi.FromNB {
+		t.Fatalf("Retrieve = %+v, want the stale entry with origin NB", got)
 	}
 }
