@@ -6,16 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
-	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
 
 	"github.com/sirupsen/logrus"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // Linux mode creates the Linux end of a TAP the way VPP does: it opens
@@ -23,7 +24,7 @@ import (
 // descriptor, so the device has carrier while the simulator runs and
 // disappears when the TAP is deleted, the simulator restarts or the process
 // dies. Names, MAC, MTU, addresses, default routes and the bridge are set
-// with iproute2's "ip", run from the thread that entered the namespace.
+// with netlink, from the thread that entered the namespace.
 
 const (
 	tunSetIff = 0x400454ca // TUNSETIFF
@@ -33,8 +34,7 @@ const (
 )
 
 type linuxNet struct {
-	log    logrus.FieldLogger
-	ipPath string
+	log logrus.FieldLogger
 }
 
 // newHostNet checks that Linux mode can work here.
@@ -42,14 +42,10 @@ func newHostNet(log logrus.FieldLogger) (hostNet, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("requires root")
 	}
-	ipPath, err := exec.LookPath("ip")
-	if err != nil {
-		return nil, fmt.Errorf("iproute2 is missing: %w", err)
-	}
 	if _, err := os.Stat("/dev/net/tun"); err != nil {
 		return nil, fmt.Errorf("no TUN/TAP support: %w", err)
 	}
-	return &linuxNet{log: log, ipPath: ipPath}, nil
+	return &linuxNet{log: log}, nil
 }
 
 func (h *linuxNet) interfaceMAC(name string) ([6]byte, bool) {
@@ -169,36 +165,65 @@ func (h *linuxNet) createTapInNS(cfg hostTapConfig) (tap *linuxTap, restored boo
 	return tap, true, nil
 }
 
-// configure sets the requested attributes of the new device.
+// configure sets the requested attributes of the new device with netlink, from the
+// thread that entered its namespace (netlink's package-level calls open their socket in
+// the calling thread's namespace).
 func (h *linuxNet) configure(cfg hostTapConfig) error {
-	var cmds [][]string
+	link, err := netlink.LinkByName(cfg.name)
+	if err != nil {
+		return fmt.Errorf("find %s: %w", cfg.name, err)
+	}
 	if !cfg.tun {
-		cmds = append(cmds, []string{"link", "set", "dev", cfg.name, "address", net.HardwareAddr(cfg.mac[:]).String()})
+		if err := netlink.LinkSetHardwareAddr(link, net.HardwareAddr(cfg.mac[:])); err != nil {
+			return fmt.Errorf("set MAC of %s: %w", cfg.name, err)
+		}
 	}
 	if cfg.mtu != 0 {
-		cmds = append(cmds, []string{"link", "set", "dev", cfg.name, "mtu", strconv.Itoa(int(cfg.mtu))})
+		if err := netlink.LinkSetMTU(link, int(cfg.mtu)); err != nil {
+			return fmt.Errorf("set MTU %d of %s: %w", cfg.mtu, cfg.name, err)
+		}
 	}
 	if cfg.bridge != "" {
-		cmds = append(cmds, []string{"link", "set", "dev", cfg.name, "master", cfg.bridge})
-	}
-	cmds = append(cmds, []string{"link", "set", "dev", cfg.name, "up"})
-	if cfg.ip4.IsValid() {
-		cmds = append(cmds, []string{"-4", "addr", "add", cfg.ip4.String(), "dev", cfg.name})
-	}
-	if cfg.ip6.IsValid() {
-		cmds = append(cmds, []string{"-6", "addr", "add", cfg.ip6.String(), "dev", cfg.name, "nodad"})
-	}
-	if cfg.gw4.IsValid() {
-		cmds = append(cmds, []string{"-4", "route", "add", "default", "via", cfg.gw4.String(), "dev", cfg.name})
-	}
-	if cfg.gw6.IsValid() {
-		cmds = append(cmds, []string{"-6", "route", "add", "default", "via", cfg.gw6.String(), "dev", cfg.name})
-	}
-	for _, args := range cmds {
-		out, err := exec.Command(h.ipPath, args...).CombinedOutput()
+		br, err := netlink.LinkByName(cfg.bridge)
 		if err != nil {
-			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("find bridge %s: %w", cfg.bridge, err)
+		}
+		if err := netlink.LinkSetMaster(link, br); err != nil {
+			return fmt.Errorf("put %s into bridge %s: %w", cfg.name, cfg.bridge, err)
+		}
+	}
+	if err := netlink.LinkSetUp(link); err != nil {
+		return fmt.Errorf("set %s up: %w", cfg.name, err)
+	}
+	for _, a := range []struct {
+		prefix netip.Prefix
+		flags  int
+	}{{cfg.ip4, 0}, {cfg.ip6, unix.IFA_F_NODAD}} {
+		if !a.prefix.IsValid() {
+			continue
+		}
+		addr := &netlink.Addr{IPNet: prefixNet(a.prefix), Flags: a.flags}
+		if err := netlink.AddrAdd(link, addr); err != nil {
+			return fmt.Errorf("add address %s to %s: %w", a.prefix, cfg.name, err)
+		}
+	}
+	for _, gw := range []netip.Addr{cfg.gw4, cfg.gw6} {
+		if !gw.IsValid() {
+			continue
+		}
+		r := &netlink.Route{LinkIndex: link.Attrs().Index, Gw: net.IP(gw.AsSlice())}
+		if err := netlink.RouteAdd(r); err != nil {
+			return fmt.Errorf("add default route via %s on %s: %w", gw, cfg.name, err)
 		}
 	}
 	return nil
+}
+
+// prefixNet converts an address with its prefix length (host bits kept) for netlink.
+func prefixNet(p netip.Prefix) *net.IPNet {
+	bits := 32
+	if p.Addr().Is6() {
+		bits = 128
+	}
+	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), bits)}
 }
