@@ -1,11 +1,8 @@
 package ksr
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
-	"os"
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"strings"
 	"time"
 
@@ -50,16 +47,9 @@ type EtcdConfig struct {
 	DialTimeout Duration `json:"dial-timeout"`
 	// OperationTimeout bounds every request; 0 means DefaultOperationTimeout.
 	OperationTimeout Duration `json:"operation-timeout"`
-	// InsecureTransport disables TLS; no TLS key may then be set.
-	InsecureTransport bool `json:"insecure-transport"`
-	// InsecureSkipTLSVerify accepts any server certificate.
-	InsecureSkipTLSVerify bool `json:"insecure-skip-tls-verify"`
-	// CertFile is the client certificate (PEM); KeyFile must be set with it.
-	CertFile string `json:"cert-file"`
-	// KeyFile is the private key of CertFile (PEM).
-	KeyFile string `json:"key-file"`
-	// CAFile holds the CA certificates (PEM) of the server; empty means system roots.
-	CAFile string `json:"ca-file"`
+	// Security holds the TLS keys (insecure-transport, insecure-skip-tls-verify,
+	// cert-file, key-file, ca-file).
+	etcdconf.Security
 	// AllowDelayedStart is accepted for compatibility: contiv-ksr always starts without
 	// etcd and campaigns once etcd answers.
 	AllowDelayedStart bool `json:"allow-delayed-start"`
@@ -77,9 +67,6 @@ func (c *EtcdConfig) Validate() error {
 		if strings.TrimSpace(ep) == "" {
 			return fmt.Errorf("endpoints[%d]: empty", i)
 		}
-		if c.InsecureTransport && strings.HasPrefix(ep, "https://") {
-			return fmt.Errorf("endpoints[%d] %q: https endpoint but insecure-transport is true", i, ep)
-		}
 	}
 	for key, d := range map[string]Duration{
 		"dial-timeout": c.DialTimeout, "operation-timeout": c.OperationTimeout,
@@ -89,13 +76,7 @@ func (c *EtcdConfig) Validate() error {
 			return fmt.Errorf("%s: %v is negative", key, time.Duration(d))
 		}
 	}
-	if c.InsecureTransport && (c.CertFile != "" || c.KeyFile != "" || c.CAFile != "" || c.InsecureSkipTLSVerify) {
-		return errors.New("insecure-transport is true but TLS keys (cert-file, key-file, ca-file, insecure-skip-tls-verify) are set")
-	}
-	if (c.CertFile == "") != (c.KeyFile == "") {
-		return errors.New("cert-file and key-file: set both or neither")
-	}
-	return nil
+	return c.Security.Validate(c.Endpoints)
 }
 
 func (c *EtcdConfig) withDefaults() EtcdConfig {
@@ -115,52 +96,6 @@ func (c *EtcdConfig) withDefaults() EtcdConfig {
 	return out
 }
 
-// useTLS: any TLS key, or an https endpoint, without insecure-transport.
-func (c *EtcdConfig) useTLS() bool {
-	if c.InsecureTransport {
-		return false
-	}
-	if c.CertFile != "" || c.KeyFile != "" || c.CAFile != "" || c.InsecureSkipTLSVerify {
-		return true
-	}
-	for _, ep := range c.Endpoints {
-		if strings.HasPrefix(ep, "https://") {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *EtcdConfig) tlsConfig() (*tls.Config, error) {
-	if !c.useTLS() {
-		return nil, nil
-	}
-	cfg := &tls.Config{
-		MinVersion: tls.VersionTLS12,
-		// Only when the operator asked for it (insecure-skip-tls-verify).
-		InsecureSkipVerify: c.InsecureSkipTLSVerify,
-	}
-	if c.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("cert-file %s, key-file %s: %w", c.CertFile, c.KeyFile, err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("ca-file %s: no PEM certificate found", c.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	return cfg, nil
-}
-
 // loadEtcdConfig reads etcd.conf (defaults when the loader finds none).
 func loadEtcdConfig(loader infra.ConfigLoader) (EtcdConfig, error) {
 	var cfg EtcdConfig
@@ -178,7 +113,7 @@ func loadEtcdConfig(loader infra.ConfigLoader) (EtcdConfig, error) {
 // newEtcdClient connects to etcd; the client reconnects by itself, so this does not
 // wait for etcd to answer.
 func newEtcdClient(cfg EtcdConfig) (*clientv3.Client, error) {
-	tlsCfg, err := cfg.tlsConfig()
+	tlsCfg, err := cfg.TLSConfig(cfg.Endpoints)
 	if err != nil {
 		return nil, fmt.Errorf("etcd config: %w", err)
 	}

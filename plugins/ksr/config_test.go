@@ -1,6 +1,7 @@
 package ksr
 
 import (
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ endpoints:
 		time.Duration(got.OperationTimeout) != DefaultOperationTimeout || !got.InsecureTransport {
 		t.Errorf("config = %+v", got)
 	}
-	if tlsCfg, err := got.tlsConfig(); err != nil || tlsCfg != nil {
+	if tlsCfg, err := got.TLSConfig(got.Endpoints); err != nil || tlsCfg != nil {
 		t.Errorf("TLS = %v, %v; want none", tlsCfg, err)
 	}
 }
@@ -50,25 +51,25 @@ func TestEtcdConfigDefaultsAndErrors(t *testing.T) {
 		want string
 	}{
 		{EtcdConfig{Endpoints: []string{" "}}, "endpoints[0]: empty"},
-		{EtcdConfig{Endpoints: []string{"https://e:1"}, InsecureTransport: true}, "https endpoint but insecure-transport"},
+		{EtcdConfig{Endpoints: []string{"https://e:1"}, Security: etcdconf.Security{InsecureTransport: true}}, "https endpoint but insecure-transport"},
 		{EtcdConfig{DialTimeout: -1}, "dial-timeout"},
-		{EtcdConfig{InsecureTransport: true, CAFile: "ca.pem"}, "TLS keys"},
-		{EtcdConfig{CertFile: "c.pem"}, "cert-file and key-file"},
+		{EtcdConfig{Security: etcdconf.Security{InsecureTransport: true, CAFile: "ca.pem"}}, "ca-file: set although insecure-transport is true"},
+		{EtcdConfig{Security: etcdconf.Security{CertFile: "c.pem"}}, "cert-file and key-file"},
 	} {
 		if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate(%+v) = %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
-	bad := EtcdConfig{CAFile: filepath.Join(t.TempDir(), "missing.pem")}
-	if _, err := bad.tlsConfig(); err == nil || !strings.Contains(err.Error(), "ca-file") {
+	bad := EtcdConfig{Security: etcdconf.Security{CAFile: filepath.Join(t.TempDir(), "missing.pem")}}
+	if _, err := bad.TLSConfig(bad.Endpoints); err == nil || !strings.Contains(err.Error(), "ca-file") {
 		t.Errorf("missing CA file: %v", err)
 	}
 	notPEM := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(notPEM, []byte("nope"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bad = EtcdConfig{CAFile: notPEM}
-	if _, err := bad.tlsConfig(); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+	bad = EtcdConfig{Security: etcdconf.Security{CAFile: notPEM}}
+	if _, err := bad.TLSConfig(bad.Endpoints); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Errorf("bad CA file: %v", err)
 	}
 	var d Duration

@@ -1,14 +1,12 @@
 package dbwatcher
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -40,17 +38,9 @@ type EtcdConfig struct {
 	DialTimeout Duration `json:"dial-timeout"`
 	// OperationTimeout bounds every request; 0 means DefaultOperationTimeout.
 	OperationTimeout Duration `json:"operation-timeout"`
-	// InsecureTransport disables TLS; no TLS key may then be set.
-	InsecureTransport bool `json:"insecure-transport"`
-	// InsecureSkipTLSVerify accepts any server certificate (TLS without verification).
-	InsecureSkipTLSVerify bool `json:"insecure-skip-tls-verify"`
-	// CertFile is the client certificate (PEM); KeyFile must be set with it.
-	CertFile string `json:"cert-file"`
-	// KeyFile is the private key of CertFile (PEM).
-	KeyFile string `json:"key-file"`
-	// CAFile holds the CA certificates (PEM) the server certificate is checked against;
-	// empty means the system roots.
-	CAFile string `json:"ca-file"`
+	// Security holds the TLS keys (insecure-transport, insecure-skip-tls-verify,
+	// cert-file, key-file, ca-file).
+	etcdconf.Security
 	// AllowDelayedStart lets the agent start while etcd is unreachable (it then runs from
 	// the local mirror and connects later); otherwise Init fails.
 	AllowDelayedStart bool `json:"allow-delayed-start"`
@@ -72,23 +62,6 @@ func (c *EtcdConfig) operationTimeout() time.Duration {
 	return time.Duration(c.OperationTimeout)
 }
 
-// useTLS says whether connections are encrypted: when any TLS key is set or an
-// endpoint is https://, and insecure-transport is not set.
-func (c *EtcdConfig) useTLS() bool {
-	if c.InsecureTransport {
-		return false
-	}
-	if c.CertFile != "" || c.KeyFile != "" || c.CAFile != "" || c.InsecureSkipTLSVerify {
-		return true
-	}
-	for _, ep := range c.Endpoints {
-		if strings.HasPrefix(ep, "https://") {
-			return true
-		}
-	}
-	return false
-}
-
 // Validate checks the configuration and names the offending key.
 func (c *EtcdConfig) Validate() error {
 	if len(c.Endpoints) == 0 {
@@ -98,9 +71,6 @@ func (c *EtcdConfig) Validate() error {
 		if err := validateEndpoint(ep); err != nil {
 			return fmt.Errorf("endpoints[%d] %q: %w", i, ep, err)
 		}
-		if c.InsecureTransport && strings.HasPrefix(ep, "https://") {
-			return fmt.Errorf("endpoints[%d] %q: https endpoint but insecure-transport is true", i, ep)
-		}
 	}
 	if c.DialTimeout < 0 {
 		return fmt.Errorf("dial-timeout: %v is negative", time.Duration(c.DialTimeout))
@@ -108,20 +78,7 @@ func (c *EtcdConfig) Validate() error {
 	if c.OperationTimeout < 0 {
 		return fmt.Errorf("operation-timeout: %v is negative", time.Duration(c.OperationTimeout))
 	}
-	if c.InsecureTransport {
-		for key, val := range map[string]string{"cert-file": c.CertFile, "key-file": c.KeyFile, "ca-file": c.CAFile} {
-			if val != "" {
-				return fmt.Errorf("%s: set although insecure-transport is true", key)
-			}
-		}
-		if c.InsecureSkipTLSVerify {
-			return errors.New("insecure-skip-tls-verify: set although insecure-transport is true")
-		}
-	}
-	if (c.CertFile == "") != (c.KeyFile == "") {
-		return errors.New("cert-file and key-file: set both or neither")
-	}
-	return nil
+	return c.Security.Validate(c.Endpoints)
 }
 
 // validateEndpoint accepts host:port and http(s)://host:port.
@@ -151,38 +108,6 @@ func validateEndpoint(ep string) error {
 		return fmt.Errorf("port %q is not in 1-65535", port)
 	}
 	return nil
-}
-
-// tlsConfig builds the client TLS configuration, or nil when TLS is off. Errors name the
-// key and the file.
-func (c *EtcdConfig) tlsConfig() (*tls.Config, error) {
-	if !c.useTLS() {
-		return nil, nil
-	}
-	cfg := &tls.Config{
-		MinVersion: tls.VersionTLS12,
-		// The operator asked for it explicitly (insecure-skip-tls-verify).
-		InsecureSkipVerify: c.InsecureSkipTLSVerify,
-	}
-	if c.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("cert-file %s, key-file %s: %w", c.CertFile, c.KeyFile, err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("ca-file %s: no PEM certificate found", c.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	return cfg, nil
 }
 
 // BoltConfig is the content of bolt.conf, with the keys of the Ligato bolt plugin.

@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"math/big"
 	"net"
 	"net/url"
@@ -48,12 +49,12 @@ allow-delayed-start: true
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
-	if !cfg.useTLS() {
+	if !cfg.UseTLS(cfg.Endpoints) {
 		t.Error("TLS off although files are set")
 	}
 	empty := EtcdConfig{Endpoints: []string{"127.0.0.1:2379"}}
-	if empty.dialTimeout() != DefaultDialTimeout || empty.operationTimeout() != DefaultOperationTimeout || empty.useTLS() {
-		t.Errorf("defaults: dial %v op %v tls %v", empty.dialTimeout(), empty.operationTimeout(), empty.useTLS())
+	if empty.dialTimeout() != DefaultDialTimeout || empty.operationTimeout() != DefaultOperationTimeout || empty.UseTLS(empty.Endpoints) {
+		t.Errorf("defaults: dial %v op %v tls %v", empty.dialTimeout(), empty.operationTimeout(), empty.UseTLS(empty.Endpoints))
 	}
 }
 
@@ -296,21 +297,21 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 
 func TestTLSConfigFromFiles(t *testing.T) {
 	p := newTestPKI(t)
-	c := EtcdConfig{Endpoints: []string{"127.0.0.1:2379"}, CertFile: p.clientCert, KeyFile: p.clientKey, CAFile: p.caFile}
-	cfg, err := c.tlsConfig()
+	c := EtcdConfig{Endpoints: []string{"127.0.0.1:2379"}, Security: etcdconf.Security{CertFile: p.clientCert, KeyFile: p.clientKey, CAFile: p.caFile}}
+	cfg, err := c.TLSConfig(c.Endpoints)
 	if err != nil || cfg == nil || len(cfg.Certificates) != 1 || cfg.RootCAs == nil || cfg.InsecureSkipVerify {
 		t.Fatalf("tls config %+v, %v", cfg, err)
 	}
 	c.CertFile = p.caFile // a certificate without its key
-	if _, err := c.tlsConfig(); err == nil || !strings.Contains(err.Error(), "cert-file") {
+	if _, err := c.TLSConfig(c.Endpoints); err == nil || !strings.Contains(err.Error(), "cert-file") {
 		t.Errorf("error %v, want one naming cert-file", err)
 	}
-	c = EtcdConfig{Endpoints: []string{"127.0.0.1:2379"}, CAFile: p.clientKey} // no certificate in it
-	if _, err := c.tlsConfig(); err == nil || !strings.Contains(err.Error(), "ca-file") {
+	c = EtcdConfig{Endpoints: []string{"127.0.0.1:2379"}, Security: etcdconf.Security{CAFile: p.clientKey}} // no certificate in it
+	if _, err := c.TLSConfig(c.Endpoints); err == nil || !strings.Contains(err.Error(), "ca-file") {
 		t.Errorf("error %v, want one naming ca-file", err)
 	}
-	c = EtcdConfig{Endpoints: []string{"127.0.0.1:2379"}, InsecureTransport: true}
-	if cfg, err := c.tlsConfig(); cfg != nil || err != nil {
+	c = EtcdConfig{Endpoints: []string{"127.0.0.1:2379"}, Security: etcdconf.Security{InsecureTransport: true}}
+	if cfg, err := c.TLSConfig(c.Endpoints); cfg != nil || err != nil {
 		t.Errorf("insecure transport gave %v, %v", cfg, err)
 	}
 }

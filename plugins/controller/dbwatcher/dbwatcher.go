@@ -204,7 +204,7 @@ func (w *DBWatcher) loadConfigs() error {
 // allow-delayed-start is false, in which case etcd must answer within dial-timeout.
 func (w *DBWatcher) connectEtcd() error {
 	cfg := w.etcdCfg
-	tlsCfg, err := cfg.tlsConfig()
+	tlsCfg, err := cfg.TLSConfig(cfg.Endpoints)
 	if err != nil {
 		return fmt.Errorf("etcd config: %w", err)
 	}
