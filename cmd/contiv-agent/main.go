@@ -18,6 +18,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version"
+	"github.com/contiv-vpp/contiv-vpp/pkg/version/buildinfo"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -136,7 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	healthReg := health.NewRegistry()
 	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(version.Collector("agent"))
+	metrics.MustRegister(buildinfo.Collector("agent"))
 
 	// --- the plugins ---------------------------------------------------------------
 	restPlugin := rest.NewPlugin(rest.Deps{

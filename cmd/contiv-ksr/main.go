@@ -18,6 +18,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version"
+	"github.com/contiv-vpp/contiv-vpp/pkg/version/buildinfo"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr"
 	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
 )
@@ -83,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	healthReg := health.NewRegistry()
 	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(version.Collector("ksr"))
+	metrics.MustRegister(buildinfo.Collector("ksr"))
 
 	// --- the plugins ---------------------------------------------------------------
 	restPlugin := rest.NewPlugin(rest.Deps{

@@ -1,12 +1,11 @@
 // Package version holds the build's version and commit, stamped by the Makefile through
-// -ldflags, and exports them as the metric contiv_agent_build_info.
+// -ldflags. It imports nothing heavy, so that short-lived binaries such as contiv-cni
+// start fast; the build-info metric is in the buildinfo subpackage.
 package version
 
 import (
 	"fmt"
 	"runtime"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Set at build time: go build -ldflags "-X github.com/contiv-vpp/contiv-vpp/pkg/version.Version=v0.1.0 ...".
@@ -20,17 +19,4 @@ var (
 // String describes the build for -version output and start-up logs.
 func String(binary string) string {
 	return fmt.Sprintf("%s %s (commit %s, %s %s/%s)", binary, Version, Commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
-
-// Collector returns the constant gauge contiv_<binary>_build_info{version,commit,go_version} = 1.
-func Collector(subsystem string) prometheus.Collector {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Namespace:   "contiv",
-		Subsystem:   subsystem,
-		Name:        "build_info",
-		Help:        "Build of the running binary; always 1.",
-		ConstLabels: prometheus.Labels{"version": Version, "commit": Commit, "go_version": runtime.Version()},
-	})
-	g.Set(1)
-	return g
 }
