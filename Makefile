@@ -13,6 +13,9 @@ STATICCHECK_VERSION   := v0.7.0
 PROTOC_GEN_GO_VERSION := v1.36.10
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 CNITOOL_VERSION := v1.3.0
+CNI_PLUGINS_VERSION := v1.7.1
+# Reference CNI plugins (host-local for the chained-IPAM test of contiv-cni).
+CNI_PLUGINS_DIR ?= $(shell $(GO) env GOPATH)/cni-plugins
 
 # Where `make run` serves the agent REST API (as set in k8s/examples/http.conf).
 RUN_HTTP    := 127.0.0.1:9999
@@ -27,7 +30,7 @@ $(BINARIES):
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/$@ ./cmd/$@
 
 test:
-	$(GO) test -race -count=1 ./...
+	CONTIV_TEST_CNI_PLUGINS=$(CNI_PLUGINS_DIR) $(GO) test -race -count=1 ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
@@ -53,6 +56,7 @@ tools:
 	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	$(GO) install github.com/containernetworking/cni/cnitool@$(CNITOOL_VERSION)
+	GOBIN=$(CNI_PLUGINS_DIR) $(GO) install github.com/containernetworking/plugins/plugins/ipam/host-local@$(CNI_PLUGINS_VERSION)
 
 clean:
 	rm -rf $(BIN_DIR) .run
