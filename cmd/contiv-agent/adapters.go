@@ -6,6 +6,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )
@@ -62,5 +63,16 @@ func localPodIPs(pm *podmanager.Plugin) func() map[ipam.PodID]net.IP {
 			out[id] = lp.IPAddress
 		}
 		return out
+	}
+}
+
+// valueStatus presents the scheduler's value states to ipnet (for CNI CHECK).
+func valueStatus(s kvapi.KVScheduler) func(key string) (string, string) {
+	return func(key string) (string, string) {
+		st := s.GetValueStatus(key)
+		if st == nil {
+			return kvapi.StateNonexistent.String(), ""
+		}
+		return st.State.String(), st.Error
 	}
 }

@@ -264,7 +264,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		PodManager:   podManager,
 		VPPIfPlugin:  vppIf,
 		HTTPHandlers: restPlugin,
+		ValueStatus:  valueStatus(scheduler),
 	})
+	podManager.CheckPodWiring = ipNet.CheckPodWiring // CNI CHECK verifies the wiring
 
 	services := service.NewPlugin(service.Deps{
 		Log:        logs.Logger("service"),

@@ -419,3 +419,38 @@ func TestInitChecksTheDependencies(t *testing.T) {
 		t.Error("String/Close")
 	}
 }
+
+func TestCheckPodWiringFollowsThePodAndItsInterfaces(t *testing.T) {
+	e := newEnv(t, tapConf, envOptions{dpdk: []string{nic}})
+	states := map[string][2]string{}
+	e.n.ValueStatus = func(key string) (string, string) {
+		if s, ok := states[key]; ok {
+			return s[0], s[1]
+		}
+		return "CONFIGURED", ""
+	}
+	e.mustResync()
+	web := podID("default", "web")
+	if err := e.n.CheckPodWiring(web); err == nil || !strings.Contains(err.Error(), "the pod is not wired") {
+		t.Fatalf("unknown pod: %v", err)
+	}
+	ev := podmanager.NewAddPod(web, podCID, podNetns)
+	if _, _, err := e.update(ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.n.CheckPodWiring(web); err != nil {
+		t.Errorf("wired pod: %v", err)
+	}
+	linuxKey := "config/linux/interfaces/v2/interface/" + podLinuxTap
+	states[linuxKey] = [2]string{"RETRYING", "link eth0 not found"}
+	if err := e.n.CheckPodWiring(web); err == nil || err.Error() != linuxKey+" is RETRYING: link eth0 not found" {
+		t.Errorf("pod with a failing interface: %v", err)
+	}
+	delete(states, linuxKey)
+	if _, _, err := e.update(podmanager.NewDeletePod(web)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.n.CheckPodWiring(web); err == nil {
+		t.Error("deleted pod still wired")
+	}
+}

@@ -123,9 +123,11 @@ func (n *IPNet) Resync(event api.Event, _ api.KubeStateData, resyncCount int, tx
 	n.setNodeIP(nodeIP)
 	n.shared.mu.Lock()
 	n.shared.ifToPod = make(map[string]podmodel.ID, len(pods))
+	n.shared.podIfs = make(map[podmodel.ID][2]string, len(pods))
 	for id, p := range pods {
-		vppSide, _ := s.podIfNames(p.containerID)
+		vppSide, linuxSide := s.podIfNames(p.containerID)
 		n.shared.ifToPod[vppSide] = id
+		n.shared.podIfs[id] = [2]string{vppSide, linuxSide}
 	}
 	n.shared.mu.Unlock()
 	n.watchDHCP(s, nodeIP)
@@ -269,9 +271,10 @@ func (n *IPNet) addPod(ev *podmanager.AddPod, txn api.UpdateOperations) (string,
 	api.PutAll(txn, kvs)
 
 	n.pods[ev.Pod] = p
-	vppSide, _ := b.s.podIfNames(p.containerID)
+	vppSide, linuxSide := b.s.podIfNames(p.containerID)
 	n.shared.mu.Lock()
 	n.shared.ifToPod[vppSide] = ev.Pod
+	n.shared.podIfs[ev.Pod] = [2]string{vppSide, linuxSide}
 	n.shared.mu.Unlock()
 
 	gw := n.IPAM.PodGatewayIP()
@@ -292,10 +295,13 @@ func (n *IPNet) forgetPodIf(p *localPod) {
 	if n.settings == nil {
 		return
 	}
-	vppSide, _ := n.settings.podIfNames(p.containerID)
+	vppSide, linuxSide := n.settings.podIfNames(p.containerID)
 	n.shared.mu.Lock()
 	if n.shared.ifToPod[vppSide] == p.id {
 		delete(n.shared.ifToPod, vppSide)
+	}
+	if n.shared.podIfs[p.id] == [2]string{vppSide, linuxSide} {
+		delete(n.shared.podIfs, p.id)
 	}
 	n.shared.mu.Unlock()
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
+	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -50,6 +52,10 @@ type Deps struct {
 	// before the pod's loopback gets ::1; failures are logged and ignored (nil: write
 	// the sysctl inside the namespace, see EnableIPv6InNetns).
 	EnablePodIPv6 func(netnsPath string) error
+	// ValueStatus returns the scheduler's state of a key ("CONFIGURED", "PENDING", ...)
+	// and its last error; optional. With it, CheckPodWiring also checks that the pod's
+	// interfaces are configured.
+	ValueStatus func(key string) (state, lastError string)
 }
 
 // IPAMDataServer is what ipnet needs of the IPAM to serve GET /contiv/v1/ipam: the
@@ -82,8 +88,9 @@ type sharedState struct {
 	nodeIP    net.IP
 	nodeIPNet *net.IPNet // the network of nodeIP (host bits cleared)
 	ifToPod   map[string]podmodel.ID
-	dhcpIf    string // the interface whose lease gives the node IP ("" = no DHCP)
-	dhcpAddr  string // the leased address in use or last pushed, "" for none
+	podIfs    map[podmodel.ID][2]string // pod -> its VPP and Linux interface names
+	dhcpIf    string                    // the interface whose lease gives the node IP ("" = no DHCP)
+	dhcpAddr  string                    // the leased address in use or last pushed, "" for none
 	watching  bool
 }
 
@@ -101,7 +108,7 @@ func NewPlugin(deps Deps) *IPNet {
 
 func (n *IPNet) initState() {
 	if n.shared == nil {
-		n.shared = &sharedState{ifToPod: make(map[string]podmodel.ID)}
+		n.shared = &sharedState{ifToPod: make(map[string]podmodel.ID), podIfs: make(map[podmodel.ID][2]string)}
 	}
 	if n.pods == nil {
 		n.pods = make(map[podmodel.ID]*localPod)
@@ -171,6 +178,32 @@ func (n *IPNet) GetPodIfNames(podNamespace string, podName string) (vppIfName, l
 	}
 	vppIfName, linuxIfName = n.settings.podIfNames(p.containerID)
 	return vppIfName, linuxIfName, podLoopName(p.containerID), true
+}
+
+// CheckPodWiring reports why a pod's network is not in place, nil when it is: ipnet must
+// have wired the pod and, when ValueStatus is set, its VPP and Linux interfaces must be
+// configured. It may be called from any goroutine (CNI CHECK does).
+func (n *IPNet) CheckPodWiring(pod podmodel.ID) error {
+	n.shared.mu.RLock()
+	ifs, wired := n.shared.podIfs[pod]
+	n.shared.mu.RUnlock()
+	if !wired {
+		return errors.New("the pod is not wired (no IP, or its ADD did not complete)")
+	}
+	if n.ValueStatus == nil {
+		return nil
+	}
+	for _, key := range []string{vppif.InterfaceKey(ifs[0]), linuxif.InterfaceKey(ifs[1])} {
+		state, lastErr := n.ValueStatus(key)
+		if state == "CONFIGURED" {
+			continue
+		}
+		if lastErr != "" {
+			return fmt.Errorf("%s is %s: %s", key, state, lastErr)
+		}
+		return fmt.Errorf("%s is %s", key, state)
+	}
+	return nil
 }
 
 // GetPodByIf implements API.

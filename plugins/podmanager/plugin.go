@@ -51,6 +51,9 @@ type Deps struct {
 	NodeSync NodeSync
 	// Registerer receives the plugin's metrics. Optional.
 	Registerer prometheus.Registerer
+	// CheckPodWiring, when set, makes CNI CHECK verify that the pod's network is in place
+	// (ipnet's CheckPodWiring does); without it CHECK only checks that the pod is known.
+	CheckPodWiring func(pod podmodel.ID) error
 }
 
 // Plugin is the pod manager: the Remote CNI server and the event handler that keeps the

@@ -253,7 +253,12 @@ func (s *cniServer) check(req *cni.CNIRequest) *cni.CNIReply {
 		return errorReply(log, fmt.Errorf("check pod %s (container %s): the agent has the pod in netns %s, not %s",
 			id, req.GetContainerId(), r.NetworkNamespace, req.GetNetworkNamespace()))
 	}
-	log.WithField("pod", id.String()).Debug("CNI check: pod known")
+	if check := s.p.CheckPodWiring; check != nil {
+		if err := check(id); err != nil {
+			return errorReply(log, fmt.Errorf("check pod %s (container %s): %w", id, req.GetContainerId(), err))
+		}
+	}
+	log.WithField("pod", id.String()).Debug("CNI check: pod known and wired")
 	return okReply()
 }
 

@@ -441,3 +441,27 @@ func TestClientCancelEndsTheWait(t *testing.T) {
 		t.Errorf("add = %v", err)
 	}
 }
+
+func TestCheckAsksWhetherThePodIsWired(t *testing.T) {
+	env := newEnv(t, "")
+	broken := errors.New("the pod is not wired (no IP, or its ADD did not complete)")
+	var asked []podmodel.ID
+	env.pm.CheckPodWiring = func(id podmodel.ID) error {
+		asked = append(asked, id)
+		if id.Name == "web" {
+			return broken
+		}
+		return nil
+	}
+	mustSucceed(t, "add")(env.add(request("web", "c1", "/ns/web")))
+	mustSucceed(t, "add")(env.add(request("db", "c2", "/ns/db")))
+	mustSucceed(t, "check")(env.check(request("db", "c2", "/ns/db")))
+	reply, err := env.check(request("web", "c1", "/ns/web"))
+	want := "check pod default/web (container c1): the pod is not wired"
+	if err != nil || reply.GetResult() != cni.ResultError || !strings.Contains(reply.GetError(), want) {
+		t.Errorf("check of an unwired pod = %v, %v; want error %q", reply, err, want)
+	}
+	if len(asked) != 2 {
+		t.Errorf("wiring asked for %v", asked)
+	}
+}

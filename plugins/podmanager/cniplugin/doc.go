@@ -12,8 +12,9 @@
 //	DEL      RemoteCNI.Delete, then the IPAM plugin's DEL. A DEL for a pod the agent does
 //	         not know succeeds, so a repeated DEL succeeds.
 //	CHECK    needs prevResult (the runtime's cached ADD result); RemoteCNI.Check verifies
-//	         that the agent has the pod with this container and netns, then the IPAM
-//	         plugin's CHECK.
+//	         that the agent has the pod with this container and netns and that its
+//	         network is in place (wired by ipnet, its VPP and Linux interfaces
+//	         configured), then the IPAM plugin's CHECK.
 //	STATUS   success when the agent's socket accepts a connection (and the IPAM plugin's
 //	         STATUS succeeds).
 //	GC       not forwarded to the agent (it forgets a pod on DEL, and recovers only pods
