@@ -351,9 +351,7 @@ func (t *txnExec) triggerDependents(n *node) {
 	if !n.available() {
 		return
 	}
-	for _, d := range t.g.dependentsOf(n.key, isWaiting) {
-		t.reconcile(d)
-	}
+	t.reconcileAll(t.g.dependentsOf(n.key, isWaiting))
 }
 
 // detachChild removes a derived value whose parent no longer derives it.
@@ -628,4 +626,110 @@ func (t *txnExec) callDelete(n *node) error {
 	}
 	v, meta := n.applied, n.metadata
 	return t.unlocked(func() error { return d.Delete(n.key, v, meta) })
+}
+
+// maxAsyncRun bounds how many creations are started before their results are awaited.
+const maxAsyncRun = 1024
+
+// reconcileAll reconciles nodes in order. Runs of values that can be created
+// asynchronously (see KVDescriptor.CreateAsync) are started together, then awaited in
+// order; everything else goes through reconcile one by one.
+func (t *txnExec) reconcileAll(nodes []*node) {
+	for i := 0; i < len(nodes); {
+		run := t.asyncRun(nodes[i:])
+		if len(run) < 2 {
+			t.reconcile(nodes[i])
+			i++
+			continue
+		}
+		t.createRun(run)
+		i += len(run)
+	}
+}
+
+// asyncRun returns the longest prefix of nodes whose values can be created together:
+// same descriptor with CreateAsync, each new and top-level, its dependencies satisfied,
+// no derived values and nothing depending on it (so creating one cannot change whether
+// another may be created).
+func (t *txnExec) asyncRun(nodes []*node) []asyncCreate {
+	if t.sim || t.reverting {
+		return nil
+	}
+	var run []asyncCreate
+	var desc *descriptor
+	for _, n := range nodes {
+		if len(run) == maxAsyncRun {
+			break
+		}
+		d := n.desc
+		if d == nil || d.CreateAsync == nil || (desc != nil && d != desc) {
+			break
+		}
+		if n.dead || n.removing || n.parent != nil || n.applied != nil || n.adopted ||
+			(n.failedIn == t.seq) {
+			break
+		}
+		v := t.target(n)
+		if v == nil || !t.g.depsSatisfied(n) || len(t.derive(n, v)) > 0 ||
+			len(t.g.dependentsOf(n.key, func(*node) bool { return true })) > 0 {
+			break
+		}
+		desc = d
+		run = append(run, asyncCreate{n: n, v: v})
+	}
+	return run
+}
+
+// asyncCreate is one value of a run: the node, the value being created and the
+// function that waits for its creation.
+type asyncCreate struct {
+	n    *node
+	v    proto.Message
+	wait func() (api.Metadata, error)
+}
+
+// createRun starts the creation of every value of the run, then awaits them in order,
+// recording each like create does.
+func (t *txnExec) createRun(run []asyncCreate) {
+	_ = t.unlocked(func() error {
+		for i := range run {
+			c := &run[i]
+			c.wait = startCreate(c.n.desc, c.n.key, c.v)
+		}
+		return nil
+	})
+	for i := range run {
+		c := &run[i]
+		prevState := c.n.state
+		var meta api.Metadata
+		err := t.unlocked(func() (err error) {
+			meta, err = c.wait()
+			return err
+		})
+		if err != nil {
+			t.fail(c.n, api.OpCreate, err, prevState, nil, c.v)
+			continue
+		}
+		t.g.setApplied(c.n, c.v, meta, api.FromNB)
+		t.g.setState(c.n, api.StateConfigured, api.OpCreate, nil)
+		t.record(c.n, api.OpCreate, prevState, nil, c.v, nil)
+		t.buildUp(c.n)
+	}
+}
+
+// startCreate calls CreateAsync, turning a panic into the creation's error.
+func startCreate(d *descriptor, key string, v proto.Message) (wait func() (api.Metadata, error)) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("descriptor panicked: %v", r)
+			wait = func() (api.Metadata, error) { return nil, err }
+		}
+	}()
+	w := d.CreateAsync(key, v)
+	if w == nil {
+		return func() (api.Metadata, error) {
+			return nil, fmt.Errorf("descriptor %s: CreateAsync returned no wait function", d.Name)
+		}
+	}
+	return w
 }

@@ -87,6 +87,9 @@ type fakeDesc struct {
 	// derived objects ("d/<label>/<name>") that really exist, with their content, as
 	// a dataplane reports an interface with the addresses it really has.
 	retrieveDerived bool
+	// async gives the descriptor a CreateAsync that applies the value when started
+	// and reports the outcome when waited for.
+	async bool
 }
 
 func (dp *fakeDP) owns(key string) *fakeDesc {
@@ -125,6 +128,20 @@ func (dp *fakeDP) register(fd fakeDesc) *api.KVDescriptor {
 			return dp.create(d, key, v)
 		},
 		Delete: func(key string, v proto.Message, md api.Metadata) error { return dp.delete(d, key) },
+	}
+	if d.async {
+		kd.CreateAsync = func(key string, v proto.Message) func() (api.Metadata, error) {
+			dp.mu.Lock()
+			dp.calls = append(dp.calls, "start "+key)
+			dp.mu.Unlock()
+			md, err := kd.Create(key, v)
+			return func() (api.Metadata, error) {
+				dp.mu.Lock()
+				dp.calls = append(dp.calls, "wait "+key)
+				dp.mu.Unlock()
+				return md, err
+			}
+		}
 	}
 	if !d.noUpdate {
 		kd.Update = func(key string, oldV, newV proto.Message, md api.Metadata) (api.Metadata, error) {

@@ -63,13 +63,15 @@ func TestRandomTransactions(t *testing.T) {
 		name            string
 		simulate        bool
 		derivedRetrieve bool
+		async           bool
 	}{
-		{"derived-with-retrieve", false, true},
-		{"derived-follow-parent+simulation", true, false},
+		{"derived-with-retrieve", false, true, false},
+		{"derived-follow-parent+simulation", true, false, false},
+		{"async-create", false, true, true},
 	}
 	for vi, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			w := newRandWorld(t, seed+int64(vi), v.simulate, v.derivedRetrieve)
+			w := newRandWorld(t, seed+int64(vi), v.simulate, v.derivedRetrieve, v.async)
 			for i := 0; i < steps; i++ {
 				w.step(i)
 				if t.Failed() {
@@ -106,14 +108,14 @@ type randWorld struct {
 	stats    struct{ failed, reverted, resyncs, heals int }
 }
 
-func newRandWorld(t *testing.T, seed int64, simulate, derivedRetrieve bool) *randWorld {
+func newRandWorld(t *testing.T, seed int64, simulate, derivedRetrieve, async bool) *randWorld {
 	dp := newFakeDP()
 	cfg := DefaultConfig()
 	cfg.PrintTxnSummary = false
 	cfg.EnableTxnSimulation = simulate
 	vDerived := derivedFromValue("v/", "d/")
 	s := newTestScheduler(t, &cfg,
-		dp.register(fakeDesc{name: "v", prefix: "v/", deps: depsFromValue, retrieveDerived: !derivedRetrieve,
+		dp.register(fakeDesc{name: "v", prefix: "v/", deps: depsFromValue, retrieveDerived: !derivedRetrieve, async: async,
 			recreate: func(_ string, _, n proto.Message) bool { return strings.HasPrefix(text(n), "R") },
 			derived: func(key string, v proto.Message) []api.KeyValuePair {
 				out := vDerived(key, v)

@@ -81,9 +81,7 @@ func (t *txnExec) planResync(kind api.ResyncType, nodes []*node, vals []proto.Me
 		}
 		return a.key < b.key
 	})
-	for _, n := range dirty {
-		t.reconcile(n)
-	}
+	t.reconcileAll(dirty)
 }
 
 // nbUnchanged reports whether staging v changes nothing for n.

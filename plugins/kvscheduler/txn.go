@@ -154,9 +154,7 @@ func (t *txnExec) applyChange(nodes []*node, vals []proto.Message) []proto.Messa
 		prev[i] = n.nb
 		t.setNB(n, vals[i])
 	}
-	for _, n := range nodes {
-		t.reconcile(n)
-	}
+	t.reconcileAll(nodes)
 	return prev
 }
 

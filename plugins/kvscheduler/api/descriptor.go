@@ -173,6 +173,17 @@ type KVDescriptor struct {
 	// is FAILED (or RETRYING) and nothing of it is assumed to exist.
 	Create func(key string, value proto.Message) (Metadata, error)
 
+	// CreateAsync optionally starts the creation of a value and returns a function that
+	// waits for its outcome (what Create would have returned). When the scheduler has
+	// several values of the descriptor to create one after another, each new, with its
+	// dependencies satisfied, without derived values and with nothing depending on it,
+	// it starts them all before waiting for the first, so that the descriptor can keep
+	// requests to the dataplane in flight across values (10k NAT mappings then cost one
+	// pipeline, not 10k round trips). Every started creation is waited for, in start
+	// order, and no other callback of the descriptor is called in between. Create must
+	// be set as well: it is used for every other creation.
+	CreateAsync func(key string, value proto.Message) (wait func() (Metadata, error))
+
 	// Delete removes a value from the dataplane. Required for values the scheduler
 	// creates. Dependents and derived values of the value have already been deleted
 	// when it is called. On error the value is FAILED and assumed to still exist.

@@ -34,6 +34,13 @@ func services(n, backends int) map[string]proto.Message {
 // NAT plugin, over the socket, and returns the time the commit took and the
 // messages VPP received.
 func programServices(tb testing.TB, n, backends int) (time.Duration, int64) {
+	d, m, _ := programServicesPeak(tb, n, backends)
+	return d, m
+}
+
+// programServicesPeak is programServices that also returns how many requests the DNAT
+// pipeline had in flight at most.
+func programServicesPeak(tb testing.TB, n, backends int) (time.Duration, int64, int) {
 	tb.Helper()
 	e := newEnv(tb)
 	a := newAgent(tb, e.conn)
@@ -48,15 +55,20 @@ func programServices(tb testing.TB, n, backends int) (time.Duration, int64) {
 	if got := len(e.sim.NAT().LBMappings); got != n {
 		tb.Fatalf("%d LB mappings in VPP, want %d", got, n)
 	}
-	return elapsed, msgs
+	return elapsed, msgs, a.nat.dnat.pipe.peak
 }
 
 func TestProgramManyServicesThroughScheduler(t *testing.T) {
 	const n = 300
-	_, msgs := programServices(t, n, 10)
+	_, msgs, peak := programServicesPeak(t, n, 10)
 	// one message per service, plus enabling NAT and forwarding
 	if msgs != n+2 {
 		t.Errorf("%d messages for %d services, want %d", msgs, n, n+2)
+	}
+	// The services are not programmed one round trip after the other: the scheduler
+	// starts their creations together and the requests stay in flight.
+	if peak < window {
+		t.Errorf("at most %d requests in flight, want the full window of %d", peak, window)
 	}
 }
 

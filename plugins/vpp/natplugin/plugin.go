@@ -46,7 +46,16 @@ type Deps struct {
 type Plugin struct {
 	Deps
 
-	ch govppapi.Channel
+	ch   govppapi.Channel
+	dnat *dnatDescriptor
+}
+
+// newDNat44Descriptor builds the DNat44 descriptor and keeps its state (tests read
+// how many requests its pipeline had in flight).
+func (p *Plugin) newDNat44Descriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
+	desc, d := newDNat44(deps)
+	p.dnat = d
+	return desc
 }
 
 // String names the plugin.
@@ -72,7 +81,7 @@ func (p *Plugin) Init() error {
 		NewNat44GlobalDescriptor(deps),
 		NewNat44InterfaceDescriptor(deps),
 		NewNat44AddressDescriptor(deps),
-		NewDNat44Descriptor(deps),
+		p.newDNat44Descriptor(deps),
 	)
 	if err != nil {
 		ch.Close()
