@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -45,6 +46,9 @@ type Config struct {
 	// ReadHeaderTimeout bounds how long a client may take to send request headers
 	// ("10s", or nanoseconds).
 	ReadHeaderTimeout infra.Duration `json:"read-header-timeout"`
+	// EnablePprof serves Go's profiler under /debug/pprof/ (off by default: it exposes
+	// internals and can cost CPU while profiling).
+	EnablePprof bool `json:"enable-pprof"`
 }
 
 // Deps lists what the plugin needs.
@@ -102,6 +106,14 @@ func (p *Plugin) Init() error {
 
 	if p.mux == nil {
 		p.mux = http.NewServeMux()
+	}
+	if p.config.EnablePprof {
+		p.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		p.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		p.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		p.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		p.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		p.Log.Warn("Go profiler served under /debug/pprof/ (enable-pprof)")
 	}
 	p.mux.HandleFunc("GET "+LivenessPath, p.serveLiveness)
 	p.mux.HandleFunc("GET "+ReadinessPath, p.serveReadiness)

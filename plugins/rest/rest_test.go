@@ -185,3 +185,29 @@ func TestWriteJSONKeepsAngleBracketsReadable(t *testing.T) {
 		t.Errorf("body %q, content type %q", got, rec.Header().Get("Content-Type"))
 	}
 }
+
+func TestProfilerOnlyWhenEnabled(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		p := NewPlugin(Deps{Log: quiet(), Config: pprofLoader{enabled}})
+		if err := p.Init(); err != nil {
+			t.Fatal(err)
+		}
+		code, body := get(t, "http://"+p.Addr().String()+"/debug/pprof/")
+		p.Close()
+		if enabled && (code != 200 || !strings.Contains(body, "goroutine")) {
+			t.Errorf("enabled: /debug/pprof/ = %d", code)
+		}
+		if !enabled && code != 404 {
+			t.Errorf("disabled: /debug/pprof/ = %d, want 404", code)
+		}
+	}
+}
+
+// pprofLoader sets a loopback endpoint and enable-pprof.
+type pprofLoader struct{ enabled bool }
+
+func (l pprofLoader) LoadConfig(out any) (bool, error) {
+	c := out.(*Config)
+	c.Endpoint, c.EnablePprof = "127.0.0.1:0", l.enabled
+	return true, nil
+}
