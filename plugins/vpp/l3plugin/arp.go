@@ -3,6 +3,7 @@ package l3plugin
 import (
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net"
 	"net/netip"
 	"strings"
@@ -154,7 +155,7 @@ func (d *arpDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWi
 	names := d.ifaceNames()
 	var out []kvapi.KVWithMetadata
 	for _, ipv6 := range []bool{false, true} {
-		list, err := dump[ip_neighbor.IPNeighborDetails](d.ch, &ip_neighbor.IPNeighborDump{
+		list, err := govppmux.Dump[ip_neighbor.IPNeighborDetails](d.ch, &ip_neighbor.IPNeighborDump{
 			SwIfIndex: interface_types.InterfaceIndex(noIndex), Af: addrFamily(ipv6)})
 		if err != nil {
 			return nil, fmt.Errorf("retrieve ARP entries: %w", err)

@@ -3,6 +3,7 @@ package l3plugin
 import (
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net/netip"
 	"strings"
 
@@ -259,11 +260,11 @@ func (d *proxyARPDescriptor) addDel(r arpRange, isAdd bool) error {
 // (interfaces the agent does not know are skipped). Nothing configured
 // means no value.
 func (d *proxyARPDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
-	ranges, err := dump[arp.ProxyArpDetails](d.ch, &arp.ProxyArpDump{})
+	ranges, err := govppmux.Dump[arp.ProxyArpDetails](d.ch, &arp.ProxyArpDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve proxy ARP: %w", err)
 	}
-	ifaces, err := dump[arp.ProxyArpIntfcDetails](d.ch, &arp.ProxyArpIntfcDump{})
+	ifaces, err := govppmux.Dump[arp.ProxyArpIntfcDetails](d.ch, &arp.ProxyArpIntfcDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve proxy ARP: %w", err)
 	}

@@ -3,6 +3,7 @@ package l3plugin
 import (
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net/netip"
 	"strings"
 
@@ -299,7 +300,7 @@ func (d *routeDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KV
 	for _, kv := range correlate {
 		nb[kv.Key] = asRoute(kv.Value)
 	}
-	tables, err := dump[ip.IPTableDetails](d.ch, &ip.IPTableDump{})
+	tables, err := govppmux.Dump[ip.IPTableDetails](d.ch, &ip.IPTableDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve routes: %w", err)
 	}
@@ -309,7 +310,7 @@ func (d *routeDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KV
 	seen := map[string]bool{}
 	var out []kvapi.KVWithMetadata
 	for _, t := range tables {
-		entries, err := dump[ip.IPRouteDetails](d.ch, &ip.IPRouteDump{Table: t.Table})
+		entries, err := govppmux.Dump[ip.IPRouteDetails](d.ch, &ip.IPRouteDump{Table: t.Table})
 		if err != nil {
 			return nil, fmt.Errorf("retrieve routes of VRF %d: %w", t.Table.TableID, err)
 		}
@@ -417,7 +418,7 @@ type dhcpLease struct {
 // dhcpLeases reads the bound DHCP leases (dhcp_client_dump). A VPP without
 // the DHCP plugin has none: an error is logged, not returned.
 func (d *routeDescriptor) dhcpLeases() []dhcpLease {
-	list, err := dump[dhcp.DHCPClientDetails](d.ch, &dhcp.DHCPClientDump{})
+	list, err := govppmux.Dump[dhcp.DHCPClientDetails](d.ch, &dhcp.DHCPClientDump{})
 	if err != nil {
 		d.log.WithError(err).Debug("no DHCP leases to tell DHCP routes apart")
 		return nil

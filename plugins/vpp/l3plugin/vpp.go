@@ -24,26 +24,6 @@ func call(ch govppapi.Channel, req, reply govppapi.Message) error {
 	return nil
 }
 
-// dump runs a dump request and returns every details message.
-func dump[D any, PD interface {
-	*D
-	govppapi.Message
-}](ch govppapi.Channel, req govppapi.Message) ([]*D, error) {
-	rc := ch.SendMultiRequest(req)
-	var out []*D
-	for {
-		d := PD(new(D))
-		last, err := rc.ReceiveReply(d)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", req.GetMessageName(), err)
-		}
-		if last {
-			return out, nil
-		}
-		out = append(out, (*D)(d))
-	}
-}
-
 // isRetval tells whether err is a VPP error with the given retval.
 func isRetval(err error, code govppapi.VPPApiError) bool {
 	var e govppapi.VPPApiError

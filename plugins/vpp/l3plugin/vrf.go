@@ -2,6 +2,7 @@ package l3plugin
 
 import (
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 
 	"go.fd.io/govpp/binapi/ip"
 	"google.golang.org/protobuf/proto"
@@ -95,7 +96,7 @@ func (d *vrfDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWi
 	for _, kv := range correlate {
 		nb[kv.Key] = asVrf(kv.Value)
 	}
-	tables, err := dump[ip.IPTableDetails](d.ch, &ip.IPTableDump{})
+	tables, err := govppmux.Dump[ip.IPTableDetails](d.ch, &ip.IPTableDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve VRF tables: %w", err)
 	}

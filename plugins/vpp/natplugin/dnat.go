@@ -3,6 +3,7 @@ package natplugin
 import (
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"slices"
 
 	govppapi "go.fd.io/govpp/api"
@@ -403,7 +404,7 @@ func (d *dnatDescriptor) dumpMappings() (map[string][]mapping, []string, error) 
 		groups[tag] = append(groups[tag], m)
 	}
 	names := d.ifaceNames()
-	statics, err := dump[nat44_ed.Nat44StaticMappingDetails](d.ch, &nat44_ed.Nat44StaticMappingDump{})
+	statics, err := govppmux.Dump[nat44_ed.Nat44StaticMappingDetails](d.ch, &nat44_ed.Nat44StaticMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -412,14 +413,14 @@ func (d *dnatDescriptor) dumpMappings() (map[string][]mapping, []string, error) 
 			add(s.Tag, m)
 		}
 	}
-	lbs, err := dump[nat44_ed.Nat44LbStaticMappingDetails](d.ch, &nat44_ed.Nat44LbStaticMappingDump{})
+	lbs, err := govppmux.Dump[nat44_ed.Nat44LbStaticMappingDetails](d.ch, &nat44_ed.Nat44LbStaticMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, lb := range lbs {
 		add(lb.Tag, lbFromDump(lb))
 	}
-	ids, err := dump[nat44_ed.Nat44IdentityMappingDetails](d.ch, &nat44_ed.Nat44IdentityMappingDump{})
+	ids, err := govppmux.Dump[nat44_ed.Nat44IdentityMappingDetails](d.ch, &nat44_ed.Nat44IdentityMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}

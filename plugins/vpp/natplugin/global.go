@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"io"
 	"net/netip"
 	"strings"
@@ -306,7 +307,7 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 	}
 	g := &nat.Nat44Global{Forwarding: rc.ForwardingEnabled, VirtualReassembly: want.GetVirtualReassembly()}
 	names := d.ifaceNames()
-	ifaces, err := dump[nat44_ed.Nat44InterfaceDetails](d.ch, &nat44_ed.Nat44InterfaceDump{})
+	ifaces, err := govppmux.Dump[nat44_ed.Nat44InterfaceDetails](d.ch, &nat44_ed.Nat44InterfaceDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve NAT44 interfaces: %w", err)
 	}
@@ -331,7 +332,7 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 			g.NatInterfaces = append(g.NatInterfaces, &nat.Nat44Global_Interface{Name: name, OutputFeature: true})
 		}
 	}
-	addrs, err := dump[nat44_ed.Nat44AddressDetails](d.ch, &nat44_ed.Nat44AddressDump{})
+	addrs, err := govppmux.Dump[nat44_ed.Nat44AddressDetails](d.ch, &nat44_ed.Nat44AddressDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve NAT44 address pool: %w", err)
 	}

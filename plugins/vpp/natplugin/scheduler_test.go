@@ -3,6 +3,7 @@ package natplugin
 import (
 	"context"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net/netip"
 	"os"
 	"sort"
@@ -79,7 +80,7 @@ func testIfaceDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 			for _, kv := range corr {
 				byName[asIf(kv.Value).Name] = kv
 			}
-			list, err := dump[interfaces.SwInterfaceDetails](ch, &interfaces.SwInterfaceDump{SwIfIndex: interface_types.InterfaceIndex(noIndex)})
+			list, err := govppmux.Dump[interfaces.SwInterfaceDetails](ch, &interfaces.SwInterfaceDump{SwIfIndex: interface_types.InterfaceIndex(noIndex)})
 			if err != nil {
 				return nil, err
 			}

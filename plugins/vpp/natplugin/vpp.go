@@ -3,6 +3,7 @@ package natplugin
 import (
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net/netip"
 
 	govppapi "go.fd.io/govpp/api"
@@ -13,10 +14,9 @@ import (
 // noIndex is VPP's ~0: "no interface", "any VRF".
 const noIndex = ^uint32(0)
 
-// window is the largest number of requests a batch keeps in flight. Replies
-// wait in the channel's reply buffer (100 by default) until read; a full
-// buffer makes govpp drop replies, so the window stays below it.
-const window = 64
+// window is the largest number of requests a batch keeps in flight (below govpp's
+// reply buffer, see govppmux.DefaultWindow).
+const window = govppmux.DefaultWindow
 
 // call sends one request and waits for its reply; a non-zero retval comes
 // back as a govppapi.VPPApiError.
@@ -25,26 +25,6 @@ func call(ch govppapi.Channel, req, reply govppapi.Message) error {
 		return fmt.Errorf("%s: %w", req.GetMessageName(), err)
 	}
 	return nil
-}
-
-// dump runs a dump request and returns every details message.
-func dump[D any, PD interface {
-	*D
-	govppapi.Message
-}](ch govppapi.Channel, req govppapi.Message) ([]*D, error) {
-	rc := ch.SendMultiRequest(req)
-	var out []*D
-	for {
-		d := PD(new(D))
-		last, err := rc.ReceiveReply(d)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", req.GetMessageName(), err)
-		}
-		if last {
-			return out, nil
-		}
-		out = append(out, (*D)(d))
-	}
 }
 
 // request is one request of a batch.
@@ -56,27 +36,19 @@ type request struct {
 	what func() string
 }
 
-// sendBatch sends the requests pipelined - at most window in flight, in
-// order, as VPP executes them - and returns the error of each (nil: done).
-// It costs one round trip per window instead of one per request.
+// sendBatch sends the requests pipelined (govppmux.PipelineEach: at most window in
+// flight, in order, as VPP executes them) and returns the error of each, naming the
+// request (nil: done). It costs one round trip per window instead of one per request.
 func sendBatch(ch govppapi.Channel, reqs []request) []error {
-	errs := make([]error, len(reqs))
-	ctxs := make([]govppapi.RequestCtx, len(reqs))
-	recv := func(i int) {
-		if err := ctxs[i].ReceiveReply(reqs[i].reply); err != nil {
+	calls := make([]govppmux.Call, len(reqs))
+	for i, r := range reqs {
+		calls[i] = govppmux.Call{Request: r.req, Reply: r.reply}
+	}
+	errs := govppmux.PipelineEach(ch, window, calls)
+	for i, err := range errs {
+		if err != nil {
 			errs[i] = fmt.Errorf("%s: %s: %w", reqs[i].what(), reqs[i].req.GetMessageName(), err)
 		}
-	}
-	next := 0
-	for i := range reqs {
-		if i-next >= window {
-			recv(next)
-			next++
-		}
-		ctxs[i] = ch.SendRequest(reqs[i].req)
-	}
-	for ; next < len(reqs); next++ {
-		recv(next)
 	}
 	return errs
 }
