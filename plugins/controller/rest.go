@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -43,7 +42,7 @@ func (c *Controller) serveEventHistory(w http.ResponseWriter, req *http.Request)
 	for _, name := range []string{"seq-num", "since", "until", "from", "to", "first", "last"} {
 		v, ok, err := uintArg(name)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
+			infra.WriteError(w, http.StatusBadRequest, err.Error())
 			return
 		}
 		args[name], given[name] = v, ok
@@ -54,11 +53,11 @@ func (c *Controller) serveEventHistory(w http.ResponseWriter, req *http.Request)
 	case given["seq-num"]:
 		for _, r := range records {
 			if r.SeqNum == args["seq-num"] {
-				writeJSON(w, http.StatusOK, r)
+				infra.WriteJSON(w, http.StatusOK, r)
 				return
 			}
 		}
-		writeError(w, http.StatusNotFound, fmt.Sprintf("seq-num: no event #%d in the history", args["seq-num"]))
+		infra.WriteError(w, http.StatusNotFound, fmt.Sprintf("seq-num: no event #%d in the history", args["seq-num"]))
 		return
 	case given["since"] || given["until"]:
 		since := time.Unix(int64(args["since"]), 0)
@@ -73,7 +72,7 @@ func (c *Controller) serveEventHistory(w http.ResponseWriter, req *http.Request)
 		}
 	case given["from"] || given["to"]:
 		if !given["from"] || !given["to"] {
-			writeError(w, http.StatusBadRequest, "from and to must be given together")
+			infra.WriteError(w, http.StatusBadRequest, "from and to must be given together")
 			return
 		}
 		for _, r := range records {
@@ -93,30 +92,15 @@ func (c *Controller) serveEventHistory(w http.ResponseWriter, req *http.Request)
 	if out == nil {
 		out = []*EventRecord{}
 	}
-	writeJSON(w, http.StatusOK, out)
+	infra.WriteJSON(w, http.StatusOK, out)
 }
 
 // serveResync asks the database watcher for a fresh snapshot.
 func (c *Controller) serveResync(w http.ResponseWriter, _ *http.Request) {
 	if c.DBWatcher == nil {
-		writeError(w, http.StatusServiceUnavailable, "no database watcher: resync is not available")
+		infra.WriteError(w, http.StatusServiceUnavailable, "no database watcher: resync is not available")
 		return
 	}
 	c.DBWatcher.RequestResync()
-	writeJSON(w, http.StatusOK, map[string]string{"message": "database resync requested"})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	body, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(append(body, '\n'))
-}
-
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
+	infra.WriteJSON(w, http.StatusOK, map[string]string{"message": "database resync requested"})
 }

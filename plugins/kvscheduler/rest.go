@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"net/http"
 	"strconv"
 	"strings"
@@ -51,19 +52,8 @@ func (s *Scheduler) RegisterHandlers(r Registrar) {
 	r.HandleFunc("POST "+DownstreamResyncPath, s.handleDownstreamResync)
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		http.Error(w, fmt.Sprintf(`{"error": %q}`, "encode response: "+err.Error()), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(append(data, '\n'))
-}
-
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, map[string]string{"error": fmt.Sprintf(format, args...)})
+	infra.WriteError(w, code, fmt.Sprintf(format, args...))
 }
 
 func parseUnixParam(r *http.Request, name string) (time.Time, bool, error) {
@@ -91,7 +81,7 @@ func (s *Scheduler) handleTxnHistory(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, "transaction #%d is not recorded", seq)
 			return
 		}
-		writeJSON(w, http.StatusOK, txn)
+		infra.WriteJSON(w, http.StatusOK, txn)
 		return
 	}
 	since, _, err := parseUnixParam(r, "since")
@@ -115,7 +105,7 @@ func (s *Scheduler) handleTxnHistory(w http.ResponseWriter, r *http.Request) {
 	if txns == nil {
 		txns = []*api.RecordedTxn{}
 	}
-	writeJSON(w, http.StatusOK, txns)
+	infra.WriteJSON(w, http.StatusOK, txns)
 }
 
 // dumpEntry is one value in the /scheduler/dump response.
@@ -172,7 +162,7 @@ func (s *Scheduler) handleDump(w http.ResponseWriter, r *http.Request) {
 				Metadata: jsonableMetadata(kv.Metadata)})
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	infra.WriteJSON(w, http.StatusOK, out)
 }
 
 // jsonableMetadata returns md if encoding/json can encode it, its %+v text otherwise.
@@ -189,10 +179,10 @@ func jsonableMetadata(md api.Metadata) any {
 func (s *Scheduler) handleStatus(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if key := q.Get("key"); key != "" {
-		writeJSON(w, http.StatusOK, s.GetValueStatus(key))
+		infra.WriteJSON(w, http.StatusOK, s.GetValueStatus(key))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.AllValueStatuses(q.Get("key-prefix")))
+	infra.WriteJSON(w, http.StatusOK, s.AllValueStatuses(q.Get("key-prefix")))
 }
 
 func (s *Scheduler) handleKeyTimeline(w http.ResponseWriter, r *http.Request) {
@@ -205,7 +195,7 @@ func (s *Scheduler) handleKeyTimeline(w http.ResponseWriter, r *http.Request) {
 	if tl == nil {
 		tl = []KeyTimelineEntry{}
 	}
-	writeJSON(w, http.StatusOK, tl)
+	infra.WriteJSON(w, http.StatusOK, tl)
 }
 
 // resyncResponse is the body of POST /scheduler/downstream-resync.
@@ -247,8 +237,8 @@ func (s *Scheduler) handleDownstreamResync(w http.ResponseWriter, r *http.Reques
 		if errors.Is(err, api.ErrClosedScheduler) {
 			code = http.StatusServiceUnavailable
 		}
-		writeJSON(w, code, resyncResponse{SeqNum: seq, Error: err.Error()})
+		infra.WriteJSON(w, code, resyncResponse{SeqNum: seq, Error: err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, resyncResponse{SeqNum: seq})
+	infra.WriteJSON(w, http.StatusOK, resyncResponse{SeqNum: seq})
 }

@@ -9,9 +9,7 @@
 package rest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -236,25 +234,11 @@ func (p *Plugin) serveLiveness(w http.ResponseWriter, _ *http.Request) {
 }
 
 // WriteJSON writes v as an indented JSON response with the given status code; handlers
-// of other plugins use it to answer in the same shape.
-func WriteJSON(w http.ResponseWriter, code int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // an API, not a web page: keep <, > and & readable
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(buf.Bytes())
-}
+// of other plugins use it to answer in the same shape (see infra.WriteJSON).
+func WriteJSON(w http.ResponseWriter, code int, v any) { infra.WriteJSON(w, code, v) }
 
 // WriteError answers with {"error": msg} and the given status code.
-func WriteError(w http.ResponseWriter, code int, msg string) {
-	WriteJSON(w, code, map[string]string{"error": msg})
-}
+func WriteError(w http.ResponseWriter, code int, msg string) { infra.WriteError(w, code, msg) }
 
 // promLogger routes promhttp's errors to the plugin log.
 type promLogger struct{ log logrus.FieldLogger }
