@@ -436,26 +436,27 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 		NetnsInode: p.netnsInode(ev.NetworkNamespace),
 	}
 	p.lastAdd, p.lastAddPrev = ev, prev
-	p.persistLocked()
+	// Persisted once the ADD succeeded, with the pod's IP (recordPodIP): one write per
+	// ADD instead of two.
 	if prev != nil {
 		return fmt.Sprintf("local pod %s added again (container %s)", ev.Pod, ev.ContainerID), nil
 	}
 	return fmt.Sprintf("local pod %s added (container %s)", ev.Pod, ev.ContainerID), nil
 }
 
-// recordPodIP remembers (and persists) the IP the handlers gave a pod, if the pod is
-// still the one of that container.
+// recordPodIP completes a successful ADD: it remembers the IP the handlers gave the pod
+// (nil when they gave none) and persists the local pods, if the pod is still the one
+// of that container.
 func (p *Plugin) recordPodIP(id podmodel.ID, containerID string, ip net.IP) {
-	if ip == nil {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.pods[id]
-	if r == nil || r.ContainerID != containerID || r.IPAddress == ip.String() {
+	if r == nil || r.ContainerID != containerID {
 		return
 	}
-	r.IPAddress = ip.String()
+	if ip != nil {
+		r.IPAddress = ip.String()
+	}
 	p.persistLocked()
 }
 
