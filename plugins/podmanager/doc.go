@@ -31,10 +31,11 @@
 // Upstream Contiv-VPP found the local pods after a restart by listing the Docker sandbox
 // containers. This port does not depend on a container runtime; instead:
 //
-//  1. Every change of the local pods is written atomically (temporary file + rename) to
-//     Config.StateFile (default /var/run/contiv/pods.json, a tmpfs: a reboot forgets the
-//     pods together with their sandboxes). A record holds the pod ID, the container ID,
-//     the network namespace path and the namespace's inode.
+//  1. Every change of the local pods (a completed ADD, a DEL, a revert) is written
+//     atomically (temporary file + rename, no fsync) to Config.StateFile (default
+//     /var/run/contiv/pods.json, a tmpfs: a reboot forgets the pods together with their
+//     sandboxes). A record holds the pod ID, the container ID, the network namespace
+//     path and inode, and the pod's IP, which IPAM keeps for the pod after a restart.
 //  2. Init reads the file and drops every record whose network namespace is gone: the
 //     path no longer exists, is no namespace file any more (unmounted placeholder), or
 //     names another namespace than recorded (a /proc/<pid>/ns/net whose PID was reused).
