@@ -31,11 +31,15 @@
 // Upstream Contiv-VPP found the local pods after a restart by listing the Docker sandbox
 // containers. This port does not depend on a container runtime; instead:
 //
-//  1. Every change of the local pods (a completed ADD, a DEL, a revert) is written
-//     atomically (temporary file + rename, no fsync) to Config.StateFile (default
-//     /var/run/contiv/pods.json, a tmpfs: a reboot forgets the pods together with their
-//     sandboxes). A record holds the pod ID, the container ID, the network namespace
-//     path and inode, and the pod's IP, which IPAM keeps for the pod after a restart.
+//  1. Every change of the local pods (a completed ADD, a DEL, a revert) is appended as
+//     one JSON line to Config.StateFile (default /var/run/contiv/pods.json, a tmpfs: a
+//     reboot forgets the pods together with their sandboxes). The file opens with a
+//     snapshot of all pods; once the journal of changes after it outgrows twice the
+//     pods, a new snapshot replaces the file atomically (temporary file + rename). A
+//     change thus costs one small write whatever the number of pods; nothing is
+//     fsynced. A record holds the pod ID, the container ID, the network namespace path
+//     and inode, and the pod's IP, which IPAM keeps for the pod after a restart. An
+//     unreadable last line (an interrupted append) is ignored with a warning.
 //  2. Init reads the file and drops every record whose network namespace is gone: the
 //     path no longer exists, is no namespace file any more (unmounted placeholder), or
 //     names another namespace than recorded (a /proc/<pid>/ns/net whose PID was reused).

@@ -323,12 +323,15 @@ func localPods(pm *Plugin) string {
 // statePods renders the state file's pods like localPods.
 func statePods(t *testing.T, path string) string {
 	t.Helper()
-	recs, err := readState(path)
+	load, err := readState(path)
 	if err != nil {
 		t.Fatalf("state file: %v", err)
 	}
+	if load.TornTail != "" {
+		t.Errorf("state file: %s", load.TornTail)
+	}
 	var s []string
-	for _, r := range recs {
+	for _, r := range load.Pods {
 		s = append(s, fmt.Sprintf("%s %s %s", r.id(), r.ContainerID, r.NetworkNamespace))
 	}
 	sort.Strings(s)

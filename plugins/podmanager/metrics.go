@@ -43,7 +43,7 @@ func newMetrics() *metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "contiv_podmanager_cni_request_duration_seconds",
 			Help:    "Time to answer a Remote CNI request, by kind.",
-			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+			Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"kind"}),
 		localPods: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "contiv_podmanager_local_pods",

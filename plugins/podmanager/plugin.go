@@ -66,6 +66,8 @@ type Plugin struct {
 
 	mu   sync.RWMutex
 	pods map[podmodel.ID]*podRecord
+	// state persists pods; nil without Config.StateFile.
+	state *stateStore
 	// Owned by the event loop goroutine (and guarded by mu as well).
 	resynced    bool       // the first resync was handled
 	lastAdd     *AddPod    // the last AddPod handled, for Revert
@@ -197,6 +199,11 @@ func (p *Plugin) Close() error {
 		if err := os.Remove(p.config.SocketPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			p.Log.WithError(err).Warn("cannot remove the Remote CNI socket")
 		}
+		p.mu.Lock()
+		if p.state != nil {
+			p.state.close()
+		}
+		p.mu.Unlock()
 		p.unregisterMetrics()
 	})
 	return nil
@@ -248,7 +255,8 @@ func (p *Plugin) recoverPods() {
 		p.Log.Info("no stateFile configured: local pods are not recovered after a restart")
 		return
 	}
-	records, err := readState(p.config.StateFile)
+	p.state = &stateStore{path: p.config.StateFile}
+	load, err := readState(p.config.StateFile)
 	if err != nil {
 		// Keep the bad file for a post-mortem and start afresh.
 		aside := p.config.StateFile + ".bad"
@@ -256,12 +264,16 @@ func (p *Plugin) recoverPods() {
 			aside = ""
 		}
 		p.Log.WithError(err).WithField("keptAs", aside).Warn("pod state unreadable, starting without local pods")
-		p.persistLocked()
+		p.snapshotLocked()
 		return
 	}
+	if load.TornTail != "" {
+		p.Log.WithFields(logrus.Fields{"stateFile": p.config.StateFile, "replayed": load.Entries, "tail": load.TornTail}).
+			Warn("pod state ends in an unreadable change (an interrupted write); the changes before it were recovered")
+	}
 	dropped := 0
-	for i := range records {
-		r := records[i]
+	for i := range load.Pods {
+		r := load.Pods[i]
 		log := p.Log.WithFields(logrus.Fields{
 			"pod": r.id().String(), "container": r.ContainerID, "netns": r.NetworkNamespace,
 		})
@@ -278,22 +290,38 @@ func (p *Plugin) recoverPods() {
 		}
 		p.pods[r.id()] = &r
 	}
-	p.metrics.localPods.Set(float64(len(p.pods)))
 	p.Log.WithFields(logrus.Fields{"recovered": len(p.pods), "dropped": dropped}).Info("local pods recovered")
-	if dropped > 0 {
-		p.persistLocked()
+	// A fresh snapshot: the journal starts empty, a torn tail is gone, the file is in
+	// the current format.
+	p.snapshotLocked()
+}
+
+// snapshotLocked rewrites the state file with all local pods; p.mu is held.
+func (p *Plugin) snapshotLocked() {
+	p.metrics.localPods.Set(float64(len(p.pods)))
+	if p.state != nil {
+		p.stateWritten(p.state.snapshot(p.pods))
 	}
 }
 
-// persistLocked writes the local pods to the state file; p.mu is held. A failure is
-// logged and counted but does not fail the event: the pod works, only its recovery after
-// a restart is at risk.
-func (p *Plugin) persistLocked() {
+// recordLocked persists the record of id (now in p.pods) or, when it has none, its
+// removal; p.mu is held.
+func (p *Plugin) recordLocked(id podmodel.ID) {
 	p.metrics.localPods.Set(float64(len(p.pods)))
-	if p.config.StateFile == "" {
+	if p.state == nil {
 		return
 	}
-	if err := writeState(p.config.StateFile, p.pods); err != nil {
+	if r := p.pods[id]; r != nil {
+		p.stateWritten(p.state.record(r, p.pods))
+	} else {
+		p.stateWritten(p.state.forget(id, p.pods))
+	}
+}
+
+// stateWritten reports a failed write of the state file. It does not fail the event: the
+// pod works, only its recovery after a restart is at risk.
+func (p *Plugin) stateWritten(err error) {
+	if err != nil {
 		p.metrics.stateWriteErrors.Inc()
 		p.Log.WithError(err).Error("cannot persist the local pods: they may be lost if the agent restarts")
 	}
@@ -389,7 +417,7 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 		"event": ev.GetName(), "resyncCount": resyncCount, "localPods": len(p.pods), "dropped": dropped,
 	}).Info("local pods checked against Kubernetes")
 	if dropped > 0 {
-		p.persistLocked()
+		p.snapshotLocked()
 	}
 	return nil
 }
@@ -457,7 +485,7 @@ func (p *Plugin) recordPodIP(id podmodel.ID, containerID string, ip net.IP) {
 	if ip != nil {
 		r.IPAddress = ip.String()
 	}
-	p.persistLocked()
+	p.recordLocked(id)
 }
 
 func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
@@ -468,7 +496,7 @@ func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
 		return ""
 	}
 	delete(p.pods, ev.Pod)
-	p.persistLocked()
+	p.recordLocked(ev.Pod)
 	return fmt.Sprintf("local pod %s removed (container %s)", ev.Pod, r.ContainerID)
 }
 
@@ -490,6 +518,6 @@ func (p *Plugin) Revert(ev api.Event) error {
 		delete(p.pods, add.Pod)
 	}
 	p.lastAdd, p.lastAddPrev = nil, nil
-	p.persistLocked()
+	p.recordLocked(add.Pod)
 	return nil
 }

@@ -3,10 +3,12 @@ package podmanager
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,7 +28,9 @@ func writeStateFile(t *testing.T, path string, recs ...podRecord) {
 	for i := range recs {
 		pods[recs[i].id()] = &recs[i]
 	}
-	if err := writeState(path, pods); err != nil {
+	st := &stateStore{path: path}
+	defer st.close()
+	if err := st.snapshot(pods); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -102,11 +106,12 @@ func TestUnreadableStateFileStartsWithoutPods(t *testing.T) {
 	}
 }
 
-func TestStateFileIsReplacedAtomically(t *testing.T) {
+func TestStateFileIsASnapshotAndAJournalOfChanges(t *testing.T) {
 	env := newEnv(t, "")
 	for _, c := range []string{"c1", "c2", "c3"} {
 		mustSucceed(t, "add")(env.add(request("web-"+c, c, "/ns/"+c)))
 	}
+	mustSucceed(t, "delete")(env.del(request("web-c2", "c2", "/ns/c2")))
 	entries, err := os.ReadDir(filepath.Dir(env.stateFile))
 	if err != nil {
 		t.Fatal(err)
@@ -118,16 +123,37 @@ func TestStateFileIsReplacedAtomically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The snapshot written at start-up (no pods), then one line per change.
+	dec := json.NewDecoder(strings.NewReader(string(data)))
 	var doc struct {
 		Format int `json:"format"`
 		Pods   []map[string]any
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Format != 1 || len(doc.Pods) != 3 || doc.Pods[0]["name"] != "web-c1" || doc.Pods[0]["containerID"] != "c1" ||
-		doc.Pods[0]["networkNamespace"] != "/ns/c1" || doc.Pods[0]["namespace"] != "default" {
-		t.Errorf("state file:\n%s", data)
+	if doc.Format != 2 || len(doc.Pods) != 0 {
+		t.Errorf("snapshot = %+v, want format 2 without pods", doc)
+	}
+	var changes []string
+	for dec.More() {
+		var e map[string]map[string]any
+		if err := dec.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		for op, r := range e {
+			changes = append(changes, fmt.Sprintf("%s %v/%v %v %v", op, r["namespace"], r["name"], r["containerID"], r["networkNamespace"]))
+		}
+	}
+	want := []string{
+		"put default/web-c1 c1 /ns/c1", "put default/web-c2 c2 /ns/c2", "put default/web-c3 c3 /ns/c3",
+		"delete default/web-c2 <nil> <nil>",
+	}
+	if !slices.Equal(changes, want) {
+		t.Errorf("journal:\n%s\nwant:\n%s", strings.Join(changes, "\n"), strings.Join(want, "\n"))
+	}
+	if got := statePods(t, env.stateFile); got != "default/web-c1 c1 /ns/c1; default/web-c3 c3 /ns/c3" {
+		t.Errorf("state file pods = %q", got)
 	}
 }
 

@@ -48,8 +48,10 @@ func TestAddRepliesWithTheInterfacesTheHandlersFilledIn(t *testing.T) {
 	if lp := env.pm.GetLocalPods()[podmodel.ID{Name: "web", Namespace: "default"}]; lp == nil || lp.IPAddress.String() != "10.1.1.2" {
 		t.Errorf("local pod = %+v, want IP 10.1.1.2", lp)
 	}
-	if recs, err := readState(env.stateFile); err != nil || len(recs) != 1 || recs[0].IPAddress != "10.1.1.2" {
-		t.Errorf("state file records = %+v, %v", recs, err)
+	if load, err := readState(env.stateFile); err != nil {
+		t.Error(err)
+	} else if len(load.Pods) != 1 || load.Pods[0].IPAddress != "10.1.1.2" {
+		t.Errorf("state file records = %+v", load.Pods)
 	}
 	if got := testutil.ToFloat64(env.pm.metrics.requests.WithLabelValues(kindAdd, resultOK)); got != 1 {
 		t.Errorf("add/ok requests = %v", got)

@@ -1,9 +1,11 @@
 package podmanager
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -15,16 +17,26 @@ import (
 	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
-// stateFormat is the format version written into the state file; files of other versions
-// are ignored.
-const stateFormat = 1
+// stateFormat is the format version written into the state file. Format 1 was a
+// snapshot alone; format 2 is a snapshot followed by a journal of changes. Both are read;
+// files of other versions are refused.
+const stateFormat = 2
 
-// stateDoc is the content of the state file.
+// stateDoc is the snapshot that opens the state file.
 type stateDoc struct {
 	// Format is stateFormat.
 	Format int `json:"format"`
 	// Pods are the local pods, sorted by namespace and name.
 	Pods []podRecord `json:"pods"`
+}
+
+// journalEntry is one change appended to the state file after the snapshot: exactly one
+// of its fields is set.
+type journalEntry struct {
+	// Put records a pod (new, or replacing the record of the same pod ID).
+	Put *podRecord `json:"put,omitempty"`
+	// Delete forgets a pod.
+	Delete *podmodel.ID `json:"delete,omitempty"`
 }
 
 // podRecord is what the pod manager keeps about a local pod, in memory and in the state
@@ -46,81 +58,203 @@ type podRecord struct {
 
 func (r *podRecord) id() podmodel.ID { return podmodel.ID{Name: r.Name, Namespace: r.Namespace} }
 
+// validate reports a record that lacks what recovery needs.
+func (r *podRecord) validate() error {
+	if r.Name == "" || r.Namespace == "" || r.ContainerID == "" || r.NetworkNamespace == "" {
+		return fmt.Errorf("record of %s/%s lacks a name, namespace, container ID or netns", r.Namespace, r.Name)
+	}
+	return nil
+}
+
 // localPod returns the record as the API's LocalPod.
 func (r *podRecord) localPod() *LocalPod {
 	return &LocalPod{ID: r.id(), ContainerID: r.ContainerID, NetworkNamespace: r.NetworkNamespace,
 		IPAddress: net.ParseIP(r.IPAddress)}
 }
 
-// readState reads the state file; a missing file is no pods.
-func readState(path string) ([]podRecord, error) {
+// stateLoad is what readState found in a state file.
+type stateLoad struct {
+	// Pods are the records after the journal was replayed, sorted by namespace and name.
+	Pods []podRecord
+	// Entries is how many journal entries were replayed.
+	Entries int
+	// TornTail describes an unreadable end of the journal ("" when there is none): the
+	// entries before it were replayed, the rest was ignored. An append cut short (a full
+	// disk, a crash in the middle of a write) leaves such a tail.
+	TornTail string
+}
+
+// readState reads the state file: the snapshot, then the journal replayed over it. A
+// missing file is no pods. An unreadable snapshot, an invalid record or an unknown format
+// is an error; an unreadable journal tail is reported in TornTail.
+func readState(path string) (*stateLoad, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return &stateLoad{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read pod state %s: %w", path, err)
 	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	var doc stateDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("pod state %s: %w", path, err)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("pod state %s: snapshot: %w", path, err)
 	}
-	if doc.Format != stateFormat {
-		return nil, fmt.Errorf("pod state %s: format %d, this agent reads format %d", path, doc.Format, stateFormat)
+	if doc.Format != 1 && doc.Format != stateFormat {
+		return nil, fmt.Errorf("pod state %s: format %d, this agent reads formats 1 and %d", path, doc.Format, stateFormat)
 	}
-	for i, r := range doc.Pods {
-		if r.Name == "" || r.Namespace == "" || r.ContainerID == "" || r.NetworkNamespace == "" {
-			return nil, fmt.Errorf("pod state %s: record %d (%s/%s) lacks a name, namespace, container ID or netns",
-				path, i, r.Namespace, r.Name)
+	pods := make(map[podmodel.ID]*podRecord, len(doc.Pods))
+	for i := range doc.Pods {
+		r := &doc.Pods[i]
+		if err := r.validate(); err != nil {
+			return nil, fmt.Errorf("pod state %s: snapshot record %d: %w", path, i, err)
 		}
+		pods[r.id()] = r
 	}
-	return doc.Pods, nil
+	load := &stateLoad{}
+	for {
+		offset := dec.InputOffset()
+		var e journalEntry
+		err := dec.Decode(&e)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil {
+			err = e.apply(pods)
+		}
+		if err != nil {
+			load.TornTail = fmt.Sprintf("journal entry %d at byte %d: %v", load.Entries+1, offset, err)
+			break
+		}
+		load.Entries++
+	}
+	load.Pods = sortedRecords(pods)
+	return load, nil
 }
 
-// writeState replaces the state file atomically (write a temporary file, rename it over
-// the old one): a reader (the next agent) sees either the old or the new content, never a
-// partial one.
-func writeState(path string, pods map[podmodel.ID]*podRecord) error {
-	doc := stateDoc{Format: stateFormat, Pods: make([]podRecord, 0, len(pods))}
-	for _, r := range pods {
-		doc.Pods = append(doc.Pods, *r)
+// apply replays the entry over pods.
+func (e *journalEntry) apply(pods map[podmodel.ID]*podRecord) error {
+	switch {
+	case e.Put != nil && e.Delete == nil:
+		if err := e.Put.validate(); err != nil {
+			return err
+		}
+		pods[e.Put.id()] = e.Put
+	case e.Delete != nil && e.Put == nil:
+		delete(pods, *e.Delete)
+	default:
+		return errors.New("an entry must hold exactly one of put and delete")
 	}
-	sort.Slice(doc.Pods, func(i, j int) bool {
-		a, b := doc.Pods[i], doc.Pods[j]
+	return nil
+}
+
+// sortedRecords returns the records sorted by namespace and name.
+func sortedRecords(pods map[podmodel.ID]*podRecord) []podRecord {
+	out := make([]podRecord, 0, len(pods))
+	for _, r := range pods {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
 		return a.Name < b.Name
 	})
-	data, err := json.MarshalIndent(doc, "", "  ")
+	return out
+}
+
+// minCompactEntries is the journal length below which the state file is never compacted.
+const minCompactEntries = 64
+
+// stateStore keeps the local pods in the state file. A change costs one small append to
+// the journal, whatever the number of pods: no rewrite of the whole file and no rename
+// on every CNI request (on ext4, renaming a fresh file over an old one flushes the new
+// data to disk, which cost milliseconds per ADD). Once the journal outgrows twice the
+// pods (and minCompactEntries), the file is compacted: a new snapshot replaces it
+// atomically (temporary file + rename). Nothing is fsynced: the file has to survive an
+// agent restart or crash, which the page cache does; after a machine crash the pods'
+// sandboxes are gone too. Not safe for concurrent use: the plugin's mutex guards it.
+type stateStore struct {
+	path string
+	// journal is the state file opened for appending; nil until the first snapshot, and
+	// after a failed write (the next change then writes a snapshot).
+	journal *os.File
+	// entries counts the journal entries after the snapshot.
+	entries int
+}
+
+// record appends a put of r; when the journal is long or unusable, a snapshot of pods
+// (which already holds the change) is written instead.
+func (s *stateStore) record(r *podRecord, pods map[podmodel.ID]*podRecord) error {
+	return s.change(journalEntry{Put: r}, pods)
+}
+
+// forget appends a delete of id; see record.
+func (s *stateStore) forget(id podmodel.ID, pods map[podmodel.ID]*podRecord) error {
+	return s.change(journalEntry{Delete: &id}, pods)
+}
+
+func (s *stateStore) change(e journalEntry, pods map[podmodel.ID]*podRecord) error {
+	if s.journal == nil || s.entries >= max(minCompactEntries, 2*len(pods)) {
+		return s.snapshot(pods)
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode pod state change: %w", err)
+	}
+	if _, err := s.journal.Write(append(line, '\n')); err != nil {
+		// The file may now end in a partial line: write a snapshot next time.
+		s.closeJournal()
+		return fmt.Errorf("append to pod state %s: %w", s.path, err)
+	}
+	s.entries++
+	return nil
+}
+
+// snapshot replaces the state file with a snapshot of pods and an empty journal.
+func (s *stateStore) snapshot(pods map[podmodel.ID]*podRecord) error {
+	s.closeJournal()
+	data, err := json.MarshalIndent(stateDoc{Format: stateFormat, Pods: sortedRecords(pods)}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode pod state: %w", err)
 	}
-	dir := filepath.Dir(path)
+	dir := filepath.Dir(s.path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write pod state: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(s.path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write pod state: %w", err)
 	}
 	tmpName := tmp.Name()
-	// No fsync: the file has to survive an agent crash or restart, which the page cache
-	// does; after a machine crash the pods' sandboxes are gone too. Skipping it saves a
-	// disk flush on every CNI ADD and DEL (about a millisecond on a plain disk).
 	_, err = tmp.Write(append(data, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
-		err = os.Rename(tmpName, path)
+		err = os.Rename(tmpName, s.path)
 	}
 	if err != nil {
+		_ = tmp.Close()
 		_ = os.Remove(tmpName)
-		return fmt.Errorf("write pod state %s: %w", path, err)
+		return fmt.Errorf("write pod state %s: %w", s.path, err)
 	}
+	// The descriptor still refers to the renamed file: it becomes the journal.
+	if _, err := tmp.Seek(0, io.SeekEnd); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("pod state %s: %w", s.path, err)
+	}
+	s.journal, s.entries = tmp, 0
 	return nil
 }
+
+func (s *stateStore) closeJournal() {
+	if s.journal != nil {
+		_ = s.journal.Close()
+		s.journal = nil
+	}
+}
+
+// close releases the journal; the file stays as it is.
+func (s *stateStore) close() { s.closeJournal() }
 
 // netnsInode returns the inode of the namespace file at path, 0 when it cannot be read.
 func netnsInode(path string) uint64 {
