@@ -26,8 +26,9 @@ all: build
 
 build: $(BINARIES)
 
+# Static binaries, as the images ship them (contiv-cni runs on the host, whatever its libc).
 $(BINARIES):
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/$@ ./cmd/$@
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/$@ ./cmd/$@
 
 test:
 	CONTIV_TEST_CNI_PLUGINS=$(CNI_PLUGINS_DIR) $(GO) test -race -count=1 ./...
@@ -56,7 +57,7 @@ tools:
 	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	$(GO) install github.com/containernetworking/cni/cnitool@$(CNITOOL_VERSION)
-	GOBIN=$(CNI_PLUGINS_DIR) $(GO) install github.com/containernetworking/plugins/plugins/ipam/host-local@$(CNI_PLUGINS_VERSION)
+	CGO_ENABLED=0 GOBIN=$(CNI_PLUGINS_DIR) $(GO) install github.com/containernetworking/plugins/plugins/ipam/host-local@$(CNI_PLUGINS_VERSION)
 
 clean:
 	rm -rf $(BIN_DIR) .run

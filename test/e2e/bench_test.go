@@ -24,7 +24,8 @@ var referencePlugins struct {
 
 // referenceCNIPlugins builds bridge and host-local v1.7.1 into a directory: from this
 // module if it requires containernetworking/plugins, else with go install ...@v1.7.1
-// (the module proxy or the module cache).
+// (the module proxy or the module cache). Like contiv-cni, they are built without cgo,
+// as their releases are.
 func referenceCNIPlugins(tb testing.TB, e *env) (string, error) {
 	tb.Helper()
 	r := &referencePlugins
@@ -47,7 +48,7 @@ func referenceCNIPlugins(tb testing.TB, e *env) (string, error) {
 		}
 		cmd := exec.Command(e.goCmd, "install", pkgs["bridge"]+"@v1.7.1", pkgs["host-local"]+"@v1.7.1")
 		cmd.Dir = r.dir
-		cmd.Env = append(os.Environ(), "GOBIN="+r.dir, "GOFLAGS=-mod=mod")
+		cmd.Env = append(os.Environ(), "GOBIN="+r.dir, "GOFLAGS=-mod=mod", "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			r.err = fmt.Errorf("bridge and host-local v1.7.1: not in go.mod (%v), and go install failed: %v\n%s", errInModule, err, out)
 			return

@@ -220,10 +220,12 @@ func binaries(tb testing.TB, e *env) string {
 	return b.dir
 }
 
-// goBuild runs go build -o out pkg in dir.
+// goBuild runs go build -o out pkg in dir, without cgo: static binaries, as the images
+// and the CNI plugins' releases ship them.
 func goBuild(e *env, dir, out, pkg string) error {
 	cmd := exec.Command(e.goCmd, "build", "-o", out, pkg)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if data, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, data)
 	}
