@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
@@ -383,5 +384,86 @@ func TestLateDescriptorRegistration(t *testing.T) {
 	wantState(t, s, "late/x", api.StateConfigured)
 	if !dp.has("late/x") {
 		t.Fatal("late value not applied")
+	}
+}
+
+// blockingHook holds every log entry that contains match until release is closed.
+type blockingHook struct {
+	match   string
+	seen    chan string
+	release chan struct{}
+}
+
+func (h *blockingHook) Levels() []logrus.Level { return logrus.AllLevels }
+
+func (h *blockingHook) Fire(e *logrus.Entry) error {
+	if strings.Contains(e.Message, h.match) {
+		h.seen <- e.Level.String() + " " + e.Message
+		<-h.release
+	}
+	return nil
+}
+
+// TestTxnSummaryIsLoggedAfterTheCommitterIsAnswered: the summary of every transaction
+// is logged (WARN when it failed), but a commit does not wait for it.
+func TestTxnSummaryIsLoggedAfterTheCommitterIsAnswered(t *testing.T) {
+	dp := newFakeDP()
+	hook := &blockingHook{match: "txn #", seen: make(chan string, 4), release: make(chan struct{})}
+	log := quietLogger()
+	log.AddHook(hook)
+	cfg := DefaultConfig()
+	cfg.PrintTxnSummary = true
+	s, err := NewScheduler(Deps{Log: log, Config: staticConfig(cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	released := false
+	release := func() {
+		if !released {
+			close(hook.release)
+			released = true
+		}
+	}
+	defer release()
+	if err := s.RegisterKVDescriptor(dp.register(fakeDesc{name: "v", prefix: "v/"})); err != nil {
+		t.Fatal(err)
+	}
+
+	// The first summary blocks in the hook: the commit has returned all the same.
+	committed := make(chan error, 1)
+	go func() {
+		_, err := commitCtx(context.Background(), s, set("v/a", "1"))
+		committed <- err
+	}()
+	select {
+	case err := <-committed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the commit waited for its summary to be logged")
+	}
+	select {
+	case got := <-hook.seen:
+		if !strings.HasPrefix(got, "info txn #1 NB") || !strings.Contains(got, "CREATE v/a") {
+			t.Errorf("summary = %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no summary logged")
+	}
+	release()
+
+	dp.failOn("v/b", api.OpCreate, 1, false)
+	if _, err := commitCtx(context.Background(), s, set("v/b", "1")); err == nil {
+		t.Fatal("the injected failure did not fail the commit")
+	}
+	select {
+	case got := <-hook.seen:
+		if !strings.HasPrefix(got, "warning txn #2 NB") || !strings.Contains(got, "v/b") {
+			t.Errorf("summary of the failed transaction = %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no summary logged for the failed transaction")
 	}
 }

@@ -127,5 +127,6 @@ func (s *Scheduler) run() {
 		if r.done != nil {
 			close(r.done)
 		}
+		s.logSummaries()
 	}
 }

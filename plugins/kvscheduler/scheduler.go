@@ -85,6 +85,9 @@ type Scheduler struct {
 	q    queue
 	wg   sync.WaitGroup
 	hist history
+	// unlogged are finished transactions whose summary the transaction goroutine logs
+	// once it has answered their committer (guarded by mu).
+	unlogged []unloggedTxn
 
 	timersMu sync.Mutex
 	timers   map[*time.Timer]struct{}

@@ -310,11 +310,30 @@ func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint
 		s.scheduleRetry(retryReq{keys: t.retryKeys, attempt: t.attempt + 1, opt: *t.retry, origSeq: orig})
 	}
 	if s.config.PrintTxnSummary && (len(rec.Executed) > 0 || err != nil) {
-		if err != nil {
-			s.log.Warn(rec.Summary(summaryLimit))
-		} else {
-			s.log.Info(rec.Summary(summaryLimit))
-		}
+		s.unlogged = append(s.unlogged, unloggedTxn{rec: rec, failed: err != nil})
 	}
 	return rec.SeqNum, err
+}
+
+// unloggedTxn is a finished transaction whose summary is still to be logged.
+type unloggedTxn struct {
+	rec    *api.RecordedTxn
+	failed bool
+}
+
+// logSummaries logs the summaries of the transactions finished since the last call. The
+// transaction goroutine calls it after it has answered the committer: formatting every
+// value of a transaction takes a while and the committer need not wait for it.
+func (s *Scheduler) logSummaries() {
+	s.mu.Lock()
+	pending := s.unlogged
+	s.unlogged = nil
+	s.mu.Unlock()
+	for _, u := range pending {
+		if u.failed {
+			s.log.Warn(u.rec.Summary(summaryLimit))
+		} else {
+			s.log.Info(u.rec.Summary(summaryLimit))
+		}
+	}
 }
