@@ -460,8 +460,8 @@ func TestBadConfigIsInvalidNetworkConfig(t *testing.T) {
 	conf := env.writeConf(map[string]any{"grpcServer": nil})
 	for _, command := range []string{"ADD", "DEL", "STATUS"} {
 		_, e := env.execPlugin(command, conf, netns, podArgs("web"))
-		if e == nil || e.Code != 7 || !strings.Contains(e.Msg, "lacks grpcServer") {
-			t.Errorf("%s error = %+v, want code 7 naming grpcServer", command, e)
+		if e == nil || e.Code != 7 || !strings.Contains(e.Msg, "lacks grpcServer") || e.CNIVersion != "1.1.0" {
+			t.Errorf("%s error = %+v, want code 7 naming grpcServer, with cniVersion 1.1.0", command, e)
 		}
 	}
 	withPrev := `{"cniVersion":"1.1.0","name":"contiv-test","type":"contiv-cni","grpcServer":"/x.sock",` +

@@ -30,6 +30,8 @@
 //	               the plugin's stderr, which the runtime usually keeps)
 //	etcdEndpoints  accepted for compatibility with upstream configurations, unused
 //
+// Errors are printed as the spec's error JSON (cniVersion, code, msg, details) with the
+// configuration's cniVersion, or 1.1.0 when it has none that contiv-cni supports.
 // Error codes (the "code" of the CNI error JSON):
 //
 //	4    invalid CNI_* environment variables (checked by the CNI library)
