@@ -2,17 +2,16 @@ package cniplugin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/unarygrpc"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
 
@@ -34,31 +33,24 @@ func agentAddress(server string) (network, address string) {
 	return "tcp", server
 }
 
-// agentTarget is grpcServer as a gRPC target.
-func agentTarget(server string) string {
-	if network, addr := agentAddress(server); network == "unix" {
-		return "unix://" + addr
+// Methods of the RemoteCNI service.
+const (
+	methodAdd    = cni.RemoteCNI_Add_FullMethodName
+	methodDelete = cni.RemoteCNI_Delete_FullMethodName
+	methodCheck  = cni.RemoteCNI_Check_FullMethodName
+)
+
+// callAgent makes one RemoteCNI call on a connection of its own. The plugin makes one
+// call per process, so it uses unarygrpc rather than a grpc-go client, whose set-up
+// cost more than the call.
+func callAgent(ctx context.Context, server, method string, req *cni.CNIRequest) (*cni.CNIReply, error) {
+	network, addr := agentAddress(server)
+	reply := &cni.CNIReply{}
+	if err := unarygrpc.Call(ctx, network, addr, method, req, reply); err != nil {
+		return nil, err
 	}
-	return "passthrough:///" + server
+	return reply, nil
 }
-
-// agentClient is a connection to the agent's RemoteCNI service.
-type agentClient struct {
-	cni.RemoteCNIClient
-	conn *grpc.ClientConn
-}
-
-// dialAgent prepares a connection to the agent; it connects on the first call, which
-// fails at once (codes.Unavailable) when the agent is not there.
-func dialAgent(server string) (*agentClient, error) {
-	conn, err := grpc.NewClient(agentTarget(server), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, types.NewError(types.ErrInvalidNetworkConfig, fmt.Sprintf("contiv-cni: bad grpcServer %q", server), err.Error())
-	}
-	return &agentClient{RemoteCNIClient: cni.NewRemoteCNIClient(conn), conn: conn}, nil
-}
-
-func (c *agentClient) close() { _ = c.conn.Close() }
 
 // probeAgent reports whether the agent's socket accepts a connection.
 func probeAgent(ctx context.Context, server string) error {
@@ -76,13 +68,17 @@ func probeAgent(ctx context.Context, server string) error {
 // callError turns the failure of a call to the agent into a CNI error: transient
 // conditions are "try again later" (11), anything else is an internal error (999).
 func callError(what, server string, err error) *types.Error {
-	st := status.Convert(err)
-	switch st.Code() {
+	code, msg := unarygrpc.Code(err), err.Error()
+	var e *unarygrpc.Error
+	if errors.As(err, &e) {
+		msg = e.Message
+	}
+	switch code {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted, codes.Aborted:
 		return types.NewError(types.ErrTryAgainLater,
-			fmt.Sprintf("%s: the contiv agent at %s cannot process it now, try again later", what, server), st.Message())
+			fmt.Sprintf("%s: the contiv agent at %s cannot process it now, try again later", what, server), msg)
 	}
-	return types.NewError(types.ErrInternal, fmt.Sprintf("%s: calling the contiv agent at %s failed", what, server), st.Message())
+	return types.NewError(types.ErrInternal, fmt.Sprintf("%s: calling the contiv agent at %s failed", what, server), msg)
 }
 
 // replyError is the CNI error of a reply in which the agent reports a failure.

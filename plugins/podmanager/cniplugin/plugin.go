@@ -194,12 +194,7 @@ func (r *request) add() (err error) {
 		r.log.WithField("ipamResult", req.IpamData).Info("IPAM plugin allocated")
 	}
 
-	client, err := dialAgent(r.conf.GRPCServer)
-	if err != nil {
-		return err
-	}
-	defer client.close()
-	reply, cerr := client.Add(ctx, req)
+	reply, cerr := callAgent(ctx, r.conf.GRPCServer, methodAdd, req)
 	if cerr != nil {
 		return callError(r.what(), r.conf.GRPCServer, cerr)
 	}
@@ -243,12 +238,7 @@ func resultSummary(res *types100.Result) string {
 func (r *request) del() error {
 	ctx, cancel := context.WithTimeout(context.Background(), agentCallTimeout)
 	defer cancel()
-	client, err := dialAgent(r.conf.GRPCServer)
-	if err != nil {
-		return err
-	}
-	defer client.close()
-	reply, cerr := client.Delete(ctx, r.agentRequest())
+	reply, cerr := callAgent(ctx, r.conf.GRPCServer, methodDelete, r.agentRequest())
 	if cerr != nil {
 		// The IPAM allocation stays until the agent confirms the delete: the runtime
 		// retries the DEL.
@@ -286,12 +276,7 @@ func (r *request) check() error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), agentCallTimeout)
 	defer cancel()
-	client, err := dialAgent(r.conf.GRPCServer)
-	if err != nil {
-		return err
-	}
-	defer client.close()
-	reply, cerr := client.Check(ctx, r.agentRequest())
+	reply, cerr := callAgent(ctx, r.conf.GRPCServer, methodCheck, r.agentRequest())
 	if cerr != nil {
 		return callError(r.what(), r.conf.GRPCServer, cerr)
 	}

@@ -2,13 +2,15 @@ package cniplugin
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/unarygrpc"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
 
@@ -140,17 +142,20 @@ func TestResultKeepsTheRequestedVersion(t *testing.T) {
 
 func TestCallErrorCodes(t *testing.T) {
 	for _, tc := range []struct {
-		err  error
-		want uint
+		err     error
+		want    uint
+		details string
 	}{
-		{status.Error(codes.Unavailable, "connection refused"), types.ErrTryAgainLater},
-		{status.Error(codes.DeadlineExceeded, "not processed within 1m0s"), types.ErrTryAgainLater},
-		{status.Error(codes.Internal, "boom"), types.ErrInternal},
-		{status.Error(codes.Unimplemented, "method Check not implemented"), types.ErrInternal},
+		{&unarygrpc.Error{Code: codes.Unavailable, Message: "connection refused"}, types.ErrTryAgainLater, "connection refused"},
+		{&unarygrpc.Error{Code: codes.DeadlineExceeded, Message: "not processed within 1m0s"}, types.ErrTryAgainLater, "not processed within 1m0s"},
+		{fmt.Errorf("wrapped: %w", &unarygrpc.Error{Code: codes.Aborted, Message: "stopping"}), types.ErrTryAgainLater, "stopping"},
+		{&unarygrpc.Error{Code: codes.Internal, Message: "boom"}, types.ErrInternal, "boom"},
+		{&unarygrpc.Error{Code: codes.Unimplemented, Message: "method Check not implemented"}, types.ErrInternal, "method Check not implemented"},
+		{errors.New("not from unarygrpc"), types.ErrInternal, "not from unarygrpc"},
 	} {
 		e := callError("ADD of pod default/web", "/var/run/contiv/cni.sock", tc.err)
-		if e.Code != tc.want || !strings.Contains(e.Error(), "/var/run/contiv/cni.sock") || !strings.Contains(e.Details, status.Convert(tc.err).Message()) {
-			t.Errorf("callError(%v) = %+v, want code %d", tc.err, e, tc.want)
+		if e.Code != tc.want || !strings.Contains(e.Error(), "/var/run/contiv/cni.sock") || e.Details != tc.details {
+			t.Errorf("callError(%v) = %+v, want code %d with details %q", tc.err, e, tc.want, tc.details)
 		}
 	}
 	e := replyError("DEL of pod default/web", &cni.CNIReply{Result: cni.ResultError, Error: "boom"})
@@ -159,14 +164,14 @@ func TestCallErrorCodes(t *testing.T) {
 	}
 }
 
-func TestAgentTarget(t *testing.T) {
-	for in, want := range map[string]string{
-		"/var/run/contiv/cni.sock": "unix:///var/run/contiv/cni.sock",
-		"127.0.0.1:9111":           "passthrough:///127.0.0.1:9111",
-		"agent.local:9111":         "passthrough:///agent.local:9111",
+func TestAgentAddress(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"/var/run/contiv/cni.sock": {"unix", "/var/run/contiv/cni.sock"},
+		"127.0.0.1:9111":           {"tcp", "127.0.0.1:9111"},
+		"agent.local:9111":         {"tcp", "agent.local:9111"},
 	} {
-		if got := agentTarget(in); got != want {
-			t.Errorf("agentTarget(%q) = %q, want %q", in, got, want)
+		if network, addr := agentAddress(in); network != want[0] || addr != want[1] {
+			t.Errorf("agentAddress(%q) = %s %s, want %s %s", in, network, addr, want[0], want[1])
 		}
 	}
 }
