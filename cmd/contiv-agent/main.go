@@ -34,11 +34,11 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service"
-	"github.com/contiv-vpp/contiv-vpp/plugins/standalone"
 	vppifplugin "github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l2plugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l3plugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/natplugin"
+	"github.com/contiv-vpp/contiv-vpp/standalone"
 )
 
 // nodeNameEnv carries the Kubernetes node name (downward API spec.nodeName); it is also

@@ -24,7 +24,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
 )
 
-const demoFile = "../../k8s/examples/demo-cluster.yaml"
+const demoFile = "../k8s/examples/demo-cluster.yaml"
 
 // env is a running plugin and a client of its etcd.
 type env struct {
