@@ -279,3 +279,89 @@ func heapOfMessages(n int) uint64 {
 	runtime.KeepAlive(kvs)
 	return after - before - uint64(cap(kvs))*uint64(unsafe.Sizeof(kv{}))
 }
+
+// derivedBench is a parent value "global" whose content lists items; it derives one
+// value "feat/<item>" per item, and each of those depends on "iface/<item>" (the shape of
+// the NAT44 global configuration and its per-interface features).
+type derivedBench struct {
+	objs map[string]proto.Message
+}
+
+func (dp *derivedBench) descriptors() []*api.KVDescriptor {
+	store := func(name, prefix string) *api.KVDescriptor {
+		return &api.KVDescriptor{
+			Name:        name,
+			NBKeyPrefix: prefix,
+			KeySelector: func(k string) bool { return strings.HasPrefix(k, prefix) },
+			Create: func(k string, v proto.Message) (api.Metadata, error) {
+				dp.objs[k] = v
+				return nil, nil
+			},
+			Update: func(k string, _, v proto.Message, md api.Metadata) (api.Metadata, error) {
+				dp.objs[k] = v
+				return md, nil
+			},
+			Delete: func(k string, _ proto.Message, _ api.Metadata) error {
+				delete(dp.objs, k)
+				return nil
+			},
+		}
+	}
+	global := store("global", "global")
+	global.DerivedValues = func(_ string, v proto.Message) []api.KeyValuePair {
+		var out []api.KeyValuePair
+		for _, item := range strings.Split(v.(*wrapperspb.StringValue).GetValue(), ",") {
+			if item != "" {
+				out = append(out, api.KeyValuePair{Key: "feat/" + item, Value: wrapperspb.String(item)})
+			}
+		}
+		return out
+	}
+	feat := store("feat", "")
+	feat.KeySelector = func(k string) bool { return strings.HasPrefix(k, "feat/") }
+	feat.Dependencies = func(k string, _ proto.Message) []api.Dependency {
+		return []api.Dependency{{Label: "interface", Key: "iface/" + strings.TrimPrefix(k, "feat/")}}
+	}
+	return []*api.KVDescriptor{store("iface", "iface/"), global, feat}
+}
+
+// BenchmarkUpdateParentOfManyDerived updates a value that derives one value per item
+// (and per interface it depends on) by adding or removing one item: the cost should
+// follow the one derived value that changes, not the number of items.
+func BenchmarkUpdateParentOfManyDerived(b *testing.B) {
+	for _, n := range []int{10, 110, 1000} {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			dp := &derivedBench{objs: make(map[string]proto.Message)}
+			cfg := DefaultConfig()
+			cfg.PrintTxnSummary = false
+			s := newTestScheduler(b, &cfg, dp.descriptors()...)
+			items := make([]string, n)
+			var ifaces []kv
+			for i := range items {
+				items[i] = fmt.Sprintf("if%d", i)
+				ifaces = append(ifaces, kv{"iface/" + items[i], wrapperspb.String("up")})
+			}
+			ifaces = append(ifaces, kv{"iface/extra", wrapperspb.String("up")})
+			base := strings.Join(items, ",")
+			mustCommit(b, s, append(ifaces, kv{"global", wrapperspb.String(base)})...)
+			if len(dp.objs) != 2*n+2 {
+				b.Fatalf("dataplane holds %d values, want %d", len(dp.objs), 2*n+2)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				v := base
+				if i%2 == 0 {
+					v += ",extra"
+				}
+				i++
+				mustCommit(b, s, kv{"global", wrapperspb.String(v)})
+			}
+			b.StopTimer()
+			if want := 2*n + 2 + i%2; len(dp.objs) != want {
+				b.Fatalf("dataplane holds %d values, want %d", len(dp.objs), want)
+			}
+		})
+	}
+}

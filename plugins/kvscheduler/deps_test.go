@@ -3,6 +3,7 @@ package kvscheduler
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -217,6 +218,59 @@ func TestDerivedValuesFollowTheirParent(t *testing.T) {
 	if got := dp.value("d/if1/ip1"); got != "x" {
 		t.Fatalf("derived value overwritten by NB: %q", got)
 	}
+}
+
+// TestUpdateTouchesOnlyTheDerivedValuesThatChange: an update of a parent with many
+// derived values validates and applies only the derived values that are new or
+// different; the others are not even validated again. A derived value that failed is
+// still retried by the update.
+func TestUpdateTouchesOnlyTheDerivedValuesThatChange(t *testing.T) {
+	dp := newFakeDP()
+	validated := map[string]int{}
+	s := newTestScheduler(t, nil,
+		dp.register(fakeDesc{name: "v", prefix: "v/", deps: depsFromValue, derived: derivedFromValue("v/", "d/")}),
+		dp.register(fakeDesc{name: "d", prefix: "d/", deps: depsFromValue, validate: func(key string, _ proto.Message) error {
+			validated[key]++
+			return nil
+		}}),
+	)
+	mustCommit(t, s, set("v/if", "if;der=a:1|b:2|c:3"))
+	dp.takeCalls()
+	clear(validated)
+
+	mustCommit(t, s, set("v/if", "if;der=a:1|b:2|c:3|d:4"))
+	if calls := dp.takeCalls(); !slices.Equal(calls, []string{"update v/if", "create d/if/d"}) {
+		t.Errorf("adding one derived value: calls %v", calls)
+	}
+	if !maps.Equal(validated, map[string]int{"d/if/d": 1}) {
+		t.Errorf("adding one derived value validated %v", validated)
+	}
+
+	clear(validated)
+	mustCommit(t, s, set("v/if", "if;der=a:1|b:9|c:3|d:4"))
+	if calls := dp.takeCalls(); !slices.Equal(calls, []string{"update v/if", "update d/if/b"}) {
+		t.Errorf("changing one derived value: calls %v", calls)
+	}
+	if !maps.Equal(validated, map[string]int{"d/if/b": 1}) {
+		t.Errorf("changing one derived value validated %v", validated)
+	}
+
+	// c fails (not retriable); the next update of the parent tries it again although
+	// its content is the same.
+	mustCommit(t, s, set("v/if", "if;der=a:1|b:9|d:4"))
+	dp.failOn("d/if/c", api.OpCreate, 1, false)
+	if _, err := commitCtx(context.Background(), s, set("v/if", "if;der=a:1|b:9|c:3|d:4")); err == nil {
+		t.Fatal("the injected failure did not fail the commit")
+	}
+	if st := stateOf(s, "d/if/c"); st == api.StateConfigured {
+		t.Fatalf("d/if/c is %v although its creation failed", st)
+	}
+	dp.takeCalls()
+	mustCommit(t, s, set("v/if", "if2;der=a:1|b:9|c:3|d:4"))
+	if calls := dp.takeCalls(); !slices.Equal(calls, []string{"update v/if", "create d/if/c"}) {
+		t.Errorf("update after a failure: calls %v", calls)
+	}
+	wantState(t, s, "d/if/c", api.StateConfigured)
 }
 
 func TestDependencyOnDerivedValueAndProperty(t *testing.T) {

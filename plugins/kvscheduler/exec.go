@@ -187,7 +187,8 @@ func (t *txnExec) update(n *node, v proto.Message) {
 	}
 	prevState, prevValue := n.state, n.applied
 	var meta api.Metadata
-	err := t.dropObsoleteChildren(n, t.derive(n, v))
+	derived := t.derive(n, v)
+	err := t.dropObsoleteChildren(n, derived)
 	if err == nil {
 		meta, err = t.callUpdate(n, prevValue, v)
 	}
@@ -199,7 +200,7 @@ func (t *txnExec) update(n *node, v proto.Message) {
 	t.g.setApplied(n, v, meta, api.FromNB)
 	t.g.setState(n, api.StateConfigured, api.OpUpdate, nil)
 	t.record(n, api.OpUpdate, prevState, prevValue, v, nil)
-	t.syncChildren(n)
+	t.syncDerived(n, derived)
 }
 
 func (t *txnExec) recreate(n *node, v proto.Message) {
@@ -419,12 +420,21 @@ func (t *txnExec) dropObsoleteChildren(n *node, newDerived []api.KeyValuePair) e
 // values of a managed value are reconciled through their descriptors; those of a
 // value the dataplane owns are recorded as they are, without callbacks.
 func (t *txnExec) syncChildren(n *node) {
-	if n.adopted {
-		t.g.setAdopted(n, false)
-	}
 	var derived []api.KeyValuePair
 	if n.available() {
 		derived = t.derive(n, n.applied)
+	}
+	t.syncDerived(n, derived)
+}
+
+// syncDerived is syncChildren with the derived values of n.applied already computed
+// (nil when n is not available).
+func (t *txnExec) syncDerived(n *node, derived []api.KeyValuePair) {
+	if n.adopted {
+		t.g.setAdopted(n, false)
+	}
+	if !n.available() {
+		derived = nil
 	}
 	if len(derived) == 0 && len(n.children) == 0 {
 		return
@@ -457,12 +467,24 @@ func (t *txnExec) syncChildren(n *node) {
 			continue
 		}
 		if managed {
+			if t.settledAs(c, vals[i]) {
+				continue
+			}
 			t.setNB(c, vals[i])
 			t.reconcile(c)
 		} else {
 			t.sbSet(c, vals[i], nil, n.origin)
 		}
 	}
+}
+
+// settledAs reports whether the derived value c already is v, wanted and applied, with
+// nothing left to do: re-deriving it then changes nothing. An update of a value with many
+// derived values (the NAT44 global configuration has one per interface) thus costs what
+// changed, not a validation, re-indexing and reconciliation of every derived value.
+func (t *txnExec) settledAs(c *node, v proto.Message) bool {
+	return c.nb != nil && c.nbErr == nil && c.applied != nil && c.state == api.StateConfigured &&
+		!c.removing && c.desc.equal(c.key, c.nb, v) && (c.applied == c.nb || c.desc.equal(c.key, c.applied, v))
 }
 
 // childNode returns the node for derived key of parent p, or nil (with the
