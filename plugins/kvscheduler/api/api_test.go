@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -175,5 +176,28 @@ func TestSummaryCountsWhatItLeavesOut(t *testing.T) {
 	}
 	if full := rec.String(); strings.Count(full, "DELETE") != 5 || strings.Contains(full, "more") {
 		t.Errorf("String() =\n%s", full)
+	}
+}
+
+func TestSummaryCutsLongValues(t *testing.T) {
+	long := strings.Repeat("é", 400) // 800 bytes, 2 per rune
+	rec := &RecordedTxn{SeqNum: 7, TxnType: NBTransaction, Values: []RecordedKVPair{
+		{Key: "config/short", Value: wrapperspb.String("tap1")},
+		{Key: "config/long", Value: wrapperspb.String(long)},
+	}}
+	short := rec.Summary(50)
+	if !strings.Contains(short, `config/short = value:"tap1"`) {
+		t.Errorf("short value changed:\n%s", short)
+	}
+	line := short[strings.Index(short, "config/long = "):]
+	line = line[:strings.IndexByte(line, '\n')]
+	if !strings.HasSuffix(line, "more bytes: GET /scheduler/txn-history?seq-num=7)") || len(line) > 700 {
+		t.Errorf("long value not cut (%d bytes): %s", len(line), line)
+	}
+	if !utf8.ValidString(line) {
+		t.Errorf("cut inside a rune: %q", line)
+	}
+	if full := rec.String(); !strings.Contains(full, long) {
+		t.Errorf("String() cut the value")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -153,9 +154,14 @@ func MarshalProtoJSON(m proto.Message) (json.RawMessage, error) {
 //	    1. CREATE config/vpp/v2/interfaces/tap1 PENDING -> CONFIGURED
 func (t *RecordedTxn) String() string { return t.Summary(0) }
 
+// summaryValueBytes bounds the text of one value in a limited Summary: a value that lists
+// every pod interface (the NAT44 global configuration) would otherwise put kilobytes
+// into the log for every pod.
+const summaryValueBytes = 512
+
 // Summary is String with at most limit lines per list (values, planned, executed), the
-// rest counted: a resync of 10k values logs a readable summary instead of 20k lines.
-// limit <= 0 means no limit.
+// rest counted, and values longer than summaryValueBytes cut: a resync of 10k values
+// logs a readable summary instead of 20k lines. limit <= 0 means no limit.
 func (t *RecordedTxn) Summary(limit int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "txn #%d %s", t.SeqNum, t.TxnType)
@@ -185,9 +191,17 @@ func (t *RecordedTxn) Summary(limit int) string {
 			}
 			if v.Value == nil {
 				fmt.Fprintf(&b, "    %s = <delete>\n", v.Key)
-			} else {
-				fmt.Fprintf(&b, "    %s = %v\n", v.Key, compact(v.Value))
+				continue
 			}
+			text := compact(v.Value)
+			if limit > 0 && len(text) > summaryValueBytes {
+				cut := summaryValueBytes
+				for cut > 0 && !utf8.RuneStart(text[cut]) {
+					cut--
+				}
+				text = fmt.Sprintf("%s ... (%d more bytes: GET /scheduler/txn-history?seq-num=%d)", text[:cut], len(text)-cut, t.SeqNum)
+			}
+			fmt.Fprintf(&b, "    %s = %s\n", v.Key, text)
 		}
 	} else if t.ValueCount > 0 {
 		fmt.Fprintf(&b, "  values: %d (not recorded)\n", t.ValueCount)
