@@ -26,6 +26,7 @@ const (
 	DumpPath             = "/scheduler/dump"
 	StatusPath           = "/scheduler/status"
 	KeyTimelinePath      = "/scheduler/key-timeline"
+	GraphSnapshotPath    = "/scheduler/graph-snapshot"
 	DownstreamResyncPath = "/scheduler/downstream-resync"
 )
 
@@ -41,6 +42,7 @@ const (
 //	GET  /scheduler/dump              ?descriptor=NAME&key-prefix=P&view=NB|SB|cached
 //	GET  /scheduler/status            [?key=K | ?key-prefix=P]
 //	GET  /scheduler/key-timeline      ?key=K
+//	GET  /scheduler/graph-snapshot    [?key-prefix=P]
 //	POST /scheduler/downstream-resync [?retry=true&verbose=true]
 //
 // Bodies are JSON; proto values are encoded with protojson.
@@ -49,6 +51,7 @@ func (s *Scheduler) RegisterHandlers(r Registrar) {
 	r.HandleFunc("GET "+DumpPath, s.handleDump)
 	r.HandleFunc("GET "+StatusPath, s.handleStatus)
 	r.HandleFunc("GET "+KeyTimelinePath, s.handleKeyTimeline)
+	r.HandleFunc("GET "+GraphSnapshotPath, s.handleGraphSnapshot)
 	r.HandleFunc("POST "+DownstreamResyncPath, s.handleDownstreamResync)
 }
 
@@ -196,6 +199,23 @@ func (s *Scheduler) handleKeyTimeline(w http.ResponseWriter, r *http.Request) {
 		tl = []KeyTimelineEntry{}
 	}
 	infra.WriteJSON(w, http.StatusOK, tl)
+}
+
+func (s *Scheduler) handleGraphSnapshot(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if t := q.Get("time"); t != "" {
+		writeError(w, http.StatusBadRequest, "parameter time=%q: only the current graph is kept (use /scheduler/key-timeline and /scheduler/txn-history for the past)", t)
+		return
+	}
+	nodes, err := s.GraphSnapshot(q.Get("key-prefix"))
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	if nodes == nil {
+		nodes = []GraphNode{}
+	}
+	infra.WriteJSON(w, http.StatusOK, nodes)
 }
 
 // resyncResponse is the body of POST /scheduler/downstream-resync.
