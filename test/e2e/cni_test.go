@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -400,4 +402,93 @@ func TestPodKeepsItsIPWhenTheAgentRestartsBeforeKubeletReportsIt(t *testing.T) {
 	if err := checkPodUnwired(p1.ns); err != nil {
 		t.Errorf("after DEL: %v", err)
 	}
+}
+
+// TestConcurrentAddsAndDels runs CNI ADDs of many pods at once, as a kubelet starting a
+// batch of pods does, then their DELs at once: every ADD succeeds with its own address
+// and a wired eth0, every DEL leaves the namespace as it was, and the IPs go back.
+func TestConcurrentAddsAndDels(t *testing.T) {
+	t.Parallel()
+	e := requireEnv(t)
+	const n = 16
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("c%02d", i)
+	}
+	node := startContivNode(t, e, names...)
+	pods := make([]*pod, n)
+	for i, name := range names {
+		pods[i] = &pod{name: name, ns: newPodNetns(t, e)} // created here: newPodNetns may Fatal
+	}
+
+	run := func(command string) []error {
+		errs := make([]error, n)
+		stdouts := make([]string, n)
+		var wg sync.WaitGroup
+		for i, p := range pods {
+			wg.Go(func() {
+				stdout, stderr, err := node.cni.cnitool(command, p.ns, podArgs(p.name))
+				if err != nil {
+					errs[i] = fmt.Errorf("cnitool %s %s: %v\n%s", command, p.name, err, stderr)
+				}
+				stdouts[i] = stdout
+			})
+		}
+		wg.Wait()
+		if command == "add" {
+			for i, p := range pods {
+				if errs[i] != nil {
+					continue
+				}
+				res, err := parseCNIResult(stdouts[i])
+				if err != nil {
+					errs[i] = fmt.Errorf("ADD %s: %v", p.name, err)
+					continue
+				}
+				ip, _, err := net.ParseCIDR(res.IPs[0].Address)
+				if err != nil {
+					errs[i] = fmt.Errorf("ADD %s: address %q: %v", p.name, res.IPs[0].Address, err)
+					continue
+				}
+				p.ip, p.result = ip.String(), res
+			}
+		}
+		return errs
+	}
+
+	for _, err := range run("add") {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	want := make(map[string]string, n)
+	seen := make(map[string]string, n)
+	for _, p := range pods {
+		if other, dup := seen[p.ip]; dup {
+			t.Errorf("pods %s and %s both got %s", other, p.name, p.ip)
+		}
+		seen[p.ip] = p.name
+		want["default/"+p.name] = p.ip
+		if _, err := checkPodWired(p.ns, p.ip+"/32", podGateway); err != nil {
+			t.Errorf("after the concurrent ADDs: %v", err)
+		}
+	}
+	expectAllocations(t, node, want, nil)
+
+	absent := make([]string, 0, n)
+	for _, err := range run("del") {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for _, p := range pods {
+		if err := checkPodUnwired(p.ns); err != nil {
+			t.Errorf("after the concurrent DELs: %v", err)
+		}
+		absent = append(absent, "default/"+p.name)
+	}
+	expectAllocations(t, node, nil, absent)
 }
