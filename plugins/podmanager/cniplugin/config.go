@@ -13,6 +13,20 @@ import (
 // defaultLogFile is where requests are logged when the configuration names no logFile.
 const defaultLogFile = "/tmp/contiv-cni.log"
 
+// maxLogSize is the size from which the log file is rotated: it usually sits on a tmpfs
+// (/var/run/contiv), in memory, and every pod adds a few lines to it.
+const maxLogSize = 4 << 20
+
+// rotateLog renames the log file to <path>.1 (replacing the previous one) once it has
+// reached max bytes, so that the log takes at most about twice max. Two plugin processes
+// may rotate at the same time; the rename is atomic and the later one just renames the
+// fresh, small file, losing nothing but the order of a few lines.
+func rotateLog(path string, max int64) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() >= max {
+		_ = os.Rename(path, path+".1")
+	}
+}
+
 // netConf is contiv-cni's network configuration.
 type netConf struct {
 	types.PluginConf
@@ -60,6 +74,7 @@ func openLog(target string, stderr io.Writer) (*logrus.Logger, func()) {
 	if target == "" {
 		return log, func() {}
 	}
+	rotateLog(target, maxLogSize)
 	f, err := os.OpenFile(target, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		log.WithError(err).Warnf("contiv-cni: cannot open log file %s, logging to stderr", target)

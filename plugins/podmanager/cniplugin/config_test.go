@@ -117,3 +117,34 @@ func TestOpenLogFallsBackToStderr(t *testing.T) {
 		t.Errorf("log file = %q, %v; stderr = %q", data, err, stderr.String())
 	}
 }
+
+func TestLogIsRotatedWhenFull(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cni.log")
+	full := strings.Repeat("x", maxLogSize)
+	if err := os.WriteFile(path+".1", []byte("oldest"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(full), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	log, closeLog := openLog(path, &stderr)
+	log.Info("after rotation")
+	closeLog()
+	if data, err := os.ReadFile(path + ".1"); err != nil || string(data) != full {
+		t.Errorf("%s.1 holds %d bytes (%v), want the full log", path, len(data), err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), "after rotation") || len(data) > 1024 {
+		t.Errorf("new log = %q, %v", data, err)
+	}
+
+	// Below the limit nothing moves.
+	log, closeLog = openLog(path, &stderr)
+	log.Info("appended")
+	closeLog()
+	if data, _ := os.ReadFile(path); !strings.Contains(string(data), "after rotation") || !strings.Contains(string(data), "appended") {
+		t.Errorf("log below the limit was rotated: %q", data)
+	}
+}

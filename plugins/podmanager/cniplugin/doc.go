@@ -27,7 +27,8 @@
 //	grpcServer     mandatory: the agent's address, a unix socket path if it starts with
 //	               "/", else TCP host:port
 //	logFile        where each request is logged (default /tmp/contiv-cni.log; "" logs to
-//	               the plugin's stderr, which the runtime usually keeps)
+//	               the plugin's stderr, which the runtime usually keeps); rotated to
+//	               <logFile>.1 at 4 MiB
 //	etcdEndpoints  accepted for compatibility with upstream configurations, unused
 //
 // Errors are printed as the spec's error JSON (cniVersion, code, msg, details) with the
