@@ -492,3 +492,50 @@ func TestConcurrentAddsAndDels(t *testing.T) {
 	}
 	expectAllocations(t, node, nil, absent)
 }
+
+// TestPodsSurviveAnAgentCrash kills the agent (SIGKILL: no Close, the state file's journal
+// is left as the last append made it, the CNI socket file stays) after pods were added
+// and one deleted. The restarted agent recovers exactly the pods that exist, with their
+// addresses (kubelet has not reported them yet) and their interfaces untouched.
+func TestPodsSurviveAnAgentCrash(t *testing.T) {
+	t.Parallel()
+	e := requireEnv(t)
+	node := startContivNode(t, e, "k1", "k2", "k3")
+	k1, k2, k3 := node.addPod(t, "k1"), node.addPod(t, "k2"), node.addPod(t, "k3")
+	if _, stderr, err := node.cni.cnitool("del", k2.ns, podArgs("k2")); err != nil {
+		t.Fatalf("cnitool del k2: %v\n%s", err, stderr)
+	}
+
+	if err := node.agent.signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-node.agent.done
+	node.startAgent()
+
+	expectAllocations(t, node, map[string]string{"default/k1": k1.ip, "default/k3": k3.ip}, []string{"default/k2"})
+	for _, p := range []*pod{k1, k3} {
+		w, err := checkPodWired(p.ns, p.ip+"/32", podGateway)
+		if err != nil {
+			t.Errorf("after the crash: %v", err)
+			continue
+		}
+		if w != p.wiring {
+			t.Errorf("after the crash, eth0 of %s is #%d %s, was #%d %s: recreated", p.name, w.ifindex, w.mac, p.wiring.ifindex, p.wiring.mac)
+		}
+		if _, stderr, err := node.cni.cnitool("check", p.ns, podArgs(p.name)); err != nil {
+			t.Errorf("cnitool check %s after the crash: %v\n%s", p.name, err, stderr)
+		}
+	}
+	if err := checkPodUnwired(k2.ns); err != nil {
+		t.Errorf("k2, deleted before the crash: %v", err)
+	}
+	for _, p := range []*pod{k1, k3} {
+		if _, stderr, err := node.cni.cnitool("del", p.ns, podArgs(p.name)); err != nil {
+			t.Errorf("cnitool del %s: %v\n%s", p.name, err, stderr)
+		}
+		if err := checkPodUnwired(p.ns); err != nil {
+			t.Errorf("after DEL: %v", err)
+		}
+	}
+	expectAllocations(t, node, nil, []string{"default/k1", "default/k2", "default/k3"})
+}
