@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -18,6 +19,9 @@ type txnExec struct {
 	s   *Scheduler
 	g   *graph
 	seq uint64
+	// opTime is the time spent in descriptor callbacks since the last recorded
+	// operation: the duration of the operation record() records next.
+	opTime time.Duration
 	// sim: plan only, no descriptor calls that touch the dataplane; the caller rolls
 	// the graph back afterwards.
 	sim bool
@@ -589,7 +593,8 @@ func (t *txnExec) record(n *node, op api.TxnOperation, prevState api.ValueState,
 	}
 	r := api.RecordedOp{Key: n.key, Operation: op, Value: value, PrevValue: prevValue,
 		PrevState: prevState, NewState: n.state, IsRetry: t.isRetry, IsRevert: t.reverting,
-		IsDerived: n.parent != nil}
+		IsDerived: n.parent != nil, Duration: t.opTime}
+	t.opTime = 0
 	if err != nil {
 		r.Error = err.Error()
 	}
@@ -618,7 +623,7 @@ func (t *txnExec) callCreate(n *node, v proto.Message) (api.Metadata, error) {
 		return nil, api.ErrUnimplementedCreate
 	}
 	var meta api.Metadata
-	err := t.unlocked(func() (err error) {
+	err := t.timed(d, api.OpCreate, func() (err error) {
 		meta, err = d.Create(n.key, v)
 		return err
 	})
@@ -631,7 +636,7 @@ func (t *txnExec) callUpdate(n *node, old, v proto.Message) (api.Metadata, error
 		return n.metadata, nil
 	}
 	meta, oldMeta := n.metadata, n.metadata
-	err := t.unlocked(func() (err error) {
+	err := t.timed(d, api.OpUpdate, func() (err error) {
 		meta, err = d.Update(n.key, old, v, oldMeta)
 		return err
 	})
@@ -647,7 +652,20 @@ func (t *txnExec) callDelete(n *node) error {
 		return api.ErrUnimplementedDelete
 	}
 	v, meta := n.applied, n.metadata
-	return t.unlocked(func() error { return d.Delete(n.key, v, meta) })
+	return t.timed(d, api.OpDelete, func() error { return d.Delete(n.key, v, meta) })
+}
+
+// timed runs a descriptor callback of operation op like unlocked does, adds its duration
+// to the operation being recorded (t.opTime) and observes it in d's metrics.
+func (t *txnExec) timed(d *descriptor, op api.TxnOperation, f func() error) error {
+	start := time.Now()
+	err := t.unlocked(f)
+	elapsed := time.Since(start)
+	t.opTime += elapsed
+	if obs := d.opTime[op]; obs != nil {
+		obs.Observe(elapsed.Seconds())
+	}
+	return err
 }
 
 // maxAsyncRun bounds how many creations are started before their results are awaited.
@@ -724,7 +742,7 @@ func (t *txnExec) createRun(run []asyncCreate) {
 		c := &run[i]
 		prevState := c.n.state
 		var meta api.Metadata
-		err := t.unlocked(func() (err error) {
+		err := t.timed(c.n.desc, api.OpCreate, func() (err error) {
 			meta, err = c.wait()
 			return err
 		})

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
@@ -15,6 +16,8 @@ type descriptor struct {
 	*api.KVDescriptor
 	nodes map[*node]struct{}
 	meta  *metadataMap // nil without WithMetadata
+	// opTime observes the duration of its Create, Update and Delete calls.
+	opTime [api.OpRecreate + 1]prometheus.Observer
 }
 
 func (d *descriptor) label(key string) string {

@@ -2,6 +2,7 @@ package kvscheduler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -281,6 +282,7 @@ func TestMetrics(t *testing.T) {
 		{"contiv_kvscheduler_transaction_duration_seconds", map[string]string{"type": "NB"}, 2},
 		{"contiv_kvscheduler_failed_operations_total", map[string]string{"descriptor": "v"}, 1},
 		{"contiv_kvscheduler_pending_values", nil, 2},
+		{"contiv_kvscheduler_operation_duration_seconds", map[string]string{"descriptor": "v", "operation": "create"}, 2},
 	}
 	for _, c := range checks {
 		if got := value(c.name, c.labels); got != c.want {
@@ -465,5 +467,52 @@ func TestTxnSummaryIsLoggedAfterTheCommitterIsAnswered(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no summary logged for the failed transaction")
+	}
+}
+
+// TestOperationDurationsAreRecorded: each executed operation carries the time spent in
+// its descriptor callbacks, in the transaction record, its JSON and its summary.
+func TestOperationDurationsAreRecorded(t *testing.T) {
+	dp := newFakeDP()
+	s := newTestScheduler(t, nil, dp.register(fakeDesc{name: "v", prefix: "v/", onCreate: func(key string, _ proto.Message) error {
+		if key == "v/slow" {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	}}))
+	seq := mustCommit(t, s, set("v/fast", "f"), set("v/slow", "s"))
+	rec := s.GetRecordedTransaction(seq)
+	if rec == nil {
+		t.Fatal("no record")
+	}
+	durations := map[string]time.Duration{}
+	for _, op := range rec.Executed {
+		durations[op.Key] = op.Duration
+	}
+	if d := durations["v/slow"]; d < 5*time.Millisecond {
+		t.Errorf("v/slow took %v, want at least the 5ms its Create slept", d)
+	}
+	if d := durations["v/fast"]; d <= 0 || d >= 5*time.Millisecond {
+		t.Errorf("v/fast took %v, want its own (short) Create only", d)
+	}
+	data, err := json.Marshal(rec.Executed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []struct {
+		Key      string `json:"key"`
+		Duration string `json:"duration"`
+	}
+	if err := json.Unmarshal(data, &ops); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		d, err := time.ParseDuration(op.Duration)
+		if err != nil || d != durations[op.Key].Round(time.Microsecond) {
+			t.Errorf("JSON duration of %s = %q (%v), want %v", op.Key, op.Duration, err, durations[op.Key].Round(time.Microsecond))
+		}
+	}
+	if sum := rec.Summary(0); !strings.Contains(sum, "CREATE v/slow NONEXISTENT -> CONFIGURED (") {
+		t.Errorf("summary lacks the duration of v/slow:\n%s", sum)
 	}
 }

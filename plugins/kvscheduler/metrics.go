@@ -1,6 +1,8 @@
 package kvscheduler
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
@@ -13,6 +15,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	failed   *prometheus.CounterVec
 	pending  prometheus.Gauge
+	opTime   *prometheus.HistogramVec
 
 	// pre-resolved children for the common label values
 	txnOK, txnFailed [3]prometheus.Counter
@@ -38,6 +41,11 @@ func newMetrics() *metrics {
 			Name: "contiv_kvscheduler_pending_values",
 			Help: "Values waiting for a missing dependency.",
 		}),
+		opTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "contiv_kvscheduler_operation_duration_seconds",
+			Help:    "Time spent in descriptor callbacks that change the dataplane, by descriptor and operation (create, update, delete).",
+			Buckets: prometheus.ExponentialBuckets(0.000005, 4, 11),
+		}, []string{"descriptor", "operation"}),
 	}
 	for _, tt := range []api.TxnType{api.NBTransaction, api.SBNotification, api.RetryFailedOps} {
 		m.txnOK[tt] = m.txns.WithLabelValues(tt.String(), "ok")
@@ -48,7 +56,7 @@ func newMetrics() *metrics {
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.txns, m.duration, m.failed, m.pending} {
+	for _, c := range []prometheus.Collector{m.txns, m.duration, m.failed, m.pending, m.opTime} {
 		if err := r.Register(c); err != nil {
 			return err
 		}
@@ -71,4 +79,14 @@ func (m *metrics) txnDone(r *api.RecordedTxn, failed bool, pending int) {
 
 func (m *metrics) failedOp(descriptor string) {
 	m.failed.WithLabelValues(descriptor).Inc()
+}
+
+// opObservers returns the operation-duration observers of a descriptor, indexed by
+// api.TxnOperation (create, update, delete; the others stay nil).
+func (m *metrics) opObservers(descriptor string) [api.OpRecreate + 1]prometheus.Observer {
+	var obs [api.OpRecreate + 1]prometheus.Observer
+	for _, op := range []api.TxnOperation{api.OpCreate, api.OpUpdate, api.OpDelete} {
+		obs[op] = m.opTime.WithLabelValues(descriptor, strings.ToLower(op.String()))
+	}
+	return obs
 }

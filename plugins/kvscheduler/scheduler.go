@@ -190,7 +190,7 @@ func (s *Scheduler) RegisterKVDescriptor(descriptors ...*api.KVDescriptor) error
 		if _, ok := s.g.descByName[kd.Name]; ok {
 			return fmt.Errorf("register descriptor %s: %w", kd.Name, api.ErrDescriptorExists)
 		}
-		d := &descriptor{KVDescriptor: kd, nodes: make(map[*node]struct{})}
+		d := &descriptor{KVDescriptor: kd, nodes: make(map[*node]struct{}), opTime: s.metrics.opObservers(kd.Name)}
 		if kd.WithMetadata {
 			d.meta = &metadataMap{m: make(map[string]api.Metadata)}
 		}

@@ -98,6 +98,10 @@ type RecordedOp struct {
 	IsRevert bool
 	// IsDerived marks operations on derived values.
 	IsDerived bool
+	// Duration is the time spent in the descriptor's callbacks for the operation (for
+	// a creation started together with others, the time waited for it); 0 when no
+	// callback ran.
+	Duration time.Duration
 }
 
 // MarshalJSON encodes the value with protojson.
@@ -134,7 +138,8 @@ func (o RecordedOp) MarshalJSON() ([]byte, error) {
 		IsRetry   bool            `json:"isRetry,omitempty"`
 		IsRevert  bool            `json:"isRevert,omitempty"`
 		IsDerived bool            `json:"isDerived,omitempty"`
-	}{o.Key, o.Operation, v, pv, o.PrevState, o.NewState, o.Error, o.IsRetry, o.IsRevert, o.IsDerived})
+		Duration  string          `json:"duration,omitempty"`
+	}{o.Key, o.Operation, v, pv, o.PrevState, o.NewState, o.Error, o.IsRetry, o.IsRevert, o.IsDerived, durationText(o.Duration)})
 }
 
 // MarshalProtoJSON encodes m with protojson; a nil message gives nil (no JSON).
@@ -238,11 +243,25 @@ func writeOps(b *strings.Builder, title string, ops []RecordedOp, limit int) {
 		if len(flags) > 0 {
 			fmt.Fprintf(b, " [%s]", strings.Join(flags, ","))
 		}
+		if op.Duration > 0 {
+			fmt.Fprintf(b, " (%s)", durationText(op.Duration))
+		}
 		if op.Error != "" {
 			fmt.Fprintf(b, " error: %s", op.Error)
 		}
 		b.WriteByte('\n')
 	}
+}
+
+// durationText renders an operation's duration to the microsecond, "" for none.
+func durationText(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	if d < time.Microsecond {
+		return "<1µs"
+	}
+	return d.Round(time.Microsecond).String()
 }
 
 // compact renders a message on one line.
