@@ -2,9 +2,13 @@ package cniplugin
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/sirupsen/logrus"
@@ -50,11 +54,35 @@ func parseConfig(data []byte, command string) (*netConf, error) {
 		return conf, types.NewError(types.ErrInvalidNetworkConfig,
 			"contiv-cni: the network configuration lacks grpcServer (the contiv agent's socket, e.g. /var/run/contiv/cni.sock)", "")
 	}
+	if err := checkServer(conf.GRPCServer); err != nil {
+		return conf, types.NewError(types.ErrInvalidNetworkConfig,
+			fmt.Sprintf("contiv-cni: grpcServer %q: %v", conf.GRPCServer, err), "")
+	}
 	if command == "ADD" && conf.RawPrevResult != nil {
 		return conf, types.NewError(types.ErrInvalidNetworkConfig,
 			"contiv-cni: got a prevResult on ADD; contiv-cni must be the first plugin of the chain", "")
 	}
 	return conf, nil
+}
+
+// checkServer checks that grpcServer is a unix socket path (absolute) or host:port with
+// a port number, so that a typo is reported as a bad configuration rather than as an
+// agent that cannot be reached (which the runtime would retry for ever).
+func checkServer(server string) error {
+	if strings.HasPrefix(server, "/") {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(server)
+	if err != nil {
+		return fmt.Errorf("neither a unix socket path (starting with /) nor host:port: %w", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	if host == "" {
+		return errors.New("no host before the port")
+	}
+	return nil
 }
 
 // logTarget returns where the configuration wants the log ("" = stderr).

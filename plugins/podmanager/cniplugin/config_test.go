@@ -62,6 +62,25 @@ func TestParseConfig(t *testing.T) {
 			wantCode: types.ErrInvalidNetworkConfig, wantMsg: "lacks grpcServer",
 		},
 		{
+			name: "grpcServer neither path nor host:port", command: "ADD", conf: `{"name":"n","grpcServer":"var/run/contiv/cni.sock"}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantMsg: `grpcServer "var/run/contiv/cni.sock": neither a unix socket path (starting with /) nor host:port`,
+		},
+		{
+			name: "grpcServer with a bad port", command: "DEL", conf: `{"name":"n","grpcServer":"10.0.0.1:grpc"}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantMsg: `grpcServer "10.0.0.1:grpc": port "grpc" is not a number from 1 to 65535`,
+		},
+		{
+			name: "grpcServer with port 0", command: "ADD", conf: `{"name":"n","grpcServer":"10.0.0.1:0"}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantMsg: `port "0" is not a number`,
+		},
+		{
+			name: "grpcServer without host", command: "ADD", conf: `{"name":"n","grpcServer":":9111"}`,
+			wantCode: types.ErrInvalidNetworkConfig, wantMsg: `grpcServer ":9111": no host before the port`,
+		},
+		{
+			name: "grpcServer host:port", command: "ADD", conf: `{"name":"n","grpcServer":"[fd00::1]:9111"}`,
+		},
+		{
 			name: "prevResult on ADD", command: "ADD",
 			conf:     `{"cniVersion":"1.1.0","name":"n","grpcServer":"/s","prevResult":{"cniVersion":"1.1.0","ips":[]}}`,
 			wantCode: types.ErrInvalidNetworkConfig, wantMsg: "must be the first plugin of the chain",

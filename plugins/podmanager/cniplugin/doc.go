@@ -37,8 +37,9 @@
 //
 //	4    invalid CNI_* environment variables (checked by the CNI library)
 //	6    the configuration or prevResult cannot be decoded
-//	7    invalid network configuration: no grpcServer; a prevResult on ADD (contiv-cni
-//	     must be the first plugin of a chain); no prevResult on CHECK
+//	7    invalid network configuration: no grpcServer, or one that is neither an
+//	     absolute socket path nor host:port; a prevResult on ADD (contiv-cni must be
+//	     the first plugin of a chain); no prevResult on CHECK
 //	11   try again later: the agent cannot be reached, is not processing events yet,
 //	     is stopping, or did not answer in time (gRPC status Unavailable,
 //	     DeadlineExceeded, ...); the runtime may retry
