@@ -459,35 +459,48 @@ func (g *graph) allSatisfied(deps []api.Dependency) bool {
 }
 
 func (g *graph) depSatisfied(d *api.Dependency) bool {
-	if d.Key != "" {
-		dn := g.nodes[d.Key]
-		return dn != nil && dn.available()
-	}
-	if len(d.AnyOf.KeyPrefixes) == 0 && d.AnyOf.KeySelector == nil {
+	if d.Key == "" && len(d.AnyOf.KeyPrefixes) == 0 && d.AnyOf.KeySelector == nil {
 		return true // empty dependency: nothing to wait for
 	}
 	found := false
+	g.eachSatisfier(d, func(string) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+// eachSatisfier calls fn with the key of every available value that satisfies d, in key
+// order for an AnyOf, until fn returns false. An empty dependency has no satisfier.
+func (g *graph) eachSatisfier(d *api.Dependency, fn func(key string) bool) {
+	if d.Key != "" {
+		if dn := g.nodes[d.Key]; dn != nil && dn.available() {
+			fn(d.Key)
+		}
+		return
+	}
+	if len(d.AnyOf.KeyPrefixes) == 0 && d.AnyOf.KeySelector == nil {
+		return
+	}
+	more := true
 	check := func(k string) bool {
 		if d.AnyOf.KeySelector != nil && !d.AnyOf.KeySelector(k) {
 			return true
 		}
 		if dn := g.nodes[k]; dn != nil && dn.available() {
-			found = true
-			return false
+			more = fn(k)
 		}
-		return true
+		return more
 	}
 	if len(d.AnyOf.KeyPrefixes) == 0 {
 		g.avail.ascendPrefix("", check)
-		return found
+		return
 	}
 	for _, p := range d.AnyOf.KeyPrefixes {
-		g.avail.ascendPrefix(p, check)
-		if found {
-			return true
+		if g.avail.ascendPrefix(p, check); !more {
+			return
 		}
 	}
-	return false
 }
 
 // missingDeps describes the unsatisfied dependencies of n as "<label>: <key>".

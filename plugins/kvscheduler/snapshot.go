@@ -122,37 +122,12 @@ func (g *graph) snapshotOf(n *node) snapshotNode {
 	return sn
 }
 
-// satisfiers returns the available values that satisfy d (at most maxSatisfiers for an
-// AnyOf dependency).
+// satisfiers returns the available values that satisfy d (at most maxSatisfiers).
 func (g *graph) satisfiers(d *api.Dependency) []string {
-	if d.Key != "" {
-		if dn := g.nodes[d.Key]; dn != nil && dn.available() {
-			return []string{d.Key}
-		}
-		return nil
-	}
-	if len(d.AnyOf.KeyPrefixes) == 0 && d.AnyOf.KeySelector == nil {
-		return nil // an empty dependency: nothing satisfies it, nothing is needed
-	}
 	var out []string
-	collect := func(k string) bool {
-		if d.AnyOf.KeySelector != nil && !d.AnyOf.KeySelector(k) {
-			return true
-		}
-		if dn := g.nodes[k]; dn != nil && dn.available() {
-			out = append(out, k)
-		}
+	g.eachSatisfier(d, func(k string) bool {
+		out = append(out, k)
 		return len(out) < maxSatisfiers
-	}
-	prefixes := d.AnyOf.KeyPrefixes
-	if len(prefixes) == 0 {
-		prefixes = []string{""}
-	}
-	for _, p := range prefixes {
-		if len(out) >= maxSatisfiers {
-			break
-		}
-		g.avail.ascendPrefix(p, collect)
-	}
+	})
 	return out
 }

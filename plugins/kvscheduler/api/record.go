@@ -253,13 +253,14 @@ func writeOps(b *strings.Builder, title string, ops []RecordedOp, limit int) {
 	}
 }
 
-// durationText renders an operation's duration to the microsecond, "" for none.
+// durationText renders an operation's duration to the microsecond (or in nanoseconds
+// below one), "" for none.
 func durationText(d time.Duration) string {
 	if d <= 0 {
 		return ""
 	}
 	if d < time.Microsecond {
-		return "<1µs"
+		return d.String()
 	}
 	return d.Round(time.Microsecond).String()
 }
