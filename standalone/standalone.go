@@ -137,8 +137,16 @@ func (p *Plugin) Init() (err error) {
 		return err
 	}
 	p.sim = sim
+	if !p.VPPLinux {
+		p.Log.Warn(noLinuxSideWarning)
+	}
 	return nil
 }
+
+// noLinuxSideWarning is logged when the simulator runs without the Linux side of TAPs.
+const noLinuxSideWarning = "the VPP simulator does not create the Linux side of TAP interfaces " +
+	"(-standalone-linux=false, the default when not root): the host interconnect (tap-vpp1) " +
+	"cannot be configured and the agent will report ERROR; run as root for a healthy demo"
 
 // startClusterLoader loads the cluster file once, then keeps watching it.
 func (p *Plugin) startClusterLoader() error {

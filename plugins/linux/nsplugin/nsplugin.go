@@ -169,6 +169,15 @@ func OpenPath(path string) (netns.NsHandle, error) {
 // NetlinkHandle opens a route netlink socket inside the namespace of ref.
 // The returned function closes it; call it when done.
 func (p *Plugin) NetlinkHandle(ref *linuxif.NetNamespace) (*netlink.Handle, func(), error) {
+	if IsAgentNamespace(ref) {
+		// The calling thread is in the agent's namespace (only locked threads leave
+		// it): no namespace switch, which also needs no privilege.
+		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+		if err != nil {
+			return nil, nil, &NamespaceError{Path: AgentNamespacePath, Op: "open netlink socket", Err: err}
+		}
+		return h, h.Close, nil
+	}
 	ns, err := p.NsHandle(ref)
 	if err != nil {
 		return nil, nil, err

@@ -3,8 +3,10 @@ package nsplugin_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -190,5 +192,57 @@ func TestUnsetReferenceIsTheAgentNamespace(t *testing.T) {
 	defer cur.Close()
 	if !h.Equal(cur) {
 		t.Fatal("NsHandle(nil) is not the agent's namespace")
+	}
+}
+
+// unprivilegedHelperEnv makes the test binary run TestHelperAgentNetlinkHandle for real.
+const unprivilegedHelperEnv = "NSPLUGIN_TEST_UNPRIVILEGED_HELPER"
+
+// TestHelperAgentNetlinkHandle is run by TestAgentNetlinkHandleNeedsNoPrivilege in a
+// process of an unprivileged user; it does nothing in a normal test run.
+func TestHelperAgentNetlinkHandle(t *testing.T) {
+	if os.Getenv(unprivilegedHelperEnv) == "" {
+		t.Skip("helper of TestAgentNetlinkHandleNeedsNoPrivilege")
+	}
+	h, closeH, err := (&nsplugin.Plugin{}).NetlinkHandle(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeH()
+	if _, err := h.LinkByName("lo"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAgentNetlinkHandleNeedsNoPrivilege: a netlink handle in the agent's own namespace
+// is opened without switching namespaces, which an unprivileged process may not do (the
+// standalone demo as non-root failed on it with "operation not permitted").
+func TestAgentNetlinkHandleNeedsNoPrivilege(t *testing.T) {
+	// Root starts the helper as another user, from a directory that user can read
+	// (the parent of t.TempDir is private).
+	linuxtest.RequireRoot(t)
+	dir, err := os.MkdirTemp("", "nsplugin-unprivileged-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "nsplugin.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestHelperAgentNetlinkHandle$", "-test.v")
+	cmd.Env = append(os.Environ(), unprivilegedHelperEnv+"=1")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestHelperAgentNetlinkHandle") {
+		t.Fatalf("as uid 65534: %v\n%s", err, out)
 	}
 }
