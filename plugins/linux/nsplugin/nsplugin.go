@@ -191,15 +191,19 @@ func (p *Plugin) NetlinkHandle(ref *linuxif.NetNamespace) (*netlink.Handle, func
 	return h, h.Close, nil
 }
 
-// WithNamespace runs fn with the calling OS thread in the namespace of ref.
+// WithNamespace runs fn with the calling OS thread in the namespace of ref. For the
+// agent's own namespace fn simply runs: unlocked threads are always there.
 //
-// The goroutine is locked to its thread, the thread is switched into the
+// Otherwise the goroutine is locked to its thread, the thread is switched into the
 // namespace, fn runs, and the thread is switched back and unlocked. If
 // switching back fails the thread is left locked, so it is terminated when
 // the goroutine ends and never runs other goroutines in the wrong namespace;
 // the error then says so. A panic in fn is propagated after the same
 // clean-up.
 func (p *Plugin) WithNamespace(ref *linuxif.NetNamespace, fn func() error) error {
+	if IsAgentNamespace(ref) {
+		return fn() // already there (see NetlinkHandle)
+	}
 	target, err := p.NsHandle(ref)
 	if err != nil {
 		return err

@@ -212,10 +212,14 @@ func TestHelperAgentNetlinkHandle(t *testing.T) {
 	if _, err := h.LinkByName("lo"); err != nil {
 		t.Fatal(err)
 	}
+	ran := false
+	if err := (&nsplugin.Plugin{}).WithNamespace(nil, func() error { ran = true; return nil }); err != nil || !ran {
+		t.Fatalf("WithNamespace(agent namespace) = %v, ran %v", err, ran)
+	}
 }
 
 // TestAgentNetlinkHandleNeedsNoPrivilege: a netlink handle in the agent's own namespace
-// is opened without switching namespaces, which an unprivileged process may not do (the
+// (and WithNamespace there) works without switching namespaces, which an unprivileged process may not do (the
 // standalone demo as non-root failed on it with "operation not permitted").
 func TestAgentNetlinkHandleNeedsNoPrivilege(t *testing.T) {
 	// Root starts the helper as another user, from a directory that user can read
