@@ -114,23 +114,46 @@ func frameRequest(req proto.Message) ([]byte, error) {
 // the framed request message.
 func exchange(ctx context.Context, conn net.Conn, authority, method string, body []byte, reply proto.Message) error {
 	defer conn.Close()
+	return exchangeWithin(ctx, conn, authority, method, body, reply, handshakeTimeout)
+}
+
+// handshakeTimeout bounds the wait for the server's HTTP/2 preface (its first SETTINGS
+// frame). A socket that accepts connections but is not served (a server that opened
+// its listener and has not started serving yet, or is stuck) answers with
+// codes.Unavailable after it, rather than holding the call until its deadline.
+const handshakeTimeout = 5 * time.Second
+
+func exchangeWithin(ctx context.Context, conn net.Conn, authority, method string, body []byte, reply proto.Message, handshake time.Duration) error {
 	timeout := ""
-	if deadline, ok := ctx.Deadline(); ok {
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return contextError(context.DeadlineExceeded)
 		}
 		timeout = encodeTimeout(left)
-		// An error here means conn is already unusable, which the first
-		// write will report.
-		_ = conn.SetDeadline(deadline)
 	}
+	// Reads wait for the server's preface at most handshake, then until the deadline
+	// of ctx; writes until the deadline of ctx. An error here means conn is already
+	// unusable, which the first write will report.
+	prefaceBy := time.Now().Add(handshake)
+	if hasDeadline && deadline.Before(prefaceBy) {
+		prefaceBy = deadline
+	}
+	_ = conn.SetWriteDeadline(deadline)
+	_ = conn.SetReadDeadline(prefaceBy)
 	// Unblock any read or write in progress when ctx is cancelled; the
-	// deadline above already covers its expiry, this covers cancellation.
+	// deadlines above already cover its expiry, this covers cancellation.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(longAgo) })
 	defer stop()
 
 	c := newCall(conn, body)
+	c.onServerPreface = func() {
+		_ = conn.SetReadDeadline(deadline)
+		if ctx.Err() != nil { // cancelled meanwhile: do not undo the AfterFunc
+			_ = conn.SetDeadline(longAgo)
+		}
+	}
 	err := c.run(authority, method, timeout, reply)
 	var ioErr *transportError
 	if !errors.As(err, &ioErr) {
@@ -138,6 +161,9 @@ func exchange(ctx context.Context, conn net.Conn, authority, method string, body
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return contextError(ctxErr)
+	}
+	if errors.Is(ioErr.err, os.ErrDeadlineExceeded) && !c.sawServerPreface && (!hasDeadline || time.Now().Before(deadline)) {
+		return errorf(codes.Unavailable, "the server accepted the connection but sent no HTTP/2 preface within %v (not serving yet?)", handshake)
 	}
 	if errors.Is(ioErr.err, os.ErrDeadlineExceeded) {
 		// The socket deadline is the deadline of ctx, which has passed even if

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ const (
 	modeStatus   = "status"   // fail with the code in ExtraArguments and the message in IpamData
 	modeBigReply = "bigreply" // reply with replyFor(req) and a 300 KiB Error
 	modeSleep    = "sleep"    // wait for the context to end
+	modeSlow     = "slow"     // reply with replyFor(req) after half a second
 )
 
 // bigSize is the size of the large request and reply fields: well beyond the
@@ -104,6 +106,9 @@ func (a *fakeAgent) handle(ctx context.Context, req *cni.CNIRequest) (*cni.CNIRe
 		r := replyFor(req)
 		r.Error = bigString(bigSize)
 		return r, nil
+	case modeSlow:
+		time.Sleep(500 * time.Millisecond)
+		return replyFor(req), nil
 	case modeSleep:
 		select {
 		case <-ctx.Done():
@@ -574,5 +579,61 @@ func TestIsGRPCContentType(t *testing.T) {
 		if got := isGRPCContentType(ct); got != want {
 			t.Errorf("isGRPCContentType(%q) = %v, want %v", ct, got, want)
 		}
+	}
+}
+
+// TestUnservedSocketIsUnavailableAfterTheHandshakeTimeout: a socket whose server
+// listens but does not serve (yet) accepts the connection in the kernel and never
+// answers. The call fails with Unavailable once the handshake timeout has passed,
+// not at its (much later) deadline.
+func TestUnservedSocketIsUnavailableAfterTheHandshakeTimeout(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ug") // short: unix socket paths are limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	addr := filepath.Join(dir, "s")
+	lis, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close() // never accepted: the kernel queues the connection
+	conn, err := net.Dial("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	body, _ := frameRequest(testRequest("unserved", modePlain))
+	start := time.Now()
+	err = exchangeWithin(ctx, conn, "localhost", "/cni.RemoteCNI/Check", body, &cni.CNIReply{}, 200*time.Millisecond)
+	if Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "no HTTP/2 preface within 200ms") {
+		t.Fatalf("err = %v, want Unavailable naming the missing preface", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("failed after %v, want about the 200ms handshake timeout", d)
+	}
+}
+
+// TestHandshakeTimeoutDoesNotLimitTheCall: once the server's preface has arrived the
+// call may take as long as its deadline allows.
+func TestHandshakeTimeoutDoesNotLimitTheCall(t *testing.T) {
+	_, addr := startAgent(t, "unix")
+	conn, err := net.Dial("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := testRequest("slow", modeSlow)
+	body, _ := frameRequest(req)
+	reply := &cni.CNIReply{}
+	if err := exchangeWithin(ctx, conn, "localhost", "/cni.RemoteCNI/Check", body, reply, 100*time.Millisecond); err != nil {
+		t.Fatalf("a call answered after 500ms with a 100ms handshake timeout: %v", err)
+	}
+	if !proto.Equal(reply, replyFor(req)) {
+		t.Errorf("reply = %v", reply)
 	}
 }

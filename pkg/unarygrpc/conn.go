@@ -88,6 +88,11 @@ const (
 // call is the state of one exchange on a connection, driven by a single
 // goroutine.
 type call struct {
+	// onServerPreface, if set, is called once, when the server's first SETTINGS
+	// frame (its connection preface) has arrived; sawServerPreface records it.
+	onServerPreface  func()
+	sawServerPreface bool
+
 	conn    net.Conn
 	br      *bufio.Reader
 	out     []byte // frames to write at the next flush
@@ -550,6 +555,12 @@ func (c *call) handleSettings(flags byte, sid uint32, p []byte) error {
 		// its only header block and never accepts pushes.
 	}
 	c.out = appendFrameHeader(c.out, 0, frameSettings, flagAck, 0)
+	if !c.sawServerPreface {
+		c.sawServerPreface = true
+		if c.onServerPreface != nil {
+			c.onServerPreface()
+		}
+	}
 	return nil
 }
 
