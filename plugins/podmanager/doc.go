@@ -35,11 +35,14 @@
 //     one JSON line to Config.StateFile (default /var/run/contiv/pods.json, a tmpfs: a
 //     reboot forgets the pods together with their sandboxes). The file opens with a
 //     snapshot of all pods; once the journal of changes after it outgrows twice the
-//     pods, a new snapshot replaces the file atomically (temporary file + rename). A
-//     change thus costs one small write whatever the number of pods; nothing is
-//     fsynced. A record holds the pod ID, the container ID, the network namespace path
-//     and inode, and the pod's IP, which IPAM keeps for the pod after a restart. An
-//     unreadable last line (an interrupted append) is ignored with a warning.
+//     pods (and at least 64 entries), a new snapshot replaces the file atomically
+//     (temporary file + rename; the change is in the journal first, so a failed
+//     compaction loses nothing). A change thus costs one small write whatever the
+//     number of pods; nothing is fsynced. A record holds the pod ID, the container ID,
+//     the network namespace path and inode, and the pod's IP, which IPAM keeps for the
+//     pod after a restart. An unreadable last line (an interrupted append) is ignored
+//     with a warning. Agents older than this format (1: a snapshot only) cannot read
+//     the file: after a downgrade they set it aside as pods.json.bad and recover no pods.
 //  2. Init reads the file and drops every record whose network namespace is gone: the
 //     path no longer exists, is no namespace file any more (unmounted placeholder), or
 //     names another namespace than recorded (a /proc/<pid>/ns/net whose PID was reused).

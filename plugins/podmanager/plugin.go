@@ -321,7 +321,12 @@ func (p *Plugin) recordLocked(id podmodel.ID) {
 // stateWritten reports a failed write of the state file. It does not fail the event: the
 // pod works, only its recovery after a restart is at risk.
 func (p *Plugin) stateWritten(err error) {
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, errCompaction):
+		p.metrics.stateWriteErrors.Inc()
+		p.Log.WithError(err).Warn("pod state recorded, but not compacted: its journal grows until a compaction succeeds")
+	default:
 		p.metrics.stateWriteErrors.Inc()
 		p.Log.WithError(err).Error("cannot persist the local pods: they may be lost if the agent restarts")
 	}

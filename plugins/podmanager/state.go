@@ -164,6 +164,9 @@ func sortedRecords(pods map[podmodel.ID]*podRecord) []podRecord {
 	return out
 }
 
+// errCompaction marks a failed compaction: the change itself was persisted.
+var errCompaction = errors.New("compact pod state")
+
 // minCompactEntries is the journal length below which the state file is never compacted.
 const minCompactEntries = 64
 
@@ -178,10 +181,12 @@ const minCompactEntries = 64
 type stateStore struct {
 	path string
 	// journal is the state file opened for appending; nil until the first snapshot, and
-	// after a failed write (the next change then writes a snapshot).
+	// after a failed append or a close (the next change then writes a snapshot).
 	journal *os.File
 	// entries counts the journal entries after the snapshot.
 	entries int
+	// createTemp creates the file of a new snapshot (os.CreateTemp; tests make it fail).
+	createTemp func(dir, pattern string) (*os.File, error)
 }
 
 // record appends a put of r; when the journal is long or unusable, a snapshot of pods
@@ -196,7 +201,7 @@ func (s *stateStore) forget(id podmodel.ID, pods map[podmodel.ID]*podRecord) err
 }
 
 func (s *stateStore) change(e journalEntry, pods map[podmodel.ID]*podRecord) error {
-	if s.journal == nil || s.entries >= max(minCompactEntries, 2*len(pods)) {
+	if s.journal == nil {
 		return s.snapshot(pods)
 	}
 	line, err := json.Marshal(e)
@@ -204,17 +209,28 @@ func (s *stateStore) change(e journalEntry, pods map[podmodel.ID]*podRecord) err
 		return fmt.Errorf("encode pod state change: %w", err)
 	}
 	if _, err := s.journal.Write(append(line, '\n')); err != nil {
-		// The file may now end in a partial line: write a snapshot next time.
+		// The file may now end in a partial line: never append to it again, write a
+		// whole snapshot instead (now, or with the next change).
 		s.closeJournal()
-		return fmt.Errorf("append to pod state %s: %w", s.path, err)
+		if serr := s.snapshot(pods); serr != nil {
+			return fmt.Errorf("append to pod state %s: %w; snapshot: %w", s.path, err, serr)
+		}
+		return nil
 	}
 	s.entries++
+	if s.entries >= max(minCompactEntries, 2*len(pods)) {
+		// The change is in the journal already: a failed compaction loses nothing
+		// and is tried again with the next change.
+		if err := s.snapshot(pods); err != nil {
+			return fmt.Errorf("%w: %w", errCompaction, err)
+		}
+	}
 	return nil
 }
 
-// snapshot replaces the state file with a snapshot of pods and an empty journal.
+// snapshot replaces the state file with a snapshot of pods and an empty journal. Until
+// the new file is in place the current journal stays open, so a failure changes nothing.
 func (s *stateStore) snapshot(pods map[podmodel.ID]*podRecord) error {
-	s.closeJournal()
 	data, err := json.MarshalIndent(stateDoc{Format: stateFormat, Pods: sortedRecords(pods)}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode pod state: %w", err)
@@ -223,7 +239,11 @@ func (s *stateStore) snapshot(pods map[podmodel.ID]*podRecord) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write pod state: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(s.path)+".tmp-*")
+	createTemp := s.createTemp
+	if createTemp == nil {
+		createTemp = os.CreateTemp
+	}
+	tmp, err := createTemp(dir, "."+filepath.Base(s.path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write pod state: %w", err)
 	}
@@ -237,11 +257,9 @@ func (s *stateStore) snapshot(pods map[podmodel.ID]*podRecord) error {
 		_ = os.Remove(tmpName)
 		return fmt.Errorf("write pod state %s: %w", s.path, err)
 	}
-	// The descriptor still refers to the renamed file: it becomes the journal.
-	if _, err := tmp.Seek(0, io.SeekEnd); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("pod state %s: %w", s.path, err)
-	}
+	// The descriptor now refers to the state file, positioned at its end: it becomes
+	// the journal.
+	s.closeJournal()
 	s.journal, s.entries = tmp, 0
 	return nil
 }
@@ -253,7 +271,8 @@ func (s *stateStore) closeJournal() {
 	}
 }
 
-// close releases the journal; the file stays as it is.
+// close releases the journal; the file stays as it is. A later change opens it again
+// with a snapshot: a CNI request that finishes while the agent stops is still recorded.
 func (s *stateStore) close() { s.closeJournal() }
 
 // netnsInode returns the inode of the namespace file at path, 0 when it cannot be read.

@@ -1,6 +1,7 @@
 package podmanager
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -144,8 +145,8 @@ func TestStateStoreFollowsChanges(t *testing.T) {
 	}
 }
 
-// TestStateStoreRecoversFromAFailedAppend: after a failed append the next change writes
-// a whole snapshot, so a partial line cannot hide later changes.
+// TestStateStoreRecoversFromAFailedAppend: when an append fails, the change is written
+// with a whole snapshot at once, so a partial line cannot hide it or later changes.
 func TestStateStoreRecoversFromAFailedAppend(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pods.json")
 	st := &stateStore{path: path}
@@ -166,20 +167,61 @@ func TestStateStoreRecoversFromAFailedAppend(t *testing.T) {
 	_ = f.Close()
 	db := &podRecord{Name: "db", Namespace: "default", ContainerID: "c2", NetworkNamespace: "/ns/db"}
 	pods[db.id()] = db
-	if err := st.record(db, pods); err == nil || !strings.Contains(err.Error(), "append to pod state") {
-		t.Fatalf("append with a closed descriptor: %v", err)
-	}
-	api := &podRecord{Name: "api", Namespace: "default", ContainerID: "c3", NetworkNamespace: "/ns/api"}
-	pods[api.id()] = api
-	if err := st.record(api, pods); err != nil {
-		t.Fatal(err)
+	if err := st.record(db, pods); err != nil {
+		t.Fatalf("a failed append followed by a good snapshot: %v", err)
 	}
 	load, err := readState(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := describeRecords(load.Pods); got != "default/api c3 /ns/api; default/db c2 /ns/db; default/web c1 /ns/web" || load.TornTail != "" {
-		t.Errorf("after the failed append the file holds %q (torn tail %q)", got, load.TornTail)
+	if got := describeRecords(load.Pods); got != "default/db c2 /ns/db; default/web c1 /ns/web" || load.TornTail != "" || load.Entries != 0 {
+		t.Errorf("after the failed append the file holds %q (%d entries, torn tail %q)", got, load.Entries, load.TornTail)
+	}
+}
+
+// TestStateStoreKeepsChangesWhenCompactionFails: a change is appended before the
+// compaction it triggers; if the compaction fails (a full tmpfs), the change is in the
+// journal all the same, and so are the following ones until a compaction succeeds.
+func TestStateStoreKeepsChangesWhenCompactionFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pods.json")
+	st := &stateStore{path: path}
+	defer st.close()
+	pods := map[podmodel.ID]*podRecord{}
+	put := func(i int) error {
+		r := &podRecord{Name: fmt.Sprintf("p%d", i%3), Namespace: "default", ContainerID: fmt.Sprintf("c%d", i), NetworkNamespace: "/ns"}
+		pods[r.id()] = r
+		return st.record(r, pods)
+	}
+	if err := put(0); err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("no space left on device")
+	st.createTemp = func(string, string) (*os.File, error) { return nil, full }
+	failed := 0
+	for i := 1; i <= minCompactEntries+5; i++ {
+		if err := put(i); err != nil {
+			if !errors.Is(err, full) || !strings.Contains(err.Error(), "compact pod state") {
+				t.Fatalf("change %d: %v", i, err)
+			}
+			failed++
+		}
+		load, err := readState(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := describeRecords(load.Pods), describeRecords(sortedRecords(pods)); got != want {
+			t.Fatalf("change %d: file holds %q, memory %q", i, got, want)
+		}
+	}
+	if failed != 6 {
+		t.Errorf("%d compactions failed, want the 6 tried from entry %d on", failed, minCompactEntries)
+	}
+	st.createTemp = nil
+	if err := put(100); err != nil {
+		t.Fatal(err)
+	}
+	if load, err := readState(path); err != nil || load.Entries != 0 || describeRecords(load.Pods) != describeRecords(sortedRecords(pods)) {
+		t.Errorf("after a successful compaction: %+v, %v", load, err)
 	}
 }
 
