@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/containernetworking/cni/pkg/types"
 	"github.com/sirupsen/logrus"
@@ -21,14 +22,36 @@ const defaultLogFile = "/tmp/contiv-cni.log"
 // (/var/run/contiv), in memory, and every pod adds a few lines to it.
 const maxLogSize = 4 << 20
 
-// rotateLog renames the log file to <path>.1 (replacing the previous one) once it has
-// reached max bytes, so that the log takes at most about twice max. Two plugin processes
-// may rotate at the same time; the rename is atomic and the later one just renames the
-// fresh, small file, losing nothing but the order of a few lines.
-func rotateLog(path string, max int64) {
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() >= max {
-		_ = os.Rename(path, path+".1")
+// openLogFile opens the log file for appending, first rotating it to <path>.1 (replacing
+// the previous one) once it has reached max bytes, so that the log takes at most about
+// twice max. Plugin processes run concurrently: the one that rotates holds an exclusive
+// lock on the full file while it checks and renames it, and a process that finds the
+// path naming another file than the one it locked (rotated meanwhile) opens the new one,
+// so a fresh log is never rotated over the full backup.
+func openLogFile(path string, max int64) (*os.File, error) {
+	for range 3 {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		fi, err := f.Stat()
+		if err != nil || fi.Size() < max {
+			return f, nil // the common case: no lock taken
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			return f, nil // cannot coordinate: keep appending to the full file
+		}
+		current, err := os.Stat(path)
+		switch {
+		case err == nil && !os.SameFile(fi, current):
+			// Rotated by another process while we waited: open the new file.
+		case err == nil:
+			_ = os.Rename(path, path+".1")
+		}
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
 	}
+	return os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 }
 
 // netConf is contiv-cni's network configuration.
@@ -102,8 +125,7 @@ func openLog(target string, stderr io.Writer) (*logrus.Logger, func()) {
 	if target == "" {
 		return log, func() {}
 	}
-	rotateLog(target, maxLogSize)
-	f, err := os.OpenFile(target, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := openLogFile(target, maxLogSize)
 	if err != nil {
 		log.WithError(err).Warnf("contiv-cni: cannot open log file %s, logging to stderr", target)
 		return log, func() {}

@@ -3,9 +3,11 @@ package cniplugin
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -165,5 +167,38 @@ func TestLogIsRotatedWhenFull(t *testing.T) {
 	closeLog()
 	if data, _ := os.ReadFile(path); !strings.Contains(string(data), "after rotation") || !strings.Contains(string(data), "appended") {
 		t.Errorf("log below the limit was rotated: %q", data)
+	}
+}
+
+// TestConcurrentRotationKeepsTheFullLog: plugin processes that find the log full at the
+// same time rotate it once; none renames the fresh log over the full backup.
+func TestConcurrentRotationKeepsTheFullLog(t *testing.T) {
+	for round := range 20 {
+		path := filepath.Join(t.TempDir(), "cni.log")
+		full := strings.Repeat("x", 4096)
+		if err := os.WriteFile(path, []byte(full), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		const writers = 8
+		var wg sync.WaitGroup
+		for i := range writers {
+			wg.Go(func() {
+				f, err := openLogFile(path, int64(len(full)))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				fmt.Fprintf(f, "line %d\n", i)
+				f.Close()
+			})
+		}
+		wg.Wait()
+		if data, err := os.ReadFile(path + ".1"); err != nil || string(data) != full {
+			t.Fatalf("round %d: backup holds %d bytes (%v), want the full log", round, len(data), err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || strings.Count(string(data), "line ") != writers {
+			t.Fatalf("round %d: new log = %q, %v; want the %d lines", round, data, err, writers)
+		}
 	}
 }
