@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -78,5 +81,25 @@ func TestFailedAsynchronousCreationFailsOnlyItsValue(t *testing.T) {
 	}
 	if !dp.has("a/1") || !dp.has("a/3") || dp.has("a/2") {
 		t.Errorf("dataplane = %v", dp.state())
+	}
+}
+
+// TestAsyncCreationsRecordTheirStart: creations run together record the time their start
+// took (here all of it) as well as the time waited for them.
+func TestAsyncCreationsRecordTheirStart(t *testing.T) {
+	dp := newFakeDP()
+	s := newTestScheduler(t, nil, dp.register(fakeDesc{name: "v", prefix: "v/", async: true,
+		onCreate: func(string, proto.Message) error {
+			time.Sleep(3 * time.Millisecond)
+			return nil
+		}}))
+	seq := mustCommit(t, s, set("v/a", "a"), set("v/b", "b"), set("v/c", "c"))
+	if calls := dp.takeCalls(); indexOf(calls, "start v/c") > indexOf(calls, "wait v/a") {
+		t.Fatalf("not run together: %v", calls)
+	}
+	for _, op := range s.GetRecordedTransaction(seq).Executed {
+		if op.Duration < 3*time.Millisecond {
+			t.Errorf("%s recorded %v, want at least the 3ms its start took", op.Key, op.Duration)
+		}
 	}
 }

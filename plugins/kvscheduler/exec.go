@@ -658,9 +658,15 @@ func (t *txnExec) callDelete(n *node) error {
 // timed runs a descriptor callback of operation op like unlocked does, adds its duration
 // to the operation being recorded (t.opTime) and observes it in d's metrics.
 func (t *txnExec) timed(d *descriptor, op api.TxnOperation, f func() error) error {
+	return t.timedAfter(d, op, 0, f)
+}
+
+// timedAfter is timed for an operation that already took before (the start of a
+// creation run together with others).
+func (t *txnExec) timedAfter(d *descriptor, op api.TxnOperation, before time.Duration, f func() error) error {
 	start := time.Now()
 	err := t.unlocked(f)
-	elapsed := time.Since(start)
+	elapsed := before + time.Since(start)
 	t.opTime += elapsed
 	if obs := d.opTime[op]; obs != nil {
 		obs.Observe(elapsed.Seconds())
@@ -726,6 +732,8 @@ type asyncCreate struct {
 	n    *node
 	v    proto.Message
 	wait func() (api.Metadata, error)
+	// started is how long CreateAsync took to start it.
+	started time.Duration
 }
 
 // createRun starts the creation of every value of the run, then awaits them in order,
@@ -734,7 +742,9 @@ func (t *txnExec) createRun(run []asyncCreate) {
 	_ = t.unlocked(func() error {
 		for i := range run {
 			c := &run[i]
+			start := time.Now()
 			c.wait = startCreate(c.n.desc, c.n.key, c.v)
+			c.started = time.Since(start)
 		}
 		return nil
 	})
@@ -742,7 +752,7 @@ func (t *txnExec) createRun(run []asyncCreate) {
 		c := &run[i]
 		prevState := c.n.state
 		var meta api.Metadata
-		err := t.timed(c.n.desc, api.OpCreate, func() (err error) {
+		err := t.timedAfter(c.n.desc, api.OpCreate, c.started, func() (err error) {
 			meta, err = c.wait()
 			return err
 		})

@@ -38,6 +38,11 @@ type API interface {
 	WithNamespace(ref *linuxif.NetNamespace, fn func() error) error
 	// NetlinkHandle returns a route netlink handle opened inside the namespace
 	// of ref, and the function that closes it.
+	//
+	// For the agent's own namespace (ref nil or UNDEFINED_NS) both make no
+	// switch, which needs no privilege: they take the calling thread to be in
+	// the agent's namespace, so do not call them so from inside a WithNamespace
+	// of another namespace.
 	NetlinkHandle(ref *linuxif.NetNamespace) (*netlink.Handle, func(), error)
 }
 
