@@ -28,34 +28,39 @@ type benchDP struct {
 	objs map[string]proto.Message
 }
 
+// mapDescriptor is a descriptor of the values under prefix kept in objs.
+func mapDescriptor(objs map[string]proto.Message, name, prefix string) *api.KVDescriptor {
+	return &api.KVDescriptor{
+		Name:        name,
+		NBKeyPrefix: prefix,
+		KeySelector: func(k string) bool { return strings.HasPrefix(k, prefix) },
+		Create: func(k string, v proto.Message) (api.Metadata, error) {
+			objs[k] = v
+			return nil, nil
+		},
+		Update: func(k string, _, v proto.Message, md api.Metadata) (api.Metadata, error) {
+			objs[k] = v
+			return md, nil
+		},
+		Delete: func(k string, _ proto.Message, _ api.Metadata) error {
+			delete(objs, k)
+			return nil
+		},
+		Retrieve: func([]api.KVWithMetadata) ([]api.KVWithMetadata, error) {
+			out := make([]api.KVWithMetadata, 0, len(objs))
+			for k, v := range objs {
+				if strings.HasPrefix(k, prefix) {
+					out = append(out, api.KVWithMetadata{Key: k, Value: v, Origin: api.FromNB})
+				}
+			}
+			return out, nil
+		},
+	}
+}
+
 func (dp *benchDP) descriptors() []*api.KVDescriptor {
 	mk := func(name, prefix string, deps bool) *api.KVDescriptor {
-		d := &api.KVDescriptor{
-			Name:        name,
-			NBKeyPrefix: prefix,
-			KeySelector: func(k string) bool { return strings.HasPrefix(k, prefix) },
-			Create: func(k string, v proto.Message) (api.Metadata, error) {
-				dp.objs[k] = v
-				return nil, nil
-			},
-			Update: func(k string, _, v proto.Message, md api.Metadata) (api.Metadata, error) {
-				dp.objs[k] = v
-				return md, nil
-			},
-			Delete: func(k string, _ proto.Message, _ api.Metadata) error {
-				delete(dp.objs, k)
-				return nil
-			},
-			Retrieve: func([]api.KVWithMetadata) ([]api.KVWithMetadata, error) {
-				out := make([]api.KVWithMetadata, 0, len(dp.objs))
-				for k, v := range dp.objs {
-					if strings.HasPrefix(k, prefix) {
-						out = append(out, api.KVWithMetadata{Key: k, Value: v, Origin: api.FromNB})
-					}
-				}
-				return out, nil
-			},
-		}
+		d := mapDescriptor(dp.objs, name, prefix)
 		if deps {
 			d.Dependencies = func(k string, v proto.Message) []api.Dependency {
 				return []api.Dependency{{Label: "base", Key: "base/" + v.(*wrapperspb.StringValue).GetValue()}}
@@ -288,25 +293,7 @@ type derivedBench struct {
 }
 
 func (dp *derivedBench) descriptors() []*api.KVDescriptor {
-	store := func(name, prefix string) *api.KVDescriptor {
-		return &api.KVDescriptor{
-			Name:        name,
-			NBKeyPrefix: prefix,
-			KeySelector: func(k string) bool { return strings.HasPrefix(k, prefix) },
-			Create: func(k string, v proto.Message) (api.Metadata, error) {
-				dp.objs[k] = v
-				return nil, nil
-			},
-			Update: func(k string, _, v proto.Message, md api.Metadata) (api.Metadata, error) {
-				dp.objs[k] = v
-				return md, nil
-			},
-			Delete: func(k string, _ proto.Message, _ api.Metadata) error {
-				delete(dp.objs, k)
-				return nil
-			},
-		}
-	}
+	store := func(name, prefix string) *api.KVDescriptor { return mapDescriptor(dp.objs, name, prefix) }
 	global := store("global", "global")
 	global.DerivedValues = func(_ string, v proto.Message) []api.KeyValuePair {
 		var out []api.KeyValuePair
@@ -317,8 +304,8 @@ func (dp *derivedBench) descriptors() []*api.KVDescriptor {
 		}
 		return out
 	}
-	feat := store("feat", "")
-	feat.KeySelector = func(k string) bool { return strings.HasPrefix(k, "feat/") }
+	feat := store("feat", "feat/")
+	feat.NBKeyPrefix = "" // derived values only
 	feat.Dependencies = func(k string, _ proto.Message) []api.Dependency {
 		return []api.Dependency{{Label: "interface", Key: "iface/" + strings.TrimPrefix(k, "feat/")}}
 	}
