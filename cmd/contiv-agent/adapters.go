@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"net"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	ctlapi "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
@@ -24,6 +26,16 @@ func reportLifecycle(r *health.Reporter, e infra.LifecycleEvent) {
 		r.Report(health.Error, e.Err.Error())
 	case infra.PhaseStopping, infra.PhaseStopped:
 		r.Report(health.Init, "shutting down")
+	}
+}
+
+// resyncOnVPPReconnect is govppmux's OnReconnect: a reconnected VPP may have
+// restarted with an empty configuration, so the controller runs a healing (full)
+// resync.
+func resyncOnVPPReconnect(loop ctlapi.EventLoop) func() error {
+	return func() error {
+		return loop.PushEvent(&ctlapi.HealingResync{Type: ctlapi.AfterError,
+			Error: errors.New("VPP reconnected: its configuration may have been lost")})
 	}
 }
 

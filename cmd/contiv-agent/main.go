@@ -193,10 +193,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	// VPP and Linux: the descriptors behind the scheduler.
 	govpp := govppmux.NewPlugin(govppmux.Deps{
-		Log:       logs.Logger("govppmux"),
-		Config:    govppConfig,
-		Health:    healthReg.Reporter("vpp"),
-		EventLoop: ctl,
+		Log:         logs.Logger("govppmux"),
+		Config:      govppConfig,
+		Health:      healthReg.Reporter("vpp"),
+		OnReconnect: resyncOnVPPReconnect(ctl),
 	})
 	govpp.RegisterHandlers(restPlugin) // POST /vpp/command
 	vppIf := vppifplugin.NewPlugin(vppifplugin.Deps{Log: logs.Logger("vpp-ifplugin"), Scheduler: scheduler, GoVPP: govpp})

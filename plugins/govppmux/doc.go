@@ -10,9 +10,9 @@
 //	watch goroutine: govpp connection events
 //	   Disconnected / NotResponding ──> health INIT, govpp reconnects on its own
 //	   Connected again ──> version + messages checked again, health OK,
-//	                       HealingResync{AfterError} pushed to the event loop
-//	                       (the controller then runs a full resync: VPP may have
-//	                       restarted empty)
+//	                       Deps.OnReconnect called (cmd/contiv-agent pushes a
+//	                       HealingResync{AfterError}: the controller then runs a
+//	                       full resync, VPP may have restarted empty)
 //	   Failed (retries exhausted) ──> health ERROR (the probes restart the agent)
 //
 // Health probing is govpp's own: core pings VPP every health-check-probe-interval and

@@ -19,7 +19,6 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
-	ctlapi "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
 // ExpectedVPPVersion is the VPP release the pinned govpp binapi was generated from.
@@ -50,9 +49,13 @@ type Deps struct {
 	Config infra.ConfigLoader
 	// Health receives the state of the VPP connection. Optional.
 	Health *health.Reporter
-	// EventLoop receives a HealingResync event whenever the connection to VPP is
-	// re-established. Optional (nothing is pushed without it).
-	EventLoop ctlapi.EventLoop
+	// OnReconnect is called (from the connection watcher) whenever the connection to
+	// VPP is re-established, after the version and the messages were checked again:
+	// VPP may have restarted with an empty configuration, so the agent wires it to
+	// request a full (healing) resync. An error is logged and reported to Health.
+	// Optional. A callback rather than an event loop keeps govppmux below the
+	// Contiv plugins (docs/ARCHITECTURE.md §2).
+	OnReconnect func() error
 }
 
 // VPPInfo describes the VPP the agent is connected to.
@@ -314,7 +317,7 @@ func (p *Plugin) handleEvent(ev core.ConnectionEvent) {
 			p.report(health.Error, err.Error())
 			return
 		}
-		p.pushResync()
+		p.afterReconnect()
 	case core.Disconnected, core.NotResponding:
 		p.connected.Store(false)
 		reason := "VPP " + strings.ToLower(ev.State.String()) + ", reconnecting"
@@ -376,20 +379,18 @@ func (p *Plugin) showVersion() (*vpe.ShowVersionReply, error) {
 	return reply, nil
 }
 
-// pushResync asks the controller for a full resync: VPP may have restarted with an
-// empty configuration.
-func (p *Plugin) pushResync() {
-	if p.EventLoop == nil {
+// afterReconnect runs OnReconnect (the agent's request for a full resync: VPP may
+// have restarted with an empty configuration).
+func (p *Plugin) afterReconnect() {
+	if p.OnReconnect == nil {
 		return
 	}
-	ev := &ctlapi.HealingResync{Type: ctlapi.AfterError,
-		Error: errors.New("VPP reconnected: its configuration may have been lost")}
-	if err := p.EventLoop.PushEvent(ev); err != nil {
-		p.log.WithError(err).Error("cannot push the healing resync after the VPP reconnect")
+	if err := p.OnReconnect(); err != nil {
+		p.log.WithError(err).Error("cannot request the resync after the VPP reconnect")
 		p.report(health.Error, "VPP reconnected but the resync could not be requested: "+err.Error())
 		return
 	}
-	p.log.Info("healing resync requested after the VPP reconnect")
+	p.log.Info("resync requested after the VPP reconnect")
 }
 
 func (p *Plugin) report(state health.State, reason string) {

@@ -22,32 +22,32 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
-	ctlapi "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
 const testNIC = "GigabitEthernet0/8/0"
 
-// fakeLoop records the events pushed to it.
+// fakeLoop counts the OnReconnect calls (the resyncs the agent would request).
 type fakeLoop struct {
-	mu     sync.Mutex
-	events []ctlapi.Event
-	err    error
+	mu      sync.Mutex
+	resyncs int
+	err     error
 }
 
-func (l *fakeLoop) PushEvent(ev ctlapi.Event) error {
+// onReconnect is the plugin's OnReconnect callback.
+func (l *fakeLoop) onReconnect() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return l.err
 	}
-	l.events = append(l.events, ev)
+	l.resyncs++
 	return nil
 }
 
-func (l *fakeLoop) list() []ctlapi.Event {
+func (l *fakeLoop) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]ctlapi.Event(nil), l.events...)
+	return l.resyncs
 }
 
 // fakeMsg is a message no VPP knows.
@@ -111,7 +111,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, loop: &fakeLoop{}, reg: health.NewRegistry()}
 	e.sim, e.sock = startSim(t)
-	e.plugin = NewPlugin(Deps{Log: quietLog(), Config: fastConfig(e.sock), Health: e.reg.Reporter("vpp"), EventLoop: e.loop})
+	e.plugin = NewPlugin(Deps{Log: quietLog(), Config: fastConfig(e.sock), Health: e.reg.Reporter("vpp"), OnReconnect: e.loop.onReconnect})
 	if err := e.plugin.Init(); err != nil {
 		t.Fatalf("Init: %v", err)
 	}
@@ -205,7 +205,7 @@ func TestRegisterAfterAfterInitChecksAtOnce(t *testing.T) {
 	}
 }
 
-func TestReconnectPushesHealingResyncAndRestoresChannels(t *testing.T) {
+func TestReconnectRequestsResyncAndRestoresChannels(t *testing.T) {
 	tests := []struct {
 		name   string
 		break_ func(*vppsim.Sim)
@@ -222,14 +222,7 @@ func TestReconnectPushesHealingResyncAndRestoresChannels(t *testing.T) {
 			}
 			defer ch.Close()
 			tc.break_(e.sim)
-			eventually(t, "healing resync", func() bool { return len(e.loop.list()) > 0 })
-			ev, ok := e.loop.list()[0].(*ctlapi.HealingResync)
-			if !ok || ev.Type != ctlapi.AfterError || ev.Error == nil || !strings.Contains(ev.Error.Error(), "VPP reconnected") {
-				t.Fatalf("pushed %v", e.loop.list()[0])
-			}
-			if ev.Method() != ctlapi.FullResync {
-				t.Errorf("healing resync method %v, want full resync", ev.Method())
-			}
+			eventually(t, "resync requested", func() bool { return e.loop.count() > 0 })
 			eventually(t, "health OK", func() bool { return e.health().State == health.OK })
 			if info := e.plugin.VPPInfo(); info.Reconnects != 1 || !info.Connected {
 				t.Errorf("VPPInfo = %+v", info)
@@ -246,7 +239,7 @@ func TestHealthInitWhileDisconnectedThenErrorWhenRetriesRunOut(t *testing.T) {
 	e.sim, e.sock = startSim(t)
 	cfg := fastConfig(e.sock)
 	cfg["retry-connect-count"] = 3
-	e.plugin = NewPlugin(Deps{Log: quietLog(), Config: cfg, Health: e.reg.Reporter("vpp"), EventLoop: e.loop})
+	e.plugin = NewPlugin(Deps{Log: quietLog(), Config: cfg, Health: e.reg.Reporter("vpp"), OnReconnect: e.loop.onReconnect})
 	if err := e.plugin.Init(); err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +259,8 @@ func TestHealthInitWhileDisconnectedThenErrorWhenRetriesRunOut(t *testing.T) {
 	if h := e.health(); !strings.Contains(h.Reason, "cannot reconnect") {
 		t.Errorf("health = %+v", h)
 	}
-	if len(e.loop.list()) != 0 {
-		t.Errorf("resync pushed without a reconnect: %v", e.loop.list())
+	if n := e.loop.count(); n != 0 {
+		t.Errorf("resync requested %d times without a reconnect", n)
 	}
 }
 
