@@ -95,7 +95,7 @@ func NewInterfaceDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	if d.log == nil {
 		d.log = logrus.StandardLogger().WithField("descriptor", InterfaceDescriptorName)
 	}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*linuxif.Interface, *InterfaceMetadata]{
 		Name:        InterfaceDescriptorName,
 		NBKeyPrefix: linuxif.InterfacePrefix,
 		KeySelector: func(key string) bool {
@@ -106,35 +106,20 @@ func NewInterfaceDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			name, _ := linuxif.ParseNameFromKey(key)
 			return name
 		},
-		ValueComparator: func(_ string, a, b proto.Message) bool { return EquivalentInterfaces(asIface(a), asIface(b)) },
-		Validate:        func(key string, v proto.Message) error { return ValidateInterface(key, asIface(v)) },
-		Create:          func(key string, v proto.Message) (kvapi.Metadata, error) { return d.create(asIface(v)) },
-		Delete:          func(key string, v proto.Message, m kvapi.Metadata) error { return d.delete(asIface(v), asMeta(m)) },
+		ValueComparator: func(_ string, a, b *linuxif.Interface) bool { return EquivalentInterfaces(a, b) },
+		Validate:        func(key string, v *linuxif.Interface) error { return ValidateInterface(key, v) },
+		Create:          func(key string, v *linuxif.Interface) (*InterfaceMetadata, error) { return d.create(v) },
+		Delete:          func(key string, v *linuxif.Interface, m *InterfaceMetadata) error { return d.delete(v, m) },
 		Update:          d.update,
-		UpdateWithRecreate: func(_ string, a, b proto.Message, _ kvapi.Metadata) bool {
-			return needsRecreate(asIface(a), asIface(b))
+		UpdateWithRecreate: func(_ string, a, b *linuxif.Interface, _ *InterfaceMetadata) bool {
+			return needsRecreate(a, b)
 		},
 		Retrieve:           d.retrieve,
 		IsRetriableFailure: linuxcalls.IsRetriable,
-		DerivedValues:      func(_ string, v proto.Message) []kvapi.KeyValuePair { return DerivedValues(asIface(v)) },
-		Dependencies:       func(_ string, v proto.Message) []kvapi.Dependency { return Dependencies(asIface(v)) },
+		DerivedValues:      func(_ string, v *linuxif.Interface) []kvapi.KeyValuePair { return DerivedValues(v) },
+		Dependencies:       func(_ string, v *linuxif.Interface) []kvapi.Dependency { return Dependencies(v) },
 		WithMetadata:       true,
-	}
-}
-
-// asIface returns v as an Interface (an empty one for other types, which
-// Validate rejects).
-func asIface(v proto.Message) *linuxif.Interface {
-	if i, ok := v.(*linuxif.Interface); ok && i != nil {
-		return i
-	}
-	return &linuxif.Interface{}
-}
-
-// asMeta returns m as *InterfaceMetadata, or nil.
-func asMeta(m kvapi.Metadata) *InterfaceMetadata {
-	meta, _ := m.(*InterfaceMetadata)
-	return meta
+	})
 }
 
 // hostName returns the kernel name of iface (LoopbackHostName for a LOOPBACK
@@ -337,7 +322,7 @@ func needsRecreate(a, b *linuxif.Interface) bool {
 }
 
 // create dispatches Create by interface type.
-func (d *interfaceDescriptor) create(iface *linuxif.Interface) (kvapi.Metadata, error) {
+func (d *interfaceDescriptor) create(iface *linuxif.Interface) (*InterfaceMetadata, error) {
 	var (
 		meta *InterfaceMetadata
 		err  error
@@ -389,12 +374,10 @@ func (d *interfaceDescriptor) delete(iface *linuxif.Interface, meta *InterfaceMe
 
 // update changes MAC, MTU, addresses, checksum offloading and admin state in
 // place (everything else recreates, see needsRecreate).
-func (d *interfaceDescriptor) update(_ string, oldV, newV proto.Message, oldMeta kvapi.Metadata) (kvapi.Metadata, error) {
-	oldIf, newIf := asIface(oldV), asIface(newV)
+func (d *interfaceDescriptor) update(_ string, oldIf, newIf *linuxif.Interface, meta *InterfaceMetadata) (*InterfaceMetadata, error) {
 	if err := d.inLink(newIf, func(l *nsLink) error { return l.configure(newIf, oldIf) }); err != nil {
-		return oldMeta, fmt.Errorf("update %v interface %s: %w", newIf.GetType(), newIf.GetName(), err)
+		return meta, fmt.Errorf("update %v interface %s: %w", newIf.GetType(), newIf.GetName(), err)
 	}
-	meta := asMeta(oldMeta)
 	if meta == nil {
 		meta = &InterfaceMetadata{HostIfName: hostName(newIf), Type: newIf.GetType(), Namespace: newIf.GetNamespace()}
 	}
@@ -425,6 +408,6 @@ func (d *interfaceDescriptor) peerMetadata(name string) (*InterfaceMetadata, boo
 	if !ok {
 		return nil, false
 	}
-	meta := asMeta(v)
+	meta, _ := v.(*InterfaceMetadata)
 	return meta, meta != nil
 }

@@ -62,7 +62,8 @@ func (d *interfaceDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvap
 		}
 		meta := l.metadata(iface)
 		if iface.GetType() == linuxif.Interface_TAP_TO_VPP {
-			meta.TapOrigin = d.retrievedTapOrigin(iface, asMeta(kv.Metadata))
+			prev, _ := kv.Metadata.(*InterfaceMetadata)
+			meta.TapOrigin = d.retrievedTapOrigin(iface, prev)
 		}
 		out = append(out, kvapi.KVWithMetadata{Key: kv.Key, Value: value, Metadata: meta, Origin: kvapi.FromNB})
 	}

@@ -29,34 +29,25 @@ type arpDescriptor struct {
 // NewARPDescriptor returns the descriptor of Linux static ARP entries.
 func NewARPDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &arpDescriptor{base: newBase(deps, ARPDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*linuxl3.ARPEntry, kvapi.Metadata]{
 		Name:        ARPDescriptorName,
 		NBKeyPrefix: linuxl3.ARPPrefix,
 		KeySelector: func(key string) bool {
 			_, _, ok := linuxl3.ParseARPEntryKey(key)
 			return ok
 		},
-		ValueComparator: func(_ string, a, b proto.Message) bool { return EquivalentARPs(asARP(a), asARP(b)) },
-		Validate:        func(key string, v proto.Message) error { return ValidateARP(key, asARP(v)) },
-		Create:          func(_ string, v proto.Message) (kvapi.Metadata, error) { return nil, d.set(asARP(v), "add") },
-		Update: func(_ string, _, v proto.Message, _ kvapi.Metadata) (kvapi.Metadata, error) {
-			return nil, d.set(asARP(v), "update")
+		ValueComparator: func(_ string, a, b *linuxl3.ARPEntry) bool { return EquivalentARPs(a, b) },
+		Validate:        func(key string, v *linuxl3.ARPEntry) error { return ValidateARP(key, v) },
+		Create:          func(_ string, v *linuxl3.ARPEntry) (kvapi.Metadata, error) { return nil, d.set(v, "add") },
+		Update: func(_ string, _, v *linuxl3.ARPEntry, _ kvapi.Metadata) (kvapi.Metadata, error) {
+			return nil, d.set(v, "update")
 		},
-		Delete:               func(_ string, v proto.Message, _ kvapi.Metadata) error { return d.delete(asARP(v)) },
+		Delete:               func(_ string, v *linuxl3.ARPEntry, _ kvapi.Metadata) error { return d.delete(v) },
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   linuxcalls.IsRetriable,
-		Dependencies:         func(_ string, v proto.Message) []kvapi.Dependency { return ARPDependencies(asARP(v)) },
+		Dependencies:         func(_ string, v *linuxl3.ARPEntry) []kvapi.Dependency { return ARPDependencies(v) },
 		RetrieveDependencies: []string{ifplugin.InterfaceDescriptorName},
-	}
-}
-
-// asARP returns v as an ARPEntry (an empty one for other types, which
-// Validate rejects).
-func asARP(v proto.Message) *linuxl3.ARPEntry {
-	if a, ok := v.(*linuxl3.ARPEntry); ok && a != nil {
-		return a
-	}
-	return &linuxl3.ARPEntry{}
+	})
 }
 
 // parseARP parses and checks an ARP entry; the error names every wrong field.

@@ -39,31 +39,22 @@ type routeDescriptor struct {
 // NewRouteDescriptor returns the descriptor of Linux routes.
 func NewRouteDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &routeDescriptor{base: newBase(deps, RouteDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*linuxl3.Route, kvapi.Metadata]{
 		Name:        RouteDescriptorName,
 		NBKeyPrefix: linuxl3.RoutePrefix,
 		KeySelector: func(key string) bool {
 			_, _, ok := linuxl3.ParseRouteKey(key)
 			return ok
 		},
-		ValueComparator:      func(_ string, a, b proto.Message) bool { return EquivalentRoutes(asRoute(a), asRoute(b)) },
-		Validate:             func(key string, v proto.Message) error { return ValidateRoute(key, asRoute(v)) },
-		Create:               func(_ string, v proto.Message) (kvapi.Metadata, error) { return nil, d.create(asRoute(v)) },
-		Delete:               func(_ string, v proto.Message, _ kvapi.Metadata) error { return d.delete(asRoute(v)) },
+		ValueComparator:      func(_ string, a, b *linuxl3.Route) bool { return EquivalentRoutes(a, b) },
+		Validate:             func(key string, v *linuxl3.Route) error { return ValidateRoute(key, v) },
+		Create:               func(_ string, v *linuxl3.Route) (kvapi.Metadata, error) { return nil, d.create(v) },
+		Delete:               func(_ string, v *linuxl3.Route, _ kvapi.Metadata) error { return d.delete(v) },
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   linuxcalls.IsRetriable,
-		Dependencies:         func(_ string, v proto.Message) []kvapi.Dependency { return RouteDependencies(asRoute(v)) },
+		Dependencies:         func(_ string, v *linuxl3.Route) []kvapi.Dependency { return RouteDependencies(v) },
 		RetrieveDependencies: []string{ifplugin.InterfaceDescriptorName},
-	}
-}
-
-// asRoute returns v as a Route (an empty one for other types, which Validate
-// rejects).
-func asRoute(v proto.Message) *linuxl3.Route {
-	if r, ok := v.(*linuxl3.Route); ok && r != nil {
-		return r
-	}
-	return &linuxl3.Route{}
+	})
 }
 
 // parsedRoute is a valid route in parsed form.

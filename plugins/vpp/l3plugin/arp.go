@@ -3,7 +3,6 @@ package l3plugin
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net"
 	"net/netip"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 )
@@ -33,35 +33,27 @@ type arpDescriptor struct {
 // NewARPDescriptor returns the descriptor of VPP static ARP/ND entries.
 func NewARPDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &arpDescriptor{base: newBase(deps, ARPDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*l3.ARPEntry, kvapi.Metadata]{
 		Name:        ARPDescriptorName,
 		NBKeyPrefix: l3.ARPPrefix,
 		KeySelector: func(key string) bool {
 			_, _, ok := l3.ParseARPEntryKey(key)
 			return ok
 		},
-		ValueComparator: func(_ string, a, b proto.Message) bool { return EquivalentARPs(asARP(a), asARP(b)) },
-		Validate:        func(key string, v proto.Message) error { return ValidateARP(key, asARP(v)) },
-		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
-			return nil, d.addDel(asARP(v), true)
+		ValueComparator: func(_ string, a, b *l3.ARPEntry) bool { return EquivalentARPs(a, b) },
+		Validate:        func(key string, v *l3.ARPEntry) error { return ValidateARP(key, v) },
+		Create: func(_ string, v *l3.ARPEntry) (kvapi.Metadata, error) {
+			return nil, d.addDel(v, true)
 		},
-		Update: func(_ string, _, v proto.Message, _ kvapi.Metadata) (kvapi.Metadata, error) {
-			return nil, d.addDel(asARP(v), true)
+		Update: func(_ string, _, v *l3.ARPEntry, _ kvapi.Metadata) (kvapi.Metadata, error) {
+			return nil, d.addDel(v, true)
 		},
-		Delete:               func(_ string, v proto.Message, _ kvapi.Metadata) error { return d.addDel(asARP(v), false) },
+		Delete:               func(_ string, v *l3.ARPEntry, _ kvapi.Metadata) error { return d.addDel(v, false) },
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   isRetriable,
-		Dependencies:         func(_ string, v proto.Message) []kvapi.Dependency { return ARPDependencies(asARP(v)) },
+		Dependencies:         func(_ string, v *l3.ARPEntry) []kvapi.Dependency { return ARPDependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
-	}
-}
-
-// asARP returns v as an ARPEntry (an empty one for other types).
-func asARP(v proto.Message) *l3.ARPEntry {
-	if a, ok := v.(*l3.ARPEntry); ok && a != nil {
-		return a
-	}
-	return &l3.ARPEntry{}
+	})
 }
 
 // parseARP parses and checks an entry; the error names every wrong field.
@@ -150,7 +142,9 @@ func (d *arpDescriptor) addDel(a *l3.ARPEntry, isAdd bool) error {
 func (d *arpDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 	nb := make(map[string]*l3.ARPEntry, len(correlate))
 	for _, kv := range correlate {
-		nb[kv.Key] = asARP(kv.Value)
+		if v, ok := kv.Value.(*l3.ARPEntry); ok {
+			nb[kv.Key] = v
+		}
 	}
 	names := d.ifaceNames()
 	var out []kvapi.KVWithMetadata

@@ -1,7 +1,6 @@
 package l3plugin
 
 import (
-	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"testing"
 
 	govppapi "go.fd.io/govpp/api"
@@ -12,6 +11,7 @@ import (
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
 func arpKey(a *l3.ARPEntry) string { return l3.ARPEntryKey(a.Interface, a.IpAddress) }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"go.fd.io/govpp/binapi/ip_neighbor"
-	"google.golang.org/protobuf/proto"
 
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
@@ -31,34 +30,26 @@ type ipScanDescriptor struct {
 // documentation and NeighborAging).
 func NewIPScanNeighborDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &ipScanDescriptor{base: newBase(deps, IPScanNeighborDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*l3.IPScanNeighbor, kvapi.Metadata]{
 		Name:        IPScanNeighborDescriptorName,
 		NBKeyPrefix: l3.IPScanNeighborKey,
 		KeySelector: func(key string) bool { return key == l3.IPScanNeighborKey },
-		ValueComparator: func(_ string, a, b proto.Message) bool {
-			return NeighborAging(asScan(a)) == NeighborAging(asScan(b))
+		ValueComparator: func(_ string, a, b *l3.IPScanNeighbor) bool {
+			return NeighborAging(a) == NeighborAging(b)
 		},
-		Validate: func(_ string, v proto.Message) error { return ValidateIPScanNeighbor(asScan(v)) },
-		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
-			return nil, d.apply(NeighborAging(asScan(v)), "set")
+		Validate: func(_ string, v *l3.IPScanNeighbor) error { return ValidateIPScanNeighbor(v) },
+		Create: func(_ string, v *l3.IPScanNeighbor) (kvapi.Metadata, error) {
+			return nil, d.apply(NeighborAging(v), "set")
 		},
-		Update: func(_ string, _, v proto.Message, _ kvapi.Metadata) (kvapi.Metadata, error) {
-			return nil, d.apply(NeighborAging(asScan(v)), "update")
+		Update: func(_ string, _, v *l3.IPScanNeighbor, _ kvapi.Metadata) (kvapi.Metadata, error) {
+			return nil, d.apply(NeighborAging(v), "update")
 		},
-		Delete: func(string, proto.Message, kvapi.Metadata) error {
+		Delete: func(string, *l3.IPScanNeighbor, kvapi.Metadata) error {
 			return d.apply([2]AgingConfig{}, "reset")
 		},
 		Retrieve:           d.retrieve,
 		IsRetriableFailure: isRetriable,
-	}
-}
-
-// asScan returns v as an IPScanNeighbor (an empty one for other types).
-func asScan(v proto.Message) *l3.IPScanNeighbor {
-	if s, ok := v.(*l3.IPScanNeighbor); ok && s != nil {
-		return s
-	}
-	return &l3.IPScanNeighbor{}
+	})
 }
 
 // maxMinutes is the longest threshold whose max_age (seconds) fits VPP's u32.
@@ -140,7 +131,7 @@ func (d *ipScanDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 		cfg[af] = AgingConfig{MaxAge: rep.MaxAge, Recycle: rep.Recycle}
 	}
 	for _, kv := range correlate {
-		if NeighborAging(asScan(kv.Value)) == cfg {
+		if s, ok := kv.Value.(*l3.IPScanNeighbor); ok && NeighborAging(s) == cfg {
 			return []kvapi.KVWithMetadata{{Key: l3.IPScanNeighborKey, Value: kv.Value, Origin: kvapi.UnknownOrigin}}, nil
 		}
 	}

@@ -3,7 +3,6 @@ package l3plugin
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net/netip"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 )
@@ -55,37 +55,29 @@ type proxyARPDescriptor struct {
 // NewProxyARPDescriptor returns the descriptor of the global ProxyARP value.
 func NewProxyARPDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &proxyARPDescriptor{base: newBase(deps, ProxyARPDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*l3.ProxyARP, kvapi.Metadata]{
 		Name:        ProxyARPDescriptorName,
 		NBKeyPrefix: l3.ProxyARPKey,
 		KeySelector: func(key string) bool { return key == l3.ProxyARPKey },
-		ValueComparator: func(_ string, a, b proto.Message) bool {
-			return EquivalentProxyARPs(asProxyARP(a), asProxyARP(b))
+		ValueComparator: func(_ string, a, b *l3.ProxyARP) bool {
+			return EquivalentProxyARPs(a, b)
 		},
-		Validate: func(_ string, v proto.Message) error { return ValidateProxyARP(asProxyARP(v)) },
-		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
-			return nil, d.update(nil, asProxyARP(v))
+		Validate: func(_ string, v *l3.ProxyARP) error { return ValidateProxyARP(v) },
+		Create: func(_ string, v *l3.ProxyARP) (kvapi.Metadata, error) {
+			return nil, d.update(nil, v)
 		},
-		Update: func(_ string, old, v proto.Message, _ kvapi.Metadata) (kvapi.Metadata, error) {
-			return nil, d.update(asProxyARP(old), asProxyARP(v))
+		Update: func(_ string, old, v *l3.ProxyARP, _ kvapi.Metadata) (kvapi.Metadata, error) {
+			return nil, d.update(old, v)
 		},
-		Delete: func(_ string, v proto.Message, _ kvapi.Metadata) error {
-			return d.update(asProxyARP(v), nil)
+		Delete: func(_ string, v *l3.ProxyARP, _ kvapi.Metadata) error {
+			return d.update(v, nil)
 		},
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   isRetriable,
 		DerivedValues:        proxyARPDerived,
-		Dependencies:         func(_ string, v proto.Message) []kvapi.Dependency { return ProxyARPDependencies(asProxyARP(v)) },
+		Dependencies:         func(_ string, v *l3.ProxyARP) []kvapi.Dependency { return ProxyARPDependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
-	}
-}
-
-// asProxyARP returns v as a ProxyARP (an empty one for other types).
-func asProxyARP(v proto.Message) *l3.ProxyARP {
-	if p, ok := v.(*l3.ProxyARP); ok && p != nil {
-		return p
-	}
-	return &l3.ProxyARP{}
+	})
 }
 
 // arpRange is a proxy ARP range in VPP's terms.
@@ -195,9 +187,9 @@ func ProxyARPDependencies(p *l3.ProxyARP) []kvapi.Dependency {
 }
 
 // proxyARPDerived derives one value per interface.
-func proxyARPDerived(_ string, v proto.Message) []kvapi.KeyValuePair {
+func proxyARPDerived(_ string, v *l3.ProxyARP) []kvapi.KeyValuePair {
 	var out []kvapi.KeyValuePair
-	for _, itf := range asProxyARP(v).GetInterfaces() {
+	for _, itf := range v.GetInterfaces() {
 		if itf.GetName() != "" {
 			out = append(out, kvapi.KeyValuePair{Key: ProxyARPInterfaceKey(itf.GetName()), Value: itf})
 		}
@@ -280,7 +272,7 @@ func (d *proxyARPDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi
 		}
 	}
 	for _, kv := range correlate {
-		if EquivalentProxyARPs(asProxyARP(kv.Value), v) {
+		if p, ok := kv.Value.(*l3.ProxyARP); ok && EquivalentProxyARPs(p, v) {
 			return []kvapi.KVWithMetadata{{Key: l3.ProxyARPKey, Value: kv.Value, Origin: kvapi.UnknownOrigin}}, nil
 		}
 	}

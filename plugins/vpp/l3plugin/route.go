@@ -3,7 +3,6 @@ package l3plugin
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net/netip"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 )
@@ -52,32 +52,24 @@ type routeDescriptor struct {
 // of it); nothing depends on routes, so nothing else is disturbed.
 func NewRouteDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &routeDescriptor{base: newBase(deps, RouteDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*l3.Route, kvapi.Metadata]{
 		Name:        RouteDescriptorName,
 		NBKeyPrefix: l3.RoutePrefix,
 		KeySelector: func(key string) bool {
 			_, _, _, ok := l3.ParseRouteKey(key)
 			return ok
 		},
-		ValueComparator: func(_ string, a, b proto.Message) bool { return EquivalentRoutes(asRoute(a), asRoute(b)) },
-		Validate:        func(key string, v proto.Message) error { return ValidateRoute(key, asRoute(v)) },
-		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
-			return nil, d.addDel(asRoute(v), true)
+		ValueComparator: func(_ string, a, b *l3.Route) bool { return EquivalentRoutes(a, b) },
+		Validate:        func(key string, v *l3.Route) error { return ValidateRoute(key, v) },
+		Create: func(_ string, v *l3.Route) (kvapi.Metadata, error) {
+			return nil, d.addDel(v, true)
 		},
-		Delete:               func(_ string, v proto.Message, _ kvapi.Metadata) error { return d.addDel(asRoute(v), false) },
+		Delete:               func(_ string, v *l3.Route, _ kvapi.Metadata) error { return d.addDel(v, false) },
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   isRetriable,
-		Dependencies:         func(_ string, v proto.Message) []kvapi.Dependency { return RouteDependencies(asRoute(v)) },
+		Dependencies:         func(_ string, v *l3.Route) []kvapi.Dependency { return RouteDependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
-	}
-}
-
-// asRoute returns v as a Route (an empty one for other types).
-func asRoute(v proto.Message) *l3.Route {
-	if r, ok := v.(*l3.Route); ok && r != nil {
-		return r
-	}
-	return &l3.Route{}
+	})
 }
 
 // route is a Route parsed into VPP's terms.
@@ -298,7 +290,9 @@ func describeRoute(r *l3.Route) string {
 func (d *routeDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 	nb := make(map[string]*l3.Route, len(correlate))
 	for _, kv := range correlate {
-		nb[kv.Key] = asRoute(kv.Value)
+		if v, ok := kv.Value.(*l3.Route); ok {
+			nb[kv.Key] = v
+		}
 	}
 	tables, err := govppmux.Dump[ip.IPTableDetails](d.ch, &ip.IPTableDump{})
 	if err != nil {

@@ -2,12 +2,11 @@ package l3plugin
 
 import (
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 
 	"go.fd.io/govpp/binapi/ip"
-	"google.golang.org/protobuf/proto"
 
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -29,31 +28,23 @@ type vrfDescriptor struct {
 // NewVrfTableDescriptor returns the descriptor of VPP VRF tables.
 func NewVrfTableDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &vrfDescriptor{base: newBase(deps, VrfTableDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*l3.VrfTable, kvapi.Metadata]{
 		Name:        VrfTableDescriptorName,
 		NBKeyPrefix: l3.VrfTablePrefix,
 		KeySelector: func(key string) bool {
 			_, _, ok := l3.ParseVrfTableKey(key)
 			return ok
 		},
-		ValueComparator: func(_ string, a, b proto.Message) bool {
-			x, y := asVrf(a), asVrf(b)
+		ValueComparator: func(_ string, a, b *l3.VrfTable) bool {
+			x, y := a, b
 			return x.GetId() == y.GetId() && x.GetProtocol() == y.GetProtocol()
 		},
-		Validate:           func(key string, v proto.Message) error { return ValidateVrfTable(key, asVrf(v)) },
-		Create:             func(_ string, v proto.Message) (kvapi.Metadata, error) { return nil, d.addDel(asVrf(v), true) },
-		Delete:             func(_ string, v proto.Message, _ kvapi.Metadata) error { return d.addDel(asVrf(v), false) },
+		Validate:           func(key string, v *l3.VrfTable) error { return ValidateVrfTable(key, v) },
+		Create:             func(_ string, v *l3.VrfTable) (kvapi.Metadata, error) { return nil, d.addDel(v, true) },
+		Delete:             func(_ string, v *l3.VrfTable, _ kvapi.Metadata) error { return d.addDel(v, false) },
 		Retrieve:           d.retrieve,
 		IsRetriableFailure: isRetriable,
-	}
-}
-
-// asVrf returns v as a VrfTable (an empty one for other types).
-func asVrf(v proto.Message) *l3.VrfTable {
-	if t, ok := v.(*l3.VrfTable); ok && t != nil {
-		return t
-	}
-	return &l3.VrfTable{}
+	})
 }
 
 // ValidateVrfTable checks a VRF table and that key is its key.
@@ -94,7 +85,9 @@ func (d *vrfDescriptor) addDel(t *l3.VrfTable, isAdd bool) error {
 func (d *vrfDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 	nb := make(map[string]*l3.VrfTable, len(correlate))
 	for _, kv := range correlate {
-		nb[kv.Key] = asVrf(kv.Value)
+		if v, ok := kv.Value.(*l3.VrfTable); ok {
+			nb[kv.Key] = v
+		}
 	}
 	tables, err := govppmux.Dump[ip.IPTableDetails](d.ch, &ip.IPTableDump{})
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
-	"google.golang.org/protobuf/proto"
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
@@ -48,29 +47,22 @@ type ifaceFeatureDescriptor struct {
 // features (derived from Nat44Global).
 func NewNat44InterfaceDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &ifaceFeatureDescriptor{base: newBase(deps, InterfaceDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*nat.Nat44Global_Interface, kvapi.Metadata]{
 		Name: InterfaceDescriptorName,
 		KeySelector: func(key string) bool {
 			_, _, ok := nat.ParseInterfaceNAT44Key(key)
 			return ok
 		},
-		Create: func(key string, v proto.Message) (kvapi.Metadata, error) {
-			return nil, d.addDel(key, asNatIface(v), true)
+		Create: func(key string, v *nat.Nat44Global_Interface) (kvapi.Metadata, error) {
+			return nil, d.addDel(key, v, true)
 		},
-		Delete:             func(key string, v proto.Message, _ kvapi.Metadata) error { return d.addDel(key, asNatIface(v), false) },
+		Delete:             func(key string, v *nat.Nat44Global_Interface, _ kvapi.Metadata) error { return d.addDel(key, v, false) },
 		IsRetriableFailure: isRetriable,
-		Dependencies: func(key string, _ proto.Message) []kvapi.Dependency {
+		Dependencies: func(key string, _ *nat.Nat44Global_Interface) []kvapi.Dependency {
 			iface, _, _ := nat.ParseInterfaceNAT44Key(key)
 			return []kvapi.Dependency{{Label: DepInterfaceExists, Key: ifmodel.InterfaceKey(iface)}}
 		},
-	}
-}
-
-func asNatIface(v proto.Message) *nat.Nat44Global_Interface {
-	if i, ok := v.(*nat.Nat44Global_Interface); ok && i != nil {
-		return i
-	}
-	return &nat.Nat44Global_Interface{}
+	})
 }
 
 func (d *ifaceFeatureDescriptor) addDel(key string, itf *nat.Nat44Global_Interface, isAdd bool) error {
@@ -125,34 +117,27 @@ type addressDescriptor struct {
 // (derived from Nat44Global).
 func NewNat44AddressDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &addressDescriptor{base: newBase(deps, AddressDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*nat.Nat44Global_Address, kvapi.Metadata]{
 		Name: AddressDescriptorName,
 		KeySelector: func(key string) bool {
 			_, _, ok := nat.ParseAddressNAT44Key(key)
 			return ok
 		},
-		ValueComparator: func(_ string, a, b proto.Message) bool {
-			return asNatAddr(a).GetVrfId() == asNatAddr(b).GetVrfId()
+		ValueComparator: func(_ string, a, b *nat.Nat44Global_Address) bool {
+			return a.GetVrfId() == b.GetVrfId()
 		},
-		Create: func(key string, v proto.Message) (kvapi.Metadata, error) {
-			return nil, d.addDel(key, asNatAddr(v), true)
+		Create: func(key string, v *nat.Nat44Global_Address) (kvapi.Metadata, error) {
+			return nil, d.addDel(key, v, true)
 		},
-		Delete:             func(key string, v proto.Message, _ kvapi.Metadata) error { return d.addDel(key, asNatAddr(v), false) },
+		Delete:             func(key string, v *nat.Nat44Global_Address, _ kvapi.Metadata) error { return d.addDel(key, v, false) },
 		IsRetriableFailure: isRetriable,
-		Dependencies: func(_ string, v proto.Message) []kvapi.Dependency {
-			if vrf := asNatAddr(v).GetVrfId(); vrf != 0 && vrf != noIndex {
+		Dependencies: func(_ string, v *nat.Nat44Global_Address) []kvapi.Dependency {
+			if vrf := v.GetVrfId(); vrf != 0 && vrf != noIndex {
 				return []kvapi.Dependency{{Label: DepVrfTableExists, Key: l3.VrfTableKey(vrf, l3.VrfTable_IPV4)}}
 			}
 			return nil
 		},
-	}
-}
-
-func asNatAddr(v proto.Message) *nat.Nat44Global_Address {
-	if a, ok := v.(*nat.Nat44Global_Address); ok && a != nil {
-		return a
-	}
-	return &nat.Nat44Global_Address{}
+	})
 }
 
 func (d *addressDescriptor) addDel(key string, a *nat.Nat44Global_Address, isAdd bool) error {

@@ -3,7 +3,6 @@ package natplugin
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"slices"
 
 	govppapi "go.fd.io/govpp/api"
@@ -13,6 +12,7 @@ import (
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 )
@@ -39,7 +39,7 @@ func NewDNat44Descriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 	d := &dnatDescriptor{base: newBase(deps, DNAT44DescriptorName)}
 	d.pipe = &pipeline{ch: d.ch}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*nat.DNat44, kvapi.Metadata]{
 		Name:        DNAT44DescriptorName,
 		NBKeyPrefix: nat.DNAT44Prefix,
 		KeySelector: func(key string) bool {
@@ -50,29 +50,21 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 			label, _ := nat.ParseDNAT44Key(key)
 			return label
 		},
-		ValueComparator: func(_ string, a, b proto.Message) bool { return EquivalentDNat44(asDNAT(a), asDNAT(b)) },
-		Validate:        func(key string, v proto.Message) error { return ValidateDNat44(key, asDNAT(v)) },
-		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
-			return nil, d.update(nil, asDNAT(v))
+		ValueComparator: func(_ string, a, b *nat.DNat44) bool { return EquivalentDNat44(a, b) },
+		Validate:        func(key string, v *nat.DNat44) error { return ValidateDNat44(key, v) },
+		Create: func(_ string, v *nat.DNat44) (kvapi.Metadata, error) {
+			return nil, d.update(nil, v)
 		},
 		CreateAsync: d.createAsync,
-		Update: func(_ string, old, v proto.Message, _ kvapi.Metadata) (kvapi.Metadata, error) {
-			return nil, d.update(asDNAT(old), asDNAT(v))
+		Update: func(_ string, old, v *nat.DNat44, _ kvapi.Metadata) (kvapi.Metadata, error) {
+			return nil, d.update(old, v)
 		},
-		Delete:               func(_ string, v proto.Message, _ kvapi.Metadata) error { return d.update(asDNAT(v), nil) },
+		Delete:               func(_ string, v *nat.DNat44, _ kvapi.Metadata) error { return d.update(v, nil) },
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   isRetriable,
-		Dependencies:         func(_ string, v proto.Message) []kvapi.Dependency { return DNat44Dependencies(asDNAT(v)) },
+		Dependencies:         func(_ string, v *nat.DNat44) []kvapi.Dependency { return DNat44Dependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName, GlobalDescriptorName},
-	}, d
-}
-
-// asDNAT returns v as a DNat44 (an empty one for other types).
-func asDNAT(v proto.Message) *nat.DNat44 {
-	if d, ok := v.(*nat.DNat44); ok && d != nil {
-		return d
-	}
-	return &nat.DNat44{}
+	}), d
 }
 
 // ValidateDNat44 checks a DNat44 and that key is its key.
@@ -154,8 +146,7 @@ type step struct {
 // replies; the returned function waits for them and, if some failed, undoes the ones
 // that succeeded (as Create does). The scheduler starts many creations before waiting,
 // so 10k DNATs go to VPP as one pipeline instead of 10k round trips.
-func (d *dnatDescriptor) createAsync(_ string, v proto.Message) func() (kvapi.Metadata, error) {
-	to := asDNAT(v)
+func (d *dnatDescriptor) createAsync(_ string, to *nat.DNat44) func() (kvapi.Metadata, error) {
 	label := to.GetLabel()
 	newM, err := parseMappings(to)
 	var steps []step
@@ -364,7 +355,10 @@ func (d *dnatDescriptor) finish(steps []step, errs []error) error {
 func (d *dnatDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 	nbByTag := make(map[string]*nat.DNat44, len(correlate))
 	for _, kv := range correlate {
-		v := asDNAT(kv.Value)
+		v, ok := kv.Value.(*nat.DNat44)
+		if !ok {
+			continue
+		}
 		t := Tag(v.GetLabel())
 		if prev, ok := nbByTag[t]; !ok || prev.GetLabel() != t {
 			nbByTag[t] = v
@@ -380,7 +374,10 @@ func (d *dnatDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVW
 		out = append(out, kvapi.KVWithMetadata{Key: nat.DNAT44Key(v.GetLabel()), Value: v, Origin: kvapi.FromNB})
 	}
 	for _, kv := range correlate {
-		v := asDNAT(kv.Value)
+		v, ok := kv.Value.(*nat.DNat44)
+		if !ok {
+			continue
+		}
 		if len(v.GetStMappings()) == 0 && len(v.GetIdMappings()) == 0 && groups[Tag(v.GetLabel())] == nil {
 			// an empty set of mappings exists as soon as it is asked for
 			out = append(out, kvapi.KVWithMetadata{Key: kv.Key, Value: v, Origin: kvapi.FromNB})

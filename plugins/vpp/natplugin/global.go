@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"io"
 	"net/netip"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 )
@@ -52,36 +52,28 @@ type globalDescriptor struct {
 // configuration.
 func NewNat44GlobalDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 	d := &globalDescriptor{base: newBase(deps, GlobalDescriptorName)}
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*nat.Nat44Global, kvapi.Metadata]{
 		Name:        GlobalDescriptorName,
 		NBKeyPrefix: nat.GlobalNAT44Key,
 		KeySelector: func(key string) bool { return key == nat.GlobalNAT44Key },
-		ValueComparator: func(_ string, a, b proto.Message) bool {
-			return EquivalentNat44Global(asGlobal(a), asGlobal(b))
+		ValueComparator: func(_ string, a, b *nat.Nat44Global) bool {
+			return EquivalentNat44Global(a, b)
 		},
-		Validate: func(_ string, v proto.Message) error { return ValidateNat44Global(asGlobal(v)) },
-		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
-			return nil, d.create(asGlobal(v))
+		Validate: func(_ string, v *nat.Nat44Global) error { return ValidateNat44Global(v) },
+		Create: func(_ string, v *nat.Nat44Global) (kvapi.Metadata, error) {
+			return nil, d.create(v)
 		},
-		Update: func(_ string, old, v proto.Message, _ kvapi.Metadata) (kvapi.Metadata, error) {
-			return nil, d.update(asGlobal(old), asGlobal(v))
+		Update: func(_ string, old, v *nat.Nat44Global, _ kvapi.Metadata) (kvapi.Metadata, error) {
+			return nil, d.update(old, v)
 		},
-		Delete: func(_ string, v proto.Message, _ kvapi.Metadata) error {
-			return d.update(asGlobal(v), &nat.Nat44Global{})
+		Delete: func(_ string, v *nat.Nat44Global, _ kvapi.Metadata) error {
+			return d.update(v, &nat.Nat44Global{})
 		},
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   isRetriable,
 		DerivedValues:        globalDerived,
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
-	}
-}
-
-// asGlobal returns v as a Nat44Global (an empty one for other types).
-func asGlobal(v proto.Message) *nat.Nat44Global {
-	if g, ok := v.(*nat.Nat44Global); ok && g != nil {
-		return g
-	}
-	return &nat.Nat44Global{}
+	})
 }
 
 // ValidateNat44Global checks the interfaces and the address pool. An
@@ -206,8 +198,7 @@ func sameSet[T comparable](a, b []T) bool {
 
 // globalDerived derives one value per NAT interface feature and one per
 // pool address.
-func globalDerived(_ string, v proto.Message) []kvapi.KeyValuePair {
-	g := asGlobal(v)
+func globalDerived(_ string, g *nat.Nat44Global) []kvapi.KeyValuePair {
 	out := make([]kvapi.KeyValuePair, 0, len(g.GetNatInterfaces())+len(g.GetAddressPool()))
 	for _, itf := range g.GetNatInterfaces() {
 		if itf.GetName() != "" {
@@ -296,7 +287,7 @@ func natEnabled(ch govppapi.Channel) (bool, *nat44_ed.Nat44ShowRunningConfigRepl
 func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 	var want *nat.Nat44Global
 	if len(correlate) > 0 {
-		want = asGlobal(correlate[0].Value)
+		want, _ = correlate[0].Value.(*nat.Nat44Global)
 	}
 	enabled, rc, err := natEnabled(d.ch)
 	if err != nil {

@@ -3,7 +3,6 @@ package natplugin
 import (
 	"context"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net/netip"
 	"os"
 	"sort"
@@ -23,6 +22,7 @@ import (
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"

@@ -3,11 +3,11 @@ package natplugin
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"net/netip"
 
 	govppapi "go.fd.io/govpp/api"
 
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
