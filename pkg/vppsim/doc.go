@@ -75,7 +75,9 @@
 //
 // # Testing hooks
 //
-// FailMessage and DelayMessage inject faults per message, DropConnections
+// FailMessage and DelayMessage inject faults per message,
+// Options.FailProbability and SetFailProbability fail a seeded random share
+// of the state-changing requests (faultspec.go), DropConnections
 // and Restart simulate VPP closing the socket and crashing, MessageCount
 // counts requests per message (e.g. to measure how many messages
 // programming N services takes), and Interfaces, Routes, NAT, Sessions,

@@ -327,6 +327,9 @@ func (c *conn) dispatch(payload []byte) error {
 	}
 
 	retval, fail, delay := s.takeFault(id)
+	if !fail {
+		retval, fail = s.takeRandomFault(info)
+	}
 	if delay > 0 {
 		if err := c.flush(); err != nil {
 			return err

@@ -36,6 +36,11 @@ type Options struct {
 	Linux bool
 	// Log receives the simulator's logs; nil discards them.
 	Log logrus.FieldLogger
+	// FailProbability is the share (0..1) of state-changing requests that
+	// fail with RandomFailRetval (see SetFailProbability); 0 = none.
+	FailProbability float64
+	// FailSeed seeds the random failures, so a run can be reproduced.
+	FailSeed int64
 }
 
 // Sim is a VPP simulator. Create it with New, serve with Start and stop it
@@ -56,6 +61,7 @@ type Sim struct {
 	faultsMu sync.Mutex
 	faults   map[uint16]*fault
 	faultsOn atomic.Bool
+	random   randomFaults
 
 	// connMu guards the listener and connection bookkeeping. Lock order:
 	// mu before connMu.
@@ -118,6 +124,9 @@ func New(opts Options) (*Sim, error) {
 		s.host = h
 	}
 	s.handlers = registerHandlers(table)
+	if err := s.random.configure(opts.FailProbability, opts.FailSeed); err != nil {
+		return nil, err
+	}
 	s.st = newState(s)
 	return s, nil
 }
