@@ -245,6 +245,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		NodeName:   node,
 		NodeSync:   nodeSync,
 		Registerer: metrics,
+		Status:     healthReg.Reporter("podmanager"),
 	})
 
 	ipamPlugin := ipam.NewPlugin(ipam.Deps{
