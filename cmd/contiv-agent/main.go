@@ -149,6 +149,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logs.RegisterHandlers(restPlugin)
 
 	var standalonePlugin *standalone.Plugin
+	nodeIDFile := nodesync.DefaultIDFile
 	var etcdConfig, boltConfig, govppConfig, podmanagerConfig infra.ConfigLoader = files.etcd, files.bolt, files.govpp, files.podmanager
 	if *standaloneMode {
 		dir, err := filepath.Abs(*standaloneDir)
@@ -169,6 +170,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			govppConfig = infra.StaticConfig{"binapi-socket-path": standalonePlugin.VPPSocketPath()}
 		}
 		boltConfig = infra.StaticConfig{"db-path": filepath.Join(*standaloneDir, "bolt.db")}
+		nodeIDFile = filepath.Join(*standaloneDir, "node-id")
 		podmanagerConfig = infra.StaticConfig{
 			"socketPath": filepath.Join(*standaloneDir, "cni.sock"),
 			"stateFile":  filepath.Join(*standaloneDir, "pods.json"),
@@ -233,6 +235,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		NodeName:  node,
 		DB:        watcher,
 		EventLoop: ctl,
+		IDFile:    nodeIDFile,
 	})
 
 	podManager := podmanager.NewPlugin(podmanager.Deps{
@@ -242,6 +245,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		NodeName:   node,
 		NodeSync:   nodeSync,
 		Registerer: metrics,
+		Status:     healthReg.Reporter("podmanager"),
 	})
 
 	ipamPlugin := ipam.NewPlugin(ipam.Deps{

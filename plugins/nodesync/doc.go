@@ -12,16 +12,25 @@
 //
 // Events handled:
 //   - every resync: the node map is rebuilt from the "vppnode" and "node" resources of
-//     the Kubernetes state. When this node (Deps.NodeName) has no ID there, one is
-//     allocated in etcd: the IDs in use are read from etcd itself (the snapshot may be
-//     stale), the smallest free positive integer is chosen (the ID this agent held
-//     before, when it lost its record while running and the ID is still free) and
-//     allocatedIDs/<id> = VppNode{id, name} is written with a put-if-absent transaction
-//     (If(CreateRevision(key) == 0) Then(Put)). When another node wins the race the
-//     allocation starts over, at most MaxAllocationAttempts times. At the start-up
-//     resync a failed allocation, or no database, is an api.FatalError: the agent
-//     cannot work without an ID and is restarted. A node whose name is already
-//     allocated keeps its ID, so a restarted agent keeps its subnets.
+//     the Kubernetes state. The ID this node knows (the one it held so far in this run,
+//     else the one remembered in Deps.IDFile, a small JSON file {"node","id"} in the
+//     agent's state directory, /var/run/contiv/node-id) is kept when the snapshot gives
+//     it to this node. When it does not (the record is missing, or undecodable and so
+//     skipped by dbwatcher), the record is confirmed in etcd: a missing one is created,
+//     a corrupt one (undecodable, or without a name) is repaired, both with a write
+//     conditioned on what was read; a valid record of another node under that ID is a
+//     refusal (ErrIDTaken, naming the other node and the file): the node never silently
+//     moves to another ID, which would renumber the pods it runs. A node that knows no
+//     ID and has none in the snapshot gets one allocated in etcd: the IDs in use are
+//     read from etcd itself (the snapshot may be stale), the smallest free positive
+//     integer is chosen and allocatedIDs/<id> = VppNode{id, name} is written with a
+//     put-if-absent transaction (If(CreateRevision(key) == 0) Then(Put)). When another
+//     node wins the race the allocation starts over, at most MaxAllocationAttempts
+//     times. At the start-up resync a failed allocation or confirmation, or no
+//     database, is an api.FatalError: the agent cannot work without an ID and is
+//     restarted. A node whose name is already allocated keeps its ID, so a restarted
+//     agent keeps its subnets. The ID is saved in the ID file (atomically) whenever it
+//     changes; a failed save is an error of the resync (retried by healing).
 //   - KubeStateChange of "vppnode" and "node": the node map is updated and a NodeUpdate
 //     event is pushed (as a follow-up, through Deps.EventLoop) for every other node whose
 //     state changed (its VppNode added, changed or deleted, its Kubernetes addresses or

@@ -63,10 +63,9 @@ func (ns *NodeSync) kv(what string) (clientv3.KV, error) {
 }
 
 // allocate claims a node ID for this node in etcd and returns the record that holds it
-// and the number of attempts made. preferred (the ID the node held before, 0 for none)
-// is claimed when it is free, otherwise the smallest free ID. A record of this node
-// found in etcd is adopted instead.
-func (ns *NodeSync) allocate(preferred uint32) (*vppnode.VppNode, int, error) {
+// and the number of attempts made: the smallest free ID. A record of this node found in
+// etcd is adopted instead. (A node that knows its ID confirms it with reclaim.)
+func (ns *NodeSync) allocate() (*vppnode.VppNode, int, error) {
 	kv, err := ns.kv("cannot allocate a node ID")
 	if err != nil {
 		return nil, 0, err
@@ -77,7 +76,7 @@ func (ns *NodeSync) allocate(preferred uint32) (*vppnode.VppNode, int, error) {
 			return nil, attempt - 1, fmt.Errorf("node ID allocation for node %s canceled after %d attempts: %w",
 				ns.NodeName, attempt-1, lastErr)
 		}
-		rec, err := ns.tryAllocate(kv, preferred)
+		rec, err := ns.tryAllocate(kv)
 		if err == nil {
 			return rec, attempt, nil
 		}
@@ -90,7 +89,7 @@ func (ns *NodeSync) allocate(preferred uint32) (*vppnode.VppNode, int, error) {
 
 // tryAllocate makes one allocation round: read the IDs in use, claim one with a
 // put-if-absent transaction. A lost race gives an error wrapping errConflict.
-func (ns *NodeSync) tryAllocate(kv clientv3.KV, preferred uint32) (*vppnode.VppNode, error) {
+func (ns *NodeSync) tryAllocate(kv clientv3.KV) (*vppnode.VppNode, error) {
 	ctx, cancel := context.WithTimeout(ns.ctx, opTimeout)
 	defer cancel()
 	prefix := ksrkey.KsrPrefix + vppnode.KeyPrefix()
@@ -121,10 +120,7 @@ func (ns *NodeSync) tryAllocate(kv clientv3.KV, preferred uint32) (*vppnode.VppN
 		ns.Log.WithFields(logrus.Fields{"node": ns.NodeName, "nodeID": own.GetId()}).Info("node ID found in etcd (newer than the resynced state)")
 		return own, nil
 	}
-	id := preferred
-	if id == 0 || taken[id] {
-		id = smallestFree(taken)
-	}
+	id := smallestFree(taken)
 	rec := &vppnode.VppNode{Id: id, Name: ns.NodeName}
 	data, err := dbresources.Marshal(rec)
 	if err != nil {

@@ -33,6 +33,10 @@ type Deps struct {
 	DB DB
 	// EventLoop receives the NodeUpdate events (required).
 	EventLoop api.EventLoop
+	// IDFile is a small file in the agent's state directory where the node keeps its
+	// ID, so that it knows the ID even when its etcd record is lost or corrupt; empty
+	// disables it (the etcd record is then the only source).
+	IDFile string
 }
 
 // NodeSync is the plugin: an event handler of the controller and the provider of API.
@@ -47,6 +51,8 @@ type NodeSync struct {
 	state *cluster // replaced by Resync, changed by Update and PublishNodeIPs
 
 	publishMu sync.Mutex // serialises PublishNodeIPs
+
+	savedID uint32 // the ID in IDFile; touched by Init and Resync only (event loop)
 }
 
 var (
@@ -73,6 +79,7 @@ func (ns *NodeSync) Init() error {
 	}
 	ns.ctx, ns.cancel = context.WithCancel(context.Background())
 	ns.state = newCluster(ns.NodeName, ns.Log)
+	ns.savedID = ns.loadIDFile()
 	return nil
 }
 
@@ -95,29 +102,55 @@ func (ns *NodeSync) HandlesEvent(ev api.Event) bool {
 }
 
 // Resync rebuilds the node map from the Kubernetes state and allocates this node's ID
-// when it has none. At the start-up resync (resyncCount 1) a failed allocation is an
-// api.FatalError; later it is an ordinary error (the node keeps its ID meanwhile).
+// when it has none. The ID the node knows (held so far, else remembered in the ID
+// file) is confirmed in etcd when the snapshot does not give it to this node: a
+// missing or corrupt record is rewritten, another node's record is a refusal
+// (ErrIDTaken); the node never silently moves to another ID. At the start-up resync
+// (resyncCount 1) a failed allocation or a refusal is an api.FatalError; later it is an
+// ordinary error (the node keeps its ID meanwhile).
 func (ns *NodeSync) Resync(_ api.Event, kubeState api.KubeStateData, resyncCount int, _ api.ResyncOperations) error {
 	prevID := ns.GetNodeID()
+	known := prevID
+	if known == 0 {
+		known = ns.savedID
+	}
 	c := buildCluster(ns.NodeName, kubeState[vppnode.Keyword], kubeState[node.Keyword], ns.Log)
-	id := c.ownID(prevID)
+	id := c.ownID(known)
 	log := ns.Log.WithField("node", ns.NodeName)
-	var allocErr error
+	var resyncErr error
 	switch {
 	case id != 0 && id == prevID:
 		log.WithField("nodeID", id).Debug("node ID found in the Kubernetes state")
-	case id != 0:
+	case id != 0 && (known == 0 || id == known):
 		log.WithField("nodeID", id).Info("node ID found in the Kubernetes state")
+	case known != 0:
+		rec, err := ns.reclaim(known)
+		if err != nil {
+			if resyncCount == 1 || errors.Is(err, ErrIDTaken) && prevID == 0 {
+				log.WithError(err).WithField("nodeID", known).Error("this node's ID cannot be confirmed at start-up")
+				return api.NewFatalError(err)
+			}
+			log.WithError(err).WithField("nodeID", known).Warn("node ID not confirmed in etcd: keeping it")
+			resyncErr = err
+			id = known
+			break
+		}
+		if id != 0 {
+			log.WithFields(logrus.Fields{"nodeID": known, "otherID": id}).
+				Warn("etcd also gives this node another ID: keeping the one it uses")
+		}
+		c.storeVppNode(known, rec)
+		id = known
+		log.WithField("nodeID", id).Info("node ID confirmed in etcd")
 	default:
-		rec, attempts, err := ns.allocate(prevID)
+		rec, attempts, err := ns.allocate()
 		if err != nil {
 			if resyncCount == 1 {
 				log.WithError(err).Error("node ID allocation failed at start-up")
 				return api.NewFatalError(err)
 			}
-			log.WithError(err).WithField("nodeID", prevID).Warn("node ID allocation failed: keeping the ID held so far")
-			allocErr = err
-			id = prevID
+			log.WithError(err).Warn("node ID allocation failed")
+			resyncErr = err
 			break
 		}
 		c.storeVppNode(rec.GetId(), rec)
@@ -125,12 +158,16 @@ func (ns *NodeSync) Resync(_ api.Event, kubeState api.KubeStateData, resyncCount
 		log.WithFields(logrus.Fields{"nodeID": id, "attempts": attempts}).Info("node ID allocated")
 	}
 	c.setThisID(id)
+	if err := ns.saveIDFile(id); err != nil {
+		log.WithError(err).Error("node ID not saved: a lost etcd record could not be repaired after a restart")
+		resyncErr = errors.Join(resyncErr, err)
+	}
 
 	ns.mu.Lock()
 	ns.state = c
 	ns.mu.Unlock()
-	if allocErr != nil {
-		return fmt.Errorf("nodesync resync: %w", allocErr)
+	if resyncErr != nil {
+		return fmt.Errorf("nodesync resync: %w", resyncErr)
 	}
 	return nil
 }

@@ -53,6 +53,14 @@
 //     IPs; checked only when Deps.NodeSync knows this node). Later resyncs keep the local
 //     pods as they are: they are what CNI said, and the Kubernetes state may lag behind.
 //
+// A change that cannot be made durable (the state file unwritable, a full disk) is not
+// silently accepted: the ADD is undone (a DeletePod, waited for) and answered with
+// cni.ResultTryAgain naming the cause, so the kubelet retries it; the plugin reports
+// itself not ready through Deps.Status ("local pods cannot be persisted in <file>: ...")
+// and counts the failure (contiv_podmanager_state_write_errors_total) until a write
+// succeeds. A DEL succeeds all the same: a pod not durably forgotten is dropped after a
+// restart when its network namespace is found gone.
+//
 // The pods that survive are the LocalPods that ipnet and the other handlers rebuild
 // their configuration from in the same resync, so the pods keep their interfaces and
 // addresses across an agent restart.

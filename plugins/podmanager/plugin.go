@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
@@ -36,6 +37,11 @@ type NodeSync interface {
 	GetAllNodes() map[string]*nodesync.Node
 }
 
+// StatusReporter receives a component's health; *health.Reporter implements it.
+type StatusReporter interface {
+	Report(state health.State, reason string)
+}
+
 // Deps lists what the plugin needs.
 type Deps struct {
 	// Log receives the plugin's messages (nil: a logger writing to stderr).
@@ -51,6 +57,9 @@ type Deps struct {
 	NodeSync NodeSync
 	// Registerer receives the plugin's metrics. Optional.
 	Registerer prometheus.Registerer
+	// Status receives the plugin's health: not ready while the local pods cannot be
+	// persisted (the reason names the state file and the error). Optional.
+	Status StatusReporter
 	// CheckPodWiring, when set, makes CNI CHECK verify that the pod's network is in place
 	// (ipnet's CheckPodWiring does); without it CHECK only checks that the pod is known.
 	CheckPodWiring func(pod podmodel.ID) error
@@ -72,6 +81,8 @@ type Plugin struct {
 	resynced    bool       // the first resync was handled
 	lastAdd     *AddPod    // the last AddPod handled, for Revert
 	lastAddPrev *podRecord // the record lastAdd replaced (nil: none)
+	// stateFailing is set while the last write of the state file failed.
+	stateFailing bool
 
 	locks      podLocks
 	listener   net.Listener
@@ -135,6 +146,7 @@ func (p *Plugin) Init() error {
 	p.closing = make(chan struct{})
 	p.serveDone = make(chan struct{})
 
+	p.reportStatus(health.OK, "")
 	p.recoverPods()
 
 	lis, err := listenUnix(p.config.SocketPath, p.Log)
@@ -300,35 +312,54 @@ func (p *Plugin) recoverPods() {
 func (p *Plugin) snapshotLocked() {
 	p.metrics.localPods.Set(float64(len(p.pods)))
 	if p.state != nil {
-		p.stateWritten(p.state.snapshot(p.pods))
+		_ = p.stateWritten(p.state.snapshot(p.pods))
 	}
 }
 
 // recordLocked persists the record of id (now in p.pods) or, when it has none, its
-// removal; p.mu is held.
-func (p *Plugin) recordLocked(id podmodel.ID) {
+// removal; p.mu is held. The error is that of a change that is not durable (a failed
+// compaction, after which the change is in the journal, is no error).
+func (p *Plugin) recordLocked(id podmodel.ID) error {
 	p.metrics.localPods.Set(float64(len(p.pods)))
 	if p.state == nil {
-		return
+		return nil
 	}
 	if r := p.pods[id]; r != nil {
-		p.stateWritten(p.state.record(r, p.pods))
-	} else {
-		p.stateWritten(p.state.forget(id, p.pods))
+		return p.stateWritten(p.state.record(r, p.pods))
 	}
+	return p.stateWritten(p.state.forget(id, p.pods))
 }
 
-// stateWritten reports a failed write of the state file. It does not fail the event: the
-// pod works, only its recovery after a restart is at risk.
-func (p *Plugin) stateWritten(err error) {
+// stateWritten reports the outcome of a write of the state file: a failure is logged,
+// counted and makes the agent not ready (the reason names the file and the error) until
+// a write succeeds. It returns the error when the change is not durable.
+func (p *Plugin) stateWritten(err error) error {
 	switch {
 	case err == nil:
+		if p.stateFailing {
+			p.stateFailing = false
+			p.Log.WithField("stateFile", p.config.StateFile).Info("local pods persisted again")
+		}
+		p.reportStatus(health.OK, "")
+		return nil
 	case errors.Is(err, errCompaction):
 		p.metrics.stateWriteErrors.Inc()
 		p.Log.WithError(err).Warn("pod state recorded, but not compacted: its journal grows until a compaction succeeds")
+		return nil
 	default:
 		p.metrics.stateWriteErrors.Inc()
-		p.Log.WithError(err).Error("cannot persist the local pods: they may be lost if the agent restarts")
+		p.stateFailing = true
+		p.Log.WithError(err).Error("cannot persist the local pods: CNI ADDs fail until the state file is writable")
+		p.reportStatus(health.Init, fmt.Sprintf("local pods cannot be persisted in %s (CNI ADDs fail and are reverted): %v",
+			p.config.StateFile, err))
+		return err
+	}
+}
+
+// reportStatus passes the plugin's health on to Deps.Status, when set.
+func (p *Plugin) reportStatus(state health.State, reason string) {
+	if p.Status != nil {
+		p.Status.Report(state, reason)
 	}
 }
 
@@ -479,18 +510,19 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 
 // recordPodIP completes a successful ADD: it remembers the IP the handlers gave the pod
 // (nil when they gave none) and persists the local pods, if the pod is still the one
-// of that container.
-func (p *Plugin) recordPodIP(id podmodel.ID, containerID string, ip net.IP) {
+// of that container. The error is that of a change that could not be made durable:
+// the caller must undo the ADD.
+func (p *Plugin) recordPodIP(id podmodel.ID, containerID string, ip net.IP) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.pods[id]
 	if r == nil || r.ContainerID != containerID {
-		return
+		return nil
 	}
 	if ip != nil {
 		r.IPAddress = ip.String()
 	}
-	p.recordLocked(id)
+	return p.recordLocked(id)
 }
 
 func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
@@ -501,7 +533,9 @@ func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
 		return ""
 	}
 	delete(p.pods, ev.Pod)
-	p.recordLocked(ev.Pod)
+	// A DEL must succeed whatever the disk says: a pod that is not durably forgotten
+	// is dropped after a restart, when its netns is found gone.
+	_ = p.recordLocked(ev.Pod)
 	return fmt.Sprintf("local pod %s removed (container %s)", ev.Pod, r.ContainerID)
 }
 
@@ -523,6 +557,6 @@ func (p *Plugin) Revert(ev api.Event) error {
 		delete(p.pods, add.Pod)
 	}
 	p.lastAdd, p.lastAddPrev = nil, nil
-	p.recordLocked(add.Pod)
+	_ = p.recordLocked(add.Pod) // the failed ADD was never persisted
 	return nil
 }

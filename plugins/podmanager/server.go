@@ -155,10 +155,31 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 			return errorReply(log, fmt.Errorf("add pod %s (container %s): %w", id, req.GetContainerId(), evErr)), nil
 		}
 		reply := addReply(ev)
-		s.p.recordPodIP(id, req.GetContainerId(), podIP(ev))
+		if err := s.p.recordPodIP(id, req.GetContainerId(), podIP(ev)); err != nil {
+			return s.revertUndurable(ctx, log, id, req, err)
+		}
 		log.WithField("interfaces", describeInterfaces(ev.Interfaces)).Info("CNI add done")
 		return reply, nil
 	}
+}
+
+// revertUndurable undoes an ADD whose record could not be persisted (a full disk): a
+// pod the agent would forget at its next restart must not run. The pod is deleted (a
+// DeletePod, waited for) and the reply asks the kubelet to try again later.
+func (s *cniServer) revertUndurable(ctx context.Context, log logrus.FieldLogger, id podmodel.ID, req *cni.CNIRequest, cause error) (*cni.CNIReply, error) {
+	log.WithError(cause).Error("pod state not durable: reverting the ADD")
+	ev := NewDeletePod(id)
+	evErr, rpcErr := s.p.pushAndWait(ctx, ev)
+	if rpcErr == nil && evErr != nil {
+		rpcErr = evErr
+	}
+	what := "the ADD was reverted"
+	if rpcErr != nil {
+		what = fmt.Sprintf("reverting the ADD failed too: %v", rpcErr)
+	}
+	return &cni.CNIReply{Result: cni.ResultTryAgain, Error: fmt.Sprintf(
+		"add pod %s (container %s): the pod state cannot be made durable: %v; %s",
+		id, req.GetContainerId(), cause, what)}, nil
 }
 
 // podIP is the first address of the pod's interfaces in the handlers' reply.

@@ -6,9 +6,16 @@
 // Beyond the messages, the wire contract is:
 //   - CNIRequest.extra_arguments carries CNI_ARGS; the agent takes the pod from its
 //     K8S_POD_NAME and K8S_POD_NAMESPACE.
-//   - A reply with Result == ResultOK succeeded; ResultError means the agent processed the
-//     request and refused it or failed (Error says why). Such failures are final: trying
-//     again with the same request gives the same answer.
+//   - A reply with Result == ResultOK succeeded; the other results mean the agent
+//     processed the request and refused it or failed (Error says why):
+//     ResultError: an internal failure (CNI code 999);
+//     ResultTryAgain: the request failed for a reason expected to pass (the dataplane
+//     failed and the change was reverted, the pod state could not be made durable),
+//     the kubelet should try again later (CNI code 11);
+//     ResultInvalid: the request itself is wrong (pod name or namespace breaking the
+//     Kubernetes name rules, a container ID bound to another pod, no netns); trying
+//     again with the same request gives the same answer (CNI code 4, "invalid
+//     necessary environment variables").
 //   - A gRPC status error instead of a reply means the agent could not process the
 //     request now and the caller may try again later: codes.Unavailable (the event loop
 //     took no event: queue full, agent starting or stopping) or codes.DeadlineExceeded
@@ -21,4 +28,10 @@ const (
 	ResultOK uint32 = 0
 	// ResultError is the result of a request that failed; CNIReply.Error says why.
 	ResultError uint32 = 1
+	// ResultTryAgain is the result of a request that failed for a transient reason
+	// (reverted): the caller should try again later.
+	ResultTryAgain uint32 = 2
+	// ResultInvalid is the result of a request refused as invalid: retrying the same
+	// request cannot succeed.
+	ResultInvalid uint32 = 3
 )
