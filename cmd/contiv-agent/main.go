@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Health:  healthReg,
 		Metrics: metrics,
 	})
-	logs.RegisterHandlers(restPlugin)
+	logs.RegisterHandlers(restPlugin.Admin())
 
 	var standalonePlugin *standalone.Plugin
 	nodeIDFile := nodesync.DefaultIDFile
@@ -182,13 +182,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Config:     files.kvscheduler,
 		Registerer: metrics,
 	}}
-	scheduler.RegisterHandlers(restPlugin)
+	scheduler.RegisterHandlers(restPlugin.Admin())
 
 	ctl := controller.NewController(controller.Deps{
 		Log:        logs.Logger("controller"),
 		Config:     files.controller,
 		Scheduler:  scheduler,
-		HTTP:       restPlugin,
+		HTTP:       restPlugin.Admin(), // event history, resync
 		Registerer: metrics,
 		Health:     healthReg.Reporter("controller"),
 	})
@@ -200,7 +200,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Health:      healthReg.Reporter("vpp"),
 		OnReconnect: resyncOnVPPReconnect(ctl),
 	})
-	govpp.RegisterHandlers(restPlugin) // POST /vpp/command
+	govpp.RegisterHandlers(restPlugin.Admin()) // POST /vpp/command
 	vppIf := vppifplugin.NewPlugin(vppifplugin.Deps{Log: logs.Logger("vpp-ifplugin"), Scheduler: scheduler, GoVPP: govpp})
 	vppL2 := l2plugin.NewPlugin(l2plugin.Deps{Log: logs.Logger("vpp-l2plugin"), Scheduler: scheduler, GoVPP: govpp})
 	vppL3 := &l3plugin.Plugin{Deps: l3plugin.Deps{Log: logs.Logger("vpp-l3plugin"), Scheduler: scheduler, GoVPP: govpp}}
@@ -253,7 +253,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		NodeName:    node,
 		ContivConf:  contivConf,
 		NodeSync:    ipamNodeSync(nodeSync),
-		HTTP:        restPlugin,
+		HTTP:        restPlugin.Public(), // GET /contiv/v1/ipam/allocations
 		EventLoop:   ctl,
 		LocalPodIPs: localPodIPs(podManager),
 	})
@@ -267,7 +267,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		NodeSync:     nodeSync,
 		PodManager:   podManager,
 		VPPIfPlugin:  vppIf,
-		HTTPHandlers: restPlugin,
+		HTTPHandlers: restPlugin.Public(), // GET /contiv/v1/ipam
 		ValueStatus:  valueStatus(scheduler),
 	})
 	podManager.CheckPodWiring = ipNet.CheckPodWiring // CNI CHECK verifies the wiring

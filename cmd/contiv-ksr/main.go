@@ -93,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Health:  healthReg,
 		Metrics: metrics,
 	})
-	logs.RegisterHandlers(restPlugin)
+	logs.RegisterHandlers(restPlugin.Admin())
 
 	reflector := ksr.NewPlugin(ksr.Deps{
 		Log:         logs.Logger("ksr"),

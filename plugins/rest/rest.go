@@ -1,8 +1,27 @@
 // Package rest is the agent's HTTP server (default 0.0.0.0:9999). Other plugins register
-// their handlers on it (/contiv/v1/ipam, /controller/*, /scheduler/*, ...). It serves
-// itself the probes /liveness and /readiness, driven by the aggregated health status, and
-// /metrics with the Prometheus Go and process collectors plus the registry that plugins
-// register their metrics on (named contiv_<subsystem>_<name>_<unit>).
+// their handlers on it through one of two doors:
+//
+//	RegisterPublic / Public()  read-only GET views safe to expose on the node port
+//	                           (/contiv/v1/ipam, ...), next to the probes and /metrics
+//	RegisterAdmin  / Admin()   everything that changes state or reveals internals
+//	                           (/vpp/command, /controller/*, /scheduler/*, /log/*, pprof)
+//
+// One listener serves both. An admin request is served only when it arrives on a
+// loopback address from a loopback address (`curl localhost:9999/...` on the node), or,
+// when http.conf configures TLS with client certificates (server-cert-file,
+// server-key-file, client-cert-files), only with a verified client certificate, from
+// anywhere. basic-auth, when set, is asked of every request but the probes. Anything
+// else gets 403: a pod reaching the node IP sees the public views only.
+//
+// State-changing requests (any method but GET/HEAD) must carry Content-Type
+// application/json, which no simple cross-site request can (415 otherwise); each one is
+// logged at info with its caller and what it asked (an audit line) and counted in
+// contiv_rest_state_changing_requests_total. Refusals are counted in
+// contiv_rest_refused_requests_total. See docs/SECURITY.md.
+//
+// It serves itself the probes /liveness and /readiness, driven by the aggregated health
+// status, and /metrics with the Prometheus Go and process collectors plus the registry
+// that plugins register their metrics on (named contiv_<subsystem>_<name>_<unit>).
 //
 // The server starts listening in Init, so that the probes answer (not ready) while the
 // other plugins are still starting; handlers may be registered at any time.
@@ -10,12 +29,17 @@ package rest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,16 +61,90 @@ const (
 	MetricsPath   = "/metrics"
 )
 
-// Config is the content of http.conf.
+// Config is the content of http.conf. The TLS and basic-auth keys are those of Ligato's
+// HTTP plugin.
 type Config struct {
 	// Endpoint is the host:port to listen on.
 	Endpoint string `json:"endpoint"`
 	// ReadHeaderTimeout bounds how long a client may take to send request headers
 	// ("10s", or nanoseconds).
 	ReadHeaderTimeout infra.Duration `json:"read-header-timeout"`
-	// EnablePprof serves Go's profiler under /debug/pprof/ (off by default: it exposes
-	// internals and can cost CPU while profiling).
+	// EnablePprof serves Go's profiler under /debug/pprof/ as an admin endpoint (off by
+	// default: it exposes internals and can cost CPU while profiling).
 	EnablePprof bool `json:"enable-pprof"`
+	// ServerCertFile is the server certificate (PEM); with ServerKeyFile the endpoint
+	// serves HTTPS only.
+	ServerCertFile string `json:"server-cert-file"`
+	// ServerKeyFile is the private key of ServerCertFile (PEM).
+	ServerKeyFile string `json:"server-key-file"`
+	// ClientCertFiles are CA certificates (PEM) that client certificates are verified
+	// against (mutual TLS). With them, admin endpoints are served to any client holding
+	// a verified certificate, and to no one else (loopback included).
+	ClientCertFiles []string `json:"client-cert-files"`
+	// BasicAuth lists "user:password" entries; when set, every request but the probes
+	// must authenticate with one of them.
+	BasicAuth []string `json:"basic-auth"`
+}
+
+// MutualTLS says whether the config asks for client certificates.
+func (c *Config) MutualTLS() bool { return len(c.ClientCertFiles) > 0 }
+
+// Validate checks the keys against each other, naming the offending key.
+func (c *Config) Validate() error {
+	if err := validateEndpoint(c.Endpoint); err != nil {
+		return err
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		return fmt.Errorf("read-header-timeout: %v must be positive", c.ReadHeaderTimeout)
+	}
+	if (c.ServerCertFile == "") != (c.ServerKeyFile == "") {
+		return errors.New("server-cert-file and server-key-file: set both or neither")
+	}
+	if c.MutualTLS() && c.ServerCertFile == "" {
+		return errors.New("client-cert-files: needs server-cert-file and server-key-file (client certificates are checked by TLS)")
+	}
+	for i, f := range c.ClientCertFiles {
+		if f == "" {
+			return fmt.Errorf("client-cert-files[%d]: empty file name", i)
+		}
+	}
+	for i, e := range c.BasicAuth {
+		user, pass, ok := strings.Cut(e, ":")
+		if !ok || user == "" || pass == "" {
+			return fmt.Errorf("basic-auth[%d]: entry for %q is not user:password with both parts non-empty", i, user)
+		}
+	}
+	return nil
+}
+
+// tlsConfig loads the certificates named by the config; nil when TLS is off.
+func (c *Config) tlsConfig() (*tls.Config, error) {
+	if c.ServerCertFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.ServerCertFile, c.ServerKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("server-cert-file %q, server-key-file %q: %w", c.ServerCertFile, c.ServerKeyFile, err)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	if !c.MutualTLS() {
+		return cfg, nil
+	}
+	pool := x509.NewCertPool()
+	for i, f := range c.ClientCertFiles {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("client-cert-files[%d]: %w", i, err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("client-cert-files[%d]: %q holds no PEM certificate", i, f)
+		}
+	}
+	cfg.ClientCAs = pool
+	// A certificate is optional at the TLS level, so that the probes and the public
+	// views answer clients without one (the kubelet's probes); admin handlers demand it.
+	cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	return cfg, nil
 }
 
 // Deps lists what the plugin needs.
@@ -66,14 +164,18 @@ type Plugin struct {
 	Deps
 
 	config   Config
+	users    map[string]string // basic-auth
 	mux      *http.ServeMux
 	server   *http.Server
 	listener net.Listener
 	served   chan error
+	metrics  *accessMetrics
 }
 
 // NewPlugin returns the plugin with its dependencies set.
-func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps, mux: http.NewServeMux()} }
+func NewPlugin(deps Deps) *Plugin {
+	return &Plugin{Deps: deps, mux: http.NewServeMux(), metrics: newAccessMetrics()}
+}
 
 // String names the plugin.
 func (p *Plugin) String() string { return "rest" }
@@ -89,11 +191,17 @@ func (p *Plugin) Init() error {
 			return err
 		}
 	}
-	if err := validateEndpoint(p.config.Endpoint); err != nil {
+	if err := p.config.Validate(); err != nil {
 		return err
 	}
-	if p.config.ReadHeaderTimeout <= 0 {
-		return fmt.Errorf("read-header-timeout: %v must be positive", p.config.ReadHeaderTimeout)
+	tlsConf, err := p.config.tlsConfig()
+	if err != nil {
+		return err
+	}
+	p.users = map[string]string{}
+	for _, e := range p.config.BasicAuth {
+		user, pass, _ := strings.Cut(e, ":")
+		p.users[user] = pass
 	}
 	if p.Metrics == nil {
 		p.Metrics = prometheus.NewRegistry()
@@ -102,32 +210,43 @@ func (p *Plugin) Init() error {
 		return err
 	}
 
-	if p.mux == nil {
-		p.mux = http.NewServeMux()
-	}
 	if p.config.EnablePprof {
-		p.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-		p.mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-		p.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-		p.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-		p.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-		p.Log.Warn("Go profiler served under /debug/pprof/ (enable-pprof)")
+		p.RegisterAdmin("GET /debug/pprof/", pprof.Index)
+		p.RegisterAdmin("GET /debug/pprof/cmdline", pprof.Cmdline)
+		p.RegisterAdmin("GET /debug/pprof/profile", pprof.Profile)
+		p.RegisterAdmin("GET /debug/pprof/symbol", pprof.Symbol)
+		p.RegisterAdmin("GET /debug/pprof/trace", pprof.Trace)
+		p.Log.Warn("Go profiler served under /debug/pprof/ (enable-pprof, admin access only)")
 	}
+	// The probes skip basic-auth: the kubelet sends no credentials.
 	p.mux.HandleFunc("GET "+LivenessPath, p.serveLiveness)
 	p.mux.HandleFunc("GET "+ReadinessPath, p.serveReadiness)
-	p.mux.Handle("GET "+MetricsPath, promhttp.HandlerFor(p.Metrics, promhttp.HandlerOpts{
+	p.RegisterPublic("GET "+MetricsPath, promhttp.HandlerFor(p.Metrics, promhttp.HandlerOpts{
 		ErrorLog: promLogger{p.Log}, Registry: p.Metrics,
-	}))
+	}).ServeHTTP)
 
 	ln, err := net.Listen("tcp", p.config.Endpoint)
 	if err != nil {
 		return fmt.Errorf("endpoint %s: %w", p.config.Endpoint, err)
 	}
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, tlsConf)
+	}
 	p.listener = ln
-	p.server = &http.Server{Handler: p.mux, ReadHeaderTimeout: time.Duration(p.config.ReadHeaderTimeout)}
+	p.server = &http.Server{
+		Handler:           p.mux,
+		ReadHeaderTimeout: time.Duration(p.config.ReadHeaderTimeout),
+		ErrorLog:          log.New(serverLogWriter{p.Log}, "", 0),
+	}
 	p.served = make(chan error, 1)
 	go func() { p.served <- p.server.Serve(ln) }()
-	p.Log.WithField("endpoint", ln.Addr().String()).Info("serving HTTP")
+	p.Log.WithFields(logrus.Fields{
+		"endpoint":   ln.Addr().String(),
+		"tls":        tlsConf != nil,
+		"mutual-tls": p.config.MutualTLS(),
+		"basic-auth": len(p.users) > 0,
+		"admin":      p.adminAccessDescription(),
+	}).Info("serving HTTP")
 	return nil
 }
 
@@ -157,6 +276,9 @@ func (p *Plugin) registerStandardCollectors() error {
 			}
 		}
 	}
+	if err := p.metrics.register(p.Metrics); err != nil {
+		return err
+	}
 	if p.Health != nil {
 		if err := p.Metrics.Register(p.Health.Collector()); err != nil {
 			return fmt.Errorf("register health metrics: %w", err)
@@ -178,15 +300,6 @@ func (p *Plugin) Close() error {
 	}
 	p.server = nil
 	return err
-}
-
-// HandleFunc registers a handler for a ServeMux pattern such as
-// "GET /contiv/v1/ipam". It may be called before or after Init.
-func (p *Plugin) HandleFunc(pattern string, handler func(http.ResponseWriter, *http.Request)) {
-	if p.mux == nil {
-		p.mux = http.NewServeMux()
-	}
-	p.mux.HandleFunc(pattern, handler)
 }
 
 // Registerer is where plugins register their metrics.
@@ -239,6 +352,15 @@ func WriteJSON(w http.ResponseWriter, code int, v any) { infra.WriteJSON(w, code
 
 // WriteError answers with {"error": msg} and the given status code.
 func WriteError(w http.ResponseWriter, code int, msg string) { infra.WriteError(w, code, msg) }
+
+// serverLogWriter routes the http.Server's own errors (TLS handshakes refused, ...) to
+// the plugin log at debug level: a client's mistake is no error of the agent.
+type serverLogWriter struct{ log logrus.FieldLogger }
+
+func (w serverLogWriter) Write(b []byte) (int, error) {
+	w.log.Debug(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
 
 // promLogger routes promhttp's errors to the plugin log.
 type promLogger struct{ log logrus.FieldLogger }

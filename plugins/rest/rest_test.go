@@ -19,11 +19,13 @@ type fakeLoader struct{ cfg Config }
 
 func (f fakeLoader) LoadConfig(out any) (bool, error) {
 	c := out.(*Config)
-	if f.cfg.Endpoint != "" {
-		c.Endpoint = f.cfg.Endpoint
+	def := *c
+	*c = f.cfg
+	if c.Endpoint == "" {
+		c.Endpoint = def.Endpoint
 	}
-	if f.cfg.ReadHeaderTimeout != 0 {
-		c.ReadHeaderTimeout = f.cfg.ReadHeaderTimeout
+	if c.ReadHeaderTimeout == 0 {
+		c.ReadHeaderTimeout = def.ReadHeaderTimeout
 	}
 	return true, nil
 }
@@ -118,12 +120,12 @@ func TestMetricsServeStandardAndPluginMetrics(t *testing.T) {
 
 func TestHandlersRegisteredBeforeAndAfterInit(t *testing.T) {
 	p := NewPlugin(Deps{Log: quiet(), Config: fakeLoader{cfg: Config{Endpoint: "127.0.0.1:0"}}})
-	p.HandleFunc("GET /early", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, "early") })
+	p.RegisterPublic("GET /early", func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, 200, "early") })
 	if err := p.Init(); err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	p.HandleFunc("GET /late", func(w http.ResponseWriter, _ *http.Request) { WriteError(w, 418, "late") })
+	p.RegisterAdmin("GET /late", func(w http.ResponseWriter, _ *http.Request) { WriteError(w, 418, "late") })
 	base := "http://" + p.Addr().String()
 	if code, body := get(t, base+"/early"); code != 200 || strings.TrimSpace(body) != `"early"` {
 		t.Errorf("/early = %d %q", code, body)
@@ -150,6 +152,11 @@ func TestInitRejectsBadConfig(t *testing.T) {
 		{Config{Endpoint: "example.com:9999"}, `endpoint: "example.com:9999": host must be an IP address or localhost`},
 		{Config{Endpoint: "0.0.0.0:99999"}, `endpoint: "0.0.0.0:99999": port must be a number between 0 and 65535`},
 		{Config{Endpoint: "127.0.0.1:0", ReadHeaderTimeout: -1}, `read-header-timeout: -1ns must be positive`},
+		{Config{Endpoint: "127.0.0.1:1", ServerCertFile: "a.pem"}, `server-cert-file and server-key-file: set both or neither`},
+		{Config{Endpoint: "127.0.0.1:2", ClientCertFiles: []string{"ca.pem"}}, `client-cert-files: needs server-cert-file and server-key-file`},
+		{Config{Endpoint: "127.0.0.1:3", ServerCertFile: "/nonexistent/a.pem", ServerKeyFile: "/nonexistent/a.key"}, `server-cert-file "/nonexistent/a.pem", server-key-file "/nonexistent/a.key": open /nonexistent/a.pem`},
+		{Config{Endpoint: "127.0.0.1:4", BasicAuth: []string{"alice:secret", "bob"}}, `basic-auth[1]: entry for "bob" is not user:password`},
+		{Config{Endpoint: "127.0.0.1:5", BasicAuth: []string{"carol:"}}, `basic-auth[0]: entry for "carol" is not user:password`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cfg.Endpoint, func(t *testing.T) {
