@@ -15,6 +15,7 @@
 //	vpp/l2            vpp_l2            BridgeDomain, FIBEntry
 //	vpp/l3            vpp_l3            Route, ARPEntry, VrfTable, IPScanNeighbor, ProxyARP
 //	vpp/nat           vpp_nat           Nat44Global, DNat44
+//	vpp/acl           vpp_acl           ACL, InterfaceACLs
 //	linux/interfaces  linux_interfaces  Interface
 //	linux/l3          linux_l3          Route, ARPEntry
 //
@@ -38,6 +39,8 @@
 //	config/vpp/l2/v2/fib/<bridge domain>/mac/<mac>
 //	config/vpp/nat/v2/nat44-global
 //	config/vpp/nat/v2/dnat44/<label>
+//	config/vpp/acls/v2/acl/<name>
+//	config/vpp/acls/v2/interface/<interface>
 //	config/linux/interfaces/v2/interface/<name>
 //	config/linux/l3/v2/route/<network>/<interface>
 //	config/linux/l3/v2/arp/<interface>/<ip>

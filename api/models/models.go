@@ -7,6 +7,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 	linux_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	linux_l3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
+	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	vpp_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
@@ -115,6 +116,16 @@ var registry = []Model{
 		KeyPrefix: vpp_nat.DNAT44Prefix, Config: true,
 		prototype: (*vpp_nat.DNat44)(nil), key: vpp_nat.ModelKey,
 		isKey: parsed1(vpp_nat.ParseDNAT44Key),
+	},
+	{
+		KeyPrefix: vpp_acl.ACLPrefix, Config: true,
+		prototype: (*vpp_acl.ACL)(nil), key: vpp_acl.ModelKey,
+		isKey: parsed1(vpp_acl.ParseACLKey),
+	},
+	{
+		KeyPrefix: vpp_acl.InterfacePrefix, Config: true,
+		prototype: (*vpp_acl.InterfaceACLs)(nil), key: vpp_acl.ModelKey,
+		isKey: parsed1(vpp_acl.ParseInterfaceKey),
 	},
 	{
 		KeyPrefix: linux_interfaces.InterfacePrefix, Config: true,

@@ -7,6 +7,7 @@ import (
 
 	linux_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	linux_l3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
+	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	vpp_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
@@ -33,6 +34,8 @@ var sampleValues = []struct {
 	{&vpp_l3.ProxyARP{}, "config/vpp/v2/proxyarp-global"},
 	{&vpp_nat.Nat44Global{Forwarding: true}, "config/vpp/nat/v2/nat44-global"},
 	{&vpp_nat.DNat44{Label: "default/nginx"}, "config/vpp/nat/v2/dnat44/default/nginx"},
+	{&vpp_acl.ACL{Name: "contiv-policy-NODE-GLOBAL"}, "config/vpp/acls/v2/acl/contiv-policy-NODE-GLOBAL"},
+	{&vpp_acl.InterfaceACLs{Interface: "tap-1234"}, "config/vpp/acls/v2/interface/tap-1234"},
 	{&linux_interfaces.Interface{Name: "tap-vpp1"}, "config/linux/interfaces/v2/interface/tap-vpp1"},
 	{&linux_l3.Route{DstNetwork: "10.1.0.0/16", OutgoingInterface: "tap-vpp1"}, "config/linux/l3/v2/route/10.1.0.0/16/tap-vpp1"},
 	{&linux_l3.ARPEntry{Interface: "tap-vpp1", IpAddress: "172.30.1.2"}, "config/linux/l3/v2/arp/tap-vpp1/172.30.1.2"},

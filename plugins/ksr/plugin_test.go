@@ -373,8 +373,8 @@ func TestObjectsTheModelCannotHoldAreCountedAndLeftAlone(t *testing.T) {
 	want := must(convert.Policy(good))
 	c.waitValue(policy.Key("p", "default"), want)
 	bad := good.DeepCopy()
-	sctp := corev1.ProtocolSCTP
-	bad.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &sctp}}}}
+	icmp := corev1.Protocol("ICMP") // not a NetworkPolicy protocol
+	bad.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &icmp}}}}
 	must(c.kube.NetworkingV1().NetworkPolicies("default").Update(ctx, bad, metav1.UpdateOptions{}))
 	waitFor(t, "arg error counted", func() bool { return counter(in.metrics.errors, policy.Keyword, errArg) == 1 })
 	if got := c.get(policy.Key("p", "default")); !proto.Equal(got, want) {

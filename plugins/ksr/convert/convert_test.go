@@ -471,12 +471,39 @@ func TestPolicy(t *testing.T) {
 		{name: "egress only", in: base(func(p *networkingv1.NetworkPolicy) {
 			p.Spec.PolicyTypes = []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}
 		}), want: &policy.Policy{Name: "deny", Namespace: "default", Pods: &policy.Policy_LabelSelector{}, PolicyType: policy.Policy_EGRESS}},
-		{name: "SCTP refused", in: base(func(p *networkingv1.NetworkPolicy) {
+		{name: "SCTP without port: every SCTP port", in: base(func(p *networkingv1.NetworkPolicy) {
 			p.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &sctp}}}}
-		}), wantErr: "network policy default/deny: ingress[0]: ports[0]: protocol SCTP is not supported"},
-		{name: "port range refused", in: base(func(p *networkingv1.NetworkPolicy) {
-			p.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{{Port: &port80, EndPort: ptr(int32(90))}}}}
-		}), wantErr: "egress[0]: ports[0]: port ranges (endPort 90) are not supported"},
+		}), want: &policy.Policy{Name: "deny", Namespace: "default", Pods: &policy.Policy_LabelSelector{},
+			IngressRule: []*policy.Policy_IngressRule{{Port: []*policy.Policy_Port{{Protocol: policy.Policy_Port_SCTP}}}}}},
+		{name: "endPort range", in: base(func(p *networkingv1.NetworkPolicy) {
+			p.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &port80, EndPort: ptr(int32(90))}}}}
+		}), want: &policy.Policy{Name: "deny", Namespace: "default", Pods: &policy.Policy_LabelSelector{},
+			EgressRule: []*policy.Policy_EgressRule{{Port: []*policy.Policy_Port{{Protocol: policy.Policy_Port_UDP, EndPort: 90,
+				Port: &policy.Policy_Port_PortNameOrNumber{Type: policy.Policy_Port_PortNameOrNumber_NUMBER, Number: 80}}}}}}},
+		{name: "both selectors in one peer are kept", in: base(func(p *networkingv1.NetworkPolicy) {
+			p.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
+				PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}},
+			}}}}
+		}), want: &policy.Policy{Name: "deny", Namespace: "default", Pods: &policy.Policy_LabelSelector{},
+			IngressRule: []*policy.Policy_IngressRule{{From: []*policy.Policy_Peer{{
+				Pods:       &policy.Policy_LabelSelector{MatchLabel: []*policy.Policy_Label{{Key: "app", Value: "web"}}},
+				Namespaces: &policy.Policy_LabelSelector{MatchLabel: []*policy.Policy_Label{{Key: "team", Value: "x"}}},
+			}}}}}},
+		{name: "endPort below port refused", in: base(func(p *networkingv1.NetworkPolicy) {
+			p.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{{Port: &port80, EndPort: ptr(int32(79))}}}}
+		}), wantErr: "egress[0]: ports[0]: endPort 79 is outside 80-65535"},
+		{name: "endPort with a named port refused", in: base(func(p *networkingv1.NetworkPolicy) {
+			p.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{{Port: &portName, EndPort: ptr(int32(90))}}}}
+		}), wantErr: "egress[0]: ports[0]: endPort 90 needs a numbered port"},
+		{name: "port 0 refused", in: base(func(p *networkingv1.NetworkPolicy) {
+			zero := intstr.FromInt32(0)
+			p.Spec.Egress = []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{{Port: &zero}}}}
+		}), wantErr: "egress[0]: ports[0]: port 0 is outside 1-65535"},
+		{name: "unknown protocol refused", in: base(func(p *networkingv1.NetworkPolicy) {
+			icmp := corev1.Protocol("ICMP")
+			p.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &icmp}}}}
+		}), wantErr: `ingress[0]: ports[0]: protocol "ICMP" is not supported`},
 		{name: "unknown operator refused", in: base(func(p *networkingv1.NetworkPolicy) {
 			p.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
 				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Near"}}}}}}}

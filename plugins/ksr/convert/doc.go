@@ -24,6 +24,7 @@
 //
 // Errors are returned for objects the model cannot represent faithfully (no name,
 // a port protocol the model lacks where it would change a policy's meaning, a
-// NetworkPolicy port range, an unknown selector operator); they name the object. The
+// NetworkPolicy endPort the API server would refuse, an unknown selector operator);
+// they name the object. The
 // caller decides what to do with such an object (contiv-ksr logs, counts and skips it).
 package convert

@@ -21,13 +21,16 @@ var selectorOperators = map[metav1.LabelSelectorOperator]policy.Policy_LabelSele
 
 // Policy converts a NetworkPolicy: identity, labels (sorted by key), the pod selector,
 // the policy type derived from policyTypes (none: DEFAULT), and the ingress and egress
-// rules with their ports (protocol TCP when unset; port by number or name; no port: all
-// ports) and peers (pod selector, namespace selector, IP block). A peer selector that
-// is not set stays unset, an empty one stays empty (it selects everything).
+// rules with their ports (protocol TCP, UDP or SCTP, TCP when unset; port by number or
+// name; no port: all ports of the protocol; endPort: a range from the numbered port)
+// and peers (pod selector and namespace selector, both kept when both are given, or an
+// IP block with its exceptions). A peer selector that is not set stays unset, an empty
+// one stays empty (it selects everything).
 //
-// A policy the model cannot represent is refused with an error rather than converted
-// into a policy that allows different traffic: SCTP ports, port ranges (endPort),
-// unknown policy types and unknown selector operators.
+// A policy the model cannot represent, or that the API server would have refused, is
+// refused with an error rather than converted into a policy that allows different
+// traffic: unknown protocols, policy types and selector operators, an endPort without
+// a numbered port or below it, and ports outside 1-65535.
 func Policy(p *networkingv1.NetworkPolicy) (*policy.Policy, error) {
 	if p == nil {
 		return nil, fmt.Errorf("network policy: %w", errNil)
@@ -97,6 +100,9 @@ func policyType(types []networkingv1.PolicyType) (policy.Policy_PolicyType, erro
 	}
 }
 
+// maxPort is the largest TCP, UDP and SCTP port.
+const maxPort = 65535
+
 func policyPorts(in []networkingv1.NetworkPolicyPort) ([]*policy.Policy_Port, error) {
 	var out []*policy.Policy_Port
 	for i, p := range in {
@@ -106,19 +112,33 @@ func policyPorts(in []networkingv1.NetworkPolicyPort) ([]*policy.Policy_Port, er
 			case corev1.ProtocolTCP, "":
 			case corev1.ProtocolUDP:
 				mp.Protocol = policy.Policy_Port_UDP
+			case corev1.ProtocolSCTP:
+				mp.Protocol = policy.Policy_Port_SCTP
 			default:
-				return nil, fmt.Errorf("ports[%d]: protocol %s is not supported", i, *p.Protocol)
+				return nil, fmt.Errorf("ports[%d]: protocol %q is not supported", i, *p.Protocol)
 			}
-		}
-		if p.EndPort != nil {
-			return nil, fmt.Errorf("ports[%d]: port ranges (endPort %d) are not supported", i, *p.EndPort)
 		}
 		if p.Port != nil {
 			if p.Port.Type == intstr.String {
+				if p.Port.StrVal == "" {
+					return nil, fmt.Errorf("ports[%d]: empty port name", i)
+				}
 				mp.Port = &policy.Policy_Port_PortNameOrNumber{Type: policy.Policy_Port_PortNameOrNumber_NAME, Name: p.Port.StrVal}
 			} else {
+				if p.Port.IntVal < 1 || p.Port.IntVal > maxPort {
+					return nil, fmt.Errorf("ports[%d]: port %d is outside 1-%d", i, p.Port.IntVal, maxPort)
+				}
 				mp.Port = &policy.Policy_Port_PortNameOrNumber{Type: policy.Policy_Port_PortNameOrNumber_NUMBER, Number: p.Port.IntVal}
 			}
+		}
+		if p.EndPort != nil {
+			switch {
+			case mp.Port == nil || mp.Port.Type != policy.Policy_Port_PortNameOrNumber_NUMBER:
+				return nil, fmt.Errorf("ports[%d]: endPort %d needs a numbered port", i, *p.EndPort)
+			case *p.EndPort < mp.Port.Number || *p.EndPort > maxPort:
+				return nil, fmt.Errorf("ports[%d]: endPort %d is outside %d-%d", i, *p.EndPort, mp.Port.Number, maxPort)
+			}
+			mp.EndPort = *p.EndPort
 		}
 		out = append(out, mp)
 	}

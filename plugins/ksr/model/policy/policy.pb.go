@@ -146,6 +146,8 @@ const (
 	Policy_Port_TCP Policy_Port_Protocol = 0
 	// UDP is the datagram protocol.
 	Policy_Port_UDP Policy_Port_Protocol = 1
+	// SCTP is the stream control transmission protocol.
+	Policy_Port_SCTP Policy_Port_Protocol = 2
 )
 
 // Enum value maps for Policy_Port_Protocol.
@@ -153,10 +155,12 @@ var (
 	Policy_Port_Protocol_name = map[int32]string{
 		0: "TCP",
 		1: "UDP",
+		2: "SCTP",
 	}
 	Policy_Port_Protocol_value = map[string]int32{
-		"TCP": 0,
-		"UDP": 1,
+		"TCP":  0,
+		"UDP":  1,
+		"SCTP": 2,
 	}
 )
 
@@ -454,8 +458,12 @@ type Policy_Port struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// protocol is the transport protocol.
 	Protocol Policy_Port_Protocol `protobuf:"varint,1,opt,name=protocol,proto3,enum=contiv.ksr.policy.Policy_Port_Protocol" json:"protocol,omitempty"`
-	// port is the port; unset means every port.
-	Port          *Policy_Port_PortNameOrNumber `protobuf:"bytes,2,opt,name=port,proto3" json:"port,omitempty"`
+	// port is the port; unset means every port of the protocol.
+	Port *Policy_Port_PortNameOrNumber `protobuf:"bytes,2,opt,name=port,proto3" json:"port,omitempty"`
+	// end_port, when non-zero, makes the rule a range: every port from the
+	// numbered port up to end_port, inclusive (Kubernetes endPort; never
+	// with a named port).
+	EndPort       int32 `protobuf:"varint,3,opt,name=end_port,json=endPort,proto3" json:"end_port,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -504,16 +512,25 @@ func (x *Policy_Port) GetPort() *Policy_Port_PortNameOrNumber {
 	return nil
 }
 
+func (x *Policy_Port) GetEndPort() int32 {
+	if x != nil {
+		return x.EndPort
+	}
+	return 0
+}
+
 // Peer is one source (ingress) or destination (egress) of allowed
 // traffic: pods and/or namespaces by selector, or an IP block.
 type Policy_Peer struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// pods selects pods (in the policy's namespace, or in the namespaces
-	// selected by namespaces).
+	// pods selects pods: in the policy's namespace when namespaces is
+	// unset, otherwise in the namespaces selected by namespaces (both must
+	// hold). Unset with namespaces set means every pod of those namespaces.
 	Pods *Policy_LabelSelector `protobuf:"bytes,1,opt,name=pods,proto3" json:"pods,omitempty"`
-	// namespaces selects namespaces.
+	// namespaces selects namespaces; an empty selector selects every
+	// namespace, kube-system included.
 	Namespaces *Policy_LabelSelector `protobuf:"bytes,2,opt,name=namespaces,proto3" json:"namespaces,omitempty"`
-	// ip_block selects addresses.
+	// ip_block selects addresses (never together with pods or namespaces).
 	IpBlock       *Policy_Peer_IPBlock `protobuf:"bytes,3,opt,name=ip_block,json=ipBlock,proto3" json:"ip_block,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -867,7 +884,7 @@ var File_plugins_ksr_model_policy_policy_proto protoreflect.FileDescriptor
 
 const file_plugins_ksr_model_policy_policy_proto_rawDesc = "" +
 	"\n" +
-	"%plugins/ksr/model/policy/policy.proto\x12\x11contiv.ksr.policy\"\xe1\r\n" +
+	"%plugins/ksr/model/policy/policy.proto\x12\x11contiv.ksr.policy\"\x86\x0e\n" +
 	"\x06Policy\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x125\n" +
@@ -895,10 +912,11 @@ const file_plugins_ksr_model_policy_policy_proto_rawDesc = "" +
 	"\x06NOT_IN\x10\x01\x12\n" +
 	"\n" +
 	"\x06EXISTS\x10\x02\x12\x12\n" +
-	"\x0eDOES_NOT_EXIST\x10\x03\x1a\xd7\x02\n" +
+	"\x0eDOES_NOT_EXIST\x10\x03\x1a\xfc\x02\n" +
 	"\x04Port\x12C\n" +
 	"\bprotocol\x18\x01 \x01(\x0e2'.contiv.ksr.policy.Policy.Port.ProtocolR\bprotocol\x12C\n" +
-	"\x04port\x18\x02 \x01(\v2/.contiv.ksr.policy.Policy.Port.PortNameOrNumberR\x04port\x1a\xa6\x01\n" +
+	"\x04port\x18\x02 \x01(\v2/.contiv.ksr.policy.Policy.Port.PortNameOrNumberR\x04port\x12\x19\n" +
+	"\bend_port\x18\x03 \x01(\x05R\aendPort\x1a\xa6\x01\n" +
 	"\x10PortNameOrNumber\x12H\n" +
 	"\x04type\x18\x01 \x01(\x0e24.contiv.ksr.policy.Policy.Port.PortNameOrNumber.TypeR\x04type\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x05R\x06number\x12\x12\n" +
@@ -906,10 +924,11 @@ const file_plugins_ksr_model_policy_policy_proto_rawDesc = "" +
 	"\x04Type\x12\n" +
 	"\n" +
 	"\x06NUMBER\x10\x00\x12\b\n" +
-	"\x04NAME\x10\x01\"\x1c\n" +
+	"\x04NAME\x10\x01\"&\n" +
 	"\bProtocol\x12\a\n" +
 	"\x03TCP\x10\x00\x12\a\n" +
-	"\x03UDP\x10\x01\x1a\x86\x02\n" +
+	"\x03UDP\x10\x01\x12\b\n" +
+	"\x04SCTP\x10\x02\x1a\x86\x02\n" +
 	"\x04Peer\x12;\n" +
 	"\x04pods\x18\x01 \x01(\v2'.contiv.ksr.policy.Policy.LabelSelectorR\x04pods\x12G\n" +
 	"\n" +
