@@ -33,6 +33,11 @@ var cliCommands = []cliCommand{
 	{[]string{"show", "nat44", "interfaces"}, cliShowNATInterfaces},
 	{[]string{"show", "nat44", "addresses"}, cliShowNATAddresses},
 	{[]string{"show", "bridge-domain"}, cliShowBridgeDomain},
+	{[]string{"show", "nat44", "sessions"}, cliShowNATSessions},
+	{[]string{"show", "trace"}, cliShowTrace},
+	{[]string{"show", "errors"}, cliShowErrors},
+	{[]string{"trace", "add"}, cliTraceAdd},
+	{[]string{"clear", "trace"}, cliTraceClear},
 }
 
 // cli runs a debug CLI command as cli_inband does. Output of unknown
@@ -102,7 +107,19 @@ func cliShowInterface(st *state, args []string) string {
 			state = "up"
 		}
 		mtu := fmt.Sprintf("%d/%d/%d/%d", i.mtu[0], i.mtu[1], i.mtu[2], i.mtu[3])
-		fmt.Fprintf(&b, "%-32s%s%s%s\n", i.name, center(strconv.Itoa(int(i.idx)), 5), center(state, 10), center(mtu, 21))
+		ctrs := i.ctr.lines()
+		if len(ctrs) == 0 {
+			fmt.Fprintf(&b, "%-32s%s%s%s\n", i.name, center(strconv.Itoa(int(i.idx)), 5), center(state, 10), center(mtu, 21))
+			continue
+		}
+		for k, c := range ctrs {
+			if k == 0 {
+				fmt.Fprintf(&b, "%-32s%s%s%s", i.name, center(strconv.Itoa(int(i.idx)), 5), center(state, 10), center(mtu, 21))
+			} else {
+				b.WriteString(strings.Repeat(" ", 68))
+			}
+			fmt.Fprintf(&b, "%-16s%16s\n", c[0], c[1])
+		}
 	}
 	return b.String()
 }
@@ -414,6 +431,38 @@ func cliShowBridgeDomain(st *state, args []string) string {
 				fmt.Fprintf(&b, "%s%s%s%s%s%s%s\n", center(i.name, 30), center(strconv.Itoa(int(sw)), 7), center("1", 5),
 					center(strconv.Itoa(int(i.l2.shg)), 5), center(isBVI, 5), center("*", 9), center("none", 22))
 			}
+		}
+	}
+	return b.String()
+}
+
+// cliShowNATSessions lists the sessions per user, in the spirit of VPP's
+// "show nat44 sessions".
+func cliShowNATSessions(st *state, _ []string) string {
+	var b strings.Builder
+	b.WriteString("NAT44 ED sessions:\n")
+	now := st.uptime()
+	live := st.nat.liveSessions()
+	fmt.Fprintf(&b, "-------- thread 0 vpp_main: %d sessions --------\n", len(live))
+	for _, ns := range live {
+		s := st.toSession(ns, now)
+		fmt.Fprintf(&b, "  i2o %s proto %s port %d fib %d\n", s.InsideAddr.Addr(), protoName(s.Protocol), s.InsideAddr.Port(), s.InsideVRF)
+		fmt.Fprintf(&b, "    o2i %s proto %s port %d fib %d\n", s.OutsideAddr.Addr(), protoName(s.Protocol), s.OutsideAddr.Port(), s.OutsideVRF)
+		fmt.Fprintf(&b, "       external host %s\n", s.ExtHostAddr)
+		if s.TwiceNAT {
+			fmt.Fprintf(&b, "       external host nat %s\n", s.extNAT())
+		}
+		fmt.Fprintf(&b, "       last heard %d s ago\n", s.TimeSinceLastHeard)
+		fmt.Fprintf(&b, "       total pkts %d, total bytes %d\n", s.TotalPkts, s.TotalBytes)
+		switch {
+		case ns.bypass:
+			b.WriteString("       forwarding-bypass\n")
+		case s.Static && s.TwiceNAT:
+			b.WriteString("       static translation, twice-nat\n")
+		case s.Static:
+			b.WriteString("       static translation\n")
+		default:
+			b.WriteString("       dynamic translation\n")
 		}
 	}
 	return b.String()

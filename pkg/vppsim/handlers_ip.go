@@ -241,10 +241,21 @@ func simplePath(ipv6 bool, typ fib_types.FibPathType, sw uint32, nh netip.Addr) 
 // creates for every table, the connected and local entries of interface
 // addresses, the adjacency entries of neighbors, DHCP default routes and
 // the API routes, keeping the best source per prefix.
-func (st *state) fibEntries(t *vrfTable) []fibEntry {
+func (st *state) fibEntries(t *vrfTable) []fibEntry { return st.fibEntriesOpt(t, false) }
+
+// fibEntriesFwd is the content of a table as the data plane sees it:
+// entries made from interface addresses only while the interface is
+// admin-up, and neighbour /32s only where the neighbour is covered by an
+// attached prefix of its interface (spec §2-3).
+func (st *state) fibEntriesFwd(t *vrfTable) []fibEntry { return st.fibEntriesOpt(t, true) }
+
+// fibEntriesOpt computes the entries of a table; fwd selects the data plane's
+// view (see fibEntriesFwd). The dumps keep showing interface entries of
+// admin-down interfaces, which the agent's tests of the dumps rely on.
+func (st *state) fibEntriesOpt(t *vrfTable, fwd bool) []fibEntry {
 	best := map[netip.Prefix]fibEntry{}
 	put := func(e fibEntry) {
-		if cur, ok := best[e.prefix]; !ok || e.src < cur.src {
+		if cur, ok := best[e.prefix]; !ok || fibPriority(e.src) < fibPriority(cur.src) {
 			best[e.prefix] = e
 		}
 	}
@@ -267,7 +278,7 @@ func (st *state) fibEntries(t *vrfTable) []fibEntry {
 	}
 	af := afIndex(v6)
 	for _, i := range st.ifaces {
-		if i.vrf[af] != t.id {
+		if i.vrf[af] != t.id || (fwd && !i.adminUp) {
 			continue
 		}
 		for _, a := range i.addrs {
@@ -295,6 +306,9 @@ func (st *state) fibEntries(t *vrfTable) []fibEntry {
 		if i == nil || n.ip.Is6() != v6 || i.vrf[af] != t.id || n.flags&ip_neighbor.IP_API_NEIGHBOR_FLAG_NO_FIB_ENTRY != 0 {
 			continue
 		}
+		if fwd && !st.attachedOn(i, n.ip) {
+			continue
+		}
 		put(fibEntry{prefix: netip.PrefixFrom(n.ip, n.ip.BitLen()), src: fibSrcAdj,
 			paths: []fib_types.FibPath{simplePath(v6, fib_types.FIB_API_PATH_TYPE_NORMAL, n.sw, n.ip)}})
 	}
@@ -320,6 +334,20 @@ func (st *state) fibEntries(t *vrfTable) []fibEntry {
 		return out[a].prefix.Bits() < out[b].prefix.Bits()
 	})
 	return out
+}
+
+// attachedOn tells whether addr is in a prefix attached on interface i
+// (its own or, if unnumbered, its donor's addresses), while i is up.
+func (st *state) attachedOn(i *iface, addr netip.Addr) bool {
+	if !i.adminUp {
+		return false
+	}
+	for _, a := range st.effectiveAddrs(i) {
+		if a.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // lastAddr returns the broadcast address of an IPv4 prefix.

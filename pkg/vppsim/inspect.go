@@ -533,21 +533,22 @@ func (s *Sim) Translate(p Packet) []Packet {
 	return out
 }
 
-// Session is a NAT44-ED session.
+// Session is a NAT44-ED session as the dumps show it.
 type Session struct {
 	Protocol    uint8 // IP protocol number
 	InsideAddr  netip.AddrPort
 	OutsideAddr netip.AddrPort
-	// ExtHostAddr is the remote host as seen from inside.
+	// ExtHostAddr is the remote host (as the outside sees it).
 	ExtHostAddr netip.AddrPort
-	// ExtHostNATAddr is the remote host as seen from outside (differs
-	// from ExtHostAddr for twice-NAT); zero means the same as ExtHostAddr.
+	// ExtHostNATAddr is the remote host as seen from inside: the
+	// twice-NAT address of twice-NAT sessions; zero means the same as
+	// ExtHostAddr. nat44_del_session names a session by it.
 	ExtHostNATAddr     netip.AddrPort
 	InsideVRF          uint32
 	OutsideVRF         uint32
 	Static             bool // created by a static mapping
 	TwiceNAT           bool
-	LastHeard          uint64
+	LastHeard          uint64 // seconds of uptime
 	TimeSinceLastHeard uint64
 	TotalBytes         uint64
 	TotalPkts          uint32
@@ -561,8 +562,11 @@ func (s *Session) extNAT() netip.AddrPort {
 	return s.ExtHostAddr
 }
 
-// InjectSession adds a NAT session, as if traffic had created it, so that
-// session dumps and nat44_del_session can be tested. NAT must be enabled.
+// InjectSession adds a NAT session as if traffic had created it, with the
+// given times and counters (which it keeps: it never expires by itself).
+// Its flows translate traffic like a real session's: the i2o flow matches
+// InsideAddr -> ExtHostNATAddr (or ExtHostAddr) in InsideVRF. NAT must be
+// enabled.
 func (s *Sim) InjectSession(sess Session) error {
 	if !sess.InsideAddr.Addr().Is4() || !sess.OutsideAddr.Addr().Is4() || !sess.ExtHostAddr.Addr().Is4() {
 		return errors.New("vppsim: inject session: inside, outside and external host must be IPv4 address:port")
@@ -576,17 +580,24 @@ func (s *Sim) InjectSession(sess Session) error {
 		return errors.New("vppsim: inject session: NAT44 plugin is not enabled")
 	}
 	c := sess
-	s.st.nat.sessions = append(s.st.nat.sessions, &c)
+	ns := natSessFromInjected(&c)
+	if s.st.nat.sess.flows[ns.i2oKey] != nil || s.st.nat.sess.flows[ns.o2iKey] != nil {
+		return errors.New("vppsim: inject session: a session with the same flow exists")
+	}
+	s.st.natAddSession(ns)
 	return nil
 }
 
-// Sessions returns the NAT sessions.
+// Sessions returns the NAT sessions in creation order.
 func (s *Sim) Sessions() []Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Session, 0, len(s.st.nat.sessions))
-	for _, sess := range s.st.nat.sessions {
-		out = append(out, *sess)
+	st := s.st
+	now := st.uptime()
+	live := st.nat.liveSessions()
+	out := make([]Session, 0, len(live))
+	for _, sess := range live {
+		out = append(out, st.toSession(sess, now))
 	}
 	return out
 }

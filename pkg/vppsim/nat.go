@@ -103,7 +103,7 @@ type natState struct {
 	outputIfs  []uint32
 	mappings   map[natExtKey]*natMapping
 	byLocal    map[natLocalKey]*natMapping
-	sessions   []*Session
+	sess       natSessions
 	vrfTables  map[uint32][]uint32
 	vrfOrder   []uint32
 	limits     map[uint32]uint32
@@ -121,6 +121,7 @@ func (n *natState) reset() {
 		vrfTables: map[uint32][]uint32{},
 		limits:    map[uint32]uint32{},
 	}
+	n.sess.init()
 }
 
 // forgetInterface drops NAT's references to a deleted interface.
@@ -221,8 +222,18 @@ func (st *state) natDisabled() int32 {
 	return retvalOK
 }
 
+// hNat44ForwardingEnableDisable switches forwarding; disabling it deletes
+// the forwarding-bypass sessions.
 func hNat44ForwardingEnableDisable(cl *call, m *nat44_ed.Nat44ForwardingEnableDisable) {
-	cl.st.nat.forwarding = m.Enable
+	st := cl.st
+	st.nat.forwarding = m.Enable
+	if !m.Enable {
+		for _, s := range st.nat.liveSessions() {
+			if s.bypass {
+				st.natDelSession(s)
+			}
+		}
+	}
 	cl.send(&nat44_ed.Nat44ForwardingEnableDisableReply{})
 }
 
@@ -550,7 +561,12 @@ func (st *state) removeMapping(m *natMapping) {
 		}
 	}
 	st.unlockMappingVRFs(m)
-	n.sessions = slices.DeleteFunc(n.sessions, func(s *Session) bool { return st.sessionOfMapping(s, m) })
+	now := st.uptime()
+	for _, s := range n.liveSessions() {
+		if sess := st.toSession(s, now); st.sessionOfMapping(&sess, m) {
+			st.natDelSession(s)
+		}
+	}
 }
 
 // mappingLocalKeys returns the local index keys a mapping may own.
@@ -819,10 +835,12 @@ type natUser struct {
 	dynamic, static uint32
 }
 
-func (n *natState) users() []natUser {
+func (st *state) natUsers() []natUser {
 	var out []natUser
 	idx := map[natLocalKey]int{}
-	for _, s := range n.sessions {
+	now := st.uptime()
+	for _, ns := range st.nat.liveSessions() {
+		s := st.toSession(ns, now)
 		k := natLocalKey{addr: s.InsideAddr.Addr(), vrf: s.InsideVRF}
 		i, ok := idx[k]
 		if !ok {
@@ -840,16 +858,19 @@ func (n *natState) users() []natUser {
 }
 
 func hNat44UserDump(cl *call, _ *nat44_ed.Nat44UserDump) {
-	for _, u := range cl.st.nat.users() {
+	for _, u := range cl.st.natUsers() {
 		cl.send(&nat44_ed.Nat44UserDetails{VrfID: u.vrf, IPAddress: u.addr.As4(), Nsessions: u.dynamic, Nstaticsessions: u.static})
 	}
 }
 
-func (n *natState) userSessions(addr ip_types.IP4Address, vrf uint32) []*Session {
+// userSessions returns every session whose inside address is addr; like
+// VPP 25.10 the dump ignores vrf_id (spec §7).
+func (st *state) userSessions(addr ip_types.IP4Address) []Session {
 	a := netip.AddrFrom4(addr)
-	var out []*Session
-	for _, s := range n.sessions {
-		if s.InsideAddr.Addr() == a && s.InsideVRF == vrf {
+	var out []Session
+	now := st.uptime()
+	for _, ns := range st.nat.liveSessions() {
+		if s := st.toSession(ns, now); s.InsideAddr.Addr() == a {
 			out = append(out, s)
 		}
 	}
@@ -868,11 +889,11 @@ func sessionFlags(s *Session) nat_types.NatConfigFlags {
 }
 
 func hNat44UserSessionDump(cl *call, m *nat44_ed.Nat44UserSessionDump) {
-	for _, s := range cl.st.nat.userSessions(m.IPAddress, m.VrfID) {
+	for _, s := range cl.st.userSessions(m.IPAddress) {
 		cl.send(&nat44_ed.Nat44UserSessionDetails{
 			OutsideIPAddress: s.OutsideAddr.Addr().As4(), OutsidePort: s.OutsideAddr.Port(),
 			InsideIPAddress: s.InsideAddr.Addr().As4(), InsidePort: s.InsideAddr.Port(),
-			Protocol: uint16(s.Protocol), Flags: sessionFlags(s), LastHeard: s.LastHeard,
+			Protocol: uint16(s.Protocol), Flags: sessionFlags(&s), LastHeard: s.LastHeard,
 			TotalBytes: s.TotalBytes, TotalPkts: s.TotalPkts,
 			ExtHostAddress: s.ExtHostAddr.Addr().As4(), ExtHostPort: s.ExtHostAddr.Port(),
 			ExtHostNatAddress: s.extNAT().Addr().As4(), ExtHostNatPort: s.extNAT().Port(),
@@ -881,11 +902,11 @@ func hNat44UserSessionDump(cl *call, m *nat44_ed.Nat44UserSessionDump) {
 }
 
 func hNat44UserSessionV2Dump(cl *call, m *nat44_ed.Nat44UserSessionV2Dump) {
-	for _, s := range cl.st.nat.userSessions(m.IPAddress, m.VrfID) {
+	for _, s := range cl.st.userSessions(m.IPAddress) {
 		cl.send(&nat44_ed.Nat44UserSessionV2Details{
 			OutsideIPAddress: s.OutsideAddr.Addr().As4(), OutsidePort: s.OutsideAddr.Port(),
 			InsideIPAddress: s.InsideAddr.Addr().As4(), InsidePort: s.InsideAddr.Port(),
-			Protocol: uint16(s.Protocol), Flags: sessionFlags(s), LastHeard: s.LastHeard,
+			Protocol: uint16(s.Protocol), Flags: sessionFlags(&s), LastHeard: s.LastHeard,
 			TotalBytes: s.TotalBytes, TotalPkts: s.TotalPkts,
 			ExtHostAddress: s.ExtHostAddr.Addr().As4(), ExtHostPort: s.ExtHostAddr.Port(),
 			ExtHostNatAddress: s.extNAT().Addr().As4(), ExtHostNatPort: s.extNAT().Port(),
@@ -895,11 +916,11 @@ func hNat44UserSessionV2Dump(cl *call, m *nat44_ed.Nat44UserSessionV2Dump) {
 }
 
 func hNat44UserSessionV3Dump(cl *call, m *nat44_ed.Nat44UserSessionV3Dump) {
-	for _, s := range cl.st.nat.userSessions(m.IPAddress, m.VrfID) {
+	for _, s := range cl.st.userSessions(m.IPAddress) {
 		cl.send(&nat44_ed.Nat44UserSessionV3Details{
 			OutsideIPAddress: s.OutsideAddr.Addr().As4(), OutsidePort: s.OutsideAddr.Port(),
 			InsideIPAddress: s.InsideAddr.Addr().As4(), InsidePort: s.InsideAddr.Port(),
-			Protocol: uint16(s.Protocol), Flags: sessionFlags(s), LastHeard: s.LastHeard,
+			Protocol: uint16(s.Protocol), Flags: sessionFlags(&s), LastHeard: s.LastHeard,
 			TimeSinceLastHeard: s.TimeSinceLastHeard, TotalBytes: s.TotalBytes, TotalPkts: s.TotalPkts,
 			ExtHostAddress: s.ExtHostAddr.Addr().As4(), ExtHostPort: s.ExtHostAddr.Port(),
 			ExtHostNatAddress: s.extNAT().Addr().As4(), ExtHostNatPort: s.extNAT().Port(),
@@ -908,28 +929,18 @@ func hNat44UserSessionV3Dump(cl *call, m *nat44_ed.Nat44UserSessionV3Dump) {
 	}
 }
 
-// hNat44DelSession deletes one session found by its 6-tuple: the inside
-// address/port and external host (flag NAT_IS_INSIDE) or the outside
-// address/port and the translated external host.
+// hNat44DelSession deletes the session whose i2o flow is (address, port
+// -> ext_host, ext_host_port, vrf_id, protocol), as VPP 25.10 does; for a
+// twice-NAT session ext_host is the twice-NAT address. The inside flag is
+// ignored (spec §7).
 func hNat44DelSession(cl *call, m *nat44_ed.Nat44DelSession) {
-	n := &cl.st.nat
-	addr := netip.AddrPortFrom(netip.AddrFrom4(m.Address), m.Port)
-	eh := netip.AddrPortFrom(netip.AddrFrom4(m.ExtHostAddress), m.ExtHostPort)
-	inside := m.Flags&nat_types.NAT_IS_INSIDE != 0
-	k := slices.IndexFunc(n.sessions, func(s *Session) bool {
-		if s.Protocol != m.Protocol {
-			return false
-		}
-		if inside {
-			return s.InsideAddr == addr && s.ExtHostAddr == eh && s.InsideVRF == m.VrfID
-		}
-		return s.OutsideAddr == addr && s.extNAT() == eh && s.OutsideVRF == m.VrfID
-	})
+	st := cl.st
+	k := natFlowKey{src: m.Address, dst: m.ExtHostAddress, sport: m.Port, dport: m.ExtHostPort, fib: m.VrfID, proto: m.Protocol}
 	rv := retvalOK
-	if k < 0 {
+	if s := st.nat.sess.flows[k]; s == nil || s.i2oKey != k {
 		rv = retvalNoSuchEntry
 	} else {
-		n.sessions = slices.Delete(n.sessions, k, k+1)
+		st.natDelSession(s)
 	}
 	cl.send(&nat44_ed.Nat44DelSessionReply{Retval: rv})
 }

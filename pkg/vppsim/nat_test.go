@@ -13,11 +13,6 @@ import (
 	"go.fd.io/govpp/binapi/nat_types"
 )
 
-const (
-	protoTCP = 6
-	protoUDP = 17
-)
-
 func enableNAT(e *testEnv) {
 	e.t.Helper()
 	e.ok(&nat44_ed.Nat44EdPluginEnableDisable{Enable: true})
@@ -364,7 +359,11 @@ func TestNATSessions(t *testing.T) {
 			ExtHostAddress: ip4("8.8.8.8"), ExtHostPort: 53}, 0},
 		{"again", &nat44_ed.Nat44DelSession{Address: ip4("10.1.1.2"), Port: 5000, Protocol: protoUDP, Flags: nat_types.NAT_IS_INSIDE | nat_types.NAT_IS_EXT_HOST_VALID,
 			ExtHostAddress: ip4("8.8.8.8"), ExtHostPort: 53}, retvalNoSuchEntry},
-		{"outside side with twice-NAT host", &nat44_ed.Nat44DelSession{Address: ip4("10.96.0.10"), Port: 80, Protocol: protoTCP, Flags: nat_types.NAT_IS_EXT_HOST_VALID,
+		// VPP looks the i2o flow up: for twice-NAT the external host is
+		// the twice-NAT address; the inside flag is ignored.
+		{"outside address is not a key", &nat44_ed.Nat44DelSession{Address: ip4("10.96.0.10"), Port: 80, Protocol: protoTCP, Flags: nat_types.NAT_IS_EXT_HOST_VALID,
+			ExtHostAddress: ip4("10.1.1.254"), ExtHostPort: 1025}, retvalNoSuchEntry},
+		{"twice-NAT by the twice-NAT host", &nat44_ed.Nat44DelSession{Address: ip4("10.1.1.3"), Port: 8080, Protocol: protoTCP, Flags: nat_types.NAT_IS_EXT_HOST_VALID,
 			ExtHostAddress: ip4("10.1.1.254"), ExtHostPort: 1025}, 0},
 		{"wrong protocol", &nat44_ed.Nat44DelSession{Address: ip4("10.1.1.2"), Port: 8080, Protocol: protoUDP, Flags: nat_types.NAT_IS_INSIDE,
 			ExtHostAddress: ip4("10.1.1.9"), ExtHostPort: 40000}, retvalNoSuchEntry},

@@ -380,6 +380,7 @@ func (c *conn) dispatch(payload []byte) error {
 		}
 		cl.st = s.st
 		h.fn(cl, msg)
+		s.st.gen++
 		s.mu.Unlock()
 	}
 	for _, fn := range cl.after {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"k8s.io/utils/clock"
 )
 
 // DefaultSocketPath is where VPP, and the simulator by default, serve the
@@ -41,6 +42,9 @@ type Options struct {
 	FailProbability float64
 	// FailSeed seeds the random failures, so a run can be reproduced.
 	FailSeed int64
+	// Clock is the simulator's time source (NAT session timeouts,
+	// last_heard, traces, ARP throttling); nil means the real clock.
+	Clock clock.PassiveClock
 }
 
 // Sim is a VPP simulator. Create it with New, serve with Start and stop it
@@ -52,6 +56,8 @@ type Sim struct {
 	handlers []*handler     // by message ID
 	counters []atomic.Int64 // messages received, by message ID
 	host     hostNet        // Linux side of TAPs; nil unless Options.Linux
+	clock    clock.PassiveClock
+	txHook   TxHook // guarded by mu
 
 	// mu guards st and the state reachable from it. Handlers run with mu
 	// held; no socket I/O is done while it is held.
@@ -106,7 +112,12 @@ func New(opts Options) (*Sim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vppsim: build message table: %w", err)
 	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	s := &Sim{
+		clock:    clk,
 		opts:     opts,
 		log:      log.WithField("component", "vpp-sim"),
 		table:    table,

@@ -3,6 +3,7 @@ package vppsim
 import (
 	"net/netip"
 	"sort"
+	"time"
 
 	"go.fd.io/govpp/binapi/fib_types"
 	interfaces "go.fd.io/govpp/binapi/interface"
@@ -76,6 +77,9 @@ type iface struct {
 	rxQueues uint32
 	l2       *l2Port
 	proxyArp bool
+
+	ctr  ifCounters // packet counters (fwd_trace.go)
+	port wirePort   // Linux end moving frames (fwd_io*.go); nil if none
 
 	loopInstance uint32
 	tap          *tapInfo
@@ -264,6 +268,29 @@ type state struct {
 	nat         natState
 
 	seq uint64 // insertion order of entries VPP dumps in pool order
+
+	// gen is the configuration generation: every handler run and every
+	// data-plane change of the FIB (a learned neighbour) bumps it, and the
+	// data plane rebuilds its compiled view when it moved.
+	gen     uint64
+	started time.Time // when this VPP "started" (uptime, last_heard)
+	fwd     fwdState
+
+	// aclFilter is the ACL plugin's classifier (input ACLs before NAT on
+	// ip4-unicast, output ACLs after NAT on ip4-output); nil means no ACL
+	// plugin state, i.e. permit.
+	aclFilter func(swIfIndex uint32, input bool, f *aclFlow) (permit bool, reason string)
+}
+
+// fwdState is the data plane's own state.
+type fwdState struct {
+	view    fwdView
+	free    []*pkt
+	trace   traceState
+	errors  map[errKey]uint64
+	arpSent map[neighborKey]time.Duration
+	aclFlow aclFlow // scratch for the ACL hook (no allocation per packet)
+	ipID    uint16
 }
 
 // newState returns VPP's start state: local0 and the configured NICs, the
@@ -283,6 +310,8 @@ func newState(s *Sim) *state {
 		l2fib:       map[l2fibKey]*l2fibEntry{},
 		dhcp:        map[uint32]*dhcpClient{},
 		ifEventSubs: map[uint32]uint32{},
+		started:     s.clock.Now(),
+		fwd:         fwdState{errors: map[errKey]uint64{}, arpSent: map[neighborKey]time.Duration{}},
 	}
 	for af := range st.tables {
 		st.tables[af] = map[uint32]*vrfTable{}

@@ -1,0 +1,19 @@
+package vppsim
+
+import "net/netip"
+
+// aclFlow is what the ACL plugin's classifier sees of a packet: the 5-tuple
+// and the TCP flags of the packet as it stands at the point where the ACL is
+// applied (input ACLs before NAT, output ACLs after NAT output, spec §8-9).
+// The forwarding graph fills it; the ACL state (acl*.go) evaluates it.
+type aclFlow struct {
+	Src, Dst         netip.Addr
+	Proto            uint8 // IP protocol number (1 ICMP, 6 TCP, 17 UDP, 132 SCTP)
+	SrcPort, DstPort uint16
+	// ICMPType and ICMPCode are set for ICMP; VPP's ACLs match them in the
+	// port fields.
+	ICMPType, ICMPCode uint8
+	TCPFlags           uint8
+	// Fragment is true for a non-first fragment (no L4 header).
+	Fragment bool
+}

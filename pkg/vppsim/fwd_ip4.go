@@ -1,0 +1,390 @@
+package vppsim
+
+import (
+	"go.fd.io/govpp/binapi/fib_types"
+)
+
+// ip4-input, the ip4-unicast feature arc, ip4-lookup, ip4-local and the
+// ICMP VPP itself sends (spec §1, §3, §8).
+
+func (st *state) ip4Input(p *pkt, i *iface) {
+	h := p.ip()
+	switch {
+	case len(h) < ip4HdrLen || h[0]>>4 != 4:
+		st.drop(p, "ip4-input", "ip4 version != 4")
+		return
+	case ip4IHL(h) < ip4HdrLen || ip4IHL(h) > len(h):
+		st.drop(p, "ip4-input", "ip4 header length < 20")
+		return
+	case checksum(h[:ip4IHL(h)], 0) != 0:
+		st.drop(p, "ip4-input", "ip4 checksum errors")
+		return
+	case ip4TotalLen(h) < ip4HdrLen || ip4TotalLen(h) > len(h):
+		st.drop(p, "ip4-input", "ip4 length > l2 length")
+		return
+	case ip4FragOff(h) == 1:
+		st.drop(p, "ip4-input", "ip4 fragment offset == 1")
+		return
+	}
+	p.end = p.l3 + ip4TotalLen(h) // strip Ethernet padding
+	h = p.ip()
+	if p.tr != nil {
+		st.tracef(p, "ip4-input", "%s: %s -> %s ttl %d len %d on %s", protoName(ip4Proto(h)), addr4(ip4Src(h)), addr4(ip4Dst(h)), ip4TTL(h), ip4TotalLen(h), i.name)
+	}
+	if !st.ip4Enabled(i) {
+		st.drop(p, "ip4-not-enabled", "ip4 not enabled on the interface")
+		return
+	}
+	if ip4TTL(h) == 0 {
+		st.icmpError(p, icmpTimeExceeded, 0, 0)
+		st.drop(p, "ip4-input", "ip4 ttl <= 1")
+		return
+	}
+	st.ip4Unicast(p, i)
+}
+
+// ip4Unicast runs the ip4-unicast feature arc of the receiving interface
+// in VPP's order - ACL-in, then NAT44-ED - and ends in ip4-lookup.
+func (st *state) ip4Unicast(p *pkt, i *iface) {
+	if st.aclFilter != nil && !st.aclCheck(p, i.idx, true) {
+		return
+	}
+	if st.nat.enabled && !st.natInput(p, i) {
+		return
+	}
+	st.ip4Lookup(p)
+}
+
+// aclCheck runs the ACL hook; false means the packet was dropped.
+func (st *state) aclCheck(p *pkt, sw uint32, input bool) bool {
+	h := p.ip()
+	f := &st.fwd.aclFlow
+	*f = aclFlow{Src: addr4(ip4Src(h)), Dst: addr4(ip4Dst(h)), Proto: ip4Proto(h), Fragment: ip4FragOff(h) != 0}
+	if !f.Fragment && l4Complete(h) {
+		l4 := ip4L4(h)
+		switch f.Proto {
+		case protoTCP:
+			f.SrcPort, f.DstPort, f.TCPFlags = be16(l4[0:2]), be16(l4[2:4]), l4[13]
+		case protoUDP:
+			f.SrcPort, f.DstPort = be16(l4[0:2]), be16(l4[2:4])
+		case protoICMP:
+			f.ICMPType, f.ICMPCode = l4[0], l4[1]
+			f.SrcPort, f.DstPort = uint16(l4[0]), uint16(l4[1])
+		}
+	}
+	node := "acl-plugin-out-ip4-fa"
+	if input {
+		node = "acl-plugin-in-ip4-fa"
+	}
+	permit, reason := st.aclFilter(sw, input, f)
+	if !permit {
+		st.drop(p, node, reason)
+		return false
+	}
+	if p.tr != nil {
+		st.tracef(p, node, "permit: %s", reason)
+	}
+	return true
+}
+
+// ip4Lookup looks the destination up in the packet's table and forwards.
+func (st *state) ip4Lookup(p *pkt) {
+	if p.depth++; p.depth > maxGraphDepth {
+		st.drop(p, "ip4-lookup", "graph loop")
+		return
+	}
+	h := p.ip()
+	dst := ip4Dst(h)
+	e := st.fibLookup(p.vrf, dst)
+	if e == nil {
+		st.drop(p, "ip4-lookup", "no such FIB table")
+		return
+	}
+	if p.tr != nil {
+		st.tracef(p, "ip4-lookup", "fib %d dpo-idx %s: %s", p.vrf, e.prefix, fwdKindName(e.kind))
+	}
+	switch e.kind {
+	case fwdDrop:
+		if e.prefix.Bits() == 0 {
+			st.drop(p, "ip4-drop", "ip4 destination lookup miss")
+		} else {
+			st.drop(p, "ip4-drop", "ip4 adjacency drop")
+		}
+	case fwdUnreach:
+		st.icmpError(p, icmpUnreach, 1, 0)
+		st.drop(p, "ip4-icmp-unreachable", "destination unreachable")
+	case fwdLocal:
+		st.ip4Local(p, e)
+	default:
+		st.forwardPath(p, e.choosePath(flowHash(h)), dst, 0)
+	}
+}
+
+// forwardPath sends a packet along one path of a FIB entry. target is the
+// address to resolve for attached paths without a next hop.
+func (st *state) forwardPath(p *pkt, path *fib_types.FibPath, target [4]byte, rdepth int) {
+	nh := [4]byte(path.Nh.Address.XXX_UnionData[:4])
+	switch {
+	case path.Type == fib_types.FIB_API_PATH_TYPE_DROP:
+		st.drop(p, "ip4-drop", "ip4 adjacency drop")
+	case path.SwIfIndex != noIndex:
+		o := st.ifaces[path.SwIfIndex]
+		if o == nil {
+			st.drop(p, "ip4-lookup", "path interface gone")
+			return
+		}
+		if nh != [4]byte{} {
+			target = nh
+		}
+		n := st.neighbors[neighborKey{sw: o.idx, ip: addr4(target)}]
+		if n == nil {
+			node := "ip4-arp"
+			if nh == [4]byte{} {
+				node = "ip4-glean"
+			}
+			if p.tr != nil {
+				st.tracef(p, node, "no neighbour %s on %s: ARP and drop", addr4(target), o.name)
+			}
+			st.arpRequest(p, o, target)
+			st.drop(p, node, "address resolution required")
+			return
+		}
+		st.ip4Rewrite(p, o, n.mac)
+	case nh != [4]byte{}:
+		// Recursive: resolve the next hop in the path's table.
+		if rdepth > 8 {
+			st.drop(p, "ip4-lookup", "recursion loop")
+			return
+		}
+		e := st.fibLookup(path.TableID, nh)
+		if e == nil || e.kind != fwdPaths {
+			if e != nil && e.kind == fwdLocal {
+				st.ip4Local(p, e)
+				return
+			}
+			st.drop(p, "ip4-drop", "recursive next hop unresolved")
+			return
+		}
+		if path.Flags&fib_types.FIB_API_PATH_FLAG_RESOLVE_VIA_HOST != 0 && e.prefix.Bits() != 32 {
+			st.drop(p, "ip4-drop", "recursive next hop unresolved (resolve via host)")
+			return
+		}
+		if path.Flags&fib_types.FIB_API_PATH_FLAG_RESOLVE_VIA_ATTACHED != 0 && e.src != fibSrcInterface {
+			st.drop(p, "ip4-drop", "recursive next hop unresolved (resolve via attached)")
+			return
+		}
+		st.forwardPath(p, e.choosePath(flowHash(p.ip())), nh, rdepth+1)
+	default:
+		// Inter-VRF lookup (DEAG): look up again in the path's table; TTL
+		// unchanged, no ip4-unicast features.
+		if p.tr != nil {
+			st.tracef(p, "lookup-ip4-dst", "lookup in fib %d", path.TableID)
+		}
+		p.vrf = path.TableID
+		p.interVRF = true
+		st.ip4Lookup(p)
+	}
+}
+
+// ip4Rewrite decrements TTL, checks the MTU and builds the Ethernet header
+// towards the neighbour, then runs the egress output arc.
+func (st *state) ip4Rewrite(p *pkt, o *iface, dmac [6]byte) {
+	h := p.ip()
+	if !p.localOrig {
+		if ip4TTL(h) <= 1 {
+			st.icmpError(p, icmpTimeExceeded, 0, 0)
+			st.drop(p, "ip4-rewrite", "ip4 ttl <= 1")
+			return
+		}
+		old := be16(h[8:10])
+		h[8]--
+		csumAdjust(h[10:12], old, be16(h[8:10]))
+	}
+	mtu := o.mtu[1]
+	if mtu == 0 {
+		mtu = o.mtu[0]
+	}
+	if mtu != 0 && ip4TotalLen(h) > int(mtu) {
+		if ip4DF(h) {
+			st.icmpError(p, icmpUnreach, 4, uint16(mtu))
+			st.drop(p, "ip4-rewrite", "ip4 MTU exceeded and DF set")
+			return
+		}
+		// VPP fragments here; the simulator does not (see doc.go).
+		st.drop(p, "ip4-rewrite", "ip4 MTU exceeded (fragmentation not simulated)")
+		return
+	}
+	p.off = p.l3 - ethHdrLen
+	f := p.buf[p.off:]
+	copy(f[0:6], dmac[:])
+	copy(f[6:12], o.mac[:])
+	put16(f[12:14], etherTypeIP4)
+	if p.tr != nil {
+		st.tracef(p, "ip4-rewrite", "tx %s: %s -> %s ttl %d", o.name, macString(o.mac), macString(dmac), ip4TTL(h))
+	}
+	st.ip4Output(p, o)
+}
+
+// ip4Output runs the ip4-output arc of the egress interface: NAT44-ED
+// in2out-output, then ACL-out, then interface-output.
+func (st *state) ip4Output(p *pkt, o *iface) {
+	if st.nat.enabled && st.natIsOutputIf(o.idx) && !st.natOutputFeature(p, o) {
+		return
+	}
+	if st.aclFilter != nil && !st.aclCheck(p, o.idx, false) {
+		return
+	}
+	st.interfaceOutput(p, o)
+}
+
+// ip4Local delivers a packet to VPP itself.
+func (st *state) ip4Local(p *pkt, e *fibFwd) {
+	h := p.ip()
+	proto := ip4Proto(h)
+	if (proto == protoTCP || proto == protoUDP) && l4Complete(h) && !l4ChecksumOK(h) {
+		st.drop(p, "ip4-local", "bad checksum")
+		return
+	}
+	src := ip4Src(h)
+	if se := st.fibLookup(p.vrf, src); se != nil && se.kind == fwdLocal && se.prefix.Bits() == 32 && se.sw != noIndex {
+		st.drop(p, "ip4-local", "ip4 spoofed local-address packet")
+		return
+	}
+	bcast := src == [4]byte{255, 255, 255, 255} || ip4Dst(h) == [4]byte{255, 255, 255, 255}
+	if !bcast && !p.interVRF && !p.natted {
+		if se := st.fibLookup(p.vrf, src); se == nil || se.kind == fwdDrop {
+			st.drop(p, "ip4-local", "ip4 source lookup miss")
+			return
+		}
+	}
+	if p.tr != nil {
+		st.tracef(p, "ip4-local", "%s: %s -> %s", protoName(proto), addr4(src), addr4(ip4Dst(h)))
+	}
+	l4 := ip4L4(h)
+	switch proto {
+	case protoICMP:
+		if len(l4) >= 8 && l4[0] == icmpEchoRequest {
+			st.icmpEchoReply(p)
+			return
+		}
+		st.drop(p, "ip4-icmp-input", "unknown type")
+	case protoUDP:
+		if len(l4) < udpHdrLen {
+			st.drop(p, "ip4-udp-lookup", "short UDP packet")
+			return
+		}
+		dport := be16(l4[2:4])
+		if st.vxlanPortRegistered(dport) {
+			st.vxlanDecap(p)
+			return
+		}
+		if dport == 68 && len(st.dhcp) > 0 {
+			st.count("dhcp-client-detect", "DHCP packets received")
+			st.putPkt(p)
+			return
+		}
+		st.icmpError(p, icmpUnreach, 3, 0)
+		st.drop(p, "ip4-udp-lookup", "No listener for dst port")
+	case protoTCP:
+		st.drop(p, "ip4-local", "TCP to VPP (no session layer)")
+	default:
+		st.drop(p, "ip4-local", "unknown ip protocol")
+	}
+}
+
+// icmpEchoReply answers an echo request in place (ping plugin): type 0,
+// addresses swapped, TTL 64, new IP ID; routed from the VRF where the
+// destination matched, through the egress output features.
+func (st *state) icmpEchoReply(p *pkt) {
+	h := p.ip()
+	src, dst := ip4Src(h), ip4Dst(h)
+	copy(h[12:16], dst[:])
+	copy(h[16:20], src[:])
+	h[8] = 64
+	st.fwd.ipID++
+	put16(h[4:6], st.fwd.ipID)
+	ip4SetChecksum(h)
+	l4 := ip4L4(h)
+	l4[0], l4[1] = icmpEchoReply, 0
+	setL4Checksum(h)
+	p.localOrig = true
+	p.interVRF = false
+	st.count("ip4-icmp-echo-request", "echo replies sent")
+	if p.tr != nil {
+		st.tracef(p, "ip4-icmp-echo-request", "echo reply %s -> %s", addr4(dst), addr4(src))
+	}
+	st.ip4Lookup(p)
+}
+
+// icmpError sends an ICMP error about p (which the caller then drops):
+// source = an address of the receiving interface, TTL 255, TOS 0, a copy
+// of the offending packet up to 576 bytes in all, routed in the receiving
+// VRF. Like every host, VPP sends no error about an ICMP error.
+func (st *state) icmpError(p *pkt, typ, code uint8, mtu uint16) {
+	h := p.ip()
+	if ip4Proto(h) == protoICMP && l4Complete(h) && !icmpIsEcho(ip4L4(h)[0]) {
+		return
+	}
+	i := st.ifaces[p.rx]
+	if i == nil {
+		return
+	}
+	var srcAddr [4]byte
+	found := false
+	for _, a := range st.effectiveAddrs(i) {
+		if a.Addr().Is4() {
+			srcAddr, found = a.Addr().As4(), true
+			break
+		}
+	}
+	if !found {
+		st.count("ip4-icmp-error", "no source address for ICMP error")
+		return
+	}
+	q := st.getPkt()
+	q.off = pktHeadroom
+	q.l3 = q.off + ethHdrLen
+	n := min(len(h), 576-ip4HdrLen-8)
+	total := ip4HdrLen + 8 + n
+	q.end = q.l3 + total
+	o := q.buf[q.l3:q.end]
+	clear(o[:ip4HdrLen+8])
+	o[0] = 0x45
+	put16(o[2:4], uint16(total))
+	st.fwd.ipID++
+	put16(o[4:6], st.fwd.ipID)
+	o[8] = 255
+	o[9] = protoICMP
+	copy(o[12:16], srcAddr[:])
+	s := ip4Src(h)
+	copy(o[16:20], s[:])
+	ip4SetChecksum(o)
+	icmp := o[ip4HdrLen:]
+	icmp[0], icmp[1] = typ, code
+	if typ == icmpUnreach && code == 4 {
+		put16(icmp[6:8], mtu)
+	}
+	copy(icmp[8:], h[:n])
+	setL4Checksum(o)
+	q.rx, q.rxVRF, q.vrf = p.rx, p.rxVRF, p.rxVRF
+	q.localOrig = true
+	q.tr = p.tr
+	q.depth = p.depth
+	st.count("ip4-icmp-error", "ICMP errors sent")
+	if q.tr != nil {
+		st.tracef(q, "ip4-icmp-error", "ICMP type %d code %d to %s", typ, code, addr4(s))
+	}
+	st.ip4Lookup(q)
+}
+
+func fwdKindName(k fwdKind) string {
+	switch k {
+	case fwdDrop:
+		return "drop"
+	case fwdLocal:
+		return "local"
+	case fwdUnreach:
+		return "unreachable"
+	}
+	return "forward"
+}

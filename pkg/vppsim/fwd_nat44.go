@@ -1,0 +1,844 @@
+package vppsim
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"time"
+
+	"go.fd.io/govpp/binapi/nat_types"
+)
+
+// NAT44-ED in the graph (spec §7, §8): nat44-ed-classify, -in2out, -out2in
+// on ip4-unicast and nat44-ed-in2out-output on ip4-output. Sessions are
+// the sessions of the traffic; the API dumps and deletes them.
+
+const (
+	natInside  = nat_types.NAT_IS_INSIDE
+	natOutside = nat_types.NAT_IS_OUTSIDE
+	// natDefaultSessions is VPP's per-thread session limit when the plugin
+	// is enabled with sessions 0.
+	natDefaultSessions = 64512
+)
+
+// natFlowKey is the 6-tuple of a flow: what a packet must carry to match
+// it. For ICMP echo both ports are the identifier.
+type natFlowKey struct {
+	src, dst     [4]byte
+	sport, dport uint16
+	fib          uint32
+	proto        uint8
+}
+
+// natRewrite is what a matching packet becomes; fib is the table of the
+// follow-up lookup (noIndex: unchanged).
+type natRewrite struct {
+	src, dst     [4]byte
+	sport, dport uint16
+	fib          uint32
+}
+
+// TCP states of a session.
+const (
+	tcpClosed = iota
+	tcpEstablished
+	tcpClosing
+)
+
+// natSess is a NAT44-ED session with its two flows.
+type natSess struct {
+	i2oKey, o2iKey natFlowKey
+	i2o, o2i       natRewrite
+	proto          uint8
+	static, twice  bool
+	bypass         bool // forwarding-bypass session (no translation)
+	deleted        bool
+	insideVRF      uint32
+	outsideVRF     uint32
+	lastHeard      time.Duration // uptime of the last packet
+	bytes          uint64
+	pkts           uint32
+	tcpState       uint8
+	tcpSeen        [2]uint8 // SYN/ACK seen per direction: 0 i2o, 1 o2i
+	aff            *natAffinity
+	seq            uint64
+	// injected sessions (InjectSession) report the given times.
+	injected *Session
+}
+
+// natAffinity pins a client to a backend of an LB mapping.
+type natAffinity struct {
+	key      natAffKey
+	local    int
+	users    int
+	lastUsed time.Duration
+}
+
+type natAffKey struct {
+	client, ext [4]byte
+	proto       uint8
+	port        uint16
+}
+
+// natSessions is the session table.
+type natSessions struct {
+	list    []*natSess
+	live    int
+	flows   map[natFlowKey]*natSess
+	aff     map[natAffKey]*natAffinity
+	nextSeq uint64
+}
+
+func (t *natSessions) init() {
+	t.flows = map[natFlowKey]*natSess{}
+	t.aff = map[natAffKey]*natAffinity{}
+}
+
+func (st *state) natAddSession(s *natSess) {
+	t := &st.nat.sess
+	t.nextSeq++
+	s.seq = t.nextSeq
+	t.list = append(t.list, s)
+	t.live++
+	t.flows[s.i2oKey] = s
+	t.flows[s.o2iKey] = s
+}
+
+// natDelSession removes a session; the list is compacted lazily.
+func (st *state) natDelSession(s *natSess) {
+	t := &st.nat.sess
+	if s.deleted {
+		return
+	}
+	s.deleted = true
+	t.live--
+	if t.flows[s.i2oKey] == s {
+		delete(t.flows, s.i2oKey)
+	}
+	if t.flows[s.o2iKey] == s {
+		delete(t.flows, s.o2iKey)
+	}
+	if a := s.aff; a != nil {
+		a.users--
+		a.lastUsed = st.uptime()
+	}
+	if len(t.list) > 64 && t.live < len(t.list)/2 {
+		out := t.list[:0]
+		for _, x := range t.list {
+			if !x.deleted {
+				out = append(out, x)
+			}
+		}
+		clear(t.list[len(out):])
+		t.list = out
+	}
+}
+
+// liveSessions returns the sessions in creation order.
+func (n *natState) liveSessions() []*natSess {
+	out := make([]*natSess, 0, n.sess.live)
+	for _, s := range n.sess.list {
+		if !s.deleted {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// timeout is the session's idle timeout.
+func (st *state) natTimeout(s *natSess) time.Duration {
+	t := &st.nat.timeouts
+	var sec uint32
+	switch s.proto {
+	case protoTCP:
+		sec = t.TCPTransitory
+		if s.tcpState == tcpEstablished {
+			sec = t.TCPEstablished
+		}
+	case protoUDP:
+		sec = t.UDP
+	case protoICMP:
+		sec = t.ICMP
+	default:
+		sec = t.UDP
+	}
+	return time.Duration(sec) * time.Second
+}
+
+func (st *state) natExpired(s *natSess, now time.Duration) bool {
+	return s.injected == nil && now > s.lastHeard+st.natTimeout(s)
+}
+
+// natKey builds the 6-tuple of a packet in a FIB.
+func natKey(h []byte, fib uint32) natFlowKey {
+	return natFlowKey{src: ip4Src(h), dst: ip4Dst(h), sport: l4SrcPort(h), dport: l4DstPort(h), fib: fib, proto: ip4Proto(h)}
+}
+
+// natTranslatable tells whether NAT44-ED handles the packet here: TCP,
+// UDP and ICMP echo with their L4 header. Other protocols, non-first
+// fragments and ICMP errors pass untranslated (see doc.go).
+func natTranslatable(h []byte) bool {
+	if !l4Complete(h) {
+		return false
+	}
+	switch ip4Proto(h) {
+	case protoTCP, protoUDP:
+		return true
+	case protoICMP:
+		return icmpIsEcho(ip4L4(h)[0])
+	}
+	return false
+}
+
+// natIsOutputIf tells whether the output feature is on interface sw.
+func (st *state) natIsOutputIf(sw uint32) bool {
+	for _, x := range st.nat.outputIfs {
+		if x == sw {
+			return true
+		}
+	}
+	return false
+}
+
+// natInput runs NAT on ip4-unicast of interface i; false means the packet
+// was consumed (dropped).
+func (st *state) natInput(p *pkt, i *iface) bool {
+	n := &st.nat
+	var role nat_types.NatConfigFlags
+	if ni := n.ifaces[i.idx]; ni != nil {
+		role = ni.flags & (natInside | natOutside)
+	}
+	outputIf := role == 0 && st.natIsOutputIf(i.idx)
+	if role == 0 && !outputIf {
+		return true
+	}
+	h := p.ip()
+	if !natTranslatable(h) {
+		return true
+	}
+	node := "nat44-ed-in2out"
+	in2out := true
+	switch {
+	case outputIf || role == natOutside:
+		node, in2out = "nat44-ed-out2in", false
+	case role == natInside|natOutside:
+		in2out = st.natClassify(p)
+		if !in2out {
+			node = "nat44-ed-out2in"
+		}
+		if p.tr != nil {
+			st.tracef(p, "nat44-ed-classify", "next %s", node)
+		}
+	}
+	if ip4TTL(h) == 1 {
+		// The NAT nodes answer TTL 1 before the lookup, even for local
+		// destinations.
+		st.icmpError(p, icmpTimeExceeded, 0, 0)
+		st.drop(p, node, "ttl 1 (time exceeded)")
+		return false
+	}
+	k := natKey(h, p.rxVRF)
+	now := st.uptime()
+	if s := n.sess.flows[k]; s != nil {
+		if !st.natExpired(s, now) {
+			st.natApply(p, s, k, now, node)
+			return true
+		}
+		st.natDelSession(s)
+	}
+	if in2out {
+		return st.natIn2OutSlow(p, i, k, now, false, node)
+	}
+	return st.natOut2InSlow(p, i, k, now)
+}
+
+// natClassify decides the direction on an interface with both roles
+// (nat44-ed-classify); true means in2out.
+func (st *state) natClassify(p *pkt) bool {
+	h := p.ip()
+	if ip4Proto(h) != protoICMP {
+		k := natKey(h, p.rxVRF)
+		if s := st.nat.sess.flows[k]; s != nil {
+			return s.i2oKey == k
+		}
+	}
+	dst := addr4(ip4Dst(h))
+	for _, a := range st.nat.addrs {
+		if !a.twice && a.addr == dst {
+			return false
+		}
+	}
+	if m := st.lookupMapping(ip4Proto(h), dst, l4DstPort(h)); m != nil {
+		return m.kind == natIdentity
+	}
+	return true
+}
+
+// natApply translates a packet by the flow it matched and accounts it.
+func (st *state) natApply(p *pkt, s *natSess, k natFlowKey, now time.Duration, node string) {
+	rw, dir := &s.o2i, 1
+	if k == s.i2oKey {
+		rw, dir = &s.i2o, 0
+	}
+	h := p.ip()
+	st.natRewritePkt(h, k, rw)
+	if rw.fib != noIndex {
+		p.vrf = rw.fib
+	}
+	p.natted = true
+	s.lastHeard = now
+	s.pkts++
+	s.bytes += uint64(ip4TotalLen(h))
+	if s.proto == protoTCP {
+		st.natTCPState(s, dir, tcpFlags(h))
+	}
+	if p.tr != nil {
+		st.tracef(p, node, "session hit: %s:%d -> %s:%d fib %d", addr4(ip4Src(h)), l4SrcPort(h), addr4(ip4Dst(h)), l4DstPort(h), p.vrf)
+	}
+}
+
+func (st *state) natRewritePkt(h []byte, k natFlowKey, rw *natRewrite) {
+	if rw.src != k.src {
+		setIP4Src(h, rw.src)
+	}
+	if rw.dst != k.dst {
+		setIP4Dst(h, rw.dst)
+	}
+	if ip4Proto(h) == protoICMP {
+		if rw.sport != k.sport {
+			setL4SrcPort(h, rw.sport)
+		}
+		return
+	}
+	if rw.sport != k.sport {
+		setL4SrcPort(h, rw.sport)
+	}
+	if rw.dport != k.dport {
+		setL4DstPort(h, rw.dport)
+	}
+}
+
+// natTCPState follows the TCP state of a session.
+func (st *state) natTCPState(s *natSess, dir int, flags uint8) {
+	if flags&(tcpFIN|tcpRST) != 0 {
+		s.tcpState = tcpClosing
+		s.tcpSeen = [2]uint8{}
+		return
+	}
+	s.tcpSeen[dir] |= flags & (tcpSYN | tcpACK)
+	if s.tcpState != tcpEstablished && s.tcpSeen[0] == tcpSYN|tcpACK && s.tcpSeen[1] == tcpSYN|tcpACK {
+		s.tcpState = tcpEstablished
+	}
+}
+
+// natSynOK is the session-creation check for TCP: SYN without ACK.
+func natSynOK(h []byte) bool {
+	if ip4Proto(h) != protoTCP {
+		return true
+	}
+	f := tcpFlags(h)
+	return f&tcpSYN != 0 && f&tcpACK == 0
+}
+
+// natRoom makes room for a new session, recycling an expired one at the
+// limit; false means the table is full.
+func (st *state) natRoom(now time.Duration) bool {
+	n := &st.nat
+	limit := int(n.sessionMax)
+	if limit == 0 {
+		limit = natDefaultSessions
+	}
+	if n.sess.live < limit {
+		return true
+	}
+	for _, s := range n.sess.list {
+		if !s.deleted && st.natExpired(s, now) {
+			st.natDelSession(s)
+			return true
+		}
+	}
+	return false
+}
+
+func (st *state) newSess(h []byte, now time.Duration) *natSess {
+	return &natSess{proto: ip4Proto(h), lastHeard: now, i2o: natRewrite{fib: noIndex}, o2i: natRewrite{fib: noIndex}}
+}
+
+// natOut2InSlow is the out2in slow path.
+func (st *state) natOut2InSlow(p *pkt, i *iface, k natFlowKey, now time.Duration) bool {
+	const node = "nat44-ed-out2in"
+	n := &st.nat
+	h := p.ip()
+	dst := addr4(k.dst)
+	m := st.lookupMapping(k.proto, dst, k.dport)
+	if m != nil && m.kind == natIdentity {
+		if p.tr != nil {
+			st.tracef(p, node, "identity mapping: pass untranslated")
+		}
+		return true
+	}
+	if m == nil {
+		if k.proto == protoUDP && k.dport == 68 {
+			return true
+		}
+		if !n.forwarding {
+			// VPP's out2in lets ICMP echo requests to its own addresses
+			// through to be answered; TCP and UDP are dropped.
+			if k.proto == protoICMP {
+				if e := st.fibLookup(p.rxVRF, k.dst); e != nil && e.kind == fwdLocal {
+					return true
+				}
+			}
+			st.drop(p, node, "no translation")
+			return false
+		}
+		// Forwarding: a known session flow goes to in2out, else a
+		// forwarding-bypass session lets it through untranslated.
+		if !natSynOK(h) || !st.natRoom(now) {
+			if p.tr != nil {
+				st.tracef(p, node, "forwarding: pass untranslated")
+			}
+			return true
+		}
+		s := st.newSess(h, now)
+		s.bypass = true
+		s.o2iKey = k
+		s.i2oKey = natFlowKey{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: k.fib, proto: k.proto}
+		s.o2i = natRewrite{src: k.src, dst: k.dst, sport: k.sport, dport: k.dport, fib: noIndex}
+		s.i2o = natRewrite{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: noIndex}
+		s.insideVRF, s.outsideVRF = k.fib, k.fib
+		st.natAddSession(s)
+		if p.tr != nil {
+			st.tracef(p, node, "forwarding: bypass session created, pass untranslated")
+		}
+		return true
+	}
+	if !natSynOK(h) {
+		st.drop(p, node, "TCP non-SYN packet cannot create a session")
+		return false
+	}
+	if k.proto == protoICMP {
+		t := ip4L4(h)[0]
+		if t != icmpEchoReply && !(t == icmpEchoRequest && m.has(nat_types.NAT_IS_ADDR_ONLY)) {
+			if p.tr != nil {
+				st.tracef(p, node, "ICMP echo to a port mapping: pass untranslated")
+			}
+			return true
+		}
+	}
+	// Backend.
+	var local [4]byte
+	lport := k.dport
+	lvrf := uint32(0)
+	var aff *natAffinity
+	switch m.kind {
+	case natStatic:
+		local = m.local.As4()
+		if !m.has(nat_types.NAT_IS_ADDR_ONLY) {
+			lport = m.localPort
+		}
+		lvrf = m.vrf
+	case natLB:
+		idx := -1
+		ak := natAffKey{client: k.src, ext: k.dst, proto: k.proto, port: k.dport}
+		if m.affinity > 0 {
+			if a := n.sess.aff[ak]; a != nil {
+				if (a.users > 0 || now < a.lastUsed+time.Duration(m.affinity)*time.Second) && a.local < len(m.locals) {
+					idx, aff = a.local, a
+				} else {
+					delete(n.sess.aff, ak)
+				}
+			}
+		}
+		if idx < 0 {
+			idx = natPickLocal(m)
+			if idx < 0 {
+				st.drop(p, node, "no backend with probability > 0")
+				return false
+			}
+			if m.affinity > 0 {
+				aff = &natAffinity{key: ak, local: idx}
+				n.sess.aff[ak] = aff
+			}
+		}
+		l := m.locals[idx]
+		local, lport, lvrf = l.addr.As4(), l.port, l.vrf
+	}
+	if lvrf == noIndex {
+		lvrf = n.insideVRF
+	}
+	if !st.natRoom(now) {
+		st.drop(p, node, "maximum sessions exceeded")
+		return false
+	}
+	// Twice-NAT.
+	src, sport := k.src, k.sport
+	twice := m.has(nat_types.NAT_IS_TWICE_NAT) || (m.has(nat_types.NAT_IS_SELF_TWICE_NAT) && k.src == local)
+	if twice {
+		var ok bool
+		src, sport, ok = st.natTwiceAddr(m, lvrf, local, lport, k)
+		if !ok {
+			st.drop(p, node, "out of twice-NAT ports")
+			return false
+		}
+	}
+	s := st.newSess(h, now)
+	s.static, s.twice = true, twice
+	s.o2iKey = k
+	s.o2i = natRewrite{src: src, dst: local, sport: sport, dport: lport, fib: lvrf}
+	s.i2oKey = natFlowKey{src: local, dst: src, sport: lport, dport: sport, fib: lvrf, proto: k.proto}
+	s.i2o = natRewrite{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: noIndex}
+	if k.proto == protoICMP {
+		// ICMP: the identifier is both "ports".
+		s.o2i.sport, s.o2i.dport = k.sport, k.sport
+		s.i2oKey.sport, s.i2oKey.dport = k.sport, k.sport
+		s.i2o.sport, s.i2o.dport = k.sport, k.sport
+	}
+	s.insideVRF, s.outsideVRF = lvrf, k.fib
+	if aff != nil {
+		aff.users++
+		s.aff = aff
+	}
+	st.natAddSession(s)
+	if p.tr != nil {
+		st.tracef(p, node, "new static session: %s:%d -> %s:%d (twice-NAT %v) fib %d", addr4(k.dst), k.dport, addr4(local), lport, twice, lvrf)
+	}
+	st.natApply(p, s, k, now, node)
+	return true
+}
+
+// natPickLocal draws a backend by probability: r in 1..total, the first
+// local whose running sum reaches r.
+func natPickLocal(m *natMapping) int {
+	total := 0
+	for _, l := range m.locals {
+		total += int(l.prob)
+	}
+	if total == 0 {
+		return -1
+	}
+	r := rand.IntN(total) + 1
+	sum := 0
+	for k, l := range m.locals {
+		sum += int(l.prob)
+		if l.prob > 0 && sum >= r {
+			return k
+		}
+	}
+	return -1
+}
+
+// natTwiceAddr picks the twice-NAT source for a new session: a twice-NAT
+// pool address of the local's VRF, else of any VRF (match_pool pins one),
+// with a random free port >= 1024.
+func (st *state) natTwiceAddr(m *natMapping, lvrf uint32, local [4]byte, lport uint16, k natFlowKey) ([4]byte, uint16, bool) {
+	var cands []netip.Addr
+	for pass := 0; pass < 2 && len(cands) == 0; pass++ {
+		for _, a := range st.nat.addrs {
+			if !a.twice || (m.matchPool && a.addr != m.poolAddr) {
+				continue
+			}
+			if (pass == 0 && a.vrf == lvrf) || (pass == 1 && a.vrf == noIndex) {
+				cands = append(cands, a.addr)
+			}
+		}
+	}
+	for _, a := range cands {
+		a4 := a.As4()
+		for try := 0; try < 10; try++ {
+			port := uint16(1024 + rand.IntN(65536-1024))
+			if k.proto == protoICMP {
+				port = k.sport
+			}
+			if st.nat.sess.flows[natFlowKey{src: local, dst: a4, sport: lport, dport: port, fib: lvrf, proto: k.proto}] == nil {
+				return a4, port, true
+			}
+		}
+	}
+	return [4]byte{}, 0, false
+}
+
+// natIn2OutSlow is the in2out slow path, and with output set the slow path
+// of the output feature.
+func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration, output bool, node string) bool {
+	n := &st.nat
+	h := p.ip()
+	dst := addr4(k.dst)
+	m := st.lookupMapping(k.proto, dst, k.dport)
+	hairpin := m != nil && m.kind == natStatic && !output
+	if !output && !hairpin {
+		if n.forwarding {
+			if p.tr != nil {
+				st.tracef(p, node, "forwarding: pass untranslated")
+			}
+			return true
+		}
+		if st.isOwnAddr(i, dst) || !st.resolvesViaOutside(p.rxVRF, k.dst) {
+			return true
+		}
+	}
+	if !natSynOK(h) {
+		st.drop(p, node, "TCP non-SYN packet cannot create a session")
+		return false
+	}
+	if !st.natRoom(now) {
+		st.drop(p, node, "maximum sessions exceeded")
+		return false
+	}
+	s := st.newSess(h, now)
+	src, sport := k.src, k.sport
+	// Static mapping by local (src, sport): identity passes, 1:1 SNATs.
+	if lm := st.natByLocal(k.src, k.sport, k.proto, p.rxVRF); lm != nil {
+		if lm.kind == natIdentity {
+			if p.tr != nil {
+				st.tracef(p, node, "identity mapping: pass untranslated")
+			}
+			return true
+		}
+		src = st.mappingExtAddr(lm).As4()
+		if !lm.has(nat_types.NAT_IS_ADDR_ONLY) {
+			sport = lm.ext.port
+		}
+		s.static = true
+	} else {
+		var ok bool
+		src, sport, ok = st.natDynamicSNAT(i, k, p.rxVRF, output)
+		if !ok {
+			st.drop(p, node, "out of ports")
+			return false
+		}
+	}
+	ndst, ndport := k.dst, k.dport
+	if hairpin {
+		ndst = m.local.As4()
+		if !m.has(nat_types.NAT_IS_ADDR_ONLY) {
+			ndport = m.localPort
+		}
+	}
+	outVRF := noIndex
+	if !output {
+		outVRF = st.natOutsideVRF(k.dst)
+	}
+	keyVRF := outVRF
+	if output {
+		keyVRF = i.vrf[0]
+	}
+	s.i2oKey = k
+	s.i2o = natRewrite{src: src, dst: ndst, sport: sport, dport: ndport, fib: outVRF}
+	s.o2iKey = natFlowKey{src: ndst, dst: src, sport: ndport, dport: sport, fib: keyVRF, proto: k.proto}
+	s.o2i = natRewrite{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: k.fib}
+	if k.proto == protoICMP {
+		s.o2iKey.dport, s.o2iKey.sport = sport, sport
+		s.i2o.dport = sport
+		s.o2i.sport, s.o2i.dport = k.sport, k.sport
+	}
+	s.insideVRF, s.outsideVRF = k.fib, keyVRF
+	st.natAddSession(s)
+	if p.tr != nil {
+		st.tracef(p, node, "new session: %s:%d -> %s:%d", addr4(k.src), k.sport, addr4(src), sport)
+	}
+	st.natApply(p, s, k, now, node)
+	if output {
+		p.vrf = p.rxVRF // the output feature never changes the table
+	}
+	return true
+}
+
+// natByLocal finds a static or identity mapping by its local side, in the
+// receiving VRF, then inside_vrf, then outside_vrf.
+func (st *state) natByLocal(a [4]byte, port uint16, proto uint8, vrf uint32) *natMapping {
+	n := &st.nat
+	addr := addr4(a)
+	for _, v := range [3]uint32{vrf, n.insideVRF, n.outsideVRF} {
+		if m := n.byLocal[natLocalKey{addr: addr, port: port, proto: proto, vrf: v}]; m != nil && m.kind != natLB {
+			return m
+		}
+		if m := n.byLocal[natLocalKey{addr: addr, vrf: v}]; m != nil && m.kind != natLB {
+			return m
+		}
+	}
+	return nil
+}
+
+// natDynamicSNAT picks the pool address and port: the pool of the VRF,
+// else of any VRF (the output feature prefers addresses of its interface);
+// the first pick hashed from the source; the source port kept if free,
+// else up to 10 random ports in 1024..65535.
+func (st *state) natDynamicSNAT(i *iface, k natFlowKey, vrf uint32, output bool) ([4]byte, uint16, bool) {
+	var cands [16][4]byte
+	nc := 0
+	add := func(pred func(a natAddr) bool) {
+		for _, a := range st.nat.addrs {
+			if !a.twice && nc < len(cands) && pred(a) {
+				cands[nc] = a.addr.As4()
+				nc++
+			}
+		}
+	}
+	if output {
+		add(func(a natAddr) bool {
+			for _, x := range i.addrs {
+				if x.Addr() == a.addr {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	if nc == 0 {
+		add(func(a natAddr) bool { return a.vrf == vrf })
+	}
+	if nc == 0 {
+		add(func(a natAddr) bool { return a.vrf == noIndex })
+	}
+	if nc == 0 {
+		return [4]byte{}, 0, false
+	}
+	outFIB := i.vrf[0]
+	if !output {
+		outFIB = st.natOutsideVRF(k.dst)
+	}
+	first := int(u32(k.src) % uint32(nc))
+	for c := 0; c < nc; c++ {
+		a := cands[(first+c)%nc]
+		free := func(port uint16) bool {
+			ok := st.nat.sess.flows[natFlowKey{src: k.dst, dst: a, sport: k.dport, dport: port, fib: outFIB, proto: k.proto}]
+			return ok == nil
+		}
+		if free(k.sport) {
+			return a, k.sport, true
+		}
+		for try := 0; try < 10; try++ {
+			port := uint16(1024 + rand.IntN(65536-1024))
+			if free(port) {
+				return a, port, true
+			}
+		}
+	}
+	return [4]byte{}, 0, false
+}
+
+// natOutsideVRF is outside_vrf, or the first VRF of an outside interface
+// that resolves the destination.
+func (st *state) natOutsideVRF(dst [4]byte) uint32 {
+	n := &st.nat
+	if e := st.fibLookup(n.outsideVRF, dst); e != nil && e.kind != fwdDrop {
+		return n.outsideVRF
+	}
+	for _, sw := range n.sortedIfaces() {
+		if n.ifaces[sw].flags&natOutside == 0 {
+			continue
+		}
+		if i := st.ifaces[sw]; i != nil {
+			if e := st.fibLookup(i.vrf[0], dst); e != nil && e.kind != fwdDrop {
+				return i.vrf[0]
+			}
+		}
+	}
+	return n.outsideVRF
+}
+
+// resolvesViaOutside tells whether dst is routed out of a NAT outside
+// interface.
+func (st *state) resolvesViaOutside(vrf uint32, dst [4]byte) bool {
+	e := st.fibLookup(vrf, dst)
+	if e == nil || e.kind != fwdPaths {
+		return false
+	}
+	for _, path := range e.paths {
+		if ni := st.nat.ifaces[path.SwIfIndex]; ni != nil && ni.flags&natOutside != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *state) isOwnAddr(i *iface, a netip.Addr) bool {
+	for _, x := range st.effectiveAddrs(i) {
+		if x.Addr() == a {
+			return true
+		}
+	}
+	return false
+}
+
+// natOutputFeature is nat44-ed-in2out-output on egress interface o; false
+// means the packet was dropped.
+func (st *state) natOutputFeature(p *pkt, o *iface) bool {
+	const node = "nat44-ed-in2out-output"
+	n := &st.nat
+	h := p.ip()
+	if !natTranslatable(h) {
+		return true
+	}
+	k := natKey(h, p.rxVRF)
+	now := st.uptime()
+	if s := n.sess.flows[k]; s != nil {
+		if !st.natExpired(s, now) {
+			if s.bypass {
+				return true
+			}
+			vrf := p.vrf
+			st.natApply(p, s, k, now, node)
+			p.vrf = vrf
+			return true
+		}
+		st.natDelSession(s)
+	}
+	// An SNAT session in the egress VRF or a reverse DNAT session in the
+	// ingress VRF: pass untouched.
+	ke := k
+	ke.fib = o.vrf[0]
+	rev := natFlowKey{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: p.rxVRF, proto: k.proto}
+	if n.sess.flows[ke] != nil || n.sess.flows[rev] != nil {
+		return true
+	}
+	if k.proto == protoUDP && k.dst == [4]byte{255, 255, 255, 255} && k.dport == 67 {
+		return true
+	}
+	return st.natIn2OutSlow(p, o, k, now, true, node)
+}
+
+// --- sessions for the API ---
+
+// toSession exports a session for dumps and tests.
+func (st *state) toSession(s *natSess, now time.Duration) Session {
+	if s.injected != nil {
+		c := *s.injected
+		c.TotalPkts += s.pkts
+		c.TotalBytes += s.bytes
+		return c
+	}
+	out := Session{
+		Protocol:    s.proto,
+		InsideAddr:  netip.AddrPortFrom(addr4(s.i2oKey.src), s.i2oKey.sport),
+		OutsideAddr: netip.AddrPortFrom(addr4(s.i2o.src), s.i2o.sport),
+		ExtHostAddr: netip.AddrPortFrom(addr4(s.i2o.dst), s.i2o.dport),
+		InsideVRF:   s.insideVRF,
+		OutsideVRF:  s.outsideVRF,
+		Static:      s.static,
+		TwiceNAT:    s.twice,
+		LastHeard:   uint64(s.lastHeard / time.Second),
+		TotalBytes:  s.bytes,
+		TotalPkts:   s.pkts,
+	}
+	if s.twice {
+		out.ExtHostAddr = netip.AddrPortFrom(addr4(s.o2iKey.src), s.o2iKey.sport)
+		out.ExtHostNATAddr = netip.AddrPortFrom(addr4(s.i2oKey.dst), s.i2oKey.dport)
+	}
+	if now >= s.lastHeard {
+		out.TimeSinceLastHeard = uint64((now - s.lastHeard) / time.Second)
+	}
+	out.TimedOut = st.natExpired(s, now)
+	return out
+}
+
+// natSessFromInjected builds the flows of an injected session.
+func natSessFromInjected(c *Session) *natSess {
+	in, out, ext, extNAT := c.InsideAddr, c.OutsideAddr, c.ExtHostAddr, c.extNAT()
+	s := &natSess{proto: c.Protocol, static: c.Static, twice: c.TwiceNAT, insideVRF: c.InsideVRF, outsideVRF: c.OutsideVRF, injected: c}
+	s.i2oKey = natFlowKey{src: in.Addr().As4(), dst: extNAT.Addr().As4(), sport: in.Port(), dport: extNAT.Port(), fib: c.InsideVRF, proto: c.Protocol}
+	s.i2o = natRewrite{src: out.Addr().As4(), dst: ext.Addr().As4(), sport: out.Port(), dport: ext.Port(), fib: c.OutsideVRF}
+	s.o2iKey = natFlowKey{src: ext.Addr().As4(), dst: out.Addr().As4(), sport: ext.Port(), dport: out.Port(), fib: c.OutsideVRF, proto: c.Protocol}
+	s.o2i = natRewrite{src: extNAT.Addr().As4(), dst: in.Addr().As4(), sport: extNAT.Port(), dport: in.Port(), fib: c.InsideVRF}
+	return s
+}
