@@ -525,6 +525,7 @@ func (st *state) vxlanAddDel(cl *call, a vxlanArgs) (interface_types.InterfaceIn
 	v.instance = inst
 	i := st.newIface("vxlan_tunnel"+utoa(inst), kindVxlan)
 	i.vxlan = v
+	i.adminUp = true // VPP creates VXLAN tunnels admin-up (spec §1)
 	st.vxlanInst[inst] = true
 	st.vxlanKeys[key] = i.idx
 	st.ifEvent(cl, i, false)

@@ -15,6 +15,32 @@ func registerL2(r *registry) {
 	on(r, hSwInterfaceSetL2Bridge)
 	on(r, hL2fibAddDel)
 	on(r, hL2FibTableDump)
+	on(r, hBridgeFlags)
+}
+
+// hBridgeFlags sets or clears bridge-domain feature flags; the reply
+// carries the resulting flags. A missing bridge domain is NO_SUCH_ENTRY.
+func hBridgeFlags(cl *call, m *l2.BridgeFlags) {
+	rep := &l2.BridgeFlagsReply{}
+	bd := cl.st.bds[m.BdID]
+	if bd == nil {
+		rep.Retval = retvalNoSuchEntry
+		cl.send(rep)
+		return
+	}
+	for _, f := range []struct {
+		bit l2.BdFlags
+		v   *bool
+	}{{l2.BRIDGE_API_FLAG_LEARN, &bd.learn}, {l2.BRIDGE_API_FLAG_FWD, &bd.forward}, {l2.BRIDGE_API_FLAG_FLOOD, &bd.flood},
+		{l2.BRIDGE_API_FLAG_UU_FLOOD, &bd.uuFlood}, {l2.BRIDGE_API_FLAG_ARP_TERM, &bd.arpTerm}, {l2.BRIDGE_API_FLAG_ARP_UFWD, &bd.arpUf}} {
+		if m.Flags&f.bit != 0 {
+			*f.v = m.IsSet
+		}
+		if *f.v {
+			rep.ResultingFeatureBitmap |= uint32(f.bit)
+		}
+	}
+	cl.send(rep)
 }
 
 // bdIDMax is L2_BD_ID_MAX: bridge domain IDs are 24-bit.
