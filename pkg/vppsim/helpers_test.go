@@ -40,8 +40,18 @@ type testEnv struct {
 // of the test.
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with options changed by opt.
+func newEnvWith(t *testing.T, opt func(*Options)) *testEnv {
+	t.Helper()
 	e := &testEnv{t: t, sock: filepath.Join(t.TempDir(), "api.sock")}
-	sim, err := New(Options{SocketPath: e.sock, NICs: []string{nic1, nic2}})
+	o := Options{SocketPath: e.sock, NICs: []string{nic1, nic2}}
+	if opt != nil {
+		opt(&o)
+	}
+	sim, err := New(o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -1,0 +1,313 @@
+package vppsim
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"go.fd.io/govpp/binapi/fib_types"
+	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/nat44_ed"
+	"go.fd.io/govpp/binapi/nat_types"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// Pod and node addresses of the NAT tests, laid out like a Contiv node in
+// one VRF: NIC1 is the node interface (192.168.16.1, output feature, the
+// outside host A at .2), NIC2 stands for the pod TAPs (10.1.1.1/24, NAT
+// inside and outside; pods P1 10.1.1.2 and P2 10.1.1.3).
+var (
+	pod1MAC = [6]byte{0x02, 0, 0, 0, 1, 2}
+	pod2MAC = [6]byte{0x02, 0, 0, 0, 1, 3}
+)
+
+const (
+	nodeIP   = "192.168.16.1"
+	hostAIP  = "192.168.16.2"
+	pod1IP   = "10.1.1.2"
+	pod2IP   = "10.1.1.3"
+	natLoop  = "10.1.1.254" // twice-NAT address (Contiv's NAT loopback IP)
+	svcIP    = "10.96.0.10"
+	svcPort  = 80
+	podPort  = 8080
+	nodePort = 30080
+)
+
+type natEnv struct {
+	*testEnv
+	c   *capture
+	clk *clocktesting.FakeClock
+}
+
+func newNATEnv(t *testing.T, affinity uint32) *natEnv {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e := newEnvWith(t, func(o *Options) { o.Clock = clk })
+	n := &natEnv{testEnv: e, c: newCapture(e), clk: clk}
+	e.addAddr(1, nodeIP+"/24")
+	e.addAddr(2, "10.1.1.1/24")
+	e.up(1)
+	e.up(2)
+	e.neighbor(1, hostAIP, hostAMAC)
+	e.neighbor(2, pod1IP, pod1MAC)
+	e.neighbor(2, pod2IP, pod2MAC)
+	e.addRoute(ip.IPRoute{Prefix: pfx("0.0.0.0/0"), Paths: []fib_types.FibPath{viaPath(1, hostAIP)}})
+	enableNAT(e)
+	e.ok(&nat44_ed.Nat44ForwardingEnableDisable{Enable: true})
+	e.ok(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_INSIDE, SwIfIndex: 2})
+	e.ok(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_OUTSIDE, SwIfIndex: 2})
+	e.ok(&nat44_ed.Nat44EdAddDelOutputInterface{IsAdd: true, SwIfIndex: 1})
+	e.ok(&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: ip4(nodeIP), LastIPAddress: ip4(nodeIP), VrfID: noIndex, IsAdd: true})
+	e.ok(&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: ip4(natLoop), LastIPAddress: ip4(natLoop), VrfID: noIndex, IsAdd: true,
+		Flags: nat_types.NAT_IS_TWICE_NAT})
+	locals := []nat44_ed.Nat44LbAddrPort{{Addr: ip4(pod1IP), Port: podPort, Probability: 50}, {Addr: ip4(pod2IP), Port: podPort, Probability: 50}}
+	e.ok(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_SELF_TWICE_NAT | nat_types.NAT_IS_OUT2IN_ONLY,
+		ExternalAddr: ip4(svcIP), ExternalPort: svcPort, Protocol: protoTCP, Affinity: affinity, LocalNum: 2, Locals: locals})
+	e.ok(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_OUT2IN_ONLY,
+		ExternalAddr: ip4(nodeIP), ExternalPort: nodePort, Protocol: protoTCP, LocalNum: 2, Locals: locals})
+	// Contiv's identity mappings: VXLAN and the node IP itself.
+	e.ok(&nat44_ed.Nat44AddDelIdentityMapping{IsAdd: true, IPAddress: ip4(nodeIP), Protocol: protoUDP, Port: vxlanPort, SwIfIndex: allIfaces, VrfID: 0})
+	return n
+}
+
+// fromPod sends a packet from a pod (NIC2) to VPP.
+func (n *natEnv) fromPod(srcMAC [6]byte, pkt []byte) {
+	n.t.Helper()
+	n.inject(nic2, ethFrame(nic2MAC, srcMAC, etherTypeIP4, pkt))
+}
+
+// fromOutside sends a packet from host A on the node network.
+func (n *natEnv) fromOutside(pkt []byte) {
+	n.t.Helper()
+	n.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, pkt))
+}
+
+func TestNATPodToClusterIP(t *testing.T) {
+	n := newNATEnv(t, 0)
+	// The first packet must be a SYN.
+	n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(40000, svcPort, tcpACK)))
+	none(t, n.c)
+	if n.sim.ErrorCount("nat44-ed-out2in", "TCP non-SYN packet cannot create a session") != 1 {
+		t.Errorf("non-SYN not counted:\n%s", cli(n.testEnv, "show errors"))
+	}
+	// SYN: load-balanced DNAT to a backend, looked up and sent to it.
+	n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(40000, svcPort, tcpSYN)))
+	r := oneFrame(t, n.c, nic2)
+	if r.dport != podPort || (r.dst.String() != pod1IP && r.dst.String() != pod2IP) || !r.csumOK || r.ttl != 63 {
+		t.Fatalf("DNATed %v", r)
+	}
+	backend, backendMAC := r.dst.String(), pod1MAC
+	if backend == pod2IP {
+		backendMAC = pod2MAC
+	}
+	if backend == pod2IP && r.src.String() != natLoop || backend == pod1IP && r.src.String() != pod2IP {
+		t.Errorf("self-twice-NAT only when the client is the backend: %v", r)
+	}
+	// The reply comes back from the ClusterIP.
+	n.fromPod(backendMAC, ipPkt(backend, r.src.String(), protoTCP, 64, tcpL4(podPort, r.sport, tcpSYN|tcpACK)))
+	back := oneFrame(t, n.c, nic2)
+	if back.src.String() != svcIP || back.sport != svcPort || back.dst.String() != pod2IP || back.dport != 40000 || !back.csumOK {
+		t.Errorf("reply %v", back)
+	}
+	// The session is the real one: dumps show it and the API deletes it.
+	sess := n.sim.Sessions()
+	if len(sess) != 1 || !sess[0].Static || sess[0].InsideAddr.Addr().String() != backend || sess[0].TotalPkts != 2 {
+		t.Fatalf("sessions %+v", sess)
+	}
+	users := dump[nat44_ed.Nat44UserDetails](t, n.ch, &nat44_ed.Nat44UserDump{})
+	if len(users) != 1 || users[0].IPAddress.String() != backend || users[0].Nstaticsessions != 1 {
+		t.Errorf("users %+v", users)
+	}
+	us := dump[nat44_ed.Nat44UserSessionDetails](t, n.ch, &nat44_ed.Nat44UserSessionDump{IPAddress: ip4(backend)})
+	if len(us) != 1 || us[0].OutsideIPAddress.String() != svcIP || us[0].OutsidePort != svcPort || us[0].ExtHostPort != 40000 {
+		t.Fatalf("user sessions %+v", us)
+	}
+	n.ok(&nat44_ed.Nat44DelSession{Address: ip4(backend), Port: podPort, Protocol: protoTCP, VrfID: 0,
+		Flags: nat_types.NAT_IS_INSIDE | nat_types.NAT_IS_EXT_HOST_VALID, ExtHostAddress: us[0].ExtHostNatAddress, ExtHostPort: us[0].ExtHostNatPort})
+	if s := n.sim.Sessions(); len(s) != 0 {
+		t.Errorf("sessions after delete %+v", s)
+	}
+	contains(t, cli(n.testEnv, "show nat44 sessions"), "0 sessions")
+}
+
+func TestNATSelfTwiceNATOnlyForTheChosenBackend(t *testing.T) {
+	n := newNATEnv(t, 0)
+	seen := map[string]bool{}
+	for port := uint16(20000); port < 20064 && len(seen) < 2; port++ {
+		n.fromPod(pod1MAC, ipPkt(pod1IP, svcIP, protoTCP, 64, tcpL4(port, svcPort, tcpSYN)))
+		r := oneFrame(t, n.c, nic2)
+		seen[r.dst.String()] = true
+		switch r.dst.String() {
+		case pod1IP:
+			if r.src.String() != natLoop || r.sport < 1024 {
+				t.Fatalf("hairpin to itself not twice-NATed: %v", r)
+			}
+		case pod2IP:
+			if r.src.String() != pod1IP || r.sport != port {
+				t.Fatalf("other backend twice-NATed: %v", r)
+			}
+		}
+	}
+	if len(seen) != 2 {
+		t.Errorf("64 SYNs reached only %v", seen)
+	}
+}
+
+func TestNATAffinityKeepsTheBackend(t *testing.T) {
+	n := newNATEnv(t, 600)
+	first := ""
+	for port := uint16(30000); port < 30020; port++ {
+		n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(port, svcPort, tcpSYN)))
+		r := oneFrame(t, n.c, nic2)
+		if first == "" {
+			first = r.dst.String()
+		}
+		if r.dst.String() != first {
+			t.Fatalf("affinity broken: %s then %s", first, r.dst)
+		}
+	}
+}
+
+func TestNATOutputFeatureSNATKeepsThePort(t *testing.T) {
+	n := newNATEnv(t, 0)
+	// Pod -> internet: untranslated until NIC1's in2out-output SNATs it to
+	// the node IP, keeping the source port.
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "8.8.8.8", protoUDP, 64, udpL4(5555, 53, "q")))
+	r := oneFrame(t, n.c, nic1)
+	if r.src.String() != nodeIP || r.sport != 5555 || r.dst.String() != "8.8.8.8" || !r.csumOK || r.dstMAC != hostAMAC {
+		t.Fatalf("SNAT %v", r)
+	}
+	// The same port from another pod gets another port.
+	n.fromPod(pod2MAC, ipPkt(pod2IP, "8.8.8.8", protoUDP, 64, udpL4(5555, 53, "q")))
+	r2 := oneFrame(t, n.c, nic1)
+	if r2.src.String() != nodeIP || r2.sport == 5555 || r2.sport < 1024 {
+		t.Errorf("second SNAT %v", r2)
+	}
+	// The reply hits the o2i flow and goes back to the pod.
+	n.fromOutside(ipPkt("8.8.8.8", nodeIP, protoUDP, 60, udpL4(53, 5555, "a")))
+	back := oneFrame(t, n.c, nic2)
+	if back.dst.String() != pod1IP || back.dport != 5555 || back.src.String() != "8.8.8.8" || back.dstMAC != pod1MAC || !back.csumOK {
+		t.Errorf("reply %v", back)
+	}
+	s := n.sim.Sessions()
+	if len(s) != 2 || s[0].Static || s[0].OutsideAddr.String() != nodeIP+":5555" {
+		t.Errorf("sessions %+v", s)
+	}
+}
+
+func TestNATNodePortFromOutside(t *testing.T) {
+	n := newNATEnv(t, 0)
+	n.fromOutside(ipPkt(hostAIP, nodeIP, protoTCP, 64, tcpL4(41000, nodePort, tcpSYN)))
+	r := oneFrame(t, n.c, nic2)
+	if r.dport != podPort || r.src.String() != hostAIP {
+		t.Fatalf("NodePort DNAT %v (client IP must be kept)", r)
+	}
+	mac := pod1MAC
+	if r.dst.String() == pod2IP {
+		mac = pod2MAC
+	}
+	n.fromPod(mac, ipPkt(r.dst.String(), hostAIP, protoTCP, 64, tcpL4(podPort, 41000, tcpSYN|tcpACK)))
+	back := oneFrame(t, n.c, nic1)
+	if back.src.String() != nodeIP || back.sport != nodePort || back.dst.String() != hostAIP || back.dport != 41000 {
+		t.Errorf("NodePort reply %v", back)
+	}
+	if s := n.sim.Sessions(); len(s) != 1 {
+		t.Errorf("the reply made another session: %+v", s)
+	}
+}
+
+func TestNATForwardingAndIdentity(t *testing.T) {
+	n := newNATEnv(t, 0)
+	// Pod to pod: forwarding on, untranslated, no session.
+	n.fromPod(pod1MAC, ipPkt(pod1IP, pod2IP, protoTCP, 64, tcpL4(1234, 80, tcpSYN)))
+	if r := oneFrame(t, n.c, nic2); r.src.String() != pod1IP || r.dst.String() != pod2IP || r.dstMAC != pod2MAC {
+		t.Errorf("pod to pod %v", r)
+	}
+	if s := n.sim.Sessions(); len(s) != 0 {
+		t.Errorf("sessions %+v", s)
+	}
+	// Identity mapping: VXLAN's port on the node IP passes untranslated
+	// (no tunnel here, so VPP answers port unreachable).
+	n.ok(&nat44_ed.Nat44ForwardingEnableDisable{Enable: false})
+	n.fromOutside(ipPkt(hostAIP, nodeIP, protoUDP, 64, udpL4(50000, vxlanPort, "x")))
+	if r := oneFrame(t, n.c, nic1); r.icmpType != icmpUnreach || r.icmpCode != 3 {
+		t.Errorf("identity-mapped packet %v", r)
+	}
+	// Forwarding off: an unmapped port of the node IP is dropped by out2in.
+	n.fromOutside(ipPkt(hostAIP, nodeIP, protoUDP, 64, udpL4(50000, 7777, "x")))
+	none(t, n.c)
+	if n.sim.ErrorCount("nat44-ed-out2in", "no translation") != 1 {
+		t.Errorf("out2in drop not counted:\n%s", cli(n.testEnv, "show errors"))
+	}
+	// Forwarding on: it passes and VPP answers port unreachable.
+	n.ok(&nat44_ed.Nat44ForwardingEnableDisable{Enable: true})
+	n.fromOutside(ipPkt(hostAIP, nodeIP, protoUDP, 64, udpL4(50000, 7777, "x")))
+	if r := oneFrame(t, n.c, nic1); r.icmpType != icmpUnreach {
+		t.Errorf("with forwarding %v", r)
+	}
+}
+
+func TestNATSessionExpiryAndTCPState(t *testing.T) {
+	n := newNATEnv(t, 0)
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "8.8.8.8", protoUDP, 64, udpL4(6000, 53, "q")))
+	oneFrame(t, n.c, nic1)
+	n.clk.Step(301 * time.Second)
+	s := n.sim.Sessions()
+	if len(s) != 1 || !s[0].TimedOut || s[0].TimeSinceLastHeard != 301 {
+		t.Fatalf("expired session must stay until touched: %+v", s)
+	}
+	// Touching it deletes it lazily; the reply no longer translates.
+	n.fromOutside(ipPkt("8.8.8.8", nodeIP, protoUDP, 60, udpL4(53, 6000, "a")))
+	if r := n.c.take(nic2); len(r) != 0 {
+		t.Errorf("expired session still translated")
+	}
+	// With forwarding on, the stray reply made a forwarding-bypass
+	// session (untranslated) in place of the expired one.
+	if s := n.sim.Sessions(); len(s) != 1 || s[0].InsideAddr.String() != nodeIP+":6000" || s[0].OutsideAddr != s[0].InsideAddr || s[0].TimedOut {
+		t.Errorf("sessions after expiry %+v", s)
+	}
+	n.c.reset()
+	// TCP: established only after SYN and ACK both ways; then the
+	// established timeout applies.
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "1.1.1.1", protoTCP, 64, tcpL4(7000, 443, tcpSYN)))
+	r := oneFrame(t, n.c, nic1)
+	n.fromOutside(ipPkt("1.1.1.1", nodeIP, protoTCP, 60, tcpL4(443, r.sport, tcpSYN|tcpACK)))
+	oneFrame(t, n.c, nic2)
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "1.1.1.1", protoTCP, 64, tcpL4(7000, 443, tcpACK)))
+	oneFrame(t, n.c, nic1)
+	n.clk.Step(1000 * time.Second) // > transitory 240 s, < established 7440 s
+	n.fromOutside(ipPkt("1.1.1.1", nodeIP, protoTCP, 60, tcpL4(443, r.sport, tcpACK)))
+	if back := oneFrame(t, n.c, nic2); back.dst.String() != pod1IP {
+		t.Errorf("established session expired early: %v", back)
+	}
+}
+
+// TestFeatureOrderACLSeesPreAndPostNAT checks where the ACL hook runs:
+// input ACLs before NAT (the ClusterIP), output ACLs after NAT (the pod).
+func TestFeatureOrderACLSeesPreAndPostNAT(t *testing.T) {
+	n := newNATEnv(t, 0)
+	type seen struct {
+		sw    uint32
+		input bool
+		dst   netip.Addr
+	}
+	var got []seen
+	n.sim.mu.Lock()
+	n.sim.st.aclFilter = func(sw uint32, input bool, f *aclFlow) (bool, string) {
+		got = append(got, seen{sw, input, f.Dst})
+		if f.DstPort == 9 {
+			return false, "deny port 9"
+		}
+		return true, "permit"
+	}
+	n.sim.mu.Unlock()
+	n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(40000, svcPort, tcpSYN)))
+	oneFrame(t, n.c, nic2)
+	if len(got) != 2 || !got[0].input || got[0].dst.String() != svcIP || got[1].input || got[1].dst.String() == svcIP {
+		t.Errorf("ACL calls %+v: want input with the ClusterIP, then output with the backend", got)
+	}
+	// A deny drops, and show trace explains it.
+	contains(t, cli(n.testEnv, "trace add dpdk-input 5")+"ok", "ok")
+	n.fromPod(pod2MAC, ipPkt(pod2IP, pod1IP, protoTCP, 64, tcpL4(40001, 9, tcpSYN)))
+	none(t, n.c)
+	contains(t, cli(n.testEnv, "show trace"), "acl-plugin-in-ip4-fa", "deny port 9", "error-drop")
+}
