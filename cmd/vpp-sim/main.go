@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", vppsim.DefaultSocketPath, "unix socket to serve the VPP binary API on")
 	nics := &listFlag{split: true}
-	fs.Var(nics, "nic", "DPDK-like NIC present at start, e.g. GigabitEthernet0/8/0 (repeatable or comma-separated)")
+	fs.Var(nics, "nic", "DPDK-like NIC present at start, e.g. GigabitEthernet0/8/0; NAME=LINUXIF binds it to a Linux interface of this namespace through a raw socket (root); repeatable or comma-separated")
 	linux := fs.Bool("linux", false, "create the Linux side of TAPs (root only)")
 	logLevel := fs.String("log-level", "info", "log level: panic, fatal, error, warn, info, debug, trace")
 	fails := &listFlag{}

@@ -289,6 +289,10 @@ func (st *state) createTap(cl *call, a tapArgs) (interface_types.InterfaceIndex,
 	if a.tag != "" {
 		i.tag = truncTag(a.tag)
 	}
+	if t.host != nil && !tun {
+		// The simulator owns the device: frames move through its fd.
+		st.s.attachTap(i, t.host)
+	}
 	st.tapIDs[id] = true
 	st.ifEvent(cl, i, false)
 	return interface_types.InterfaceIndex(i.idx), retvalOK
@@ -381,14 +385,12 @@ func (st *state) createAfPacket(cl *call, hostIfName string, mac ethernet_types.
 	if sw, ok := st.afpHosts[hostIfName]; ok {
 		return interface_types.InterfaceIndex(sw), retvalIfAlreadyExists
 	}
+	// The VPP-side MAC is hw_addr, else a random 02:fe:... one - never
+	// the veth's own MAC (spec §6).
 	hwAddr := [6]byte(mac)
 	if h := st.s.host; h != nil {
-		hostMAC, ok := h.interfaceMAC(hostIfName)
-		if !ok {
+		if _, ok := h.interfaceMAC(hostIfName); !ok {
 			return interface_types.InterfaceIndex(noIndex), retvalInvalidInterface
-		}
-		if isZeroMAC(hwAddr) && !random {
-			hwAddr = hostMAC
 		}
 	}
 	if random || isZeroMAC(hwAddr) {
@@ -396,6 +398,13 @@ func (st *state) createAfPacket(cl *call, hostIfName string, mac ethernet_types.
 	}
 	i := st.newIface("host-"+hostIfName, kindAfPacket)
 	i.mac = hwAddr
+	if st.s.host != nil {
+		if err := st.s.attachRaw(i, hostIfName); err != nil {
+			st.s.log.WithError(err).WithField("host_if_name", hostIfName).Warn("af_packet_create: raw socket failed")
+			st.deleteIface(nil, i)
+			return interface_types.InterfaceIndex(noIndex), retvalSyscallError1
+		}
+	}
 	i.afp = &afPacketInfo{hostIfName: hostIfName, numRx: max(numRx, 1)}
 	i.rxQueues = uint32(max(numRx, 1))
 	st.afpHosts[hostIfName] = i.idx
@@ -570,6 +579,12 @@ func hSwInterfaceSetFlags(cl *call, m *interfaces.SwInterfaceSetFlags) {
 		rv = retvalInvalidSwIfIndex
 	} else {
 		up := m.Flags&interface_types.IF_STATUS_API_FLAG_ADMIN_UP != 0
+		if i.afp != nil && st.s.host != nil {
+			// af_packet up/down also sets the host veth up/down.
+			if err := st.s.host.setLinkUp(i.afp.hostIfName, up); err != nil {
+				st.s.log.WithError(err).Warn("af_packet: cannot set the host interface state")
+			}
+		}
 		if up != i.adminUp {
 			i.adminUp = up
 			st.ifEvent(cl, i, false)

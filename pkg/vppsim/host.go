@@ -11,6 +11,9 @@ type hostNet interface {
 	// interfaceMAC returns the MAC of a Linux interface in the simulator's
 	// network namespace, and whether the interface exists.
 	interfaceMAC(name string) ([6]byte, bool)
+	// setLinkUp sets a Linux interface of the simulator's namespace up or
+	// down.
+	setLinkUp(name string, up bool) error
 }
 
 // hostTap is the Linux end of a TAP; Close removes it.

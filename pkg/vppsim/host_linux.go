@@ -68,6 +68,7 @@ func nsPath(ns string) string {
 
 type linuxTap struct {
 	fd   int
+	file *os.File // owns fd (non-blocking, read through the runtime poller)
 	name string
 	ns   string
 	once sync.Once
@@ -77,11 +78,29 @@ type linuxTap struct {
 func (t *linuxTap) Close() error {
 	var err error
 	t.once.Do(func() {
-		if e := syscall.Close(t.fd); e != nil {
+		if e := t.file.Close(); e != nil && !errors.Is(e, os.ErrClosed) {
 			err = fmt.Errorf("close tap %s in %q: %w", t.name, t.ns, e)
 		}
 	})
 	return err
+}
+
+// setLinkUp sets a Linux interface of the simulator's namespace up or
+// down (af_packet admin state follows to the host veth, spec §1).
+func (h *linuxNet) setLinkUp(name string, up bool) error {
+	link, err := netlink.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("find %s: %w", name, err)
+	}
+	if up {
+		err = netlink.LinkSetUp(link)
+	} else {
+		err = netlink.LinkSetDown(link)
+	}
+	if err != nil {
+		return fmt.Errorf("set %s up=%v: %w", name, up, err)
+	}
+	return nil
 }
 
 func (h *linuxNet) createTap(cfg hostTapConfig) (hostTap, error) {
@@ -157,7 +176,11 @@ func (h *linuxNet) createTapInNS(cfg hostTapConfig) (tap *linuxTap, restored boo
 		syscall.Close(fd)
 		return nil, true, &hostError{retvalSyscallError3, fmt.Errorf("TUNSETIFF %s: %w", cfg.name, e)}
 	}
-	tap = &linuxTap{fd: fd, name: cfg.name, ns: cfg.ns}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, true, &hostError{retvalSyscallError3, fmt.Errorf("set %s non-blocking: %w", cfg.name, err)}
+	}
+	tap = &linuxTap{fd: fd, file: os.NewFile(uintptr(fd), "tap:"+cfg.name), name: cfg.name, ns: cfg.ns}
 	if err := h.configure(cfg); err != nil {
 		_ = tap.Close()
 		return nil, true, &hostError{retvalSyscallError3, err}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,11 @@ type Options struct {
 	SocketPath string
 	// NICs are the DPDK-like physical interfaces present at start, e.g.
 	// "GigabitEthernet0/8/0". They get sw_if_index 1, 2, ... in this order.
+	// "NAME=LINUXIF" binds the NIC to an existing Linux interface of the
+	// simulator's network namespace (root only): frames move through a raw
+	// socket on it and the NIC takes its MAC, as a DPDK port keeps the
+	// hardware's. A NIC without a Linux interface has no wire (frames can
+	// still be injected with InjectFrame).
 	NICs []string
 	// Linux makes TAP creation also create the Linux end of the TAP (root
 	// only; see the package documentation).
@@ -58,6 +64,12 @@ type Sim struct {
 	host     hostNet        // Linux side of TAPs; nil unless Options.Linux
 	clock    clock.PassiveClock
 	txHook   TxHook // guarded by mu
+	nicNames []string
+	nicLinks map[string]string // NIC name -> Linux interface it is bound to
+	portWG   sync.WaitGroup    // port reader goroutines
+	// nicsBound (guarded by mu) tells that Start bound the NICs to their
+	// Linux interfaces, so a Restart binds the new state's NICs again.
+	nicsBound bool
 
 	// mu guards st and the state reachable from it. Handlers run with mu
 	// held; no socket I/O is done while it is held.
@@ -93,14 +105,24 @@ func New(opts Options) (*Sim, error) {
 		opts.SocketPath = DefaultSocketPath
 	}
 	seen := map[string]bool{"local0": true}
-	for _, nic := range opts.NICs {
+	var nicNames []string
+	nicLinks := map[string]string{}
+	for _, spec := range opts.NICs {
+		nic, link, bound := strings.Cut(spec, "=")
 		if nic == "" || len(nic) > 63 {
 			return nil, fmt.Errorf("vppsim: invalid NIC name %q", nic)
+		}
+		if bound && (link == "" || len(link) > 15) {
+			return nil, fmt.Errorf("vppsim: NIC %q: invalid Linux interface name %q", nic, link)
 		}
 		if seen[nic] {
 			return nil, fmt.Errorf("vppsim: duplicate interface name %q", nic)
 		}
 		seen[nic] = true
+		nicNames = append(nicNames, nic)
+		if bound {
+			nicLinks[nic] = link
+		}
 	}
 	log := opts.Log
 	if log == nil {
@@ -117,6 +139,8 @@ func New(opts Options) (*Sim, error) {
 		clk = clock.RealClock{}
 	}
 	s := &Sim{
+		nicNames: nicNames,
+		nicLinks: nicLinks,
 		clock:    clk,
 		opts:     opts,
 		log:      log.WithField("component", "vpp-sim"),
@@ -147,6 +171,11 @@ func (s *Sim) SocketPath() string { return s.opts.SocketPath }
 
 // Start listens on the socket and serves clients in the background.
 func (s *Sim) Start() error {
+	// NICs are bound before the connection lock is taken (lock order: mu
+	// before connMu); Close releases them whatever happens next.
+	if err := s.bindNICs(); err != nil {
+		return err
+	}
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	if s.closed {
@@ -203,6 +232,7 @@ func (s *Sim) Close() error {
 	s.mu.Lock()
 	s.st.releaseHost()
 	s.mu.Unlock()
+	s.portWG.Wait()
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("vppsim: close listener: %w", err)
 	}
@@ -229,6 +259,11 @@ func (s *Sim) Restart() {
 	s.mu.Lock()
 	s.st.releaseHost()
 	s.st = newState(s)
+	if s.nicsBound {
+		if err := s.st.attachNICs(); err != nil {
+			s.log.WithError(err).Error("restart: cannot bind NICs to their Linux interfaces")
+		}
+	}
 	s.DropConnections()
 	s.mu.Unlock()
 	s.log.Info("simulated VPP restart")

@@ -324,7 +324,7 @@ func newState(s *Sim) *state {
 	local := st.newIface("local0", kindLocal)
 	local.linkMTU = 0
 	local.mtu = [4]uint32{}
-	for i, name := range s.opts.NICs {
+	for i, name := range s.nicNames {
 		nic := st.newIface(name, kindNIC)
 		nic.mac = [6]byte{0x08, 0x00, 0x27, 0x5a, byte(i >> 8), byte(i + 1)}
 		nic.rxQueues = 1
@@ -378,6 +378,10 @@ func (st *state) iface(idx interface_types.InterfaceIndex) *iface {
 // deleteIface removes an interface and everything that refers to it, as
 // VPP does when an interface is deleted.
 func (st *state) deleteIface(cl *call, i *iface) {
+	if i.port != nil {
+		i.port.close()
+		i.port = nil
+	}
 	if i.l2 != nil {
 		st.removeFromBD(i)
 	}
@@ -437,6 +441,12 @@ func (st *state) forgetClient(index uint32) {
 
 // releaseHost removes the Linux resources created for the state.
 func (st *state) releaseHost() {
+	for _, i := range st.ifaces {
+		if i.port != nil {
+			i.port.close()
+			i.port = nil
+		}
+	}
 	for _, i := range st.ifaces {
 		if i.tap != nil && i.tap.host != nil {
 			if err := i.tap.host.Close(); err != nil {

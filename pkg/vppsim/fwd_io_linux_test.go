@@ -1,0 +1,170 @@
+//go:build linux
+
+package vppsim
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.fd.io/govpp/binapi/af_packet"
+	interfaces "go.fd.io/govpp/binapi/interface"
+	"go.fd.io/govpp/binapi/interface_types"
+	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/tapv2"
+)
+
+// dialIn opens a connected UDP socket inside a network namespace (the
+// socket stays in it) and returns it.
+func dialIn(t *testing.T, ns, addr string) *net.UDPConn {
+	t.Helper()
+	type res struct {
+		c   *net.UDPConn
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := syscall.Open("/proc/thread-self/ns/net", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			ch <- res{nil, err}
+			return
+		}
+		defer syscall.Close(orig)
+		target, err := syscall.Open(nsPath(ns), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- res{nil, err}
+			return
+		}
+		defer syscall.Close(target)
+		if err := setns(target); err != nil {
+			runtime.UnlockOSThread()
+			ch <- res{nil, err}
+			return
+		}
+		raddr, _ := net.ResolveUDPAddr("udp4", addr)
+		c, err := net.DialUDP("udp4", nil, raddr)
+		if setns(orig) == nil {
+			runtime.UnlockOSThread()
+		}
+		ch <- res{c, err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		t.Fatalf("dial %s in %s: %v", addr, ns, r.err)
+	}
+	t.Cleanup(func() { _ = r.c.Close() })
+	return r.c
+}
+
+// expectRefused sends UDP datagrams to a closed port of VPP until the ICMP
+// port unreachable VPP answers with comes back (the first may be lost to
+// ARP: VPP drops while it resolves).
+func expectRefused(t *testing.T, c *net.UDPConn) {
+	t.Helper()
+	buf := make([]byte, 64)
+	for try := 0; try < 20; try++ {
+		if _, err := c.Write([]byte("hello")); err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("write: %v", err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		_, err := c.Read(buf)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return
+		}
+	}
+	t.Fatal("no ICMP port unreachable came back through the simulator")
+}
+
+func TestLinuxTapCarriesTraffic(t *testing.T) {
+	e, ns := newLinuxEnv(t)
+	rep := &tapv2.TapCreateV3Reply{}
+	e.ok(&tapv2.TapCreateV3{ID: noIndex, UseRandomMac: true,
+		HostIfNameSet: true, HostIfName: "simio1", HostNamespaceSet: true, HostNamespace: ns,
+		HostIP4PrefixSet: true, HostIP4Prefix: ip_types.IP4AddressWithPrefix{Address: ip4("10.97.0.2"), Len: 24},
+	}, rep)
+	e.addAddr(rep.SwIfIndex, "10.97.0.1/24")
+	e.ok(&interfaces.SwInterfaceSetFlags{SwIfIndex: rep.SwIfIndex, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP})
+	expectRefused(t, dialIn(t, ns, "10.97.0.1:7"))
+	ctr, _ := e.sim.InterfaceCounters("tap0")
+	if ctr.RxPackets == 0 || ctr.TxPackets == 0 {
+		t.Errorf("tap counters %+v", ctr)
+	}
+}
+
+// vethToNS creates a veth pair with a unique name: one end stays in the
+// simulator's namespace, the other goes into a new namespace with addr.
+func vethToNS(t *testing.T, prefix, addr string) (local, ns string) {
+	t.Helper()
+	local = fmt.Sprintf("%s%d", prefix, os.Getpid()%100000)
+	peer := local + "p"
+	ns = fmt.Sprintf("vppsim-%s-%d", prefix, os.Getpid())
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v: %s", args, err, out)
+		}
+	}
+	run("netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	run("link", "add", local, "type", "veth", "peer", "name", peer)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", local).Run() })
+	run("link", "set", peer, "netns", ns)
+	run("-n", ns, "addr", "add", addr, "dev", peer)
+	run("-n", ns, "link", "set", peer, "up")
+	run("link", "set", local, "up")
+	return local, ns
+}
+
+func TestLinuxAfPacketCarriesTraffic(t *testing.T) {
+	e, _ := newLinuxEnv(t)
+	veth, ns := vethToNS(t, "vsa", "10.96.200.2/24")
+	rep := &af_packet.AfPacketCreateV3Reply{}
+	e.ok(&af_packet.AfPacketCreateV3{Mode: af_packet.AF_PACKET_API_MODE_ETHERNET, HostIfName: veth, UseRandomHwAddr: true}, rep)
+	ifc, _ := e.sim.InterfaceByName("host-" + veth)
+	if ifc.MAC[0] != 0x02 || ifc.MAC[1] != 0xfe {
+		t.Errorf("af_packet MAC %s, want a random 02:fe one", ifc.MAC)
+	}
+	e.addAddr(rep.SwIfIndex, "10.96.200.1/24")
+	e.ok(&interfaces.SwInterfaceSetFlags{SwIfIndex: rep.SwIfIndex, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP})
+	expectRefused(t, dialIn(t, ns, "10.96.200.1:7"))
+}
+
+func TestLinuxNICBoundToLinuxInterface(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("binding a NIC needs root")
+	}
+	veth, ns := vethToNS(t, "vsn", "10.96.201.2/24")
+	e := &testEnv{t: t, sock: filepath.Join(t.TempDir(), "api.sock")}
+	sim, err := New(Options{SocketPath: e.sock, NICs: []string{"GigabitEthernet0/8/0=" + veth}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.sim = sim
+	t.Cleanup(func() { _ = sim.Close() })
+	e.conn, e.ch = e.connect()
+	link, _ := net.InterfaceByName(veth)
+	if ifc, _ := sim.InterfaceByName("GigabitEthernet0/8/0"); ifc.MAC.String() != link.HardwareAddr.String() {
+		t.Errorf("NIC MAC %s, want the Linux interface's %s", ifc.MAC, link.HardwareAddr)
+	}
+	e.addAddr(1, "10.96.201.1/24")
+	e.up(1)
+	expectRefused(t, dialIn(t, ns, "10.96.201.1:7"))
+	// A restart binds the NIC of the new state again.
+	sim.Restart()
+	e.conn, e.ch = e.connect()
+	e.addAddr(1, "10.96.201.1/24")
+	e.up(1)
+	expectRefused(t, dialIn(t, ns, "10.96.201.1:8"))
+}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package vppsim
+
+import "errors"
+
+func (s *Sim) attachRaw(i *iface, ifName string) error {
+	return errors.New("raw sockets need Linux")
+}
+
+func (s *Sim) attachTap(i *iface, t hostTap) {}
+
+func linuxIfMAC(name string) ([6]byte, error) {
+	return [6]byte{}, errors.New("binding NICs to Linux interfaces needs Linux")
+}
