@@ -44,8 +44,19 @@ func programServices(tb testing.TB, ch api.Channel, services, backends int) {
 
 func startForBench(tb testing.TB) (*Sim, api.Channel) {
 	tb.Helper()
+	sim, ch := startForBenchNICs(tb, []string{nic1})
+	if err := ch.SendRequest(&nat44_ed.Nat44EdPluginEnableDisable{Enable: true}).ReceiveReply(&nat44_ed.Nat44EdPluginEnableDisableReply{}); err != nil {
+		tb.Fatal(err)
+	}
+	return sim, ch
+}
+
+// startForBenchNICs starts a simulator with the NICs and a buffered
+// channel to it.
+func startForBenchNICs(tb testing.TB, nics []string) (*Sim, api.Channel) {
+	tb.Helper()
 	sock := filepath.Join(tb.TempDir(), "api.sock")
-	sim, err := New(Options{SocketPath: sock, NICs: []string{nic1}})
+	sim, err := New(Options{SocketPath: sock, NICs: nics})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -64,9 +75,6 @@ func startForBench(tb testing.TB) (*Sim, api.Channel) {
 	}
 	tb.Cleanup(ch.Close)
 	ch.SetReplyTimeout(10 * time.Second)
-	if err := ch.SendRequest(&nat44_ed.Nat44EdPluginEnableDisable{Enable: true}).ReceiveReply(&nat44_ed.Nat44EdPluginEnableDisableReply{}); err != nil {
-		tb.Fatal(err)
-	}
 	return sim, ch
 }
 

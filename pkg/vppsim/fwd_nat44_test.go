@@ -5,8 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/fib_types"
+	interfaces "go.fd.io/govpp/binapi/interface"
+	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -43,30 +47,50 @@ func newNATEnv(t *testing.T, affinity uint32) *natEnv {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	e := newEnvWith(t, func(o *Options) { o.Clock = clk })
 	n := &natEnv{testEnv: e, c: newCapture(e), clk: clk}
-	e.addAddr(1, nodeIP+"/24")
-	e.addAddr(2, "10.1.1.1/24")
-	e.up(1)
-	e.up(2)
-	e.neighbor(1, hostAIP, hostAMAC)
-	e.neighbor(2, pod1IP, pod1MAC)
-	e.neighbor(2, pod2IP, pod2MAC)
-	e.addRoute(ip.IPRoute{Prefix: pfx("0.0.0.0/0"), Paths: []fib_types.FibPath{viaPath(1, hostAIP)}})
-	enableNAT(e)
-	e.ok(&nat44_ed.Nat44ForwardingEnableDisable{Enable: true})
-	e.ok(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_INSIDE, SwIfIndex: 2})
-	e.ok(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_OUTSIDE, SwIfIndex: 2})
-	e.ok(&nat44_ed.Nat44EdAddDelOutputInterface{IsAdd: true, SwIfIndex: 1})
-	e.ok(&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: ip4(nodeIP), LastIPAddress: ip4(nodeIP), VrfID: noIndex, IsAdd: true})
-	e.ok(&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: ip4(natLoop), LastIPAddress: ip4(natLoop), VrfID: noIndex, IsAdd: true,
-		Flags: nat_types.NAT_IS_TWICE_NAT})
-	locals := []nat44_ed.Nat44LbAddrPort{{Addr: ip4(pod1IP), Port: podPort, Probability: 50}, {Addr: ip4(pod2IP), Port: podPort, Probability: 50}}
-	e.ok(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_SELF_TWICE_NAT | nat_types.NAT_IS_OUT2IN_ONLY,
-		ExternalAddr: ip4(svcIP), ExternalPort: svcPort, Protocol: protoTCP, Affinity: affinity, LocalNum: 2, Locals: locals})
-	e.ok(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_OUT2IN_ONLY,
-		ExternalAddr: ip4(nodeIP), ExternalPort: nodePort, Protocol: protoTCP, LocalNum: 2, Locals: locals})
-	// Contiv's identity mappings: VXLAN and the node IP itself.
-	e.ok(&nat44_ed.Nat44AddDelIdentityMapping{IsAdd: true, IPAddress: ip4(nodeIP), Protocol: protoUDP, Port: vxlanPort, SwIfIndex: allIfaces, VrfID: 0})
+	programNATNode(func(req, rep api.Message) {
+		t.Helper()
+		if rep == nil {
+			e.ok(req)
+		} else {
+			e.ok(req, rep)
+		}
+	}, affinity)
 	return n
+}
+
+// programNATNode programs the node of the NAT tests and benchmarks
+// through do (which fails on error).
+func programNATNode(do func(req, rep api.Message), affinity uint32) {
+	up := func(sw interface_types.InterfaceIndex) {
+		do(&interfaces.SwInterfaceSetFlags{SwIfIndex: sw, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP}, nil)
+	}
+	nb := func(sw interface_types.InterfaceIndex, ipAddr string, m [6]byte) {
+		do(&ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: sw,
+			Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: m, IPAddress: addr(ipAddr)}}, nil)
+	}
+	do(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: 1, IsAdd: true, Prefix: awp(nodeIP + "/24")}, nil)
+	do(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: 2, IsAdd: true, Prefix: awp("10.1.1.1/24")}, nil)
+	up(1)
+	up(2)
+	nb(1, hostAIP, hostAMAC)
+	nb(2, pod1IP, pod1MAC)
+	nb(2, pod2IP, pod2MAC)
+	do(&ip.IPRouteAddDel{IsAdd: true, Route: ip.IPRoute{Prefix: pfx("0.0.0.0/0"), NPaths: 1, Paths: []fib_types.FibPath{viaPath(1, hostAIP)}}}, nil)
+	do(&nat44_ed.Nat44EdPluginEnableDisable{Enable: true}, nil)
+	do(&nat44_ed.Nat44ForwardingEnableDisable{Enable: true}, nil)
+	do(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_INSIDE, SwIfIndex: 2}, nil)
+	do(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_OUTSIDE, SwIfIndex: 2}, nil)
+	do(&nat44_ed.Nat44EdAddDelOutputInterface{IsAdd: true, SwIfIndex: 1}, nil)
+	do(&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: ip4(nodeIP), LastIPAddress: ip4(nodeIP), VrfID: noIndex, IsAdd: true}, nil)
+	do(&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: ip4(natLoop), LastIPAddress: ip4(natLoop), VrfID: noIndex, IsAdd: true,
+		Flags: nat_types.NAT_IS_TWICE_NAT}, nil)
+	locals := []nat44_ed.Nat44LbAddrPort{{Addr: ip4(pod1IP), Port: podPort, Probability: 50}, {Addr: ip4(pod2IP), Port: podPort, Probability: 50}}
+	do(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_SELF_TWICE_NAT | nat_types.NAT_IS_OUT2IN_ONLY,
+		ExternalAddr: ip4(svcIP), ExternalPort: svcPort, Protocol: protoTCP, Affinity: affinity, LocalNum: 2, Locals: locals}, nil)
+	do(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_OUT2IN_ONLY,
+		ExternalAddr: ip4(nodeIP), ExternalPort: nodePort, Protocol: protoTCP, LocalNum: 2, Locals: locals}, nil)
+	// Contiv's identity mappings: VXLAN and the node IP itself.
+	do(&nat44_ed.Nat44AddDelIdentityMapping{IsAdd: true, IPAddress: ip4(nodeIP), Protocol: protoUDP, Port: vxlanPort, SwIfIndex: allIfaces, VrfID: 0}, nil)
 }
 
 // fromPod sends a packet from a pod (NIC2) to VPP.
