@@ -64,6 +64,13 @@ func startForBenchNICs(tb testing.TB, nics []string) (*Sim, api.Channel) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = sim.Close() })
+	_, ch := connectForBench(tb, sock)
+	return sim, ch
+}
+
+// connectForBench connects a govpp client with a buffered channel.
+func connectForBench(tb testing.TB, sock string) (*core.Connection, api.Channel) {
+	tb.Helper()
 	conn, err := core.Connect(socketclient.NewVppClient(sock))
 	if err != nil {
 		tb.Fatal(err)
@@ -75,7 +82,7 @@ func startForBenchNICs(tb testing.TB, nics []string) (*Sim, api.Channel) {
 	}
 	tb.Cleanup(ch.Close)
 	ch.SetReplyTimeout(10 * time.Second)
-	return sim, ch
+	return conn, ch
 }
 
 // TestProgram10kServicesPipelined programs 10k services with 10 backends

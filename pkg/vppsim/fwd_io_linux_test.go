@@ -21,48 +21,77 @@ import (
 	"go.fd.io/govpp/binapi/tapv2"
 )
 
-// dialIn opens a connected UDP socket inside a network namespace (the
-// socket stays in it) and returns it.
-func dialIn(t *testing.T, ns, addr string) *net.UDPConn {
-	t.Helper()
-	type res struct {
-		c   *net.UDPConn
-		err error
-	}
-	ch := make(chan res, 1)
+// inNS runs fn on an OS thread in network namespace ns; sockets fn
+// opens stay in that namespace.
+func inNS(ns string, fn func() error) error {
+	ch := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		orig, err := syscall.Open("/proc/thread-self/ns/net", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
-			ch <- res{nil, err}
+			runtime.UnlockOSThread()
+			ch <- err
 			return
 		}
 		defer syscall.Close(orig)
 		target, err := syscall.Open(nsPath(ns), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			runtime.UnlockOSThread()
-			ch <- res{nil, err}
+			ch <- err
 			return
 		}
 		defer syscall.Close(target)
 		if err := setns(target); err != nil {
 			runtime.UnlockOSThread()
-			ch <- res{nil, err}
+			ch <- err
 			return
 		}
-		raddr, _ := net.ResolveUDPAddr("udp4", addr)
-		c, err := net.DialUDP("udp4", nil, raddr)
+		err = fn()
 		if setns(orig) == nil {
+			// Otherwise the thread stays locked and is discarded.
 			runtime.UnlockOSThread()
 		}
-		ch <- res{c, err}
+		ch <- err
 	}()
-	r := <-ch
-	if r.err != nil {
-		t.Fatalf("dial %s in %s: %v", addr, ns, r.err)
+	return <-ch
+}
+
+// dialIn opens a connected UDP socket inside a network namespace.
+func dialIn(tb testing.TB, ns, addr string) *net.UDPConn {
+	tb.Helper()
+	var c *net.UDPConn
+	err := inNS(ns, func() error {
+		raddr, err := net.ResolveUDPAddr("udp4", addr)
+		if err != nil {
+			return err
+		}
+		c, err = net.DialUDP("udp4", nil, raddr)
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("dial %s in %s: %v", addr, ns, err)
 	}
-	t.Cleanup(func() { _ = r.c.Close() })
-	return r.c
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// listenIn opens a UDP socket bound to addr inside a namespace.
+func listenIn(tb testing.TB, ns, addr string) *net.UDPConn {
+	tb.Helper()
+	var c *net.UDPConn
+	err := inNS(ns, func() error {
+		laddr, err := net.ResolveUDPAddr("udp4", addr)
+		if err != nil {
+			return err
+		}
+		c, err = net.ListenUDP("udp4", laddr)
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("listen %s in %s: %v", addr, ns, err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // expectRefused sends UDP datagrams to a closed port of VPP until the ICMP
