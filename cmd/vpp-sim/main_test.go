@@ -35,6 +35,16 @@ func TestBadFlagsExitWithUsageError(t *testing.T) {
 			t.Errorf("run(%q) = %d, want 2 (stderr: %s)", args, code, stderr.String())
 		}
 	}
+	// A NIC bound to a Linux interface that is not there fails at start.
+	for _, args := range [][]string{
+		{"-socket", filepath.Join(t.TempDir(), "a.sock"), "-nic", "GigabitEthernet0/8/0=nosuchlinux0"},
+		{"-socket", filepath.Join(t.TempDir(), "b.sock"), "-nic", "GigabitEthernet0/8/0="},
+	} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), args, &bytes.Buffer{}, &stderr); code != 1 || !strings.Contains(stderr.String(), "GigabitEthernet0/8/0") {
+			t.Errorf("run(%q) = %d, want 1 naming the NIC (stderr: %s)", args, code, stderr.String())
+		}
+	}
 	var stdout bytes.Buffer
 	if code := run(context.Background(), []string{"-version"}, &stdout, &bytes.Buffer{}); code != 0 || !strings.Contains(stdout.String(), "vpp-sim") {
 		t.Errorf("-version: %d %q", code, stdout.String())

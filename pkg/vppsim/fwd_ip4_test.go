@@ -1,6 +1,7 @@
 package vppsim
 
 import (
+	"strings"
 	"testing"
 
 	"go.fd.io/govpp/binapi/arp"
@@ -210,4 +211,30 @@ func TestInterVRFRoute(t *testing.T) {
 	if r := oneFrame(t, c, nic2); r.ttl != 8 || r.dstMAC != hostBMAC {
 		t.Errorf("inter-VRF forwarded %v (TTL drops once, not at the inter-VRF lookup)", r)
 	}
+}
+
+func TestTraceShowsEveryNodeAndExplainsDrops(t *testing.T) {
+	e, c := l3Env(t)
+	e.neighbor(2, "10.0.1.2", hostBMAC)
+	e.addRoute(ip.IPRoute{Prefix: pfx("172.18.0.0/16"), Paths: []fib_types.FibPath{viaPath(2, "10.0.1.9")}})
+	if out := cli(e, "trace add dpdk-input 2"); out != "" {
+		t.Fatalf("trace add: %q", out)
+	}
+	contains(t, cli(e, "trace add foo-input 1"), "not an input node")
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt("10.0.0.2", "10.0.1.2", protoUDP, 64, udpL4(1, 2, "x"))))
+	oneFrame(t, c, nic2)
+	// The operator's question "why did my packet not arrive": the next
+	// hop is unresolved, VPP sent an ARP request and dropped the packet.
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt("10.0.0.2", "172.18.0.1", protoUDP, 64, udpL4(1, 2, "x"))))
+	// Only two packets were armed: this one is not traced.
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt("10.0.0.2", "10.0.1.2", protoUDP, 64, udpL4(1, 2, "x"))))
+	out := cli(e, "show trace")
+	contains(t, out, "Packet 1", "Packet 2", "dpdk-input", "ethernet-input", "ip4-input", "ip4-lookup", "ip4-rewrite",
+		nic2+"-output", "ip4-arp", "no neighbour 10.0.1.9", "error-drop", "address resolution required")
+	if strings.Contains(out, "Packet 3") {
+		t.Errorf("more packets traced than armed:\n%s", out)
+	}
+	contains(t, cli(e, "show errors"), "ip4-arp", "address resolution required")
+	cli(e, "clear trace")
+	contains(t, cli(e, "show trace"), "No packets in trace buffer")
 }
