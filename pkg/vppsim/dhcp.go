@@ -131,6 +131,7 @@ func (s *Sim) PushDHCPLease(swIfIndex uint32, lease DHCPLease) error {
 		return fmt.Errorf("vppsim: push DHCP lease: add %v to sw_if_index %d: retval %d", lease.Address, swIfIndex, rv)
 	}
 	d.lease = &lease
+	s.st.gen++ // the lease's default route is in the FIB
 	ev := &dhcp.DHCPComplEvent{PID: d.pid, Lease: d.apiLease(st.ifaces[swIfIndex])}
 	want, client := d.wantEvent, d.clientIndex
 	s.mu.Unlock()

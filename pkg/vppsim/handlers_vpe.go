@@ -3,6 +3,7 @@ package vppsim
 import (
 	"os"
 	"reflect"
+	"strings"
 
 	"go.fd.io/govpp/api"
 	interfaces "go.fd.io/govpp/binapi/interface"
@@ -40,7 +41,10 @@ func (r *registry) add(m api.Message, stateless bool, fn func(*call, api.Message
 		// package that binapiModules does not list.
 		panic("vppsim: handler for message missing from the table: " + m.GetMessageName())
 	}
-	r.handlers[info.id] = &handler{fn: fn, stateless: stateless}
+	name := m.GetMessageName()
+	readOnly := strings.HasSuffix(name, "_dump") || strings.HasSuffix(name, "_get") || strings.HasPrefix(name, "show_") ||
+		name == "cli_inband" || name == "control_ping"
+	r.handlers[info.id] = &handler{fn: fn, stateless: stateless, readOnly: readOnly}
 }
 
 // registerHandlers returns the handlers of all implemented messages,

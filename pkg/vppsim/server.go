@@ -42,6 +42,9 @@ type handler struct {
 	// stateless handlers (control_ping, show_version, ...) run without the
 	// state lock.
 	stateless bool
+	// readOnly handlers (dumps, gets, shows, the CLI) do not change the
+	// configuration the data plane compiles (state.gen).
+	readOnly bool
 }
 
 // unmarshaler is implemented by every generated binapi message.
@@ -380,7 +383,9 @@ func (c *conn) dispatch(payload []byte) error {
 		}
 		cl.st = s.st
 		h.fn(cl, msg)
-		s.st.gen++
+		if !h.readOnly {
+			s.st.gen++
+		}
 		s.mu.Unlock()
 	}
 	for _, fn := range cl.after {
