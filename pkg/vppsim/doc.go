@@ -38,8 +38,9 @@
 // state, and cli_inband answers a few show commands (interface, interface
 // address, ip fib, ip neighbors, nat44 static mappings / interfaces /
 // addresses, bridge-domain, version) in VPP's layout. Interface events are
-// sent to clients that ask for them; DHCP leases and NAT sessions are
-// injected through the Go API (PushDHCPLease, InjectSession).
+// sent to clients that ask for them; DHCP leases are injected through the
+// Go API (PushDHCPLease), and NAT sessions, which traffic creates, may be
+// injected too (InjectSession).
 //
 // # How strict it is
 //
@@ -57,21 +58,74 @@
 // behaviour could not be confirmed, the handler's comment says which
 // choice was made.
 //
+// # What it forwards
+//
+// The simulator is also a data plane following VPP 25.10's forwarding rules
+// (../shared/spec/vpp-forwarding.md), one pipeline in the fwd_*.go files
+// reading the state the handlers write, under the same lock:
+//
+//	device input (virtio-input, af-packet-input, dpdk-input)
+//	  -> ethernet-input: L2 members to l2-input; L3: destination-MAC filter,
+//	     ethertype dispatch
+//	  -> arp-input: arp-reply (owner and unnumbered checks, learning),
+//	     arp-proxy, arp-disabled
+//	  -> ip4-input checks -> ip4-unicast: ACL-in hook -> NAT44-ED
+//	     (classify / in2out / out2in) -> ip4-lookup (per-VRF LPM over
+//	     connected, local and glean entries of admin-up interfaces, API
+//	     routes with preference and weighted multipath, recursive and
+//	     inter-VRF routes, DROP routes, neighbour /32s, NAT's local pool and
+//	     static-external /32s)
+//	  -> ip4-local (echo replies, port unreachable, VXLAN decap) | ip4-glean /
+//	     ip4-arp (ARP request sent, packet dropped) | ip4-rewrite (TTL, MTU,
+//	     MACs) -> ip4-output: NAT in2out-output -> ACL-out hook
+//	  -> interface-output: the wire, the BVI into its bridge domain, a
+//	     loopback back into its input
+//	l2-input: learning, forwarding, BVI, flooding with the flood/uu-flood
+//	flags and split horizon, static L2 FIB; vxlan4-encap to the peer
+//
+// NAT44-ED keeps real sessions (6-tuple flows both ways, static, LB with
+// probabilities and affinity, twice-NAT and self-twice-NAT, identity and
+// out2in-only mappings, forwarding on/off and bypass sessions, dynamic SNAT
+// keeping the source port, SYN-only creation, TCP state, lazy expiry on
+// the Options.Clock); nat44_user_dump, nat44_user_session*_dump and
+// nat44_del_session work on them. Interfaces count rx/tx packets and bytes
+// and drops ("show interface", InterfaceCounters); "trace add <input-node>
+// <n>", "show trace", "clear trace", "show errors" and "show nat44
+// sessions" answer through cli_inband.
+//
+// Frames enter with InjectFrame and leave through the TxHook; with
+// Options.Linux, TAPs move frames through the device the simulator
+// created and af_packet interfaces through a raw socket on the host veth,
+// and a NIC given as "NAME=LINUXIF" is bound to that Linux interface with
+// a raw socket. MACs are VPP's: a TAP's or af_packet's VPP side is
+// mac_address/hw_addr or a random 02:fe:..., a bound NIC has its Linux
+// interface's MAC. Packets are processed whole, one at a time; nothing
+// is queued (a packet waiting for ARP is dropped, as in VPP).
+//
 // # What it does not simulate
 //
-// No packets are forwarded and no counters move; NAT sessions exist only
-// when injected, and Translate/LookupDNAT evaluate the mappings without
-// allocating ports. There is no shared-memory transport and no stats
-// segment (govpp's core does not need it). Sub-interfaces, memif, ACLs,
+// No IPv6 forwarding (IPv6 state is kept and dumped only), no IP
+// fragmentation or reassembly (an oversize packet without DF is dropped
+// and counted; NAT passes non-first fragments untranslated), no
+// translation of ICMP error payloads by NAT (errors pass untranslated),
+// NAT for protocols other than TCP, UDP and ICMP echo, per-VRF session
+// limits, ARP termination in bridge domains, neighbour ageing, ICMP rate
+// limits, VLAN sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
+// ports with a partial checksum are completed; GSO super-frames are
+// dropped and counted (disable TSO/GSO on the peer). The ACL step is a
+// hook (state.aclFilter) the ACL plugin's state plugs into; without it
+// everything is permitted. There is no shared-memory transport and no
+// stats segment (govpp's core does not need it). Sub-interfaces, memif,
 // IPsec, SRv6 and the other plugins in the table are not implemented and
 // answer UNIMPLEMENTED. VPP 25.10's nat44_ed API has no
 // nat44_forwarding_is_enabled; nat44_show_running_config reports the
-// forwarding state instead. Without Options.Linux nothing is created in Linux:
-// TAP host names and namespaces are recorded but not checked against the
-// system. With Options.Linux (root only), a TAP also gets its Linux end in
-// the requested namespace with the requested name, MAC, MTU, addresses,
-// default routes and bridge, like VPP creates it, and af_packet requires
-// the host interface to exist.
+// forwarding state instead. Without Options.Linux nothing is created in
+// Linux: TAP host names and namespaces are recorded but not checked
+// against the system. With Options.Linux (root only), a TAP also gets its
+// Linux end in the requested namespace with the requested name, MAC, MTU,
+// addresses, default routes and bridge, like VPP creates it, and
+// af_packet requires the host interface to exist (and follows its admin
+// state to it).
 //
 // # Testing hooks
 //
@@ -82,5 +136,6 @@
 // counts requests per message (e.g. to measure how many messages
 // programming N services takes), and Interfaces, Routes, NAT, Sessions,
 // LookupDNAT and Translate let tests inspect the state without going
-// through the API.
+// through the API. InjectFrame, SetTxHook, InterfaceCounters and ErrorCount
+// drive and observe the data plane; Options.Clock makes time injectable.
 package vppsim
