@@ -15,6 +15,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // DNAT44DescriptorName names the descriptor of DNat44 mapping sets.
@@ -37,8 +38,8 @@ func NewDNat44Descriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 }
 
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
-	d := &dnatDescriptor{base: newBase(deps, DNAT44DescriptorName)}
-	d.pipe = &pipeline{ch: d.ch}
+	d := &dnatDescriptor{base: vppbase.NewDescriptor(deps, DNAT44DescriptorName)}
+	d.pipe = &pipeline{ch: d.Ch}
 	return kvapi.Typed(kvapi.TypedDescriptor[*nat.DNat44, kvapi.Metadata]{
 		Name:        DNAT44DescriptorName,
 		NBKeyPrefix: nat.DNAT44Prefix,
@@ -61,7 +62,7 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 		},
 		Delete:               func(_ string, v *nat.DNat44, _ kvapi.Metadata) error { return d.update(v, nil) },
 		Retrieve:             d.retrieve,
-		IsRetriableFailure:   isRetriable,
+		IsRetriableFailure:   vppbase.IsRetriable,
 		Dependencies:         func(_ string, v *nat.DNat44) []kvapi.Dependency { return DNat44Dependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName, GlobalDescriptorName},
 	}), d
@@ -205,7 +206,7 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
 	if len(steps) > 0 {
-		d.log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
+		d.Log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
 	}
 	return nil
 }
@@ -225,12 +226,12 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 	}
 	var dels, adds, locals []step
 	pair := func(m *mapping, isAdd bool) error {
-		do, err := m.request(isAdd, tag, d.swIfIndex)
+		do, err := m.request(isAdd, tag, d.SwIfIndex)
 		if err != nil {
 			return err
 		}
 		undo := func() (request, bool) {
-			r, err := m.request(!isAdd, tag, d.swIfIndex)
+			r, err := m.request(!isAdd, tag, d.SwIfIndex)
 			return r, err == nil
 		}
 		s := step{do: do, undo: undo, missingOK: !isAdd}
@@ -315,7 +316,7 @@ func (d *dnatDescriptor) run(steps []step) error {
 	for i, s := range steps {
 		reqs[i] = s.do
 	}
-	return d.finish(steps, sendBatch(d.ch, reqs))
+	return d.finish(steps, sendBatch(d.Ch, reqs))
 }
 
 // finish collects the outcome of steps sent with errs as their results: when some
@@ -330,7 +331,7 @@ func (d *dnatDescriptor) finish(steps []step, errs []error) error {
 			if u, ok := steps[i].undo(); ok {
 				undo = append(undo, u)
 			}
-		case steps[i].missingOK && isRetval(err, govppapi.NO_SUCH_ENTRY):
+		case steps[i].missingOK && vppbase.IsRetval(err, govppapi.NO_SUCH_ENTRY):
 			// already gone: nothing to undo either
 		default:
 			failed = append(failed, err)
@@ -343,7 +344,7 @@ func (d *dnatDescriptor) finish(steps []step, errs []error) error {
 		undo[i], undo[j] = undo[j], undo[i]
 	}
 	d.pipe.drain()
-	for _, err := range sendBatch(d.ch, undo) {
+	for _, err := range sendBatch(d.Ch, undo) {
 		if err != nil {
 			failed = append(failed, fmt.Errorf("undo: %w", err))
 		}
@@ -400,8 +401,8 @@ func (d *dnatDescriptor) dumpMappings() (map[string][]mapping, []string, error) 
 		}
 		groups[tag] = append(groups[tag], m)
 	}
-	names := d.ifaceNames()
-	statics, err := govppmux.Dump[nat44_ed.Nat44StaticMappingDetails](d.ch, &nat44_ed.Nat44StaticMappingDump{})
+	names := d.IfaceNames()
+	statics, err := govppmux.Dump[nat44_ed.Nat44StaticMappingDetails](d.Ch, &nat44_ed.Nat44StaticMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -410,14 +411,14 @@ func (d *dnatDescriptor) dumpMappings() (map[string][]mapping, []string, error) 
 			add(s.Tag, m)
 		}
 	}
-	lbs, err := govppmux.Dump[nat44_ed.Nat44LbStaticMappingDetails](d.ch, &nat44_ed.Nat44LbStaticMappingDump{})
+	lbs, err := govppmux.Dump[nat44_ed.Nat44LbStaticMappingDetails](d.Ch, &nat44_ed.Nat44LbStaticMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, lb := range lbs {
 		add(lb.Tag, lbFromDump(lb))
 	}
-	ids, err := govppmux.Dump[nat44_ed.Nat44IdentityMappingDetails](d.ch, &nat44_ed.Nat44IdentityMappingDump{})
+	ids, err := govppmux.Dump[nat44_ed.Nat44IdentityMappingDetails](d.Ch, &nat44_ed.Nat44IdentityMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}
