@@ -88,15 +88,21 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 	if errA != nil || errB != nil {
 		return proto.Equal(a, b)
 	}
-	return a.GetLabel() == b.GetLabel() && sameSet(mappingKeys(ma), mappingKeys(mb))
-}
-
-func mappingKeys(ms []mapping) []string {
-	out := make([]string, len(ms))
-	for i := range ms {
-		out[i] = ms[i].key()
+	if a.GetLabel() != b.GetLabel() || len(ma) != len(mb) {
+		return false
 	}
-	return out
+	// parseMappings refuses two mappings with one ident, so pairing by ident
+	// compares the two sets
+	byID := make(map[mappingID]*mapping, len(ma))
+	for i := range ma {
+		byID[ma[i].ident()] = &ma[i]
+	}
+	for i := range mb {
+		if o, ok := byID[mb[i].ident()]; !ok || !o.equal(&mb[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // DNat44Dependencies lists what a DNat44 needs: the global NAT44
@@ -216,13 +222,13 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 // ones; LB mappings that differ only in their locals get local adds, then
 // local removals.
 func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) {
-	oldByID := make(map[string]*mapping, len(oldM))
+	oldByID := make(map[mappingID]*mapping, len(oldM))
 	for i := range oldM {
-		oldByID[oldM[i].id()] = &oldM[i]
+		oldByID[oldM[i].ident()] = &oldM[i]
 	}
-	newByID := make(map[string]*mapping, len(newM))
+	newByID := make(map[mappingID]*mapping, len(newM))
 	for i := range newM {
-		newByID[newM[i].id()] = &newM[i]
+		newByID[newM[i].ident()] = &newM[i]
 	}
 	var dels, adds, locals []step
 	pair := func(m *mapping, isAdd bool) error {
@@ -244,9 +250,9 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 	}
 	for i := range oldM {
 		o := &oldM[i]
-		n, kept := newByID[o.id()]
+		n, kept := newByID[o.ident()]
 		switch {
-		case kept && n.key() == o.key():
+		case kept && n.equal(o):
 		case kept && localsDiffable(o, n):
 			locals = append(locals, localSteps(o, n)...)
 		default:
@@ -257,8 +263,8 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 	}
 	for i := range newM {
 		n := &newM[i]
-		o, existed := oldByID[n.id()]
-		if existed && (o.key() == n.key() || localsDiffable(o, n)) {
+		o, existed := oldByID[n.ident()]
+		if existed && (o.equal(n) || localsDiffable(o, n)) {
 			continue
 		}
 		if err := pair(n, true); err != nil {
