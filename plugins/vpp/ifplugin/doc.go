@@ -32,4 +32,8 @@
 // Not supported: memif, sub-interfaces, VMXNET3 creation (VMXNET3 NICs are treated like
 // DPDK NICs), per-queue rx modes, link MTU (hw_interface_set_mtu), reading the rx mode
 // back from VPP (VPP has no dump of it that the simulator answers; Retrieve keeps NB's).
+//
+// Built on plugins/vpp/internal/vppbase like every VPP plugin: its channel (messages
+// checked by govppmux, vppbase.ReplyTimeout), descriptor deps, address conversions and
+// the one retry rule for VPP errors (vppbase.IsRetriable) come from there.
 package ifplugin

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/sirupsen/logrus"
-	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/interface_types"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -21,6 +20,7 @@ import (
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/vppcalls"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // Dependency labels of interface values.
@@ -372,25 +372,10 @@ func (p *Plugin) updateInterface(old, new *ifmodel.Interface, md *ifaceidx.Metad
 	return &out, nil
 }
 
-// isRetriable tells whether a failure may go away: invalid values and requests VPP
-// rejects as such never do; missing objects, syscall failures and lost
-// connections may.
-func isRetriable(err error) bool {
-	var ive *kvapi.InvalidValueError
-	if errors.As(err, &ive) || errors.Is(err, vppcalls.ErrInterfaceNotFound) || errors.Is(err, errUnnumberedTarget) {
-		return false
-	}
-	var vppErr govppapi.VPPApiError
-	if errors.As(err, &vppErr) {
-		switch vppErr {
-		case govppapi.INVALID_VALUE, govppapi.INVALID_VALUE_2, govppapi.INVALID_ARGUMENT, govppapi.UNIMPLEMENTED,
-			govppapi.NON_ETHERNET, govppapi.SAME_SRC_DST, govppapi.INVALID_DECAP_NEXT, govppapi.FEATURE_DISABLED,
-			govppapi.INVALID_REGISTRATION, govppapi.DUPLICATE_IF_ADDRESS:
-			return false
-		}
-	}
-	return true
-}
+// isRetriable is the VPP plugins' retry rule (vppbase.IsRetriable) plus this
+// plugin's own permanent errors: a NIC VPP does not have, an unnumbered target that
+// cannot lend its address.
+var isRetriable = vppbase.Retriable(vppcalls.ErrInterfaceNotFound, errUnnumberedTarget)
 
 // --- retrieve ---
 

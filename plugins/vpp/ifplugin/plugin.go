@@ -17,6 +17,7 @@ import (
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/vppcalls"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // Descriptor names besides ifaceidx.DescriptorName (the interface descriptor).
@@ -97,12 +98,9 @@ func (p *Plugin) Init() error {
 	p.hostname, _ = os.Hostname()
 	p.dhcpIfaces = make(map[uint32]string)
 	p.leases = make(map[string]*ifmodel.DHCPLease)
-	if err := p.GoVPP.RegisterMessages(vppcalls.Messages()...); err != nil {
-		return fmt.Errorf("vpp-ifplugin: %w", err)
-	}
-	ch, err := p.GoVPP.NewAPIChannel()
+	ch, err := vppbase.OpenChannel(p.String(), p.GoVPP, vppcalls.Messages())
 	if err != nil {
-		return fmt.Errorf("vpp-ifplugin: %w", err)
+		return err
 	}
 	p.ch, p.h = ch, vppcalls.New(ch)
 	p.notif = make(chan govppapi.Message, 100)

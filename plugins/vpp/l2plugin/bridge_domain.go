@@ -16,6 +16,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 const (
@@ -75,7 +76,7 @@ func (p *Plugin) bdDescriptor() *kvapi.KVDescriptor {
 		},
 		Retrieve:             p.retrieveBDs,
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
-		IsRetriableFailure:   isRetriable,
+		IsRetriableFailure:   vppbase.IsRetriable,
 		WithMetadata:         true,
 	}
 }
@@ -165,7 +166,7 @@ func bdRequest(bd *l2model.BridgeDomain, id uint32, isAdd bool) *l2.BridgeDomain
 
 func (p *Plugin) createBD(bd *l2model.BridgeDomain) (*BDMetadata, error) {
 	reply := &l2.BridgeDomainAddDelV2Reply{}
-	if err := p.call(bdRequest(bd, noIndex, true), reply); err != nil {
+	if err := vppbase.Call(p.ch, bdRequest(bd, noIndex, true), reply); err != nil {
 		return nil, fmt.Errorf("create bridge domain %s: %w", bd.Name, err)
 	}
 	p.log.WithFields(logrus.Fields{"bridge-domain": bd.Name, "bd-id": reply.BdID}).Debug("bridge domain created")
@@ -177,7 +178,7 @@ func (p *Plugin) deleteBD(bd *l2model.BridgeDomain, md kvapi.Metadata) error {
 	if !ok {
 		return fmt.Errorf("delete bridge domain %s: no metadata", bd.Name)
 	}
-	if err := p.call(bdRequest(bd, m.ID, false), &l2.BridgeDomainAddDelV2Reply{}); err != nil {
+	if err := vppbase.Call(p.ch, bdRequest(bd, m.ID, false), &l2.BridgeDomainAddDelV2Reply{}); err != nil {
 		return fmt.Errorf("delete bridge domain %s (ID %d): %w", bd.Name, m.ID, err)
 	}
 	return nil
@@ -263,7 +264,7 @@ func (p *Plugin) bdInterfaceDescriptor() *kvapi.KVDescriptor {
 		Delete: func(key string, value proto.Message, _ kvapi.Metadata) error {
 			return p.setMembership(key, value.(*l2model.BridgeDomain_Interface), false)
 		},
-		IsRetriableFailure: isRetriable,
+		IsRetriableFailure: vppbase.IsRetriable,
 	}
 }
 
@@ -284,7 +285,7 @@ func (p *Plugin) setMembership(key string, m *l2model.BridgeDomain_Interface, en
 	}
 	req := &l2.SwInterfaceSetL2Bridge{RxSwIfIndex: interface_types.InterfaceIndex(md.SwIfIndex), BdID: bd.ID,
 		PortType: port, Shg: uint8(m.SplitHorizonGroup), Enable: enable}
-	if err := p.call(req, &l2.SwInterfaceSetL2BridgeReply{}); err != nil {
+	if err := vppbase.Call(p.ch, req, &l2.SwInterfaceSetL2BridgeReply{}); err != nil {
 		return fmt.Errorf("%s, sw_if_index %d, bd-id %d: %w", what, md.SwIfIndex, bd.ID, err)
 	}
 	return nil

@@ -20,4 +20,8 @@
 // bridge domain is re-created), ARP termination table entries (bd_ip_mac_add_del),
 // L2 cross-connects, bridge domains VPP holds without a tag (left alone, not
 // reported).
+//
+// Built on plugins/vpp/internal/vppbase like every VPP plugin: its channel (messages
+// checked by govppmux, vppbase.ReplyTimeout), descriptor deps, address conversions and
+// the one retry rule for VPP errors (vppbase.IsRetriable) come from there.
 package l2plugin

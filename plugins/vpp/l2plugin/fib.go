@@ -15,6 +15,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // fibDescriptor describes static L2 FIB entries
@@ -57,7 +58,7 @@ func (p *Plugin) fibDescriptor() *kvapi.KVDescriptor {
 		},
 		Retrieve:             p.retrieveFIBs,
 		RetrieveDependencies: []string{BDDescriptorName, ifaceidx.DescriptorName},
-		IsRetriableFailure:   isRetriable,
+		IsRetriableFailure:   vppbase.IsRetriable,
 	}
 }
 
@@ -131,7 +132,7 @@ func (p *Plugin) setFIB(e *l2model.FIBEntry, isAdd bool) error {
 	}
 	req := &l2.L2fibAddDel{Mac: mac, BdID: bd.ID, SwIfIndex: interface_types.InterfaceIndex(sw), IsAdd: isAdd,
 		StaticMac: e.StaticConfig, FilterMac: e.Action == l2model.FIBEntry_DROP, BviMac: e.BridgedVirtualInterface}
-	if err := p.call(req, &l2.L2fibAddDelReply{}); err != nil {
+	if err := vppbase.Call(p.ch, req, &l2.L2fibAddDelReply{}); err != nil {
 		return fmt.Errorf("%s, bd-id %d: %w", what, bd.ID, err)
 	}
 	return nil

@@ -8,9 +8,9 @@ import (
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/l2"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // Descriptor names.
@@ -87,9 +87,9 @@ type Deps struct {
 	// Log is the plugin's logger; nil means the logrus standard logger.
 	Log logrus.FieldLogger
 	// Scheduler is where the descriptors are registered (required).
-	Scheduler kvapi.KVScheduler
-	// GoVPP hands out the channel to VPP (required).
-	GoVPP govppmux.API
+	Scheduler vppbase.Scheduler
+	// GoVPP hands out the channel to VPP and checks the plugin's messages (required).
+	GoVPP vppbase.GoVPP
 }
 
 // Plugin registers the L2 descriptors.
@@ -115,12 +115,9 @@ func (p *Plugin) Init() error {
 	if p.log == nil {
 		p.log = logrus.StandardLogger()
 	}
-	if err := p.GoVPP.RegisterMessages(messages...); err != nil {
-		return fmt.Errorf("vpp-l2plugin: %w", err)
-	}
-	ch, err := p.GoVPP.NewAPIChannel()
+	ch, err := vppbase.OpenChannel(p.String(), p.GoVPP, messages)
 	if err != nil {
-		return fmt.Errorf("vpp-l2plugin: %w", err)
+		return err
 	}
 	p.ch = ch
 	if err := p.Scheduler.RegisterKVDescriptor(p.Descriptors()...); err != nil {
@@ -152,30 +149,4 @@ func (p *Plugin) GetBDIndex() BDIndex {
 
 func (p *Plugin) ifIndex() ifaceidx.Index {
 	return ifaceidx.New(p.Scheduler.GetMetadataMap(ifaceidx.DescriptorName))
-}
-
-// call sends one request and waits for its reply.
-func (p *Plugin) call(req, reply govppapi.Message) error {
-	if err := p.ch.SendRequest(req).ReceiveReply(reply); err != nil {
-		return fmt.Errorf("%s: %w", req.GetMessageName(), err)
-	}
-	return nil
-}
-
-// isRetriable: requests VPP rejects as invalid never succeed; missing objects and
-// lost connections may.
-func isRetriable(err error) bool {
-	var ive *kvapi.InvalidValueError
-	if errors.As(err, &ive) {
-		return false
-	}
-	var vppErr govppapi.VPPApiError
-	if errors.As(err, &vppErr) {
-		switch vppErr {
-		case govppapi.INVALID_VALUE, govppapi.UNIMPLEMENTED, govppapi.BD_ID_EXCEED_MAX, govppapi.BD_NOT_MODIFIABLE,
-			govppapi.NON_ETHERNET, govppapi.BD_ALREADY_HAS_BVI:
-			return false
-		}
-	}
-	return true
 }

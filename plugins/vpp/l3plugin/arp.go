@@ -17,6 +17,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // ARPDescriptorName names the descriptor of static IP neighbors.
@@ -32,7 +33,7 @@ type arpDescriptor struct {
 
 // NewARPDescriptor returns the descriptor of VPP static ARP/ND entries.
 func NewARPDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &arpDescriptor{base: newBase(deps, ARPDescriptorName)}
+	d := &arpDescriptor{base: vppbase.NewDescriptor(deps, ARPDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*l3.ARPEntry, kvapi.Metadata]{
 		Name:        ARPDescriptorName,
 		NBKeyPrefix: l3.ARPPrefix,
@@ -50,7 +51,7 @@ func NewARPDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 		},
 		Delete:               func(_ string, v *l3.ARPEntry, _ kvapi.Metadata) error { return d.addDel(v, false) },
 		Retrieve:             d.retrieve,
-		IsRetriableFailure:   isRetriable,
+		IsRetriableFailure:   vppbase.IsRetriable,
 		Dependencies:         func(_ string, v *l3.ARPEntry) []kvapi.Dependency { return ARPDependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
 	})
@@ -120,19 +121,19 @@ func (d *arpDescriptor) addDel(a *l3.ARPEntry, isAdd bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	sw, err := d.swIfIndex(a.GetInterface(), what)
+	sw, err := d.SwIfIndex(a.GetInterface(), what)
 	if err != nil {
 		return err
 	}
-	n := ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(sw), IPAddress: apiAddr(ip),
+	n := ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(sw), IPAddress: vppbase.AddrToAPI(ip),
 		MacAddress: ethernet_types.NewMacAddress(mac)}
 	if a.GetStatic() {
 		n.Flags = ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC
 	}
-	if err := call(d.ch, &ip_neighbor.IPNeighborAddDel{IsAdd: isAdd, Neighbor: n}, &ip_neighbor.IPNeighborAddDelReply{}); err != nil {
+	if err := vppbase.Call(d.Ch, &ip_neighbor.IPNeighborAddDel{IsAdd: isAdd, Neighbor: n}, &ip_neighbor.IPNeighborAddDelReply{}); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	d.log.WithFields(map[string]any{"ip": ip, "mac": mac, "interface": a.GetInterface()}).Debugf("ARP entry %s done", op)
+	d.Log.WithFields(map[string]any{"ip": ip, "mac": mac, "interface": a.GetInterface()}).Debugf("ARP entry %s done", op)
 	return nil
 }
 
@@ -146,17 +147,17 @@ func (d *arpDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWi
 			nb[kv.Key] = v
 		}
 	}
-	names := d.ifaceNames()
+	names := d.IfaceNames()
 	var out []kvapi.KVWithMetadata
 	for _, ipv6 := range []bool{false, true} {
-		list, err := govppmux.Dump[ip_neighbor.IPNeighborDetails](d.ch, &ip_neighbor.IPNeighborDump{
-			SwIfIndex: interface_types.InterfaceIndex(noIndex), Af: addrFamily(ipv6)})
+		list, err := govppmux.Dump[ip_neighbor.IPNeighborDetails](d.Ch, &ip_neighbor.IPNeighborDump{
+			SwIfIndex: interface_types.InterfaceIndex(noIndex), Af: vppbase.AddrFamily(ipv6)})
 		if err != nil {
 			return nil, fmt.Errorf("retrieve ARP entries: %w", err)
 		}
 		for _, e := range list {
 			name, ok := names[uint32(e.Neighbor.SwIfIndex)]
-			ip, okIP := fromAPIAddr(e.Neighbor.IPAddress)
+			ip, okIP := vppbase.AddrFromAPI(e.Neighbor.IPAddress)
 			if !ok || !okIP {
 				continue
 			}

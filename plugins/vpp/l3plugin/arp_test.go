@@ -12,6 +12,7 @@ import (
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 func arpKey(a *l3.ARPEntry) string { return l3.ARPEntryKey(a.Interface, a.IpAddress) }
@@ -30,9 +31,9 @@ func TestARPCreateUpdateRetrieveDelete(t *testing.T) {
 	}
 
 	// a learned (dynamic) neighbor in VPP is not configuration
-	learned := ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(lo), IPAddress: apiAddr(mustAddr("10.10.0.9")),
+	learned := ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(lo), IPAddress: vppbase.AddrToAPI(mustAddr("10.10.0.9")),
 		MacAddress: ethernet_types.MacAddress{2, 0, 0, 0, 0, 9}}
-	if err := call(e.ch, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: learned}, &ip_neighbor.IPNeighborAddDelReply{}); err != nil {
+	if err := vppbase.Call(e.ch, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: learned}, &ip_neighbor.IPNeighborAddDelReply{}); err != nil {
 		t.Fatal(err)
 	}
 	expectRetrieved(t, NewARPDescriptor(e.freshDeps()), values)
@@ -91,11 +92,11 @@ func TestARPValidateDependenciesErrors(t *testing.T) {
 	if err := e.sim.FailMessage("ip_neighbor_add_del", int32(govppapi.INVALID_VALUE), 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Create(arpKey(a), a); !isRetval(err, govppapi.INVALID_VALUE) {
+	if _, err := d.Create(arpKey(a), a); !vppbase.IsRetval(err, govppapi.INVALID_VALUE) {
 		t.Errorf("create error %v, want INVALID_VALUE", err)
 	}
 	// deleting what VPP does not have is VPP's error
-	if err := d.Delete(arpKey(a), a, nil); !isRetval(err, govppapi.NO_SUCH_ENTRY) {
+	if err := d.Delete(arpKey(a), a, nil); !vppbase.IsRetval(err, govppapi.NO_SUCH_ENTRY) {
 		t.Errorf("delete error %v, want NO_SUCH_ENTRY", err)
 	}
 }

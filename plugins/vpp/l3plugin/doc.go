@@ -62,4 +62,10 @@
 // clean up routes, neighbors or tables that it cannot tell apart from VPP's
 // own (they are retrieved with an unknown origin and left alone unless NB
 // asks for them).
+//
+// Built on plugins/vpp/internal/vppbase like every VPP plugin: its channel (messages
+// checked by govppmux, vppbase.ReplyTimeout), descriptor deps, address conversions and
+// the one retry rule for VPP errors (vppbase.IsRetriable) come from there.
+// The descriptors take typed values through kvapi.Typed (a wrong-typed value is an
+// invalid-value error).
 package l3plugin

@@ -7,6 +7,7 @@ import (
 
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // IPScanNeighborDescriptorName names the descriptor of IP neighbor aging.
@@ -29,7 +30,7 @@ type ipScanDescriptor struct {
 // IPScanNeighbor value, mapped onto VPP's neighbor aging (see the package
 // documentation and NeighborAging).
 func NewIPScanNeighborDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &ipScanDescriptor{base: newBase(deps, IPScanNeighborDescriptorName)}
+	d := &ipScanDescriptor{base: vppbase.NewDescriptor(deps, IPScanNeighborDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*l3.IPScanNeighbor, kvapi.Metadata]{
 		Name:        IPScanNeighborDescriptorName,
 		NBKeyPrefix: l3.IPScanNeighborKey,
@@ -48,7 +49,7 @@ func NewIPScanNeighborDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			return d.apply([2]AgingConfig{}, "reset")
 		},
 		Retrieve:           d.retrieve,
-		IsRetriableFailure: isRetriable,
+		IsRetriableFailure: vppbase.IsRetriable,
 	})
 }
 
@@ -108,15 +109,15 @@ func (d *ipScanDescriptor) apply(cfg [2]AgingConfig, op string) error {
 	for af, c := range cfg {
 		ipv6 := af == 1
 		cur := &ip_neighbor.IPNeighborConfigGetReply{}
-		if err := call(d.ch, &ip_neighbor.IPNeighborConfigGet{Af: addrFamily(ipv6)}, cur); err != nil {
-			return fmt.Errorf("%s IP neighbor aging (%s): %w", op, addrFamily(ipv6), err)
+		if err := vppbase.Call(d.Ch, &ip_neighbor.IPNeighborConfigGet{Af: vppbase.AddrFamily(ipv6)}, cur); err != nil {
+			return fmt.Errorf("%s IP neighbor aging (%s): %w", op, vppbase.AddrFamily(ipv6), err)
 		}
-		req := &ip_neighbor.IPNeighborConfig{Af: addrFamily(ipv6), MaxNumber: cur.MaxNumber, MaxAge: c.MaxAge, Recycle: c.Recycle}
-		if err := call(d.ch, req, &ip_neighbor.IPNeighborConfigReply{}); err != nil {
-			return fmt.Errorf("%s IP neighbor aging (%s, max_age %ds): %w", op, addrFamily(ipv6), c.MaxAge, err)
+		req := &ip_neighbor.IPNeighborConfig{Af: vppbase.AddrFamily(ipv6), MaxNumber: cur.MaxNumber, MaxAge: c.MaxAge, Recycle: c.Recycle}
+		if err := vppbase.Call(d.Ch, req, &ip_neighbor.IPNeighborConfigReply{}); err != nil {
+			return fmt.Errorf("%s IP neighbor aging (%s, max_age %ds): %w", op, vppbase.AddrFamily(ipv6), c.MaxAge, err)
 		}
 	}
-	d.log.WithField("aging", cfg).Debugf("IP neighbor aging %s", op)
+	d.Log.WithField("aging", cfg).Debugf("IP neighbor aging %s", op)
 	return nil
 }
 
@@ -125,7 +126,7 @@ func (d *ipScanDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 	var cfg [2]AgingConfig
 	for af := range cfg {
 		rep := &ip_neighbor.IPNeighborConfigGetReply{}
-		if err := call(d.ch, &ip_neighbor.IPNeighborConfigGet{Af: addrFamily(af == 1)}, rep); err != nil {
+		if err := vppbase.Call(d.Ch, &ip_neighbor.IPNeighborConfigGet{Af: vppbase.AddrFamily(af == 1)}, rep); err != nil {
 			return nil, fmt.Errorf("retrieve IP neighbor aging: %w", err)
 		}
 		cfg[af] = AgingConfig{MaxAge: rep.MaxAge, Recycle: rep.Recycle}

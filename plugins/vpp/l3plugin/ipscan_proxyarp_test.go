@@ -11,6 +11,7 @@ import (
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
@@ -58,7 +59,7 @@ func agingInVPP(t *testing.T, e *env) [2]ip_neighbor.IPNeighborConfigGetReply {
 	t.Helper()
 	var out [2]ip_neighbor.IPNeighborConfigGetReply
 	for af := range out {
-		if err := call(e.ch, &ip_neighbor.IPNeighborConfigGet{Af: ip_types.AddressFamily(af)}, &out[af]); err != nil {
+		if err := vppbase.Call(e.ch, &ip_neighbor.IPNeighborConfigGet{Af: ip_types.AddressFamily(af)}, &out[af]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +108,7 @@ func TestIPScanNeighborCreateUpdateRetrieveDelete(t *testing.T) {
 	if err := e.sim.FailMessage("ip_neighbor_config", int32(govppapi.INVALID_VALUE), 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Create(l3.IPScanNeighborKey, v); !isRetval(err, govppapi.INVALID_VALUE) {
+	if _, err := d.Create(l3.IPScanNeighborKey, v); !vppbase.IsRetval(err, govppapi.INVALID_VALUE) {
 		t.Errorf("create error %v", err)
 	}
 }
@@ -172,7 +173,7 @@ func TestProxyARPCreateUpdateRetrieveDelete(t *testing.T) {
 
 	// missing VRF is VPP's error
 	bad := &l3.ProxyARP{Ranges: []*l3.ProxyARP_Range{{FirstIpAddr: "10.9.0.1", LastIpAddr: "10.9.0.2", VrfId: 9}}}
-	if _, err := d.Create(l3.ProxyARPKey, bad); !isRetval(err, govppapi.NO_SUCH_FIB) {
+	if _, err := d.Create(l3.ProxyARPKey, bad); !vppbase.IsRetval(err, govppapi.NO_SUCH_FIB) {
 		t.Errorf("range in missing VRF: %v", err)
 	}
 

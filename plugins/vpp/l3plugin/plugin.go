@@ -3,28 +3,21 @@ package l3plugin
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
 
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
-// ReplyTimeout bounds the wait for one reply from VPP on the plugin's channel.
-const ReplyTimeout = 10 * time.Second
-
 // Scheduler is what the plugin needs of the KV scheduler.
-type Scheduler interface {
-	RegisterKVDescriptor(descriptors ...*kvapi.KVDescriptor) error
-	GetMetadataMap(descriptor string) kvapi.MetadataMap
-}
+type Scheduler = vppbase.Scheduler
 
-// GoVPP opens channels to VPP's binary API (govppmux satisfies it).
-type GoVPP interface {
-	NewAPIChannel() (govppapi.Channel, error)
-}
+// GoVPP opens channels to VPP's binary API (govppmux satisfies it; see
+// vppbase.GoVPP).
+type GoVPP = vppbase.GoVPP
 
 // Deps lists what the plugin needs.
 type Deps struct {
@@ -55,11 +48,10 @@ func (p *Plugin) Init() error {
 	if p.Log == nil {
 		p.Log = logrus.StandardLogger().WithField("plugin", p.String())
 	}
-	ch, err := p.GoVPP.NewAPIChannel()
+	ch, err := vppbase.OpenChannel(p.String(), p.GoVPP, messages)
 	if err != nil {
-		return fmt.Errorf("vpp-l3plugin: open VPP channel: %w", err)
+		return err
 	}
-	ch.SetReplyTimeout(ReplyTimeout)
 	p.ch = ch
 	deps := DescriptorDeps{Log: p.Log, Ch: ch, Ifaces: p.interfaces}
 	err = p.Scheduler.RegisterKVDescriptor(
@@ -93,58 +85,17 @@ func (p *Plugin) interfaces() kvapi.MetadataMap {
 	return p.Scheduler.GetMetadataMap(ifaceidx.DescriptorName)
 }
 
-// DescriptorDeps is what every descriptor of the package needs.
-type DescriptorDeps struct {
-	// Log receives the descriptors' messages (nil: the standard logger).
-	Log logrus.FieldLogger
-	// Ch is the VPP channel. Callbacks run on the scheduler's single
-	// transaction goroutine, so the descriptors of one plugin may share it.
-	Ch govppapi.Channel
-	// Ifaces returns the metadata map of the VPP interface descriptor
-	// (logical name -> *ifaceidx.Metadata). Nil, or a nil map, means no
-	// interfaces are known.
-	Ifaces func() kvapi.MetadataMap
-}
+// DescriptorDeps is what every descriptor of the package needs (the VPP plugins'
+// common descriptor dependencies).
+type DescriptorDeps = vppbase.DescriptorDeps
 
-// base carries DescriptorDeps with defaults filled in.
-type base struct {
-	log    logrus.FieldLogger
-	ch     govppapi.Channel
-	ifaces func() kvapi.MetadataMap
-}
-
-func newBase(d DescriptorDeps, name string) base {
-	log := d.Log
-	if log == nil {
-		log = logrus.StandardLogger()
-	}
-	ifaces := d.Ifaces
-	if ifaces == nil {
-		ifaces = func() kvapi.MetadataMap { return nil }
-	}
-	return base{log: log.WithField("descriptor", name), ch: d.Ch, ifaces: ifaces}
-}
-
-// swIfIndex returns the sw_if_index of a logical interface; the error names
-// the interface and what it is needed for.
-func (b base) swIfIndex(name, what string) (uint32, error) {
-	md, ok := ifaceidx.New(b.ifaces()).LookupByName(name)
-	if !ok {
-		return 0, fmt.Errorf("%s: interface %q is not known to VPP (no sw_if_index)", what, name)
-	}
-	return md.SwIfIndex, nil
-}
-
-// ifaceNames returns sw_if_index -> logical name of every known interface
-// (for dumps: one scan instead of one per entry).
-func (b base) ifaceNames() map[uint32]string {
-	return interfaceNames(b.ifaces())
-}
+// base is what every descriptor of the package embeds.
+type base = vppbase.Descriptor
 
 // ifaceAddrs returns the configured addresses of every known interface by
 // sw_if_index (used to recognise the connected routes VPP adds by itself).
-func (b base) ifaceAddrs() map[uint32][]string {
-	m := b.ifaces()
+func ifaceAddrs(b base) map[uint32][]string {
+	m := b.Ifaces()
 	out := map[uint32][]string{}
 	if m == nil {
 		return out
@@ -153,22 +104,6 @@ func (b base) ifaceAddrs() map[uint32][]string {
 	for _, name := range m.ListAllNames() {
 		if md, ok := idx.LookupByName(name); ok {
 			out[md.SwIfIndex] = md.IPAddresses
-		}
-	}
-	return out
-}
-
-// interfaceNames returns sw_if_index -> logical name for a metadata map of
-// the interface descriptor (nil: none).
-func interfaceNames(m kvapi.MetadataMap) map[uint32]string {
-	out := map[uint32]string{}
-	if m == nil {
-		return out
-	}
-	idx := ifaceidx.New(m)
-	for _, name := range m.ListAllNames() {
-		if md, ok := idx.LookupByName(name); ok {
-			out[md.SwIfIndex] = name
 		}
 	}
 	return out

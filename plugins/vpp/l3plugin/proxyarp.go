@@ -16,6 +16,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // Descriptor names of proxy ARP.
@@ -54,7 +55,7 @@ type proxyARPDescriptor struct {
 
 // NewProxyARPDescriptor returns the descriptor of the global ProxyARP value.
 func NewProxyARPDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &proxyARPDescriptor{base: newBase(deps, ProxyARPDescriptorName)}
+	d := &proxyARPDescriptor{base: vppbase.NewDescriptor(deps, ProxyARPDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*l3.ProxyARP, kvapi.Metadata]{
 		Name:        ProxyARPDescriptorName,
 		NBKeyPrefix: l3.ProxyARPKey,
@@ -73,7 +74,7 @@ func NewProxyARPDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			return d.update(v, nil)
 		},
 		Retrieve:             d.retrieve,
-		IsRetriableFailure:   isRetriable,
+		IsRetriableFailure:   vppbase.IsRetriable,
 		DerivedValues:        proxyARPDerived,
 		Dependencies:         func(_ string, v *l3.ProxyARP) []kvapi.Dependency { return ProxyARPDependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
@@ -211,7 +212,7 @@ func (d *proxyARPDescriptor) update(from, to *l3.ProxyARP) error {
 	}
 	for _, r := range oldR {
 		if !contains(newR, r) {
-			if err := d.addDel(r, false); err != nil && !isRetval(err, govppapi.NO_SUCH_ENTRY) {
+			if err := d.addDel(r, false); err != nil && !vppbase.IsRetval(err, govppapi.NO_SUCH_ENTRY) {
 				return err
 			}
 		}
@@ -241,10 +242,10 @@ func (d *proxyARPDescriptor) addDel(r arpRange, isAdd bool) error {
 		op = "add"
 	}
 	req := &arp.ProxyArpAddDel{IsAdd: isAdd, Proxy: arp.ProxyArp{TableID: r.vrf, Low: r.low.As4(), Hi: r.high.As4()}}
-	if err := call(d.ch, req, &arp.ProxyArpAddDelReply{}); err != nil {
+	if err := vppbase.Call(d.Ch, req, &arp.ProxyArpAddDelReply{}); err != nil {
 		return fmt.Errorf("%s proxy ARP range %s-%s in VRF %d: %w", op, r.low, r.high, r.vrf, err)
 	}
-	d.log.WithField("range", fmt.Sprintf("%s-%s vrf %d", r.low, r.high, r.vrf)).Debugf("proxy ARP range %s done", op)
+	d.Log.WithField("range", fmt.Sprintf("%s-%s vrf %d", r.low, r.high, r.vrf)).Debugf("proxy ARP range %s done", op)
 	return nil
 }
 
@@ -252,15 +253,15 @@ func (d *proxyARPDescriptor) addDel(r arpRange, isAdd bool) error {
 // (interfaces the agent does not know are skipped). Nothing configured
 // means no value.
 func (d *proxyARPDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
-	ranges, err := govppmux.Dump[arp.ProxyArpDetails](d.ch, &arp.ProxyArpDump{})
+	ranges, err := govppmux.Dump[arp.ProxyArpDetails](d.Ch, &arp.ProxyArpDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve proxy ARP: %w", err)
 	}
-	ifaces, err := govppmux.Dump[arp.ProxyArpIntfcDetails](d.ch, &arp.ProxyArpIntfcDump{})
+	ifaces, err := govppmux.Dump[arp.ProxyArpIntfcDetails](d.Ch, &arp.ProxyArpIntfcDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve proxy ARP: %w", err)
 	}
-	names := d.ifaceNames()
+	names := d.IfaceNames()
 	v := &l3.ProxyARP{}
 	for _, r := range ranges {
 		v.Ranges = append(v.Ranges, &l3.ProxyARP_Range{VrfId: r.Proxy.TableID,
@@ -295,7 +296,7 @@ type proxyARPIfDescriptor struct {
 // NewProxyARPInterfaceDescriptor returns the descriptor of the derived
 // values that enable proxy ARP on one interface.
 func NewProxyARPInterfaceDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &proxyARPIfDescriptor{base: newBase(deps, ProxyARPInterfaceDescriptorName)}
+	d := &proxyARPIfDescriptor{base: vppbase.NewDescriptor(deps, ProxyARPInterfaceDescriptorName)}
 	return &kvapi.KVDescriptor{
 		Name: ProxyARPInterfaceDescriptorName,
 		KeySelector: func(key string) bool {
@@ -306,7 +307,7 @@ func NewProxyARPInterfaceDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			return nil, d.enable(key, true)
 		},
 		Delete:             func(key string, _ proto.Message, _ kvapi.Metadata) error { return d.enable(key, false) },
-		IsRetriableFailure: isRetriable,
+		IsRetriableFailure: vppbase.IsRetriable,
 		Dependencies: func(key string, _ proto.Message) []kvapi.Dependency {
 			iface, _ := ParseProxyARPInterfaceKey(key)
 			return []kvapi.Dependency{{Label: DepInterfaceExists, Key: ifmodel.InterfaceKey(iface)}}
@@ -321,14 +322,14 @@ func (d *proxyARPIfDescriptor) enable(key string, on bool) error {
 		op = "enable"
 	}
 	what := fmt.Sprintf("%s proxy ARP on %s", op, iface)
-	sw, err := d.swIfIndex(iface, what)
+	sw, err := d.SwIfIndex(iface, what)
 	if err != nil {
 		return err
 	}
 	req := &arp.ProxyArpIntfcEnableDisable{SwIfIndex: interface_types.InterfaceIndex(sw), Enable: on}
-	if err := call(d.ch, req, &arp.ProxyArpIntfcEnableDisableReply{}); err != nil {
+	if err := vppbase.Call(d.Ch, req, &arp.ProxyArpIntfcEnableDisableReply{}); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	d.log.WithField("interface", iface).Debugf("proxy ARP %sd", op)
+	d.Log.WithField("interface", iface).Debugf("proxy ARP %sd", op)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // RouteDescriptorName names the descriptor of static routes.
@@ -51,7 +52,7 @@ type routeDescriptor struct {
 // A change of a route is a delete and a create (the path is VPP's identity
 // of it); nothing depends on routes, so nothing else is disturbed.
 func NewRouteDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &routeDescriptor{base: newBase(deps, RouteDescriptorName)}
+	d := &routeDescriptor{base: vppbase.NewDescriptor(deps, RouteDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*l3.Route, kvapi.Metadata]{
 		Name:        RouteDescriptorName,
 		NBKeyPrefix: l3.RoutePrefix,
@@ -66,7 +67,7 @@ func NewRouteDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 		},
 		Delete:               func(_ string, v *l3.Route, _ kvapi.Metadata) error { return d.addDel(v, false) },
 		Retrieve:             d.retrieve,
-		IsRetriableFailure:   isRetriable,
+		IsRetriableFailure:   vppbase.IsRetriable,
 		Dependencies:         func(_ string, v *l3.Route) []kvapi.Dependency { return RouteDependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
 	})
@@ -212,7 +213,7 @@ func (r route) path(sw uint32) fib_types.FibPath {
 		}
 	}
 	if r.nh.IsValid() {
-		p.Nh.Address = apiAddr(r.nh).Un
+		p.Nh.Address = vppbase.AddrToAPI(r.nh).Un
 	}
 	return p
 }
@@ -231,7 +232,7 @@ func samePath(a, b fib_types.FibPath) bool {
 		nh := pathNextHop(p)
 		p.Nh = fib_types.FibPathNh{}
 		if nh.IsValid() {
-			p.Nh.Address = apiAddr(nh).Un
+			p.Nh.Address = vppbase.AddrToAPI(nh).Un
 		}
 		p.Flags, p.RpfID = 0, 0
 		return p
@@ -250,16 +251,16 @@ func (d *routeDescriptor) addDel(r *l3.Route, isAdd bool) error {
 	}
 	var sw uint32
 	if rt.iface != "" {
-		if sw, err = d.swIfIndex(rt.iface, op+" route "+describeRoute(r)); err != nil {
+		if sw, err = d.SwIfIndex(rt.iface, op+" route "+describeRoute(r)); err != nil {
 			return err
 		}
 	}
 	req := &ip.IPRouteAddDel{IsAdd: isAdd, IsMultipath: true, Route: ip.IPRoute{
-		TableID: rt.vrf, Prefix: apiPrefix(rt.dst), NPaths: 1, Paths: []fib_types.FibPath{rt.path(sw)}}}
-	if err := call(d.ch, req, &ip.IPRouteAddDelReply{}); err != nil {
+		TableID: rt.vrf, Prefix: vppbase.PrefixToAPI(rt.dst), NPaths: 1, Paths: []fib_types.FibPath{rt.path(sw)}}}
+	if err := vppbase.Call(d.Ch, req, &ip.IPRouteAddDelReply{}); err != nil {
 		return fmt.Errorf("%s route %s: %w", op, describeRoute(r), err)
 	}
-	d.log.WithField("route", describeRoute(r)).Debugf("route %s done", op)
+	d.Log.WithField("route", describeRoute(r)).Debugf("route %s done", op)
 	return nil
 }
 
@@ -294,22 +295,22 @@ func (d *routeDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KV
 			nb[kv.Key] = v
 		}
 	}
-	tables, err := govppmux.Dump[ip.IPTableDetails](d.ch, &ip.IPTableDump{})
+	tables, err := govppmux.Dump[ip.IPTableDetails](d.Ch, &ip.IPTableDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve routes: %w", err)
 	}
-	names := d.ifaceNames()
-	auto := autoEntries(d.ifaceAddrs())
+	names := d.IfaceNames()
+	auto := autoEntries(ifaceAddrs(d.base))
 	auto.addLeases(d.dhcpLeases())
 	seen := map[string]bool{}
 	var out []kvapi.KVWithMetadata
 	for _, t := range tables {
-		entries, err := govppmux.Dump[ip.IPRouteDetails](d.ch, &ip.IPRouteDump{Table: t.Table})
+		entries, err := govppmux.Dump[ip.IPRouteDetails](d.Ch, &ip.IPRouteDump{Table: t.Table})
 		if err != nil {
 			return nil, fmt.Errorf("retrieve routes of VRF %d: %w", t.Table.TableID, err)
 		}
 		for _, e := range entries {
-			dst, ok := fromAPIPrefix(e.Route.Prefix)
+			dst, ok := vppbase.PrefixFromAPI(e.Route.Prefix)
 			if !ok {
 				continue
 			}
@@ -347,7 +348,7 @@ func (d *routeDescriptor) isPathOf(r *l3.Route, p fib_types.FibPath) bool {
 	}
 	var sw uint32
 	if rt.iface != "" {
-		if sw, err = d.swIfIndex(rt.iface, ""); err != nil {
+		if sw, err = d.SwIfIndex(rt.iface, ""); err != nil {
 			return false
 		}
 	}
@@ -412,9 +413,9 @@ type dhcpLease struct {
 // dhcpLeases reads the bound DHCP leases (dhcp_client_dump). A VPP without
 // the DHCP plugin has none: an error is logged, not returned.
 func (d *routeDescriptor) dhcpLeases() []dhcpLease {
-	list, err := govppmux.Dump[dhcp.DHCPClientDetails](d.ch, &dhcp.DHCPClientDump{})
+	list, err := govppmux.Dump[dhcp.DHCPClientDetails](d.Ch, &dhcp.DHCPClientDump{})
 	if err != nil {
-		d.log.WithError(err).Debug("no DHCP leases to tell DHCP routes apart")
+		d.Log.WithError(err).Debug("no DHCP leases to tell DHCP routes apart")
 		return nil
 	}
 	var out []dhcpLease
@@ -424,10 +425,10 @@ func (d *routeDescriptor) dhcpLeases() []dhcpLease {
 			continue
 		}
 		lease := dhcpLease{sw: uint32(l.SwIfIndex)}
-		if a, ok := fromAPIAddr(l.HostAddress); ok && !a.IsUnspecified() && int(l.MaskWidth) <= a.BitLen() {
+		if a, ok := vppbase.AddrFromAPI(l.HostAddress); ok && !a.IsUnspecified() && int(l.MaskWidth) <= a.BitLen() {
 			lease.addr = netip.PrefixFrom(a, int(l.MaskWidth))
 		}
-		if r, ok := fromAPIAddr(l.RouterAddress); ok && !r.IsUnspecified() {
+		if r, ok := vppbase.AddrFromAPI(l.RouterAddress); ok && !r.IsUnspecified() {
 			lease.router = r
 		}
 		out = append(out, lease)

@@ -12,6 +12,7 @@ import (
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // routeEnv is an env with VRF 1 and 2 (IPv4) and VRF 2 (IPv6), and two
@@ -217,7 +218,7 @@ func TestRouteVPPErrors(t *testing.T) {
 				}
 			}
 			_, err := d.Create(routeKey(tt.r), tt.r)
-			if !isRetval(err, tt.retval) {
+			if !vppbase.IsRetval(err, tt.retval) {
 				t.Fatalf("error %v, want retval %d", err, tt.retval)
 			}
 		})
@@ -231,7 +232,7 @@ func TestRouteRetrieveSkipsDHCPRoutes(t *testing.T) {
 	e := newEnv(t)
 	sw := e.loopback("dhcp0")
 	req := &dhcp.DHCPClientConfig{IsAdd: true, Client: dhcp.DHCPClient{SwIfIndex: interface_types.InterfaceIndex(sw), Hostname: "node1"}}
-	if err := call(e.ch, req, &dhcp.DHCPClientConfigReply{}); err != nil {
+	if err := vppbase.Call(e.ch, req, &dhcp.DHCPClientConfigReply{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.sim.PushDHCPLease(sw, vppsim.DHCPLease{Address: netip.MustParsePrefix("192.168.50.10/24"),

@@ -8,6 +8,7 @@ import (
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // VrfTableDescriptorName names the descriptor of VRF tables.
@@ -27,7 +28,7 @@ type vrfDescriptor struct {
 
 // NewVrfTableDescriptor returns the descriptor of VPP VRF tables.
 func NewVrfTableDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &vrfDescriptor{base: newBase(deps, VrfTableDescriptorName)}
+	d := &vrfDescriptor{base: vppbase.NewDescriptor(deps, VrfTableDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*l3.VrfTable, kvapi.Metadata]{
 		Name:        VrfTableDescriptorName,
 		NBKeyPrefix: l3.VrfTablePrefix,
@@ -43,7 +44,7 @@ func NewVrfTableDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 		Create:             func(_ string, v *l3.VrfTable) (kvapi.Metadata, error) { return nil, d.addDel(v, true) },
 		Delete:             func(_ string, v *l3.VrfTable, _ kvapi.Metadata) error { return d.addDel(v, false) },
 		Retrieve:           d.retrieve,
-		IsRetriableFailure: isRetriable,
+		IsRetriableFailure: vppbase.IsRetriable,
 	})
 }
 
@@ -71,10 +72,10 @@ func (d *vrfDescriptor) addDel(t *l3.VrfTable, isAdd bool) error {
 	if isAdd {
 		op = "create"
 	}
-	if err := call(d.ch, req, &ip.IPTableAddDelReply{}); err != nil {
+	if err := vppbase.Call(d.Ch, req, &ip.IPTableAddDelReply{}); err != nil {
 		return fmt.Errorf("%s VRF table %d (%s): %w", op, t.GetId(), t.GetProtocol(), err)
 	}
-	d.log.WithFields(map[string]any{"vrf": t.GetId(), "protocol": t.GetProtocol().String(), "label": t.GetLabel()}).
+	d.Log.WithFields(map[string]any{"vrf": t.GetId(), "protocol": t.GetProtocol().String(), "label": t.GetLabel()}).
 		Debugf("VRF table %sd", op)
 	return nil
 }
@@ -89,7 +90,7 @@ func (d *vrfDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWi
 			nb[kv.Key] = v
 		}
 	}
-	tables, err := govppmux.Dump[ip.IPTableDetails](d.ch, &ip.IPTableDump{})
+	tables, err := govppmux.Dump[ip.IPTableDetails](d.Ch, &ip.IPTableDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve VRF tables: %w", err)
 	}

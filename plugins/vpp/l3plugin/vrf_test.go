@@ -8,6 +8,7 @@ import (
 
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 func TestVrfTableCreateRetrieveDelete(t *testing.T) {
@@ -117,7 +118,7 @@ func TestVrfTableVPPError(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := d.Create(l3.VrfTableKey(3, l3.VrfTable_IPV4), &l3.VrfTable{Id: 3})
-	if err == nil || !isRetval(err, -1) {
+	if err == nil || !vppbase.IsRetval(err, -1) {
 		t.Fatalf("create error %v, want VPP error -1", err)
 	}
 	if !d.IsRetriableFailure(err) {

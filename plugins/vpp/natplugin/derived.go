@@ -12,6 +12,7 @@ import (
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // Descriptor names of the values derived from Nat44Global.
@@ -46,7 +47,7 @@ type ifaceFeatureDescriptor struct {
 // NewNat44InterfaceDescriptor returns the descriptor of NAT interface
 // features (derived from Nat44Global).
 func NewNat44InterfaceDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &ifaceFeatureDescriptor{base: newBase(deps, InterfaceDescriptorName)}
+	d := &ifaceFeatureDescriptor{base: vppbase.NewDescriptor(deps, InterfaceDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*nat.Nat44Global_Interface, kvapi.Metadata]{
 		Name: InterfaceDescriptorName,
 		KeySelector: func(key string) bool {
@@ -57,7 +58,7 @@ func NewNat44InterfaceDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			return nil, d.addDel(key, v, true)
 		},
 		Delete:             func(key string, v *nat.Nat44Global_Interface, _ kvapi.Metadata) error { return d.addDel(key, v, false) },
-		IsRetriableFailure: isRetriable,
+		IsRetriableFailure: vppbase.IsRetriable,
 		Dependencies: func(key string, _ *nat.Nat44Global_Interface) []kvapi.Dependency {
 			iface, _, _ := nat.ParseInterfaceNAT44Key(key)
 			return []kvapi.Dependency{{Label: DepInterfaceExists, Key: ifmodel.InterfaceKey(iface)}}
@@ -79,7 +80,7 @@ func (d *ifaceFeatureDescriptor) addDel(key string, itf *nat.Nat44Global_Interfa
 		feature = "inside"
 	}
 	what := fmt.Sprintf("%s NAT44 %s feature on %s", op, feature, name)
-	sw, err := d.swIfIndex(name, what)
+	sw, err := d.SwIfIndex(name, what)
 	if err != nil {
 		return err
 	}
@@ -95,10 +96,10 @@ func (d *ifaceFeatureDescriptor) addDel(key string, itf *nat.Nat44Global_Interfa
 		req = &nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: isAdd, Flags: flags, SwIfIndex: interface_types.InterfaceIndex(sw)}
 		reply = &nat44_ed.Nat44InterfaceAddDelFeatureReply{}
 	}
-	if err := call(d.ch, req, reply); err != nil {
+	if err := vppbase.Call(d.Ch, req, reply); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	d.log.WithField("interface", name).Debugf("NAT44 %s feature %sd", feature, op)
+	d.Log.WithField("interface", name).Debugf("NAT44 %s feature %sd", feature, op)
 	return nil
 }
 
@@ -116,7 +117,7 @@ type addressDescriptor struct {
 // NewNat44AddressDescriptor returns the descriptor of NAT pool addresses
 // (derived from Nat44Global).
 func NewNat44AddressDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &addressDescriptor{base: newBase(deps, AddressDescriptorName)}
+	d := &addressDescriptor{base: vppbase.NewDescriptor(deps, AddressDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*nat.Nat44Global_Address, kvapi.Metadata]{
 		Name: AddressDescriptorName,
 		KeySelector: func(key string) bool {
@@ -130,7 +131,7 @@ func NewNat44AddressDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			return nil, d.addDel(key, v, true)
 		},
 		Delete:             func(key string, v *nat.Nat44Global_Address, _ kvapi.Metadata) error { return d.addDel(key, v, false) },
-		IsRetriableFailure: isRetriable,
+		IsRetriableFailure: vppbase.IsRetriable,
 		Dependencies: func(_ string, v *nat.Nat44Global_Address) []kvapi.Dependency {
 			if vrf := v.GetVrfId(); vrf != 0 && vrf != noIndex {
 				return []kvapi.Dependency{{Label: DepVrfTableExists, Key: l3.VrfTableKey(vrf, l3.VrfTable_IPV4)}}
@@ -155,9 +156,9 @@ func (d *addressDescriptor) addDel(key string, a *nat.Nat44Global_Address, isAdd
 	if twice {
 		req.Flags = nat_types.NAT_IS_TWICE_NAT
 	}
-	if err := call(d.ch, req, &nat44_ed.Nat44AddDelAddressRangeReply{}); err != nil {
+	if err := vppbase.Call(d.Ch, req, &nat44_ed.Nat44AddDelAddressRangeReply{}); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	d.log.WithField("address", addr).Debugf("NAT44 pool address %s done", op)
+	d.Log.WithField("address", addr).Debugf("NAT44 pool address %s done", op)
 	return nil
 }

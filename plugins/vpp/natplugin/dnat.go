@@ -15,6 +15,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // DNAT44DescriptorName names the descriptor of DNat44 mapping sets.
@@ -37,8 +38,8 @@ func NewDNat44Descriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 }
 
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
-	d := &dnatDescriptor{base: newBase(deps, DNAT44DescriptorName)}
-	d.pipe = &pipeline{ch: d.ch}
+	d := &dnatDescriptor{base: vppbase.NewDescriptor(deps, DNAT44DescriptorName)}
+	d.pipe = &pipeline{ch: d.Ch}
 	return kvapi.Typed(kvapi.TypedDescriptor[*nat.DNat44, kvapi.Metadata]{
 		Name:        DNAT44DescriptorName,
 		NBKeyPrefix: nat.DNAT44Prefix,
@@ -61,7 +62,7 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 		},
 		Delete:               func(_ string, v *nat.DNat44, _ kvapi.Metadata) error { return d.update(v, nil) },
 		Retrieve:             d.retrieve,
-		IsRetriableFailure:   isRetriable,
+		IsRetriableFailure:   vppbase.IsRetriable,
 		Dependencies:         func(_ string, v *nat.DNat44) []kvapi.Dependency { return DNat44Dependencies(v) },
 		RetrieveDependencies: []string{ifaceidx.DescriptorName, GlobalDescriptorName},
 	}), d
@@ -87,15 +88,21 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 	if errA != nil || errB != nil {
 		return proto.Equal(a, b)
 	}
-	return a.GetLabel() == b.GetLabel() && sameSet(mappingKeys(ma), mappingKeys(mb))
-}
-
-func mappingKeys(ms []mapping) []string {
-	out := make([]string, len(ms))
-	for i := range ms {
-		out[i] = ms[i].key()
+	if a.GetLabel() != b.GetLabel() || len(ma) != len(mb) {
+		return false
 	}
-	return out
+	// parseMappings refuses two mappings with one ident, so pairing by ident
+	// compares the two sets
+	byID := make(map[mappingID]*mapping, len(ma))
+	for i := range ma {
+		byID[ma[i].ident()] = &ma[i]
+	}
+	for i := range mb {
+		if o, ok := byID[mb[i].ident()]; !ok || !o.equal(&mb[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // DNat44Dependencies lists what a DNat44 needs: the global NAT44
@@ -205,7 +212,7 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
 	if len(steps) > 0 {
-		d.log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
+		d.Log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
 	}
 	return nil
 }
@@ -215,22 +222,22 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 // ones; LB mappings that differ only in their locals get local adds, then
 // local removals.
 func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) {
-	oldByID := make(map[string]*mapping, len(oldM))
+	oldByID := make(map[mappingID]*mapping, len(oldM))
 	for i := range oldM {
-		oldByID[oldM[i].id()] = &oldM[i]
+		oldByID[oldM[i].ident()] = &oldM[i]
 	}
-	newByID := make(map[string]*mapping, len(newM))
+	newByID := make(map[mappingID]*mapping, len(newM))
 	for i := range newM {
-		newByID[newM[i].id()] = &newM[i]
+		newByID[newM[i].ident()] = &newM[i]
 	}
 	var dels, adds, locals []step
 	pair := func(m *mapping, isAdd bool) error {
-		do, err := m.request(isAdd, tag, d.swIfIndex)
+		do, err := m.request(isAdd, tag, d.SwIfIndex)
 		if err != nil {
 			return err
 		}
 		undo := func() (request, bool) {
-			r, err := m.request(!isAdd, tag, d.swIfIndex)
+			r, err := m.request(!isAdd, tag, d.SwIfIndex)
 			return r, err == nil
 		}
 		s := step{do: do, undo: undo, missingOK: !isAdd}
@@ -243,9 +250,9 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 	}
 	for i := range oldM {
 		o := &oldM[i]
-		n, kept := newByID[o.id()]
+		n, kept := newByID[o.ident()]
 		switch {
-		case kept && n.key() == o.key():
+		case kept && n.equal(o):
 		case kept && localsDiffable(o, n):
 			locals = append(locals, localSteps(o, n)...)
 		default:
@@ -256,8 +263,8 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 	}
 	for i := range newM {
 		n := &newM[i]
-		o, existed := oldByID[n.id()]
-		if existed && (o.key() == n.key() || localsDiffable(o, n)) {
+		o, existed := oldByID[n.ident()]
+		if existed && (o.equal(n) || localsDiffable(o, n)) {
 			continue
 		}
 		if err := pair(n, true); err != nil {
@@ -315,7 +322,7 @@ func (d *dnatDescriptor) run(steps []step) error {
 	for i, s := range steps {
 		reqs[i] = s.do
 	}
-	return d.finish(steps, sendBatch(d.ch, reqs))
+	return d.finish(steps, sendBatch(d.Ch, reqs))
 }
 
 // finish collects the outcome of steps sent with errs as their results: when some
@@ -330,7 +337,7 @@ func (d *dnatDescriptor) finish(steps []step, errs []error) error {
 			if u, ok := steps[i].undo(); ok {
 				undo = append(undo, u)
 			}
-		case steps[i].missingOK && isRetval(err, govppapi.NO_SUCH_ENTRY):
+		case steps[i].missingOK && vppbase.IsRetval(err, govppapi.NO_SUCH_ENTRY):
 			// already gone: nothing to undo either
 		default:
 			failed = append(failed, err)
@@ -343,7 +350,7 @@ func (d *dnatDescriptor) finish(steps []step, errs []error) error {
 		undo[i], undo[j] = undo[j], undo[i]
 	}
 	d.pipe.drain()
-	for _, err := range sendBatch(d.ch, undo) {
+	for _, err := range sendBatch(d.Ch, undo) {
 		if err != nil {
 			failed = append(failed, fmt.Errorf("undo: %w", err))
 		}
@@ -400,8 +407,8 @@ func (d *dnatDescriptor) dumpMappings() (map[string][]mapping, []string, error) 
 		}
 		groups[tag] = append(groups[tag], m)
 	}
-	names := d.ifaceNames()
-	statics, err := govppmux.Dump[nat44_ed.Nat44StaticMappingDetails](d.ch, &nat44_ed.Nat44StaticMappingDump{})
+	names := d.IfaceNames()
+	statics, err := govppmux.Dump[nat44_ed.Nat44StaticMappingDetails](d.Ch, &nat44_ed.Nat44StaticMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -410,14 +417,14 @@ func (d *dnatDescriptor) dumpMappings() (map[string][]mapping, []string, error) 
 			add(s.Tag, m)
 		}
 	}
-	lbs, err := govppmux.Dump[nat44_ed.Nat44LbStaticMappingDetails](d.ch, &nat44_ed.Nat44LbStaticMappingDump{})
+	lbs, err := govppmux.Dump[nat44_ed.Nat44LbStaticMappingDetails](d.Ch, &nat44_ed.Nat44LbStaticMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, lb := range lbs {
 		add(lb.Tag, lbFromDump(lb))
 	}
-	ids, err := govppmux.Dump[nat44_ed.Nat44IdentityMappingDetails](d.ch, &nat44_ed.Nat44IdentityMappingDump{})
+	ids, err := govppmux.Dump[nat44_ed.Nat44IdentityMappingDetails](d.Ch, &nat44_ed.Nat44IdentityMappingDump{})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 func lip(ip string, port, vrf, prob uint32) *nat.DNat44_StaticMapping_LocalIP {
@@ -189,7 +190,7 @@ func TestDNat44VPPErrorsLeaveOldState(t *testing.T) {
 	v := testDNAT("svc")
 	// NAT disabled: VPP refuses every mapping
 	_, err := d.Create(nat.DNAT44Key("svc"), v)
-	if !isRetval(err, govppapi.UNSUPPORTED) || !strings.Contains(err.Error(), "svc") {
+	if !vppbase.IsRetval(err, govppapi.UNSUPPORTED) || !strings.Contains(err.Error(), "svc") {
 		t.Fatalf("create with NAT disabled: %v", err)
 	}
 	e.enableNAT()
@@ -198,7 +199,7 @@ func TestDNat44VPPErrorsLeaveOldState(t *testing.T) {
 	if err := e.sim.FailMessage("nat44_add_del_lb_static_mapping", int32(govppapi.VALUE_EXIST), 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Create(nat.DNAT44Key("svc"), v); !isRetval(err, govppapi.VALUE_EXIST) {
+	if _, err := d.Create(nat.DNAT44Key("svc"), v); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
 		t.Fatalf("create with an injected failure: %v", err)
 	}
 	if n := e.sim.NAT(); len(n.StaticMappings)+len(n.LBMappings)+len(n.IdentityMappings) != 0 {
@@ -214,7 +215,7 @@ func TestDNat44VPPErrorsLeaveOldState(t *testing.T) {
 	if err := e.sim.FailMessage("nat44_lb_static_mapping_add_del_local", int32(govppapi.UNSPECIFIED), 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Update(nat.DNAT44Key("svc"), v, v2, nil); !isRetval(err, govppapi.UNSPECIFIED) {
+	if _, err := d.Update(nat.DNAT44Key("svc"), v, v2, nil); !vppbase.IsRetval(err, govppapi.UNSPECIFIED) {
 		t.Fatalf("update with an injected failure: %v", err)
 	}
 	after := e.sim.NAT()
@@ -224,7 +225,7 @@ func TestDNat44VPPErrorsLeaveOldState(t *testing.T) {
 
 	// a second DNat44 with the same external endpoint is VPP's error
 	dup := &nat.DNat44{Label: "other", StMappings: v.StMappings[:1]}
-	if _, err := d.Create(nat.DNAT44Key("other"), dup); !isRetval(err, govppapi.VALUE_EXIST) {
+	if _, err := d.Create(nat.DNAT44Key("other"), dup); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
 		t.Errorf("duplicate external endpoint: %v", err)
 	}
 }
@@ -278,7 +279,7 @@ func TestDNat44RetrieveGroupsByTag(t *testing.T) {
 	// a mapping without tag is not the agent's
 	untagged := &nat44_ed.Nat44AddDelStaticMappingV2{IsAdd: true, Flags: 4, LocalIPAddress: [4]byte{10, 9, 9, 9},
 		ExternalIPAddress: [4]byte{10, 96, 9, 9}, Protocol: 6, LocalPort: 1, ExternalPort: 1, ExternalSwIfIndex: 0xffffffff}
-	if err := call(e.ch, untagged, &nat44_ed.Nat44AddDelStaticMappingV2Reply{}); err != nil {
+	if err := vppbase.Call(e.ch, untagged, &nat44_ed.Nat44AddDelStaticMappingV2Reply{}); err != nil {
 		t.Fatal(err)
 	}
 	if tag := e.sim.NAT().StaticMappings[0].Tag; tag != Tag(long) || len(tag) != MaxTagLen {

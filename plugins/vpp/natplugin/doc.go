@@ -92,4 +92,10 @@
 // timeouts, NAT workers, VRF routing tables of NAT, or interface-address
 // pools (nat44_add_del_interface_addr). virtual_reassembly.drop_fragments
 // has no VPP 25.10 counterpart (see NewNat44GlobalDescriptor).
+//
+// Built on plugins/vpp/internal/vppbase like every VPP plugin: its channel (messages
+// checked by govppmux, vppbase.ReplyTimeout), descriptor deps, address conversions and
+// the one retry rule for VPP errors (vppbase.IsRetriable) come from there.
+// The descriptors take typed values through kvapi.Typed (a wrong-typed value is an
+// invalid-value error).
 package natplugin

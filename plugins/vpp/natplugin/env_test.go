@@ -17,6 +17,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // fakeIfaces is a metadata map of the interface descriptor filled by tests.
@@ -100,10 +101,10 @@ func (e *env) freshDeps() DescriptorDeps {
 func (e *env) loopback(name string) uint32 {
 	e.t.Helper()
 	rep := &interfaces.CreateLoopbackReply{}
-	if err := call(e.ch, &interfaces.CreateLoopback{}, rep); err != nil {
+	if err := vppbase.Call(e.ch, &interfaces.CreateLoopback{}, rep); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := call(e.ch, &interfaces.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: rep.SwIfIndex, Tag: name},
+	if err := vppbase.Call(e.ch, &interfaces.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: rep.SwIfIndex, Tag: name},
 		&interfaces.SwInterfaceTagAddDelReply{}); err != nil {
 		e.t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // GlobalDescriptorName names the descriptor of the global NAT44 configuration.
@@ -51,7 +52,7 @@ type globalDescriptor struct {
 // NewNat44GlobalDescriptor returns the descriptor of the global NAT44
 // configuration.
 func NewNat44GlobalDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &globalDescriptor{base: newBase(deps, GlobalDescriptorName)}
+	d := &globalDescriptor{base: vppbase.NewDescriptor(deps, GlobalDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*nat.Nat44Global, kvapi.Metadata]{
 		Name:        GlobalDescriptorName,
 		NBKeyPrefix: nat.GlobalNAT44Key,
@@ -70,7 +71,7 @@ func NewNat44GlobalDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			return d.update(v, &nat.Nat44Global{})
 		},
 		Retrieve:             d.retrieve,
-		IsRetriableFailure:   isRetriable,
+		IsRetriableFailure:   vppbase.IsRetriable,
 		DerivedValues:        globalDerived,
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
 	})
@@ -213,7 +214,7 @@ func globalDerived(_ string, g *nat.Nat44Global) []kvapi.KeyValuePair {
 
 // create enables the plugin and applies the global settings.
 func (d *globalDescriptor) create(g *nat.Nat44Global) error {
-	if err := EnableNAT44(d.ch); err != nil {
+	if err := EnableNAT44(d.Ch); err != nil {
 		return fmt.Errorf("create NAT44 global configuration: %w", err)
 	}
 	return d.update(&nat.Nat44Global{}, g)
@@ -223,7 +224,7 @@ func (d *globalDescriptor) create(g *nat.Nat44Global) error {
 // "already enabled" is success.
 func EnableNAT44(ch govppapi.Channel) error {
 	req := &nat44_ed.Nat44EdPluginEnableDisable{Enable: true, Sessions: Sessions}
-	if err := call(ch, req, &nat44_ed.Nat44EdPluginEnableDisableReply{}); err != nil && !isRetval(err, govppapi.FEATURE_ALREADY_ENABLED) {
+	if err := vppbase.Call(ch, req, &nat44_ed.Nat44EdPluginEnableDisableReply{}); err != nil && !vppbase.IsRetval(err, govppapi.FEATURE_ALREADY_ENABLED) {
 		return fmt.Errorf("enable NAT44-ED plugin: %w", err)
 	}
 	return nil
@@ -233,21 +234,21 @@ func EnableNAT44(ch govppapi.Channel) error {
 func (d *globalDescriptor) update(from, to *nat.Nat44Global) error {
 	if from.GetForwarding() != to.GetForwarding() {
 		req := &nat44_ed.Nat44ForwardingEnableDisable{Enable: to.GetForwarding()}
-		if err := call(d.ch, req, &nat44_ed.Nat44ForwardingEnableDisableReply{}); err != nil {
+		if err := vppbase.Call(d.Ch, req, &nat44_ed.Nat44ForwardingEnableDisableReply{}); err != nil {
 			return fmt.Errorf("set NAT44 forwarding to %v: %w", to.GetForwarding(), err)
 		}
 	}
 	oldR, newR := reassembly(from.GetVirtualReassembly()), reassembly(to.GetVirtualReassembly())
 	if to.GetVirtualReassembly().GetDropFragments() && !from.GetVirtualReassembly().GetDropFragments() {
-		d.log.Warn("virtual_reassembly.drop_fragments has no counterpart in VPP 25.10: not applied")
+		d.Log.Warn("virtual_reassembly.drop_fragments has no counterpart in VPP 25.10: not applied")
 	}
 	if oldR != newR {
-		if err := call(d.ch, &newR, &ip.IPReassemblySetReply{}); err != nil {
+		if err := vppbase.Call(d.Ch, &newR, &ip.IPReassemblySetReply{}); err != nil {
 			return fmt.Errorf("set IPv4 shallow virtual reassembly (timeout %dms, max %d, max length %d): %w",
 				newR.TimeoutMs, newR.MaxReassemblies, newR.MaxReassemblyLength, err)
 		}
 	}
-	d.log.WithField("forwarding", to.GetForwarding()).Debug("NAT44 global configuration applied")
+	d.Log.WithField("forwarding", to.GetForwarding()).Debug("NAT44 global configuration applied")
 	return nil
 }
 
@@ -273,7 +274,7 @@ func reassembly(v *nat.VirtualReassembly) ip.IPReassemblySet {
 // running configuration.
 func natEnabled(ch govppapi.Channel) (bool, *nat44_ed.Nat44ShowRunningConfigReply, error) {
 	rc := &nat44_ed.Nat44ShowRunningConfigReply{}
-	if err := call(ch, &nat44_ed.Nat44ShowRunningConfig{}, rc); err != nil {
+	if err := vppbase.Call(ch, &nat44_ed.Nat44ShowRunningConfig{}, rc); err != nil {
 		return false, nil, err
 	}
 	return rc.Sessions != 0, rc, nil
@@ -289,7 +290,7 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 	if len(correlate) > 0 {
 		want, _ = correlate[0].Value.(*nat.Nat44Global)
 	}
-	enabled, rc, err := natEnabled(d.ch)
+	enabled, rc, err := natEnabled(d.Ch)
 	if err != nil {
 		return nil, fmt.Errorf("retrieve NAT44 global configuration: %w", err)
 	}
@@ -297,8 +298,8 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 		return nil, nil
 	}
 	g := &nat.Nat44Global{Forwarding: rc.ForwardingEnabled, VirtualReassembly: want.GetVirtualReassembly()}
-	names := d.ifaceNames()
-	ifaces, err := govppmux.Dump[nat44_ed.Nat44InterfaceDetails](d.ch, &nat44_ed.Nat44InterfaceDump{})
+	names := d.IfaceNames()
+	ifaces, err := govppmux.Dump[nat44_ed.Nat44InterfaceDetails](d.Ch, &nat44_ed.Nat44InterfaceDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve NAT44 interfaces: %w", err)
 	}
@@ -323,7 +324,7 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 			g.NatInterfaces = append(g.NatInterfaces, &nat.Nat44Global_Interface{Name: name, OutputFeature: true})
 		}
 	}
-	addrs, err := govppmux.Dump[nat44_ed.Nat44AddressDetails](d.ch, &nat44_ed.Nat44AddressDump{})
+	addrs, err := govppmux.Dump[nat44_ed.Nat44AddressDetails](d.Ch, &nat44_ed.Nat44AddressDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve NAT44 address pool: %w", err)
 	}
@@ -345,11 +346,11 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 // request) when a stream-capable connection is available; otherwise it
 // reports the output interfaces NB asks for as present.
 func (d *globalDescriptor) outputInterfaces(want *nat.Nat44Global) ([]uint32, error) {
-	if d.conn == nil {
+	if d.Conn == nil {
 		var out []uint32
 		for _, itf := range want.GetNatInterfaces() {
 			if itf.GetOutputFeature() {
-				if sw, err := d.swIfIndex(itf.GetName(), "output interface"); err == nil {
+				if sw, err := d.SwIfIndex(itf.GetName(), "output interface"); err == nil {
 					out = append(out, sw)
 				}
 			}
@@ -357,7 +358,7 @@ func (d *globalDescriptor) outputInterfaces(want *nat.Nat44Global) ([]uint32, er
 		return out, nil
 	}
 	var out []uint32
-	client := nat44_ed.NewServiceClient(d.conn)
+	client := nat44_ed.NewServiceClient(d.Conn)
 	cursor := uint32(0)
 	for {
 		stream, err := client.Nat44EdOutputInterfaceGet(context.Background(), &nat44_ed.Nat44EdOutputInterfaceGet{Cursor: cursor})
@@ -370,7 +371,7 @@ func (d *globalDescriptor) outputInterfaces(want *nat.Nat44Global) ([]uint32, er
 			if r != nil {
 				rep = r
 				if err != nil && !errors.Is(err, io.EOF) {
-					if isRetval(err, govppapi.INVALID_VALUE) && len(out) == 0 && cursor == 0 {
+					if vppbase.IsRetval(err, govppapi.INVALID_VALUE) && len(out) == 0 && cursor == 0 {
 						return nil, nil // VPP's answer when there is no output interface
 					}
 					return nil, err

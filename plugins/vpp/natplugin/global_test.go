@@ -12,6 +12,7 @@ import (
 	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // testGlobal is a global configuration like the service renderer's: an
@@ -147,7 +148,7 @@ func TestNat44GlobalReassembly(t *testing.T) {
 	_, err := gd.Create(nat.GlobalNAT44Key, g)
 	// the simulator does not implement ip_reassembly_set: the request is
 	// sent and its failure reported
-	if e.sim.MessageCount("ip_reassembly_set") != 1 || !isRetval(err, govppapi.UNIMPLEMENTED) {
+	if e.sim.MessageCount("ip_reassembly_set") != 1 || !vppbase.IsRetval(err, govppapi.UNIMPLEMENTED) {
 		t.Errorf("ip_reassembly_set sent %d times, error %v", e.sim.MessageCount("ip_reassembly_set"), err)
 	}
 	r := reassembly(g.VirtualReassembly)
@@ -218,11 +219,11 @@ func TestNat44FeaturesNeedNATEnabled(t *testing.T) {
 	e.loopback("tap1")
 	ifd, ad := NewNat44InterfaceDescriptor(e.deps()), NewNat44AddressDescriptor(e.deps())
 	_, err := ifd.Create(nat.InterfaceNAT44Key("tap1", true), &nat.Nat44Global_Interface{Name: "tap1", IsInside: true})
-	if !isRetval(err, govppapi.UNSUPPORTED) {
+	if !vppbase.IsRetval(err, govppapi.UNSUPPORTED) {
 		t.Errorf("interface feature with NAT disabled: %v", err)
 	}
 	_, err = ad.Create(nat.AddressNAT44Key("1.2.3.4", false), &nat.Nat44Global_Address{Address: "1.2.3.4"})
-	if !isRetval(err, govppapi.UNSUPPORTED) {
+	if !vppbase.IsRetval(err, govppapi.UNSUPPORTED) {
 		t.Errorf("pool address with NAT disabled: %v", err)
 	}
 	if _, err := ifd.Create(nat.InterfaceNAT44Key("nope", true), &nat.Nat44Global_Interface{Name: "nope"}); err == nil {
@@ -233,7 +234,7 @@ func TestNat44FeaturesNeedNATEnabled(t *testing.T) {
 	if err := e.sim.FailMessage("nat44_interface_add_del_feature", int32(govppapi.INVALID_SW_IF_INDEX), 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ifd.Create(nat.InterfaceNAT44Key("tap1", true), &nat.Nat44Global_Interface{Name: "tap1", IsInside: true}); !isRetval(err, govppapi.INVALID_SW_IF_INDEX) {
+	if _, err := ifd.Create(nat.InterfaceNAT44Key("tap1", true), &nat.Nat44Global_Interface{Name: "tap1", IsInside: true}); !vppbase.IsRetval(err, govppapi.INVALID_SW_IF_INDEX) {
 		t.Errorf("injected failure: %v", err)
 	}
 }

@@ -1,10 +1,11 @@
 package natplugin
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/netip"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -92,31 +93,60 @@ func (m *mapping) id() string {
 	return "dnat " + m.ext()
 }
 
-// key is the whole mapping in canonical form.
-func (m *mapping) key() string { return m.matchKey() + " pool " + addrOrNone(m.pool) }
+// mappingID is id as a comparable value: map keys without formatting.
+type mappingID struct {
+	identity bool
+	extIP    netip.Addr
+	extIf    string
+	extPort  uint16
+	proto    uint8
+	vrf      uint32 // identity mappings only
+}
 
-// matchKey is key without what VPP does not dump (the twice-NAT pool
-// address of static mappings); Retrieve pairs dumped and NB mappings by it.
-func (m *mapping) matchKey() string {
-	var b strings.Builder
-	b.WriteString(m.id())
-	fmt.Fprintf(&b, " kind %d twice %d aff %d", m.kind, m.twice, m.affinity)
-	for _, l := range m.locals {
-		fmt.Fprintf(&b, " %s:%d@%d*%d", l.ip, l.port, l.vrf, l.prob)
+// ident returns the mappingID of m (what id names).
+func (m *mapping) ident() mappingID {
+	id := mappingID{identity: m.kind == kindIdentity, extIP: m.extIP, extIf: m.extIf, extPort: m.extPort, proto: m.proto}
+	if id.identity {
+		id.vrf = m.vrf
 	}
-	return b.String()
+	return id
+}
+
+// equal tells whether m and o are the same mapping in every field.
+func (m *mapping) equal(o *mapping) bool {
+	return m.kind == o.kind && m.proto == o.proto && m.extIP == o.extIP && m.extIf == o.extIf &&
+		m.extPort == o.extPort && m.twice == o.twice && m.pool == o.pool && m.affinity == o.affinity &&
+		m.vrf == o.vrf && slices.Equal(m.locals, o.locals)
+}
+
+// matchKey is the mapping in canonical form without what VPP does not dump (the
+// twice-NAT pool address of static mappings); Retrieve pairs dumped and NB
+// mappings by it.
+func (m *mapping) matchKey() string {
+	b := make([]byte, 0, 64+len(m.locals)*32)
+	b = append(b, m.id()...)
+	b = append(b, " kind "...)
+	b = strconv.AppendUint(b, uint64(m.kind), 10)
+	b = append(b, " twice "...)
+	b = strconv.AppendUint(b, uint64(m.twice), 10)
+	b = append(b, " aff "...)
+	b = strconv.AppendUint(b, uint64(m.affinity), 10)
+	for _, l := range m.locals {
+		b = append(b, ' ')
+		b = l.ip.AppendTo(b)
+		b = append(b, ':')
+		b = strconv.AppendUint(b, uint64(l.port), 10)
+		b = append(b, '@')
+		b = strconv.AppendUint(b, uint64(l.vrf), 10)
+		b = append(b, '*')
+		b = strconv.AppendUint(b, uint64(l.prob), 10)
+	}
+	return string(b)
 }
 
 // sameButLocals tells whether two LB mappings differ at most in their locals.
 func (m *mapping) sameButLocals(o *mapping) bool {
-	return m.kind == kindLB && o.kind == kindLB && m.id() == o.id() && m.twice == o.twice && m.affinity == o.affinity
-}
-
-func addrOrNone(a netip.Addr) string {
-	if !a.IsValid() {
-		return "-"
-	}
-	return a.String()
+	return m.kind == kindLB && o.kind == kindLB && m.ident() == o.ident() && m.twice == o.twice && m.affinity == o.affinity
 }
 
 // protoName names an IP protocol number in keys and messages.
@@ -185,15 +215,14 @@ func twiceModel(f nat_types.NatConfigFlags) nat.DNat44_StaticMapping_TwiceNatMod
 
 // sortLocals orders locals by address, port and VRF.
 func sortLocals(ls []local) {
-	sort.Slice(ls, func(i, j int) bool {
-		a, b := ls[i], ls[j]
+	slices.SortFunc(ls, func(a, b local) int {
 		if c := a.ip.Compare(b.ip); c != 0 {
-			return c < 0
+			return c
 		}
 		if a.port != b.port {
-			return a.port < b.port
+			return int(a.port) - int(b.port)
 		}
-		return a.vrf < b.vrf
+		return cmp.Compare(a.vrf, b.vrf)
 	})
 }
 
@@ -238,12 +267,13 @@ func parseMappings(d *nat.DNat44) ([]mapping, error) {
 			out = append(out, m)
 		}
 	}
-	seen := make(map[string]bool, len(out))
-	for _, m := range out {
-		if seen[m.id()] {
-			p.add("st_mappings", "mapping %s is listed twice", m.id())
+	seen := make(map[mappingID]bool, len(out))
+	for i := range out {
+		id := out[i].ident()
+		if seen[id] {
+			p.add("st_mappings", "mapping %s is listed twice", out[i].id())
 		}
-		seen[m.id()] = true
+		seen[id] = true
 	}
 	if err := p.err(); err != nil {
 		return nil, err
@@ -274,6 +304,7 @@ func parseStatic(p *problems, f string, sm *nat.DNat44_StaticMapping) (mapping, 
 	if len(sm.GetLocalIps()) == 0 {
 		p.add(f+".local_ips", "a static mapping needs at least one local IP")
 	}
+	m.locals = make([]local, 0, len(sm.GetLocalIps()))
 	for j, l := range sm.GetLocalIps() {
 		lf := func(name string) string { return f + ".local_ips[" + strconv.Itoa(j) + "]." + name }
 		ip, ok := parseIPv4(l.GetLocalIp())

@@ -26,6 +26,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l3plugin"
 )
 
@@ -53,10 +54,10 @@ func testIfaceDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
 			itf := asIf(v)
 			rep := &interfaces.CreateLoopbackReply{}
-			if err := call(ch, &interfaces.CreateLoopback{}, rep); err != nil {
+			if err := vppbase.Call(ch, &interfaces.CreateLoopback{}, rep); err != nil {
 				return nil, err
 			}
-			if err := call(ch, &interfaces.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: rep.SwIfIndex, Tag: itf.Name},
+			if err := vppbase.Call(ch, &interfaces.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: rep.SwIfIndex, Tag: itf.Name},
 				&interfaces.SwInterfaceTagAddDelReply{}); err != nil {
 				return nil, err
 			}
@@ -65,7 +66,7 @@ func testIfaceDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 				req := &interfaces.SwInterfaceAddDelAddress{SwIfIndex: rep.SwIfIndex, IsAdd: true,
 					Prefix: ip_types.AddressWithPrefix{Address: ip_types.Address{Af: ip_types.ADDRESS_IP4,
 						Un: ip_types.AddressUnionIP4(p.Addr().As4())}, Len: uint8(p.Bits())}}
-				if err := call(ch, req, &interfaces.SwInterfaceAddDelAddressReply{}); err != nil {
+				if err := vppbase.Call(ch, req, &interfaces.SwInterfaceAddDelAddressReply{}); err != nil {
 					return nil, err
 				}
 			}
@@ -73,7 +74,7 @@ func testIfaceDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 		},
 		Delete: func(_ string, _ proto.Message, md kvapi.Metadata) error {
 			sw := md.(*ifaceidx.Metadata).SwIfIndex
-			return call(ch, &interfaces.DeleteLoopback{SwIfIndex: interface_types.InterfaceIndex(sw)}, &interfaces.DeleteLoopbackReply{})
+			return vppbase.Call(ch, &interfaces.DeleteLoopback{SwIfIndex: interface_types.InterfaceIndex(sw)}, &interfaces.DeleteLoopbackReply{})
 		},
 		Retrieve: func(corr []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 			byName := map[string]kvapi.KVWithMetadata{}

@@ -1,14 +1,12 @@
 package natplugin
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 
 	govppapi "go.fd.io/govpp/api"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
-	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
 // noIndex is VPP's ~0: "no interface", "any VRF".
@@ -17,15 +15,6 @@ const noIndex = ^uint32(0)
 // window is the largest number of requests a batch keeps in flight (below govpp's
 // reply buffer, see govppmux.DefaultWindow).
 const window = govppmux.DefaultWindow
-
-// call sends one request and waits for its reply; a non-zero retval comes
-// back as a govppapi.VPPApiError.
-func call(ch govppapi.Channel, req, reply govppapi.Message) error {
-	if err := ch.SendRequest(req).ReceiveReply(reply); err != nil {
-		return fmt.Errorf("%s: %w", req.GetMessageName(), err)
-	}
-	return nil
-}
 
 // request is one request of a batch.
 type request struct {
@@ -51,19 +40,6 @@ func sendBatch(ch govppapi.Channel, reqs []request) []error {
 		}
 	}
 	return errs
-}
-
-// isRetval tells whether err is a VPP error with the given retval.
-func isRetval(err error, code govppapi.VPPApiError) bool {
-	var e govppapi.VPPApiError
-	return errors.As(err, &e) && e == code
-}
-
-// isRetriable reports whether an operation that failed with err may succeed
-// when tried again: invalid values never do; VPP errors might.
-func isRetriable(err error) bool {
-	var inv *kvapi.InvalidValueError
-	return !errors.As(err, &inv)
 }
 
 // parseIPv4 parses an IPv4 address (IPv4-mapped IPv6 accepted).

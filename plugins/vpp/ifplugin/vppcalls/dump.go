@@ -12,10 +12,12 @@ import (
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/tapv2"
 	"go.fd.io/govpp/binapi/vxlan"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // Interface is everything the dumps say about one VPP interface.
@@ -73,10 +75,10 @@ type DHCPClient struct {
 func DHCPFromLease(hostname string, l dhcp.DHCPLease) *DHCPClient {
 	c := &DHCPClient{Hostname: hostname, Bound: l.State == dhcp.DHCP_CLIENT_STATE_API_BOUND, IsIPv6: l.IsIPv6,
 		LeaseMAC: net.HardwareAddr(append([]byte(nil), l.HostMac[:]...)), LeaseHostname: l.Hostname}
-	if a, ok := AddrFromAPI(l.HostAddress); ok && c.Bound {
+	if a, ok := vppbase.AddrFromAPI(l.HostAddress); ok && c.Bound {
 		c.Address = netip.PrefixFrom(a, int(l.MaskWidth))
 	}
-	if a, ok := AddrFromAPI(l.RouterAddress); ok && c.Bound && !a.IsUnspecified() {
+	if a, ok := vppbase.AddrFromAPI(l.RouterAddress); ok && c.Bound && !a.IsUnspecified() {
 		c.Router = a
 	}
 	return c
@@ -145,8 +147,8 @@ func (h *Handler) dumpLinks(bySw map[uint32]*Interface) error {
 		if i == nil {
 			continue
 		}
-		src, _ := AddrFromAPI(v.SrcAddress)
-		dst, _ := AddrFromAPI(v.DstAddress)
+		src, _ := vppbase.AddrFromAPI(v.SrcAddress)
+		dst, _ := vppbase.AddrFromAPI(v.DstAddress)
 		i.Vxlan = &Vxlan{Src: src, Dst: dst, VNI: v.Vni, EncapVRF: v.EncapVrfID}
 	}
 	return nil
@@ -191,7 +193,7 @@ func (h *Handler) dumpL3(list []*Interface, bySw map[uint32]*Interface) error {
 			return fmt.Errorf("dump addresses of sw_if_index %d: %w", owners[k].SwIfIndex, errs[k])
 		}
 		for _, d := range details {
-			if p, ok := prefixFromAPI(d.Prefix); ok {
+			if p, ok := vppbase.PrefixFromAPI(ip_types.Prefix(d.Prefix)); ok {
 				owners[k].Addresses = append(owners[k].Addresses, p)
 			}
 		}

@@ -25,6 +25,7 @@ import (
 	"go.fd.io/govpp/binapi/vxlan"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // NoIndex is VPP's ~0: "no interface", "any interface", "allocate one".
@@ -85,37 +86,6 @@ func macToAPI(mac net.HardwareAddr) ethernet_types.MacAddress {
 	var m ethernet_types.MacAddress
 	copy(m[:], mac)
 	return m
-}
-
-// AddrToAPI converts an address to the binapi form.
-func AddrToAPI(a netip.Addr) ip_types.Address {
-	if a.Is4() {
-		return ip_types.Address{Af: ip_types.ADDRESS_IP4, Un: ip_types.AddressUnionIP4(a.As4())}
-	}
-	return ip_types.Address{Af: ip_types.ADDRESS_IP6, Un: ip_types.AddressUnionIP6(a.As16())}
-}
-
-// AddrFromAPI converts a binapi address; ok is false for an unknown family.
-func AddrFromAPI(a ip_types.Address) (netip.Addr, bool) {
-	switch a.Af {
-	case ip_types.ADDRESS_IP4:
-		return netip.AddrFrom4(a.Un.GetIP4()), true
-	case ip_types.ADDRESS_IP6:
-		return netip.AddrFrom16(a.Un.GetIP6()), true
-	}
-	return netip.Addr{}, false
-}
-
-func prefixToAPI(p netip.Prefix) ip_types.AddressWithPrefix {
-	return ip_types.AddressWithPrefix{Address: AddrToAPI(p.Addr()), Len: uint8(p.Bits())}
-}
-
-func prefixFromAPI(p ip_types.AddressWithPrefix) (netip.Prefix, bool) {
-	a, ok := AddrFromAPI(p.Address)
-	if !ok || int(p.Len) > a.BitLen() {
-		return netip.Prefix{}, false
-	}
-	return netip.PrefixFrom(a, int(p.Len)), true
 }
 
 // CreateLoopback creates a loopback with the given MAC (nil: VPP chooses) and
@@ -213,8 +183,8 @@ func (v Vxlan) request(isAdd bool) *vxlan.VxlanAddDelTunnelV3 {
 	return &vxlan.VxlanAddDelTunnelV3{
 		IsAdd:          isAdd,
 		Instance:       NoIndex,
-		SrcAddress:     AddrToAPI(v.Src),
-		DstAddress:     AddrToAPI(v.Dst),
+		SrcAddress:     vppbase.AddrToAPI(v.Src),
+		DstAddress:     vppbase.AddrToAPI(v.Dst),
 		McastSwIfIndex: swIdx(NoIndex),
 		EncapVrfID:     v.EncapVRF,
 		DecapNextIndex: NoIndex,
@@ -319,7 +289,7 @@ func (b *Batch) SetDHCPClient(sw uint32, enable bool, hostname string, pid uint3
 
 // AddDelAddress adds or deletes an interface address.
 func (b *Batch) AddDelAddress(sw uint32, p netip.Prefix, isAdd bool) *Batch {
-	return b.add(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: swIdx(sw), IsAdd: isAdd, Prefix: prefixToAPI(p)},
+	return b.add(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: swIdx(sw), IsAdd: isAdd, Prefix: ip_types.AddressWithPrefix(vppbase.PrefixToAPI(p))},
 		&interfaces.SwInterfaceAddDelAddressReply{})
 }
 

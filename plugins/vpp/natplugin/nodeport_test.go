@@ -1,0 +1,155 @@
+package natplugin
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
+)
+
+// nodePortService is the DNat44 the service renderer builds for a NodePort
+// service: the cluster IP port and, for each node, the node port on both of its IPs
+// (the node IP and its management IP), every mapping with the same backends.
+func nodePortService(svc, nodes, backends int) *nat.DNat44 {
+	locals := func() []*nat.DNat44_StaticMapping_LocalIP {
+		out := make([]*nat.DNat44_StaticMapping_LocalIP, backends)
+		for k := range out {
+			out[k] = lip(fmt.Sprintf("10.1.%d.%d", k, svc&0xff), 8080, 0, 1)
+		}
+		return out
+	}
+	label := fmt.Sprintf("default/np%d", svc)
+	d := &nat.DNat44{Label: label, StMappings: []*nat.DNat44_StaticMapping{{
+		ExternalIp: fmt.Sprintf("10.96.%d.%d", svc>>8, svc&0xff), ExternalPort: 80, Protocol: nat.DNat44_TCP,
+		TwiceNat: nat.DNat44_StaticMapping_SELF, LocalIps: locals()}}}
+	for n := range nodes {
+		for _, ip := range []string{fmt.Sprintf("192.168.16.%d", n+1), fmt.Sprintf("10.20.0.%d", n+1)} {
+			d.StMappings = append(d.StMappings, &nat.DNat44_StaticMapping{ExternalIp: ip,
+				ExternalPort: uint32(30000 + svc), Protocol: nat.DNat44_TCP, TwiceNat: nat.DNat44_StaticMapping_SELF,
+				LocalIps: locals()})
+		}
+	}
+	return d
+}
+
+// normalizedNAT is the simulator's NAT state in a canonical order, for comparing two
+// VPPs that got the same configuration along different paths.
+func normalizedNAT(s *vppsim.Sim) vppsim.NAT {
+	n := s.NAT()
+	for i := range n.LBMappings {
+		slices.SortFunc(n.LBMappings[i].Locals, func(a, b vppsim.Backend) int {
+			return strings.Compare(a.Addr.String(), b.Addr.String())
+		})
+	}
+	slices.SortFunc(n.LBMappings, func(a, b vppsim.LBMapping) int {
+		return strings.Compare(a.External.String(), b.External.String())
+	})
+	slices.SortFunc(n.StaticMappings, func(a, b vppsim.StaticMapping) int {
+		return strings.Compare(a.External.String(), b.External.String())
+	})
+	return n
+}
+
+// expectSameNATAsFreshCreate creates want in a fresh simulator and compares its NAT
+// state with the one of got.
+func expectSameNATAsFreshCreate(t *testing.T, got *vppsim.Sim, want map[string]proto.Message) {
+	t.Helper()
+	fresh := newEnv(t)
+	if err := newAgent(t, fresh.conn).commit(context.Background(), want); err != nil {
+		t.Fatal(err)
+	}
+	if g, w := normalizedNAT(got), normalizedNAT(fresh.sim); !reflect.DeepEqual(g, w) {
+		t.Errorf("VPP after the update differs from a fresh create:\n got %+v\nwant %+v", g, w)
+	}
+}
+
+// TestNodePortUpdateProgramsOnlyTheChangedMappings: a node joining adds, in VPP,
+// exactly the two mappings of its IPs per NodePort (nothing is rewritten); a node
+// leaving deletes exactly those; an endpoint added to the service adds one local in
+// place to each of its LB mappings. After each step VPP holds what a fresh create of
+// the new value gives.
+func TestNodePortUpdateProgramsOnlyTheChangedMappings(t *testing.T) {
+	const services, backends = 3, 4
+	e := newEnv(t)
+	a := newAgent(t, e.conn)
+	vals := func(nodes, backends int) map[string]proto.Message {
+		v := map[string]proto.Message{nat.GlobalNAT44Key: &nat.Nat44Global{Forwarding: true}}
+		for s := range services {
+			d := nodePortService(s, nodes, backends)
+			v[nat.DNAT44Key(d.Label)] = d
+		}
+		return v
+	}
+	if err := a.commit(context.Background(), vals(3, backends)); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name           string
+		nodes, backend int
+		want           map[string]int64
+	}{
+		{"node joins", 4, backends, map[string]int64{"nat44_add_del_lb_static_mapping": 2 * services}},
+		{"node leaves", 3, backends, map[string]int64{"nat44_add_del_lb_static_mapping": 2 * services}},
+		// one local per mapping: the cluster IP and 2 x 3 node ports
+		{"endpoint added", 3, backends + 1, map[string]int64{"nat44_lb_static_mapping_add_del_local": 7 * services}},
+		{"endpoint removed", 3, backends, map[string]int64{"nat44_lb_static_mapping_add_del_local": 7 * services}},
+	}
+	for _, st := range steps {
+		want := vals(st.nodes, st.backend)
+		e.sim.ResetMessageCounts()
+		if err := a.commit(context.Background(), want); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := e.sim.MessageCounts(); !reflect.DeepEqual(got, st.want) {
+			t.Errorf("%s: VPP received %v, want exactly %v", st.name, got, st.want)
+		}
+		expectSameNATAsFreshCreate(t, e.sim, want)
+	}
+}
+
+// BenchmarkNodeJoin1kNodePorts measures one node joining a cluster of 50 nodes with
+// 1,000 NodePort services of 10 endpoints each (101 mappings per service, 101k in
+// VPP): the transaction that adds the new node's two IPs to every service, through
+// the real scheduler and the simulator over the socket. Reported: time per commit
+// and the messages VPP received (2 per service).
+func BenchmarkNodeJoin1kNodePorts(b *testing.B) {
+	const services, nodes, backends = 1000, 50, 10
+	e := newEnv(b)
+	a := newAgent(b, e.conn)
+	before := map[string]proto.Message{nat.GlobalNAT44Key: &nat.Nat44Global{Forwarding: true}}
+	after := map[string]proto.Message{}
+	for s := range services {
+		d := nodePortService(s, nodes, backends)
+		before[nat.DNAT44Key(d.Label)] = d
+		after[nat.DNAT44Key(d.Label)] = nodePortService(s, nodes+1, backends)
+	}
+	if err := a.commit(context.Background(), before); err != nil {
+		b.Fatal(err)
+	}
+	next := []map[string]proto.Message{after, before} // join, leave, join, ...
+	e.sim.ResetMessageCounts()
+	var joins time.Duration
+	var nJoins int
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		if err := a.commit(context.Background(), next[i%2]); err != nil {
+			b.Fatal(err)
+		}
+		if i%2 == 0 {
+			joins += time.Since(start)
+			nJoins++
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(e.sim.TotalMessageCount())/float64(b.N), "vpp-msgs/op")
+	b.ReportMetric(joins.Seconds()/float64(nJoins), "join-s/op")
+}
