@@ -83,10 +83,17 @@ type Controller struct {
 
 	eventQueue    chan api.Event
 	followUpQueue chan api.Event
-	loopGID       uint64 // goroutine ID of the loop, set before the loop starts
-	ctx           context.Context
-	cancel        context.CancelFunc
-	wg            sync.WaitGroup
+
+	// Guarded by sourcesMu: the sources drained by the loop, and their wake-up signal.
+	sourcesMu  sync.Mutex
+	sources    []api.EventSource
+	sourceNext int // round-robin position
+	sourceWake chan struct{}
+
+	loopGID uint64 // goroutine ID of the loop, set before the loop starts
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	// Owned by the loop goroutine.
 	startTime        time.Time
@@ -133,6 +140,7 @@ func (c *Controller) Init() error {
 	}
 	c.eventQueue = make(chan api.Event, queueSize)
 	c.followUpQueue = make(chan api.Event, queueSize)
+	c.initSourceWake()
 	c.kubeState = make(api.KubeStateData)
 	c.externalConfig = make(map[string]api.KeyValuePairs)
 	c.internalConfig = make(api.KeyValuePairs)
@@ -240,6 +248,47 @@ func (c *Controller) PushEvent(ev api.Event) error {
 	}
 }
 
+// initSourceWake creates the wake-up signal of the event sources once.
+func (c *Controller) initSourceWake() {
+	c.sourcesMu.Lock()
+	defer c.sourcesMu.Unlock()
+	if c.sourceWake == nil {
+		c.sourceWake = make(chan struct{}, 1)
+	}
+}
+
+// AddEventSource registers a source whose pending events the loop takes one at a time,
+// interleaved with the queued events (see api.EventSource). Register sources before
+// AfterInit. The returned function tells the loop that src has pending events.
+func (c *Controller) AddEventSource(src api.EventSource) (wake func()) {
+	c.initSourceWake()
+	c.sourcesMu.Lock()
+	c.sources = append(c.sources, src)
+	ch := c.sourceWake
+	c.sourcesMu.Unlock()
+	return func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// nextFromSources takes one pending event of the sources, round robin; nil when none
+// has any.
+func (c *Controller) nextFromSources() api.Event {
+	c.sourcesMu.Lock()
+	defer c.sourcesMu.Unlock()
+	for range c.sources {
+		src := c.sources[c.sourceNext%len(c.sources)]
+		c.sourceNext++
+		if ev := src.Next(); ev != nil {
+			return ev
+		}
+	}
+	return nil
+}
+
 // followUp marks an event pushed from inside the loop while processing event `to`.
 type followUp struct {
 	api.Event
@@ -292,6 +341,15 @@ func (c *Controller) loop() {
 			c.receive(ev)
 		case ev := <-c.eventQueue:
 			c.receive(ev)
+		case <-c.sourceWake:
+			if ev := c.nextFromSources(); ev != nil {
+				c.receive(ev)
+				// Take the next one in a later round, after what else is queued.
+				select {
+				case c.sourceWake <- struct{}{}:
+				default: // already signalled
+				}
+			}
 		case <-deadline.C:
 			if !c.startupResynced {
 				c.abort(ErrStartupResyncDeadline)

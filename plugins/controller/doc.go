@@ -4,12 +4,13 @@
 //
 //	producers                         controller (one goroutine)
 //	─────────                         ──────────────────────────
-//	dbwatcher ── DBResync ──────┐
-//	           KubeStateChange ─┤     ┌──────────────┐  follow-ups first,
-//	podmanager ── AddPod ───────┼───▶ │ event queue  │  then events parked before the
-//	           ── DeletePod ────┤     │ (1000) + the │  first DBResync, then the queue
-//	nodesync ── NodeUpdate ─────┤     │ follow-ups   │
-//	handlers ── follow-ups ─────┘     └──────┬───────┘
+//	dbwatcher: pending DBResync and ─────────┐ an EventSource: taken one at a time
+//	  changes coalesced per key              │ (AddEventSource), never overflows
+//	podmanager ── AddPod ───────┐     ┌──────┴───────┐  follow-ups first,
+//	           ── DeletePod ────┼───▶ │ event queue  │  then events parked before the
+//	nodesync ── NodeUpdate ─────┤     │ (1000) + the │  first DBResync, then the queue
+//	handlers ── follow-ups ─────┘     │ follow-ups   │  and the sources, interleaved
+//	                                  └──────┬───────┘
 //	timers ── HealingResync ─────────────────┤
 //	                                         ▼
 //	            handlers in registration order (Reverse events: backwards), filtered by

@@ -136,3 +136,20 @@ type EventHandler interface {
 	// failed (RevertOnFailure only); the configuration is reverted by the scheduler.
 	Revert(event Event) error
 }
+
+// EventSource is a producer that keeps its events pending until the event loop takes
+// them, one at a time, when it is ready for the next one (instead of pushing them into
+// the loop's bounded queue). A source can then coalesce what is still pending, so that
+// its backlog is bounded by what it tracks, not by how many changes it saw.
+type EventSource interface {
+	// Next removes and returns the oldest pending event, or nil when none is pending.
+	// It is called from the event loop and must not block.
+	Next() Event
+}
+
+// EventSourceRegistrar is implemented by event loops that drain EventSources.
+type EventSourceRegistrar interface {
+	// AddEventSource registers src. The source calls the returned function (from any
+	// goroutine; it never blocks) whenever it has new pending events.
+	AddEventSource(src EventSource) (wake func())
+}

@@ -26,8 +26,15 @@ func loopOnly(t *testing.T) (*DBWatcher, *fakeLoop) {
 	w := &DBWatcher{
 		Deps:      Deps{Log: log, NodeName: testNode, EventLoop: loop, ExternalConfigCodec: testCodec},
 		local:     l,
-		metrics:   newMetrics(),
+		metrics:   newMetrics(func() int { return 0 }),
 		resyncReq: make(chan struct{}, resyncQueueSize),
+		pending:   newChangeTracker(),
+	}
+	// Pending events reach the fake loop as soon as they are recorded.
+	w.pending.wake = func() {
+		for ev := w.pending.Next(); ev != nil; ev = w.pending.Next() {
+			_ = loop.PushEvent(ev)
+		}
 	}
 	w.loop = newLoopState()
 	w.loop.gen, w.loop.synced, w.loop.floor = 1, true, [2]int64{11, 11}

@@ -21,10 +21,16 @@ type metrics struct {
 	changes   *prometheus.CounterVec
 	badValues *prometheus.CounterVec
 	connected prometheus.Gauge
+	pending   prometheus.GaugeFunc
 }
 
-func newMetrics() *metrics {
+// newMetrics creates the collectors; pending reports the number of pending changes.
+func newMetrics(pending func() int) *metrics {
 	return &metrics{
+		pending: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "contiv_dbwatcher_pending_changes",
+			Help: "Changes (coalesced per key) waiting for the event loop.",
+		}, func() float64 { return float64(pending()) }),
 		resyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contiv_dbwatcher_resyncs_total",
 			Help: "Database resyncs by source (remote = etcd, local = bolt mirror) and outcome (ok, error, skipped).",
@@ -45,7 +51,7 @@ func newMetrics() *metrics {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.connected}
+	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.connected, m.pending}
 }
 
 // register registers every collector, undoing the registrations when one fails.
