@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -67,6 +68,9 @@ type Deps struct {
 	Registerer prometheus.Registerer
 	// Health reports the controller's state to readiness and liveness; optional.
 	Health *health.Reporter
+	// Clock drives the timers (start-up deadline, healing, history trimming, the stall
+	// watchdog); nil means the real clock.
+	Clock clock.WithTicker
 }
 
 // Controller is the event loop: one goroutine that owns every handler's state, processes
@@ -76,6 +80,7 @@ type Controller struct {
 
 	config  Config
 	metrics *metrics
+	clock   clock.WithTicker
 
 	// Guarded by pushMu: whether new events are taken.
 	pushMu sync.RWMutex
@@ -106,11 +111,20 @@ type Controller struct {
 	externalConfig   map[string]api.KeyValuePairs // source -> config
 	internalConfig   api.KeyValuePairs            // last committed handler-staged values
 	healingScheduled bool
-	healingTimer     *time.Timer
+	healingTimer     clock.Timer
 	healingErr       error
-	periodicTicker   *time.Ticker
+	healingDue       time.Time
+	healingFailures  int                    // consecutive failed healing resyncs
+	failedValues     map[string]failedValue // keys the scheduler could not apply
+	periodicTicker   clock.Ticker
 	seqNum           uint64
 	currentSeq       uint64
+
+	// Guarded by healthMu: the event in progress, for the stall watchdog.
+	healthMu  sync.Mutex
+	busyName  string
+	busySince time.Time
+	stalled   bool
 
 	history *eventHistory
 }
@@ -141,10 +155,15 @@ func (c *Controller) Init() error {
 	c.eventQueue = make(chan api.Event, queueSize)
 	c.followUpQueue = make(chan api.Event, queueSize)
 	c.initSourceWake()
+	c.clock = c.Deps.Clock
+	if c.clock == nil {
+		c.clock = clock.RealClock{}
+	}
 	c.kubeState = make(api.KubeStateData)
 	c.externalConfig = make(map[string]api.KeyValuePairs)
 	c.internalConfig = make(api.KeyValuePairs)
-	c.startTime = time.Now()
+	c.failedValues = make(map[string]failedValue)
+	c.startTime = c.clock.Now()
 	c.history = newEventHistory(c.config, c.startTime)
 	c.metrics = newMetrics(func() float64 { return float64(len(c.eventQueue) + len(c.followUpQueue)) })
 	if c.Registerer != nil {
@@ -180,6 +199,10 @@ func (c *Controller) AfterInit() error {
 		c.loop()
 	}()
 	<-started
+	if c.config.EventLoopStallTimeout > 0 {
+		c.wg.Add(1)
+		go c.watchStalls()
+	}
 	return nil
 }
 
@@ -194,7 +217,7 @@ func (c *Controller) Close() error {
 	if perr := c.PushEvent(shutdown); perr == nil {
 		select {
 		case err = <-shutdown.WaitChan():
-		case <-time.After(shutdownTimeout):
+		case <-c.clock.After(shutdownTimeout):
 			err = fmt.Errorf("shutdown event not processed within %v", shutdownTimeout)
 		}
 	}
@@ -314,9 +337,9 @@ func goroutineID() uint64 {
 
 // loop is the one goroutine that processes events.
 func (c *Controller) loop() {
-	deadline := time.NewTimer(time.Duration(c.config.StartupResyncDeadline))
+	deadline := c.clock.NewTimer(time.Duration(c.config.StartupResyncDeadline))
 	defer deadline.Stop()
-	trim := time.NewTicker(historyTrimPeriod)
+	trim := c.clock.NewTicker(historyTrimPeriod)
 	defer trim.Stop()
 	defer c.stopHealingTimers()
 
@@ -350,12 +373,12 @@ func (c *Controller) loop() {
 				default: // already signalled
 				}
 			}
-		case <-deadline.C:
+		case <-deadline.C():
 			if !c.startupResynced {
 				c.abort(ErrStartupResyncDeadline)
 			}
-		case <-trim.C:
-			c.history.trim(time.Now())
+		case <-trim.C():
+			c.history.trim(c.clock.Now())
 		case <-c.healingTimerC():
 			c.healingTimer = nil
 			c.receive(&api.HealingResync{Type: api.AfterError, Error: c.healingErr})
@@ -369,14 +392,14 @@ func (c *Controller) healingTimerC() <-chan time.Time {
 	if c.healingTimer == nil {
 		return nil
 	}
-	return c.healingTimer.C
+	return c.healingTimer.C()
 }
 
 func (c *Controller) periodicTickerC() <-chan time.Time {
 	if c.periodicTicker == nil {
 		return nil
 	}
-	return c.periodicTicker.C
+	return c.periodicTicker.C()
 }
 
 func (c *Controller) stopHealingTimers() {
@@ -413,7 +436,7 @@ func (c *Controller) receive(ev api.Event) {
 			c.backlog = append(c.backlog, c.delayed...)
 			c.delayed = nil
 			if c.config.EnablePeriodicHealing {
-				c.periodicTicker = time.NewTicker(time.Duration(c.config.PeriodicHealingInterval))
+				c.periodicTicker = c.clock.NewTicker(time.Duration(c.config.PeriodicHealingInterval))
 			}
 		}
 	}
@@ -441,18 +464,6 @@ func (c *Controller) abort(err error) {
 	c.backlog = nil
 	c.stopHealingTimers()
 	c.healingTimer, c.periodicTicker = nil, nil
-}
-
-// scheduleHealing arms the after-error healing resync unless one is pending.
-func (c *Controller) scheduleHealing(cause error) {
-	if c.healingScheduled || c.aborting {
-		return
-	}
-	c.healingScheduled = true
-	c.healingErr = cause
-	delay := time.Duration(c.config.DelayAfterErrorHealing)
-	c.Log.WithError(cause).Warnf("healing resync scheduled in %v", delay)
-	c.healingTimer = time.NewTimer(delay)
 }
 
 func (c *Controller) report(state health.State, reason string) {

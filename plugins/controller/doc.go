@@ -21,8 +21,9 @@
 //	            one transaction ──▶ kvscheduler.Commit(WithResync | WithRetry | WithRevert)
 //	                                         │
 //	            RevertOnFailure error ──▶ Revert of the handlers that ran, in reverse
-//	            BestEffort error ───────▶ HealingResync(AfterError) after delayAfterErrorHealing
-//	            failed healing / fatal ─▶ the loop aborts, health Error, liveness fails
+//	            BestEffort error ───────▶ HealingResync(AfterError) after delayAfterErrorHealing,
+//	                                      again with backoff while it fails: DEGRADED
+//	            fatal / stalled loop ───▶ health ERROR, liveness fails (healing.go)
 //	                                         │
 //	                                         ▼
 //	            event record (history, /controller/event-history), banner in the log,

@@ -12,6 +12,10 @@ type metrics struct {
 	duration  *prometheus.HistogramVec
 	queueLen  prometheus.GaugeFunc
 	queueFull prometheus.Counter
+	// failedValues, healing and stalls report the healing state (healing.go).
+	failedValues prometheus.Gauge
+	healing      *prometheus.CounterVec
+	stalls       prometheus.Counter
 }
 
 func newMetrics(queueLen func() float64) *metrics {
@@ -33,11 +37,23 @@ func newMetrics(queueLen func() float64) *metrics {
 			Name: "contiv_controller_events_rejected_total",
 			Help: "Events refused because the queue was full.",
 		}),
+		failedValues: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "contiv_controller_failed_values",
+			Help: "Values the scheduler could not apply and that were not repaired yet (readiness is DEGRADED meanwhile).",
+		}),
+		healing: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contiv_controller_healing_resyncs_total",
+			Help: "After-error healing resyncs by outcome (ok, error); a failed one is retried with backoff.",
+		}, []string{"outcome"}),
+		stalls: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contiv_controller_event_loop_stalls_total",
+			Help: "Times one event was processed for longer than eventLoopStallTimeout (liveness fails meanwhile).",
+		}),
 	}
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.events, m.duration, m.queueLen, m.queueFull} {
+	for _, c := range []prometheus.Collector{m.events, m.duration, m.queueLen, m.queueFull, m.failedValues, m.healing, m.stalls} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

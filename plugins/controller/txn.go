@@ -58,4 +58,7 @@ type Scheduler interface {
 	StartNBTransaction() kvs.Txn
 	// GetRecordedTransaction returns a committed transaction for the event history.
 	GetRecordedTransaction(seqNum uint64) *kvs.RecordedTxn
+	// GetValueStatus returns the status of the value under key (failing values are
+	// named in the health report until they are repaired).
+	GetValueStatus(key string) *kvs.ValueStatus
 }

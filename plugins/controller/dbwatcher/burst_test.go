@@ -31,6 +31,7 @@ type burstTxn struct{ s *burstScheduler }
 
 func (s *burstScheduler) StartNBTransaction() kvs.Txn                    { return burstTxn{s} }
 func (s *burstScheduler) GetRecordedTransaction(uint64) *kvs.RecordedTxn { return nil }
+func (s *burstScheduler) GetValueStatus(string) *kvs.ValueStatus         { return nil }
 func (t burstTxn) SetValue(string, proto.Message) kvs.Txn                { return t }
 func (t burstTxn) Commit(context.Context) (uint64, error)                { return t.s.seq.Add(1), nil }
 
