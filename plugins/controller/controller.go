@@ -12,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
-	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
@@ -110,6 +109,7 @@ type Controller struct {
 	kubeState        api.KubeStateData
 	externalConfig   map[string]api.KeyValuePairs // source -> config
 	internalConfig   api.KeyValuePairs            // last committed handler-staged values
+	extConflicts     map[string]struct{}          // keys both external and the agent's
 	healingScheduled bool
 	healingTimer     clock.Timer
 	healingErr       error
@@ -163,6 +163,7 @@ func (c *Controller) Init() error {
 	c.externalConfig = make(map[string]api.KeyValuePairs)
 	c.internalConfig = make(api.KeyValuePairs)
 	c.failedValues = make(map[string]failedValue)
+	c.extConflicts = make(map[string]struct{})
 	c.startTime = c.clock.Now()
 	c.history = newEventHistory(c.config, c.startTime)
 	c.metrics = newMetrics(func() float64 { return float64(len(c.eventQueue) + len(c.followUpQueue)) })
@@ -500,35 +501,4 @@ func (c *Controller) applyExternalChange(ev *api.ExternalConfigChange) {
 		}
 		src[k] = v
 	}
-}
-
-// externalValue merges the values that every external source has for key; nil if none.
-func (c *Controller) externalValue(key string) proto.Message {
-	var merged proto.Message
-	for _, src := range c.externalConfig {
-		v, ok := src[key]
-		if !ok {
-			continue
-		}
-		if merged == nil {
-			merged = proto.Clone(v)
-		} else {
-			proto.Merge(merged, v)
-		}
-	}
-	return merged
-}
-
-// mergeOver returns the internal value with the external one merged over it.
-func mergeOver(internal, external proto.Message) proto.Message {
-	if internal == nil {
-		return external
-	}
-	if internal.ProtoReflect().Descriptor() != external.ProtoReflect().Descriptor() {
-		// Different types cannot be merged: external configuration wins.
-		return external
-	}
-	out := proto.Clone(internal)
-	proto.Merge(out, external)
-	return out
 }

@@ -525,37 +525,70 @@ func TestKubeStateIsCachedAndPassedToResyncs(t *testing.T) {
 	}
 }
 
-func TestExternalConfigIsMergedOverInternalValues(t *testing.T) {
+func TestExternalConfigNeverOverridesTheAgentsValues(t *testing.T) {
 	j := &journal{}
 	sched := &fakeScheduler{}
+	reg := health.NewRegistry()
 	h := &fakeHandler{name: "a", j: j, onResync: func(_ api.Event, _ api.KubeStateData, _ int, txn api.ResyncOperations) {
 		txn.Put("config/shared", wrapperspb.String("internal"))
 	}}
-	c := startController(t, sched, nil, h)
+	c := NewController(Deps{Log: quietLog(), Scheduler: sched, EventHandlers: []api.EventHandler{h}, Health: reg.Reporter("controller")})
+	if err := c.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	db := api.NewDBResync()
 	db.ExternalConfig["config/external-only"] = wrapperspb.String("ext")
 	db.ExternalConfig["config/shared"] = wrapperspb.String("external")
 	_ = c.PushEvent(db)
 	waitFor(t, "resync", func() bool { return len(sched.all()) == 1 })
 	got := sched.all()[0].values
-	if v := got["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "external" {
-		t.Errorf("merged value = %q, want the external one", v)
+	if v := got["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "internal" {
+		t.Errorf("value of a key both external and the agent's = %q, want the agent's", v)
 	}
 	if got["config/external-only"] == nil || got["config/a"] == nil {
 		t.Errorf("values = %s", sortedKeys(got))
 	}
-	// Removing the external value restores the internal one.
+	conflicts := func() (now, total float64) {
+		return testutil.ToFloat64(c.metrics.extConflicts), testutil.ToFloat64(c.metrics.extConflictsTotal)
+	}
+	if now, total := conflicts(); now != 1 || total != 1 {
+		t.Errorf("conflicts = %v (total %v), want 1 (1)", now, total)
+	}
+	// A change of the external value is still ignored, and not counted again; a
+	// resync finds the same conflict, not a new one. Nothing of it is an error.
 	change := api.NewExternalConfigChange("db", false)
+	change.UpdatedKVs["config/shared"] = wrapperspb.String("external-2")
+	_ = c.PushEvent(change)
+	_ = c.PushEvent(&api.HealingResync{Type: api.AfterError})
+	waitFor(t, "the change and the resync", func() bool { return len(sched.all()) == 2 })
+	if v := sched.all()[1].values["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "internal" {
+		t.Errorf("value after the resync = %q, want the agent's", v)
+	}
+	if now, total := conflicts(); now != 1 || total != 1 {
+		t.Errorf("conflicts = %v (total %v), want 1 (1)", now, total)
+	}
+	if st := reg.Status(); st.State != health.OK {
+		t.Errorf("state %s (%v), want OK: a conflict is not an error", st.State, st.Problems())
+	}
+	// Removing the external values: the agent's stays, the external-only one goes.
+	change = api.NewExternalConfigChange("db", false)
 	change.UpdatedKVs["config/shared"] = nil
 	change.UpdatedKVs["config/external-only"] = nil
 	_ = c.PushEvent(change)
-	waitFor(t, "change", func() bool { return len(sched.all()) == 2 })
-	upd := sched.all()[1].values
+	waitFor(t, "change", func() bool { return len(sched.all()) == 3 })
+	upd := sched.all()[2].values
 	if sortedKeys(upd) != "-config/external-only,config/shared" {
 		t.Fatalf("update values = %s", sortedKeys(upd))
 	}
 	if v := upd["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "internal" {
 		t.Errorf("restored value = %q", v)
+	}
+	if now, _ := conflicts(); now != 0 {
+		t.Errorf("conflicts now = %v after the external value was removed, want 0", now)
 	}
 }
 

@@ -16,7 +16,7 @@
 //	            handlers in registration order (Reverse events: backwards), filtered by
 //	            HandlesEvent; Resync(kubeState, txn) or Update(event, txn): they only
 //	            stage key-value pairs
-//	                                         │  + external config merged over them
+//	                                         │  + external config (keys the agent does not own)
 //	                                         ▼
 //	            one transaction ──▶ kvscheduler.Commit(WithResync | WithRetry | WithRevert)
 //	                                         │

@@ -287,50 +287,6 @@ func (c *Controller) selectHandlers(ev api.Event, upd api.UpdateEvent) []api.Eve
 	return out
 }
 
-// mergeExternalConfig stages external values over the handlers' ones: all of them for a
-// resync, only the keys touched by this event for an update.
-func (c *Controller) mergeExternalConfig(ev api.Event, txn *schedulerTxn) {
-	if ev.Method() == api.DownstreamResync {
-		return
-	}
-	if ev.Method().IsResync() {
-		for _, src := range c.externalConfig {
-			for key := range src {
-				if _, done := txn.merged[key]; done {
-					continue
-				}
-				txn.merged[key] = mergeOver(txn.values[key], c.externalValue(key))
-			}
-		}
-		return
-	}
-	touched := make(map[string]struct{})
-	for key := range txn.values {
-		touched[key] = struct{}{}
-	}
-	if e, ok := ev.(*api.ExternalConfigChange); ok {
-		for key := range e.UpdatedKVs {
-			touched[key] = struct{}{}
-		}
-	}
-	for key := range touched {
-		ext := c.externalValue(key)
-		internal, staged := txn.values[key]
-		if !staged {
-			internal = c.internalConfig[key]
-		}
-		switch {
-		case ext != nil && internal != nil:
-			txn.merged[key] = mergeOver(internal, ext)
-		case ext != nil:
-			txn.merged[key] = ext
-		case !staged:
-			// External value removed: fall back to the internal one (or delete).
-			txn.merged[key] = internal
-		}
-	}
-}
-
 // onlyExternalKeysFailed is true when every failed key of err comes from external
 // configuration only: those failures are the external source's business, not a reason
 // to heal the agent.
