@@ -48,7 +48,11 @@
 //
 // Bad data never stops the watcher: a value that does not decode is logged, counted
 // (contiv_dbwatcher_bad_values_total{resource}) and skipped, and the event loop keeps the
-// last good value; keys of unknown resources are ignored with a debug log.
+// last good value; keys of unknown resources are ignored with a debug log. A Kubernetes
+// value whose identity (name and namespace, node name, node ID) is not the one of its key
+// (dbresources.CheckKey) is treated the same way, logged with the key and the identity and
+// counted in contiv_dbwatcher_identity_mismatches_total{resource}: the controller finds
+// objects by key in changes and by name in resyncs, and the two must agree.
 //
 // Configuration: etcd.conf (EtcdConfig, Ligato keys) and bolt.conf (BoltConfig), loaded
 // and validated by Init, which also opens the bolt file.

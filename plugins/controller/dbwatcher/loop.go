@@ -207,7 +207,7 @@ func (w *DBWatcher) buildSnapshot(snap *snapshot) (*api.DBResync, map[string]ent
 			w.Log.WithField("key", key).Debug("key of no known resource ignored")
 			continue
 		}
-		v := w.decodeKube(res, key, kv.Value)
+		v := w.decodeKube(res, key, rel, kv.Value)
 		keys[key] = entry{rev: kv.ModRevision, value: v}
 		if v != nil {
 			ev.KubeState[res.Keyword][rel] = v
@@ -256,7 +256,7 @@ func (w *DBWatcher) localResync(force bool) {
 			w.Log.WithField("key", rel).Debug("local key of no known resource ignored")
 			continue
 		}
-		if v := w.decodeKube(res, rel, data); v != nil {
+		if v := w.decodeKube(res, rel, rel, data); v != nil {
 			ev.KubeState[res.Keyword][rel] = v
 		}
 	}
@@ -332,7 +332,7 @@ func (w *DBWatcher) applyKubeChange(c change) {
 		w.pending.record(c.key, rel, res.Keyword, prev, nil)
 		return
 	}
-	v := w.decodeKube(res, c.key, c.value)
+	v := w.decodeKube(res, c.key, rel, c.value)
 	if v == nil {
 		// Keep what the event loop knows: the next valid value is a change from it.
 		st.keys[c.key] = entry{rev: c.rev, value: prev}
@@ -391,11 +391,20 @@ func (w *DBWatcher) mirror(rel string, value []byte) {
 	}
 }
 
-// decodeKube decodes a Kubernetes value; a bad value is logged, counted and nil.
-func (w *DBWatcher) decodeKube(res *dbresources.DBResource, key string, data []byte) proto.Message {
+// decodeKube decodes a Kubernetes value read under key (rel: relative to the KSR
+// prefix). A value that does not decode, or whose identity (name, namespace) is not the
+// one of its key, is logged, counted and nil: an object has one identity, whether the
+// controller finds it by key (changes) or by the name inside it (resyncs).
+func (w *DBWatcher) decodeKube(res *dbresources.DBResource, key, rel string, data []byte) proto.Message {
 	v, err := res.Unmarshal(data)
 	if err != nil {
 		w.badValue(res.Keyword, key, err)
+		return nil
+	}
+	if err := res.CheckKey(rel, v); err != nil {
+		w.metrics.identityMismatches.WithLabelValues(res.Keyword).Inc()
+		w.Log.WithError(err).WithFields(logrus.Fields{"key": key, "resource": res.Keyword}).
+			Warn("value named for another key rejected")
 		return nil
 	}
 	return v
