@@ -1,12 +1,9 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
@@ -191,15 +188,11 @@ func (c *Controller) DBWatcherTiming() (delayLocalResync, remoteDBProbingInterva
 // AfterInit starts the event loop.
 func (c *Controller) AfterInit() error {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	started := make(chan struct{})
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.loopGID = goroutineID()
-		close(started)
 		c.loop()
 	}()
-	<-started
 	if c.config.EventLoopStallTimeout > 0 {
 		c.wg.Add(1)
 		go c.watchStalls()
@@ -247,24 +240,36 @@ func drain(q chan api.Event) {
 	}
 }
 
-// PushEvent queues an event. Events pushed by handlers from inside the loop are
-// follow-ups: they run before any other queued event.
+// PushEvent queues an event. Handlers push follow-ups of the event they process through
+// the transaction they are given (api.PushFollowUp), not here.
 func (c *Controller) PushEvent(ev api.Event) error {
 	c.pushMu.RLock()
 	defer c.pushMu.RUnlock()
 	if c.closed || c.eventQueue == nil {
 		return ErrClosedController
 	}
-	queue := c.eventQueue
-	if c.loopGID != 0 && goroutineID() == c.loopGID {
-		if ev.IsBlocking() {
-			return fmt.Errorf("%w: %s", ErrBlockingFollowUp, ev.GetName())
-		}
-		queue = c.followUpQueue
-		ev = &followUp{Event: ev, to: c.currentSeq}
+	select {
+	case c.eventQueue <- ev:
+		return nil
+	default:
+		c.metrics.queueFull.Inc()
+		return ErrEventQueueFull
+	}
+}
+
+// pushFollowUp queues an event pushed by a handler while the loop processes event
+// `to`: it runs before any other queued event. Called on the loop goroutine.
+func (c *Controller) pushFollowUp(ev api.Event, to uint64) error {
+	if ev.IsBlocking() {
+		return fmt.Errorf("%w: %s", ErrBlockingFollowUp, ev.GetName())
+	}
+	c.pushMu.RLock()
+	defer c.pushMu.RUnlock()
+	if c.closed || c.followUpQueue == nil {
+		return ErrClosedController
 	}
 	select {
-	case queue <- ev:
+	case c.followUpQueue <- &followUp{Event: ev, to: to}:
 		return nil
 	default:
 		c.metrics.queueFull.Inc()
@@ -317,23 +322,6 @@ func (c *Controller) nextFromSources() api.Event {
 type followUp struct {
 	api.Event
 	to uint64
-}
-
-// goroutineID returns the ID of the calling goroutine, parsed from its stack header
-// ("goroutine 42 [running]:"). The runtime offers no other way; it is used only to tell
-// follow-up events from events of other goroutines.
-func goroutineID() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	b := bytes.TrimPrefix(buf[:n], []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return id
 }
 
 // loop is the one goroutine that processes events.

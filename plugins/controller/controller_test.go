@@ -437,28 +437,30 @@ func TestFollowUpEventsRunBeforeQueuedEvents(t *testing.T) {
 	var c *Controller
 	var pushErr error
 	var once sync.Once
-	h := &fakeHandler{name: "a", j: j, onUpdate: func(ev api.Event, _ api.UpdateOperations) {
+	h := &fakeHandler{name: "a", j: j, onUpdate: func(ev api.Event, txn api.UpdateOperations) {
 		if ev.GetName() == "First" {
 			once.Do(func() {
-				pushErr = c.PushEvent(newTestEvent("FollowUp", false, api.BestEffort, api.Forward))
-				if err := c.PushEvent(newTestEvent("Blocking", true, api.BestEffort, api.Forward)); !errors.Is(err, ErrBlockingFollowUp) {
+				// Through the transaction: a follow-up. Through PushEvent: an
+				// ordinary event, queued behind the others.
+				pushErr = api.PushFollowUp(txn, c, newTestEvent("FollowUp", false, api.BestEffort, api.Forward))
+				pushErr = errors.Join(pushErr, c.PushEvent(newTestEvent("Plain", false, api.BestEffort, api.Forward)))
+				if err := api.PushFollowUp(txn, c, newTestEvent("Blocking", true, api.BestEffort, api.Forward)); !errors.Is(err, ErrBlockingFollowUp) {
 					pushErr = errors.Join(pushErr, errors.New("blocking follow-up accepted"))
 				}
 			})
 		}
 	}}
 	c = startController(t, &fakeScheduler{}, nil, h)
-	resyncNow(t, c)
 	first := newTestEvent("First", false, api.BestEffort, api.Forward)
-	second := newTestEvent("Second", true, api.BestEffort, api.Forward)
+	second := newTestEvent("Second", false, api.BestEffort, api.Forward)
 	_ = c.PushEvent(first)
-	if err := pushAndWait(t, c, second); err != nil {
-		t.Fatal(err)
-	}
+	_ = c.PushEvent(second) // both parked until the resync, then replayed in order
+	resyncNow(t, c)
+	waitFor(t, "every event", func() bool { return len(j.get()) == 5 })
 	if pushErr != nil {
 		t.Fatal(pushErr)
 	}
-	want := []string{"a.Resync(Database Resync,1)", "a.Update(First)", "a.Update(FollowUp)", "a.Update(Second)"}
+	want := []string{"a.Resync(Database Resync,1)", "a.Update(First)", "a.Update(FollowUp)", "a.Update(Second)", "a.Update(Plain)"}
 	if got := j.get(); !reflect.DeepEqual(got, want) {
 		t.Errorf("calls = %v\nwant    %v", got, want)
 	}

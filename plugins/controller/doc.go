@@ -29,6 +29,12 @@
 //	            event record (history, /controller/event-history), banner in the log,
 //	            metrics, event.Done(err) for the producer
 //
+// Handlers push follow-ups of the event they process through the transaction they are
+// given (api.PushFollowUp): the loop knows the event in progress from it, and runs the
+// follow-ups first. processEvent (process.go) is a sequence of named phases: update the
+// inputs, begin (handlers, record), stage, merge the external configuration, commit,
+// revert, record, after-event (abort, healing, health), and Done for the producer.
+//
 // Nothing is committed before the first database resync: events that arrive earlier are
 // parked and replayed right after it, so the first transaction is a consistent snapshot.
 // Without a resync by startupResyncDeadline the agent reports an error.

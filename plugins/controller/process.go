@@ -119,7 +119,8 @@ func (c *Controller) begin(r *eventRun) {
 	if f, ok := r.queued.(*followUp); ok {
 		r.rec.IsFollowUp, r.rec.FollowUpTo = true, f.to
 	}
-	r.txn = newSchedulerTxn()
+	seq := c.currentSeq
+	r.txn = newSchedulerTxn(func(ev api.Event) error { return c.pushFollowUp(ev, seq) })
 	c.logNewEvent(r.rec, r.handlers)
 }
 

@@ -153,3 +153,26 @@ type EventSourceRegistrar interface {
 	// goroutine; it never blocks) whenever it has new pending events.
 	AddEventSource(src EventSource) (wake func())
 }
+
+// FollowUpPusher is implemented by the transaction that the event loop hands to a
+// handler's Update, Resync: an event pushed through it is a follow-up of the event being
+// processed, and runs before any other queued event. Follow-ups must not be blocking
+// (the loop would wait for itself).
+type FollowUpPusher interface {
+	// PushFollowUp queues ev as a follow-up of the event in progress.
+	PushFollowUp(ev Event) error
+}
+
+// PushFollowUp pushes ev from inside a handler: as a follow-up when txn (the
+// UpdateOperations or ResyncOperations the handler was given) is a FollowUpPusher, else
+// (e.g. a handler called directly by a test, with no transaction) to loop as an
+// ordinary event.
+func PushFollowUp(txn any, loop EventLoop, ev Event) error {
+	if p, ok := txn.(FollowUpPusher); ok {
+		return p.PushFollowUp(ev)
+	}
+	if loop == nil {
+		return fmt.Errorf("push %s: no event loop", ev.GetName())
+	}
+	return loop.PushEvent(ev)
+}
