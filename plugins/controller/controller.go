@@ -91,10 +91,9 @@ type Controller struct {
 	sourceNext int // round-robin position
 	sourceWake chan struct{}
 
-	loopGID uint64 // goroutine ID of the loop, set before the loop starts
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	// Owned by the loop goroutine.
 	startTime        time.Time
