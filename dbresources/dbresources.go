@@ -10,6 +10,7 @@
 package dbresources
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -36,6 +37,11 @@ type DBResource struct {
 	// ValueType is an empty value of the resource's protobuf type; use NewValue or
 	// Unmarshal to get a fresh one, never fill this one in.
 	ValueType proto.Message
+	// KeyOf returns the key (relative to ksrkey.KsrPrefix) that a value of the resource
+	// belongs under, built from the identity inside it (name and namespace, the node
+	// name, the node ID), and that identity for messages. A value of another type gives
+	// ok false.
+	KeyOf func(v proto.Message) (key, identity string, ok bool)
 }
 
 // GetDBResources returns the resources the agent watches, in the upstream order:
@@ -43,15 +49,74 @@ type DBResource struct {
 // returns new values, so callers may keep or change them.
 func GetDBResources() []*DBResource {
 	return []*DBResource{
-		{Keyword: vppnode.Keyword, KeyPrefix: vppnode.KeyPrefix(), ValueType: &vppnode.VppNode{}},
-		{Keyword: nodeconfig.Keyword, KeyPrefix: nodeconfig.KeyPrefix(), ValueType: &nodeconfig.NodeConfig{}},
-		{Keyword: node.Keyword, KeyPrefix: node.KeyPrefix(), ValueType: &node.Node{}},
-		{Keyword: pod.Keyword, KeyPrefix: pod.KeyPrefix(), ValueType: &pod.Pod{}},
-		{Keyword: namespace.Keyword, KeyPrefix: namespace.KeyPrefix(), ValueType: &namespace.Namespace{}},
-		{Keyword: policy.Keyword, KeyPrefix: policy.KeyPrefix(), ValueType: &policy.Policy{}},
-		{Keyword: service.Keyword, KeyPrefix: service.KeyPrefix(), ValueType: &service.Service{}},
-		{Keyword: endpoints.Keyword, KeyPrefix: endpoints.KeyPrefix(), ValueType: &endpoints.Endpoints{}},
+		{Keyword: vppnode.Keyword, KeyPrefix: vppnode.KeyPrefix(), ValueType: &vppnode.VppNode{},
+			KeyOf: keyOf(func(v *vppnode.VppNode) (string, string) {
+				return vppnode.Key(v.GetId()), fmt.Sprintf("id %d", v.GetId())
+			})},
+		{Keyword: nodeconfig.Keyword, KeyPrefix: nodeconfig.KeyPrefix(), ValueType: &nodeconfig.NodeConfig{},
+			KeyOf: keyOf(func(v *nodeconfig.NodeConfig) (string, string) {
+				return nodeconfig.Key(v.GetNodeName()), fmt.Sprintf("node %q", v.GetNodeName())
+			})},
+		{Keyword: node.Keyword, KeyPrefix: node.KeyPrefix(), ValueType: &node.Node{},
+			KeyOf: keyOf(func(v *node.Node) (string, string) { return node.Key(v.GetName()), named(v.GetName(), "") })},
+		{Keyword: pod.Keyword, KeyPrefix: pod.KeyPrefix(), ValueType: &pod.Pod{},
+			KeyOf: keyOf(func(v *pod.Pod) (string, string) {
+				return pod.Key(v.GetName(), v.GetNamespace()), named(v.GetName(), v.GetNamespace())
+			})},
+		{Keyword: namespace.Keyword, KeyPrefix: namespace.KeyPrefix(), ValueType: &namespace.Namespace{},
+			KeyOf: keyOf(func(v *namespace.Namespace) (string, string) {
+				return namespace.Key(v.GetName()), named(v.GetName(), "")
+			})},
+		{Keyword: policy.Keyword, KeyPrefix: policy.KeyPrefix(), ValueType: &policy.Policy{},
+			KeyOf: keyOf(func(v *policy.Policy) (string, string) {
+				return policy.Key(v.GetName(), v.GetNamespace()), named(v.GetName(), v.GetNamespace())
+			})},
+		{Keyword: service.Keyword, KeyPrefix: service.KeyPrefix(), ValueType: &service.Service{},
+			KeyOf: keyOf(func(v *service.Service) (string, string) {
+				return service.Key(v.GetName(), v.GetNamespace()), named(v.GetName(), v.GetNamespace())
+			})},
+		{Keyword: endpoints.Keyword, KeyPrefix: endpoints.KeyPrefix(), ValueType: &endpoints.Endpoints{},
+			KeyOf: keyOf(func(v *endpoints.Endpoints) (string, string) {
+				return endpoints.Key(v.GetName(), v.GetNamespace()), named(v.GetName(), v.GetNamespace())
+			})},
 	}
+}
+
+// keyOf adapts a typed key function to DBResource.KeyOf.
+func keyOf[V proto.Message](f func(V) (key, identity string)) func(proto.Message) (string, string, bool) {
+	return func(m proto.Message) (string, string, bool) {
+		v, ok := m.(V)
+		if !ok {
+			return "", "", false
+		}
+		key, id := f(v)
+		return key, id, true
+	}
+}
+
+// named describes a name (and namespace) for messages.
+func named(name, namespace string) string {
+	if namespace == "" {
+		return fmt.Sprintf("name %q", name)
+	}
+	return fmt.Sprintf("name %q in namespace %q", name, namespace)
+}
+
+// ErrIdentityMismatch is wrapped by CheckKey when a value's identity disagrees with its key.
+var ErrIdentityMismatch = errors.New("value identity disagrees with its key")
+
+// CheckKey verifies that value, read under key (relative to ksrkey.KsrPrefix), carries
+// the identity of that key: one object has one identity, whether it is looked up by key
+// (updates) or by the name inside it (resyncs). The error names the key and the identity.
+func (r *DBResource) CheckKey(key string, value proto.Message) error {
+	want, id, ok := r.KeyOf(value)
+	if !ok {
+		return fmt.Errorf("%s value under %s: unexpected type %T", r.Keyword, key, value)
+	}
+	if want != key {
+		return fmt.Errorf("%w: %s value under %s has %s, which belongs under %s", ErrIdentityMismatch, r.Keyword, key, id, want)
+	}
+	return nil
 }
 
 // GetResourceByKey returns the resource a key belongs to; the key is relative to

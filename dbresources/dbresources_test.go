@@ -1,10 +1,13 @@
 package dbresources
 
 import (
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
@@ -129,5 +132,44 @@ func TestUnmarshalRejectsGarbage(t *testing.T) {
 	}
 	if _, err := Marshal(nil); err == nil {
 		t.Error("Marshal(nil) succeeded")
+	}
+}
+
+func TestCheckKeyRejectsAValueNamedForAnotherKey(t *testing.T) {
+	tests := []struct {
+		keyword   string
+		good, bad proto.Message
+		key       string
+		identity  string // of bad, as the error names it
+	}{
+		{"vppnode", &vppnode.VppNode{Id: 3, Name: "n"}, &vppnode.VppNode{Id: 4, Name: "n"}, vppnode.Key(3), "id 4"},
+		{"nodeconfig", &nodeconfig.NodeConfig{NodeName: "n1"}, &nodeconfig.NodeConfig{NodeName: "n2"}, nodeconfig.Key("n1"), `node "n2"`},
+		{"node", &node.Node{Name: "n1"}, &node.Node{Name: "n2"}, node.Key("n1"), `name "n2"`},
+		{"pod", &pod.Pod{Name: "a", Namespace: "ns"}, &pod.Pod{Name: "a", Namespace: "other"}, pod.Key("a", "ns"), `name "a" in namespace "other"`},
+		{"namespace", &namespace.Namespace{Name: "ns"}, &namespace.Namespace{Name: "ns2"}, namespace.Key("ns"), `name "ns2"`},
+		{"policy", &policy.Policy{Name: "p", Namespace: "ns"}, &policy.Policy{Name: "q", Namespace: "ns"}, policy.Key("p", "ns"), `name "q" in namespace "ns"`},
+		{"service", &service.Service{Name: "web", Namespace: "default"}, &service.Service{Name: "db", Namespace: "default"}, service.Key("web", "default"), `name "db" in namespace "default"`},
+		{"endpoints", &endpoints.Endpoints{Name: "web", Namespace: "default"}, &endpoints.Endpoints{Namespace: "default"}, endpoints.Key("web", "default"), `name "" in namespace "default"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.keyword, func(t *testing.T) {
+			res, ok := GetResourceByKey(tc.key)
+			if !ok || res.Keyword != tc.keyword {
+				t.Fatalf("key %s: resource %v", tc.key, res)
+			}
+			if err := res.CheckKey(tc.key, tc.good); err != nil {
+				t.Errorf("good value rejected: %v", err)
+			}
+			err := res.CheckKey(tc.key, tc.bad)
+			if !errors.Is(err, ErrIdentityMismatch) {
+				t.Fatalf("bad value: err %v, want ErrIdentityMismatch", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tc.key) || !strings.Contains(msg, tc.identity) {
+				t.Errorf("error %q does not name the key %s and the identity %s", msg, tc.key, tc.identity)
+			}
+			if err := res.CheckKey(tc.key, &emptypb.Empty{}); err == nil {
+				t.Error("a value of another type was accepted")
+			}
+		})
 	}
 }

@@ -16,7 +16,9 @@ import (
 // State is the status of one component, or of the whole agent.
 type State int
 
-// The states, in increasing severity: the agent state is the most severe component state.
+// The states. The agent state is the most severe component state; in increasing
+// severity: OK, Degraded, Init, Error (Degraded is numbered last to keep the gauge values
+// of the others).
 const (
 	// OK: the component works.
 	OK State = iota
@@ -24,7 +26,23 @@ const (
 	Init
 	// Error: the component has failed; the agent should be restarted if it persists.
 	Error
+	// Degraded: the component works and makes progress, but part of what it was asked
+	// for is failing (the reason names it); it is being retried. Not ready, but alive.
+	Degraded
 )
+
+// severity orders the states for the aggregate.
+func (s State) severity() int {
+	switch s {
+	case OK:
+		return 0
+	case Degraded:
+		return 1
+	case Init:
+		return 2
+	}
+	return 3
+}
 
 // String returns the state name used in probe bodies and logs.
 func (s State) String() string {
@@ -35,6 +53,8 @@ func (s State) String() string {
 		return "INIT"
 	case Error:
 		return "ERROR"
+	case Degraded:
+		return "DEGRADED"
 	}
 	return "UNKNOWN"
 }
@@ -44,7 +64,7 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText parses a state name written by MarshalText, so probe bodies round-trip.
 func (s *State) UnmarshalText(text []byte) error {
-	for _, st := range []State{OK, Init, Error} {
+	for _, st := range []State{OK, Init, Error, Degraded} {
 		if string(text) == st.String() {
 			*s = st
 			return nil
@@ -118,7 +138,7 @@ func (r *Registry) Status() AgentStatus {
 	st := AgentStatus{State: OK, Components: make(map[string]ComponentStatus, len(r.components))}
 	for name, c := range r.components {
 		st.Components[name] = *c
-		if c.State > st.State {
+		if c.State.severity() > st.State.severity() {
 			st.State = c.State
 		}
 	}
@@ -139,12 +159,12 @@ func (s AgentStatus) Problems() []string {
 }
 
 // Collector exports the component states as the gauge contiv_agent_component_state
-// (0 OK, 1 INIT, 2 ERROR) labelled by component.
+// (0 OK, 1 INIT, 2 ERROR, 3 DEGRADED) labelled by component.
 func (r *Registry) Collector() prometheus.Collector { return collector{r} }
 
 var componentStateDesc = prometheus.NewDesc(
 	"contiv_agent_component_state",
-	"State of each agent component: 0 OK, 1 INIT (not ready), 2 ERROR.",
+	"State of each agent component: 0 OK, 1 INIT (not ready), 2 ERROR, 3 DEGRADED (not ready, alive).",
 	[]string{"component"}, nil)
 
 type collector struct{ r *Registry }

@@ -84,7 +84,7 @@ func TestCollectorExportsComponentStates(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(r.Collector())
 	want := `
-# HELP contiv_agent_component_state State of each agent component: 0 OK, 1 INIT (not ready), 2 ERROR.
+# HELP contiv_agent_component_state State of each agent component: 0 OK, 1 INIT (not ready), 2 ERROR, 3 DEGRADED (not ready, alive).
 # TYPE contiv_agent_component_state gauge
 contiv_agent_component_state{component="agent"} 0
 contiv_agent_component_state{component="vpp"} 2
@@ -105,5 +105,23 @@ func TestStateTextRoundTrip(t *testing.T) {
 	var s State
 	if err := s.UnmarshalText([]byte("MAYBE")); err == nil || err.Error() != `unknown health state "MAYBE"` {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestDegradedIsBetweenOKAndInit(t *testing.T) {
+	r := NewRegistry()
+	a, b := r.Reporter("a"), r.Reporter("b")
+	a.Report(OK, "")
+	b.Report(Degraded, "2 values failing")
+	if st := r.Status(); st.State != Degraded {
+		t.Errorf("OK + DEGRADED = %s, want DEGRADED", st.State)
+	}
+	a.Report(Init, "starting")
+	if st := r.Status(); st.State != Init {
+		t.Errorf("INIT + DEGRADED = %s, want INIT", st.State)
+	}
+	var s State
+	if err := s.UnmarshalText([]byte("DEGRADED")); err != nil || s != Degraded {
+		t.Errorf("DEGRADED parsed as %v, %v", s, err)
 	}
 }

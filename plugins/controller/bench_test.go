@@ -20,6 +20,7 @@ type nopTxn struct{ s *nopScheduler }
 
 func (s *nopScheduler) StartNBTransaction() kvs.Txn                    { return nopTxn{s} }
 func (s *nopScheduler) GetRecordedTransaction(uint64) *kvs.RecordedTxn { return nil }
+func (s *nopScheduler) GetValueStatus(string) *kvs.ValueStatus         { return nil }
 func (t nopTxn) SetValue(string, proto.Message) kvs.Txn                { return t }
 func (t nopTxn) Commit(context.Context) (uint64, error)                { t.s.seq++; return t.s.seq, nil }
 

@@ -28,6 +28,12 @@ type Config struct {
 	PeriodicHealingInterval Duration `json:"periodicHealingInterval"`
 	// DelayAfterErrorHealing is how long after a failed event the healing resync runs.
 	DelayAfterErrorHealing Duration `json:"delayAfterErrorHealing"`
+	// MaxDelayAfterErrorHealing caps the delay of the healing resync, which doubles
+	// after every healing resync that failed in a row.
+	MaxDelayAfterErrorHealing Duration `json:"maxDelayAfterErrorHealing"`
+	// EventLoopStallTimeout: one event processed for longer than this means the loop
+	// cannot make progress, and liveness fails until it returns; 0 disables the check.
+	EventLoopStallTimeout Duration `json:"eventLoopStallTimeout"`
 	// RemoteDBProbingInterval is the period of the etcd connection probe.
 	RemoteDBProbingInterval Duration `json:"remoteDBProbingInterval"`
 	// RecordEventHistory keeps processed events for /controller/event-history.
@@ -52,6 +58,8 @@ func DefaultConfig() Config {
 		EnablePeriodicHealing:         false,
 		PeriodicHealingInterval:       Duration(30 * time.Second),
 		DelayAfterErrorHealing:        Duration(5 * time.Second),
+		MaxDelayAfterErrorHealing:     Duration(5 * time.Minute),
+		EventLoopStallTimeout:         Duration(5 * time.Minute),
 		RemoteDBProbingInterval:       Duration(3 * time.Second),
 		RecordEventHistory:            true,
 		EventHistoryAgeLimit:          1440,
@@ -69,6 +77,7 @@ func (c Config) Validate() error {
 		{"delayLocalResync", c.DelayLocalResync},
 		{"startupResyncDeadline", c.StartupResyncDeadline},
 		{"delayAfterErrorHealing", c.DelayAfterErrorHealing},
+		{"maxDelayAfterErrorHealing", c.MaxDelayAfterErrorHealing},
 		{"remoteDBProbingInterval", c.RemoteDBProbingInterval},
 	}
 	if c.EnableRetry {
@@ -87,6 +96,9 @@ func (c Config) Validate() error {
 		if p.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: %v must be positive", p.key, time.Duration(p.d)))
 		}
+	}
+	if c.EventLoopStallTimeout < 0 {
+		errs = append(errs, fmt.Errorf("eventLoopStallTimeout: %v must not be negative (0 disables it)", time.Duration(c.EventLoopStallTimeout)))
 	}
 	if c.EnableRetry && c.MaxRetryAttempts < 1 {
 		errs = append(errs, fmt.Errorf("maxRetryAttempts: %d must be at least 1 when enableRetry is set", c.MaxRetryAttempts))

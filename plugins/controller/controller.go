@@ -1,18 +1,15 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
-	"google.golang.org/protobuf/proto"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -67,6 +64,9 @@ type Deps struct {
 	Registerer prometheus.Registerer
 	// Health reports the controller's state to readiness and liveness; optional.
 	Health *health.Reporter
+	// Clock drives the timers (start-up deadline, healing, history trimming, the stall
+	// watchdog); nil means the real clock.
+	Clock clock.WithTicker
 }
 
 // Controller is the event loop: one goroutine that owns every handler's state, processes
@@ -76,6 +76,7 @@ type Controller struct {
 
 	config  Config
 	metrics *metrics
+	clock   clock.WithTicker
 
 	// Guarded by pushMu: whether new events are taken.
 	pushMu sync.RWMutex
@@ -83,10 +84,16 @@ type Controller struct {
 
 	eventQueue    chan api.Event
 	followUpQueue chan api.Event
-	loopGID       uint64 // goroutine ID of the loop, set before the loop starts
-	ctx           context.Context
-	cancel        context.CancelFunc
-	wg            sync.WaitGroup
+
+	// Guarded by sourcesMu: the sources drained by the loop, and their wake-up signal.
+	sourcesMu  sync.Mutex
+	sources    []api.EventSource
+	sourceNext int // round-robin position
+	sourceWake chan struct{}
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	// Owned by the loop goroutine.
 	startTime        time.Time
@@ -98,12 +105,22 @@ type Controller struct {
 	kubeState        api.KubeStateData
 	externalConfig   map[string]api.KeyValuePairs // source -> config
 	internalConfig   api.KeyValuePairs            // last committed handler-staged values
+	extConflicts     map[string]struct{}          // keys both external and the agent's
 	healingScheduled bool
-	healingTimer     *time.Timer
+	healingTimer     clock.Timer
 	healingErr       error
-	periodicTicker   *time.Ticker
+	healingDue       time.Time
+	healingFailures  int                    // consecutive failed healing resyncs
+	failedValues     map[string]failedValue // keys the scheduler could not apply
+	periodicTicker   clock.Ticker
 	seqNum           uint64
 	currentSeq       uint64
+
+	// Guarded by healthMu: the event in progress, for the stall watchdog.
+	healthMu  sync.Mutex
+	busyName  string
+	busySince time.Time
+	stalled   bool
 
 	history *eventHistory
 }
@@ -133,10 +150,17 @@ func (c *Controller) Init() error {
 	}
 	c.eventQueue = make(chan api.Event, queueSize)
 	c.followUpQueue = make(chan api.Event, queueSize)
+	c.initSourceWake()
+	c.clock = c.Deps.Clock
+	if c.clock == nil {
+		c.clock = clock.RealClock{}
+	}
 	c.kubeState = make(api.KubeStateData)
 	c.externalConfig = make(map[string]api.KeyValuePairs)
 	c.internalConfig = make(api.KeyValuePairs)
-	c.startTime = time.Now()
+	c.failedValues = make(map[string]failedValue)
+	c.extConflicts = make(map[string]struct{})
+	c.startTime = c.clock.Now()
 	c.history = newEventHistory(c.config, c.startTime)
 	c.metrics = newMetrics(func() float64 { return float64(len(c.eventQueue) + len(c.followUpQueue)) })
 	if c.Registerer != nil {
@@ -163,15 +187,15 @@ func (c *Controller) DBWatcherTiming() (delayLocalResync, remoteDBProbingInterva
 // AfterInit starts the event loop.
 func (c *Controller) AfterInit() error {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	started := make(chan struct{})
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.loopGID = goroutineID()
-		close(started)
 		c.loop()
 	}()
-	<-started
+	if c.config.EventLoopStallTimeout > 0 {
+		c.wg.Add(1)
+		go c.watchStalls()
+	}
 	return nil
 }
 
@@ -186,7 +210,7 @@ func (c *Controller) Close() error {
 	if perr := c.PushEvent(shutdown); perr == nil {
 		select {
 		case err = <-shutdown.WaitChan():
-		case <-time.After(shutdownTimeout):
+		case <-c.clock.After(shutdownTimeout):
 			err = fmt.Errorf("shutdown event not processed within %v", shutdownTimeout)
 		}
 	}
@@ -215,29 +239,82 @@ func drain(q chan api.Event) {
 	}
 }
 
-// PushEvent queues an event. Events pushed by handlers from inside the loop are
-// follow-ups: they run before any other queued event.
+// PushEvent queues an event. Handlers push follow-ups of the event they process through
+// the transaction they are given (api.PushFollowUp), not here.
 func (c *Controller) PushEvent(ev api.Event) error {
 	c.pushMu.RLock()
 	defer c.pushMu.RUnlock()
 	if c.closed || c.eventQueue == nil {
 		return ErrClosedController
 	}
-	queue := c.eventQueue
-	if c.loopGID != 0 && goroutineID() == c.loopGID {
-		if ev.IsBlocking() {
-			return fmt.Errorf("%w: %s", ErrBlockingFollowUp, ev.GetName())
-		}
-		queue = c.followUpQueue
-		ev = &followUp{Event: ev, to: c.currentSeq}
-	}
 	select {
-	case queue <- ev:
+	case c.eventQueue <- ev:
 		return nil
 	default:
 		c.metrics.queueFull.Inc()
 		return ErrEventQueueFull
 	}
+}
+
+// pushFollowUp queues an event pushed by a handler while the loop processes event
+// `to`: it runs before any other queued event. Called on the loop goroutine.
+func (c *Controller) pushFollowUp(ev api.Event, to uint64) error {
+	if ev.IsBlocking() {
+		return fmt.Errorf("%w: %s", ErrBlockingFollowUp, ev.GetName())
+	}
+	c.pushMu.RLock()
+	defer c.pushMu.RUnlock()
+	if c.closed || c.followUpQueue == nil {
+		return ErrClosedController
+	}
+	select {
+	case c.followUpQueue <- &followUp{Event: ev, to: to}:
+		return nil
+	default:
+		c.metrics.queueFull.Inc()
+		return ErrEventQueueFull
+	}
+}
+
+// initSourceWake creates the wake-up signal of the event sources once.
+func (c *Controller) initSourceWake() {
+	c.sourcesMu.Lock()
+	defer c.sourcesMu.Unlock()
+	if c.sourceWake == nil {
+		c.sourceWake = make(chan struct{}, 1)
+	}
+}
+
+// AddEventSource registers a source whose pending events the loop takes one at a time,
+// interleaved with the queued events (see api.EventSource). Register sources before
+// AfterInit. The returned function tells the loop that src has pending events.
+func (c *Controller) AddEventSource(src api.EventSource) (wake func()) {
+	c.initSourceWake()
+	c.sourcesMu.Lock()
+	c.sources = append(c.sources, src)
+	ch := c.sourceWake
+	c.sourcesMu.Unlock()
+	return func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// nextFromSources takes one pending event of the sources, round robin; nil when none
+// has any.
+func (c *Controller) nextFromSources() api.Event {
+	c.sourcesMu.Lock()
+	defer c.sourcesMu.Unlock()
+	for range c.sources {
+		src := c.sources[c.sourceNext%len(c.sources)]
+		c.sourceNext++
+		if ev := src.Next(); ev != nil {
+			return ev
+		}
+	}
+	return nil
 }
 
 // followUp marks an event pushed from inside the loop while processing event `to`.
@@ -246,28 +323,11 @@ type followUp struct {
 	to uint64
 }
 
-// goroutineID returns the ID of the calling goroutine, parsed from its stack header
-// ("goroutine 42 [running]:"). The runtime offers no other way; it is used only to tell
-// follow-up events from events of other goroutines.
-func goroutineID() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	b := bytes.TrimPrefix(buf[:n], []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return id
-}
-
 // loop is the one goroutine that processes events.
 func (c *Controller) loop() {
-	deadline := time.NewTimer(time.Duration(c.config.StartupResyncDeadline))
+	deadline := c.clock.NewTimer(time.Duration(c.config.StartupResyncDeadline))
 	defer deadline.Stop()
-	trim := time.NewTicker(historyTrimPeriod)
+	trim := c.clock.NewTicker(historyTrimPeriod)
 	defer trim.Stop()
 	defer c.stopHealingTimers()
 
@@ -292,12 +352,21 @@ func (c *Controller) loop() {
 			c.receive(ev)
 		case ev := <-c.eventQueue:
 			c.receive(ev)
-		case <-deadline.C:
+		case <-c.sourceWake:
+			if ev := c.nextFromSources(); ev != nil {
+				c.receive(ev)
+				// Take the next one in a later round, after what else is queued.
+				select {
+				case c.sourceWake <- struct{}{}:
+				default: // already signalled
+				}
+			}
+		case <-deadline.C():
 			if !c.startupResynced {
 				c.abort(ErrStartupResyncDeadline)
 			}
-		case <-trim.C:
-			c.history.trim(time.Now())
+		case <-trim.C():
+			c.history.trim(c.clock.Now())
 		case <-c.healingTimerC():
 			c.healingTimer = nil
 			c.receive(&api.HealingResync{Type: api.AfterError, Error: c.healingErr})
@@ -311,14 +380,14 @@ func (c *Controller) healingTimerC() <-chan time.Time {
 	if c.healingTimer == nil {
 		return nil
 	}
-	return c.healingTimer.C
+	return c.healingTimer.C()
 }
 
 func (c *Controller) periodicTickerC() <-chan time.Time {
 	if c.periodicTicker == nil {
 		return nil
 	}
-	return c.periodicTicker.C
+	return c.periodicTicker.C()
 }
 
 func (c *Controller) stopHealingTimers() {
@@ -355,7 +424,7 @@ func (c *Controller) receive(ev api.Event) {
 			c.backlog = append(c.backlog, c.delayed...)
 			c.delayed = nil
 			if c.config.EnablePeriodicHealing {
-				c.periodicTicker = time.NewTicker(time.Duration(c.config.PeriodicHealingInterval))
+				c.periodicTicker = c.clock.NewTicker(time.Duration(c.config.PeriodicHealingInterval))
 			}
 		}
 	}
@@ -383,18 +452,6 @@ func (c *Controller) abort(err error) {
 	c.backlog = nil
 	c.stopHealingTimers()
 	c.healingTimer, c.periodicTicker = nil, nil
-}
-
-// scheduleHealing arms the after-error healing resync unless one is pending.
-func (c *Controller) scheduleHealing(cause error) {
-	if c.healingScheduled || c.aborting {
-		return
-	}
-	c.healingScheduled = true
-	c.healingErr = cause
-	delay := time.Duration(c.config.DelayAfterErrorHealing)
-	c.Log.WithError(cause).Warnf("healing resync scheduled in %v", delay)
-	c.healingTimer = time.NewTimer(delay)
 }
 
 func (c *Controller) report(state health.State, reason string) {
@@ -431,35 +488,4 @@ func (c *Controller) applyExternalChange(ev *api.ExternalConfigChange) {
 		}
 		src[k] = v
 	}
-}
-
-// externalValue merges the values that every external source has for key; nil if none.
-func (c *Controller) externalValue(key string) proto.Message {
-	var merged proto.Message
-	for _, src := range c.externalConfig {
-		v, ok := src[key]
-		if !ok {
-			continue
-		}
-		if merged == nil {
-			merged = proto.Clone(v)
-		} else {
-			proto.Merge(merged, v)
-		}
-	}
-	return merged
-}
-
-// mergeOver returns the internal value with the external one merged over it.
-func mergeOver(internal, external proto.Message) proto.Message {
-	if internal == nil {
-		return external
-	}
-	if internal.ProtoReflect().Descriptor() != external.ProtoReflect().Descriptor() {
-		// Different types cannot be merged: external configuration wins.
-		return external
-	}
-	out := proto.Clone(internal)
-	proto.Merge(out, external)
-	return out
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -227,13 +231,29 @@ func TestIgnoreErrorsEventDoesNotHeal(t *testing.T) {
 	}
 }
 
-func TestFailedHealingResyncIsFatal(t *testing.T) {
+func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T) {
 	j := &journal{}
 	reg := health.NewRegistry()
-	h := &fakeHandler{name: "a", j: j, failWith: map[string]error{"Change": errors.New("broken"), "Healing Resync": errors.New("still broken")}}
-	c := NewController(Deps{Log: quietLog(), Scheduler: &fakeScheduler{}, EventHandlers: []api.EventHandler{h},
-		Health: reg.Reporter("controller"),
-		Config: configLoader{func(cfg *Config) { cfg.DelayAfterErrorHealing = Duration(5 * time.Millisecond) }}})
+	sched := &fakeScheduler{}
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	// The Service's mapping is staged by every resync and by the change; VPP refuses it.
+	svcKey := "config/vpp/nat/v2/dnat44/svc"
+	stageSvc := func(txn interface{ Put(string, proto.Message) }) { txn.Put(svcKey, wrapperspb.String("svc")) }
+	h := &fakeHandler{name: "a", j: j,
+		onResync: func(_ api.Event, _ api.KubeStateData, _ int, txn api.ResyncOperations) { stageSvc(txn) },
+		onUpdate: func(ev api.Event, txn api.UpdateOperations) {
+			if ev.GetName() == "Change" {
+				stageSvc(txn)
+			} else {
+				txn.Put("config/pod/"+ev.GetName(), wrapperspb.String(ev.GetName()))
+			}
+		}}
+	c := NewController(Deps{Log: quietLog(), Scheduler: sched, EventHandlers: []api.EventHandler{h},
+		Health: reg.Reporter("controller"), Clock: fc,
+		Config: configLoader{func(cfg *Config) {
+			cfg.DelayAfterErrorHealing = Duration(5 * time.Second)
+			cfg.MaxDelayAfterErrorHealing = Duration(20 * time.Second)
+		}}})
 	if err := c.Init(); err != nil {
 		t.Fatal(err)
 	}
@@ -242,14 +262,136 @@ func TestFailedHealingResyncIsFatal(t *testing.T) {
 	}
 	defer c.Close()
 	resyncNow(t, c)
-	_ = pushAndWait(t, c, newTestEvent("Change", true, api.BestEffort, api.Forward))
-	waitFor(t, "agent error", func() bool { return reg.Status().State == health.Error })
-	if reason := reg.Status().Components["controller"].Reason; !strings.Contains(reason, "healing resync failed: a: still broken") {
-		t.Errorf("reason = %q", reason)
+	waitFor(t, "the start-up resync", func() bool { return reg.Status().State == health.OK })
+
+	sched.setFailKey(svcKey)
+	if err := pushAndWait(t, c, newTestEvent("Change", true, api.BestEffort, api.Forward)); err == nil {
+		t.Fatal("the failed change reported no error")
 	}
-	if err := pushAndWait(t, c, newTestEvent("After", true, api.BestEffort, api.Forward)); !errors.Is(err, ErrEventLoopIsAborting) {
-		t.Errorf("event after fatal error = %v", err)
+	healings := func() int {
+		n := 0
+		for _, call := range j.get() {
+			if strings.HasPrefix(call, "a.Resync(Healing Resync") {
+				n++
+			}
+		}
+		return n
 	}
+	// Each failed healing resync doubles the delay of the next one, up to the cap.
+	for attempt, delay := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 20 * time.Second} {
+		want := fmt.Sprintf("healing resync in %v", delay)
+		waitFor(t, want, func() bool { return strings.Contains(reg.Status().Components["controller"].Reason, want) })
+		st := reg.Status()
+		if st.State != health.Degraded {
+			t.Fatalf("attempt %d: state %s, want DEGRADED (alive, not ready)", attempt, st.State)
+		}
+		if reason := st.Components["controller"].Reason; !strings.Contains(reason, "1 values failing: "+svcKey+" (FAILED: injected failure of "+svcKey+")") {
+			t.Errorf("attempt %d: reason %q does not name the failing key", attempt, reason)
+		}
+		if n := testutil.ToFloat64(c.metrics.failedValues); n != 1 {
+			t.Errorf("failed values metric = %v, want 1", n)
+		}
+		// A pod whose wiring does not need the Service is served meanwhile.
+		pod := fmt.Sprintf("AddPod%d", attempt)
+		if err := pushAndWait(t, c, newTestEvent(pod, true, api.RevertOnFailure, api.Forward)); err != nil {
+			t.Fatalf("%s while degraded: %v", pod, err)
+		}
+		fc.Step(delay - time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // real time for a wrongly early healing to show
+		if n := healings(); n != attempt {
+			t.Fatalf("%d healing resyncs before the delay of %v elapsed, want %d", n, delay, attempt)
+		}
+		fc.Step(time.Millisecond)
+		waitFor(t, "the healing resync", func() bool { return healings() == attempt+1 })
+	}
+	if n := testutil.ToFloat64(c.metrics.healing.WithLabelValues("error")); n < 3 {
+		t.Errorf("failed healing resyncs counted %v, want at least 3", n)
+	}
+	// VPP accepts the mapping again: the next healing resync succeeds.
+	sched.setFailKey("")
+	waitFor(t, "the next healing", func() bool {
+		return strings.Contains(reg.Status().Components["controller"].Reason, "healing resync in 20s")
+	})
+	fc.Step(20 * time.Second)
+	waitFor(t, "OK after the healing", func() bool { return reg.Status().State == health.OK })
+	if n := testutil.ToFloat64(c.metrics.failedValues); n != 0 {
+		t.Errorf("failed values metric = %v after the repair, want 0", n)
+	}
+}
+
+func TestValuesRepairedByRetriesClearDegraded(t *testing.T) {
+	reg := health.NewRegistry()
+	sched := &fakeScheduler{}
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	h := &fakeHandler{name: "a", j: &journal{}, onUpdate: func(ev api.Event, txn api.UpdateOperations) {
+		txn.Put("config/"+ev.GetName(), wrapperspb.String("x"))
+	}}
+	c := NewController(Deps{Log: quietLog(), Scheduler: sched, EventHandlers: []api.EventHandler{h},
+		Health: reg.Reporter("controller"), Clock: fc})
+	if err := c.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	resyncNow(t, c)
+	sched.setFailKey("config/X")
+	_ = pushAndWait(t, c, newTestEvent("X", true, api.BestEffort, api.Forward))
+	if st := reg.Status(); st.State != health.Degraded || !strings.Contains(st.Components["controller"].Reason, "config/X") {
+		t.Fatalf("status %+v, want DEGRADED naming config/X", st)
+	}
+	// The scheduler's retry repaired the value (here: a later commit of it succeeded).
+	sched.setFailKey("")
+	_ = pushAndWait(t, c, newTestEvent("X", true, api.BestEffort, api.Forward))
+	if reason := reg.Status().Components["controller"].Reason; strings.Contains(reason, "values failing") {
+		t.Errorf("reason %q still names repaired values", reason)
+	}
+}
+
+func TestStalledEventFailsLivenessUntilItReturns(t *testing.T) {
+	reg := health.NewRegistry()
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	h := &fakeHandler{name: "a", j: &journal{}, onUpdate: func(ev api.Event, _ api.UpdateOperations) {
+		if ev.GetName() == "Stuck" {
+			close(entered)
+			<-release
+		}
+	}}
+	c := NewController(Deps{Log: quietLog(), Scheduler: &fakeScheduler{}, EventHandlers: []api.EventHandler{h},
+		Health: reg.Reporter("controller"), Clock: fc,
+		Config: configLoader{func(cfg *Config) { cfg.EventLoopStallTimeout = Duration(time.Minute) }}})
+	if err := c.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	resyncNow(t, c)
+	waitFor(t, "OK", func() bool { return reg.Status().State == health.OK })
+	stuck := newTestEvent("Stuck", true, api.BestEffort, api.Forward)
+	if err := c.PushEvent(stuck); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	fc.Step(45 * time.Second) // three watchdog ticks, under the timeout
+	time.Sleep(10 * time.Millisecond)
+	if st := reg.Status(); st.State != health.OK {
+		t.Fatalf("state %s before the stall timeout, want OK", st.State)
+	}
+	fc.Step(30 * time.Second)
+	waitFor(t, "ERROR for the stall", func() bool { return reg.Status().State == health.Error })
+	if reason := reg.Status().Components["controller"].Reason; !strings.Contains(reason, "event loop stalled: event Stuck") {
+		t.Errorf("reason %q", reason)
+	}
+	close(release)
+	if err := <-stuck.WaitChan(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "OK after the stall", func() bool { return reg.Status().State == health.OK })
 }
 
 func TestFatalHandlerErrorStopsTheLoop(t *testing.T) {
@@ -295,28 +437,30 @@ func TestFollowUpEventsRunBeforeQueuedEvents(t *testing.T) {
 	var c *Controller
 	var pushErr error
 	var once sync.Once
-	h := &fakeHandler{name: "a", j: j, onUpdate: func(ev api.Event, _ api.UpdateOperations) {
+	h := &fakeHandler{name: "a", j: j, onUpdate: func(ev api.Event, txn api.UpdateOperations) {
 		if ev.GetName() == "First" {
 			once.Do(func() {
-				pushErr = c.PushEvent(newTestEvent("FollowUp", false, api.BestEffort, api.Forward))
-				if err := c.PushEvent(newTestEvent("Blocking", true, api.BestEffort, api.Forward)); !errors.Is(err, ErrBlockingFollowUp) {
+				// Through the transaction: a follow-up. Through PushEvent: an
+				// ordinary event, queued behind the others.
+				pushErr = api.PushFollowUp(txn, c, newTestEvent("FollowUp", false, api.BestEffort, api.Forward))
+				pushErr = errors.Join(pushErr, c.PushEvent(newTestEvent("Plain", false, api.BestEffort, api.Forward)))
+				if err := api.PushFollowUp(txn, c, newTestEvent("Blocking", true, api.BestEffort, api.Forward)); !errors.Is(err, ErrBlockingFollowUp) {
 					pushErr = errors.Join(pushErr, errors.New("blocking follow-up accepted"))
 				}
 			})
 		}
 	}}
 	c = startController(t, &fakeScheduler{}, nil, h)
-	resyncNow(t, c)
 	first := newTestEvent("First", false, api.BestEffort, api.Forward)
-	second := newTestEvent("Second", true, api.BestEffort, api.Forward)
+	second := newTestEvent("Second", false, api.BestEffort, api.Forward)
 	_ = c.PushEvent(first)
-	if err := pushAndWait(t, c, second); err != nil {
-		t.Fatal(err)
-	}
+	_ = c.PushEvent(second) // both parked until the resync, then replayed in order
+	resyncNow(t, c)
+	waitFor(t, "every event", func() bool { return len(j.get()) == 5 })
 	if pushErr != nil {
 		t.Fatal(pushErr)
 	}
-	want := []string{"a.Resync(Database Resync,1)", "a.Update(First)", "a.Update(FollowUp)", "a.Update(Second)"}
+	want := []string{"a.Resync(Database Resync,1)", "a.Update(First)", "a.Update(FollowUp)", "a.Update(Second)", "a.Update(Plain)"}
 	if got := j.get(); !reflect.DeepEqual(got, want) {
 		t.Errorf("calls = %v\nwant    %v", got, want)
 	}
@@ -383,37 +527,70 @@ func TestKubeStateIsCachedAndPassedToResyncs(t *testing.T) {
 	}
 }
 
-func TestExternalConfigIsMergedOverInternalValues(t *testing.T) {
+func TestExternalConfigNeverOverridesTheAgentsValues(t *testing.T) {
 	j := &journal{}
 	sched := &fakeScheduler{}
+	reg := health.NewRegistry()
 	h := &fakeHandler{name: "a", j: j, onResync: func(_ api.Event, _ api.KubeStateData, _ int, txn api.ResyncOperations) {
 		txn.Put("config/shared", wrapperspb.String("internal"))
 	}}
-	c := startController(t, sched, nil, h)
+	c := NewController(Deps{Log: quietLog(), Scheduler: sched, EventHandlers: []api.EventHandler{h}, Health: reg.Reporter("controller")})
+	if err := c.Init(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	db := api.NewDBResync()
 	db.ExternalConfig["config/external-only"] = wrapperspb.String("ext")
 	db.ExternalConfig["config/shared"] = wrapperspb.String("external")
 	_ = c.PushEvent(db)
 	waitFor(t, "resync", func() bool { return len(sched.all()) == 1 })
 	got := sched.all()[0].values
-	if v := got["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "external" {
-		t.Errorf("merged value = %q, want the external one", v)
+	if v := got["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "internal" {
+		t.Errorf("value of a key both external and the agent's = %q, want the agent's", v)
 	}
 	if got["config/external-only"] == nil || got["config/a"] == nil {
 		t.Errorf("values = %s", sortedKeys(got))
 	}
-	// Removing the external value restores the internal one.
+	conflicts := func() (now, total float64) {
+		return testutil.ToFloat64(c.metrics.extConflicts), testutil.ToFloat64(c.metrics.extConflictsTotal)
+	}
+	if now, total := conflicts(); now != 1 || total != 1 {
+		t.Errorf("conflicts = %v (total %v), want 1 (1)", now, total)
+	}
+	// A change of the external value is still ignored, and not counted again; a
+	// resync finds the same conflict, not a new one. Nothing of it is an error.
 	change := api.NewExternalConfigChange("db", false)
+	change.UpdatedKVs["config/shared"] = wrapperspb.String("external-2")
+	_ = c.PushEvent(change)
+	_ = c.PushEvent(&api.HealingResync{Type: api.AfterError})
+	waitFor(t, "the change and the resync", func() bool { return len(sched.all()) == 2 })
+	if v := sched.all()[1].values["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "internal" {
+		t.Errorf("value after the resync = %q, want the agent's", v)
+	}
+	if now, total := conflicts(); now != 1 || total != 1 {
+		t.Errorf("conflicts = %v (total %v), want 1 (1)", now, total)
+	}
+	if st := reg.Status(); st.State != health.OK {
+		t.Errorf("state %s (%v), want OK: a conflict is not an error", st.State, st.Problems())
+	}
+	// Removing the external values: the agent's stays, the external-only one goes.
+	change = api.NewExternalConfigChange("db", false)
 	change.UpdatedKVs["config/shared"] = nil
 	change.UpdatedKVs["config/external-only"] = nil
 	_ = c.PushEvent(change)
-	waitFor(t, "change", func() bool { return len(sched.all()) == 2 })
-	upd := sched.all()[1].values
+	waitFor(t, "change", func() bool { return len(sched.all()) == 3 })
+	upd := sched.all()[2].values
 	if sortedKeys(upd) != "-config/external-only,config/shared" {
 		t.Fatalf("update values = %s", sortedKeys(upd))
 	}
 	if v := upd["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "internal" {
 		t.Errorf("restored value = %q", v)
+	}
+	if now, _ := conflicts(); now != 0 {
+		t.Errorf("conflicts now = %v after the external value was removed, want 0", now)
 	}
 }
 

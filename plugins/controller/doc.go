@@ -4,28 +4,36 @@
 //
 //	producers                         controller (one goroutine)
 //	─────────                         ──────────────────────────
-//	dbwatcher ── DBResync ──────┐
-//	           KubeStateChange ─┤     ┌──────────────┐  follow-ups first,
-//	podmanager ── AddPod ───────┼───▶ │ event queue  │  then events parked before the
-//	           ── DeletePod ────┤     │ (1000) + the │  first DBResync, then the queue
-//	nodesync ── NodeUpdate ─────┤     │ follow-ups   │
-//	handlers ── follow-ups ─────┘     └──────┬───────┘
+//	dbwatcher: pending DBResync and ─────────┐ an EventSource: taken one at a time
+//	  changes coalesced per key              │ (AddEventSource), never overflows
+//	podmanager ── AddPod ───────┐     ┌──────┴───────┐  follow-ups first,
+//	           ── DeletePod ────┼───▶ │ event queue  │  then events parked before the
+//	nodesync ── NodeUpdate ─────┤     │ (1000) + the │  first DBResync, then the queue
+//	handlers ── follow-ups ─────┘     │ follow-ups   │  and the sources, interleaved
+//	                                  └──────┬───────┘
 //	timers ── HealingResync ─────────────────┤
 //	                                         ▼
 //	            handlers in registration order (Reverse events: backwards), filtered by
 //	            HandlesEvent; Resync(kubeState, txn) or Update(event, txn): they only
 //	            stage key-value pairs
-//	                                         │  + external config merged over them
+//	                                         │  + external config (keys the agent does not own)
 //	                                         ▼
 //	            one transaction ──▶ kvscheduler.Commit(WithResync | WithRetry | WithRevert)
 //	                                         │
 //	            RevertOnFailure error ──▶ Revert of the handlers that ran, in reverse
-//	            BestEffort error ───────▶ HealingResync(AfterError) after delayAfterErrorHealing
-//	            failed healing / fatal ─▶ the loop aborts, health Error, liveness fails
+//	            BestEffort error ───────▶ HealingResync(AfterError) after delayAfterErrorHealing,
+//	                                      again with backoff while it fails: DEGRADED
+//	            fatal / stalled loop ───▶ health ERROR, liveness fails (healing.go)
 //	                                         │
 //	                                         ▼
 //	            event record (history, /controller/event-history), banner in the log,
 //	            metrics, event.Done(err) for the producer
+//
+// Handlers push follow-ups of the event they process through the transaction they are
+// given (api.PushFollowUp): the loop knows the event in progress from it, and runs the
+// follow-ups first. processEvent (process.go) is a sequence of named phases: update the
+// inputs, begin (handlers, record), stage, merge the external configuration, commit,
+// revert, record, after-event (abort, healing, health), and Done for the producer.
 //
 // Nothing is committed before the first database resync: events that arrive earlier are
 // parked and replayed right after it, so the first transaction is a consistent snapshot.

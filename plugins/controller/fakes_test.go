@@ -35,6 +35,7 @@ type fakeScheduler struct {
 	commits []committedTxn
 	failKey string // a commit containing this key fails
 	seq     uint64
+	failed  map[string]bool // keys whose last commit failed
 }
 
 type fakeTxn struct {
@@ -44,6 +45,16 @@ type fakeTxn struct {
 
 func (s *fakeScheduler) StartNBTransaction() kvs.Txn {
 	return &fakeTxn{s: s, values: make(map[string]proto.Message)}
+}
+
+// GetValueStatus reports FAILED for a key whose last commit failed, else CONFIGURED.
+func (s *fakeScheduler) GetValueStatus(key string) *kvs.ValueStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed[key] {
+		return &kvs.ValueStatus{Key: key, State: kvs.StateFailed, Error: "injected failure of " + key}
+	}
+	return &kvs.ValueStatus{Key: key, State: kvs.StateConfigured}
 }
 
 func (s *fakeScheduler) GetRecordedTransaction(seq uint64) *kvs.RecordedTxn {
@@ -67,8 +78,15 @@ func (t *fakeTxn) Commit(ctx context.Context) (uint64, error) {
 	s.commits = append(s.commits, c)
 	seq := s.seq
 	s.seq++
+	if s.failed == nil {
+		s.failed = make(map[string]bool)
+	}
+	for k := range t.values {
+		delete(s.failed, k)
+	}
 	if s.failKey != "" {
 		if _, ok := t.values[s.failKey]; ok {
+			s.failed[s.failKey] = true
 			return seq, &kvs.TransactionError{SeqNum: seq, KVErrors: []kvs.KeyWithError{{Key: s.failKey, Operation: kvs.OpCreate, Error: fmt.Errorf("injected failure of %s", s.failKey)}}}
 		}
 	}

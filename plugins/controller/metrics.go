@@ -12,6 +12,13 @@ type metrics struct {
 	duration  *prometheus.HistogramVec
 	queueLen  prometheus.GaugeFunc
 	queueFull prometheus.Counter
+	// failedValues, healing and stalls report the healing state (healing.go).
+	failedValues prometheus.Gauge
+	healing      *prometheus.CounterVec
+	stalls       prometheus.Counter
+	// extConflicts and extConflictsTotal report external keys the agent owns (external.go).
+	extConflicts      prometheus.Gauge
+	extConflictsTotal prometheus.Counter
 }
 
 func newMetrics(queueLen func() float64) *metrics {
@@ -33,11 +40,31 @@ func newMetrics(queueLen func() float64) *metrics {
 			Name: "contiv_controller_events_rejected_total",
 			Help: "Events refused because the queue was full.",
 		}),
+		failedValues: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "contiv_controller_failed_values",
+			Help: "Values the scheduler could not apply and that were not repaired yet (readiness is DEGRADED meanwhile).",
+		}),
+		healing: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contiv_controller_healing_resyncs_total",
+			Help: "After-error healing resyncs by outcome (ok, error); a failed one is retried with backoff.",
+		}, []string{"outcome"}),
+		extConflicts: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "contiv_controller_external_config_conflicts",
+			Help: "Keys of the external configuration that the agent also configures (the agent's value is kept).",
+		}),
+		extConflictsTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contiv_controller_external_config_conflicts_total",
+			Help: "Conflicts between the external configuration and the agent's values, counted when they start.",
+		}),
+		stalls: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contiv_controller_event_loop_stalls_total",
+			Help: "Times one event was processed for longer than eventLoopStallTimeout (liveness fails meanwhile).",
+		}),
 	}
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.events, m.duration, m.queueLen, m.queueFull} {
+	for _, c := range []prometheus.Collector{m.events, m.duration, m.queueLen, m.queueFull, m.failedValues, m.healing, m.stalls, m.extConflicts, m.extConflictsTotal} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

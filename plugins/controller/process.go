@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -18,15 +17,59 @@ const (
 	bannerClose = "<<<<<<<<<<"
 )
 
-// processEvent runs one event through the handlers and commits its transaction.
-func (c *Controller) processEvent(queued api.Event) {
-	ev := unwrapFollowUp(queued)
-	method := ev.Method()
-	start := time.Now()
+// eventRun is one event on its way through the phases of processEvent.
+type eventRun struct {
+	queued   api.Event // as received (a follow-up keeps its wrapper)
+	ev       api.Event // the event itself
+	method   api.EventMethodType
+	update   api.UpdateEvent // nil for resyncs
+	txnType  api.UpdateTransactionType
+	handlers []api.EventHandler
+	rec      *EventRecord
+	txn      *schedulerTxn
 
-	// 1-2: update the controller's own view of the input.
-	var updateEv api.UpdateEvent
-	if method.IsResync() {
+	ran          []api.EventHandler // handlers whose Update/Resync succeeded
+	changes      []string           // "handler: change" descriptions
+	errs         []error
+	stopped      bool // a handler stopped processing (revert, fatal or abort)
+	needsHealing bool
+	fatalErr     error
+	txnErr       error
+	reverted     bool // the transaction was reverted by the scheduler
+}
+
+// revertsOnFailure is true for an update whose failure undoes it (AddPod).
+func (r *eventRun) revertsOnFailure() bool {
+	return r.txnType == api.RevertOnFailure && !r.method.IsResync()
+}
+
+// processEvent runs one event through its phases: update the inputs, let the handlers
+// stage, merge the external configuration, commit, revert a failed RevertOnFailure
+// event, record, take care of what follows (abort, health, healing), and last tell the
+// producer the result.
+func (c *Controller) processEvent(queued api.Event) {
+	r, ok := c.updateInputs(queued)
+	if !ok {
+		return
+	}
+	c.setBusy(r.ev.GetName())
+	c.begin(r)
+	c.stage(r)
+	c.mergeExternalConfig(r.ev, r.txn)
+	c.commit(r)
+	c.revert(r)
+	err := c.record(r)
+	c.setBusy("")
+	c.afterEvent(r, err)
+	queued.Done(err)
+}
+
+// updateInputs keeps the controller's own view of the inputs (Kubernetes state,
+// external configuration) current and classifies the event.
+func (c *Controller) updateInputs(queued api.Event) (*eventRun, bool) {
+	ev := unwrapFollowUp(queued)
+	r := &eventRun{queued: queued, ev: ev, method: ev.Method(), txnType: api.BestEffort}
+	if r.method.IsResync() {
 		c.resyncCount++
 		switch e := ev.(type) {
 		case *api.DBResync:
@@ -42,169 +85,177 @@ func (c *Controller) processEvent(queued api.Event) {
 				c.healingScheduled = false
 			}
 		}
-	} else {
-		var ok bool
-		updateEv, ok = ev.(api.UpdateEvent)
-		if !ok {
-			err := fmt.Errorf("event %s has method Update but does not implement UpdateEvent", ev.GetName())
-			c.Log.Error(err)
-			ev.Done(err)
-			return
-		}
-		switch e := ev.(type) {
-		case *api.KubeStateChange:
-			c.applyKubeStateChange(e)
-		case *api.ExternalConfigChange:
-			c.applyExternalChange(e)
-		}
+		return r, true
 	}
+	upd, ok := ev.(api.UpdateEvent)
+	if !ok {
+		err := fmt.Errorf("event %s has method Update but does not implement UpdateEvent", ev.GetName())
+		c.Log.Error(err)
+		ev.Done(err)
+		return nil, false
+	}
+	r.update, r.txnType = upd, upd.TransactionType()
+	switch e := ev.(type) {
+	case *api.KubeStateChange:
+		c.applyKubeStateChange(e)
+	case *api.ExternalConfigChange:
+		c.applyExternalChange(e)
+	}
+	return r, true
+}
 
-	// 3-4: the handlers for this event, in its order.
-	handlers := c.selectHandlers(ev, updateEv)
-
-	// 5-6: record and announce.
+// begin selects the handlers, numbers the event, opens its record and announces it.
+func (c *Controller) begin(r *eventRun) {
+	r.handlers = c.selectHandlers(r.ev, r.update)
 	c.currentSeq = c.seqNum
 	c.seqNum++
-	rec := &EventRecord{
+	r.rec = &EventRecord{
 		SeqNum:          c.currentSeq,
-		ProcessingStart: start,
-		Name:            ev.GetName(),
-		Description:     ev.String(),
-		Method:          method,
+		ProcessingStart: c.clock.Now(),
+		Name:            r.ev.GetName(),
+		Description:     r.ev.String(),
+		Method:          r.method,
 	}
-	if f, ok := queued.(*followUp); ok {
-		rec.IsFollowUp, rec.FollowUpTo = true, f.to
+	if f, ok := r.queued.(*followUp); ok {
+		r.rec.IsFollowUp, r.rec.FollowUpTo = true, f.to
 	}
-	c.logNewEvent(rec, handlers)
+	seq := c.currentSeq
+	r.txn = newSchedulerTxn(func(ev api.Event) error { return c.pushFollowUp(ev, seq) })
+	c.logNewEvent(r.rec, r.handlers)
+}
 
-	// 7: let the handlers stage their configuration.
-	txn := newSchedulerTxn()
-	var (
-		errs         []error
-		changes      []string
-		needsHealing bool
-		stopped      bool // processing stopped early (revert, fatal or abort)
-		fatalErr     error
-		ran          []api.EventHandler // handlers whose Update/Resync succeeded
-	)
-	txnType := api.BestEffort
-	if updateEv != nil {
-		txnType = updateEv.TransactionType()
-	}
-	for _, h := range handlers {
+// stage lets the handlers stage their configuration, in order, until one stops the event.
+func (c *Controller) stage(r *eventRun) {
+	for _, h := range r.handlers {
 		var (
 			change string
 			err    error
 		)
-		if method.IsResync() {
-			err = h.Resync(ev, c.kubeState, c.resyncCount, txn)
+		if r.method.IsResync() {
+			err = h.Resync(r.ev, c.kubeState, c.resyncCount, r.txn)
 		} else {
-			change, err = h.Update(ev, txn)
+			change, err = h.Update(r.ev, r.txn)
 		}
 		hr := HandlerRecord{Handler: h.String(), Change: change}
 		if change != "" {
-			changes = append(changes, h.String()+": "+change)
+			r.changes = append(r.changes, h.String()+": "+change)
 		}
 		if err != nil {
 			hr.Error, hr.ErrorStr = err, err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w", h, err))
+			r.errs = append(r.errs, fmt.Errorf("%s: %w", h, err))
 		}
-		rec.Handlers = append(rec.Handlers, hr)
+		r.rec.Handlers = append(r.rec.Handlers, hr)
 		if err == nil {
-			ran = append(ran, h)
+			r.ran = append(r.ran, h)
 			continue
 		}
 		switch {
 		case api.IsFatal(err):
-			fatalErr, stopped = err, true
+			r.fatalErr, r.stopped = err, true
 		case api.IsAbort(err):
-			needsHealing, stopped = true, true
-		case txnType == api.RevertOnFailure && !method.IsResync():
-			stopped = true
-		case txnType != api.BestEffortIgnoreErrors || method.IsResync():
-			needsHealing = true
+			r.needsHealing, r.stopped = true, true
+		case r.revertsOnFailure():
+			r.stopped = true
+		case r.txnType != api.BestEffortIgnoreErrors || r.method.IsResync():
+			r.needsHealing = true
 		}
-		if stopped {
-			break
+		if r.stopped {
+			return
 		}
 	}
+}
 
-	// 8: merge the external configuration over the handlers' values.
-	c.mergeExternalConfig(ev, txn)
-
-	// 9: commit.
-	var txnErr error
-	committed := false
-	reverted := false
-	if !stopped && !(method == api.Update && txn.isEmpty()) {
-		ctx := c.txnContext(ev, method, txnType, changes)
-		seq, err := txn.commit(ctx, c.Scheduler)
-		committed = true
-		if rt := c.Scheduler.GetRecordedTransaction(seq); rt != nil {
-			rec.Txn = rt
-		}
-		if err != nil {
-			txnErr = err
-			rec.TxnError, rec.TxnErrorStr = err, err.Error()
-			errs = append(errs, fmt.Errorf("transaction: %w", err))
-			if txnType == api.RevertOnFailure && !method.IsResync() {
-				reverted = true
-			} else if !c.onlyExternalKeysFailed(err, txn) {
-				needsHealing = true
+// commit sends the staged values to the scheduler in one transaction (none for an
+// update that staged nothing) and records which values failed.
+func (c *Controller) commit(r *eventRun) {
+	if r.stopped || (r.method == api.Update && r.txn.isEmpty()) {
+		return
+	}
+	ctx := c.txnContext(r.ev, r.method, r.txnType, r.changes)
+	seq, err := r.txn.commit(ctx, c.Scheduler)
+	if rt := c.Scheduler.GetRecordedTransaction(seq); rt != nil {
+		r.rec.Txn = rt
+	}
+	if err != nil {
+		r.txnErr = err
+		r.rec.TxnError, r.rec.TxnErrorStr = err, err.Error()
+		r.errs = append(r.errs, fmt.Errorf("transaction: %w", err))
+		if r.revertsOnFailure() {
+			r.reverted = true
+		} else {
+			c.noteFailedValues(err)
+			if !c.onlyExternalKeysFailed(err, r.txn) {
+				r.needsHealing = true
 			}
 		}
 	}
-	if committed && !reverted {
-		c.updateInternalConfig(method, txn)
+	if !r.reverted {
+		c.updateInternalConfig(r.method, r.txn)
 	}
+}
 
-	// 10: a failed RevertOnFailure event: undo the handlers' internal state.
-	if txnType == api.RevertOnFailure && !method.IsResync() && len(errs) > 0 && fatalErr == nil {
-		for i := len(ran) - 1; i >= 0; i-- {
-			h := ran[i]
-			rr := HandlerRecord{Handler: h.String(), Revert: true}
-			if err := h.Revert(ev); err != nil {
-				rr.Error, rr.ErrorStr = err, err.Error()
-				needsHealing = true
-				c.Log.WithError(err).WithField("handler", h.String()).Error("revert failed")
-			}
-			rec.Handlers = append(rec.Handlers, rr)
-		}
-	}
-
-	// 11: finish the record and report the result.
-	eventErr := errors.Join(errs...)
-	rec.ProcessingEnd = time.Now()
-	c.history.add(rec)
-	c.logFinalizedEvent(rec, eventErr)
-	c.metrics.observe(rec.Name, outcome(eventErr, fatalErr), rec.ProcessingEnd.Sub(start))
-	queued.Done(eventErr)
-
-	// 12: a fatal error, or a failed after-error healing, stops the loop.
-	if fatalErr != nil {
-		c.abort(fatalErr)
+// revert undoes the internal state of the handlers that ran, in reverse, when a
+// RevertOnFailure event failed (the scheduler reverted the configuration).
+func (c *Controller) revert(r *eventRun) {
+	if !r.revertsOnFailure() || len(r.errs) == 0 || r.fatalErr != nil {
 		return
 	}
-	if h, ok := ev.(*api.HealingResync); ok && h.Type == api.AfterError && eventErr != nil {
-		c.abort(api.NewFatalError(fmt.Errorf("healing resync failed: %w", eventErr)))
+	for i := len(r.ran) - 1; i >= 0; i-- {
+		h := r.ran[i]
+		rr := HandlerRecord{Handler: h.String(), Revert: true}
+		if err := h.Revert(r.ev); err != nil {
+			rr.Error, rr.ErrorStr = err, err.Error()
+			r.needsHealing = true
+			c.Log.WithError(err).WithField("handler", h.String()).Error("revert failed")
+		}
+		r.rec.Handlers = append(r.rec.Handlers, rr)
+	}
+}
+
+// record finishes the event's record (history, log banner, metrics) and returns the
+// event's error (reported to the producer once the event is fully processed).
+func (c *Controller) record(r *eventRun) error {
+	eventErr := errors.Join(r.errs...)
+	r.rec.ProcessingEnd = c.clock.Now()
+	c.history.add(r.rec)
+	c.logFinalizedEvent(r.rec, eventErr)
+	c.metrics.observe(r.rec.Name, outcome(eventErr, r.fatalErr), r.rec.ProcessingEnd.Sub(r.rec.ProcessingStart))
+	return eventErr
+}
+
+// afterEvent stops the loop after a fatal error; otherwise it keeps the healing state
+// (backoff of failed healing resyncs, failing values) and the health report current,
+// and schedules the healing resync that repairs what failed.
+func (c *Controller) afterEvent(r *eventRun, eventErr error) {
+	if r.fatalErr != nil {
+		c.abort(r.fatalErr)
 		return
 	}
-	if method.IsResync() && method != api.DownstreamResync {
-		if eventErr == nil {
-			c.report(health.OK, "")
-		} else if c.resyncCount == 1 {
-			c.report(health.Init, "start-up resync failed, healing scheduled: "+eventErr.Error())
+	if h, ok := r.ev.(*api.HealingResync); ok && h.Type == api.AfterError {
+		outcome := "ok"
+		if eventErr != nil {
+			outcome = "error"
+			c.healingFailures++
+			c.Log.WithError(eventErr).WithField("consecutive-failures", c.healingFailures).
+				Warn("healing resync failed: retried with backoff")
+		}
+		c.metrics.healing.WithLabelValues(outcome).Inc()
+	}
+	if r.method.IsResync() && eventErr == nil {
+		clear(c.failedValues)
+		if r.method != api.DownstreamResync {
+			c.healingFailures = 0
 		}
 	}
-
-	// 13: anything else that failed is repaired by a full resync a little later.
-	if needsHealing {
+	if r.needsHealing {
 		cause := eventErr
 		if cause == nil {
-			cause = txnErr
+			cause = r.txnErr
 		}
 		c.scheduleHealing(cause)
 	}
+	c.pruneFailedValues()
+	c.updateHealth()
 }
 
 func outcome(err, fatal error) string {
@@ -235,50 +286,6 @@ func (c *Controller) selectHandlers(ev api.Event, upd api.UpdateEvent) []api.Eve
 		}
 	}
 	return out
-}
-
-// mergeExternalConfig stages external values over the handlers' ones: all of them for a
-// resync, only the keys touched by this event for an update.
-func (c *Controller) mergeExternalConfig(ev api.Event, txn *schedulerTxn) {
-	if ev.Method() == api.DownstreamResync {
-		return
-	}
-	if ev.Method().IsResync() {
-		for _, src := range c.externalConfig {
-			for key := range src {
-				if _, done := txn.merged[key]; done {
-					continue
-				}
-				txn.merged[key] = mergeOver(txn.values[key], c.externalValue(key))
-			}
-		}
-		return
-	}
-	touched := make(map[string]struct{})
-	for key := range txn.values {
-		touched[key] = struct{}{}
-	}
-	if e, ok := ev.(*api.ExternalConfigChange); ok {
-		for key := range e.UpdatedKVs {
-			touched[key] = struct{}{}
-		}
-	}
-	for key := range touched {
-		ext := c.externalValue(key)
-		internal, staged := txn.values[key]
-		if !staged {
-			internal = c.internalConfig[key]
-		}
-		switch {
-		case ext != nil && internal != nil:
-			txn.merged[key] = mergeOver(internal, ext)
-		case ext != nil:
-			txn.merged[key] = ext
-		case !staged:
-			// External value removed: fall back to the internal one (or delete).
-			txn.merged[key] = internal
-		}
-	}
 }
 
 // onlyExternalKeysFailed is true when every failed key of err comes from external

@@ -2,21 +2,34 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
 // schedulerTxn stages the values of one event: handlers' values, then the external
 // configuration merged over them by the controller. A nil value stands for a delete.
+// It is also the handlers' api.FollowUpPusher.
 type schedulerTxn struct {
 	values map[string]proto.Message
 	merged map[string]proto.Message
+	// followUp queues a follow-up of the event in progress.
+	followUp func(api.Event) error
 }
 
-func newSchedulerTxn() *schedulerTxn {
-	return &schedulerTxn{values: make(map[string]proto.Message), merged: make(map[string]proto.Message)}
+func newSchedulerTxn(followUp func(api.Event) error) *schedulerTxn {
+	return &schedulerTxn{values: make(map[string]proto.Message), merged: make(map[string]proto.Message), followUp: followUp}
+}
+
+// PushFollowUp queues ev as a follow-up of the event whose handlers stage into t.
+func (t *schedulerTxn) PushFollowUp(ev api.Event) error {
+	if t.followUp == nil {
+		return fmt.Errorf("push %s: no event in progress", ev.GetName())
+	}
+	return t.followUp(ev)
 }
 
 // Put stages a value; a nil value is a handler bug (use Delete) and panics, so that it is
@@ -58,4 +71,7 @@ type Scheduler interface {
 	StartNBTransaction() kvs.Txn
 	// GetRecordedTransaction returns a committed transaction for the event history.
 	GetRecordedTransaction(seqNum uint64) *kvs.RecordedTxn
+	// GetValueStatus returns the status of the value under key (failing values are
+	// named in the health report until they are repaired).
+	GetValueStatus(key string) *kvs.ValueStatus
 }

@@ -284,7 +284,7 @@ func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs) (claimed, 
 // Update handles NodeUpdate with external IPAM: when this node's podCIDR differs from
 // the pod subnet in use, it pushes a PodCIDRChange, whose resync switches every handler
 // to the new subnet. The state itself changes only in that resync.
-func (p *Plugin) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
+func (p *Plugin) Update(ev api.Event, txn api.UpdateOperations) (string, error) {
 	if ev.GetName() != NodeUpdateEventName || !p.ipamCfg().UseExternalIPAM {
 		return "", nil
 	}
@@ -309,7 +309,7 @@ func (p *Plugin) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
 		log.Warn("podCIDR of this node changed, but there is no event loop to resync on: it applies from the next resync")
 		return "", nil
 	}
-	if err := p.EventLoop.PushEvent(&PodCIDRChange{LocalPodCIDR: cloneNet(cidr)}); err != nil {
+	if err := api.PushFollowUp(txn, p.EventLoop, &PodCIDRChange{LocalPodCIDR: cloneNet(cidr)}); err != nil {
 		p.mu.Lock()
 		p.pendingCIDR = nil
 		p.mu.Unlock()

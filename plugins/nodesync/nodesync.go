@@ -174,7 +174,7 @@ func (ns *NodeSync) Resync(_ api.Event, kubeState api.KubeStateData, resyncCount
 
 // Update applies a KubeStateChange of a VppNode or a Kubernetes node to the node map
 // and pushes the NodeUpdate events it calls for.
-func (ns *NodeSync) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
+func (ns *NodeSync) Update(ev api.Event, txn api.UpdateOperations) (string, error) {
 	ksc, ok := ev.(*api.KubeStateChange)
 	if !ok {
 		return "", nil
@@ -207,7 +207,7 @@ func (ns *NodeSync) Update(ev api.Event, _ api.UpdateOperations) (string, error)
 		if upd == nil {
 			continue
 		}
-		if err := ns.EventLoop.PushEvent(upd); err != nil {
+		if err := api.PushFollowUp(txn, ns.EventLoop, upd); err != nil {
 			return strings.Join(done, "; "), fmt.Errorf("nodesync: push %s for node %s: %w", NodeUpdateName, ch.name, err)
 		}
 		ns.Log.WithField("node", ch.name).Debugf("%s pushed: %s", NodeUpdateName, upd.describe())

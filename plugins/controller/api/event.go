@@ -136,3 +136,43 @@ type EventHandler interface {
 	// failed (RevertOnFailure only); the configuration is reverted by the scheduler.
 	Revert(event Event) error
 }
+
+// EventSource is a producer that keeps its events pending until the event loop takes
+// them, one at a time, when it is ready for the next one (instead of pushing them into
+// the loop's bounded queue). A source can then coalesce what is still pending, so that
+// its backlog is bounded by what it tracks, not by how many changes it saw.
+type EventSource interface {
+	// Next removes and returns the oldest pending event, or nil when none is pending.
+	// It is called from the event loop and must not block.
+	Next() Event
+}
+
+// EventSourceRegistrar is implemented by event loops that drain EventSources.
+type EventSourceRegistrar interface {
+	// AddEventSource registers src. The source calls the returned function (from any
+	// goroutine; it never blocks) whenever it has new pending events.
+	AddEventSource(src EventSource) (wake func())
+}
+
+// FollowUpPusher is implemented by the transaction that the event loop hands to a
+// handler's Update, Resync: an event pushed through it is a follow-up of the event being
+// processed, and runs before any other queued event. Follow-ups must not be blocking
+// (the loop would wait for itself).
+type FollowUpPusher interface {
+	// PushFollowUp queues ev as a follow-up of the event in progress.
+	PushFollowUp(ev Event) error
+}
+
+// PushFollowUp pushes ev from inside a handler: as a follow-up when txn (the
+// UpdateOperations or ResyncOperations the handler was given) is a FollowUpPusher, else
+// (e.g. a handler called directly by a test, with no transaction) to loop as an
+// ordinary event.
+func PushFollowUp(txn any, loop EventLoop, ev Event) error {
+	if p, ok := txn.(FollowUpPusher); ok {
+		return p.PushFollowUp(ev)
+	}
+	if loop == nil {
+		return fmt.Errorf("push %s: no event loop", ev.GetName())
+	}
+	return loop.PushEvent(ev)
+}

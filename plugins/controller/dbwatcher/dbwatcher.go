@@ -30,10 +30,14 @@ const (
 	DefaultRemoteDBProbingInterval = 3 * time.Second
 )
 
-// Queue sizes (as upstream).
+// Queue sizes. The change queue only decouples the watch from the loop: when it is full
+// the watch waits (the loop coalesces changes faster than etcd delivers them).
 const (
 	changeQueueSize = 1000
 	resyncQueueSize = 10
+	// changeBatch bounds how many queued changes the loop takes in one go (and mirrors
+	// into bolt in one transaction).
+	changeBatch = 512
 )
 
 // probeKey is read to check the etcd connection; it need not exist.
@@ -95,6 +99,11 @@ type DBWatcher struct {
 	resyncReq chan struct{} // resync requests, coalesced by the loop
 	connCh    chan bool     // connection state changes: prober -> loop
 	changes   chan change   // watched changes: watch goroutine -> loop
+	// pending holds the events not yet taken by the event loop, coalesced per key.
+	pending *changeTracker
+	// pumpWake is set when the event loop cannot drain pending itself (it is not an
+	// api.EventSourceRegistrar): the pump goroutine then pushes the events.
+	pumpWake chan struct{}
 
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -141,7 +150,9 @@ func (w *DBWatcher) Init() (err error) {
 	w.resyncReq = make(chan struct{}, resyncQueueSize)
 	w.connCh = make(chan bool, 1)
 	w.changes = make(chan change, changeQueueSize)
-	w.metrics = newMetrics()
+	w.pending = newChangeTracker()
+	w.metrics = newMetrics(w.pending.len)
+	w.pending.delivered = func(resource string) { w.metrics.changes.WithLabelValues(resource).Inc() }
 
 	w.local, err = openLocalDB(w.boltCfg)
 	if err != nil {
@@ -251,6 +262,19 @@ func (w *DBWatcher) AfterInit() error {
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.loop = newLoopState()
+	if reg, ok := w.EventLoop.(api.EventSourceRegistrar); ok {
+		w.pending.wake = reg.AddEventSource(w.pending)
+	} else {
+		w.pumpWake = make(chan struct{}, 1)
+		w.pending.wake = func() {
+			select {
+			case w.pumpWake <- struct{}{}:
+			default:
+			}
+		}
+		w.wg.Add(1)
+		go w.pump(w.ctx)
+	}
 	w.wg.Add(1)
 	go w.run(w.ctx)
 	if w.client != nil {
@@ -293,6 +317,45 @@ func (w *DBWatcher) releaseResources() error {
 		w.registered = false
 	}
 	return errors.Join(errs...)
+}
+
+// pump pushes the pending events to an event loop that does not drain them itself. A
+// refused event is lost to the loop, so a resync is requested after the probing
+// interval to make up for it.
+func (w *DBWatcher) pump(ctx context.Context) {
+	defer w.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.pumpWake:
+		}
+		for ev := w.pending.Next(); ev != nil; ev = w.pending.Next() {
+			err := w.EventLoop.PushEvent(ev)
+			if err == nil {
+				continue
+			}
+			w.Log.WithError(err).WithField("event", ev.String()).Warn("event not delivered: requesting a resync")
+			if r, ok := ev.(*api.DBResync); ok {
+				w.metrics.resyncs.WithLabelValues(resyncSource(r), outcomeError).Inc()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(w.RemoteDBProbingInterval):
+			}
+			w.requestResync("event not delivered")
+			break
+		}
+	}
+}
+
+// resyncSource labels a resync by where its snapshot came from.
+func resyncSource(r *api.DBResync) string {
+	if r.Local {
+		return sourceLocal
+	}
+	return sourceRemote
 }
 
 // RequestResync asks for a full resync from etcd (from the local mirror when etcd is

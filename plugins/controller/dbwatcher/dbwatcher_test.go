@@ -1,6 +1,7 @@
 package dbwatcher
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,9 +10,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sirupsen/logrus"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/contiv-vpp/contiv-vpp/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
@@ -135,9 +138,12 @@ func TestChangesOfEveryResourceBecomeKubeStateChanges(t *testing.T) {
 
 	for _, s := range samples() {
 		t.Run(s.resource, func(t *testing.T) {
+			// Each step waits for its event: changes pending together would coalesce.
 			n := len(h.loop.snapshot())
 			db.putKube(s.key, s.v1)
+			h.loop.waitForCount(t, n+1)
 			db.putKube(s.key, s.v2)
+			h.loop.waitForCount(t, n+2)
 			db.putKube(s.key, s.v2) // rewritten unchanged: no event
 			db.del(ksrkey.KsrPrefix + s.key)
 			evs := h.loop.waitForCount(t, n+3)[n:]
@@ -445,40 +451,103 @@ func TestRefusedEventsAreMadeUpByAResync(t *testing.T) {
 	})
 }
 
-func TestFullChangeQueueEndsInAResync(t *testing.T) {
+func TestBurstOfChangesIsCoalescedWithoutAResync(t *testing.T) {
 	te := etcdtest.Start(t)
 	db := kv{t, te.Client(t)}
 	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
-	h.w.changes = make(chan change, 2) // small queue, same behaviour as 1000
+	h.w.changes = make(chan change, 2) // a small queue: the watch must wait, not overflow
+	db.putKube(podKey("seen"), testPod("seen", "10.1.0.1"))
+	db.putKube(podKey("gone"), testPod("gone", "10.1.0.2"))
 	h.start(t)
 	h.loop.waitForCount(t, 1)
 
+	// The event loop is busy (its first change blocks) while the burst arrives.
 	gate := make(chan struct{})
 	h.loop.mu.Lock()
 	h.loop.gate = gate
 	h.loop.mu.Unlock()
-	const n = 20
-	for i := range n {
-		db.putKube(podKey(fmt.Sprint("p", i)), testPod(fmt.Sprint("p", i), fmt.Sprint("10.1.2.", i)))
+	db.putKube(podKey("first"), testPod("first", "10.1.0.3"))
+	waitUntil(t, "the first change is being pushed", func() bool { return h.loop.waiting.Load() == 1 })
+
+	const keys, rounds = 500, 20 // 10,000 changes
+	c := te.Client(t)
+	for r := range rounds {
+		var ops []clientv3.Op
+		for i := range keys {
+			name := fmt.Sprint("p", i)
+			data, err := dbresources.Marshal(testPod(name, fmt.Sprintf("10.2.%d.%d", r, i%250)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops = append(ops, clientv3.OpPut(ksrkey.KsrPrefix+podKey(name), string(data)))
+			if len(ops) == 100 {
+				if _, err := c.Txn(context.Background()).Then(ops...).Commit(); err != nil {
+					t.Fatal(err)
+				}
+				ops = ops[:0]
+			}
+		}
 	}
-	waitUntil(t, "the overflow is logged", func() bool {
-		return h.logged(logrus.WarnLevel, "change queue full: requesting a resync", "")
-	})
+	// "seen" changes 100 times; "gone" is deleted and re-created with the same value;
+	// "ghost" is created and deleted before the loop saw it.
+	for i := range 100 {
+		db.putKube(podKey("seen"), testPod("seen", fmt.Sprint("10.3.0.", i)))
+	}
+	db.del(ksrkey.KsrPrefix + podKey("gone"))
+	db.putKube(podKey("gone"), testPod("gone", "10.1.0.2"))
+	db.putKube(podKey("ghost"), testPod("ghost", "10.1.0.9"))
+	db.del(ksrkey.KsrPrefix + podKey("ghost"))
+	db.putKube(podKey("last"), testPod("last", "10.1.0.10"))
+	// One pending change per key: the pods, seen, gone, ghost, last.
+	waitUntil(t, "the burst is pending, one change per key", func() bool { return h.w.pending.len() == keys+4 })
 	h.loop.mu.Lock()
 	h.loop.gate = nil
 	h.loop.mu.Unlock()
 	close(gate)
 
-	want := map[string]proto.Message{}
-	for i := range n {
-		want[podKey(fmt.Sprint("p", i))] = testPod(fmt.Sprint("p", i), fmt.Sprint("10.1.2.", i))
-	}
-	evs := h.loop.waitFor(t, "a resync with every pod", func(evs []api.Event) bool {
-		rs := resyncs(evs)
-		return len(rs) > 1 && len(rs[len(rs)-1].KubeState[pod.Keyword]) == n
+	evs := h.loop.waitFor(t, "the last change", func(evs []api.Event) bool {
+		ch, ok := evs[len(evs)-1].(*api.KubeStateChange)
+		return ok && ch.Key == podKey("last")
 	})
+	if n := countResyncs(evs, false); n != 1 {
+		t.Errorf("remote resyncs = %d, want only the first one", n)
+	}
+	if n := testutil.ToFloat64(h.w.metrics.resyncs.WithLabelValues(sourceRemote, outcomeOK)); n != 1 {
+		t.Errorf("resync metric = %v, want 1", n)
+	}
+	changes := evs[1:]
+	// first, the 500 pods in the order they first changed, seen, last.
+	if len(changes) != 1+keys+2 {
+		t.Fatalf("%d change events, want %d:\n%s", len(changes), 1+keys+2, describe(changes[:min(len(changes), 10)]))
+	}
+	for i, ev := range changes {
+		ch := ev.(*api.KubeStateChange)
+		var want string
+		switch {
+		case i == 0:
+			want = podKey("first")
+		case i <= keys:
+			want = podKey(fmt.Sprint("p", i-1))
+		case i == keys+1:
+			want = podKey("seen")
+		default:
+			want = podKey("last")
+		}
+		if ch.Key != want {
+			t.Errorf("change %d is of %s, want %s", i, ch.Key, want)
+		}
+		if i >= 1 && i <= keys && (ch.PrevValue != nil || !proto.Equal(ch.NewValue, testPod(fmt.Sprint("p", i-1), fmt.Sprintf("10.2.%d.%d", rounds-1, (i-1)%250)))) {
+			t.Errorf("change %d: %s, want an add of the last value", i, ch)
+		}
+	}
+	seen := changes[keys+1].(*api.KubeStateChange)
+	if !proto.Equal(seen.PrevValue, testPod("seen", "10.1.0.1")) || !proto.Equal(seen.NewValue, testPod("seen", "10.3.0.99")) {
+		t.Errorf("100 changes of one key: prev %v new %v, want the original previous and the last value", seen.PrevValue, seen.NewValue)
+	}
 	m := replay(t, evs)
-	assertKubeState(t, "state after overflow", m.kube, map[string]map[string]proto.Message{pod.Keyword: want})
+	if len(m.kube[pod.Keyword]) != keys+4 {
+		t.Errorf("%d pods in the end, want %d", len(m.kube[pod.Keyword]), keys+4)
+	}
 }
 
 func TestEtcdDisabledRunsFromLocalMirror(t *testing.T) {

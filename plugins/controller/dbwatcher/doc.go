@@ -20,14 +20,27 @@
 //     Deps.ExternalConfigCodec (keys without /vnf-agent/<node>/); the decoded Kubernetes
 //     values are mirrored into bolt (stale keys deleted), a DBResync is pushed, each key's
 //     revision is remembered and a new watch starts at R+1, so nothing falls between the
-//     listing and the watch. A failure (etcd, or PushEvent) retries after the probing
-//     interval. Requests arriving together are served by one resync.
+//     listing and the watch. A failure of etcd retries after the probing interval.
+//     Requests arriving together are served by one resync.
 //   - Changes: dropped when they come from a replaced watch or before the first resync
 //     after a (re)connection (that resync covers them), and when their revision was
-//     already processed; otherwise mirrored into bolt and pushed as a KubeStateChange
-//     (PrevValue = the value last delivered for the key) or an ExternalConfigChange. A
-//     value rewritten unchanged is not pushed. A refused push, a failed watch or a full
-//     change queue (1000) requests a remote resync.
+//     already processed; otherwise mirrored into bolt (one bolt transaction per batch of
+//     queued changes) and recorded as pending. A value rewritten unchanged is not
+//     recorded. A failed watch requests a remote resync; a full change queue (1000) only
+//     makes the watch wait.
+//
+// Pending events (pending.go) are coalesced per key, as kube-proxy's change trackers do:
+// the latest value wins and the value the event loop saw last is kept, so the event is
+// a KubeStateChange from PrevValue (what the loop saw) to NewValue (the latest), or an
+// ExternalConfigChange of that key. A key changed 100 times while the loop was busy is
+// one event; deleted and re-created it is one update (nothing when re-created equal);
+// created and deleted before the loop saw it, nothing. Keys come out in the order in
+// which they first changed; a resync discards the pending changes and comes first. The
+// pending work is therefore bounded by the number of keys, and a burst never turns into a
+// full resync. The controller drains the events itself (the watcher registers as an
+// api.EventSource when the event loop is an api.EventSourceRegistrar); otherwise a pump
+// goroutine pushes them, and an event the loop refuses requests a resync after the
+// probing interval.
 //   - Local resync: DelayLocalResync after start, unless a resync was delivered or etcd
 //     is connected, the bolt mirror is pushed as DBResync{Local:true} (no external
 //     configuration); an empty mirror is not pushed. With etcd disabled the mirror is
@@ -35,13 +48,18 @@
 //
 // Bad data never stops the watcher: a value that does not decode is logged, counted
 // (contiv_dbwatcher_bad_values_total{resource}) and skipped, and the event loop keeps the
-// last good value; keys of unknown resources are ignored with a debug log.
+// last good value; keys of unknown resources are ignored with a debug log. A Kubernetes
+// value whose identity (name and namespace, node name, node ID) is not the one of its key
+// (dbresources.CheckKey) is treated the same way, logged with the key and the identity and
+// counted in contiv_dbwatcher_identity_mismatches_total{resource}: the controller finds
+// objects by key in changes and by name in resyncs, and the two must agree.
 //
 // Configuration: etcd.conf (EtcdConfig, Ligato keys) and bolt.conf (BoltConfig), loaded
 // and validated by Init, which also opens the bolt file.
 //
 // Metrics: contiv_dbwatcher_resyncs_total{source,outcome}, _changes_total{resource},
-// _bad_values_total{resource} and the gauge contiv_dbwatcher_etcd_connected.
+// _bad_values_total{resource} and the gauges contiv_dbwatcher_etcd_connected and
+// contiv_dbwatcher_pending_changes.
 //
 // KV hands the watcher's etcd connection to plugins that write to etcd (nodesync), and
 // fails with ErrNotConnected while etcd is disabled or unreachable.

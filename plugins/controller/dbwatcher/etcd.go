@@ -94,8 +94,9 @@ func (w *DBWatcher) setConnected(up bool, err error) {
 }
 
 // watch forwards the changes of both prefixes from revision rev on to the loop, tagged
-// with gen. It stops when ctx ends, and asks for a resync (then stops) when the watch
-// fails or the change queue is full, since changes would be lost from then on.
+// with gen; it waits while the change queue is full. It stops when ctx ends, and asks
+// for a resync (then stops) when the watch fails, since changes would be lost from then
+// on.
 func (w *DBWatcher) watch(ctx context.Context, cancel context.CancelFunc, gen uint64, rev int64) {
 	defer w.wg.Done()
 	defer cancel()
@@ -144,9 +145,7 @@ func (w *DBWatcher) watch(ctx context.Context, cancel context.CancelFunc, gen ui
 			}
 			select {
 			case w.changes <- c:
-			default:
-				w.Log.WithField("queue-size", cap(w.changes)).Warn("change queue full: requesting a resync")
-				w.requestResync("change queue full")
+			case <-ctx.Done():
 				return
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,6 +78,8 @@ type fakeLoop struct {
 	events []api.Event
 	fail   func(api.Event) error
 	gate   chan struct{}
+	// waiting counts the pushes waiting on the gate.
+	waiting atomic.Int32
 }
 
 func (f *fakeLoop) PushEvent(ev api.Event) error {
@@ -84,7 +87,9 @@ func (f *fakeLoop) PushEvent(ev api.Event) error {
 	gate, fail := f.gate, f.fail
 	f.mu.Unlock()
 	if _, isChange := ev.(*api.KubeStateChange); isChange && gate != nil {
+		f.waiting.Add(1)
 		<-gate
+		f.waiting.Add(-1)
 	}
 	if fail != nil {
 		if err := fail(ev); err != nil {
@@ -209,13 +214,6 @@ func replay(t *testing.T, evs []api.Event) model {
 		}
 	}
 	return m
-}
-
-func equalOrNil(a, b proto.Message) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return proto.Equal(a, b)
 }
 
 // assertKubeState compares state with want (resource -> rel key -> value); resources

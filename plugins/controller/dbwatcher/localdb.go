@@ -76,6 +76,29 @@ func (l *localDB) replaceAll(kvs map[string][]byte) error {
 	return nil
 }
 
+// apply stores (value != nil) or deletes (nil) every key of kvs in one transaction.
+func (l *localDB) apply(kvs map[string][]byte) error {
+	err := l.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(ksrBucket)
+		for k, v := range kvs {
+			var err error
+			if v == nil {
+				err = b.Delete([]byte(k))
+			} else {
+				err = b.Put([]byte(k), v)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("bolt DB %s: apply %d changes: %w", l.path, len(kvs), err)
+	}
+	return nil
+}
+
 // put stores one value.
 func (l *localDB) put(key string, value []byte) error {
 	err := l.db.Update(func(tx *bolt.Tx) error {

@@ -2,7 +2,6 @@ package dbwatcher
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -54,6 +53,9 @@ type loopState struct {
 	floor [2]int64
 	// retryC fires the retry of a failed resync.
 	retryC <-chan time.Time
+	// mirror collects the bolt updates of a batch of changes (nil value: delete); nil
+	// outside applyChanges (each change is then mirrored at once).
+	mirror map[string][]byte
 }
 
 func newLoopState() loopState {
@@ -86,7 +88,7 @@ func (w *DBWatcher) run(ctx context.Context) {
 			w.loop.retryC = nil
 			w.resync(ctx)
 		case c := <-w.changes:
-			w.applyChange(c)
+			w.applyChanges(c)
 		case <-localC:
 			localC = nil
 			w.localResync(false)
@@ -166,10 +168,7 @@ func (w *DBWatcher) remoteResync(ctx context.Context) {
 	if err := w.local.replaceAll(mirror); err != nil {
 		w.Log.WithError(err).Error("local database not updated; a start without etcd would use older state")
 	}
-	if err := w.EventLoop.PushEvent(ev); err != nil {
-		w.remoteResyncFailed(ctx, fmt.Errorf("push %s: %w", ev.GetName(), err))
-		return
-	}
+	w.pending.reset(ev)
 	w.loop.keys = keys
 	w.loop.synced = true
 	w.loop.resynced = true
@@ -208,7 +207,7 @@ func (w *DBWatcher) buildSnapshot(snap *snapshot) (*api.DBResync, map[string]ent
 			w.Log.WithField("key", key).Debug("key of no known resource ignored")
 			continue
 		}
-		v := w.decodeKube(res, key, kv.Value)
+		v := w.decodeKube(res, key, rel, kv.Value)
 		keys[key] = entry{rev: kv.ModRevision, value: v}
 		if v != nil {
 			ev.KubeState[res.Keyword][rel] = v
@@ -257,21 +256,36 @@ func (w *DBWatcher) localResync(force bool) {
 			w.Log.WithField("key", rel).Debug("local key of no known resource ignored")
 			continue
 		}
-		if v := w.decodeKube(res, rel, data); v != nil {
+		if v := w.decodeKube(res, rel, rel, data); v != nil {
 			ev.KubeState[res.Keyword][rel] = v
 		}
 	}
-	if err := w.EventLoop.PushEvent(ev); err != nil {
-		w.metrics.resyncs.WithLabelValues(sourceLocal, outcomeError).Inc()
-		w.Log.WithError(err).Warn("local resync not delivered")
-		if w.client == nil {
-			w.loop.retryC = time.After(w.RemoteDBProbingInterval)
-		}
-		return
-	}
+	w.pending.reset(ev)
 	w.loop.resynced = true
 	w.metrics.resyncs.WithLabelValues(sourceLocal, outcomeOK).Inc()
 	w.Log.WithFields(logrus.Fields{"path": w.local.path, "objects": len(kvs)}).Info("local resync delivered")
+}
+
+// applyChanges applies c and the changes queued behind it (up to changeBatch), and
+// mirrors them into bolt in one transaction.
+func (w *DBWatcher) applyChanges(c change) {
+	w.loop.mirror = make(map[string][]byte)
+	w.applyChange(c)
+batch:
+	for range changeBatch - 1 {
+		select {
+		case c = <-w.changes:
+			w.applyChange(c)
+		default:
+			break batch
+		}
+	}
+	if len(w.loop.mirror) > 0 {
+		if err := w.local.apply(w.loop.mirror); err != nil {
+			w.Log.WithError(err).Error("local database not updated")
+		}
+	}
+	w.loop.mirror = nil
 }
 
 // applyChange turns one watched change into an event, unless it is stale (older watch,
@@ -313,12 +327,12 @@ func (w *DBWatcher) applyKubeChange(c change) {
 		delete(st.keys, c.key)
 		w.mirror(rel, nil)
 		if prev == nil {
-			return // never delivered
+			return // never known
 		}
-		w.push(&api.KubeStateChange{Key: rel, Resource: res.Keyword, PrevValue: prev}, res.Keyword)
+		w.pending.record(c.key, rel, res.Keyword, prev, nil)
 		return
 	}
-	v := w.decodeKube(res, c.key, c.value)
+	v := w.decodeKube(res, c.key, rel, c.value)
 	if v == nil {
 		// Keep what the event loop knows: the next valid value is a change from it.
 		st.keys[c.key] = entry{rev: c.rev, value: prev}
@@ -330,7 +344,7 @@ func (w *DBWatcher) applyKubeChange(c change) {
 		w.Log.WithField("key", c.key).Debug("value rewritten unchanged")
 		return
 	}
-	w.push(&api.KubeStateChange{Key: rel, Resource: res.Keyword, PrevValue: prev, NewValue: v}, res.Keyword)
+	w.pending.record(c.key, rel, res.Keyword, prev, v)
 }
 
 // applyExternalChange delivers an ExternalConfigChange of source "db".
@@ -338,42 +352,34 @@ func (w *DBWatcher) applyExternalChange(c change) {
 	st := &w.loop
 	rel := strings.TrimPrefix(c.key, w.agentPrefix())
 	prev := st.keys[c.key].value
-	ev := api.NewExternalConfigChange(ExternalSource, false)
 	if c.deleted {
 		delete(st.keys, c.key)
 		if prev == nil {
 			return
 		}
-		ev.UpdatedKVs[rel] = nil
-	} else {
-		v := w.decodeExternal(c.key, rel, c.value)
-		if v == nil {
-			st.keys[c.key] = entry{rev: c.rev, value: prev}
-			return
-		}
-		st.keys[c.key] = entry{rev: c.rev, value: v}
-		if prev != nil && proto.Equal(prev, v) {
-			return
-		}
-		ev.UpdatedKVs[rel] = v
-	}
-	w.push(ev, externalResource)
-}
-
-// push hands an update to the event loop; an update it refuses is lost to it, so a
-// resync is requested to make up for it.
-func (w *DBWatcher) push(ev api.Event, resource string) {
-	if err := w.EventLoop.PushEvent(ev); err != nil {
-		w.Log.WithError(err).WithField("event", ev.String()).Warn("change not delivered: requesting a resync")
-		w.requestResync("event not delivered")
+		w.pending.record(c.key, rel, externalResource, prev, nil)
 		return
 	}
-	w.metrics.changes.WithLabelValues(resource).Inc()
+	v := w.decodeExternal(c.key, rel, c.value)
+	if v == nil {
+		st.keys[c.key] = entry{rev: c.rev, value: prev}
+		return
+	}
+	st.keys[c.key] = entry{rev: c.rev, value: v}
+	if prev != nil && proto.Equal(prev, v) {
+		return
+	}
+	w.pending.record(c.key, rel, externalResource, prev, v)
 }
 
-// mirror writes (value != nil) or deletes one key of the bolt mirror; a failure is
-// logged: the mirror only matters for the next start without etcd.
+// mirror writes (value != nil) or deletes one key of the bolt mirror, in the batch of
+// applyChanges when there is one; a failure is logged: the mirror only matters for the
+// next start without etcd.
 func (w *DBWatcher) mirror(rel string, value []byte) {
+	if w.loop.mirror != nil {
+		w.loop.mirror[rel] = value
+		return
+	}
 	var err error
 	if value == nil {
 		err = w.local.delete(rel)
@@ -385,11 +391,20 @@ func (w *DBWatcher) mirror(rel string, value []byte) {
 	}
 }
 
-// decodeKube decodes a Kubernetes value; a bad value is logged, counted and nil.
-func (w *DBWatcher) decodeKube(res *dbresources.DBResource, key string, data []byte) proto.Message {
+// decodeKube decodes a Kubernetes value read under key (rel: relative to the KSR
+// prefix). A value that does not decode, or whose identity (name, namespace) is not the
+// one of its key, is logged, counted and nil: an object has one identity, whether the
+// controller finds it by key (changes) or by the name inside it (resyncs).
+func (w *DBWatcher) decodeKube(res *dbresources.DBResource, key, rel string, data []byte) proto.Message {
 	v, err := res.Unmarshal(data)
 	if err != nil {
 		w.badValue(res.Keyword, key, err)
+		return nil
+	}
+	if err := res.CheckKey(rel, v); err != nil {
+		w.metrics.identityMismatches.WithLabelValues(res.Keyword).Inc()
+		w.Log.WithError(err).WithFields(logrus.Fields{"key": key, "resource": res.Keyword}).
+			Warn("value named for another key rejected")
 		return nil
 	}
 	return v

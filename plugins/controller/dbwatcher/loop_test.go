@@ -2,8 +2,11 @@ package dbwatcher
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"google.golang.org/protobuf/proto"
@@ -26,8 +29,15 @@ func loopOnly(t *testing.T) (*DBWatcher, *fakeLoop) {
 	w := &DBWatcher{
 		Deps:      Deps{Log: log, NodeName: testNode, EventLoop: loop, ExternalConfigCodec: testCodec},
 		local:     l,
-		metrics:   newMetrics(),
+		metrics:   newMetrics(func() int { return 0 }),
 		resyncReq: make(chan struct{}, resyncQueueSize),
+		pending:   newChangeTracker(),
+	}
+	// Pending events reach the fake loop as soon as they are recorded.
+	w.pending.wake = func() {
+		for ev := w.pending.Next(); ev != nil; ev = w.pending.Next() {
+			_ = loop.PushEvent(ev)
+		}
 	}
 	w.loop = newLoopState()
 	w.loop.gen, w.loop.synced, w.loop.floor = 1, true, [2]int64{11, 11}
@@ -118,5 +128,45 @@ func TestBuildSnapshotTrimsKeysAndSkipsBadValues(t *testing.T) {
 	}
 	if _, ok := keys[ksrkey.KsrPrefix+"k8s/sfc/x"]; ok {
 		t.Error("unknown key tracked")
+	}
+}
+
+func TestValuesNamedForAnotherKeyAreRejectedAndCounted(t *testing.T) {
+	w, loop := loopOnly(t)
+	log, hook := test.NewNullLogger()
+	w.Log = log
+	rev := int64(11)
+	for _, s := range samples() {
+		t.Run(s.resource, func(t *testing.T) {
+			data, err := dbresources.Marshal(s.v1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := ksrkey.KsrPrefix + s.key + "x" // same resource, another identity
+			w.applyChange(change{gen: 1, key: key, rev: rev, value: data})
+			rev++
+			snap := &snapshot{rev: rev, ksr: []*mvccpb.KeyValue{{Key: []byte(key), Value: data, ModRevision: rev}}}
+			ev, _, mirror := w.buildSnapshot(snap)
+			if n := len(ev.KubeState[s.resource]); n != 0 || len(mirror) != 0 {
+				t.Errorf("resync took the value (%d values, %d mirrored)", n, len(mirror))
+			}
+			if n := testutil.ToFloat64(w.metrics.identityMismatches.WithLabelValues(s.resource)); n != 2 {
+				t.Errorf("identity mismatches{%s} = %v, want 2 (change and resync)", s.resource, n)
+			}
+			found := false
+			for _, e := range hook.AllEntries() {
+				if e.Message == "value named for another key rejected" && e.Data["key"] == key {
+					if err, _ := e.Data[logrus.ErrorKey].(error); err != nil && strings.Contains(err.Error(), "belongs under "+s.key) {
+						found = true
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no log naming the key %s and where the value belongs", key)
+			}
+		})
+	}
+	if evs := loop.snapshot(); len(evs) != 0 {
+		t.Errorf("rejected values reached the event loop:\n%s", describe(evs))
 	}
 }

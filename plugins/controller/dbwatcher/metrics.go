@@ -20,11 +20,19 @@ type metrics struct {
 	resyncs   *prometheus.CounterVec
 	changes   *prometheus.CounterVec
 	badValues *prometheus.CounterVec
-	connected prometheus.Gauge
+	// identityMismatches counts values whose name disagrees with their key.
+	identityMismatches *prometheus.CounterVec
+	connected          prometheus.Gauge
+	pending            prometheus.GaugeFunc
 }
 
-func newMetrics() *metrics {
+// newMetrics creates the collectors; pending reports the number of pending changes.
+func newMetrics(pending func() int) *metrics {
 	return &metrics{
+		pending: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "contiv_dbwatcher_pending_changes",
+			Help: "Changes (coalesced per key) waiting for the event loop.",
+		}, func() float64 { return float64(pending()) }),
 		resyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contiv_dbwatcher_resyncs_total",
 			Help: "Database resyncs by source (remote = etcd, local = bolt mirror) and outcome (ok, error, skipped).",
@@ -37,6 +45,10 @@ func newMetrics() *metrics {
 			Name: "contiv_dbwatcher_bad_values_total",
 			Help: "Values that could not be decoded and were skipped, by resource keyword.",
 		}, []string{"resource"}),
+		identityMismatches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "contiv_dbwatcher_identity_mismatches_total",
+			Help: "Values rejected because the name (and namespace) inside them disagrees with their key, by resource keyword.",
+		}, []string{"resource"}),
 		connected: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "contiv_dbwatcher_etcd_connected",
 			Help: "1 while the etcd connection probe succeeds, else 0.",
@@ -45,7 +57,7 @@ func newMetrics() *metrics {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.connected}
+	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.identityMismatches, m.connected, m.pending}
 }
 
 // register registers every collector, undoing the registrations when one fails.
