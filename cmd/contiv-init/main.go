@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "contiv-init: %v\n", err)
 		return 1
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateForNode(nodeNameFor(fs.Args())); err != nil {
 		fmt.Fprintf(stderr, "contiv-init: invalid contiv.conf:\n%v\n", err)
 		return 1
 	}
@@ -90,4 +91,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// nodeNameFor returns the node name the agent will use, for the checks of contiv.conf
+// that depend on it: the agent's -node-name argument, else $MICROSERVICE_LABEL, else the
+// host name (the agent's own order).
+func nodeNameFor(agentArgs []string) string {
+	for i, a := range agentArgs {
+		name := strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(name, "node-name="); ok && a != name {
+			return v
+		}
+		if name == "node-name" && a != name && i+1 < len(agentArgs) {
+			return agentArgs[i+1]
+		}
+	}
+	if v := os.Getenv("MICROSERVICE_LABEL"); v != "" {
+		return v
+	}
+	h, _ := os.Hostname()
+	return h
 }

@@ -81,7 +81,7 @@ func fakeSetup(t *testing.T, agentExit string) []string {
 	t.Setenv("FAKE_SOCKET", sock)
 	t.Setenv("FAKE_EXIT", agentExit)
 	conf := filepath.Join(dir, "contiv.conf")
-	if err := os.WriteFile(conf, []byte("mtuSize: 1450\n"), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte("mtuSize: 1450\nipamConfig: {nodeInterconnectCIDR: 192.168.16.0/24}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"-vpp-bin", self, "-agent-bin", self, "-vpp-socket", sock,
@@ -135,6 +135,36 @@ func TestInvalidConfigurationStopsBeforeVPP(t *testing.T) {
 	code := run(context.Background(), []string{"-contiv-config", conf, "-vpp-bin", "/nonexistent"}, &syncBuffer{}, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "mtuSize: 12") || strings.Contains(stderr.String(), "/nonexistent") {
 		t.Fatalf("exit %d, stderr: %s", code, stderr.String())
+	}
+}
+
+func TestEmptyConfigurationStopsNamingTheMissingKeys(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "contiv.conf")
+	if err := os.WriteFile(conf, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	code := run(context.Background(), []string{"-contiv-config", conf, "-vpp-bin", "/nonexistent", "--", "-node-name=worker7"}, &syncBuffer{}, &stderr)
+	out := stderr.String()
+	if code != 1 || !strings.Contains(out, "ipamConfig.nodeInterconnectCIDR") || !strings.Contains(out, "nodeConfig[worker7].mainVPPInterface.ip") ||
+		strings.Contains(out, "/nonexistent") {
+		t.Fatalf("exit %d, stderr: %s", code, out)
+	}
+}
+
+func TestNodeNameForValidation(t *testing.T) {
+	t.Setenv("MICROSERVICE_LABEL", "from-env")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-node-name=a"}, "a"},
+		{[]string{"--node-name", "b", "-standalone"}, "b"},
+		{[]string{"-standalone"}, "from-env"},
+	} {
+		if got := nodeNameFor(tc.args); got != tc.want {
+			t.Errorf("nodeNameFor(%q) = %q, want %q", tc.args, got, tc.want)
+		}
 	}
 }
 

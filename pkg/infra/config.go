@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,7 +88,7 @@ func (c *ConfigFile) Path() (path string, explicit bool) {
 // LoadConfig implements ConfigLoader.
 func (c *ConfigFile) LoadConfig(out any) (bool, error) {
 	path, explicit := c.Path()
-	data, err := os.ReadFile(path)
+	data, err := ReadFileBounded(path, MaxConfigFileSize)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !explicit {
 			return false, nil
@@ -113,8 +114,13 @@ func (c *ConfigFile) logger() logrus.FieldLogger {
 // ParseConfig parses YAML (or JSON) data into out through out's JSON tags, the way
 // Kubernetes tools do: key case is forgiving, as with encoding/json. Unknown keys are
 // an error when strict is set and a warning on log otherwise; either way every unknown
-// key is named with its full path (for example "ipamConfig.podSubnetCIRD").
+// key is named with its full path (for example "ipamConfig.podSubnetCIRD"). Whatever
+// strict says, a key given twice and a YAML 1.1 boolean such as off or yes are errors
+// naming the line (CheckStrictYAML): they used to be read silently (last wins, false).
 func ParseConfig(data []byte, out any, strict bool, log logrus.FieldLogger) error {
+	if err := CheckStrictYAML(data); err != nil {
+		return err
+	}
 	jsonData, err := yaml.YAMLToJSON(data)
 	if err != nil {
 		return fmt.Errorf("not valid YAML: %w", err)
@@ -155,4 +161,26 @@ func (s StaticConfig) LoadConfig(out any) (bool, error) {
 		return false, fmt.Errorf("static config: %w", err)
 	}
 	return true, nil
+}
+
+// MaxConfigFileSize bounds the read of a configuration file: the largest real one is a
+// few kilobytes; /dev/zero or a wrong path to a large file fails at once.
+const MaxConfigFileSize = 1 << 20
+
+// ReadFileBounded reads the file at path, failing as soon as it holds more than limit
+// bytes (a device such as /dev/zero never ends).
+func ReadFileBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes, not a configuration file", path, limit)
+	}
+	return data, nil
 }

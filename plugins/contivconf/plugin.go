@@ -75,6 +75,12 @@ func (p *Plugin) Init() error {
 	for _, w := range warnings {
 		p.Log.Warn(w)
 	}
+	if err := cfg.checkNodeIPSource(p.NodeName, comp.ipam); err != nil {
+		// contiv-init refuses to start with such a file (ValidateForNode); the agent
+		// alone starts, for its unit tests and the pieces that need no node IP, but
+		// says at once what the node will lack.
+		p.Log.WithError(err).Error("contiv.conf gives this node no IP address: pod networking fails until it is fixed")
+	}
 	if !cfg.CRDNodeConfigurationDisabled {
 		p.Log.Warn("crdNodeConfigurationDisabled is false, but the NodeConfig CRD is not supported yet: only nodeConfig of contiv.conf is used")
 	}

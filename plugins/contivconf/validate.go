@@ -451,3 +451,37 @@ func (v *validator) checkNodeConfig(entries []NodeConfig) {
 		}
 	}
 }
+
+// checkNodeIPSource reports a node whose VPP IP address would come from nowhere: without
+// ipamConfig.nodeInterconnectCIDR (or the contivCIDR it derives from), DHCP, a stolen NIC
+// or a static IP in the node's nodeConfig entry, the agent could not address the node
+// and failed only later, at every start ("nodeInterconnectCIDR is not configured").
+// The error is a FieldError on ipamConfig.nodeInterconnectCIDR naming every key that
+// would provide the address.
+func (c *Config) checkNodeIPSource(nodeName string, ipam *IPAMConfig) error {
+	nc := c.nodeConfigFor(nodeName)
+	if nc == nil {
+		nc = &NodeConfig{}
+	}
+	switch {
+	case ipam.NodeInterconnectCIDR != nil, ipam.NodeInterconnectDHCP,
+		nc.MainVPPInterface.IP != "", nc.MainVPPInterface.UseDHCP,
+		c.StealFirstNIC, c.StealInterface != "", nc.StealInterface != "":
+		return nil
+	}
+	return &FieldError{Key: "ipamConfig.nodeInterconnectCIDR", Value: c.IPAMConfig.NodeInterconnectCIDR, Reason: fmt.Sprintf(
+		"is not set and node %s has no other source of its IP: set ipamConfig.nodeInterconnectCIDR, "+
+			"ipamConfig.nodeInterconnectDHCP: true, ipamConfig.contivCIDR, stealFirstNIC/stealInterface, "+
+			"or nodeConfig[%s].mainVPPInterface.ip (or .useDHCP)", nodeName, nodeName)}
+}
+
+// ValidateForNode is Validate plus the checks that depend on the node the agent runs
+// on: that the node's IP address has a source (see the error of a missing
+// ipamConfig.nodeInterconnectCIDR). contiv-init and the plugin's Init run it.
+func (c *Config) ValidateForNode(nodeName string) error {
+	comp, _, err := c.compile()
+	if err != nil {
+		return err
+	}
+	return c.checkNodeIPSource(nodeName, comp.ipam)
+}

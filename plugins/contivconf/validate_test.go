@@ -76,10 +76,10 @@ func TestEachInvalidValueIsReportedWithKeyValueAndReason(t *testing.T) {
 			"ipamConfig: {podSubnetOneNodePrefixLen: 30}",
 			`ipamConfig.podSubnetOneNodePrefixLen: 30 leaves no room for the gateway (.1), the NAT loopback (last but one) and a pod: IPv4 needs at most /29`},
 		{"IPv6 pod subnet per node without room for a pod",
-			ipv6Conf + "  podSubnetOneNodePrefixLen: 126",
+			ipv6With("  podSubnetOneNodePrefixLen: 126"),
 			`ipamConfig.podSubnetOneNodePrefixLen: 126 leaves no room for the gateway (.1), the NAT loopback (last but one) and a pod: IPv6 needs at most /125`},
 		{"IPv6 pod prefix per node beyond the address length",
-			ipv6Conf + "  podSubnetOneNodePrefixLen: 129",
+			ipv6With("  podSubnetOneNodePrefixLen: 129"),
 			`ipamConfig.podSubnetOneNodePrefixLen: 129 is longer than an IPv6 address (128 bits)`},
 		{"VPP-host prefix per node shorter than the cluster prefix",
 			"ipamConfig: {vppHostSubnetOneNodePrefixLen: 8}",
@@ -88,7 +88,7 @@ func TestEachInvalidValueIsReportedWithKeyValueAndReason(t *testing.T) {
 			"ipamConfig: {vppHostSubnetOneNodePrefixLen: 31}",
 			`ipamConfig.vppHostSubnetOneNodePrefixLen: 31 cannot hold the VPP (.1) and host (.2) addresses: IPv4 needs at most /30`},
 		{"IPv6 VPP-host subnet per node without room for VPP and host",
-			ipv6Conf + "  vppHostSubnetOneNodePrefixLen: 127",
+			ipv6With("  vppHostSubnetOneNodePrefixLen: 127"),
 			`ipamConfig.vppHostSubnetOneNodePrefixLen: 127 cannot hold the VPP (.1) and host (.2) addresses: IPv6 needs at most /126`},
 
 		// Overlapping ranges.
@@ -258,7 +258,7 @@ func TestValuesAtTheLimitsAreValid(t *testing.T) {
 		"ipamConfig: {contivCIDR: 10.128.0.0/14}",
 		"ipamConfig: {contivCIDR: 10.128.0.0/14, podSubnetCIDR: 'fd00::/64'}", // ignored custom subnet
 		"ipamConfig: {defaultGateway: 192.168.16.100}",
-		ipv6Conf + "  podSubnetOneNodePrefixLen: 125\n  vppHostSubnetOneNodePrefixLen: 126\n  defaultGateway: 'e10:f00d::1'",
+		ipv6With("  podSubnetOneNodePrefixLen: 125\n  vppHostSubnetOneNodePrefixLen: 126\n  defaultGateway: 'e10:f00d::1'"),
 		"nodeConfig: [{nodeName: worker1, mainVPPInterface: {interfaceName: eth0, ip: 192.168.16.5/24}, gateway: 192.168.16.1, otherVPPInterfaces: [{interfaceName: eth1, ip: 10.9.0.1/24}]}]",
 	} {
 		if _, err := Parse([]byte(conf), true, quietLog()); err != nil {
@@ -337,4 +337,23 @@ func TestFieldErrorsFindsErrorsThroughWrapping(t *testing.T) {
 	if FieldErrors(nil) != nil {
 		t.Error("FieldErrors(nil) is not empty")
 	}
+}
+
+// ipv6With returns ipv6Conf with the ipamConfig lines of extra replacing those of the same
+// keys (a key given twice is an error).
+func ipv6With(extra string) string {
+	keys := map[string]bool{}
+	for _, l := range strings.Split(extra, "\n") {
+		k, _, _ := strings.Cut(strings.TrimSpace(l), ":")
+		keys[k] = true
+	}
+	var out []string
+	for _, l := range strings.Split(ipv6Conf, "\n") {
+		k, _, _ := strings.Cut(strings.TrimSpace(l), ":")
+		if strings.HasPrefix(l, "  ") && keys[k] {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + extra
 }

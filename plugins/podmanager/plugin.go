@@ -27,6 +27,10 @@ import (
 // CNI server does that (a DeletePod, waited for) and adds the pod again.
 var ErrObsoletePod = errors.New("the pod is still connected with another sandbox")
 
+// ErrContainerInUse is the error of an AddPod whose sandbox container ID is bound to
+// another local pod: a container ID belongs to one pod until that pod is deleted.
+var ErrContainerInUse = errors.New("container ID in use")
+
 // gracefulStopTimeout bounds how long Close lets running CNI requests finish.
 const gracefulStopTimeout = 5 * time.Second
 
@@ -489,6 +493,11 @@ func (p *Plugin) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
 func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for id, r := range p.pods {
+		if r.ContainerID == ev.ContainerID && id != ev.Pod {
+			return "", fmt.Errorf("add pod %s: %w: container %s is bound to pod %s", ev.Pod, ErrContainerInUse, ev.ContainerID, id)
+		}
+	}
 	prev := p.pods[ev.Pod]
 	if prev != nil && (prev.ContainerID != ev.ContainerID || prev.NetworkNamespace != ev.NetworkNamespace) {
 		return "", fmt.Errorf("add pod %s (container %s): %w (container %s, netns %s)",

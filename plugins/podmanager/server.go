@@ -67,6 +67,9 @@ func ParsePodArgs(args string) (podmodel.ID, error) {
 	case id.Namespace == "":
 		return podmodel.ID{}, fmt.Errorf("missing CNI argument %s", PodNamespaceArg)
 	}
+	if err := id.Validate(); err != nil {
+		return podmodel.ID{}, fmt.Errorf("CNI arguments %s/%s: %w", PodNamespaceArg, PodNameArg, err)
+	}
 	return id, nil
 }
 
@@ -109,14 +112,18 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 	log := s.requestLog("add", req)
 	id, err := ParsePodArgs(req.GetExtraArguments())
 	if err != nil {
-		return errorReply(log, fmt.Errorf("add (container %s): %w", req.GetContainerId(), err)), nil
+		return invalidReply(log, fmt.Errorf("add (container %s): %w", req.GetContainerId(), err)), nil
 	}
 	log = log.WithField("pod", id.String())
 	switch {
 	case req.GetContainerId() == "":
-		return errorReply(log, fmt.Errorf("add pod %s: no container ID", id)), nil
+		return invalidReply(log, fmt.Errorf("add pod %s: no container ID", id)), nil
 	case req.GetNetworkNamespace() == "":
-		return errorReply(log, fmt.Errorf("add pod %s (container %s): no network namespace", id, req.GetContainerId())), nil
+		return invalidReply(log, fmt.Errorf("add pod %s (container %s): no network namespace", id, req.GetContainerId())), nil
+	}
+	if other := s.p.localPodByContainer(req.GetContainerId()); other != nil && other.id() != id {
+		return invalidReply(log, fmt.Errorf("add pod %s: %w: container %s is bound to pod %s",
+			id, ErrContainerInUse, req.GetContainerId(), other.id())), nil
 	}
 	log.Info("CNI add")
 
@@ -151,8 +158,13 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 			}
 			continue
 		}
+		if errors.Is(evErr, ErrContainerInUse) {
+			return invalidReply(log, fmt.Errorf("add pod %s (container %s): %w", id, req.GetContainerId(), evErr)), nil
+		}
 		if evErr != nil {
-			return errorReply(log, fmt.Errorf("add pod %s (container %s): %w", id, req.GetContainerId(), evErr)), nil
+			// The handlers failed (the dataplane, the IPAM) and the ADD was reverted:
+			// the kubelet should try again.
+			return tryAgainReply(log, fmt.Errorf("add pod %s (container %s): %w", id, req.GetContainerId(), evErr)), nil
 		}
 		reply := addReply(ev)
 		if err := s.p.recordPodIP(id, req.GetContainerId(), podIP(ev)); err != nil {
@@ -330,6 +342,19 @@ func (p *Plugin) lockPod(ctx context.Context, id podmodel.ID) (unlock func(), rp
 }
 
 func okReply() *cni.CNIReply { return &cni.CNIReply{Result: cni.ResultOK} }
+
+// invalidReply is the reply to a request refused as invalid (cni.ResultInvalid).
+func invalidReply(log logrus.FieldLogger, err error) *cni.CNIReply {
+	log.WithError(err).Warn("CNI request refused")
+	return &cni.CNIReply{Result: cni.ResultInvalid, Error: err.Error()}
+}
+
+// tryAgainReply is the reply to a request that failed and was reverted: it may succeed
+// later (cni.ResultTryAgain).
+func tryAgainReply(log logrus.FieldLogger, err error) *cni.CNIReply {
+	log.WithError(err).Warn("CNI request failed, reverted")
+	return &cni.CNIReply{Result: cni.ResultTryAgain, Error: err.Error()}
+}
 
 func errorReply(log logrus.FieldLogger, err error) *cni.CNIReply {
 	log.WithError(err).Warn("CNI request failed")

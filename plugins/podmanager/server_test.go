@@ -206,7 +206,7 @@ func TestAddWithoutPodArgumentsIsAnErrorNamingTheArgument(t *testing.T) {
 		if err != nil {
 			t.Fatalf("args %q: %v", tc.args, err)
 		}
-		if reply.GetResult() != cni.ResultError || !strings.Contains(reply.GetError(), "missing CNI argument "+tc.missing) {
+		if reply.GetResult() != cni.ResultInvalid || !strings.Contains(reply.GetError(), "missing CNI argument "+tc.missing) {
 			t.Errorf("args %q: reply %v", tc.args, reply)
 		}
 	}
@@ -222,7 +222,7 @@ func TestAddWithoutContainerOrNetnsIsAnError(t *testing.T) {
 	env := newEnv(t, "")
 	for _, req := range []*cni.CNIRequest{request("web", "", "/ns/web"), request("web", "c1", "")} {
 		reply, err := env.add(req)
-		if err != nil || reply.GetResult() != cni.ResultError || !strings.Contains(reply.GetError(), "default/web") {
+		if err != nil || reply.GetResult() != cni.ResultInvalid || !strings.Contains(reply.GetError(), "default/web") {
 			t.Errorf("add %v: %v, %v", req, reply, err)
 		}
 	}
@@ -237,7 +237,7 @@ func TestHandlerFailureIsAnErrorReplyAndThePodIsForgotten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reply.GetResult() != cni.ResultError || reply.GetError() != "add pod default/web (container c1): no IP left in 10.1.1.0/24" {
+	if reply.GetResult() != cni.ResultTryAgain || reply.GetError() != "add pod default/web (container c1): no IP left in 10.1.1.0/24" {
 		t.Errorf("reply = %v", reply)
 	}
 	if got := localPods(env.pm); got != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -66,12 +67,19 @@ func probeAgent(ctx context.Context, server string) error {
 }
 
 // callError turns the failure of a call to the agent into a CNI error: transient
-// conditions are "try again later" (11), anything else is an internal error (999).
+// conditions are "try again later" (11); a socket contiv-cni may not open (permission
+// denied: retrying cannot help) is an I/O failure (5); anything else is an internal
+// error (999).
 func callError(what, server string, err error) *types.Error {
 	code, msg := unarygrpc.Code(err), err.Error()
 	var e *unarygrpc.Error
 	if errors.As(err, &e) {
 		msg = e.Message
+	}
+	// unarygrpc reports a failed connect as Unavailable with the errno's text.
+	if code == codes.Unavailable && (strings.Contains(msg, syscall.EACCES.Error()) || strings.Contains(msg, syscall.EPERM.Error())) {
+		return types.NewError(types.ErrIOFailure,
+			fmt.Sprintf("%s: contiv-cni may not connect to the contiv agent at %s (check the socket's permissions and that contiv-cni runs as root)", what, server), msg)
 	}
 	switch code {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted, codes.Aborted:
@@ -81,7 +89,16 @@ func callError(what, server string, err error) *types.Error {
 	return types.NewError(types.ErrInternal, fmt.Sprintf("%s: calling the contiv agent at %s failed", what, server), msg)
 }
 
-// replyError is the CNI error of a reply in which the agent reports a failure.
+// replyError is the CNI error of a reply in which the agent reports a failure:
+// cni.ResultTryAgain is "try again later" (11), cni.ResultInvalid "invalid necessary
+// environment variables" (4: the CNI_ARGS or CNI_CONTAINERID the request carries), any
+// other result an internal error (999).
 func replyError(what string, reply *cni.CNIReply) *types.Error {
+	switch reply.GetResult() {
+	case cni.ResultTryAgain:
+		return types.NewError(types.ErrTryAgainLater, fmt.Sprintf("%s: the contiv agent failed, try again later: %s", what, reply.GetError()), "")
+	case cni.ResultInvalid:
+		return types.NewError(types.ErrInvalidEnvironmentVariables, fmt.Sprintf("%s: the contiv agent refused the request: %s", what, reply.GetError()), "")
+	}
 	return types.NewError(types.ErrInternal, fmt.Sprintf("%s: the contiv agent failed: %s", what, reply.GetError()), "")
 }

@@ -2,6 +2,7 @@ package cniplugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 
@@ -14,11 +15,49 @@ import (
 // it when the configuration did not name a usable one.
 const latestVersion = "1.1.0"
 
+// MaxConfigSize bounds the network configuration read from stdin: a real one is a few
+// kilobytes (with a prevResult); anything larger is refused before it is decoded.
+const MaxConfigSize = 1 << 20
+
 // Main runs contiv-cni: it serves the command named by CNI_COMMAND and returns the exit
 // status (0, or 1 after printing the CNI error JSON to stdout). about is printed when the
-// binary is run without CNI_COMMAND.
+// binary is run without CNI_COMMAND. The configuration on stdin is read with a bound
+// (MaxConfigSize): a larger one is an invalid configuration (code 7).
 func Main(about string) int {
+	switch os.Getenv("CNI_COMMAND") {
+	case "", "VERSION": // skel reads no stdin for these
+	default:
+		data, err := readBounded(os.Stdin, MaxConfigSize)
+		if err != nil {
+			printError(os.Stdout, latestVersion, types.NewError(types.ErrInvalidNetworkConfig,
+				"contiv-cni: network configuration on stdin: "+err.Error(), ""))
+			return 1
+		}
+		// skel reads os.Stdin itself: hand it the bounded copy through a pipe.
+		r, w, err := os.Pipe()
+		if err != nil {
+			printError(os.Stdout, latestVersion, types.NewError(types.ErrIOFailure, "contiv-cni: stdin pipe", err.Error()))
+			return 1
+		}
+		go func() {
+			_, _ = w.Write(data)
+			_ = w.Close()
+		}()
+		os.Stdin = r
+	}
 	return mainWith(skel.PluginMainFuncsWithError, about, os.Stdout)
+}
+
+// readBounded reads r to its end, failing as soon as it holds more than limit bytes.
+func readBounded(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("the configuration is larger than %d bytes", limit)
+	}
+	return data, nil
 }
 
 // pluginMain is skel.PluginMainFuncsWithError (replaced in tests).

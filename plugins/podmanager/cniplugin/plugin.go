@@ -17,6 +17,7 @@ import (
 	"github.com/containernetworking/cni/pkg/version"
 	"github.com/sirupsen/logrus"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
 
@@ -98,6 +99,12 @@ func runWith(command string, args *skel.CmdArgs, ipam ipamPlugin, stdout, stderr
 		log.WithError(confErr).Error("request refused")
 		return confErr
 	}
+	if command == "ADD" || command == "CHECK" {
+		if err := checkPodArgs(args.Args); err != nil {
+			log.WithError(err).Error("request refused")
+			return err
+		}
+	}
 	log.WithField("config", conf.describe()).Info("request")
 	start := time.Now()
 	err := serve(&request{command: command, args: args, conf: conf, log: log, ipam: ipam, stdout: stdout})
@@ -107,6 +114,29 @@ func runWith(command string, args *skel.CmdArgs, ipam ipamPlugin, stdout, stderr
 		return err
 	}
 	log.Info("request done")
+	return nil
+}
+
+// checkPodArgs refuses CNI_ARGS whose pod name or namespace breaks the Kubernetes name
+// rules (code 4, invalid environment variables); missing ones are left to the agent,
+// which names them.
+func checkPodArgs(args string) error {
+	var id podmodel.ID
+	for _, pair := range strings.Split(args, ";") {
+		k, v, _ := strings.Cut(pair, "=")
+		switch strings.TrimSpace(k) {
+		case "K8S_POD_NAME":
+			id.Name = strings.TrimSpace(v)
+		case "K8S_POD_NAMESPACE":
+			id.Namespace = strings.TrimSpace(v)
+		}
+	}
+	if id.Name == "" || id.Namespace == "" {
+		return nil
+	}
+	if err := id.Validate(); err != nil {
+		return types.NewError(types.ErrInvalidEnvironmentVariables, "contiv-cni: CNI_ARGS: "+err.Error(), "")
+	}
 	return nil
 }
 

@@ -152,6 +152,8 @@ func TestCallErrorCodes(t *testing.T) {
 		{&unarygrpc.Error{Code: codes.Internal, Message: "boom"}, types.ErrInternal, "boom"},
 		{&unarygrpc.Error{Code: codes.Unimplemented, Message: "method Check not implemented"}, types.ErrInternal, "method Check not implemented"},
 		{errors.New("not from unarygrpc"), types.ErrInternal, "not from unarygrpc"},
+		{&unarygrpc.Error{Code: codes.Unavailable, Message: "cannot connect to unix /var/run/contiv/cni.sock: permission denied"},
+			types.ErrIOFailure, "cannot connect to unix /var/run/contiv/cni.sock: permission denied"},
 	} {
 		e := callError("ADD of pod default/web", "/var/run/contiv/cni.sock", tc.err)
 		if e.Code != tc.want || !strings.Contains(e.Error(), "/var/run/contiv/cni.sock") || e.Details != tc.details {
@@ -161,6 +163,11 @@ func TestCallErrorCodes(t *testing.T) {
 	e := replyError("DEL of pod default/web", &cni.CNIReply{Result: cni.ResultError, Error: "boom"})
 	if e.Code != types.ErrInternal || e.Msg != "DEL of pod default/web: the contiv agent failed: boom" {
 		t.Errorf("replyError = %+v", e)
+	}
+	for result, want := range map[uint32]uint{cni.ResultTryAgain: types.ErrTryAgainLater, cni.ResultInvalid: types.ErrInvalidEnvironmentVariables, 77: types.ErrInternal} {
+		if e := replyError("ADD", &cni.CNIReply{Result: result, Error: "x"}); e.Code != want {
+			t.Errorf("replyError of result %d = %+v, want code %d", result, e, want)
+		}
 	}
 }
 
