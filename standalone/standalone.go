@@ -11,6 +11,11 @@
 //
 //	VPP simulator (pkg/vppsim) on <dir>/api.sock ──> govppmux (as with VPP's socket)
 //
+// For the operator tools it writes, into Deps.Dir, the etcd.conf of the embedded etcd
+// (EtcdConfFile) and, given Deps.AgentURL, the netctl.conf that contiv-netctl reads by
+// default (NetctlConfFile: where etcd.conf is and the agent's REST URL), so that
+// `contiv-netctl nodes` works against `make run` without flags.
+//
 // It does not simulate anything the agent itself does; nothing in the production path
 // knows it runs standalone. For the nodes of the cluster file that have no node ID yet
 // it allocates one in file order, standing in for the agents of the other nodes.
@@ -28,6 +33,7 @@ import (
 	"github.com/sirupsen/logrus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"sigs.k8s.io/yaml"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdembed"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -37,6 +43,14 @@ import (
 // DefaultNIC is the physical interface the simulated VPP has unless Deps.VPPNICs says
 // otherwise.
 const DefaultNIC = "GigabitEthernet0/8/0"
+
+// Files written into Deps.Dir for the operator tools.
+const (
+	// EtcdConfFile is the etcd.conf of the embedded etcd (the agents' format).
+	EtcdConfFile = "etcd.conf"
+	// NetctlConfFile is contiv-netctl's configuration: etcd-config, agents.
+	NetctlConfFile = "netctl.conf"
+)
 
 // VPPSocketName is the file name of the simulator's API socket in Deps.Dir.
 const VPPSocketName = "api.sock"
@@ -63,6 +77,11 @@ type Deps struct {
 	// NoVPP leaves the simulator out: the agent connects to a VPP (or vpp-sim) of its
 	// own, e.g. to outlive an agent restart as a real VPP does.
 	NoVPP bool
+	// NodeName is the agent's node, named in netctl.conf with AgentURL.
+	NodeName string
+	// AgentURL returns the base URL of the agent's REST API as a local client reaches
+	// it (rest.Plugin.ClientURL); called in Init. Nil writes no netctl.conf.
+	AgentURL func() string
 }
 
 // Plugin starts and stops the standalone environment.
@@ -113,6 +132,9 @@ func (p *Plugin) Init() (err error) {
 	}
 	p.etcd = srv
 	p.Log.WithField("endpoint", srv.Endpoint()).WithField("dir", dir).Info("embedded etcd serving")
+	if err := p.writeToolConfigs(); err != nil {
+		return err
+	}
 
 	if p.ClusterFile != "" {
 		if err := p.startClusterLoader(); err != nil {
@@ -139,6 +161,41 @@ func (p *Plugin) Init() (err error) {
 	p.sim = sim
 	if !p.VPPLinux {
 		p.Log.Warn(noLinuxSideWarning)
+	}
+	return nil
+}
+
+// writeToolConfigs writes etcd.conf and netctl.conf into Dir (see the package doc).
+func (p *Plugin) writeToolConfigs() error {
+	etcdConf := filepath.Join(p.Dir, EtcdConfFile)
+	data, err := yaml.Marshal(map[string]any{"endpoints": []string{p.etcd.Endpoint()}})
+	if err != nil {
+		return fmt.Errorf("%s: %w", etcdConf, err)
+	}
+	if err := writeToolFile(etcdConf, "# etcd.conf of the embedded etcd of contiv-agent -standalone (rewritten at each start)\n", data); err != nil {
+		return err
+	}
+	if p.AgentURL == nil || p.NodeName == "" {
+		return nil
+	}
+	netctl := map[string]any{
+		"etcd-config": etcdConf,
+		"agents":      map[string]string{p.NodeName: p.AgentURL()},
+	}
+	if data, err = yaml.Marshal(netctl); err != nil {
+		return fmt.Errorf("%s: %w", NetctlConfFile, err)
+	}
+	netctlConf := filepath.Join(p.Dir, NetctlConfFile)
+	if err := writeToolFile(netctlConf, "# contiv-netctl configuration for contiv-agent -standalone (rewritten at each start)\n", data); err != nil {
+		return err
+	}
+	p.Log.WithFields(logrus.Fields{"etcd-config": etcdConf, "netctl-config": netctlConf}).Info("operator tool configuration written")
+	return nil
+}
+
+func writeToolFile(path, header string, data []byte) error {
+	if err := os.WriteFile(path, append([]byte(header), data...), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

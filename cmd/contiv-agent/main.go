@@ -164,6 +164,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			ClusterFile: *clusterFile,
 			NoVPP:       !*standaloneVPP,
 			VPPLinux:    *standaloneLinux,
+			NodeName:    node,
+			AgentURL:    restPlugin.ClientURL, // netctl.conf for contiv-netctl
 		})
 		etcdConfig = standalonePlugin.EtcdConfig()
 		if *standaloneVPP {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/pkg/jsonpage"
 )
 
 // REST paths served by the controller.
@@ -20,35 +21,42 @@ func (c *Controller) registerHandlers(r infra.HandlerRegistrar) {
 	r.HandleFunc("POST "+ResyncPath, c.serveResync)
 }
 
-// serveEventHistory answers with the recorded events, selected by (in precedence order)
-// seq-num, since/until (unix seconds), from/to (sequence numbers, both needed), first,
-// last; without arguments the whole history.
+// serveEventHistory answers with a page of the recorded events, selected by (in
+// precedence order) seq-num, since/until (unix seconds), from/to (sequence numbers,
+// both needed), first, last; without arguments the latest ones. A page holds at most
+// ?limit= records (default jsonpage.DefaultLimit, at most jsonpage.MaxLimit): the
+// oldest of a since/until, from/to or first selection, the newest otherwise; the
+// X-Contiv-More header counts the records left out. Records are encoded one at a time.
 func (c *Controller) serveEventHistory(w http.ResponseWriter, req *http.Request) {
 	q := req.URL.Query()
-	records := c.history.snapshot()
-	uintArg := func(name string) (uint64, bool, error) {
-		s := q.Get(name)
-		if s == "" {
-			return 0, false, nil
-		}
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("%s: %q is not a non-negative integer", name, s)
-		}
-		return v, true, nil
+	limit, err := jsonpage.Limit(q)
+	if err != nil {
+		infra.WriteError(w, http.StatusBadRequest, err.Error())
+		return
 	}
 	var args = map[string]uint64{}
 	var given = map[string]bool{}
 	for _, name := range []string{"seq-num", "since", "until", "from", "to", "first", "last"} {
-		v, ok, err := uintArg(name)
+		s := q.Get(name)
+		if s == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			infra.WriteError(w, http.StatusBadRequest, err.Error())
+			infra.WriteError(w, http.StatusBadRequest, fmt.Sprintf("%s: %q is not a non-negative integer", name, s))
 			return
 		}
-		args[name], given[name] = v, ok
+		args[name], given[name] = v, true
+	}
+	if (given["from"] || given["to"]) && !(given["from"] && given["to"]) {
+		infra.WriteError(w, http.StatusBadRequest, "from and to must be given together")
+		return
 	}
 
+	// The snapshot copies the record pointers only (8 bytes a record).
+	records := c.history.snapshot()
 	var out []*EventRecord
+	left := 0
 	switch {
 	case given["seq-num"]:
 		for _, r := range records {
@@ -65,34 +73,40 @@ func (c *Controller) serveEventHistory(w http.ResponseWriter, req *http.Request)
 		if given["until"] {
 			until = time.Unix(int64(args["until"]), 0)
 		}
-		for _, r := range records {
-			if !r.ProcessingStart.Before(since) && !r.ProcessingStart.After(until) {
-				out = append(out, r)
-			}
-		}
-	case given["from"] || given["to"]:
-		if !given["from"] || !given["to"] {
-			infra.WriteError(w, http.StatusBadRequest, "from and to must be given together")
-			return
-		}
-		for _, r := range records {
-			if r.SeqNum >= args["from"] && r.SeqNum <= args["to"] {
-				out = append(out, r)
-			}
-		}
+		out, left = selectOldest(records, limit, func(r *EventRecord) bool {
+			return !r.ProcessingStart.Before(since) && !r.ProcessingStart.After(until)
+		})
+	case given["from"]:
+		out, left = selectOldest(records, limit, func(r *EventRecord) bool {
+			return r.SeqNum >= args["from"] && r.SeqNum <= args["to"]
+		})
 	case given["first"]:
-		n := min(int(args["first"]), len(records))
-		out = records[:n]
+		out, left = jsonpage.Oldest(records[:min(int(args["first"]), len(records))], limit)
 	case given["last"]:
-		n := min(int(args["last"]), len(records))
-		out = records[len(records)-n:]
+		out, left = jsonpage.Newest(records[len(records)-min(int(args["last"]), len(records)):], limit)
 	default:
-		out = records
+		out, left = jsonpage.Newest(records, limit)
 	}
-	if out == nil {
-		out = []*EventRecord{}
+	if err := jsonpage.Write(w, out, left); err != nil {
+		c.Log.WithError(err).Debug("event history answer cut short")
 	}
-	infra.WriteJSON(w, http.StatusOK, out)
+}
+
+// selectOldest returns the first limit records matching keep, and how many more match.
+func selectOldest(records []*EventRecord, limit int, keep func(*EventRecord) bool) ([]*EventRecord, int) {
+	var out []*EventRecord
+	left := 0
+	for _, r := range records {
+		if !keep(r) {
+			continue
+		}
+		if len(out) < limit {
+			out = append(out, r)
+		} else {
+			left++
+		}
+	}
+	return out, left
 }
 
 // serveResync asks the database watcher for a fresh snapshot.

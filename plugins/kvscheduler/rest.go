@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/pkg/jsonpage"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -38,7 +39,7 @@ const (
 
 // RegisterHandlers registers the scheduler's REST API:
 //
-//	GET  /scheduler/txn-history       ?seq-num=N | ?since=UNIX&until=UNIX
+//	GET  /scheduler/txn-history       ?seq-num=N | ?since=UNIX&until=UNIX | ?last=N [&limit=N]
 //	GET  /scheduler/dump              ?descriptor=NAME&key-prefix=P&view=NB|SB|cached
 //	GET  /scheduler/status            [?key=K | ?key-prefix=P]
 //	GET  /scheduler/key-timeline      ?key=K
@@ -71,6 +72,11 @@ func parseUnixParam(r *http.Request, name string) (time.Time, bool, error) {
 	return time.Unix(sec, 0), true, nil
 }
 
+// handleTxnHistory answers with one transaction (?seq-num=) or a page of them: at most
+// ?limit= (default jsonpage.DefaultLimit, at most jsonpage.MaxLimit), the oldest of a
+// ?since=/?until= selection, else the newest (?last=N: the N newest, within the limit).
+// The X-Contiv-More header counts the transactions left out; they are encoded one at a
+// time.
 func (s *Scheduler) handleTxnHistory(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if v := q.Get("seq-num"); v != "" {
@@ -87,7 +93,19 @@ func (s *Scheduler) handleTxnHistory(w http.ResponseWriter, r *http.Request) {
 		infra.WriteJSON(w, http.StatusOK, txn)
 		return
 	}
-	since, _, err := parseUnixParam(r, "since")
+	limit, err := jsonpage.Limit(q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "parameter %v", err)
+		return
+	}
+	last := 0
+	if v := q.Get("last"); v != "" {
+		if last, err = strconv.Atoi(v); err != nil || last < 0 {
+			writeError(w, http.StatusBadRequest, "parameter last=%q: want a non-negative number of transactions", v)
+			return
+		}
+	}
+	since, hasSince, err := parseUnixParam(r, "since")
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
@@ -104,11 +122,21 @@ func (s *Scheduler) handleTxnHistory(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The history hands out the record pointers only (8 bytes a transaction).
 	txns := s.GetTransactionHistory(since, until)
-	if txns == nil {
-		txns = []*api.RecordedTxn{}
+	var left int
+	switch {
+	case hasSince || hasUntil:
+		txns, left = jsonpage.Oldest(txns, limit)
+	case q.Get("last") != "":
+		txns = txns[len(txns)-min(last, len(txns)):]
+		txns, left = jsonpage.Newest(txns, limit)
+	default:
+		txns, left = jsonpage.Newest(txns, limit)
 	}
-	infra.WriteJSON(w, http.StatusOK, txns)
+	if err := jsonpage.Write(w, txns, left); err != nil && s.Log != nil {
+		s.Log.WithError(err).Debug("transaction history answer cut short")
+	}
 }
 
 // dumpEntry is one value in the /scheduler/dump response.

@@ -313,6 +313,30 @@ func (p *Plugin) Addr() net.Addr {
 	return p.listener.Addr()
 }
 
+// ClientURL is the base URL a client on this host reaches the server at
+// ("http://127.0.0.1:9999", https with TLS): an unspecified listen address becomes
+// loopback. Empty before Init.
+func (p *Plugin) ClientURL() string {
+	if p.listener == nil {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(p.listener.Addr().String())
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	scheme := "http"
+	if p.config.ServerCertFile != "" {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
 type probeBody struct {
 	State      health.State                      `json:"state"`
 	Problems   []string                          `json:"problems,omitempty"`
