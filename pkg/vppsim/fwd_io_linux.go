@@ -196,7 +196,7 @@ func linuxIfMAC(name string) ([6]byte, error) {
 		return [6]byte{}, fmt.Errorf("find Linux interface %q: %w", name, err)
 	}
 	if len(ifc.HardwareAddr) != 6 {
-		return [6]byte{}, fmt.Errorf("Linux interface %q has no Ethernet address", name)
+		return [6]byte{}, fmt.Errorf("linux interface %q has no Ethernet address", name)
 	}
 	return [6]byte(ifc.HardwareAddr), nil
 }

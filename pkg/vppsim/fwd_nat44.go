@@ -585,7 +585,8 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 		return false
 	}
 	s := st.newSess(h, now)
-	src, sport := k.src, k.sport
+	var src [4]byte
+	sport := k.sport
 	// Static mapping by local (src, sport): identity passes, 1:1 SNATs.
 	if lm := st.natByLocal(k.src, k.sport, k.proto, p.rxVRF); lm != nil {
 		if lm.kind == natIdentity {
