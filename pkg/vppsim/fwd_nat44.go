@@ -576,6 +576,17 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 			return true
 		}
 	}
+	lm := st.natByLocal(k.src, k.sport, k.proto, p.rxVRF)
+	if output && lm != nil && lm.kind == natIdentity {
+		// The output feature's slow path lets identity-mapped sources
+		// through before any session check (spec §7 "Output feature";
+		// §10: the NodePort reply passes the NIC thanks to Contiv's
+		// identity mapping of the node IP in the pod VRF).
+		if p.tr != nil {
+			st.tracef(p, node, "identity mapping: pass untranslated")
+		}
+		return true
+	}
 	if !natSynOK(h) {
 		st.drop(p, node, "TCP non-SYN packet cannot create a session")
 		return false
@@ -588,7 +599,7 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 	var src [4]byte
 	sport := k.sport
 	// Static mapping by local (src, sport): identity passes, 1:1 SNATs.
-	if lm := st.natByLocal(k.src, k.sport, k.proto, p.rxVRF); lm != nil {
+	if lm != nil {
 		if lm.kind == natIdentity {
 			if p.tr != nil {
 				st.tracef(p, node, "identity mapping: pass untranslated")

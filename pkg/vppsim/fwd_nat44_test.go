@@ -335,3 +335,38 @@ func TestFeatureOrderACLSeesPreAndPostNAT(t *testing.T) {
 	none(t, n.c)
 	contains(t, cli(n.testEnv, "show trace"), "acl-plugin-in-ip4-fa", "deny port 9", "error-drop")
 }
+
+func TestNATRemovedBackendGetsNoNewPackets(t *testing.T) {
+	n := newNATEnv(t, 0)
+	n.ok(&nat44_ed.Nat44LbStaticMappingAddDelLocal{IsAdd: true, ExternalAddr: ip4(svcIP), ExternalPort: svcPort, Protocol: protoTCP,
+		Local: nat44_ed.Nat44LbAddrPort{Addr: ip4("10.1.1.4"), Port: podPort, Probability: 50}})
+	n.neighbor(2, "10.1.1.4", [6]byte{0x02, 0, 0, 0, 1, 4})
+	// Open flows until one reaches the third backend, then remove it.
+	var port uint16
+	for port = 50000; port < 50100; port++ {
+		n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(port, svcPort, tcpSYN)))
+		if r := oneFrame(t, n.c, nic2); r.dst.String() == "10.1.1.4" {
+			break
+		}
+	}
+	if port == 50100 {
+		t.Fatal("no flow reached the third backend")
+	}
+	n.ok(&nat44_ed.Nat44LbStaticMappingAddDelLocal{IsAdd: false, ExternalAddr: ip4(svcIP), ExternalPort: svcPort, Protocol: protoTCP,
+		Local: nat44_ed.Nat44LbAddrPort{Addr: ip4("10.1.1.4"), Port: podPort}})
+	for _, s := range n.sim.Sessions() {
+		if s.InsideAddr.Addr().String() == "10.1.1.4" {
+			t.Fatalf("session of the removed backend kept: %+v", s)
+		}
+	}
+	// The old flow's next packet is not a SYN: dropped, never forwarded
+	// to the removed backend; new flows go to the others.
+	n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(port, svcPort, tcpACK)))
+	none(t, n.c)
+	for p := uint16(51000); p < 51020; p++ {
+		n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(p, svcPort, tcpSYN)))
+		if r := oneFrame(t, n.c, nic2); r.dst.String() == "10.1.1.4" {
+			t.Fatal("a new flow reached the removed backend")
+		}
+	}
+}
