@@ -107,9 +107,9 @@
 //
 // No IPv6 forwarding (IPv6 state is kept and dumped only), no IP
 // fragmentation or reassembly (an oversize packet without DF is dropped
-// and counted; NAT passes non-first fragments untranslated), no
-// translation of ICMP error payloads by NAT (errors pass untranslated),
-// NAT for protocols other than TCP, UDP and ICMP echo, per-VRF session
+// and counted; NAT passes non-first fragments untranslated), NAT for
+// protocols other than TCP, UDP and ICMP echo (ICMP errors are translated
+// by the session of the packet they carry), per-VRF session
 // limits, ARP termination in bridge domains, neighbour ageing, ICMP rate
 // limits, VLAN sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
 // ports with a partial checksum are completed; GSO super-frames are

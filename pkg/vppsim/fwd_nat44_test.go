@@ -370,3 +370,29 @@ func TestNATRemovedBackendGetsNoNewPackets(t *testing.T) {
 		}
 	}
 }
+
+func TestNATTranslatesICMPErrorsBySession(t *testing.T) {
+	n := newNATEnv(t, 0)
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "8.8.8.8", protoUDP, 64, udpL4(5555, 53, "q")))
+	sent := n.c.take(nic1)
+	if len(sent) != 1 {
+		t.Fatal("not SNATed out")
+	}
+	// 8.8.8.8 answers port unreachable about the SNATed packet.
+	inner := sent[0][ethHdrLen:]
+	icmp := append([]byte{icmpUnreach, 3, 0, 0, 0, 0, 0, 0}, inner[:ip4IHL(inner)+8]...)
+	n.fromOutside(ipPkt("8.8.8.8", nodeIP, protoICMP, 60, icmp))
+	fs := n.c.take(nic2)
+	if len(fs) != 1 {
+		t.Fatalf("%d frames to the pod:\n%s", len(fs), cli(n.testEnv, "show errors"))
+	}
+	r := decodeFrame(t, fs[0])
+	if r.icmpType != icmpUnreach || r.dst.String() != pod1IP || !r.csumOK {
+		t.Fatalf("ICMP error %v", r)
+	}
+	emb := fs[0][ethHdrLen+ip4HdrLen+8:]
+	if checksum(emb[:ip4HdrLen], 0) != 0 || addr4(ip4Src(emb)).String() != pod1IP || be16(emb[20:22]) != 5555 ||
+		addr4(ip4Dst(emb)).String() != "8.8.8.8" || be16(emb[22:24]) != 53 {
+		t.Errorf("embedded packet % x", emb[:28])
+	}
+}
