@@ -105,12 +105,13 @@ func BenchmarkTapForwarding(b *testing.B) {
 	}()
 	before, _ := sim.InterfaceCounters("tap1")
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	for b.Loop() {
 		_, _ = tx.Write(payload)
 	}
 	sent := time.Since(start)
 	n := <-got
+	cpu := processCPU() - cpu0
 	b.StopTimer()
 	after, _ := sim.InterfaceCounters("tap1")
 	fwd := after.TxPackets - before.TxPackets
@@ -119,6 +120,10 @@ func BenchmarkTapForwarding(b *testing.B) {
 	// of sending, delivered-% what reached the receiving socket.
 	b.ReportMetric(float64(fwd)/sent.Seconds(), "forwarded-pkts/s")
 	b.ReportMetric(100*float64(n)/float64(b.N), "delivered-%")
+	if cpu > 0 {
+		// CPU of the whole process: sender, simulator and receiver.
+		b.ReportMetric(float64(fwd)/cpu.Seconds(), "fwd-pkts/cpu-s")
+	}
 }
 
 // BenchmarkTapPodToPodRTT measures the round trip of a UDP echo between

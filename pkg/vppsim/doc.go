@@ -98,17 +98,18 @@
 // created and af_packet interfaces through a raw socket on the host veth,
 // and a NIC given as "NAME=LINUXIF" is bound to that Linux interface with
 // a raw socket. MACs are VPP's: a TAP's or af_packet's VPP side is
-// mac_address/hw_addr or a random 02:fe:..., a bound NIC has its Linux
-// interface's MAC. Packets are processed whole, one at a time; nothing
+// mac_address/hw_addr or a random 02:fe:...; a bound NIC keeps its own MAC
+// (its Linux interface is made promiscuous), so the Linux stack of the
+// simulator's namespace never handles its frames. Packets are processed whole, one at a time; nothing
 // is queued (a packet waiting for ARP is dropped, as in VPP).
 //
 // # What it does not simulate
 //
 // No IPv6 forwarding (IPv6 state is kept and dumped only), no IP
 // fragmentation or reassembly (an oversize packet without DF is dropped
-// and counted; NAT passes non-first fragments untranslated), no
-// translation of ICMP error payloads by NAT (errors pass untranslated),
-// NAT for protocols other than TCP, UDP and ICMP echo, per-VRF session
+// and counted; NAT passes non-first fragments untranslated), NAT for
+// protocols other than TCP, UDP and ICMP echo (ICMP errors are translated
+// by the session of the packet they carry), per-VRF session
 // limits, ARP termination in bridge domains, neighbour ageing, ICMP rate
 // limits, VLAN sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
 // ports with a partial checksum are completed; GSO super-frames are

@@ -11,8 +11,11 @@ type wirePort interface {
 }
 
 // attachNICs binds the NICs given as NAME=LINUXIF to their Linux
-// interfaces: the NIC takes the interface's MAC and a raw socket moves its
-// frames. The caller holds s.mu.
+// interfaces: a raw socket moves their frames. The NIC keeps its own MAC,
+// not the Linux interface's, so the Linux stack of the simulator's
+// namespace treats the NIC's frames as another host's and never routes
+// them a second time; the Linux interface is made promiscuous so that it
+// delivers them. The caller holds s.mu.
 func (st *state) attachNICs() error {
 	for _, name := range st.s.nicNames {
 		link, ok := st.s.nicLinks[name]
@@ -20,12 +23,10 @@ func (st *state) attachNICs() error {
 		if !ok || i == nil || i.port != nil {
 			continue
 		}
-		mac, err := linuxIfMAC(link)
-		if err != nil {
+		if err := setPromisc(link); err != nil {
 			st.releaseHost()
 			return fmt.Errorf("vppsim: NIC %s: %w", name, err)
 		}
-		i.mac = mac
 		if err := st.s.attachRaw(i, link); err != nil {
 			st.releaseHost()
 			return fmt.Errorf("vppsim: NIC %s: %w", name, err)

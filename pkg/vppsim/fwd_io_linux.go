@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -188,15 +189,15 @@ func (s *Sim) attachTap(i *iface, t hostTap) {
 	i.port = s.startPort(i, lt.file, lt.fd, false)
 }
 
-// linuxIfMAC returns the MAC of a Linux interface of the simulator's
-// namespace.
-func linuxIfMAC(name string) ([6]byte, error) {
-	ifc, err := net.InterfaceByName(name)
+// setPromisc makes a Linux interface of the simulator's namespace
+// promiscuous.
+func setPromisc(name string) error {
+	link, err := netlink.LinkByName(name)
 	if err != nil {
-		return [6]byte{}, fmt.Errorf("find Linux interface %q: %w", name, err)
+		return fmt.Errorf("find Linux interface %q: %w", name, err)
 	}
-	if len(ifc.HardwareAddr) != 6 {
-		return [6]byte{}, fmt.Errorf("Linux interface %q has no Ethernet address", name)
+	if err := netlink.SetPromiscOn(link); err != nil {
+		return fmt.Errorf("set Linux interface %q promiscuous: %w", name, err)
 	}
-	return [6]byte(ifc.HardwareAddr), nil
+	return nil
 }

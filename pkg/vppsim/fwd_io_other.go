@@ -10,6 +10,6 @@ func (s *Sim) attachRaw(i *iface, ifName string) error {
 
 func (s *Sim) attachTap(i *iface, t hostTap) {}
 
-func linuxIfMAC(name string) ([6]byte, error) {
-	return [6]byte{}, errors.New("binding NICs to Linux interfaces needs Linux")
+func setPromisc(name string) error {
+	return errors.New("binding NICs to Linux interfaces needs Linux")
 }

@@ -174,8 +174,9 @@ func natKey(h []byte, fib uint32) natFlowKey {
 }
 
 // natTranslatable tells whether NAT44-ED handles the packet here: TCP,
-// UDP and ICMP echo with their L4 header. Other protocols, non-first
-// fragments and ICMP errors pass untranslated (see doc.go).
+// UDP and ICMP echo with their L4 header. Other protocols and non-first
+// fragments pass untranslated (see doc.go); ICMP errors are translated by
+// the session of the packet they carry (natICMPError).
 func natTranslatable(h []byte) bool {
 	if !l4Complete(h) {
 		return false
@@ -212,6 +213,10 @@ func (st *state) natInput(p *pkt, i *iface) bool {
 		return true
 	}
 	h := p.ip()
+	if icmpErrorInner(h) != nil {
+		st.natICMPError(p, "nat44-ed-icmp-error", true)
+		return true
+	}
 	if !natTranslatable(h) {
 		return true
 	}
@@ -576,6 +581,17 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 			return true
 		}
 	}
+	lm := st.natByLocal(k.src, k.sport, k.proto, p.rxVRF)
+	if output && lm != nil && lm.kind == natIdentity {
+		// The output feature's slow path lets identity-mapped sources
+		// through before any session check (spec §7 "Output feature";
+		// §10: the NodePort reply passes the NIC thanks to Contiv's
+		// identity mapping of the node IP in the pod VRF).
+		if p.tr != nil {
+			st.tracef(p, node, "identity mapping: pass untranslated")
+		}
+		return true
+	}
 	if !natSynOK(h) {
 		st.drop(p, node, "TCP non-SYN packet cannot create a session")
 		return false
@@ -585,9 +601,10 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 		return false
 	}
 	s := st.newSess(h, now)
-	src, sport := k.src, k.sport
+	var src [4]byte
+	sport := k.sport
 	// Static mapping by local (src, sport): identity passes, 1:1 SNATs.
-	if lm := st.natByLocal(k.src, k.sport, k.proto, p.rxVRF); lm != nil {
+	if lm != nil {
 		if lm.kind == natIdentity {
 			if p.tr != nil {
 				st.tracef(p, node, "identity mapping: pass untranslated")
@@ -767,6 +784,10 @@ func (st *state) natOutputFeature(p *pkt, o *iface) bool {
 	const node = "nat44-ed-in2out-output"
 	n := &st.nat
 	h := p.ip()
+	if icmpErrorInner(h) != nil {
+		st.natICMPError(p, node, false)
+		return true
+	}
 	if !natTranslatable(h) {
 		return true
 	}
@@ -841,4 +862,92 @@ func natSessFromInjected(c *Session) *natSess {
 	s.o2iKey = natFlowKey{src: ext.Addr().As4(), dst: out.Addr().As4(), sport: ext.Port(), dport: out.Port(), fib: c.OutsideVRF, proto: c.Protocol}
 	s.o2i = natRewrite{src: extNAT.Addr().As4(), dst: in.Addr().As4(), sport: extNAT.Port(), dport: in.Port(), fib: c.InsideVRF}
 	return s
+}
+
+// icmpErrorInner returns the packet an ICMP error (destination
+// unreachable, time exceeded, parameter problem) carries, nil if h is not
+// such an error with a whole inner IPv4 header and 8 bytes of L4.
+func icmpErrorInner(h []byte) []byte {
+	if ip4Proto(h) != protoICMP || !l4Complete(h) {
+		return nil
+	}
+	l4 := ip4L4(h)[:ip4TotalLen(h)-ip4IHL(h)]
+	switch l4[0] {
+	case icmpUnreach, icmpTimeExceeded, 12:
+	default:
+		return nil
+	}
+	in := l4[8:]
+	if len(in) < ip4HdrLen || in[0]>>4 != 4 || ip4IHL(in) < ip4HdrLen || len(in) < ip4IHL(in)+8 {
+		return nil
+	}
+	return in
+}
+
+// natICMPError translates an ICMP error by the session of the packet it
+// carries: that packet went out translated, so the flow matching its
+// reverse rewrites the error's destination and the embedded packet back,
+// as VPP's NAT does. Without a session it passes untranslated.
+func (st *state) natICMPError(p *pkt, node string, setVRF bool) {
+	h := p.ip()
+	in := icmpErrorInner(h)
+	ihl := ip4IHL(in)
+	proto := ip4Proto(in)
+	var sport, dport uint16
+	switch proto {
+	case protoTCP, protoUDP:
+		sport, dport = be16(in[ihl:]), be16(in[ihl+2:])
+	case protoICMP:
+		if !icmpIsEcho(in[ihl]) {
+			return
+		}
+		sport = be16(in[ihl+4:])
+		dport = sport
+	default:
+		return
+	}
+	k := natFlowKey{src: ip4Dst(in), dst: ip4Src(in), sport: dport, dport: sport, fib: p.rxVRF, proto: proto}
+	s := st.nat.sess.flows[k]
+	if s == nil || s.bypass {
+		return
+	}
+	rw := &s.o2i
+	if k == s.i2oKey {
+		rw = &s.i2o
+	}
+	// The embedded packet: its source becomes rw.dst:dport, its
+	// destination rw.src:sport.
+	oldSrc, oldDst := ip4Src(in), ip4Dst(in)
+	copy(in[12:16], rw.dst[:])
+	copy(in[16:20], rw.src[:])
+	switch proto {
+	case protoTCP, protoUDP:
+		put16(in[ihl:], rw.dport)
+		put16(in[ihl+2:], rw.sport)
+		if proto == protoUDP && be16(in[ihl+6:]) != 0 {
+			// The UDP checksum is in the 8 bytes carried: keep it right.
+			c := in[ihl+6 : ihl+8]
+			csumAdjust32(c, oldSrc, rw.dst)
+			csumAdjust32(c, oldDst, rw.src)
+			csumAdjust(c, sport, rw.dport)
+			csumAdjust(c, dport, rw.sport)
+		}
+	case protoICMP:
+		put16(in[ihl+4:], rw.dport)
+	}
+	ip4SetChecksum(in)
+	if ip4Dst(h) == oldSrc {
+		setIP4Dst(h, rw.dst)
+	}
+	if ip4Src(h) == oldDst {
+		setIP4Src(h, rw.src)
+	}
+	setL4Checksum(h)
+	if setVRF && rw.fib != noIndex {
+		p.vrf = rw.fib
+	}
+	p.natted = true
+	if p.tr != nil {
+		st.tracef(p, node, "ICMP error translated by session: inner %s:%d -> %s:%d", addr4(rw.dst), rw.dport, addr4(rw.src), rw.sport)
+	}
 }

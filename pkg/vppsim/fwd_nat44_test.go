@@ -335,3 +335,64 @@ func TestFeatureOrderACLSeesPreAndPostNAT(t *testing.T) {
 	none(t, n.c)
 	contains(t, cli(n.testEnv, "show trace"), "acl-plugin-in-ip4-fa", "deny port 9", "error-drop")
 }
+
+func TestNATRemovedBackendGetsNoNewPackets(t *testing.T) {
+	n := newNATEnv(t, 0)
+	n.ok(&nat44_ed.Nat44LbStaticMappingAddDelLocal{IsAdd: true, ExternalAddr: ip4(svcIP), ExternalPort: svcPort, Protocol: protoTCP,
+		Local: nat44_ed.Nat44LbAddrPort{Addr: ip4("10.1.1.4"), Port: podPort, Probability: 50}})
+	n.neighbor(2, "10.1.1.4", [6]byte{0x02, 0, 0, 0, 1, 4})
+	// Open flows until one reaches the third backend, then remove it.
+	var port uint16
+	for port = 50000; port < 50100; port++ {
+		n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(port, svcPort, tcpSYN)))
+		if r := oneFrame(t, n.c, nic2); r.dst.String() == "10.1.1.4" {
+			break
+		}
+	}
+	if port == 50100 {
+		t.Fatal("no flow reached the third backend")
+	}
+	n.ok(&nat44_ed.Nat44LbStaticMappingAddDelLocal{IsAdd: false, ExternalAddr: ip4(svcIP), ExternalPort: svcPort, Protocol: protoTCP,
+		Local: nat44_ed.Nat44LbAddrPort{Addr: ip4("10.1.1.4"), Port: podPort}})
+	for _, s := range n.sim.Sessions() {
+		if s.InsideAddr.Addr().String() == "10.1.1.4" {
+			t.Fatalf("session of the removed backend kept: %+v", s)
+		}
+	}
+	// The old flow's next packet is not a SYN: dropped, never forwarded
+	// to the removed backend; new flows go to the others.
+	n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(port, svcPort, tcpACK)))
+	none(t, n.c)
+	for p := uint16(51000); p < 51020; p++ {
+		n.fromPod(pod2MAC, ipPkt(pod2IP, svcIP, protoTCP, 64, tcpL4(p, svcPort, tcpSYN)))
+		if r := oneFrame(t, n.c, nic2); r.dst.String() == "10.1.1.4" {
+			t.Fatal("a new flow reached the removed backend")
+		}
+	}
+}
+
+func TestNATTranslatesICMPErrorsBySession(t *testing.T) {
+	n := newNATEnv(t, 0)
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "8.8.8.8", protoUDP, 64, udpL4(5555, 53, "q")))
+	sent := n.c.take(nic1)
+	if len(sent) != 1 {
+		t.Fatal("not SNATed out")
+	}
+	// 8.8.8.8 answers port unreachable about the SNATed packet.
+	inner := sent[0][ethHdrLen:]
+	icmp := append([]byte{icmpUnreach, 3, 0, 0, 0, 0, 0, 0}, inner[:ip4IHL(inner)+8]...)
+	n.fromOutside(ipPkt("8.8.8.8", nodeIP, protoICMP, 60, icmp))
+	fs := n.c.take(nic2)
+	if len(fs) != 1 {
+		t.Fatalf("%d frames to the pod:\n%s", len(fs), cli(n.testEnv, "show errors"))
+	}
+	r := decodeFrame(t, fs[0])
+	if r.icmpType != icmpUnreach || r.dst.String() != pod1IP || !r.csumOK {
+		t.Fatalf("ICMP error %v", r)
+	}
+	emb := fs[0][ethHdrLen+ip4HdrLen+8:]
+	if checksum(emb[:ip4HdrLen], 0) != 0 || addr4(ip4Src(emb)).String() != pod1IP || be16(emb[20:22]) != 5555 ||
+		addr4(ip4Dst(emb)).String() != "8.8.8.8" || be16(emb[22:24]) != 53 {
+		t.Errorf("embedded packet % x", emb[:28])
+	}
+}

@@ -116,22 +116,21 @@ func (st *state) clonePkt(p *pkt) *pkt {
 
 // --- IPv4 header access (h is the IPv4 header and what follows) ---
 
-func ip4Src(h []byte) [4]byte      { return [4]byte(h[12:16]) }
-func ip4Dst(h []byte) [4]byte      { return [4]byte(h[16:20]) }
-func ip4IHL(h []byte) int          { return int(h[0]&0x0f) * 4 }
-func ip4Proto(h []byte) uint8      { return h[9] }
-func ip4TTL(h []byte) uint8        { return h[8] }
-func ip4TotalLen(h []byte) int     { return int(binary.BigEndian.Uint16(h[2:4])) }
-func ip4DF(h []byte) bool          { return h[6]&0x40 != 0 }
-func ip4FragOff(h []byte) uint16   { return binary.BigEndian.Uint16(h[6:8]) & 0x1fff }
-func ip4L4(h []byte) []byte        { return h[ip4IHL(h):] }
-func addr4(a [4]byte) netip.Addr   { return netip.AddrFrom4(a) }
-func u32(a [4]byte) uint32         { return binary.BigEndian.Uint32(a[:]) }
-func be16(b []byte) uint16         { return binary.BigEndian.Uint16(b) }
-func put16(b []byte, v uint16)     { binary.BigEndian.PutUint16(b, v) }
-func isGroupMAC(m [6]byte) bool    { return m[0]&1 != 0 }
-func macString(m [6]byte) string   { return net.HardwareAddr(m[:]).String() }
-func ip4HasPorts(proto uint8) bool { return proto == protoTCP || proto == protoUDP }
+func ip4Src(h []byte) [4]byte    { return [4]byte(h[12:16]) }
+func ip4Dst(h []byte) [4]byte    { return [4]byte(h[16:20]) }
+func ip4IHL(h []byte) int        { return int(h[0]&0x0f) * 4 }
+func ip4Proto(h []byte) uint8    { return h[9] }
+func ip4TTL(h []byte) uint8      { return h[8] }
+func ip4TotalLen(h []byte) int   { return int(binary.BigEndian.Uint16(h[2:4])) }
+func ip4DF(h []byte) bool        { return h[6]&0x40 != 0 }
+func ip4FragOff(h []byte) uint16 { return binary.BigEndian.Uint16(h[6:8]) & 0x1fff }
+func ip4L4(h []byte) []byte      { return h[ip4IHL(h):] }
+func addr4(a [4]byte) netip.Addr { return netip.AddrFrom4(a) }
+func u32(a [4]byte) uint32       { return binary.BigEndian.Uint32(a[:]) }
+func be16(b []byte) uint16       { return binary.BigEndian.Uint16(b) }
+func put16(b []byte, v uint16)   { binary.BigEndian.PutUint16(b, v) }
+func isGroupMAC(m [6]byte) bool  { return m[0]&1 != 0 }
+func macString(m [6]byte) string { return net.HardwareAddr(m[:]).String() }
 
 // checksum is the Internet checksum of b folded into sum.
 func checksum(b []byte, sum uint32) uint16 {

@@ -809,7 +809,27 @@ func (st *state) natLBLocalAddDel(in *nat44_ed.Nat44LbStaticMappingAddDelLocal) 
 	if n.byLocal[lk] == m {
 		delete(n.byLocal, lk)
 	}
+	st.natForgetLocal(m, l)
 	return retvalOK
+}
+
+// natForgetLocal deletes the sessions of a removed LB local and the
+// affinity records of its mapping (their local indexes moved), so no new
+// packet reaches the removed backend.
+func (st *state) natForgetLocal(m *natMapping, l natLBLocal) {
+	n := &st.nat
+	local := l.addr.As4()
+	for _, s := range n.liveSessions() {
+		if s.static && s.o2i.dst == local && s.o2i.dport == l.port && s.o2iKey.dst == m.ext.addr.As4() && s.o2iKey.dport == m.ext.port {
+			st.natDelSession(s)
+		}
+	}
+	ext := m.ext.addr.As4()
+	for k := range n.sess.aff {
+		if k.ext == ext && k.port == m.ext.port && k.proto == m.ext.proto {
+			delete(n.sess.aff, k)
+		}
+	}
 }
 
 func hNat44LbStaticMappingDump(cl *call, _ *nat44_ed.Nat44LbStaticMappingDump) {

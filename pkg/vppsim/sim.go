@@ -34,8 +34,9 @@ type Options struct {
 	// "GigabitEthernet0/8/0". They get sw_if_index 1, 2, ... in this order.
 	// "NAME=LINUXIF" binds the NIC to an existing Linux interface of the
 	// simulator's network namespace (root only): frames move through a raw
-	// socket on it and the NIC takes its MAC, as a DPDK port keeps the
-	// hardware's. A NIC without a Linux interface has no wire (frames can
+	// socket on it (made promiscuous); the NIC keeps its own MAC
+	// 08:00:27:5a:xx:xx so that the namespace's Linux stack ignores its
+	// frames. A NIC without a Linux interface has no wire (frames can
 	// still be injected with InjectFrame).
 	NICs []string
 	// Linux makes TAP creation also create the Linux end of the TAP (root
