@@ -24,5 +24,6 @@
 //	plugins/govppmux -> plugins/controller/api: VPP and Linux plugins never depend on Contiv plugins or ksr
 //
 // Check is a pure function of the graph, so the test of the test feeds it a synthetic
-// graph with a forbidden import and asserts the report.
+// graph with a forbidden import and asserts the report. Everything lives in _test.go
+// files: the package is only a test, nothing imports it.
 package archtest

@@ -25,11 +25,15 @@ const (
 	// DefaultHealthCheckThreshold is how many pings may time out in a row before
 	// VPP is considered gone.
 	DefaultHealthCheckThreshold = 3
-	// DefaultRetryConnectCount is how many times govpp retries a failed connection
-	// attempt (at start-up and after VPP went away) before it gives up.
+	// DefaultRetryConnectCount is how many failed connection attempts the start-up
+	// tolerates before Init fails. After VPP went away there is no limit.
 	DefaultRetryConnectCount = 10
-	// DefaultRetryConnectTimeout is the pause between two connection attempts.
+	// DefaultRetryConnectTimeout is the pause after the first failed connection
+	// attempt; it doubles with every further failure up to
+	// DefaultRetryConnectMaxTimeout.
 	DefaultRetryConnectTimeout = time.Second
+	// DefaultRetryConnectMaxTimeout caps the pause between connection attempts.
+	DefaultRetryConnectMaxTimeout = 5 * time.Second
 )
 
 // Duration is a duration in the configuration file: nanoseconds or a string like "5s".
@@ -52,12 +56,16 @@ type Config struct {
 	// HealthCheckThreshold is the number of probes that may time out in a row before
 	// VPP is considered not responding.
 	HealthCheckThreshold int `json:"health-check-threshold"`
-	// RetryConnectCount is how many failed connection attempts govpp retries (at
-	// start-up and after a disconnect) before it gives up for good; 0 means none.
-	// After giving up the plugin reports ERROR and the agent must be restarted.
+	// RetryConnectCount is how many failed connection attempts the start-up
+	// tolerates before Init fails (0: the first failure fails it). Once connected,
+	// the plugin reconnects after a loss for as long as the agent runs, reporting
+	// the VPP health component INIT (alive, not ready) with the last failure.
 	RetryConnectCount int `json:"retry-connect-count"`
-	// RetryConnectTimeout is the pause between connection attempts.
+	// RetryConnectTimeout is the pause after the first failed connection attempt;
+	// it doubles with every further failure in a row, up to RetryConnectMaxTimeout.
 	RetryConnectTimeout Duration `json:"retry-connect-timeout"`
+	// RetryConnectMaxTimeout caps the pause between connection attempts.
+	RetryConnectMaxTimeout Duration `json:"retry-connect-max-timeout"`
 	// StatsSocketPath is VPP's stats socket. The agent reads no statistics; the key is
 	// accepted for compatibility and a missing socket is only logged.
 	StatsSocketPath string `json:"stats-socket-path"`
@@ -74,6 +82,7 @@ func DefaultConfig() Config {
 		HealthCheckThreshold:     DefaultHealthCheckThreshold,
 		RetryConnectCount:        DefaultRetryConnectCount,
 		RetryConnectTimeout:      Duration(DefaultRetryConnectTimeout),
+		RetryConnectMaxTimeout:   Duration(DefaultRetryConnectMaxTimeout),
 	}
 }
 
@@ -110,6 +119,10 @@ func (c Config) Validate() error {
 		bad("retry-connect-count", "must not be negative, got %d", c.RetryConnectCount)
 	}
 	positive("retry-connect-timeout", c.RetryConnectTimeout)
+	if c.RetryConnectMaxTimeout < c.RetryConnectTimeout {
+		bad("retry-connect-max-timeout", "%v is shorter than retry-connect-timeout %v",
+			time.Duration(c.RetryConnectMaxTimeout), time.Duration(c.RetryConnectTimeout))
+	}
 	if c.StatsSocketPath != "" && !filepath.IsAbs(c.StatsSocketPath) {
 		bad("stats-socket-path", "must be an absolute path, got %q", c.StatsSocketPath)
 	}

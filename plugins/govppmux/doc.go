@@ -8,12 +8,16 @@
 //	           naming every message VPP does not know (start-up fails)
 //	           ▼
 //	watch goroutine: govpp connection events
-//	   Disconnected / NotResponding ──> health INIT, govpp reconnects on its own
+//	   Disconnected / NotResponding ──> health INIT, reconnect attempts paced by
+//	                       retryingAdapter: capped exponential backoff
+//	                       (retry-connect-timeout doubling up to
+//	                       retry-connect-max-timeout, on Deps.Clock), for as long
+//	                       as the agent runs; each failure reported (INIT + reason)
 //	   Connected again ──> version + messages checked again, health OK,
 //	                       Deps.OnReconnect called (cmd/contiv-agent pushes a
 //	                       HealingResync{AfterError}: the controller then runs a
 //	                       full resync, VPP may have restarted empty)
-//	   Failed (retries exhausted) ──> health ERROR (the probes restart the agent)
+//	   start-up only: retry-connect-count failed attempts ──> Init fails
 //
 // Health probing is govpp's own: core pings VPP every health-check-probe-interval and
 // reports a disconnect after health-check-threshold timeouts. govpp keeps these

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/vpe"
 	"go.fd.io/govpp/core"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -56,6 +58,8 @@ type Deps struct {
 	// Optional. A callback rather than an event loop keeps govppmux below the
 	// Contiv plugins (docs/ARCHITECTURE.md §2).
 	OnReconnect func() error
+	// Clock paces the reconnect attempts (nil: the real clock); tests inject a fake.
+	Clock clock.Clock
 }
 
 // VPPInfo describes the VPP the agent is connected to.
@@ -68,6 +72,9 @@ type VPPInfo struct {
 	BuildDate string
 	// Reconnects counts the connections re-established after a loss.
 	Reconnects int
+	// FailedAttempts counts the failed connection attempts in a row (0 while
+	// connected); the plugin keeps trying, with backoff, for as long as it runs.
+	FailedAttempts int
 }
 
 // Plugin is the govppmux plugin. Create it with NewPlugin (or set Deps on a zero
@@ -78,9 +85,12 @@ type Plugin struct {
 	log    logrus.FieldLogger
 	config Config
 
-	adapter *socketclient.Client
-	conn    *core.Connection
-	events  chan core.ConnectionEvent
+	adapter  *socketclient.Client
+	retry    *retryingAdapter
+	stop     chan struct{} // closed to interrupt the reconnect backoff
+	stopOnce sync.Once
+	conn     *core.Connection
+	events   chan core.ConnectionEvent
 
 	mu         sync.Mutex
 	msgs       map[string]govppapi.Message // by name_crc
@@ -137,16 +147,22 @@ func (p *Plugin) Init() error {
 	p.adapter = socketclient.NewVppClient(p.config.BinAPISocketPath)
 	p.adapter.SetClientName(ClientName)
 	p.adapter.SetConnectTimeout(time.Duration(p.config.ConnectTimeout))
-	attempts := p.config.RetryConnectCount
-	if attempts == 0 {
-		attempts = -1 // govpp treats 0 as "its default"; -1 means no retry at all
+	clk := p.Deps.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
 	}
-	conn, events, err := core.AsyncConnect(p.adapter, attempts, time.Duration(p.config.RetryConnectTimeout))
+	p.stop = make(chan struct{})
+	p.retry = newRetryingAdapter(p.adapter, clk, time.Duration(p.config.RetryConnectTimeout),
+		time.Duration(p.config.RetryConnectMaxTimeout), p.config.RetryConnectCount, p.stop, p.attemptFailed)
+	// govpp's loop must never give up (Failed): the adapter paces the attempts and
+	// spends the start-up budget; govpp's own pause is made negligible.
+	conn, events, err := core.AsyncConnect(p.retry, math.MaxInt32, time.Nanosecond)
 	if err != nil {
 		return fmt.Errorf("govppmux: connect to VPP at %s: %w", p.config.BinAPISocketPath, err)
 	}
 	p.conn, p.events = conn, events
 	if err := p.waitConnected(); err != nil {
+		p.stopRetrying()
 		p.conn.Disconnect()
 		p.conn = nil
 		p.report(health.Error, err.Error())
@@ -158,19 +174,54 @@ func (p *Plugin) Init() error {
 	return nil
 }
 
-// waitConnected waits for the first connection event.
+// waitConnected waits for the first connection, or until the start-up budget of
+// failed attempts (retry-connect-count) is spent.
 func (p *Plugin) waitConnected() error {
-	for ev := range p.events {
-		switch ev.State {
-		case core.Connected:
-			return p.onConnected(false)
-		case core.Failed:
-			return fmt.Errorf("govppmux: connect to VPP at %s: %w", p.config.BinAPISocketPath, errOr(ev.Error, "retries exhausted"))
-		default:
-			p.log.WithField("state", ev.State).WithError(ev.Error).Debug("VPP connection not up yet")
+	for {
+		select {
+		case ev, ok := <-p.events:
+			if !ok {
+				return errors.New("govppmux: connection event channel closed")
+			}
+			switch ev.State {
+			case core.Connected:
+				return p.onConnected(false)
+			case core.Failed:
+				return fmt.Errorf("govppmux: connect to VPP at %s: %w", p.config.BinAPISocketPath, errOr(ev.Error, "retries exhausted"))
+			default:
+				p.log.WithField("state", ev.State).WithError(ev.Error).Debug("VPP connection not up yet")
+			}
+		case <-p.retry.exhausted:
+			return fmt.Errorf("govppmux: connect to VPP at %s: %d attempt(s) failed (retry-connect-count %d): %w",
+				p.config.BinAPISocketPath, p.retry.failuresInRow(), p.config.RetryConnectCount, errOr(p.retry.lastError(), "unknown error"))
 		}
 	}
-	return errors.New("govppmux: connection event channel closed")
+}
+
+// attemptFailed reports a failed connection attempt: the plugin stays INIT (alive, not
+// ready) with the reason, and keeps trying.
+func (p *Plugin) attemptFailed(at attempt) {
+	what := "connecting to"
+	if at.everConnected {
+		what = "reconnecting to"
+	}
+	reason := fmt.Sprintf("%s VPP at %s: attempt %d failed (%v), next in %v", what, p.config.BinAPISocketPath, at.n, at.err, at.next)
+	p.report(health.Init, reason)
+	log := p.log.WithFields(logrus.Fields{"attempt": at.n, "next-in": at.next}).WithError(at.err)
+	if at.n&(at.n-1) == 0 { // 1, 2, 4, 8, ...: the log stays short during a long outage
+		log.Warn(what + " VPP failed; still trying")
+	} else {
+		log.Debug(what + " VPP failed; still trying")
+	}
+}
+
+// stopRetrying interrupts the reconnect backoff (before the connection is closed).
+func (p *Plugin) stopRetrying() {
+	p.stopOnce.Do(func() {
+		if p.stop != nil {
+			close(p.stop)
+		}
+	})
 }
 
 func errOr(err error, msg string) error {
@@ -276,6 +327,9 @@ func (p *Plugin) VPPInfo() VPPInfo {
 	defer p.mu.Unlock()
 	info := p.info
 	info.Connected = p.connected.Load()
+	if p.retry != nil {
+		info.FailedAttempts = p.retry.failuresInRow()
+	}
 	return info
 }
 
@@ -283,6 +337,7 @@ func (p *Plugin) VPPInfo() VPPInfo {
 func (p *Plugin) Close() error {
 	p.closeOnce.Do(func() {
 		p.closedFlag.Store(true)
+		p.stopRetrying()
 		if p.done != nil {
 			close(p.done)
 		}
@@ -324,12 +379,13 @@ func (p *Plugin) handleEvent(ev core.ConnectionEvent) {
 		if ev.Error != nil {
 			reason += ": " + ev.Error.Error()
 		}
-		log.WithError(ev.Error).Warn("lost connection to VPP, govpp reconnects")
+		log.WithError(ev.Error).Warn("lost connection to VPP, reconnecting (with backoff, for as long as the agent runs)")
 		p.report(health.Init, reason)
 	case core.Failed:
+		// not expected: govpp is given attempts beyond reach (see Init)
 		p.connected.Store(false)
 		err := errOr(ev.Error, "retries exhausted")
-		log.WithError(err).Error("cannot reconnect to VPP; giving up")
+		log.WithError(err).Error("govpp gave up reconnecting to VPP")
 		p.report(health.Error, "cannot reconnect to VPP: "+err.Error())
 	}
 }

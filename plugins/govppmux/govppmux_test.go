@@ -234,11 +234,17 @@ func TestReconnectRequestsResyncAndRestoresChannels(t *testing.T) {
 	}
 }
 
-func TestHealthInitWhileDisconnectedThenErrorWhenRetriesRunOut(t *testing.T) {
+// TestReconnectsForAsLongAsVPPStaysAway is the regression test of VPP being away
+// longer than the attempts govpp used to make (retry-connect-count, here 3, then
+// ERROR for good): the plugin stays INIT with the failure named, keeps trying with
+// capped backoff, and reconnects when VPP is back, with the resync requested.
+func TestReconnectsForAsLongAsVPPStaysAway(t *testing.T) {
 	e := &env{t: t, loop: &fakeLoop{}, reg: health.NewRegistry()}
 	e.sim, e.sock = startSim(t)
 	cfg := fastConfig(e.sock)
 	cfg["retry-connect-count"] = 3
+	cfg["retry-connect-timeout"] = "5ms"
+	cfg["retry-connect-max-timeout"] = "20ms"
 	e.plugin = NewPlugin(Deps{Log: quietLog(), Config: cfg, Health: e.reg.Reporter("vpp"), OnReconnect: e.loop.onReconnect})
 	if err := e.plugin.Init(); err != nil {
 		t.Fatal(err)
@@ -255,12 +261,59 @@ func TestHealthInitWhileDisconnectedThenErrorWhenRetriesRunOut(t *testing.T) {
 	if e.plugin.IsConnected() {
 		t.Error("still connected after VPP went away")
 	}
-	eventually(t, "health ERROR", func() bool { return e.health().State == health.Error })
-	if h := e.health(); !strings.Contains(h.Reason, "cannot reconnect") {
-		t.Errorf("health = %+v", h)
+	// far more failed attempts than retry-connect-count: the old code had given up
+	eventually(t, "10 failed attempts", func() bool { return e.plugin.VPPInfo().FailedAttempts >= 10 })
+	if h := e.health(); h.State != health.Init || !strings.Contains(h.Reason, "reconnecting to VPP at "+e.sock) ||
+		!strings.Contains(h.Reason, "next in 20ms") {
+		t.Errorf("health while VPP is away = %+v, want INIT naming the socket and the capped backoff", h)
 	}
 	if n := e.loop.count(); n != 0 {
 		t.Errorf("resync requested %d times without a reconnect", n)
+	}
+	// VPP comes back on the same socket
+	if err := os.Remove(e.sock); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := vppsim.New(vppsim.Options{SocketPath: e.sock, NICs: []string{testNIC}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	eventually(t, "reconnected", func() bool { return e.plugin.IsConnected() })
+	eventually(t, "health OK", func() bool { return e.health().State == health.OK })
+	eventually(t, "resync requested", func() bool { return e.loop.count() == 1 })
+	if info := e.plugin.VPPInfo(); info.Reconnects != 1 || info.FailedAttempts != 0 {
+		t.Errorf("VPPInfo after the reconnect = %+v", info)
+	}
+	ch, err := e.plugin.NewAPIChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	if err := ping(t, ch); err != nil {
+		t.Errorf("channel after the reconnect: %v", err)
+	}
+}
+
+// TestInitGivesUpAfterTheStartupBudget: at start-up, retry-connect-count failed
+// attempts fail Init with an error naming the socket and the count.
+func TestInitGivesUpAfterTheStartupBudget(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "api.sock")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fastConfig(sock)
+	cfg["retry-connect-count"] = 2
+	cfg["retry-connect-timeout"] = "1ms"
+	cfg["retry-connect-max-timeout"] = "2ms"
+	p := NewPlugin(Deps{Log: quietLog(), Config: cfg})
+	err := p.Init()
+	defer p.Close()
+	if err == nil || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "3 attempt(s) failed (retry-connect-count 2)") {
+		t.Fatalf("Init = %v", err)
 	}
 }
 

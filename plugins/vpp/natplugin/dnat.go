@@ -31,12 +31,6 @@ type dnatDescriptor struct {
 	pipe *pipeline // requests of asynchronous creations in flight
 }
 
-// NewDNat44Descriptor returns the descriptor of DNat44 mapping sets.
-func NewDNat44Descriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	desc, _ := newDNat44(deps)
-	return desc
-}
-
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 	d := &dnatDescriptor{base: vppbase.NewDescriptor(deps, DNAT44DescriptorName)}
 	d.pipe = &pipeline{ch: d.Ch}

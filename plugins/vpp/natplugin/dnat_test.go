@@ -57,7 +57,7 @@ func createDNAT(t *testing.T, d *kvapi.KVDescriptor, v *nat.DNat44) {
 func TestDNat44CreateRetrieveDelete(t *testing.T) {
 	e := newEnv(t)
 	e.enableNAT()
-	d := NewDNat44Descriptor(e.deps())
+	d := dnatDescriptor44(e.deps())
 	v := testDNAT("default/kube-dns")
 	e.sim.ResetMessageCounts()
 	createDNAT(t, d, v)
@@ -92,9 +92,9 @@ func TestDNat44CreateRetrieveDelete(t *testing.T) {
 
 	// a restarted agent reads back exactly NB's value
 	want := map[string]proto.Message{nat.DNAT44Key(v.Label): v}
-	expectRetrieved(t, NewDNat44Descriptor(e.freshDeps()), want)
+	expectRetrieved(t, dnatDescriptor44(e.freshDeps()), want)
 	// without NB: the label comes from the tag, the content from VPP
-	got := retrieved(t, NewDNat44Descriptor(e.freshDeps()), nil)
+	got := retrieved(t, dnatDescriptor44(e.freshDeps()), nil)
 	if kv, ok := got[nat.DNAT44Key(v.Label)]; !ok || kv.Origin != kvapi.FromNB || !EquivalentDNat44(kv.Value.(*nat.DNat44), v) {
 		t.Errorf("retrieve without NB: %+v", got)
 	}
@@ -153,7 +153,7 @@ func TestDNat44UpdateSendsOnlyChanges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.enableNAT()
-			d := NewDNat44Descriptor(e.deps())
+			d := dnatDescriptor44(e.deps())
 			old := testDNAT("svc")
 			createDNAT(t, d, old)
 			v := proto.Clone(old).(*nat.DNat44)
@@ -179,14 +179,14 @@ func TestDNat44UpdateSendsOnlyChanges(t *testing.T) {
 					t.Errorf("unexpected %s x%d", m, n)
 				}
 			}
-			expectRetrieved(t, NewDNat44Descriptor(e.freshDeps()), map[string]proto.Message{nat.DNAT44Key("svc"): v})
+			expectRetrieved(t, dnatDescriptor44(e.freshDeps()), map[string]proto.Message{nat.DNAT44Key("svc"): v})
 		})
 	}
 }
 
 func TestDNat44VPPErrorsLeaveOldState(t *testing.T) {
 	e := newEnv(t)
-	d := NewDNat44Descriptor(e.deps())
+	d := dnatDescriptor44(e.deps())
 	v := testDNAT("svc")
 	// NAT disabled: VPP refuses every mapping
 	_, err := d.Create(nat.DNAT44Key("svc"), v)
@@ -267,7 +267,7 @@ func TestDNat44RetrieveGroupsByTag(t *testing.T) {
 	e := newEnv(t)
 	e.enableNAT()
 	e.loopback("main")
-	d := NewDNat44Descriptor(e.deps())
+	d := dnatDescriptor44(e.deps())
 	long := "very-long-namespace-name-for-testing/" + strings.Repeat("x", 40)
 	a := &nat.DNat44{Label: long, StMappings: []*nat.DNat44_StaticMapping{{ExternalInterface: "main", ExternalPort: 30080,
 		LocalIps: []*nat.DNat44_StaticMapping_LocalIP{lip("10.1.1.2", 80, 0, 0)}, TwiceNatPoolIp: "10.1.1.254", TwiceNat: nat.DNat44_StaticMapping_ENABLED}}}
@@ -286,9 +286,9 @@ func TestDNat44RetrieveGroupsByTag(t *testing.T) {
 		t.Errorf("VPP tag %q", tag)
 	}
 	want := map[string]proto.Message{nat.DNAT44Key(long): a, nat.DNAT44Key("ns/b"): b, nat.DNAT44Key("DNAT-identities"): empty}
-	expectRetrieved(t, NewDNat44Descriptor(e.freshDeps()), want)
+	expectRetrieved(t, dnatDescriptor44(e.freshDeps()), want)
 
-	got := retrieved(t, NewDNat44Descriptor(e.freshDeps()), nil)
+	got := retrieved(t, dnatDescriptor44(e.freshDeps()), nil)
 	if len(got) != 2 {
 		t.Errorf("retrieve without NB: %v", got)
 	}
@@ -364,7 +364,7 @@ func TestTag(t *testing.T) {
 func TestDNat44AnyVRFMeansInsideVRF(t *testing.T) {
 	e := newEnv(t)
 	e.enableNAT()
-	d := NewDNat44Descriptor(e.deps())
+	d := dnatDescriptor44(e.deps())
 	v := &nat.DNat44{Label: "ids",
 		StMappings: []*nat.DNat44_StaticMapping{{ExternalIp: "10.96.0.1", ExternalPort: 80,
 			LocalIps: []*nat.DNat44_StaticMapping_LocalIP{lip("10.1.1.2", 80, noIndex, 0)}}},
@@ -376,5 +376,5 @@ func TestDNat44AnyVRFMeansInsideVRF(t *testing.T) {
 	if deps := DNat44Dependencies(v); len(deps) != 1 {
 		t.Errorf("~0 VRF is a dependency: %v", deps)
 	}
-	expectRetrieved(t, NewDNat44Descriptor(e.freshDeps()), map[string]proto.Message{nat.DNAT44Key("ids"): v})
+	expectRetrieved(t, dnatDescriptor44(e.freshDeps()), map[string]proto.Message{nat.DNAT44Key("ids"): v})
 }

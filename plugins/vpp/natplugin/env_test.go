@@ -173,3 +173,10 @@ func expectRetrieved(t *testing.T, d *kvapi.KVDescriptor, want map[string]proto.
 		}
 	}
 }
+
+// dnatDescriptor44 returns the descriptor of DNat44 mapping sets (the plugin builds
+// it with newDNat44, keeping its state).
+func dnatDescriptor44(deps DescriptorDeps) *kvapi.KVDescriptor {
+	desc, _ := newDNat44(deps)
+	return desc
+}

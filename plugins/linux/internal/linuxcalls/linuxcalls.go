@@ -88,16 +88,6 @@ func Retry[T any](dump func() (T, error)) (T, error) {
 	return v, err
 }
 
-// ParseAddress parses an interface address in CIDR notation, keeping the
-// host bits ("10.1.1.2/24" -> IP 10.1.1.2, mask /24).
-func ParseAddress(s string) (*net.IPNet, error) {
-	p, err := netip.ParsePrefix(s)
-	if err != nil || p.Addr().Zone() != "" {
-		return nil, fmt.Errorf("%q is not an IP address with a prefix length", s)
-	}
-	return PrefixToIPNet(p), nil
-}
-
 // PrefixToIPNet converts p to a *net.IPNet keeping its host bits; IPv4
 // addresses use the 4-byte form.
 func PrefixToIPNet(p netip.Prefix) *net.IPNet {
