@@ -3,7 +3,6 @@ package kvscheduler
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -16,7 +15,7 @@ import (
 const summaryLimit = 50
 
 func (s *Scheduler) execNB(ctx context.Context, values []api.KeyValuePair) (uint64, error) {
-	start := time.Now()
+	start := s.clock.Now()
 	kind, verbose := api.IsResync(ctx)
 	retryOpt, withRetry := api.IsWithRetry(ctx)
 	revert := api.IsWithRevert(ctx)
@@ -189,7 +188,7 @@ func (t *txnExec) revert(nodes []*node, prev []proto.Message) {
 
 // execSB applies an SB notification (transaction goroutine).
 func (s *Scheduler) execSB(values []api.KVWithMetadata) {
-	start := time.Now()
+	start := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -235,7 +234,7 @@ func (s *Scheduler) execSB(values []api.KVWithMetadata) {
 
 // execRetry retries failed operations (transaction goroutine).
 func (s *Scheduler) execRetry(r retryReq) {
-	start := time.Now()
+	start := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var todo []*node
@@ -292,7 +291,7 @@ func (s *Scheduler) execDumpSB(d *descriptor) ([]api.KVWithMetadata, error) {
 // finish records the transaction, updates metrics, schedules retries and builds the
 // error returned to the committer. Called with mu held.
 func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint64, error) {
-	rec.Stop = time.Now()
+	rec.Stop = s.clock.Now()
 	rec.Executed = t.ops
 	var err error
 	if txnErr != nil || len(t.errs) > 0 {
