@@ -328,3 +328,31 @@ func TestRevertRestoresDependentsTouchedOnTheWay(t *testing.T) {
 	}
 	wantState(t, s, "v/b", api.StateConfigured)
 }
+
+func TestFailureCausedByAnSBNotificationIsRetriedWithTheValuesPolicy(t *testing.T) {
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	dp := newFakeDP()
+	s := newTestSchedulerWithClock(t, nil, fc,
+		dp.register(fakeDesc{name: "v", prefix: "v/", deps: depsFromValue}),
+		dp.register(fakeDesc{name: "s", prefix: "s/"}),
+	)
+	ctx := api.WithRetry(context.Background(), time.Second, 3, false)
+	if _, err := commitCtx(ctx, s, set("v/a", "a;dep=s/0")); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "v/a", api.StatePending)
+	// The dependency appears on its own; creating the value then fails once.
+	dp.failOn("v/a", api.OpCreate, 1, true)
+	dp.plant("s/0", str("sb"), api.FromSB)
+	if err := s.PushSBNotification(api.KVWithMetadata{Key: "s/0", Value: str("sb")}); err != nil {
+		t.Fatal(err)
+	}
+	drainQueue(t, s)
+	wantState(t, s, "v/a", api.StateRetrying)
+	fc.Step(time.Second)
+	drainQueue(t, s)
+	wantState(t, s, "v/a", api.StateConfigured)
+	if !dp.has("v/a") {
+		t.Fatal("v/a not created by the retry")
+	}
+}

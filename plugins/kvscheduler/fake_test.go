@@ -63,6 +63,9 @@ type fakeDP struct {
 	fired   int
 	descs   []*fakeDesc
 	metaSeq int
+	// randomFail, when set, is asked before every create, update and delete whether it
+	// fails (a retriable injected failure), on top of the failures set by failOn.
+	randomFail func() bool
 }
 
 func newFakeDP() *fakeDP {
@@ -165,6 +168,10 @@ func (dp *fakeDP) register(fd fakeDesc) *api.KVDescriptor {
 func (dp *fakeDP) injected(key string, op api.TxnOperation) error {
 	f := dp.fails[failKey{key, op}]
 	if f == nil || f.times == 0 {
+		if dp.randomFail != nil && op != api.OpUndefined && dp.randomFail() { // not Retrieve
+			dp.fired++
+			return injectedErr(key, op, true)
+		}
 		return nil
 	}
 	if f.times > 0 {

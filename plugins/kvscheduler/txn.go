@@ -82,6 +82,7 @@ func (t *txnExec) stage(values []api.KeyValuePair, stamp uint64) ([]*node, []pro
 			t.failures++
 			continue
 		}
+		n.retry = t.retry
 		nodes = append(nodes, n)
 		vals = append(vals, kv.Value)
 	}
@@ -301,17 +302,38 @@ func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint
 	}
 	s.hist.add(rec)
 	s.metrics.txnDone(rec, err != nil, s.g.pending)
-	if len(t.retryKeys) > 0 && t.retry != nil {
-		orig := rec.SeqNum
-		if t.isRetry {
-			orig = t.origSeq
-		}
-		s.scheduleRetry(retryReq{keys: t.retryKeys, attempt: t.attempt + 1, opt: *t.retry, origSeq: orig})
-	}
+	s.scheduleRetries(t, rec.SeqNum)
 	if s.config.PrintTxnSummary && (len(rec.Executed) > 0 || err != nil) {
 		s.unlogged = append(s.unlogged, unloggedTxn{rec: rec, failed: err != nil})
 	}
 	return rec.SeqNum, err
+}
+
+// scheduleRetries arms the retries of the failures of t: under the transaction's own
+// policy, or (a transaction without one) under the policy each value was staged with.
+func (s *Scheduler) scheduleRetries(t *txnExec, seq uint64) {
+	if len(t.retryKeys) == 0 {
+		return
+	}
+	if t.retry != nil {
+		orig := seq
+		if t.isRetry {
+			orig = t.origSeq
+		}
+		s.scheduleRetry(retryReq{keys: t.retryKeys, attempt: t.attempt + 1, opt: *t.retry, origSeq: orig})
+		return
+	}
+	byPolicy := make(map[api.RetryOpt][]retryKey)
+	var order []api.RetryOpt
+	for _, rk := range t.retryKeys {
+		if _, ok := byPolicy[*rk.opt]; !ok {
+			order = append(order, *rk.opt)
+		}
+		byPolicy[*rk.opt] = append(byPolicy[*rk.opt], rk)
+	}
+	for _, opt := range order {
+		s.scheduleRetry(retryReq{keys: byPolicy[opt], attempt: 1, opt: opt, origSeq: seq})
+	}
 }
 
 // unloggedTxn is a finished transaction whose summary is still to be logged.
