@@ -192,9 +192,10 @@ func (c *Controller) AfterInit() error {
 		defer c.wg.Done()
 		c.loop()
 	}()
-	if c.config.EventLoopStallTimeout > 0 {
+	if limit := time.Duration(c.config.EventLoopStallTimeout); limit > 0 {
+		ticker := c.clock.NewTicker(limit / 4)
 		c.wg.Add(1)
-		go c.watchStalls()
+		go c.watchStalls(ticker, limit)
 	}
 	return nil
 }

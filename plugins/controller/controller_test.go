@@ -75,8 +75,9 @@ func TestEventsWaitForTheFirstDatabaseResync(t *testing.T) {
 
 func TestStartupResyncDeadlineAbortsTheLoop(t *testing.T) {
 	reg := health.NewRegistry()
-	c := NewController(Deps{Log: quietLog(), Scheduler: &fakeScheduler{}, Health: reg.Reporter("controller"),
-		Config: configLoader{func(cfg *Config) { cfg.StartupResyncDeadline = Duration(30 * time.Millisecond) }}})
+	fc := newFakeClock()
+	c := NewController(Deps{Log: quietLog(), Scheduler: &fakeScheduler{}, Health: reg.Reporter("controller"), Clock: fc,
+		Config: configLoader{func(cfg *Config) { cfg.StartupResyncDeadline = Duration(30 * time.Second) }}})
 	if err := c.Init(); err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +89,14 @@ func TestStartupResyncDeadlineAbortsTheLoop(t *testing.T) {
 	if err := c.PushEvent(parked); err != nil {
 		t.Fatal(err)
 	}
+	waitForTimers(t, fc, loopTimers)
+	fc.Step(30*time.Second - time.Nanosecond)
+	select {
+	case err := <-parked.WaitChan():
+		t.Fatalf("parked event answered (%v) before the deadline", err)
+	default:
+	}
+	fc.Step(time.Nanosecond)
 	if err := <-parked.WaitChan(); !errors.Is(err, ErrEventLoopIsAborting) {
 		t.Fatalf("parked event result = %v", err)
 	}
@@ -202,11 +211,14 @@ func TestBestEffortFailureHealsWithFullResync(t *testing.T) {
 	j := &journal{}
 	sched := &fakeScheduler{}
 	h := &fakeHandler{name: "a", j: j, failWith: map[string]error{"Change": errors.New("transient")}}
-	c := startController(t, sched, func(cfg *Config) { cfg.DelayAfterErrorHealing = Duration(10 * time.Millisecond) }, h)
+	fc := newFakeClock()
+	c := startControllerWithClock(t, sched, fc, func(cfg *Config) { cfg.DelayAfterErrorHealing = Duration(10 * time.Second) }, h)
 	resyncNow(t, c)
 	if err := pushAndWait(t, c, newTestEvent("Change", true, api.BestEffort, api.Forward)); err == nil {
 		t.Fatal("no error")
 	}
+	waitForTimers(t, fc, loopTimers+1) // the healing timer is armed before Done
+	fc.Step(10 * time.Second)
 	waitFor(t, "healing resync", func() bool {
 		calls := j.get()
 		return len(calls) == 3 && calls[2] == "a.Resync(Healing Resync,2)"
@@ -220,12 +232,16 @@ func TestBestEffortFailureHealsWithFullResync(t *testing.T) {
 func TestIgnoreErrorsEventDoesNotHeal(t *testing.T) {
 	j := &journal{}
 	h := &fakeHandler{name: "a", j: j, failWith: map[string]error{"DeletePod": errors.New("gone already")}}
-	c := startController(t, &fakeScheduler{}, func(cfg *Config) { cfg.DelayAfterErrorHealing = Duration(time.Millisecond) }, h)
+	fc := newFakeClock()
+	c := startControllerWithClock(t, &fakeScheduler{}, fc, nil, h)
 	resyncNow(t, c)
 	if err := pushAndWait(t, c, newTestEvent("DeletePod", true, api.BestEffortIgnoreErrors, api.Reverse)); err == nil {
 		t.Fatal("error not reported to the producer")
 	}
-	time.Sleep(30 * time.Millisecond)
+	// A healing would be armed before Done: only the loop's own timers are there.
+	if n := fc.Waiters(); n != loopTimers {
+		t.Errorf("%d timers, want the loop's %d (no healing armed)", n, loopTimers)
+	}
 	if got := j.get(); len(got) != 2 {
 		t.Errorf("calls = %v, want no healing resync", got)
 	}
@@ -253,6 +269,7 @@ func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T
 		Config: configLoader{func(cfg *Config) {
 			cfg.DelayAfterErrorHealing = Duration(5 * time.Second)
 			cfg.MaxDelayAfterErrorHealing = Duration(20 * time.Second)
+			cfg.StartupResyncDeadline = Duration(24 * time.Hour) // its timer stays armed
 		}}})
 	if err := c.Init(); err != nil {
 		t.Fatal(err)
@@ -296,10 +313,10 @@ func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T
 		if err := pushAndWait(t, c, newTestEvent(pod, true, api.RevertOnFailure, api.Forward)); err != nil {
 			t.Fatalf("%s while degraded: %v", pod, err)
 		}
+		waitForTimers(t, fc, loopTimers+1) // the healing timer
 		fc.Step(delay - time.Millisecond)
-		time.Sleep(10 * time.Millisecond) // real time for a wrongly early healing to show
-		if n := healings(); n != attempt {
-			t.Fatalf("%d healing resyncs before the delay of %v elapsed, want %d", n, delay, attempt)
+		if n := fc.Waiters(); n != loopTimers+1 {
+			t.Fatalf("the healing timer fired before its delay of %v (%d timers left)", delay, n)
 		}
 		fc.Step(time.Millisecond)
 		waitFor(t, "the healing resync", func() bool { return healings() == attempt+1 })
@@ -413,13 +430,16 @@ func TestFatalHandlerErrorStopsTheLoop(t *testing.T) {
 func TestAbortEventErrorStopsTheEventAndHeals(t *testing.T) {
 	j := &journal{}
 	sched := &fakeScheduler{}
-	c := startController(t, sched, func(cfg *Config) { cfg.DelayAfterErrorHealing = Duration(5 * time.Millisecond) },
+	fc := newFakeClock()
+	c := startControllerWithClock(t, sched, fc, nil,
 		&fakeHandler{name: "a", j: j, failWith: map[string]error{"X": api.NewAbortEventError(errors.New("stale"))}},
 		&fakeHandler{name: "b", j: j})
 	resyncNow(t, c)
 	if err := pushAndWait(t, c, newTestEvent("X", true, api.BestEffort, api.Forward)); !api.IsAbort(err) {
 		t.Fatalf("err = %v", err)
 	}
+	waitForTimers(t, fc, loopTimers+1)
+	fc.Step(time.Duration(DefaultConfig().DelayAfterErrorHealing))
 	waitFor(t, "healing", func() bool { return len(j.get()) >= 5 })
 	got := j.get()
 	want := []string{"a.Resync(Database Resync,1)", "b.Resync(Database Resync,1)", "a.Update(X)",
@@ -597,12 +617,17 @@ func TestExternalConfigNeverOverridesTheAgentsValues(t *testing.T) {
 func TestDownstreamHealingCallsNoHandler(t *testing.T) {
 	j := &journal{}
 	sched := &fakeScheduler{}
-	c := startController(t, sched, func(cfg *Config) {
+	fc := newFakeClock()
+	c := startControllerWithClock(t, sched, fc, func(cfg *Config) {
 		cfg.EnablePeriodicHealing = true
-		cfg.PeriodicHealingInterval = Duration(10 * time.Millisecond)
+		cfg.PeriodicHealingInterval = Duration(10 * time.Second)
 	}, &fakeHandler{name: "a", j: j})
 	resyncNow(t, c)
-	waitFor(t, "periodic healing", func() bool { return len(sched.all()) >= 3 })
+	waitForTimers(t, fc, loopTimers+1) // the periodic ticker starts after the first resync
+	for i := range 2 {
+		fc.Step(10 * time.Second)
+		waitFor(t, "periodic healing", func() bool { return len(sched.all()) >= 2+i })
+	}
 	if got := j.get(); len(got) != 1 {
 		t.Errorf("handlers called by downstream healing: %v", got)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
@@ -206,7 +208,13 @@ func (l configLoader) LoadConfig(out any) (bool, error) {
 // startController builds and starts a controller; it is closed at test end.
 func startController(t *testing.T, sched *fakeScheduler, mutate func(*Config), handlers ...api.EventHandler) *Controller {
 	t.Helper()
-	c := NewController(Deps{Log: quietLog(), Scheduler: sched, EventHandlers: handlers, Config: configLoader{mutate}})
+	return startControllerWithClock(t, sched, nil, mutate, handlers...)
+}
+
+// startControllerWithClock is startController with the given clock (nil: real).
+func startControllerWithClock(t *testing.T, sched *fakeScheduler, clk clock.WithTicker, mutate func(*Config), handlers ...api.EventHandler) *Controller {
+	t.Helper()
+	c := NewController(Deps{Log: quietLog(), Scheduler: sched, EventHandlers: handlers, Config: configLoader{mutate}, Clock: clk})
 	if err := c.Init(); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +223,19 @@ func startController(t *testing.T, sched *fakeScheduler, mutate func(*Config), h
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// newFakeClock returns a fake clock at a fixed time.
+func newFakeClock() *testingclock.FakeClock { return testingclock.NewFakeClock(time.Unix(1e9, 0)) }
+
+// loopTimers is how many timers the running loop always holds: the start-up deadline,
+// the history trim ticker and the stall watchdog's ticker.
+const loopTimers = 3
+
+// waitForTimers waits until the fake clock has n timers and tickers waiting.
+func waitForTimers(t *testing.T, fc *testingclock.FakeClock, n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d timers", n), func() bool { return fc.Waiters() == n })
 }
 
 // waitFor polls cond until it holds or fails the test after 5 s.

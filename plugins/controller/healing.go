@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -153,12 +155,10 @@ func (c *Controller) degradedReason() string {
 	return b.String()
 }
 
-// watchStalls is the watchdog goroutine: it reports ERROR while one event has been
-// processed for longer than eventLoopStallTimeout.
-func (c *Controller) watchStalls() {
+// watchStalls is the watchdog goroutine: at every tick it reports ERROR if one event has
+// been processed for longer than limit (eventLoopStallTimeout).
+func (c *Controller) watchStalls(ticker clock.Ticker, limit time.Duration) {
 	defer c.wg.Done()
-	limit := time.Duration(c.config.EventLoopStallTimeout)
-	ticker := c.clock.NewTicker(limit / 4)
 	defer ticker.Stop()
 	for {
 		select {

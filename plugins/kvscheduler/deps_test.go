@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -17,8 +18,14 @@ import (
 // "d/" values derived from them (also with dependencies from their content).
 func basicSetup(t *testing.T, cfg *Config) (*Scheduler, *fakeDP) {
 	t.Helper()
+	return basicSetupWithClock(t, cfg, nil)
+}
+
+// basicSetupWithClock is basicSetup with the given clock (nil: real).
+func basicSetupWithClock(t *testing.T, cfg *Config, clk clock.WithDelayedExecution) (*Scheduler, *fakeDP) {
+	t.Helper()
 	dp := newFakeDP()
-	s := newTestScheduler(t, cfg,
+	s := newTestSchedulerWithClock(t, cfg, clk,
 		dp.register(fakeDesc{name: "v", prefix: "v/", deps: depsFromValue, derived: derivedFromValue("v/", "d/")}),
 		dp.register(fakeDesc{name: "d", prefix: "d/", deps: depsFromValue}),
 	)

@@ -27,7 +27,9 @@
 //	│ on failure WithRevert: staged keys get their previous values and │
 //	│            every key the txn touched is reconciled again         │
 //	│            WithRetry: RETRYING, a timer queues a RetryFailedOps  │
-//	│            transaction (period, doubled with exp. backoff)       │
+//	│            transaction (period, doubled with exp. backoff); a    │
+//	│            txn without a policy (SB notification) retries with  │
+//	│            the policy the failed value was staged with           │
 //	│ record     RecordedTxn -> history, metrics, summary log          │
 //	└──────────────────────────────────────────────────────────────────┘
 //	             │

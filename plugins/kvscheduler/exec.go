@@ -44,6 +44,8 @@ type txnExec struct {
 type retryKey struct {
 	key     string
 	failGen uint64
+	// opt is the value's own policy when the transaction has none (see node.retry).
+	opt *api.RetryOpt
 }
 
 // reconcile makes the dataplane match what n should be, given its desired value, its
@@ -565,7 +567,8 @@ func (t *txnExec) fail(n *node, op api.TxnOperation, err error, prevState api.Va
 		}
 	}
 	st := api.StateFailed
-	if retriable && t.mayRetry() {
+	nodeOpt := t.nodeRetryPolicy(n)
+	if retriable && (t.mayRetry() || nodeOpt != nil) {
 		st = api.StateRetrying
 	}
 	n.failedIn = t.seq
@@ -576,11 +579,28 @@ func (t *txnExec) fail(n *node, op api.TxnOperation, err error, prevState api.Va
 	t.errs = append(t.errs, api.KeyWithError{Key: n.key, Operation: op,
 		Error: fmt.Errorf("%s %s (descriptor %s): %w", strings.ToLower(op.String()), n.key, name, err)})
 	if st == api.StateRetrying {
-		t.retryKeys = append(t.retryKeys, retryKey{key: n.key, failGen: n.failGen})
+		t.retryKeys = append(t.retryKeys, retryKey{key: n.key, failGen: n.failGen, opt: nodeOpt})
 	}
 	t.s.metrics.failedOp(name)
 	t.s.log.WithFields(map[string]any{"key": n.key, "op": op.String(), "seq": t.seq}).
 		WithError(err).Warn("operation failed")
+}
+
+// nodeRetryPolicy returns the policy a failure of n is retried with when the
+// transaction has no policy of its own (nil otherwise, or when n has none): the one its
+// value (a derived value: its top parent's) was staged with. A reverting transaction
+// and the retries themselves keep their own rules.
+func (t *txnExec) nodeRetryPolicy(n *node) *api.RetryOpt {
+	if t.retry != nil || t.withRevert || t.isRetry {
+		return nil
+	}
+	for n.parent != nil {
+		n = n.parent
+	}
+	if n.retry == nil || n.retry.MaxCount < 1 {
+		return nil
+	}
+	return n.retry
 }
 
 func (t *txnExec) mayRetry() bool {

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
 func TestFailedOperationWithoutRetryStaysFailed(t *testing.T) {
-	s, dp := basicSetup(t, nil)
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, 1, true)
 	_, err := commitCtx(context.Background(), s, set("v/a", "a"), set("v/b", "b;dep=v/a"), set("v/c", "c"))
 	var te *api.TransactionError
@@ -32,17 +34,22 @@ func TestFailedOperationWithoutRetryStaysFailed(t *testing.T) {
 	}
 	wantState(t, s, "v/b", api.StatePending) // its dependency failed
 	wantState(t, s, "v/c", api.StateConfigured)
-	time.Sleep(5 * time.Millisecond)
-	wantState(t, s, "v/a", api.StateFailed) // nobody retries
+	if n := fc.Waiters(); n != 0 {
+		t.Fatalf("%d timers armed, want none: nobody retries", n)
+	}
+	fc.Step(time.Hour)
+	drainQueue(t, s)
+	wantState(t, s, "v/a", api.StateFailed)
 	// the next change of the value tries again
 	mustCommit(t, s, set("v/a", "a2"))
 	wantState(t, s, "v/b", api.StateConfigured)
 }
 
 func TestRetryWithExponentialBackoff(t *testing.T) {
-	s, dp := basicSetup(t, nil)
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, 3, true)
-	ctx := api.WithRetry(context.Background(), 2*time.Millisecond, 5, true)
+	ctx := api.WithRetry(context.Background(), 2*time.Second, 5, true)
 	seq, err := commitCtx(ctx, s, set("v/a", "a"), set("v/b", "b;dep=v/a"))
 	if err == nil {
 		t.Fatal("first attempt should fail")
@@ -50,7 +57,22 @@ func TestRetryWithExponentialBackoff(t *testing.T) {
 	if st := stateOf(s, "v/a"); st != api.StateRetrying {
 		t.Fatalf("state after failure = %v, want RETRYING", st)
 	}
-	waitFor(t, "v/b configured after retries", func() bool { return stateOf(s, "v/b") == api.StateConfigured })
+	// backoff: 2s, 4s, 8s after each failure, not a nanosecond earlier
+	dp.takeCalls()
+	for i, delay := range []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second} {
+		waitFor(t, "the retry timer", func() bool { return fc.Waiters() == 1 })
+		fc.Step(delay - time.Nanosecond)
+		drainQueue(t, s)
+		if n := len(dp.takeCalls()); n != 0 {
+			t.Fatalf("retry %d ran before its delay of %v", i+1, delay)
+		}
+		fc.Step(time.Nanosecond)
+		drainQueue(t, s)
+		if calls := dp.takeCalls(); indexOf(calls, "create v/a") < 0 {
+			t.Fatalf("retry %d did not run after %v: %v", i+1, delay, calls)
+		}
+	}
+	wantState(t, s, "v/b", api.StateConfigured)
 	wantState(t, s, "v/a", api.StateConfigured)
 
 	var retries []*api.RecordedTxn
@@ -67,13 +89,11 @@ func TestRetryWithExponentialBackoff(t *testing.T) {
 			t.Fatalf("retry %d ops = %+v", i, r.Executed)
 		}
 	}
-	// backoff: 2ms, 4ms, 8ms after each failure
-	orig := s.GetRecordedTransaction(seq)
-	prev := orig.Stop
+	// the records carry the clock's times
+	prev := s.GetRecordedTransaction(seq).Stop
 	for i, r := range retries {
-		want := 2 * time.Millisecond << i
-		if gap := r.Start.Sub(prev); gap < want {
-			t.Fatalf("retry %d started %v after the previous failure, want >= %v", i+1, gap, want)
+		if gap, want := r.Start.Sub(prev), 2*time.Second<<i; gap != want {
+			t.Fatalf("retry %d recorded %v after the previous failure, want %v", i+1, gap, want)
 		}
 		prev = r.Stop
 	}
@@ -95,14 +115,22 @@ func opsKeys(r *api.RecordedTxn) []string {
 }
 
 func TestRetryGivesUpAfterMaxCount(t *testing.T) {
-	s, dp := basicSetup(t, nil)
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, -1, true)
-	ctx := api.WithRetry(context.Background(), time.Millisecond, 2, false)
+	ctx := api.WithRetry(context.Background(), time.Second, 2, false)
 	if _, err := commitCtx(ctx, s, set("v/a", "a")); err == nil {
 		t.Fatal("want failure")
 	}
-	waitFor(t, "retries exhausted", func() bool { return stateOf(s, "v/a") == api.StateFailed })
-	time.Sleep(5 * time.Millisecond)
+	for range 2 {
+		waitFor(t, "the retry timer", func() bool { return fc.Waiters() == 1 })
+		fc.Step(time.Second)
+		drainQueue(t, s)
+	}
+	wantState(t, s, "v/a", api.StateFailed)
+	if n := fc.Waiters(); n != 0 {
+		t.Fatalf("%d timers armed after the last retry, want none", n)
+	}
 	n := 0
 	for _, c := range dp.takeCalls() {
 		if c == "create v/a" {
@@ -115,14 +143,19 @@ func TestRetryGivesUpAfterMaxCount(t *testing.T) {
 }
 
 func TestNonRetriableFailureIsNotRetried(t *testing.T) {
-	s, dp := basicSetup(t, nil)
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, 1, false)
 	ctx := api.WithRetry(context.Background(), time.Millisecond, 5, false)
 	if _, err := commitCtx(ctx, s, set("v/a", "a")); !errors.Is(err, errFatal) {
 		t.Fatalf("err = %v", err)
 	}
 	wantState(t, s, "v/a", api.StateFailed)
-	time.Sleep(10 * time.Millisecond)
+	if n := fc.Waiters(); n != 0 {
+		t.Fatalf("%d retry timers armed for a non-retriable failure", n)
+	}
+	fc.Step(time.Hour)
+	drainQueue(t, s)
 	wantState(t, s, "v/a", api.StateFailed)
 	if dp.has("v/a") {
 		t.Fatal("non-retriable failure was retried")
@@ -130,14 +163,16 @@ func TestNonRetriableFailureIsNotRetried(t *testing.T) {
 }
 
 func TestRetryIsDroppedWhenTheValueChangedMeanwhile(t *testing.T) {
-	s, dp := basicSetup(t, nil)
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, 1, true)
 	ctx := api.WithRetry(context.Background(), 20*time.Millisecond, 3, false)
 	if _, err := commitCtx(ctx, s, set("v/a", "a")); err == nil {
 		t.Fatal("want failure")
 	}
 	mustCommit(t, s, del("v/a"))
-	time.Sleep(40 * time.Millisecond)
+	fc.Step(20 * time.Millisecond) // the retry is queued now, and finds the value changed
+	drainQueue(t, s)
 	if dp.has("v/a") {
 		t.Fatal("stale retry re-created a deleted value")
 	}
@@ -292,4 +327,32 @@ func TestRevertRestoresDependentsTouchedOnTheWay(t *testing.T) {
 		t.Fatalf("not reverted:\n before %v\n after  %v", before, after)
 	}
 	wantState(t, s, "v/b", api.StateConfigured)
+}
+
+func TestFailureCausedByAnSBNotificationIsRetriedWithTheValuesPolicy(t *testing.T) {
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	dp := newFakeDP()
+	s := newTestSchedulerWithClock(t, nil, fc,
+		dp.register(fakeDesc{name: "v", prefix: "v/", deps: depsFromValue}),
+		dp.register(fakeDesc{name: "s", prefix: "s/"}),
+	)
+	ctx := api.WithRetry(context.Background(), time.Second, 3, false)
+	if _, err := commitCtx(ctx, s, set("v/a", "a;dep=s/0")); err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, s, "v/a", api.StatePending)
+	// The dependency appears on its own; creating the value then fails once.
+	dp.failOn("v/a", api.OpCreate, 1, true)
+	dp.plant("s/0", str("sb"), api.FromSB)
+	if err := s.PushSBNotification(api.KVWithMetadata{Key: "s/0", Value: str("sb")}); err != nil {
+		t.Fatal(err)
+	}
+	drainQueue(t, s)
+	wantState(t, s, "v/a", api.StateRetrying)
+	fc.Step(time.Second)
+	drainQueue(t, s)
+	wantState(t, s, "v/a", api.StateConfigured)
+	if !dp.has("v/a") {
+		t.Fatal("v/a not created by the retry")
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -62,6 +63,9 @@ type fakeDP struct {
 	fired   int
 	descs   []*fakeDesc
 	metaSeq int
+	// randomFail, when set, is asked before every create, update and delete whether it
+	// fails (a retriable injected failure), on top of the failures set by failOn.
+	randomFail func() bool
 }
 
 func newFakeDP() *fakeDP {
@@ -164,6 +168,10 @@ func (dp *fakeDP) register(fd fakeDesc) *api.KVDescriptor {
 func (dp *fakeDP) injected(key string, op api.TxnOperation) error {
 	f := dp.fails[failKey{key, op}]
 	if f == nil || f.times == 0 {
+		if dp.randomFail != nil && op != api.OpUndefined && dp.randomFail() { // not Retrieve
+			dp.fired++
+			return injectedErr(key, op, true)
+		}
 		return nil
 	}
 	if f.times > 0 {
@@ -471,12 +479,18 @@ func quietLogger() *logrus.Logger {
 // the summary log off) and descriptors; it is closed when the test ends.
 func newTestScheduler(tb testing.TB, cfg *Config, descs ...*api.KVDescriptor) *Scheduler {
 	tb.Helper()
+	return newTestSchedulerWithClock(tb, cfg, nil, descs...)
+}
+
+// newTestSchedulerWithClock is newTestScheduler with the given clock (nil: real).
+func newTestSchedulerWithClock(tb testing.TB, cfg *Config, clk clock.WithDelayedExecution, descs ...*api.KVDescriptor) *Scheduler {
+	tb.Helper()
 	c := DefaultConfig()
 	c.PrintTxnSummary = false
 	if cfg != nil {
 		c = *cfg
 	}
-	s, err := NewScheduler(Deps{Log: quietLogger(), Config: staticConfig(c)})
+	s, err := NewScheduler(Deps{Log: quietLogger(), Config: staticConfig(c), Clock: clk})
 	if err != nil {
 		tb.Fatalf("NewScheduler: %v", err)
 	}
@@ -533,6 +547,13 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// drainQueue waits until every request queued before it (e.g. a retry queued by a
+// timer) ran: it commits an empty transaction, which runs after them.
+func drainQueue(tb testing.TB, s *Scheduler) {
+	tb.Helper()
+	mustCommit(tb, s)
 }
 
 // sync waits until everything queued before it (e.g. SB notifications) ran.

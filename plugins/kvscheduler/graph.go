@@ -115,6 +115,10 @@ type node struct {
 	lastErr  error
 	failedIn uint64 // seq of the transaction in which the last op failed
 	failGen  uint64 // bumped on every failure; a scheduled retry carries it
+	// retry is the retry policy of the NB transaction that staged the value last (nil:
+	// none). A failure in a transaction without a policy of its own (an SB
+	// notification that makes the value's dependency appear) is retried with it.
+	retry *api.RetryOpt
 
 	mark   uint64 // scratch stamp for de-duplication within one pass
 	dirty  uint64 // resync: marked for reconciliation in this generation

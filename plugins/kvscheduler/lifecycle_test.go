@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -132,7 +133,8 @@ func TestHistoryTrimmingKeepsTheInitPeriod(t *testing.T) {
 }
 
 func TestCloseStopsTheSchedulerAndRetries(t *testing.T) {
-	s, dp := basicSetup(t, nil)
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, -1, true)
 	ctx := api.WithRetry(context.Background(), 5*time.Millisecond, 100, false)
 	if _, err := commitCtx(ctx, s, set("v/a", "a")); err == nil {
@@ -142,7 +144,10 @@ func TestCloseStopsTheSchedulerAndRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	dp.takeCalls()
-	time.Sleep(20 * time.Millisecond)
+	if n := fc.Waiters(); n != 0 {
+		t.Fatalf("%d retry timers still armed after Close", n)
+	}
+	fc.Step(time.Hour)
 	if calls := dp.takeCalls(); len(calls) != 0 {
 		t.Fatalf("retries ran after Close: %v", calls)
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -85,6 +87,117 @@ func TestRandomTransactions(t *testing.T) {
 	}
 }
 
+// TestRandomTransactionsConvergeUnderRandomFailures runs the same random transactions
+// (changes, SB notifications, full resyncs) against two dataplanes: one that never
+// fails, and one where 10% of all create, update and delete operations fail
+// transiently, with the scheduler retrying (WithRetry; its timers on a fake clock that
+// advances one second per step). The invariants hold at every step; once the retries
+// are done, the failing dataplane holds exactly what the clean one holds, which is the
+// model, and no value is left FAILED or RETRYING.
+func TestRandomTransactionsConvergeUnderRandomFailures(t *testing.T) {
+	seed := randomSeed(t)
+	t.Logf("seed %d (rerun with: go test ./plugins/kvscheduler/ -run TestRandomTransactionsConvergeUnderRandomFailures -seed=%d)", seed, seed)
+	steps := 2000
+	if testing.Short() {
+		steps = 300
+	}
+	for vi, v := range []struct {
+		name                   string
+		derivedRetrieve, async bool
+	}{
+		{"derived-with-retrieve", true, false},
+		{"derived-follow-parent", false, false},
+		{"async-create", true, true},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+			clean := newRandWorld(t, seed+int64(vi), false, v.derivedRetrieve, v.async)
+			faulty := newRandWorldWithClock(t, seed+int64(vi), false, v.derivedRetrieve, v.async, fc)
+			failRng := rand.New(rand.NewSource(seed - int64(vi)))
+			faulty.dp.randomFail = func() bool { return failRng.Intn(10) == 0 }
+			retry := func(ctx context.Context) context.Context {
+				return api.WithRetry(ctx, time.Second, 30, false)
+			}
+			for i := 0; i < steps; i++ {
+				for _, w := range []*randWorld{clean, faulty} {
+					w.failureStep(i, retry)
+				}
+				fc.Step(time.Second)
+				drainQueue(t, faulty.s)
+				faulty.checkInvariants(i)
+				if t.Failed() {
+					t.Fatalf("failed at step %d (seed %d)", i, seed)
+				}
+			}
+			for n := 0; fc.Waiters() > 0; n++ {
+				if n == 100 {
+					t.Fatalf("retries still scheduled after 100 more rounds (seed %d)", seed)
+				}
+				fc.Step(time.Minute)
+				drainQueue(t, faulty.s)
+			}
+			got, want := faulty.normalize(faulty.dp.state()), faulty.normalize(clean.dp.state())
+			if !maps.Equal(got, want) {
+				t.Fatalf("after the retries, the failing dataplane differs from the clean one (seed %d)\n%s\nstatus: %s\n%s",
+					seed, diffMaps(got, want), faulty.statusOf(got, want), faulty.timelines(got, want))
+			}
+			if model := faulty.normalize(faulty.expected()); !maps.Equal(got, model) {
+				t.Fatalf("after the retries, dataplane != model (seed %d)\n%s", seed, diffMaps(got, model))
+			}
+			for _, st := range faulty.s.AllValueStatuses("") {
+				if st.State == api.StateFailed || st.State == api.StateRetrying {
+					t.Errorf("%s left %v: %s", st.Key, st.State, st.Error)
+				}
+			}
+			t.Logf("%d steps: %d operations failed at random and were retried", steps, faulty.dp.firedCount())
+		})
+	}
+}
+
+// timelines lists the recorded operations on the keys where got and want differ.
+func (w *randWorld) timelines(got, want map[string]string) string {
+	var out []string
+	for k := range want {
+		if got[k] == want[k] {
+			continue
+		}
+		for _, e := range w.s.KeyTimeline(k) {
+			out = append(out, fmt.Sprintf("  #%d %v %s %s -> %v err %q retry %v", e.SeqNum, e.TxnType, e.Op.Operation, k, e.Op.NewState, e.Op.Error, e.Op.IsRetry))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// failureStep is one step of TestRandomTransactionsConvergeUnderRandomFailures: the
+// random choices depend only on w.rng, so two worlds with one seed take the same steps.
+func (w *randWorld) failureStep(i int, retry func(context.Context) context.Context) {
+	switch x := w.rng.Intn(100); {
+	case x < 85:
+		kvs := w.randChanges()
+		_, err := commitCtx(retry(context.Background()), w.s, kvs...)
+		w.checkErr(i, err)
+		applyModel(w.nb, kvs)
+	case x < 95:
+		k := fmt.Sprintf("s/%d", w.rng.Intn(randSB))
+		var v proto.Message
+		if _, ok := w.sb[k]; ok {
+			w.dp.remove(k)
+			delete(w.sb, k)
+		} else {
+			c := fmt.Sprintf("sb%d", w.rng.Intn(2))
+			w.dp.plant(k, str(c), api.FromSB)
+			w.sb[k] = c
+			v = str(c)
+		}
+		if err := w.s.PushSBNotification(api.KVWithMetadata{Key: k, Value: v}); err != nil {
+			w.t.Fatal(err)
+		}
+	default:
+		_, err := commitCtx(retry(api.WithResync(context.Background(), api.FullResync, false)), w.s, modelKVs(w.nb)...)
+		w.checkErr(i, err)
+	}
+}
+
 const (
 	randKeys = 24
 	randSB   = 4
@@ -109,12 +222,17 @@ type randWorld struct {
 }
 
 func newRandWorld(t *testing.T, seed int64, simulate, derivedRetrieve, async bool) *randWorld {
+	return newRandWorldWithClock(t, seed, simulate, derivedRetrieve, async, nil)
+}
+
+// newRandWorldWithClock is newRandWorld whose scheduler runs on clk (nil: real).
+func newRandWorldWithClock(t *testing.T, seed int64, simulate, derivedRetrieve, async bool, clk clock.WithDelayedExecution) *randWorld {
 	dp := newFakeDP()
 	cfg := DefaultConfig()
 	cfg.PrintTxnSummary = false
 	cfg.EnableTxnSimulation = simulate
 	vDerived := derivedFromValue("v/", "d/")
-	s := newTestScheduler(t, &cfg,
+	s := newTestSchedulerWithClock(t, &cfg, clk,
 		dp.register(fakeDesc{name: "v", prefix: "v/", deps: depsFromValue, retrieveDerived: !derivedRetrieve, async: async,
 			recreate: func(_ string, _, n proto.Message) bool { return strings.HasPrefix(text(n), "R") },
 			derived: func(key string, v proto.Message) []api.KeyValuePair {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -31,6 +32,9 @@ type Deps struct {
 	Config ConfigLoader
 	// Registerer receives the scheduler's Prometheus metrics. Optional.
 	Registerer prometheus.Registerer
+	// Clock drives the retry timers and stamps the recorded transactions (their ages
+	// trim the history). Optional (the real clock).
+	Clock clock.WithDelayedExecution
 }
 
 // Config is the content of kvscheduler.conf.
@@ -72,6 +76,7 @@ type Scheduler struct {
 	log     logrus.FieldLogger
 	config  Config
 	metrics *metrics
+	clock   clock.WithDelayedExecution
 
 	// mu guards the graph. The transaction goroutine holds it while it works, and
 	// releases it around descriptor calls that touch the dataplane.
@@ -90,7 +95,7 @@ type Scheduler struct {
 	unlogged []unloggedTxn
 
 	timersMu sync.Mutex
-	timers   map[*time.Timer]struct{}
+	timers   map[clock.Timer]struct{}
 
 	initialized atomic.Bool
 	closed      atomic.Bool
@@ -138,8 +143,12 @@ func (s *Scheduler) Init() error {
 		s.g = newGraph()
 	}
 	s.mu.Unlock()
-	s.hist.init(s.config, time.Now())
-	s.timers = make(map[*time.Timer]struct{})
+	s.clock = s.Clock
+	if s.clock == nil {
+		s.clock = clock.RealClock{}
+	}
+	s.hist.init(s.config, s.clock.Now())
+	s.timers = make(map[clock.Timer]struct{})
 	s.q.init()
 	s.wg.Add(1)
 	go s.run()
@@ -445,8 +454,8 @@ func (s *Scheduler) scheduleRetry(r retryReq) {
 	if s.timers == nil { // closed
 		return
 	}
-	var t *time.Timer
-	t = time.AfterFunc(delay, func() {
+	var t clock.Timer
+	t = s.clock.AfterFunc(delay, func() {
 		s.timersMu.Lock()
 		if s.timers == nil {
 			s.timersMu.Unlock()

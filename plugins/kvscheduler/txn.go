@@ -3,7 +3,6 @@ package kvscheduler
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -16,7 +15,7 @@ import (
 const summaryLimit = 50
 
 func (s *Scheduler) execNB(ctx context.Context, values []api.KeyValuePair) (uint64, error) {
-	start := time.Now()
+	start := s.clock.Now()
 	kind, verbose := api.IsResync(ctx)
 	retryOpt, withRetry := api.IsWithRetry(ctx)
 	revert := api.IsWithRevert(ctx)
@@ -83,6 +82,7 @@ func (t *txnExec) stage(values []api.KeyValuePair, stamp uint64) ([]*node, []pro
 			t.failures++
 			continue
 		}
+		n.retry = t.retry
 		nodes = append(nodes, n)
 		vals = append(vals, kv.Value)
 	}
@@ -189,7 +189,7 @@ func (t *txnExec) revert(nodes []*node, prev []proto.Message) {
 
 // execSB applies an SB notification (transaction goroutine).
 func (s *Scheduler) execSB(values []api.KVWithMetadata) {
-	start := time.Now()
+	start := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -235,7 +235,7 @@ func (s *Scheduler) execSB(values []api.KVWithMetadata) {
 
 // execRetry retries failed operations (transaction goroutine).
 func (s *Scheduler) execRetry(r retryReq) {
-	start := time.Now()
+	start := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var todo []*node
@@ -292,7 +292,7 @@ func (s *Scheduler) execDumpSB(d *descriptor) ([]api.KVWithMetadata, error) {
 // finish records the transaction, updates metrics, schedules retries and builds the
 // error returned to the committer. Called with mu held.
 func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint64, error) {
-	rec.Stop = time.Now()
+	rec.Stop = s.clock.Now()
 	rec.Executed = t.ops
 	var err error
 	if txnErr != nil || len(t.errs) > 0 {
@@ -302,17 +302,38 @@ func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint
 	}
 	s.hist.add(rec)
 	s.metrics.txnDone(rec, err != nil, s.g.pending)
-	if len(t.retryKeys) > 0 && t.retry != nil {
-		orig := rec.SeqNum
-		if t.isRetry {
-			orig = t.origSeq
-		}
-		s.scheduleRetry(retryReq{keys: t.retryKeys, attempt: t.attempt + 1, opt: *t.retry, origSeq: orig})
-	}
+	s.scheduleRetries(t, rec.SeqNum)
 	if s.config.PrintTxnSummary && (len(rec.Executed) > 0 || err != nil) {
 		s.unlogged = append(s.unlogged, unloggedTxn{rec: rec, failed: err != nil})
 	}
 	return rec.SeqNum, err
+}
+
+// scheduleRetries arms the retries of the failures of t: under the transaction's own
+// policy, or (a transaction without one) under the policy each value was staged with.
+func (s *Scheduler) scheduleRetries(t *txnExec, seq uint64) {
+	if len(t.retryKeys) == 0 {
+		return
+	}
+	if t.retry != nil {
+		orig := seq
+		if t.isRetry {
+			orig = t.origSeq
+		}
+		s.scheduleRetry(retryReq{keys: t.retryKeys, attempt: t.attempt + 1, opt: *t.retry, origSeq: orig})
+		return
+	}
+	byPolicy := make(map[api.RetryOpt][]retryKey)
+	var order []api.RetryOpt
+	for _, rk := range t.retryKeys {
+		if _, ok := byPolicy[*rk.opt]; !ok {
+			order = append(order, *rk.opt)
+		}
+		byPolicy[*rk.opt] = append(byPolicy[*rk.opt], rk)
+	}
+	for _, opt := range order {
+		s.scheduleRetry(retryReq{keys: byPolicy[opt], attempt: 1, opt: opt, origSeq: seq})
+	}
 }
 
 // unloggedTxn is a finished transaction whose summary is still to be logged.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -77,8 +76,7 @@ func TestEventDescriptions(t *testing.T) {
 func TestBlockingEventResultIsDeliveredOnce(t *testing.T) {
 	ev := NewShutdown()
 	first := errors.New("first")
-	go func() {
-		time.Sleep(5 * time.Millisecond)
+	go func() { // Wait blocks until then, whenever it runs
 		ev.Done(first)
 		ev.Done(errors.New("second"))
 	}()

@@ -43,12 +43,22 @@ type endpointsView struct {
 	changes int
 	resyncs int
 	cost    time.Duration // simulated processing time of one change
+	changed chan struct{} // signalled after every event
+}
+
+// signal tells waitFor that the view changed.
+func (v *endpointsView) signal() {
+	select {
+	case v.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (v *endpointsView) String() string              { return "endpoints-view" }
 func (v *endpointsView) HandlesEvent(api.Event) bool { return true }
 func (v *endpointsView) Revert(api.Event) error      { return nil }
 func (v *endpointsView) Resync(_ api.Event, ks api.KubeStateData, _ int, _ api.ResyncOperations) error {
+	defer v.signal()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.resyncs++
@@ -70,6 +80,7 @@ func (v *endpointsView) Update(ev api.Event, _ api.UpdateOperations) (string, er
 	if v.cost > 0 {
 		spin(v.cost)
 	}
+	defer v.signal()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.changes++
@@ -165,7 +176,7 @@ type burstRig struct {
 func newBurstRig(tb testing.TB, keys int, cost time.Duration) *burstRig {
 	tb.Helper()
 	te := etcdtest.Start(tb)
-	r := &burstRig{db: te.Client(tb), view: &endpointsView{cost: cost}}
+	r := &burstRig{db: te.Client(tb), view: &endpointsView{cost: cost, changed: make(chan struct{}, 1)}}
 	writeEndpoints(tb, r.db, keys, "v0")
 	log, _ := test.NewNullLogger()
 	log.SetLevel(logrus.WarnLevel)
@@ -178,7 +189,10 @@ func newBurstRig(tb testing.TB, keys int, cost time.Duration) *burstRig {
 	}
 	r.w = NewDBWatcher(Deps{
 		Log: log, NodeName: testNode, EventLoop: r.ctl,
-		EtcdConfig: etcdConf(te.Endpoint(), false), BoltConfig: boltConf(tb.TempDir()),
+		// A generous operation timeout: a probe slowed down by the load must not look
+		// like a lost connection (which would resync).
+		EtcdConfig:       loader(fmt.Sprintf("endpoints: [%q]\ninsecure-transport: true\ndial-timeout: 5s\noperation-timeout: 5s\n", te.Endpoint())),
+		BoltConfig:       boltConf(tb.TempDir()),
 		DelayLocalResync: time.Minute, RemoteDBProbingInterval: testProbe,
 	})
 	if err := r.w.Init(); err != nil {
@@ -197,12 +211,13 @@ func newBurstRig(tb testing.TB, keys int, cost time.Duration) *burstRig {
 
 func (r *burstRig) waitFor(tb testing.TB, keys int, version string) {
 	tb.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	timeout := time.After(2 * time.Minute)
 	for !r.view.holds(keys, version) {
-		if time.Now().After(deadline) {
+		select {
+		case <-r.view.changed:
+		case <-timeout:
 			tb.Fatalf("the controller never held %d Endpoints at %s", keys, version)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

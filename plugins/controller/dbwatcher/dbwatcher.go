@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -76,6 +77,9 @@ type Deps struct {
 	// RemoteDBProbingInterval is remoteDBProbingInterval of controller.conf; 0 means the
 	// default.
 	RemoteDBProbingInterval time.Duration
+	// Clock drives the watcher's timers (local resync delay, probes, retries); nil means
+	// the real clock.
+	Clock clock.WithTicker
 	// Timing, when set, is asked at Init for delayLocalResync and remoteDBProbingInterval
 	// (the controller's configuration, loaded by then); it overrides the two fields above.
 	Timing func() (delayLocalResync, remoteDBProbingInterval time.Duration)
@@ -127,6 +131,9 @@ func (w *DBWatcher) String() string { return "dbwatcher" }
 func (w *DBWatcher) Init() (err error) {
 	if w.Log == nil {
 		w.Log = logrus.StandardLogger()
+	}
+	if w.Clock == nil {
+		w.Clock = clock.RealClock{}
 	}
 	if w.EventLoop == nil {
 		return errors.New("dbwatcher: no event loop given")
@@ -342,7 +349,7 @@ func (w *DBWatcher) pump(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(w.RemoteDBProbingInterval):
+			case <-w.Clock.After(w.RemoteDBProbingInterval):
 			}
 			w.requestResync("event not delivered")
 			break

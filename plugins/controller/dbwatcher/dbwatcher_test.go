@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
@@ -611,5 +612,43 @@ func TestCloseStopsEverythingAndMayBeRepeated(t *testing.T) {
 	}
 	if n, _ := testutil.GatherAndCount(h.reg); n != 0 {
 		t.Errorf("%d metric series still registered after Close", n)
+	}
+}
+
+func TestLocalResyncFollowsTheDelayOnTheClock(t *testing.T) {
+	boltDir := t.TempDir()
+	cfg := DefaultBoltConfig()
+	if _, err := boltConf(boltDir).LoadConfig(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	l, err := openLocalDB(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := dbresources.Marshal(testPod("a", "10.1.1.1"))
+	if err := l.put(podKey("a"), data); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	unreachable := etcdConf(fmt.Sprintf("127.0.0.1:%d", etcdtest.FreePort(t)), true)
+	h := newHarness(t, unreachable, boltDir, func(d *Deps) {
+		d.Clock = fc
+		d.DelayLocalResync = time.Minute
+	})
+	h.start(t)
+	waitUntil(t, "the delay timer and the probe timer", func() bool { return fc.Waiters() == 2 })
+	fc.Step(time.Minute - time.Nanosecond) // the first probe runs (and fails), the delay has not passed
+	waitUntil(t, "the first probe", func() bool { return len(h.status.get()) == 1 })
+	if evs := h.loop.snapshot(); len(evs) != 0 {
+		t.Fatalf("events before delayLocalResync:\n%s", describe(evs))
+	}
+	fc.Step(time.Nanosecond)
+	evs := h.loop.waitForCount(t, 1)
+	if r, ok := evs[0].(*api.DBResync); !ok || !r.Local || len(r.KubeState[pod.Keyword]) != 1 {
+		t.Fatalf("got %s, want the local resync of the mirror", evs[0])
 	}
 }

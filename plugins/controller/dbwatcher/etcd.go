@@ -3,7 +3,6 @@ package dbwatcher
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -43,14 +42,14 @@ func (w *DBWatcher) list(ctx context.Context) (*snapshot, error) {
 // state to the loop, the metrics and the status reporter.
 func (w *DBWatcher) probe(ctx context.Context) {
 	defer w.wg.Done()
-	timer := time.NewTimer(0)
+	timer := w.Clock.NewTimer(0)
 	defer timer.Stop()
 	first := true
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-timer.C:
+		case <-timer.C():
 		}
 		pctx, cancel := context.WithTimeout(ctx, w.etcdCfg.operationTimeout())
 		_, err := w.client.Get(pctx, probeKey)

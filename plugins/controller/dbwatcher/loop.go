@@ -71,9 +71,9 @@ func (w *DBWatcher) run(ctx context.Context) {
 	if w.client == nil {
 		w.localResync(true)
 	} else {
-		t := time.NewTimer(w.DelayLocalResync)
+		t := w.Clock.NewTimer(w.DelayLocalResync)
 		defer t.Stop()
-		localC = t.C
+		localC = t.C()
 	}
 	for {
 		select {
@@ -158,7 +158,7 @@ func (w *DBWatcher) remoteResync(ctx context.Context) {
 		w.metrics.resyncs.WithLabelValues(sourceRemote, outcomeSkipped).Inc()
 		return
 	}
-	start := time.Now()
+	start := w.Clock.Now()
 	snap, err := w.list(ctx)
 	if err != nil {
 		w.remoteResyncFailed(ctx, err)
@@ -178,7 +178,7 @@ func (w *DBWatcher) remoteResync(ctx context.Context) {
 		"revision": snap.rev,
 		"objects":  len(mirror),
 		"external": len(ev.ExternalConfig),
-		"took":     time.Since(start).Round(time.Millisecond),
+		"took":     w.Clock.Since(start).Round(time.Millisecond),
 	}).Info("remote resync delivered")
 }
 
@@ -189,7 +189,7 @@ func (w *DBWatcher) remoteResyncFailed(ctx context.Context, err error) {
 	}
 	w.metrics.resyncs.WithLabelValues(sourceRemote, outcomeError).Inc()
 	w.Log.WithError(err).WithField("retry-in", w.RemoteDBProbingInterval).Warn("remote resync failed")
-	w.loop.retryC = time.After(w.RemoteDBProbingInterval)
+	w.loop.retryC = w.Clock.After(w.RemoteDBProbingInterval)
 }
 
 // buildSnapshot decodes a listing into the DBResync to deliver, the per-key state to
