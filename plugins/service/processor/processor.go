@@ -71,6 +71,12 @@ type ServiceProcessor struct {
 	node             nodeContext
 
 	stats *stats
+
+	// nodeGen counts the changes of node; parsed endpoint addresses are classified
+	// again when it moved.
+	nodeGen uint64
+	// ipBlock is the rest of the block parsed IPv4 addresses are cut from.
+	ipBlock []byte
 }
 
 // Init checks the dependencies, prepares empty state and registers the metrics.
@@ -95,7 +101,7 @@ func (sp *ServiceProcessor) Init() error {
 			return fmt.Errorf("service processor: register metrics: %w", err)
 		}
 	}
-	sp.reset()
+	sp.reset(0)
 	return nil
 }
 
@@ -116,8 +122,8 @@ func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) erro
 }
 
 // reset forgets all state.
-func (sp *ServiceProcessor) reset() {
-	sp.services = make(map[renderer.ServiceID]*Service)
+func (sp *ServiceProcessor) reset(services int) {
+	sp.services = make(map[renderer.ServiceID]*Service, services)
 	sp.nodePortServices = make(map[renderer.ServiceID]*Service)
 	sp.localEps = make(map[podmodel.ID]*LocalEndpoint)
 	sp.frontendIfs = renderer.NewInterfaces()
@@ -131,11 +137,15 @@ func (sp *ServiceProcessor) reset() {
 // refreshNodeContext reads this node's subnets and addresses.
 func (sp *ServiceProcessor) refreshNodeContext() {
 	nodeIP, _ := sp.IPNet.GetNodeIP()
-	sp.node = nodeContext{
+	n := nodeContext{
 		podSubnetThisNode: sp.IPAM.PodSubnetThisNode(),
 		podSubnetAllNodes: sp.IPAM.PodSubnetAllNodes(),
 		nodeIP:            nodeIP,
 		hostIPs:           sp.IPNet.GetHostIPs(),
+	}
+	if !n.equal(&sp.node) {
+		sp.node = n
+		sp.nodeGen++
 	}
 }
 
@@ -144,7 +154,7 @@ func (sp *ServiceProcessor) refreshNodeContext() {
 func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error {
 	sp.refreshNodeContext()
 	data := sp.parseResyncData(kubeStateData)
-	sp.reset()
+	sp.reset(max(len(data.Services), len(data.Endpoints)))
 	sp.stats.reset()
 
 	for _, meta := range data.Services {

@@ -2,6 +2,8 @@ package processor
 
 import (
 	"net"
+	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -42,6 +44,8 @@ type Service struct {
 
 	contivSvc     *renderer.ContivService
 	localBackends []podmodel.ID
+	// classGen is the node context generation the addresses were classified for.
+	classGen uint64
 
 	// Items of this service skipped while parsing, included in the processor gauges.
 	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
@@ -54,6 +58,9 @@ type serviceSpec struct {
 	clusterIPs  []net.IP
 	externalIPs []net.IP
 	ports       []specPort
+	// clusterSet and externalSet hold clusterIPs and externalIPs; every rendering
+	// of the service shares them (renderers never modify them).
+	clusterSet, externalSet *renderer.IPAddresses
 }
 
 // specPort is one supported (TCP or UDP) service port.
@@ -69,11 +76,14 @@ type endpointSubset struct {
 }
 
 // endpointAddr is one ready endpoint address; pod is set when the address belongs to
-// a pod (targetRef kind Pod).
+// a pod (targetRef kind Pod). local and hostNet classify the address for the node
+// context of generation Service.classGen.
 type endpointAddr struct {
-	ip    net.IP
-	pod   podmodel.ID
-	isPod bool
+	ip      net.IP
+	pod     podmodel.ID
+	isPod   bool
+	local   bool
+	hostNet bool
 }
 
 // endpointPort is one port of a subset, matched to service ports by name.
@@ -183,12 +193,14 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(p.GetNodePort()),
 		}})
 	}
+	spec.clusterSet = renderer.NewIPAddresses(spec.clusterIPs...)
+	spec.externalSet = renderer.NewIPAddresses(spec.externalIPs...)
 	s.spec = spec
 }
 
 // appendIP parses ip and appends it, or logs and counts it as invalid.
 func (s *Service) appendIP(list []net.IP, ip, field string) []net.IP {
-	parsed := parseIP(ip)
+	parsed := s.sp.parseIP(ip)
 	if parsed == nil {
 		s.badMetaIPs++
 		s.log().WithFields(logrus.Fields{"field": field, "ip": ip}).Warn("unparseable service IP skipped")
@@ -210,13 +222,14 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 			var parsed endpointSubset
 			parsed.addrs = make([]endpointAddr, 0, len(sub.GetAddresses()))
 			for _, a := range sub.GetAddresses() {
-				ip := parseIP(a.GetIp())
+				ip := s.sp.parseIP(a.GetIp())
 				if ip == nil {
 					s.badEndpointIPs++
 					s.log().WithField("ip", a.GetIp()).Warn("unparseable endpoint IP skipped")
 					continue
 				}
 				ea := endpointAddr{ip: ip}
+				ea.local, ea.hostNet = s.sp.node.classify(ip)
 				if ref := a.GetTargetRef(); ref.GetKind() == targetKindPod {
 					ea.isPod = true
 					ea.pod = podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()}
@@ -230,6 +243,7 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 			s.subsets = append(s.subsets, parsed)
 		}
 	}
+	s.classGen = s.sp.nodeGen
 	s.sp.stats.addSkipped(0, 0, s.badEndpointIPs-oldBad)
 }
 
@@ -241,13 +255,21 @@ func (s *Service) Refresh() {
 	if s.spec == nil || s.endpoints == nil {
 		return
 	}
-	spec, node := s.spec, &s.sp.node
+	spec := s.spec
+	if s.classGen != s.sp.nodeGen { // this node's subnets or addresses changed
+		for _, sub := range s.subsets {
+			for i := range sub.addrs {
+				sub.addrs[i].local, sub.addrs[i].hostNet = s.sp.node.classify(sub.addrs[i].ip)
+			}
+		}
+		s.classGen = s.sp.nodeGen
+	}
 	cs := &renderer.ContivService{
 		ID:                     s.id,
 		TrafficPolicy:          spec.policy,
 		SessionAffinityTimeout: spec.affinity,
-		ClusterIPs:             renderer.NewIPAddresses(spec.clusterIPs...),
-		ExternalIPs:            renderer.NewIPAddresses(spec.externalIPs...),
+		ClusterIPs:             spec.clusterSet,
+		ExternalIPs:            spec.externalSet,
 		Ports:                  make(map[string]*renderer.ServicePort, len(spec.ports)),
 		Backends:               make(map[string][]*renderer.ServiceBackend, len(spec.ports)),
 	}
@@ -269,8 +291,8 @@ func (s *Service) Refresh() {
 				list = make([]*renderer.ServiceBackend, 0, len(sub.addrs))
 			}
 			for i := range sub.addrs {
-				local, hostNet := node.classify(sub.addrs[i].ip)
-				backends[i] = renderer.ServiceBackend{IP: sub.addrs[i].ip, Port: ep.port, Local: local, HostNetwork: hostNet}
+				a := &sub.addrs[i]
+				backends[i] = renderer.ServiceBackend{IP: a.ip, Port: ep.port, Local: a.local, HostNetwork: a.hostNet}
 				list = append(list, &backends[i])
 			}
 			cs.Backends[ep.name] = list
@@ -283,7 +305,7 @@ func (s *Service) Refresh() {
 			if !a.isPod {
 				continue
 			}
-			if local, _ := node.classify(a.ip); local && !containsPod(s.localBackends, a.pod) {
+			if a.local && !containsPod(s.localBackends, a.pod) {
 				s.localBackends = append(s.localBackends, a.pod)
 			}
 		}
@@ -299,6 +321,18 @@ type nodeContext struct {
 	podSubnetAllNodes *net.IPNet
 	nodeIP            net.IP
 	hostIPs           []net.IP
+}
+
+// equal tells whether two contexts classify every address the same way.
+func (n *nodeContext) equal(o *nodeContext) bool {
+	sameNet := func(a, b *net.IPNet) bool {
+		if a == nil || b == nil {
+			return a == b
+		}
+		return a.IP.Equal(b.IP) && slices.Equal(a.Mask, b.Mask)
+	}
+	return sameNet(n.podSubnetThisNode, o.podSubnetThisNode) && sameNet(n.podSubnetAllNodes, o.podSubnetAllNodes) &&
+		n.nodeIP.Equal(o.nodeIP) && slices.EqualFunc(n.hostIPs, o.hostIPs, net.IP.Equal)
 }
 
 // classify tells whether an endpoint runs on this node and whether it lies outside
@@ -322,6 +356,27 @@ func (n *nodeContext) classify(ip net.IP) (local, hostNetwork bool) {
 	}
 	return false, true
 }
+
+// parseIP parses an IP like the package function. IPv4 addresses are cut from
+// ipBlock, a few kilobytes at a time, instead of one allocation each (a resync
+// parses about 100,000 of them).
+func (sp *ServiceProcessor) parseIP(s string) net.IP {
+	a, err := netip.ParseAddr(s)
+	if err != nil || !a.Is4() {
+		return parseIP(s) // IPv6, IPv4-mapped, surrounding spaces, or invalid
+	}
+	if len(sp.ipBlock) < net.IPv4len {
+		sp.ipBlock = make([]byte, ipBlockSize)
+	}
+	ip := net.IP(sp.ipBlock[:net.IPv4len:net.IPv4len])
+	sp.ipBlock = sp.ipBlock[net.IPv4len:]
+	a4 := a.As4()
+	copy(ip, a4[:])
+	return ip
+}
+
+// ipBlockSize is the size of the blocks IPv4 addresses are cut from.
+const ipBlockSize = 4096
 
 // parseIP parses an IP and keeps IPv4 addresses in their 4-byte form.
 func parseIP(s string) net.IP {
