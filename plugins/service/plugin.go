@@ -110,12 +110,14 @@ func (p *Plugin) Init() error {
 	p.Log.WithFields(logrus.Fields{
 		"cleanupIdleNATSessions": cfg.CleanupIdleNATSessions, "tcpNATSessionTimeout": cfg.TCPSessionTimeout(),
 		"otherNATSessionTimeout": cfg.OtherSessionTimeout(), "serviceLocalEndpointWeight": cfg.ServiceLocalEndpointWeight,
-		"disableNATVirtualReassembly": cfg.DisableNATVirtualReassembly,
+		"disableNATVirtualReassembly": cfg.DisableNATVirtualReassembly, "nodePortRange": cfg.NodePortRange,
 	}).Info("service.conf loaded")
 
+	firstNodePort, lastNodePort, _ := cfg.NodePorts() // checked by Validate
 	p.processor = &processor.ServiceProcessor{Deps: processor.Deps{
 		Log: p.Log.WithField("component", "processor"), ContivConf: p.ContivConf, NodeSync: p.NodeSync,
 		PodManager: p.PodManager, IPAM: p.IPAM, IPNet: p.IPNet, Registerer: p.Registerer,
+		NodePortFirst: firstNodePort, NodePortLast: lastNodePort,
 	}}
 	if err := p.processor.Init(); err != nil {
 		return err

@@ -52,7 +52,16 @@ type Deps struct {
 	IPNet IPNet
 	// Registerer receives the processor's metrics; optional.
 	Registerer prometheus.Registerer
+	// NodePortFirst and NodePortLast bound the node ports the processor accepts
+	// (service.conf nodePortRange); both 0: the Kubernetes default 30000-32767.
+	NodePortFirst, NodePortLast uint16
 }
+
+// Kubernetes' default node port range (kube-apiserver --service-node-port-range).
+const (
+	defaultNodePortFirst = 30000
+	defaultNodePortLast  = 32767
+)
 
 // ServiceProcessor turns Kubernetes Services and Endpoints into ContivServices and
 // keeps the frontend and backend interface sets; see the package documentation.
@@ -138,6 +147,7 @@ func (sp *ServiceProcessor) reset(services int) {
 func (sp *ServiceProcessor) refreshNodeContext() {
 	nodeIP, _ := sp.IPNet.GetNodeIP()
 	n := nodeContext{
+		serviceNet:        sp.IPAM.ServiceNetwork(),
 		podSubnetThisNode: sp.IPAM.PodSubnetThisNode(),
 		podSubnetAllNodes: sp.IPAM.PodSubnetAllNodes(),
 		nodeIP:            nodeIP,

@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"slices"
@@ -49,6 +50,31 @@ type Service struct {
 
 	// Items of this service skipped while parsing, included in the processor gauges.
 	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
+	// Fields of this service rejected as out of range, by field; in the gauges too.
+	rejectedMeta, rejectedEndpoints rejectedFields
+}
+
+// rejectedFields counts the rejected values of one object by field.
+type rejectedFields [numRejectedFields]int
+
+// Fields whose values the processor range-checks (the label of
+// contiv_service_rejected_fields).
+const (
+	fieldPort         = iota // spec.ports[].port outside 1..65535: the port is left out
+	fieldNodePort            // spec.ports[].nodePort outside the node port range: no node port
+	fieldClusterIP           // spec.clusterIP outside the service CIDR: not exposed on it
+	fieldEndpointPort        // subsets[].ports[].port outside 1..65535: the port is left out
+	numRejectedFields
+)
+
+// rejectedFieldNames are the label values of the fields.
+var rejectedFieldNames = [numRejectedFields]string{"port", "nodePort", "clusterIP", "endpointPort"}
+
+// reject logs a rejected value, naming the service, the field and the value.
+func (s *Service) reject(counts *rejectedFields, field int, path string, value any, why string) {
+	counts[field]++
+	s.log().WithFields(logrus.Fields{"field": path, "value": value}).
+		Warnf("service %s: %s %v rejected: %s", s.id, path, value, why)
 }
 
 // serviceSpec is the part of the service definition that the rendering needs.
@@ -143,10 +169,11 @@ func (s *Service) log() logrus.FieldLogger {
 // out; an empty protocol is TCP, the Kubernetes default.
 func (s *Service) setMetadata(meta *svcmodel.Service) {
 	s.meta = meta
-	oldSCTP, oldOther, oldBad := s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs
-	s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs = 0, 0, 0
+	oldSCTP, oldOther, oldBad, oldRejected := s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs, s.rejectedMeta
+	s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs, s.rejectedMeta = 0, 0, 0, rejectedFields{}
 	defer func() {
 		s.sp.stats.addSkipped(s.skippedSCTP-oldSCTP, s.skippedOtherProto-oldOther, s.badMetaIPs-oldBad)
+		s.sp.stats.addRejected(&oldRejected, &s.rejectedMeta)
 	}()
 	if meta == nil {
 		s.spec = nil
@@ -160,7 +187,12 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		spec.affinity = uint32(meta.GetSessionAffinityTimeout())
 	}
 	if ip := meta.GetClusterIp(); ip != "" && ip != clusterIPNone {
+		n := len(spec.clusterIPs)
 		spec.clusterIPs = s.appendIP(spec.clusterIPs, ip, "clusterIP")
+		if sn := s.sp.node.serviceNet; len(spec.clusterIPs) > n && sn != nil && !sn.Contains(spec.clusterIPs[n]) {
+			s.reject(&s.rejectedMeta, fieldClusterIP, "spec.clusterIP", ip, "outside the service CIDR "+sn.String())
+			spec.clusterIPs = spec.clusterIPs[:n]
+		}
 	}
 	for _, ip := range meta.GetExternalIps() {
 		spec.externalIPs = s.appendIP(spec.externalIPs, ip, "externalIPs")
@@ -171,7 +203,18 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		}
 	}
 	spec.ports = make([]specPort, 0, len(meta.GetPort()))
-	for _, p := range meta.GetPort() {
+	firstNP, lastNP := s.sp.nodePortRange()
+	for i, p := range meta.GetPort() {
+		if p.GetPort() < 1 || p.GetPort() > 65535 {
+			s.reject(&s.rejectedMeta, fieldPort, fmt.Sprintf("spec.ports[%d].port", i), p.GetPort(), "outside 1-65535")
+			continue
+		}
+		nodePort := p.GetNodePort()
+		if nodePort != 0 && (nodePort < int32(firstNP) || nodePort > int32(lastNP)) {
+			s.reject(&s.rejectedMeta, fieldNodePort, fmt.Sprintf("spec.ports[%d].nodePort", i), nodePort,
+				fmt.Sprintf("outside the node port range %d-%d", firstNP, lastNP))
+			nodePort = 0
+		}
 		var proto renderer.ProtocolType
 		switch strings.ToUpper(p.GetProtocol()) {
 		case protocolTCP, "":
@@ -190,7 +233,7 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 			continue
 		}
 		spec.ports = append(spec.ports, specPort{name: p.GetName(), port: renderer.ServicePort{
-			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(p.GetNodePort()),
+			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(nodePort),
 		}})
 	}
 	spec.clusterSet = renderer.NewIPAddresses(spec.clusterIPs...)
@@ -213,12 +256,12 @@ func (s *Service) appendIP(list []net.IP, ip, field string) []net.IP {
 // are logged, counted and skipped.
 func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 	s.endpoints = eps
-	oldBad := s.badEndpointIPs
-	s.badEndpointIPs = 0
+	oldBad, oldRejected := s.badEndpointIPs, s.rejectedEndpoints
+	s.badEndpointIPs, s.rejectedEndpoints = 0, rejectedFields{}
 	s.subsets = nil
 	if eps != nil {
 		s.subsets = make([]endpointSubset, 0, len(eps.GetEndpointSubsets()))
-		for _, sub := range eps.GetEndpointSubsets() {
+		for si, sub := range eps.GetEndpointSubsets() {
 			var parsed endpointSubset
 			parsed.addrs = make([]endpointAddr, 0, len(sub.GetAddresses()))
 			for _, a := range sub.GetAddresses() {
@@ -237,7 +280,12 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 				parsed.addrs = append(parsed.addrs, ea)
 			}
 			parsed.ports = make([]endpointPort, 0, len(sub.GetPorts()))
-			for _, p := range sub.GetPorts() {
+			for pi, p := range sub.GetPorts() {
+				if p.GetPort() < 1 || p.GetPort() > 65535 {
+					s.reject(&s.rejectedEndpoints, fieldEndpointPort, fmt.Sprintf("endpoints subsets[%d].ports[%d].port", si, pi),
+						p.GetPort(), "outside 1-65535")
+					continue
+				}
 				parsed.ports = append(parsed.ports, endpointPort{name: p.GetName(), port: uint16(p.GetPort())})
 			}
 			s.subsets = append(s.subsets, parsed)
@@ -245,6 +293,7 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 	}
 	s.classGen = s.sp.nodeGen
 	s.sp.stats.addSkipped(0, 0, s.badEndpointIPs-oldBad)
+	s.sp.stats.addRejected(&oldRejected, &s.rejectedEndpoints)
 }
 
 // Refresh combines the definition with the endpoints into a new ContivService (nil
@@ -317,6 +366,7 @@ func (s *Service) Refresh() {
 // backends. It is read from IPAM and IPNet at every resync and every Kubernetes
 // change, so that classifying thousands of backends costs no calls to them.
 type nodeContext struct {
+	serviceNet        *net.IPNet // the service CIDR; cluster IPs outside it are rejected
 	podSubnetThisNode *net.IPNet
 	podSubnetAllNodes *net.IPNet
 	nodeIP            net.IP
@@ -331,7 +381,7 @@ func (n *nodeContext) equal(o *nodeContext) bool {
 		}
 		return a.IP.Equal(b.IP) && slices.Equal(a.Mask, b.Mask)
 	}
-	return sameNet(n.podSubnetThisNode, o.podSubnetThisNode) && sameNet(n.podSubnetAllNodes, o.podSubnetAllNodes) &&
+	return sameNet(n.serviceNet, o.serviceNet) && sameNet(n.podSubnetThisNode, o.podSubnetThisNode) && sameNet(n.podSubnetAllNodes, o.podSubnetAllNodes) &&
 		n.nodeIP.Equal(o.nodeIP) && slices.EqualFunc(n.hostIPs, o.hostIPs, net.IP.Equal)
 }
 
@@ -426,4 +476,12 @@ func sameContivService(a, b *renderer.ContivService) bool {
 		}
 	}
 	return true
+}
+
+// nodePortRange returns the node ports the processor accepts.
+func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
+	if sp.NodePortFirst == 0 && sp.NodePortLast == 0 {
+		return defaultNodePortFirst, defaultNodePortLast
+	}
+	return sp.NodePortFirst, sp.NodePortLast
 }
