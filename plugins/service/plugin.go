@@ -119,6 +119,7 @@ func (p *Plugin) Init() error {
 		"cleanupIdleNATSessions": cfg.CleanupIdleNATSessions, "tcpNATSessionTimeout": cfg.TCPSessionTimeout(),
 		"otherNATSessionTimeout": cfg.OtherSessionTimeout(), "serviceLocalEndpointWeight": cfg.ServiceLocalEndpointWeight,
 		"disableNATVirtualReassembly": cfg.DisableNATVirtualReassembly, "nodePortRange": cfg.NodePortRange,
+		"nodePortsOnThisNodeOnly": cfg.NodePortsOnThisNodeOnly,
 	}).Info("service.conf loaded")
 
 	p.latency = newProgrammingLatency(p.Clock)
@@ -131,7 +132,7 @@ func (p *Plugin) Init() error {
 	p.processor = &processor.ServiceProcessor{Deps: processor.Deps{
 		Log: p.Log.WithField("component", "processor"), ContivConf: p.ContivConf, NodeSync: p.NodeSync,
 		PodManager: p.PodManager, IPAM: p.IPAM, IPNet: p.IPNet, Registerer: p.Registerer,
-		NodePortFirst: firstNodePort, NodePortLast: lastNodePort,
+		NodePortFirst: firstNodePort, NodePortLast: lastNodePort, NodePortsOnThisNodeOnly: cfg.NodePortsOnThisNodeOnly,
 	}}
 	if err := p.processor.Init(); err != nil {
 		return err

@@ -53,6 +53,12 @@ type Config struct {
 	// (kube-apiserver --service-node-port-range), "FIRST-LAST"; a node port outside
 	// it is rejected (logged, counted, not rendered). Default "30000-32767".
 	NodePortRange string `json:"nodePortRange"`
+	// NodePortsOnThisNodeOnly renders node ports only on this node's own IPs (its VPP
+	// and management addresses), as kube-proxy does, instead of on the IPs of every
+	// node of the cluster (upstream Contiv's behaviour, the default). See
+	// docs/PERFORMANCE.md ("Node ports in large clusters") for what changes for
+	// clients.
+	NodePortsOnThisNodeOnly bool `json:"nodePortsOnThisNodeOnly"`
 }
 
 // DefaultNodePortRange is the Kubernetes default node port range.

@@ -16,13 +16,15 @@ otherNATSessionTimeout: 5
 serviceLocalEndpointWeight: 3
 disableNATVirtualReassembly: true
 nodePortRange: 20000-22767
+nodePortsOnThisNodeOnly: true
 `
 	c := DefaultConfig()
 	if err := infra.ParseConfig([]byte(conf), c, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := Config{CleanupIdleNATSessions: true, TCPNATSessionTimeout: 180, OtherNATSessionTimeout: 5,
-		ServiceLocalEndpointWeight: 3, DisableNATVirtualReassembly: true, NodePortRange: "20000-22767"}
+		ServiceLocalEndpointWeight: 3, DisableNATVirtualReassembly: true, NodePortRange: "20000-22767",
+		NodePortsOnThisNodeOnly: true}
 	if *c != want {
 		t.Errorf("got %+v, want %+v", *c, want)
 	}

@@ -55,6 +55,9 @@ type Deps struct {
 	// NodePortFirst and NodePortLast bound the node ports the processor accepts
 	// (service.conf nodePortRange); both 0: the Kubernetes default 30000-32767.
 	NodePortFirst, NodePortLast uint16
+	// NodePortsOnThisNodeOnly exposes node ports on this node's IPs only
+	// (service.conf nodePortsOnThisNodeOnly); otherwise on every node's IPs.
+	NodePortsOnThisNodeOnly bool
 }
 
 // Kubernetes' default node port range (kube-apiserver --service-node-port-range).
@@ -598,12 +601,17 @@ func (sp *ServiceProcessor) processNodeUpdate() error {
 	return errors.Join(errs...)
 }
 
-// clusterNodeIPs returns the VPP and management IPs of every node, nodes ordered by
-// ID so that the order (and the rendered mappings) is the same on every run.
+// clusterNodeIPs returns the IPs node ports are exposed on: the VPP and management IPs
+// of every node (of this node only with NodePortsOnThisNodeOnly), nodes ordered by ID
+// so that the order (and the rendered mappings) is the same on every run.
 func (sp *ServiceProcessor) clusterNodeIPs() *renderer.IPAddresses {
 	all := sp.NodeSync.GetAllNodes()
 	nodes := make([]*nodesync.Node, 0, len(all))
+	thisNode := sp.NodeSync.GetNodeID()
 	for _, n := range all {
+		if sp.NodePortsOnThisNodeOnly && n.ID != thisNode {
+			continue
+		}
 		nodes = append(nodes, n)
 	}
 	sort.Slice(nodes, func(i, j int) bool {

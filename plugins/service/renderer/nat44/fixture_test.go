@@ -136,6 +136,13 @@ func newEnv(t tb, opts envOptions) *env {
 	e.proc = &processor.ServiceProcessor{Deps: processor.Deps{
 		Log: servicetest.QuietLog(), ContivConf: cc, NodeSync: e.nodes, PodManager: e.pods, IPAM: ipamPlugin, IPNet: e.ipnet,
 	}}
+	if c := opts.svcConf; c != nil {
+		var err error
+		if e.proc.NodePortFirst, e.proc.NodePortLast, err = c.NodePorts(); err != nil {
+			t.Fatal(err)
+		}
+		e.proc.NodePortsOnThisNodeOnly = c.NodePortsOnThisNodeOnly
+	}
 	if err := e.proc.Init(); err != nil {
 		t.Fatal(err)
 	}
