@@ -58,6 +58,7 @@ func (c *Controller) processEvent(queued api.Event) {
 	c.mergeExternalConfig(r.ev, r.txn)
 	c.commit(r)
 	c.revert(r)
+	c.notifyCommitted(r)
 	err := c.record(r)
 	c.setBusy("")
 	c.afterEvent(r, err)

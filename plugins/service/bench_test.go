@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"testing"
 
+	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/processor"
@@ -186,6 +189,113 @@ func BenchmarkRendererResync(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// Node ports in a large cluster: 500 nodes (a VPP IP and a management IP each),
+// 1,000 services of 10 endpoints, every tenth with a node port (100 NodePort
+// services), rendered on every node's IPs (upstream, the default) or on this node's
+// only (service.conf nodePortsOnThisNodeOnly). Reported: static mappings per node.
+const (
+	largeNodes        = 500
+	largeServices     = 1000
+	largeNodePortEach = 10
+)
+
+func largeKubeState() controller.KubeStateData {
+	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	for i := range largeServices {
+		svc, eps := benchService(i)
+		if i%largeNodePortEach == 0 {
+			svc.Port[0].NodePort = int32(30000 + i/largeNodePortEach)
+			svc.ServiceType = "NodePort"
+		}
+		kube[svcmodel.Keyword][svcmodel.Key(svc.Name, svc.Namespace)] = svc
+		kube[epmodel.Keyword][epmodel.Key(eps.Name, eps.Namespace)] = eps
+	}
+	return kube
+}
+
+// largeFixture is node 1 of a cluster of largeNodes nodes.
+func largeFixture(b *testing.B, thisNodeOnly bool) (*fixture, *st.NodeSync) {
+	f := newFixture(b, infra.StaticConfig{"nodePortsOnThisNodeOnly": thisNodeOnly})
+	nodes := f.p.NodeSync.(*st.NodeSync)
+	for id := 2; id <= largeNodes; id++ {
+		nodes.SetNode(uint32(id), fmt.Sprintf("node-%d", id), []string{fmt.Sprintf("192.168.%d.%d/16", id/250, id%250+1)},
+			fmt.Sprintf("10.3.%d.%d", id/250, id%250+1))
+	}
+	return f, nodes
+}
+
+func countMappings(txn *st.Txn) int {
+	n := 0
+	for _, v := range txn.Values {
+		if d, ok := v.(*vpp_nat.DNat44); ok {
+			n += len(d.StMappings)
+		}
+	}
+	return n
+}
+
+func nodePortScopes() []struct {
+	name         string
+	thisNodeOnly bool
+} {
+	return []struct {
+		name         string
+		thisNodeOnly bool
+	}{{"all-nodes", false}, {"this-node", true}}
+}
+
+// BenchmarkNodePortsResync500Nodes is the resync of the large cluster.
+func BenchmarkNodePortsResync500Nodes(b *testing.B) {
+	for _, scope := range nodePortScopes() {
+		b.Run("nodePorts="+scope.name, func(b *testing.B) {
+			f, _ := largeFixture(b, scope.thisNodeOnly)
+			kube := largeKubeState()
+			var txn *st.Txn
+			b.ReportAllocs()
+			for b.Loop() {
+				txn = st.NewTxn()
+				if err := f.p.Resync(controller.NewDBResync(), kube, 2, txn); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(countMappings(txn)), "mappings")
+		})
+	}
+}
+
+// BenchmarkNodeJoin500Nodes is one node joining the large cluster.
+func BenchmarkNodeJoin500Nodes(b *testing.B) {
+	for _, scope := range nodePortScopes() {
+		b.Run("nodePorts="+scope.name, func(b *testing.B) {
+			f, nodes := largeFixture(b, scope.thisNodeOnly)
+			if err := f.p.Resync(controller.NewDBResync(), largeKubeState(), 1, st.NewTxn()); err != nil {
+				b.Fatal(err)
+			}
+			nodes.SetNode(largeNodes+1, "joining", []string{"192.168.99.99/16"}, "10.3.99.99")
+			joining := nodes.Nodes["joining"]
+			txn := st.NewTxn()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				// The node joins and leaves in turn, so every iteration changes the node IPs.
+				i++
+				clear(txn.Values)
+				ev := &nodesync.NodeUpdate{NodeName: "joining", NewState: joining}
+				if i%2 == 0 {
+					delete(nodes.Nodes, "joining")
+					ev = &nodesync.NodeUpdate{NodeName: "joining", PrevState: joining}
+				} else {
+					nodes.Nodes["joining"] = joining
+				}
+				if _, err := f.p.Update(ev, txn); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(countMappings(txn)), "mappings-staged")
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
@@ -54,9 +55,11 @@ type Deps struct {
 	// GoVPP opens the channel of the idle NAT session cleanup; optional (nil: no
 	// cleanup even when service.conf enables it).
 	GoVPP GoVPP
-	// Registerer receives the metrics of the processor and the session cleanup;
-	// optional.
+	// Registerer receives the metrics of the processor, the session cleanup and the
+	// network programming latency; optional.
 	Registerer prometheus.Registerer
+	// Clock times the network programming latency; nil: the real clock.
+	Clock clock.PassiveClock
 }
 
 // Plugin is the service plugin: an event handler of the controller that passes
@@ -75,9 +78,14 @@ type Plugin struct {
 	resyncTxn controller.ResyncOperations
 	updateTxn controller.UpdateOperations
 	changes   []string
+
+	latency *programmingLatency
 }
 
-var _ controller.EventHandler = (*Plugin)(nil)
+var (
+	_ controller.EventHandler   = (*Plugin)(nil)
+	_ controller.CommitObserver = (*Plugin)(nil)
+)
 
 // NewPlugin returns the plugin with its dependencies set.
 func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps} }
@@ -110,12 +118,21 @@ func (p *Plugin) Init() error {
 	p.Log.WithFields(logrus.Fields{
 		"cleanupIdleNATSessions": cfg.CleanupIdleNATSessions, "tcpNATSessionTimeout": cfg.TCPSessionTimeout(),
 		"otherNATSessionTimeout": cfg.OtherSessionTimeout(), "serviceLocalEndpointWeight": cfg.ServiceLocalEndpointWeight,
-		"disableNATVirtualReassembly": cfg.DisableNATVirtualReassembly,
+		"disableNATVirtualReassembly": cfg.DisableNATVirtualReassembly, "nodePortRange": cfg.NodePortRange,
+		"nodePortsOnThisNodeOnly": cfg.NodePortsOnThisNodeOnly,
 	}).Info("service.conf loaded")
 
+	p.latency = newProgrammingLatency(p.Clock)
+	if p.Registerer != nil {
+		if err := p.Registerer.Register(p.latency.hist); err != nil {
+			return fmt.Errorf("service: register the network programming latency metric: %w", err)
+		}
+	}
+	firstNodePort, lastNodePort, _ := cfg.NodePorts() // checked by Validate
 	p.processor = &processor.ServiceProcessor{Deps: processor.Deps{
 		Log: p.Log.WithField("component", "processor"), ContivConf: p.ContivConf, NodeSync: p.NodeSync,
 		PodManager: p.PodManager, IPAM: p.IPAM, IPNet: p.IPNet, Registerer: p.Registerer,
+		NodePortFirst: firstNodePort, NodePortLast: lastNodePort, NodePortsOnThisNodeOnly: cfg.NodePortsOnThisNodeOnly,
 	}}
 	if err := p.processor.Init(); err != nil {
 		return err
@@ -197,9 +214,14 @@ func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateD
 func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (string, error) {
 	p.updateTxn, p.changes = txn, nil
 	defer func() { p.updateTxn = nil }()
+	p.latency.started(ev)
 	err := p.processor.Update(ev)
 	return strings.Join(p.changes, ", "), err
 }
+
+// Committed measures the network programming latency of an Endpoints change once
+// the transaction programming it is committed (controller.CommitObserver).
+func (p *Plugin) Committed(ev controller.Event, err error) { p.latency.committed(ev, err) }
 
 // Revert undoes the internal effect of a failed AddPod. What the renderers stage while
 // reverting is discarded: the event's transaction is not committed.

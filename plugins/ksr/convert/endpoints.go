@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -24,7 +25,8 @@ func Endpoints(e *corev1.Endpoints) (*endpoints.Endpoints, error) {
 	if err := checkNamespaced("endpoints", e.Namespace, e.Name); err != nil {
 		return nil, err
 	}
-	out := &endpoints.Endpoints{Name: e.Name, Namespace: e.Namespace}
+	out := &endpoints.Endpoints{Name: e.Name, Namespace: e.Namespace,
+		LastChangeTriggerTimeUnixNano: triggerTime(e.Annotations)}
 	for _, s := range e.Subsets {
 		ms := &endpoints.EndpointSubset{}
 		for _, a := range s.Addresses {
@@ -103,10 +105,12 @@ func EndpointsFromSlices(namespace, name string, slices []*discoveryv1.EndpointS
 		ready map[string]bool
 	}
 	groups := map[string]*subset{}
+	var trigger int64
 	for _, s := range slices {
 		if s == nil || s.Namespace != namespace || SliceServiceName(s) != name {
 			continue
 		}
+		trigger = max(trigger, triggerTime(s.Annotations))
 		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
 			continue
 		}
@@ -140,7 +144,7 @@ func EndpointsFromSlices(namespace, name string, slices []*discoveryv1.EndpointS
 			g.ready[ip] = g.ready[ip] || ready
 		}
 	}
-	out := &endpoints.Endpoints{Name: name, Namespace: namespace}
+	out := &endpoints.Endpoints{Name: name, Namespace: namespace, LastChangeTriggerTimeUnixNano: trigger}
 	sigs := make([]string, 0, len(groups))
 	for sig, g := range groups {
 		if len(g.addrs) > 0 {
@@ -166,6 +170,21 @@ func EndpointsFromSlices(namespace, name string, slices []*discoveryv1.EndpointS
 		out.EndpointSubsets = append(out.EndpointSubsets, ms)
 	}
 	return out, nil
+}
+
+// triggerTime reads the endpoints.kubernetes.io/last-change-trigger-time annotation
+// (RFC 3339) in nanoseconds since the Unix epoch; 0 when it is absent or unreadable
+// (it only feeds a latency metric).
+func triggerTime(annotations map[string]string) int64 {
+	v, ok := annotations[corev1.EndpointsLastChangeTriggerTime]
+	if !ok {
+		return 0
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil || t.UnixNano() <= 0 {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // slicePorts converts the ports of a slice, sorted by name, port and protocol.

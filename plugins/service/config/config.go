@@ -9,6 +9,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,7 +49,20 @@ type Config struct {
 	// DisableNATVirtualReassembly makes NAT drop IP fragments instead of reassembling
 	// them virtually.
 	DisableNATVirtualReassembly bool `json:"disableNATVirtualReassembly"`
+	// NodePortRange is the range of node ports the API server hands out
+	// (kube-apiserver --service-node-port-range), "FIRST-LAST"; a node port outside
+	// it is rejected (logged, counted, not rendered). Default "30000-32767".
+	NodePortRange string `json:"nodePortRange"`
+	// NodePortsOnThisNodeOnly renders node ports only on this node's own IPs (its VPP
+	// and management addresses), as kube-proxy does, instead of on the IPs of every
+	// node of the cluster (upstream Contiv's behaviour, the default). See
+	// docs/PERFORMANCE.md ("Node ports in large clusters") for what changes for
+	// clients.
+	NodePortsOnThisNodeOnly bool `json:"nodePortsOnThisNodeOnly"`
 }
+
+// DefaultNodePortRange is the Kubernetes default node port range.
+const DefaultNodePortRange = "30000-32767"
 
 // DefaultConfig returns service.conf with every key at its code default.
 func DefaultConfig() *Config {
@@ -67,7 +82,26 @@ func (c *Config) Validate() error {
 	if c.OtherNATSessionTimeout > maxMinutes {
 		errs = append(errs, fmt.Errorf("otherNATSessionTimeout: %d minutes is too long (at most %d)", c.OtherNATSessionTimeout, maxMinutes))
 	}
+	if _, _, err := c.NodePorts(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// NodePorts returns the first and last port of NodePortRange (the default range
+// when it is empty).
+func (c *Config) NodePorts() (first, last uint16, err error) {
+	r := c.NodePortRange
+	if r == "" {
+		r = DefaultNodePortRange
+	}
+	a, b, ok := strings.Cut(r, "-")
+	lo, errA := strconv.ParseUint(strings.TrimSpace(a), 10, 16)
+	hi, errB := strconv.ParseUint(strings.TrimSpace(b), 10, 16)
+	if !ok || errA != nil || errB != nil || lo == 0 || lo > hi {
+		return 0, 0, fmt.Errorf("nodePortRange: %q is not a range FIRST-LAST of ports 1..65535", c.NodePortRange)
+	}
+	return uint16(lo), uint16(hi), nil
 }
 
 // TCPSessionTimeout returns the effective idle timeout of TCP NAT sessions.

@@ -15,13 +15,16 @@ tcpNATSessionTimeout: 180
 otherNATSessionTimeout: 5
 serviceLocalEndpointWeight: 3
 disableNATVirtualReassembly: true
+nodePortRange: 20000-22767
+nodePortsOnThisNodeOnly: true
 `
 	c := DefaultConfig()
 	if err := infra.ParseConfig([]byte(conf), c, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := Config{CleanupIdleNATSessions: true, TCPNATSessionTimeout: 180, OtherNATSessionTimeout: 5,
-		ServiceLocalEndpointWeight: 3, DisableNATVirtualReassembly: true}
+		ServiceLocalEndpointWeight: 3, DisableNATVirtualReassembly: true, NodePortRange: "20000-22767",
+		NodePortsOnThisNodeOnly: true}
 	if *c != want {
 		t.Errorf("got %+v, want %+v", *c, want)
 	}
@@ -71,5 +74,33 @@ func TestUnknownKeyIsRejectedInStrictMode(t *testing.T) {
 	err := infra.ParseConfig([]byte("cleanupIdleNatSession: true\n"), DefaultConfig(), true, nil)
 	if err == nil || !strings.Contains(err.Error(), "cleanupIdleNatSession") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestNodePortRange(t *testing.T) {
+	for _, tc := range []struct {
+		value     string
+		first     uint16
+		last      uint16
+		wantError bool
+	}{
+		{"", 30000, 32767, false},
+		{"20000-22767", 20000, 22767, false},
+		{"1-65535", 1, 65535, false},
+		{"0-100", 0, 0, true},
+		{"32767-30000", 0, 0, true},
+		{"30000-70000", 0, 0, true},
+		{"30000", 0, 0, true},
+	} {
+		c := &Config{NodePortRange: tc.value, ServiceLocalEndpointWeight: 1}
+		first, last, err := c.NodePorts()
+		if (err != nil) != tc.wantError || first != tc.first || last != tc.last {
+			t.Errorf("%q: %d-%d %v", tc.value, first, last, err)
+		}
+		if err := c.Validate(); (err != nil) != tc.wantError {
+			t.Errorf("%q: Validate: %v", tc.value, err)
+		} else if err != nil && !strings.Contains(err.Error(), "nodePortRange: \""+tc.value+"\"") {
+			t.Errorf("%q: error %q does not name the key and value", tc.value, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type stats struct {
 	unsupportedPorts *prometheus.GaugeVec
 	invalidIPs       prometheus.Gauge
+	rejectedFields   *prometheus.GaugeVec
 }
 
 func newStats() *stats {
@@ -19,11 +20,16 @@ func newStats() *stats {
 			Name: "contiv_service_invalid_ips",
 			Help: "Service and endpoint IPs left out because they cannot be parsed.",
 		}),
+		rejectedFields: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "contiv_service_rejected_fields",
+			Help: "Service and Endpoints values rejected as out of range, by field: port and endpointPort " +
+				"outside 1-65535, nodePort outside the node port range, clusterIP outside the service CIDR.",
+		}, []string{"field"}),
 	}
 }
 
 func (s *stats) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{s.unsupportedPorts, s.invalidIPs} {
+	for _, c := range []prometheus.Collector{s.unsupportedPorts, s.invalidIPs, s.rejectedFields} {
 		if err := r.Register(c); err != nil {
 			return err
 		}
@@ -36,6 +42,21 @@ func (s *stats) reset() {
 	s.unsupportedPorts.WithLabelValues("SCTP").Set(0)
 	s.unsupportedPorts.WithLabelValues("other").Set(0)
 	s.invalidIPs.Set(0)
+	for _, name := range rejectedFieldNames {
+		s.rejectedFields.WithLabelValues(name).Set(0)
+	}
+}
+
+// addRejected adds the change of one object's rejected fields from old to cur.
+func (s *stats) addRejected(old, cur *rejectedFields) {
+	if s == nil || *old == *cur {
+		return
+	}
+	for f := range numRejectedFields {
+		if d := cur[f] - old[f]; d != 0 {
+			s.rejectedFields.WithLabelValues(rejectedFieldNames[f]).Add(float64(d))
+		}
+	}
 }
 
 // addSkipped adds the changes of one service's counts (nothing on a nil stats, e.g.

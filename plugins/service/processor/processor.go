@@ -52,7 +52,19 @@ type Deps struct {
 	IPNet IPNet
 	// Registerer receives the processor's metrics; optional.
 	Registerer prometheus.Registerer
+	// NodePortFirst and NodePortLast bound the node ports the processor accepts
+	// (service.conf nodePortRange); both 0: the Kubernetes default 30000-32767.
+	NodePortFirst, NodePortLast uint16
+	// NodePortsOnThisNodeOnly exposes node ports on this node's IPs only
+	// (service.conf nodePortsOnThisNodeOnly); otherwise on every node's IPs.
+	NodePortsOnThisNodeOnly bool
 }
+
+// Kubernetes' default node port range (kube-apiserver --service-node-port-range).
+const (
+	defaultNodePortFirst = 30000
+	defaultNodePortLast  = 32767
+)
 
 // ServiceProcessor turns Kubernetes Services and Endpoints into ContivServices and
 // keeps the frontend and backend interface sets; see the package documentation.
@@ -71,6 +83,12 @@ type ServiceProcessor struct {
 	node             nodeContext
 
 	stats *stats
+
+	// nodeGen counts the changes of node; parsed endpoint addresses are classified
+	// again when it moved.
+	nodeGen uint64
+	// ipBlock is the rest of the block parsed IPv4 addresses are cut from.
+	ipBlock []byte
 }
 
 // Init checks the dependencies, prepares empty state and registers the metrics.
@@ -95,7 +113,7 @@ func (sp *ServiceProcessor) Init() error {
 			return fmt.Errorf("service processor: register metrics: %w", err)
 		}
 	}
-	sp.reset()
+	sp.reset(0)
 	return nil
 }
 
@@ -116,8 +134,8 @@ func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) erro
 }
 
 // reset forgets all state.
-func (sp *ServiceProcessor) reset() {
-	sp.services = make(map[renderer.ServiceID]*Service)
+func (sp *ServiceProcessor) reset(services int) {
+	sp.services = make(map[renderer.ServiceID]*Service, services)
 	sp.nodePortServices = make(map[renderer.ServiceID]*Service)
 	sp.localEps = make(map[podmodel.ID]*LocalEndpoint)
 	sp.frontendIfs = renderer.NewInterfaces()
@@ -131,11 +149,16 @@ func (sp *ServiceProcessor) reset() {
 // refreshNodeContext reads this node's subnets and addresses.
 func (sp *ServiceProcessor) refreshNodeContext() {
 	nodeIP, _ := sp.IPNet.GetNodeIP()
-	sp.node = nodeContext{
+	n := nodeContext{
+		serviceNet:        sp.IPAM.ServiceNetwork(),
 		podSubnetThisNode: sp.IPAM.PodSubnetThisNode(),
 		podSubnetAllNodes: sp.IPAM.PodSubnetAllNodes(),
 		nodeIP:            nodeIP,
 		hostIPs:           sp.IPNet.GetHostIPs(),
+	}
+	if !n.equal(&sp.node) {
+		sp.node = n
+		sp.nodeGen++
 	}
 }
 
@@ -144,7 +167,7 @@ func (sp *ServiceProcessor) refreshNodeContext() {
 func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error {
 	sp.refreshNodeContext()
 	data := sp.parseResyncData(kubeStateData)
-	sp.reset()
+	sp.reset(max(len(data.Services), len(data.Endpoints)))
 	sp.stats.reset()
 
 	for _, meta := range data.Services {
@@ -578,12 +601,17 @@ func (sp *ServiceProcessor) processNodeUpdate() error {
 	return errors.Join(errs...)
 }
 
-// clusterNodeIPs returns the VPP and management IPs of every node, nodes ordered by
-// ID so that the order (and the rendered mappings) is the same on every run.
+// clusterNodeIPs returns the IPs node ports are exposed on: the VPP and management IPs
+// of every node (of this node only with NodePortsOnThisNodeOnly), nodes ordered by ID
+// so that the order (and the rendered mappings) is the same on every run.
 func (sp *ServiceProcessor) clusterNodeIPs() *renderer.IPAddresses {
 	all := sp.NodeSync.GetAllNodes()
 	nodes := make([]*nodesync.Node, 0, len(all))
+	thisNode := sp.NodeSync.GetNodeID()
 	for _, n := range all {
+		if sp.NodePortsOnThisNodeOnly && n.ID != thisNode {
+			continue
+		}
 		nodes = append(nodes, n)
 	}
 	sort.Slice(nodes, func(i, j int) bool {

@@ -1,7 +1,10 @@
 package processor
 
 import (
+	"fmt"
 	"net"
+	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -42,9 +45,36 @@ type Service struct {
 
 	contivSvc     *renderer.ContivService
 	localBackends []podmodel.ID
+	// classGen is the node context generation the addresses were classified for.
+	classGen uint64
 
 	// Items of this service skipped while parsing, included in the processor gauges.
 	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
+	// Fields of this service rejected as out of range, by field; in the gauges too.
+	rejectedMeta, rejectedEndpoints rejectedFields
+}
+
+// rejectedFields counts the rejected values of one object by field.
+type rejectedFields [numRejectedFields]int
+
+// Fields whose values the processor range-checks (the label of
+// contiv_service_rejected_fields).
+const (
+	fieldPort         = iota // spec.ports[].port outside 1..65535: the port is left out
+	fieldNodePort            // spec.ports[].nodePort outside the node port range: no node port
+	fieldClusterIP           // spec.clusterIP outside the service CIDR: not exposed on it
+	fieldEndpointPort        // subsets[].ports[].port outside 1..65535: the port is left out
+	numRejectedFields
+)
+
+// rejectedFieldNames are the label values of the fields.
+var rejectedFieldNames = [numRejectedFields]string{"port", "nodePort", "clusterIP", "endpointPort"}
+
+// reject logs a rejected value, naming the service, the field and the value.
+func (s *Service) reject(counts *rejectedFields, field int, path string, value any, why string) {
+	counts[field]++
+	s.log().WithFields(logrus.Fields{"field": path, "value": value}).
+		Warnf("service %s: %s %v rejected: %s", s.id, path, value, why)
 }
 
 // serviceSpec is the part of the service definition that the rendering needs.
@@ -54,6 +84,9 @@ type serviceSpec struct {
 	clusterIPs  []net.IP
 	externalIPs []net.IP
 	ports       []specPort
+	// clusterSet and externalSet hold clusterIPs and externalIPs; every rendering
+	// of the service shares them (renderers never modify them).
+	clusterSet, externalSet *renderer.IPAddresses
 }
 
 // specPort is one supported (TCP or UDP) service port.
@@ -69,11 +102,14 @@ type endpointSubset struct {
 }
 
 // endpointAddr is one ready endpoint address; pod is set when the address belongs to
-// a pod (targetRef kind Pod).
+// a pod (targetRef kind Pod). local and hostNet classify the address for the node
+// context of generation Service.classGen.
 type endpointAddr struct {
-	ip    net.IP
-	pod   podmodel.ID
-	isPod bool
+	ip      net.IP
+	pod     podmodel.ID
+	isPod   bool
+	local   bool
+	hostNet bool
 }
 
 // endpointPort is one port of a subset, matched to service ports by name.
@@ -133,10 +169,11 @@ func (s *Service) log() logrus.FieldLogger {
 // out; an empty protocol is TCP, the Kubernetes default.
 func (s *Service) setMetadata(meta *svcmodel.Service) {
 	s.meta = meta
-	oldSCTP, oldOther, oldBad := s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs
-	s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs = 0, 0, 0
+	oldSCTP, oldOther, oldBad, oldRejected := s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs, s.rejectedMeta
+	s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs, s.rejectedMeta = 0, 0, 0, rejectedFields{}
 	defer func() {
 		s.sp.stats.addSkipped(s.skippedSCTP-oldSCTP, s.skippedOtherProto-oldOther, s.badMetaIPs-oldBad)
+		s.sp.stats.addRejected(&oldRejected, &s.rejectedMeta)
 	}()
 	if meta == nil {
 		s.spec = nil
@@ -150,7 +187,12 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		spec.affinity = uint32(meta.GetSessionAffinityTimeout())
 	}
 	if ip := meta.GetClusterIp(); ip != "" && ip != clusterIPNone {
+		n := len(spec.clusterIPs)
 		spec.clusterIPs = s.appendIP(spec.clusterIPs, ip, "clusterIP")
+		if sn := s.sp.node.serviceNet; len(spec.clusterIPs) > n && sn != nil && !sn.Contains(spec.clusterIPs[n]) {
+			s.reject(&s.rejectedMeta, fieldClusterIP, "spec.clusterIP", ip, "outside the service CIDR "+sn.String())
+			spec.clusterIPs = spec.clusterIPs[:n]
+		}
 	}
 	for _, ip := range meta.GetExternalIps() {
 		spec.externalIPs = s.appendIP(spec.externalIPs, ip, "externalIPs")
@@ -161,7 +203,18 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		}
 	}
 	spec.ports = make([]specPort, 0, len(meta.GetPort()))
-	for _, p := range meta.GetPort() {
+	firstNP, lastNP := s.sp.nodePortRange()
+	for i, p := range meta.GetPort() {
+		if p.GetPort() < 1 || p.GetPort() > 65535 {
+			s.reject(&s.rejectedMeta, fieldPort, fmt.Sprintf("spec.ports[%d].port", i), p.GetPort(), "outside 1-65535")
+			continue
+		}
+		nodePort := p.GetNodePort()
+		if nodePort != 0 && (nodePort < int32(firstNP) || nodePort > int32(lastNP)) {
+			s.reject(&s.rejectedMeta, fieldNodePort, fmt.Sprintf("spec.ports[%d].nodePort", i), nodePort,
+				fmt.Sprintf("outside the node port range %d-%d", firstNP, lastNP))
+			nodePort = 0
+		}
 		var proto renderer.ProtocolType
 		switch strings.ToUpper(p.GetProtocol()) {
 		case protocolTCP, "":
@@ -180,15 +233,17 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 			continue
 		}
 		spec.ports = append(spec.ports, specPort{name: p.GetName(), port: renderer.ServicePort{
-			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(p.GetNodePort()),
+			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(nodePort),
 		}})
 	}
+	spec.clusterSet = renderer.NewIPAddresses(spec.clusterIPs...)
+	spec.externalSet = renderer.NewIPAddresses(spec.externalIPs...)
 	s.spec = spec
 }
 
 // appendIP parses ip and appends it, or logs and counts it as invalid.
 func (s *Service) appendIP(list []net.IP, ip, field string) []net.IP {
-	parsed := parseIP(ip)
+	parsed := s.sp.parseIP(ip)
 	if parsed == nil {
 		s.badMetaIPs++
 		s.log().WithFields(logrus.Fields{"field": field, "ip": ip}).Warn("unparseable service IP skipped")
@@ -201,22 +256,23 @@ func (s *Service) appendIP(list []net.IP, ip, field string) []net.IP {
 // are logged, counted and skipped.
 func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 	s.endpoints = eps
-	oldBad := s.badEndpointIPs
-	s.badEndpointIPs = 0
+	oldBad, oldRejected := s.badEndpointIPs, s.rejectedEndpoints
+	s.badEndpointIPs, s.rejectedEndpoints = 0, rejectedFields{}
 	s.subsets = nil
 	if eps != nil {
 		s.subsets = make([]endpointSubset, 0, len(eps.GetEndpointSubsets()))
-		for _, sub := range eps.GetEndpointSubsets() {
+		for si, sub := range eps.GetEndpointSubsets() {
 			var parsed endpointSubset
 			parsed.addrs = make([]endpointAddr, 0, len(sub.GetAddresses()))
 			for _, a := range sub.GetAddresses() {
-				ip := parseIP(a.GetIp())
+				ip := s.sp.parseIP(a.GetIp())
 				if ip == nil {
 					s.badEndpointIPs++
 					s.log().WithField("ip", a.GetIp()).Warn("unparseable endpoint IP skipped")
 					continue
 				}
 				ea := endpointAddr{ip: ip}
+				ea.local, ea.hostNet = s.sp.node.classify(ip)
 				if ref := a.GetTargetRef(); ref.GetKind() == targetKindPod {
 					ea.isPod = true
 					ea.pod = podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()}
@@ -224,13 +280,20 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 				parsed.addrs = append(parsed.addrs, ea)
 			}
 			parsed.ports = make([]endpointPort, 0, len(sub.GetPorts()))
-			for _, p := range sub.GetPorts() {
+			for pi, p := range sub.GetPorts() {
+				if p.GetPort() < 1 || p.GetPort() > 65535 {
+					s.reject(&s.rejectedEndpoints, fieldEndpointPort, fmt.Sprintf("endpoints subsets[%d].ports[%d].port", si, pi),
+						p.GetPort(), "outside 1-65535")
+					continue
+				}
 				parsed.ports = append(parsed.ports, endpointPort{name: p.GetName(), port: uint16(p.GetPort())})
 			}
 			s.subsets = append(s.subsets, parsed)
 		}
 	}
+	s.classGen = s.sp.nodeGen
 	s.sp.stats.addSkipped(0, 0, s.badEndpointIPs-oldBad)
+	s.sp.stats.addRejected(&oldRejected, &s.rejectedEndpoints)
 }
 
 // Refresh combines the definition with the endpoints into a new ContivService (nil
@@ -241,13 +304,21 @@ func (s *Service) Refresh() {
 	if s.spec == nil || s.endpoints == nil {
 		return
 	}
-	spec, node := s.spec, &s.sp.node
+	spec := s.spec
+	if s.classGen != s.sp.nodeGen { // this node's subnets or addresses changed
+		for _, sub := range s.subsets {
+			for i := range sub.addrs {
+				sub.addrs[i].local, sub.addrs[i].hostNet = s.sp.node.classify(sub.addrs[i].ip)
+			}
+		}
+		s.classGen = s.sp.nodeGen
+	}
 	cs := &renderer.ContivService{
 		ID:                     s.id,
 		TrafficPolicy:          spec.policy,
 		SessionAffinityTimeout: spec.affinity,
-		ClusterIPs:             renderer.NewIPAddresses(spec.clusterIPs...),
-		ExternalIPs:            renderer.NewIPAddresses(spec.externalIPs...),
+		ClusterIPs:             spec.clusterSet,
+		ExternalIPs:            spec.externalSet,
 		Ports:                  make(map[string]*renderer.ServicePort, len(spec.ports)),
 		Backends:               make(map[string][]*renderer.ServiceBackend, len(spec.ports)),
 	}
@@ -269,8 +340,8 @@ func (s *Service) Refresh() {
 				list = make([]*renderer.ServiceBackend, 0, len(sub.addrs))
 			}
 			for i := range sub.addrs {
-				local, hostNet := node.classify(sub.addrs[i].ip)
-				backends[i] = renderer.ServiceBackend{IP: sub.addrs[i].ip, Port: ep.port, Local: local, HostNetwork: hostNet}
+				a := &sub.addrs[i]
+				backends[i] = renderer.ServiceBackend{IP: a.ip, Port: ep.port, Local: a.local, HostNetwork: a.hostNet}
 				list = append(list, &backends[i])
 			}
 			cs.Backends[ep.name] = list
@@ -283,7 +354,7 @@ func (s *Service) Refresh() {
 			if !a.isPod {
 				continue
 			}
-			if local, _ := node.classify(a.ip); local && !containsPod(s.localBackends, a.pod) {
+			if a.local && !containsPod(s.localBackends, a.pod) {
 				s.localBackends = append(s.localBackends, a.pod)
 			}
 		}
@@ -295,10 +366,23 @@ func (s *Service) Refresh() {
 // backends. It is read from IPAM and IPNet at every resync and every Kubernetes
 // change, so that classifying thousands of backends costs no calls to them.
 type nodeContext struct {
+	serviceNet        *net.IPNet // the service CIDR; cluster IPs outside it are rejected
 	podSubnetThisNode *net.IPNet
 	podSubnetAllNodes *net.IPNet
 	nodeIP            net.IP
 	hostIPs           []net.IP
+}
+
+// equal tells whether two contexts classify every address the same way.
+func (n *nodeContext) equal(o *nodeContext) bool {
+	sameNet := func(a, b *net.IPNet) bool {
+		if a == nil || b == nil {
+			return a == b
+		}
+		return a.IP.Equal(b.IP) && slices.Equal(a.Mask, b.Mask)
+	}
+	return sameNet(n.serviceNet, o.serviceNet) && sameNet(n.podSubnetThisNode, o.podSubnetThisNode) && sameNet(n.podSubnetAllNodes, o.podSubnetAllNodes) &&
+		n.nodeIP.Equal(o.nodeIP) && slices.EqualFunc(n.hostIPs, o.hostIPs, net.IP.Equal)
 }
 
 // classify tells whether an endpoint runs on this node and whether it lies outside
@@ -322,6 +406,27 @@ func (n *nodeContext) classify(ip net.IP) (local, hostNetwork bool) {
 	}
 	return false, true
 }
+
+// parseIP parses an IP like the package function. IPv4 addresses are cut from
+// ipBlock, a few kilobytes at a time, instead of one allocation each (a resync
+// parses about 100,000 of them).
+func (sp *ServiceProcessor) parseIP(s string) net.IP {
+	a, err := netip.ParseAddr(s)
+	if err != nil || !a.Is4() {
+		return parseIP(s) // IPv6, IPv4-mapped, surrounding spaces, or invalid
+	}
+	if len(sp.ipBlock) < net.IPv4len {
+		sp.ipBlock = make([]byte, ipBlockSize)
+	}
+	ip := net.IP(sp.ipBlock[:net.IPv4len:net.IPv4len])
+	sp.ipBlock = sp.ipBlock[net.IPv4len:]
+	a4 := a.As4()
+	copy(ip, a4[:])
+	return ip
+}
+
+// ipBlockSize is the size of the blocks IPv4 addresses are cut from.
+const ipBlockSize = 4096
 
 // parseIP parses an IP and keeps IPv4 addresses in their 4-byte form.
 func parseIP(s string) net.IP {
@@ -371,4 +476,12 @@ func sameContivService(a, b *renderer.ContivService) bool {
 		}
 	}
 	return true
+}
+
+// nodePortRange returns the node ports the processor accepts.
+func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
+	if sp.NodePortFirst == 0 && sp.NodePortLast == 0 {
+		return defaultNodePortFirst, defaultNodePortLast
+	}
+	return sp.NodePortFirst, sp.NodePortLast
 }

@@ -344,13 +344,26 @@ func (d *dnatDescriptor) finish(steps []step, errs []error) error {
 		undo[i], undo[j] = undo[j], undo[i]
 	}
 	d.pipe.drain()
-	for _, err := range sendBatch(d.Ch, undo) {
-		if err != nil {
-			failed = append(failed, fmt.Errorf("undo: %w", err))
+	// An undo left undone makes the retried create fail with "already exists"
+	// for good, so undos failing with a transient error are sent again.
+	for attempt := 1; len(undo) > 0; attempt++ {
+		var again []request
+		for i, err := range sendBatch(d.Ch, undo) {
+			switch {
+			case err == nil:
+			case attempt < undoAttempts && vppbase.IsRetval(err, govppapi.BUSY):
+				again = append(again, undo[i])
+			default:
+				failed = append(failed, fmt.Errorf("undo: %w", err))
+			}
 		}
+		undo = again
 	}
 	return errors.Join(failed...)
 }
+
+// undoAttempts bounds the sends of one undo request failing with VPP's BUSY.
+const undoAttempts = 5
 
 // retrieve rebuilds DNat44 values from the mapping dumps, grouped by tag.
 func (d *dnatDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {

@@ -33,8 +33,14 @@ type Endpoints struct {
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// endpoint_subsets group addresses sharing the same ports.
 	EndpointSubsets []*EndpointSubset `protobuf:"bytes,3,rep,name=endpoint_subsets,json=endpointSubsets,proto3" json:"endpoint_subsets,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// last_change_trigger_time_unix_nano is the endpoints.kubernetes.io/last-change-trigger-time
+	// annotation of the Endpoints object (for a service with EndpointSlices only, the
+	// latest one of its slices) in nanoseconds since the Unix epoch; 0 when unknown.
+	// It is when the change of a pod or service that this object reflects happened,
+	// the start of the network programming latency.
+	LastChangeTriggerTimeUnixNano int64 `protobuf:"varint,4,opt,name=last_change_trigger_time_unix_nano,json=lastChangeTriggerTimeUnixNano,proto3" json:"last_change_trigger_time_unix_nano,omitempty"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
 }
 
 func (x *Endpoints) Reset() {
@@ -86,6 +92,13 @@ func (x *Endpoints) GetEndpointSubsets() []*EndpointSubset {
 		return x.EndpointSubsets
 	}
 	return nil
+}
+
+func (x *Endpoints) GetLastChangeTriggerTimeUnixNano() int64 {
+	if x != nil {
+		return x.LastChangeTriggerTimeUnixNano
+	}
+	return 0
 }
 
 // EndpointSubset is a set of addresses reachable on the same set of ports.
@@ -384,11 +397,12 @@ var File_plugins_ksr_model_endpoints_endpoints_proto protoreflect.FileDescriptor
 
 const file_plugins_ksr_model_endpoints_endpoints_proto_rawDesc = "" +
 	"\n" +
-	"+plugins/ksr/model/endpoints/endpoints.proto\x12\x14contiv.ksr.endpoints\"\x8e\x01\n" +
+	"+plugins/ksr/model/endpoints/endpoints.proto\x12\x14contiv.ksr.endpoints\"\xd9\x01\n" +
 	"\tEndpoints\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12O\n" +
-	"\x10endpoint_subsets\x18\x03 \x03(\v2$.contiv.ksr.endpoints.EndpointSubsetR\x0fendpointSubsets\"\x8b\x04\n" +
+	"\x10endpoint_subsets\x18\x03 \x03(\v2$.contiv.ksr.endpoints.EndpointSubsetR\x0fendpointSubsets\x12I\n" +
+	"\"last_change_trigger_time_unix_nano\x18\x04 \x01(\x03R\x1dlastChangeTriggerTimeUnixNano\"\x8b\x04\n" +
 	"\x0eEndpointSubset\x12R\n" +
 	"\taddresses\x18\x01 \x03(\v24.contiv.ksr.endpoints.EndpointSubset.EndpointAddressR\taddresses\x12d\n" +
 	"\x13not_ready_addresses\x18\x02 \x03(\v24.contiv.ksr.endpoints.EndpointSubset.EndpointAddressR\x11notReadyAddresses\x12G\n" +

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"sort"
-	"testing"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
@@ -38,8 +37,14 @@ func (y yamlLoader) LoadConfig(out any) (bool, error) {
 	return true, infra.ParseConfig([]byte(y), out, true, nil)
 }
 
+// TB is the part of testing.TB the fixture needs (scenario scripts adapt to it).
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
 // ContivConf returns a real, initialised ContivConf of the node reading conf.
-func ContivConf(tb testing.TB, nodeName, conf string) *contivconf.Plugin {
+func ContivConf(tb TB, nodeName, conf string) *contivconf.Plugin {
 	tb.Helper()
 	c := &contivconf.Plugin{Deps: contivconf.Deps{Log: QuietLog(), Config: yamlLoader(conf), NodeName: nodeName}}
 	if err := c.Init(); err != nil {
@@ -49,7 +54,7 @@ func ContivConf(tb testing.TB, nodeName, conf string) *contivconf.Plugin {
 }
 
 // IPAM returns a real IPAM of the node with the given ID, initialised and resynced.
-func IPAM(tb testing.TB, conf contivconf.API, nodeName string, nodeID uint32) *ipam.Plugin {
+func IPAM(tb TB, conf contivconf.API, nodeName string, nodeID uint32) *ipam.Plugin {
 	tb.Helper()
 	p := ipam.NewPlugin(ipam.Deps{
 		Log: QuietLog(), NodeName: nodeName, ContivConf: conf,

@@ -27,7 +27,13 @@ type local struct {
 // (SELF, source becomes the NAT loopback).
 func (rndr *Renderer) serviceDNAT(svc *renderer.ContivService) *vpp_nat.DNat44 {
 	dnat := &vpp_nat.DNat44{Label: svc.ID.String()}
-	for _, name := range portNames(svc) {
+	perPort := svc.ClusterIPs.Len() + svc.ExternalIPs.Len()
+	if svc.HasNodePort() {
+		perPort += rndr.nodeIPs.Len()
+	}
+	dnat.StMappings = make([]*vpp_nat.DNat44_StaticMapping, 0, perPort*len(svc.Ports))
+	var oneName [1]string
+	for _, name := range portNames(svc, oneName[:0]) {
 		port := svc.Ports[name]
 		locals := rndr.portLocals(svc, svc.Backends[name])
 		if len(locals) == 0 {
@@ -43,7 +49,7 @@ func (rndr *Renderer) serviceDNAT(svc *renderer.ContivService) *vpp_nat.DNat44 {
 				return
 			}
 			dnat.StMappings = append(dnat.StMappings, &vpp_nat.DNat44_StaticMapping{
-				ExternalIp:      ip4.String(),
+				ExternalIp:      rndr.ip4String(ip4),
 				ExternalPort:    uint32(extPort),
 				Protocol:        proto,
 				TwiceNat:        twiceNAT,
@@ -70,6 +76,21 @@ func (rndr *Renderer) serviceDNAT(svc *renderer.ContivService) *vpp_nat.DNat44 {
 	return dnat
 }
 
+// ip4String formats an IPv4 address (4-byte form), through the resync's cache when
+// one is set.
+func (rndr *Renderer) ip4String(ip4 net.IP) string {
+	if rndr.ipStrings == nil {
+		return ip4.String()
+	}
+	key := [4]byte(ip4)
+	if s, ok := rndr.ipStrings[key]; ok {
+		return s
+	}
+	s := ip4.String()
+	rndr.ipStrings[key] = s
+	return s
+}
+
 // portLocals returns the locals of one service port. A node-local service uses only
 // the backends of this node. Weights: serviceLocalEndpointWeight for local backends,
 // 1 for remote ones, 0 when there is a single local (no load balancing). VRF: the
@@ -90,7 +111,7 @@ func (rndr *Renderer) portLocals(svc *renderer.ContivService, backends []*render
 		if ip4 == nil {
 			continue
 		}
-		l := local{ip: ip4.String(), port: uint32(b.Port), vrf: rndr.podVRF, probability: 1}
+		l := local{ip: rndr.ip4String(ip4), port: uint32(b.Port), vrf: rndr.podVRF, probability: 1}
 		localPod := b.Local && !b.HostNetwork
 		thisNode := b.Local && b.HostNetwork
 		if thisNode || (rndr.noOverlay && !localPod) {
@@ -119,9 +140,9 @@ func newLocalIPs(locals []local) []*vpp_nat.DNat44_StaticMapping_LocalIP {
 	return out
 }
 
-// portNames returns the port names of the service in ascending order.
-func portNames(svc *renderer.ContivService) []string {
-	names := make([]string, 0, len(svc.Ports))
+// portNames returns the port names of the service in ascending order, appended to
+// names (which the caller may give a capacity for the common single port).
+func portNames(svc *renderer.ContivService, names []string) []string {
 	for name := range svc.Ports {
 		names = append(names, name)
 	}

@@ -5,9 +5,6 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
-	"testing"
-
-	"google.golang.org/protobuf/proto"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -66,7 +63,7 @@ nodeConfig:
 // processor with the NAT44 renderer registered, and a dataplane committing the
 // staged transactions.
 type env struct {
-	t     *testing.T
+	t     tb
 	agent *agent // nil: nothing goes to VPP
 	ipnet *servicetest.IPNet
 	nodes *servicetest.NodeSync
@@ -85,9 +82,25 @@ type envOptions struct {
 	nodes    func(*env)     // adjust the cluster nodes
 	kube     controller.KubeStateData
 	vpp      bool // also commit everything through the scheduler into the simulator
+	// failProbability makes that share of the state-changing VPP requests fail
+	// (vppsim.Options.FailProbability); failed operations are retried by the
+	// scheduler and every commit waits until the agent converged.
+	failProbability float64
+	failSeed        int64
 }
 
-func newEnv(t *testing.T, opts envOptions) *env {
+// tb is the part of testing.TB the fixture uses; the scenario runner adapts
+// testscript's TestScript to it.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+}
+
+func newEnv(t tb, opts envOptions) *env {
 	t.Helper()
 	conf := opts.conf
 	if conf == "" {
@@ -118,11 +131,18 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		opts.nodes(e)
 	}
 	if opts.vpp {
-		e.agent = newAgent(t)
+		e.agent = newAgent(t, opts.failProbability, opts.failSeed)
 	}
 	e.proc = &processor.ServiceProcessor{Deps: processor.Deps{
 		Log: servicetest.QuietLog(), ContivConf: cc, NodeSync: e.nodes, PodManager: e.pods, IPAM: ipamPlugin, IPNet: e.ipnet,
 	}}
+	if c := opts.svcConf; c != nil {
+		var err error
+		if e.proc.NodePortFirst, e.proc.NodePortLast, err = c.NodePorts(); err != nil {
+			t.Fatal(err)
+		}
+		e.proc.NodePortsOnThisNodeOnly = c.NodePortsOnThisNodeOnly
+	}
 	if err := e.proc.Init(); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +160,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	return e
 }
 
-func mustCIDR(t *testing.T, s string) *net.IPNet {
+func mustCIDR(t tb, s string) *net.IPNet {
 	t.Helper()
 	_, n, err := net.ParseCIDR(s)
 	if err != nil {
@@ -188,16 +208,8 @@ func (e *env) update(ev controller.Event) ([]string, *servicetest.Txn) {
 	return changes, txn
 }
 
-func (e *env) putService(svc *svcmodel.Service) ([]string, *servicetest.Txn) {
-	return e.update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key(svc.Name, svc.Namespace), NewValue: svc})
-}
-
 func (e *env) deleteService(ns, name string) ([]string, *servicetest.Txn) {
 	return e.update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key(name, ns), PrevValue: &svcmodel.Service{}})
-}
-
-func (e *env) putEndpoints(eps *epmodel.Endpoints) ([]string, *servicetest.Txn) {
-	return e.update(&controller.KubeStateChange{Resource: epmodel.Keyword, Key: epmodel.Key(eps.Name, eps.Namespace), NewValue: eps})
 }
 
 func (e *env) deleteEndpoints(ns, name string) ([]string, *servicetest.Txn) {
@@ -215,42 +227,6 @@ func (e *env) nodeUpdate(name string, prev, next *nodesync.Node) ([]string, *ser
 
 // nat returns the committed NAT configuration.
 func (e *env) nat() servicetest.NAT { return servicetest.NATFrom(e.dp.KVs) }
-
-// expectGlobal compares the committed global NAT configuration.
-func (e *env) expectGlobal(want *vpp_nat.Nat44Global) {
-	e.t.Helper()
-	got, _ := e.dp.KVs[vpp_nat.GlobalNAT44Key].(*vpp_nat.Nat44Global)
-	if diff := servicetest.ProtoDiff(want, got); diff != "" {
-		e.t.Errorf("nat44-global (- want, + got):\n%s", diff)
-	}
-}
-
-// expectDNATs compares every committed DNat44 (identities included) with want.
-func (e *env) expectDNATs(want ...*vpp_nat.DNat44) {
-	e.t.Helper()
-	got := e.nat().DNATs
-	wantByLabel := make(map[string]*vpp_nat.DNat44)
-	for _, d := range want {
-		wantByLabel[d.Label] = d
-	}
-	labels := make(map[string]bool)
-	for l := range got {
-		labels[l] = true
-	}
-	for l := range wantByLabel {
-		labels[l] = true
-	}
-	sorted := make([]string, 0, len(labels))
-	for l := range labels {
-		sorted = append(sorted, l)
-	}
-	sort.Strings(sorted)
-	for _, l := range sorted {
-		if diff := servicetest.ProtoDiff(wantByLabel[l], got[l]); diff != "" {
-			e.t.Errorf("dnat44 %q (- want, + got):\n%s", l, diff)
-		}
-	}
-}
 
 // trace sends a packet through the committed configuration. With VPP, a translated
 // packet must be translated the same way by the simulator.
@@ -274,98 +250,8 @@ func (e *env) trace(proto vpp_nat.DNat44_Protocol, src, dst, inIf string) ([]ser
 	return outcomes, why
 }
 
-// --- expected values ---------------------------------------------------------------
-
-// global is the expected global configuration; the interfaces may be given in any
-// order and are put in the renderer's canonical one (by name, "in" before "out").
-func global(pool []*vpp_nat.Nat44Global_Address, ifs ...*vpp_nat.Nat44Global_Interface) *vpp_nat.Nat44Global {
-	sort.SliceStable(ifs, func(i, j int) bool {
-		if ifs[i].Name != ifs[j].Name {
-			return ifs[i].Name < ifs[j].Name
-		}
-		return ifs[i].IsInside && !ifs[j].IsInside
-	})
-	return &vpp_nat.Nat44Global{Forwarding: true, AddressPool: pool, NatInterfaces: ifs}
-}
-
-func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
-
-func snatPool(ip string) *vpp_nat.Nat44Global_Address {
-	return &vpp_nat.Nat44Global_Address{Address: ip, VrfId: anyVRF}
-}
-
-func twicePool(ip string) *vpp_nat.Nat44Global_Address {
-	return &vpp_nat.Nat44Global_Address{Address: ip, VrfId: anyVRF, TwiceNat: true}
-}
-
-func pool(addrs ...*vpp_nat.Nat44Global_Address) []*vpp_nat.Nat44Global_Address { return addrs }
-
-func in(name string) *vpp_nat.Nat44Global_Interface {
-	return &vpp_nat.Nat44Global_Interface{Name: name, IsInside: true}
-}
-
-func out(name string) *vpp_nat.Nat44Global_Interface {
-	return &vpp_nat.Nat44Global_Interface{Name: name}
-}
-
-func output(name string) *vpp_nat.Nat44Global_Interface {
-	return &vpp_nat.Nat44Global_Interface{Name: name, OutputFeature: true}
-}
-
-func dnat(label string, mappings ...*vpp_nat.DNat44_StaticMapping) *vpp_nat.DNat44 {
-	return &vpp_nat.DNat44{Label: label, StMappings: mappings}
-}
-
-func identities(ip string) *vpp_nat.DNat44 {
-	d := &vpp_nat.DNat44{Label: IdentityDNATLabel}
-	if ip != "" {
-		d.IdMappings = []*vpp_nat.DNat44_IdentityMapping{
-			{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, Port: 4789, VrfId: mainVRF},
-			{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, VrfId: podVRF},
-			{IpAddress: ip, Protocol: vpp_nat.DNat44_UDP, VrfId: mainVRF},
-		}
-	}
-	return d
-}
-
+// Protocols of the trace command.
 const (
 	tcp = vpp_nat.DNat44_TCP
 	udp = vpp_nat.DNat44_UDP
 )
-
-type twice = vpp_nat.DNat44_StaticMapping_TwiceNatMode
-
-const (
-	self    = vpp_nat.DNat44_StaticMapping_SELF
-	enabled = vpp_nat.DNat44_StaticMapping_ENABLED
-)
-
-func mapping(p vpp_nat.DNat44_Protocol, extIP string, extPort uint32, tn twice, locals ...*vpp_nat.DNat44_StaticMapping_LocalIP) *vpp_nat.DNat44_StaticMapping {
-	return &vpp_nat.DNat44_StaticMapping{ExternalIp: extIP, ExternalPort: extPort, Protocol: p, TwiceNat: tn, LocalIps: locals}
-}
-
-func withAffinity(m *vpp_nat.DNat44_StaticMapping, seconds uint32) *vpp_nat.DNat44_StaticMapping {
-	m.SessionAffinity = seconds
-	return m
-}
-
-func loc(ip string, port, vrf, probability uint32) *vpp_nat.DNat44_StaticMapping_LocalIP {
-	return &vpp_nat.DNat44_StaticMapping_LocalIP{LocalIp: ip, LocalPort: port, VrfId: vrf, Probability: probability}
-}
-
-// equalKVs reports the keys whose values differ between two stores.
-func equalKVs(t *testing.T, a, b map[string]proto.Message) {
-	t.Helper()
-	keys := make(map[string]bool)
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	for k := range keys {
-		if diff := servicetest.ProtoDiff(a[k], b[k]); diff != "" {
-			t.Errorf("%s differs (- first, + second):\n%s", k, diff)
-		}
-	}
-}

@@ -77,7 +77,10 @@ type Renderer struct {
 	defaultIfName   string
 	defaultIfIP     net.IP
 	// Inputs kept for incremental changes.
-	nodeIPs     *renderer.IPAddresses
+	nodeIPs *renderer.IPAddresses
+	// ipStrings holds the text of the IPv4 addresses formatted during a resync (nil
+	// otherwise): a pod backs many services, its address is formatted once.
+	ipStrings   map[[4]byte]string
 	frontendIfs renderer.Interfaces
 	backendIfs  renderer.Interfaces
 
@@ -252,6 +255,8 @@ func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
 	txn := rndr.ResyncTxnFactory()
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
+	rndr.ipStrings = make(map[[4]byte]string, 1024)
+	defer func() { rndr.ipStrings = nil }()
 	for _, svc := range resyncEv.Services {
 		dnat := rndr.serviceDNAT(svc)
 		txn.Put(vpp_nat.DNAT44Key(dnat.Label), dnat)

@@ -27,10 +27,14 @@ type vpp struct {
 
 // startVPP starts a simulator; enableNAT enables NAT44 directly (the session
 // tests inject sessions, which needs it), else the NAT descriptors enable it.
-func startVPP(t *testing.T, enableNAT bool) *vpp {
+func startVPP(t tb, enableNAT bool) *vpp { return startVPPWith(t, enableNAT, vppsim.Options{}) }
+
+// startVPPWith is startVPP with simulator options (the socket path is chosen here).
+func startVPPWith(t tb, enableNAT bool, opts vppsim.Options) *vpp {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "api.sock")
-	sim, err := vppsim.New(vppsim.Options{SocketPath: sock})
+	opts.SocketPath = sock
+	sim, err := vppsim.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

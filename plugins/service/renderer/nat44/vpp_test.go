@@ -2,12 +2,11 @@ package nat44
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sort"
 	"strings"
-	"testing"
 	"time"
 
 	govppapi "go.fd.io/govpp/api"
@@ -18,11 +17,7 @@ import (
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
-	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
-	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
@@ -55,14 +50,26 @@ func loopbackIfDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 				return nil, err
 			}
 			sw := reply.SwIfIndex
-			if err := request(&interfaces.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: sw, Tag: iface(v).Name}, &interfaces.SwInterfaceTagAddDelReply{}); err != nil {
+			// A failed creation deletes the loopback again (a retried create must
+			// not leave a second interface with the same tag), resending the
+			// delete while VPP is busy.
+			undo := func(err error) (kvapi.Metadata, error) {
+				for range 10 {
+					derr := request(&interfaces.DeleteLoopback{SwIfIndex: sw}, &interfaces.DeleteLoopbackReply{})
+					if !errors.Is(derr, govppapi.BUSY) {
+						break
+					}
+				}
 				return nil, err
+			}
+			if err := request(&interfaces.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: sw, Tag: iface(v).Name}, &interfaces.SwInterfaceTagAddDelReply{}); err != nil {
+				return undo(err)
 			}
 			for _, a := range iface(v).IpAddresses {
 				p := netip.MustParsePrefix(a)
 				addr := ip_types.AddressWithPrefix{Address: ip_types.Address{Af: ip_types.ADDRESS_IP4, Un: ip_types.AddressUnionIP4(p.Addr().As4())}, Len: uint8(p.Bits())}
 				if err := request(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: sw, IsAdd: true, Prefix: addr}, &interfaces.SwInterfaceAddDelAddressReply{}); err != nil {
-					return nil, err
+					return undo(err)
 				}
 			}
 			return &ifaceidx.Metadata{SwIfIndex: uint32(sw), IPAddresses: iface(v).IpAddresses}, nil
@@ -100,16 +107,23 @@ func loopbackIfDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 // descriptors, over a connection to the simulator, plus the configuration ipnet
 // would own (interfaces, VRFs).
 type agent struct {
-	t      *testing.T
+	t      tb
 	vpp    *vpp
 	s      *kvscheduler.Scheduler
 	infra  map[string]proto.Message
 	synced bool // the first resync went in; later ones are full resyncs
+	// faults: the simulator fails a share of the requests; commits retry
+	// and wait until every value converged.
+	faults bool
+	// desired holds every value the agent was given and not deleted since.
+	desired map[string]proto.Message
 }
 
-func newAgent(t *testing.T) *agent {
+// newAgent starts a simulator failing the given share of state-changing
+// requests (seeded) and a scheduler with the descriptors over it.
+func newAgent(t tb, failProbability float64, failSeed int64) *agent {
 	t.Helper()
-	v := startVPP(t, false)
+	v := startVPPWith(t, false, vppsim.Options{FailProbability: failProbability, FailSeed: failSeed})
 	s, err := kvscheduler.NewScheduler(kvscheduler.Deps{Log: st.QuietLog()})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +143,8 @@ func newAgent(t *testing.T) *agent {
 		}
 		t.Cleanup(func() { _ = p.Close() })
 	}
-	a := &agent{t: t, vpp: v, s: s, infra: make(map[string]proto.Message)}
+	a := &agent{t: t, vpp: v, s: s, infra: make(map[string]proto.Message), faults: failProbability > 0,
+		desired: make(map[string]proto.Message)}
 	for name, addrs := range map[string][]string{
 		mainIf: {nodeIP + "/24"}, otherIf: {"10.10.10.5/24"}, hostIf: {"172.30.1.1/24"}, bviIf: {"192.168.30.1/24"},
 		pod1If: {"10.1.1.1/32"}, pod2If: {"10.1.1.2/32"}, pod3If: {"10.1.1.6/32"},
@@ -143,7 +158,9 @@ func newAgent(t *testing.T) *agent {
 }
 
 // commit applies values (nil: delete) in one transaction; a resync replaces the whole
-// configuration (infra included) and reconciles it with what VPP holds.
+// configuration (infra included) and reconciles it with what VPP holds. Every value
+// must end up configured and every deleted one gone; with faults, the failed
+// operations are retried in the background and commit waits until they succeeded.
 func (a *agent) commit(values map[string]proto.Message, resync bool) {
 	a.t.Helper()
 	txn := a.s.StartNBTransaction()
@@ -153,13 +170,29 @@ func (a *agent) commit(values map[string]proto.Message, resync bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if resync {
+		clear(a.desired)
 		for k, v := range a.infra {
 			txn.SetValue(k, v)
+			a.desired[k] = v
 		}
 		ctx = kvapi.WithResync(ctx, kvapi.FullResync, false)
 	}
-	if _, err := txn.Commit(ctx); err != nil {
+	for k, v := range values {
+		if v == nil {
+			delete(a.desired, k)
+		} else {
+			a.desired[k] = v
+		}
+	}
+	if a.faults {
+		ctx = kvapi.WithRetry(ctx, time.Millisecond, 1000, false)
+	}
+	if _, err := txn.Commit(ctx); err != nil && !a.faults {
 		a.t.Fatalf("commit: %v", err)
+	}
+	if a.faults {
+		a.waitConverged(values)
+		return
 	}
 	for k, v := range values {
 		if v == nil {
@@ -171,6 +204,61 @@ func (a *agent) commit(values map[string]proto.Message, resync bool) {
 	}
 }
 
+// unconverged lists the values not yet where they should be: every desired value
+// configured, every value deleted by the last commit gone, no value (derived ones
+// included) failed or waiting for a retry.
+func (a *agent) unconverged(values map[string]proto.Message) []string {
+	var out []string
+	for _, s := range a.s.AllValueStatuses("") {
+		if s.State == kvapi.StateFailed || s.State == kvapi.StateRetrying {
+			if _, desired := a.desired[s.Key]; !desired {
+				out = append(out, fmt.Sprintf("%s: %s %s", s.Key, s.State, s.Error))
+			}
+		}
+	}
+	for k := range a.desired {
+		if s := a.s.GetValueStatus(k); s.State != kvapi.StateConfigured {
+			out = append(out, fmt.Sprintf("%s: %s %s", k, s.State, s.Error))
+		}
+	}
+	for k, v := range values {
+		if v != nil {
+			continue
+		}
+		if s := a.s.GetValueStatus(k); s.State != kvapi.StateNonexistent && s.State != kvapi.StateRemoved {
+			out = append(out, fmt.Sprintf("%s (deleted): %s %s", k, s.State, s.Error))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitConverged waits until the scheduler's retries have programmed everything.
+func (a *agent) waitConverged(values map[string]proto.Message) {
+	a.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		left := a.unconverged(values)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, l := range left { // the first operations on each key, to see how it went wrong
+				key, _, _ := strings.Cut(l, ":")
+				tl := a.s.KeyTimeline(strings.TrimSuffix(key, " (deleted)"))
+				for i, e := range tl[:min(len(tl), 4)] {
+					left = append(left, fmt.Sprintf("  %s #%d %s: %s %v -> %v %s", key, i, e.TxnType, e.Op.Operation, e.Op.PrevState, e.Op.NewState, e.Op.Error))
+				}
+			}
+			a.t.Fatalf("not converged after 20 s with %d random VPP failures:\n%s",
+				a.vpp.sim.RandomFailureCount(), strings.Join(left, "\n"))
+		}
+		<-tick.C
+	}
+}
+
 // translate asks the simulator where a packet goes.
 func (a *agent) translate(proto uint8, src, dst string) []string {
 	var out []string
@@ -179,87 +267,4 @@ func (a *agent) translate(proto uint8, src, dst string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func TestServicesProgrammedIntoVPP(t *testing.T) {
-	e := newEnv(t, envOptions{vpp: true})
-	a := e.agent
-
-	n := a.vpp.sim.NAT()
-	if !n.Enabled || !n.Forwarding || len(n.Addresses) != 2 {
-		t.Errorf("VPP NAT after resync: %+v", n)
-	}
-	if got := a.vpp.sim.LookupDNAT(17, netip.MustParseAddr(nodeIP), 4789); len(got) != 1 || got[0].VRF != mainVRF {
-		t.Errorf("VXLAN identity mapping: %+v", got)
-	}
-
-	svc := st.Service("default", "nginx", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
-	svc.ExternalIps = []string{"20.20.20.20"}
-	_, txn := e.putService(svc)
-	a.commit(txn.Values, false)
-	_, txn = e.putEndpoints(st.Endpoints("default", "nginx", st.Subset([]st.Addr{st.PodAddr(pod1IP, "default", "pod1"), st.PodAddr(remote1, "default", "r1")}, st.EpPort("http", 8080, ""))))
-	a.commit(txn.Values, false)
-
-	tests := []struct {
-		name     string
-		src, dst string
-		want     []string
-	}{
-		{"pod to cluster IP: self-twice-NAT only towards itself", pod1IP + ":4000", "10.96.0.10:80",
-			[]string{natLoop + ":4000 -> " + pod1IP + ":8080", pod1IP + ":4000 -> " + remote1 + ":8080"}},
-		{"client to external IP: twice-NAT", "8.8.8.8:5000", "20.20.20.20:80",
-			[]string{natLoop + ":5000 -> " + pod1IP + ":8080", natLoop + ":5000 -> " + remote1 + ":8080"}},
-		{"client to a node port on the worker's IP", "8.8.8.8:5000", workerIP + ":30080",
-			[]string{"8.8.8.8:5000 -> " + pod1IP + ":8080", "8.8.8.8:5000 -> " + remote1 + ":8080"}},
-		{"wrong port", "8.8.8.8:5000", "10.96.0.10:81", nil},
-	}
-	for _, tc := range tests {
-		if got := a.translate(6, tc.src, tc.dst); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
-		}
-	}
-
-	// The pod became a backend: NAT inside and outside on its interface.
-	var pod1Features []string
-	for _, i := range a.vpp.sim.NAT().Interfaces {
-		if md, ok := a.s.GetMetadataMap(ifaceidx.DescriptorName).GetValue(pod1If); ok && md.(*ifaceidx.Metadata).SwIfIndex == i.SwIfIndex {
-			if i.Inside {
-				pod1Features = append(pod1Features, "in")
-			}
-			if i.Outside {
-				pod1Features = append(pod1Features, "out")
-			}
-		}
-	}
-	if !slices.Equal(pod1Features, []string{"in", "out"}) {
-		t.Errorf("features of %s in VPP: %v", pod1If, pod1Features)
-	}
-
-	// A full resync of the same state (scheduler reconciling with what VPP holds)
-	// changes nothing in VPP.
-	before := fmt.Sprintf("%+v", a.vpp.sim.NAT())
-	a.vpp.sim.ResetMessageCounts()
-	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
-	kube[svcmodel.Keyword][svcmodel.Key(svc.Name, svc.Namespace)] = svc
-	kube[epmodel.Keyword][epmodel.Key("nginx", "default")] = st.Endpoints("default", "nginx",
-		st.Subset([]st.Addr{st.PodAddr(pod1IP, "default", "pod1"), st.PodAddr(remote1, "default", "r1")}, st.EpPort("http", 8080, "")))
-	a.commit(e.resync(kube).Values, true)
-	if after := fmt.Sprintf("%+v", a.vpp.sim.NAT()); after != before {
-		t.Errorf("resync changed VPP's NAT:\n%s", st.DiffLines(strings.ReplaceAll(before, " ", "\n"), strings.ReplaceAll(after, " ", "\n")))
-	}
-	for name, n := range a.vpp.sim.MessageCounts() {
-		if n > 0 && strings.Contains(name, "add_del") {
-			t.Errorf("resync of an unchanged state sent %d %s", n, name)
-		}
-	}
-
-	// Deleting the service removes its mappings from VPP.
-	_, txn = e.deleteEndpoints("default", "nginx")
-	a.commit(txn.Values, false)
-	if got := a.vpp.sim.LookupDNAT(6, netip.MustParseAddr("10.96.0.10"), 80); got != nil {
-		t.Errorf("deleted service still mapped: %+v", got)
-	}
-	if v := a.s.GetValueStatus(vpp_nat.DNAT44Key("default/nginx")); v.State != kvapi.StateNonexistent {
-		t.Errorf("DNAT of the deleted service: %s", v.State)
-	}
 }
