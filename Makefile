@@ -20,7 +20,7 @@ CNI_PLUGINS_DIR ?= $(shell $(GO) env GOPATH)/cni-plugins
 # Where `make run` serves the agent REST API (as set in k8s/examples/http.conf).
 RUN_HTTP    := 127.0.0.1:9999
 
-.PHONY: all build test lint generate run bench clean tools $(BINARIES)
+.PHONY: all build test lint generate run bench fuzz clean tools $(BINARIES)
 
 all: build
 
@@ -51,6 +51,30 @@ run: contiv-agent
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Go native fuzzing of every parser of outside input (<package>:<target>), one target
+# after the other, each for FUZZTIME (a duration, or Nx for N executions), one worker.
+# New crashers land in the package's testdata/fuzz/<target>/.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./pkg/infra:FuzzParseConfig \
+	./plugins/contivconf:FuzzParse \
+	./plugins/podmanager/cniplugin:FuzzParseConfig \
+	./plugins/podmanager/cniplugin:FuzzCNIArgs \
+	./plugins/podmanager:FuzzParsePodArgs \
+	./plugins/podmanager:FuzzReadState \
+	./plugins/ksr/store:FuzzDecodeEtcdValue \
+	./plugins/ksr/store:FuzzDecodeExternalConfig \
+	./plugins/nodesync:FuzzVppNodeRecord \
+	./plugins/nodesync:FuzzIDFile \
+	./standalone:FuzzClusterFileParse \
+	./pkg/unarygrpc:FuzzResponse
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 1 $$pkg; \
+	done
 
 tools:
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -20,6 +20,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/version"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version/buildinfo"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/convert"
 	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
 )
 
@@ -40,6 +41,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	strict := fs.Bool("strict-config", false, "fail on unknown keys in configuration files instead of warning")
 	kubeConfig := fs.String("kube-config", "", "kubeconfig file (default: the in-cluster service account)")
 	electionTTL := fs.Duration("election-ttl", ksr.DefaultElectionTTL, "leader lease: a failed leader is replaced after at most this long")
+	serviceCIDRs := fs.String("service-cluster-ip-range", "", "service CIDRs (comma-separated, as kube-apiserver's flag): Services with a cluster IP outside are reflected without it (default: not checked)")
+	nodePortRange := fs.String("service-node-port-range", fmt.Sprintf("%d-%d", convert.DefaultNodePortMin, convert.DefaultNodePortMax),
+		"node port range (as kube-apiserver's flag): node ports outside are left out of the reflected Services")
 	etcdFile := infra.NewConfigFile(fs, "etcd")
 	httpFile := infra.NewConfigFile(fs, "http")
 	logsFile := infra.NewConfigFile(fs, "logs")
@@ -80,6 +84,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(log, stderr, err)
 	}
+	limits := convert.DefaultServiceLimits()
+	if limits.NodePortMin, limits.NodePortMax, err = convert.ParseNodePortRange(*nodePortRange); err != nil {
+		return fail(log, stderr, fmt.Errorf("-service-node-port-range: %w", err))
+	}
+	if limits.ServiceCIDRs, err = convert.ParseServiceCIDRs(*serviceCIDRs); err != nil {
+		return fail(log, stderr, fmt.Errorf("-service-cluster-ip-range: %w", err))
+	}
 	log.Info(version.String("contiv-ksr"))
 
 	healthReg := health.NewRegistry()
@@ -96,13 +107,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logs.RegisterHandlers(restPlugin.Admin())
 
 	reflector := ksr.NewPlugin(ksr.Deps{
-		Log:         logs.Logger("ksr"),
-		KubeConfig:  *kubeConfig,
-		EtcdConfig:  etcdFile,
-		Registerer:  metrics,
-		Health:      healthReg.Reporter("ksr"),
-		Identity:    os.Getenv(identityEnv),
-		ElectionTTL: *electionTTL,
+		Log:           logs.Logger("ksr"),
+		KubeConfig:    *kubeConfig,
+		EtcdConfig:    etcdFile,
+		Registerer:    metrics,
+		Health:        healthReg.Reporter("ksr"),
+		Identity:      os.Getenv(identityEnv),
+		ElectionTTL:   *electionTTL,
+		ServiceLimits: limits,
 	})
 
 	lifecycle := healthReg.Reporter("lifecycle")

@@ -112,7 +112,7 @@ func (p *Plugin) watchOwnKey(ctx context.Context, cancel context.CancelFunc, el 
 // lead runs the informers and the write loop of one term; the informers have stopped
 // when it returns. Goroutines it starts are counted in wg.
 func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer) error {
-	set, err := newInformerSet(p.KubeClient)
+	set, err := newInformerSet(p.KubeClient, p.convertService)
 	if err != nil {
 		return err
 	}

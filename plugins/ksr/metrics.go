@@ -22,6 +22,7 @@ const (
 type metrics struct {
 	adds, updates, deletes, resyncs *prometheus.CounterVec
 	errors                          *prometheus.CounterVec
+	invalidFields                   *prometheus.CounterVec
 	leader, inSync                  prometheus.Gauge
 }
 
@@ -39,6 +40,9 @@ func newMetrics(reflectors []string) *metrics {
 		errors: counter("errors_total",
 			"Failures by kind: add, update, delete (etcd writes), arg (objects that could not be converted), resync.",
 			"reflector", "kind"),
+		invalidFields: counter("invalid_fields_total",
+			"Fields of reflected objects that broke a limit (port or node port out of range, cluster IP outside the service CIDR) and were left out.",
+			"reflector", "field"),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "contiv", Subsystem: "ksr", Name: "leader",
 			Help: "1 while this replica is the elected leader (the one writing to etcd).",
@@ -61,7 +65,7 @@ func newMetrics(reflectors []string) *metrics {
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.adds, m.updates, m.deletes, m.resyncs, m.errors, m.leader, m.inSync} {
+	for _, c := range []prometheus.Collector{m.adds, m.updates, m.deletes, m.resyncs, m.errors, m.invalidFields, m.leader, m.inSync} {
 		if err := r.Register(c); err != nil {
 			return fmt.Errorf("register metrics: %w", err)
 		}

@@ -11,10 +11,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/convert"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 )
 
 // ElectionPrefix is the etcd prefix of the leader election among contiv-ksr replicas.
@@ -57,6 +60,10 @@ type Deps struct {
 	// ElectionTTL is the leader lease (whole seconds, at least 1); 0 means
 	// DefaultElectionTTL.
 	ElectionTTL time.Duration
+	// ServiceLimits are the node port range and service CIDRs that reflected Services
+	// are checked against (convert.ServiceLimits.Sanitize); a zero NodePortMax means
+	// the Kubernetes default range, no ServiceCIDRs means cluster IPs are not checked.
+	ServiceLimits convert.ServiceLimits
 }
 
 // Plugin is contiv-ksr's reflector plugin.
@@ -277,3 +284,24 @@ func nextBackoff(d time.Duration) time.Duration { return min(2*d, maxBackoff) }
 
 // errLostLeadership ends a term whose writes the election guard refused.
 var errLostLeadership = errors.New("leadership lost")
+
+// convertService converts a Service and leaves out what breaks p.ServiceLimits: each
+// such field is logged (object, field, value, what was done) and counted in
+// contiv_ksr_invalid_fields_total{reflector="service",field}.
+func (p *Plugin) convertService(s *corev1.Service) (*service.Service, error) {
+	out, err := convert.Service(s)
+	if err != nil {
+		return nil, err
+	}
+	limits := p.ServiceLimits
+	if limits.NodePortMax == 0 {
+		limits.NodePortMin, limits.NodePortMax = convert.DefaultNodePortMin, convert.DefaultNodePortMax
+	}
+	for _, prob := range limits.Sanitize(out) {
+		p.metrics.invalidFields.WithLabelValues(service.Keyword, prob.FieldName()).Inc()
+		p.Log.WithFields(logrus.Fields{
+			"service": s.Namespace + "/" + s.Name, "field": prob.Field, "value": prob.Value,
+		}).Warn("invalid service field: " + prob.Error())
+	}
+	return out, nil
+}

@@ -65,7 +65,9 @@ type informerSet struct {
 
 // newInformerSet creates the informers (not started) and registers the event handlers
 // that queue items.
-func newInformerSet(client kubernetes.Interface) (*informerSet, error) {
+// convService converts a Service for the service reflector (the plugin checks its
+// limits on top of convert.Service).
+func newInformerSet(client kubernetes.Interface, convService func(*corev1.Service) (*service.Service, error)) (*informerSet, error) {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(stripManagedFields))
 	s := &informerSet{factory: factory, byName: map[string]*reflector{}, queue: newQueue()}
 
@@ -93,7 +95,7 @@ func newInformerSet(client kubernetes.Interface) (*informerSet, error) {
 		simpleReflector(node.Keyword, node.KeyPrefix(), nodeInf, func(id string) string { return node.Key(clusterKey(id)) }, convert.Node),
 		simpleReflector(pod.Keyword, pod.KeyPrefix(), podInf, nsKey(pod.Key), convert.Pod),
 		simpleReflector(policy.Keyword, policy.KeyPrefix(), polInf, nsKey(policy.Key), convert.Policy),
-		simpleReflector(service.Keyword, service.KeyPrefix(), svcInf, nsKey(service.Key), convert.Service),
+		simpleReflector(service.Keyword, service.KeyPrefix(), svcInf, nsKey(service.Key), convService),
 		endpointsReflector(epInf, sliceInf, nsKey(endpoints.Key)),
 	}
 	for _, r := range s.reflectors {
