@@ -44,7 +44,7 @@ generate:
 
 run: contiv-agent
 	@echo "contiv-agent -standalone: embedded etcd, in-process VPP simulator, the cluster of k8s/examples/demo-cluster.yaml"
-	@echo "REST on http://$(RUN_HTTP): try /contiv/v1/ipam, /readiness, /scheduler/status; Ctrl-C stops it"
+	@echo "REST on http://$(RUN_HTTP): try /contiv/v1/ipam, /readiness, /scheduler/status, or make contiv-netctl && bin/contiv-netctl nodes; Ctrl-C stops it"
 	./$(BIN_DIR)/contiv-agent -standalone -standalone-dir=.run/standalone -node-name=$${MICROSERVICE_LABEL:-k8s-master} \
 	  -cluster=k8s/examples/demo-cluster.yaml -contiv-config=k8s/examples/contiv.conf \
 	  -http-config=k8s/examples/http.conf

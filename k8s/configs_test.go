@@ -3,7 +3,6 @@ package k8s
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -118,12 +117,10 @@ func loadKVSchedulerConf(data []byte) (any, error) {
 	return &cfg, nil
 }
 
-// loadEtcdConfFor renders etcd.conf for a node as the init containers do (__HOST_IP__
-// becomes the node IP, bracketed when IPv6) and reads it into dbwatcher.EtcdConfig.
+// loadEtcdConfFor renders etcd.conf for a node as the init containers do (__HOST_IP__,
+// with an etcd NodePort, becomes the node IP, bracketed when IPv6) and reads it into
+// dbwatcher.EtcdConfig.
 func loadEtcdConfFor(data []byte, hostIP string) (*dbwatcher.EtcdConfig, error) {
-	if !bytes.Contains(data, []byte("__HOST_IP__")) {
-		return nil, errors.New("etcd.conf has no __HOST_IP__ to replace with the node IP")
-	}
 	host := hostIP
 	if strings.Contains(hostIP, ":") {
 		host = "[" + hostIP + "]"
@@ -416,7 +413,7 @@ func TestConfigMapValues(t *testing.T) {
 
 	t.Run("etcd.conf", func(t *testing.T) {
 		data := []byte(m.configMaps["contiv-etcd-cfg"].Data["etcd.conf"])
-		for ip, want := range map[string]string{"192.0.2.10": "192.0.2.10:32379", "2001:db8::10": "[2001:db8::10]:32379"} {
+		for ip, want := range map[string]string{"192.0.2.10": "10.96.0.12:12379", "2001:db8::10": "10.96.0.12:12379"} {
 			got, err := loadEtcdConfFor(data, ip)
 			if err != nil {
 				t.Fatalf("node IP %s: %v", ip, err)

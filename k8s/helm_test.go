@@ -10,9 +10,9 @@ package k8s
 //     not rendered as manifests;
 //   - the top-level objects .Values, .Chart (.Name, .Version) and .Release (.Name,
 //     .Namespace, .Service);
-//   - the functions toYaml, indent, nindent, quote and default, implemented as Helm and
-//     Sprig implement them, besides text/template's built-ins (if, range, with, printf,
-//     eq, ...). A template calling any other function fails to parse, so the chart cannot
+//   - the functions toYaml, indent, nindent, quote, default and fail, implemented as Helm
+//     and Sprig implement them, besides text/template's built-ins (if, range, with,
+//     printf, eq, ...). A template calling any other function fails to parse, so the chart cannot
 //     drift out of this subset unnoticed;
 //   - splitting the output into documents at "---" lines, dropping empty ones, and
 //     ordering them by Helm's install order of kinds (stable for equal kinds).
@@ -21,6 +21,7 @@ package k8s
 // Helm renders it as an empty string; a chart that renders here renders the same in Helm.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,6 +66,8 @@ func helmFuncs() template.FuncMap {
 		"nindent": func(spaces int, s string) string { return "\n" + helmIndent(spaces, s) },
 		"quote":   helmQuote,
 		"default": helmDefault,
+		// fail is Helm's: the rendering stops with the message.
+		"fail": func(msg string) (string, error) { return "", errors.New(msg) },
 	}
 }
 

@@ -3,7 +3,9 @@ package k8s
 import (
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sirupsen/logrus"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -507,9 +510,11 @@ func (m *manifest) checkRBAC(p *problems) {
 	}
 }
 
-// checkEtcdPorts follows the path from an agent to etcd: etcd.conf names the NodePort of
-// Service contiv-etcd, whose target is the client port etcd listens on; the scripts that
-// wait for etcd use the same port.
+// checkEtcdPorts follows the path from an agent to etcd: etcd.conf names the Service
+// contiv-etcd (its ClusterIP and port, or with NodePort its node port), whose target is
+// the client port etcd listens on; the scripts that wait for etcd use the same address.
+// It also checks the security rule of the chart: a NodePort (etcd on every node IP) only
+// with TLS and client certificates, on both sides.
 func (m *manifest) checkEtcdPorts(p *problems) {
 	cm, ok := m.configMaps["contiv-etcd-cfg"]
 	svc, ok2 := m.services["contiv-etcd"]
@@ -527,10 +532,39 @@ func (m *manifest) checkEtcdPorts(p *problems) {
 		p.add("Service/contiv-etcd: want one port, got %d", len(svc.Spec.Ports))
 		return
 	}
-	nodePort := int(svc.Spec.Ports[0].NodePort)
+	etcdArgs := strings.Join(sts.Spec.Template.Spec.Containers[0].Command, " ")
+	tlsServer := strings.Contains(etcdArgs, "--client-cert-auth=true") && strings.Contains(etcdArgs, "--trusted-ca-file=")
+	tlsClient := cfg.CertFile != "" && cfg.CAFile != "" && !cfg.InsecureTransport
+	if tlsServer != tlsClient {
+		p.add("etcd client certificates: etcd requires them %v, etcd.conf presents one %v", tlsServer, tlsClient)
+	}
+	// Where the agents are told to connect.
+	want := net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port)))
+	switch svc.Spec.Type {
+	case corev1.ServiceTypeNodePort:
+		if !tlsServer {
+			p.add("Service/contiv-etcd: NodePort %d exposes etcd on every node without client certificates", svc.Spec.Ports[0].NodePort)
+		}
+		want = net.JoinHostPort("192.0.2.10", strconv.Itoa(int(svc.Spec.Ports[0].NodePort)))
+	case corev1.ServiceTypeClusterIP, "":
+		if net.ParseIP(svc.Spec.ClusterIP) == nil {
+			p.add("Service/contiv-etcd: clusterIP %q: agents need a fixed address (they start before cluster DNS)", svc.Spec.ClusterIP)
+		}
+	default:
+		p.add("Service/contiv-etcd: type %s: want ClusterIP, or NodePort with TLS", svc.Spec.Type)
+	}
 	for _, ep := range cfg.Endpoints {
-		if got := endpointPort(ep); got != nodePort {
-			p.add("etcd.conf endpoint %s: port %d, Service contiv-etcd nodePort %d", ep, got, nodePort)
+		host := ep
+		if rest, ok := strings.CutPrefix(ep, "https://"); ok {
+			host = rest
+			if !tlsClient {
+				p.add("etcd.conf endpoint %s: https without a client certificate", ep)
+			}
+		} else if tlsClient {
+			p.add("etcd.conf endpoint %s: a client certificate but no https", ep)
+		}
+		if host != want {
+			p.add("etcd.conf endpoint %s: want %s (Service contiv-etcd)", ep, want)
 		}
 	}
 	w := workload{id: "StatefulSet/contiv-etcd", selector: sts.Spec.Selector, pod: &sts.Spec.Template}
@@ -543,17 +577,24 @@ func (m *manifest) checkEtcdPorts(p *problems) {
 		if v, ok := strings.CutPrefix(arg, "--listen-client-urls="); ok {
 			if u, err := url.Parse(v); err == nil {
 				listen, _ = strconv.Atoi(u.Port())
+				if (u.Scheme == "https") != tlsServer {
+					p.add("StatefulSet/contiv-etcd: client URL %s, client certificates required %v", v, tlsServer)
+				}
 			}
 		}
 	}
 	if listen != target {
 		p.add("StatefulSet/contiv-etcd: etcd listens for clients on port %d, Service contiv-etcd targets %d", listen, target)
 	}
+	waitAt := want
+	if svc.Spec.Type == corev1.ServiceTypeNodePort {
+		waitAt = "$host:" + strconv.Itoa(int(svc.Spec.Ports[0].NodePort))
+	}
 	for _, w := range m.workloads() {
 		for i := range w.pod.Spec.InitContainers {
 			script, _ := shellScript(&w.pod.Spec.InitContainers[i])
-			if strings.Contains(script, "/health") && !strings.Contains(script, fmt.Sprintf(":%d/health", nodePort)) {
-				p.add("%s container %s waits for etcd on another port than %d", w.id, w.pod.Spec.InitContainers[i].Name, nodePort)
+			if strings.Contains(script, "waiting for etcd") && !strings.Contains(script, `etcd="`+waitAt+`"`) {
+				p.add("%s container %s waits for etcd elsewhere than %s", w.id, w.pod.Spec.InitContainers[i].Name, waitAt)
 			}
 		}
 	}
@@ -764,12 +805,15 @@ func TestManifestCrossReferences(t *testing.T) {
 // strictly, hold together and carry configuration files the programs accept.
 func TestChartOptionsKeepObjectsConsistent(t *testing.T) {
 	overrides := map[string]any{
-		"images":  map[string]any{"vswitch": map[string]any{"tag": "v1.2.3"}, "etcd": map[string]any{"tag": "v3.6.5"}},
-		"vswitch": map[string]any{"httpPort": 9998.0, "coreDumps": true},
-		"ksr":     map[string]any{"httpPort": 9192.0},
-		"etcd":    map[string]any{"nodePort": 31379.0, "clientPort": 22379.0, "dataDir": "/data/etcd"},
-		"cni":     map[string]any{"binDir": "/usr/libexec/cni"},
-		"config":  map[string]any{"logs": map[string]any{"loggers": []any{map[string]any{"name": "controller", "level": "debug"}}}},
+		"images": map[string]any{"vswitch": map[string]any{"tag": "v1.2.3"}, "etcd": map[string]any{"tag": "v3.6.5"}},
+		"vswitch": map[string]any{"httpPort": 9998.0, "coreDumps": true,
+			"http": map[string]any{"tls": map[string]any{"enabled": true}}},
+		"ksr": map[string]any{"httpPort": 9192.0},
+		"etcd": map[string]any{"clientPort": 22379.0, "dataDir": "/data/etcd",
+			"service": map[string]any{"type": "NodePort", "nodePort": 31379.0},
+			"tls":     map[string]any{"enabled": true, "secretName": "my-etcd-tls"}},
+		"cni":    map[string]any{"binDir": "/usr/libexec/cni"},
+		"config": map[string]any{"logs": map[string]any{"loggers": []any{map[string]any{"name": "controller", "level": "debug"}}}},
 	}
 	docs, err := renderChart(chartDir, overrides)
 	if err != nil {
@@ -802,6 +846,111 @@ func TestChartOptionsKeepObjectsConsistent(t *testing.T) {
 	if port := m.services["contiv-etcd"].Spec.Ports[0]; port.NodePort != 31379 || port.Port != 22379 {
 		t.Errorf("Service contiv-etcd: %+v", port)
 	}
+
+	// etcd.tls: the etcd server asks for client certificates, its clients present one,
+	// all from the Secret.
+	etcdConf, err := loadEtcdConfFor([]byte(m.configMaps["contiv-etcd-cfg"].Data["etcd.conf"]), "192.0.2.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if etcdConf.Endpoints[0] != "https://192.0.2.10:31379" || etcdConf.CertFile != "/etc/etcd-tls/client.crt" || etcdConf.InsecureTransport {
+		t.Errorf("etcd.conf with TLS: %+v", *etcdConf)
+	}
+	for _, w := range []struct {
+		pod       *corev1.PodTemplateSpec
+		container string
+	}{
+		{&m.statefulSets["contiv-etcd"].Spec.Template, "contiv-etcd"},
+		{&vswitch.Spec.Template, "contiv-vswitch"},
+		{&m.daemonSets["contiv-ksr"].Spec.Template, "contiv-ksr"},
+	} {
+		mnt, _ := mountFor(container(w.pod, w.container), "/etc/etcd-tls/ca.crt")
+		if mnt == nil || volume(w.pod, mnt.Name).Secret == nil || volume(w.pod, mnt.Name).Secret.SecretName != "my-etcd-tls" {
+			t.Errorf("%s: does not mount Secret my-etcd-tls at /etc/etcd-tls", w.container)
+		}
+	}
+
+	// vswitch.http.tls: HTTPS probes, mutual TLS for the admin API.
+	if agent.ReadinessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS || agent.LivenessProbe.HTTPGet.Scheme != corev1.URISchemeHTTPS {
+		t.Error("vswitch.http.tls: the probes do not use HTTPS")
+	}
+	httpConf := mustLoad[*rest.Config](t, m, "vpp-agent-cfg/http.conf")
+	if !httpConf.MutualTLS() || httpConf.ServerCertFile != "/etc/contiv-http-tls/server.crt" {
+		t.Errorf("vswitch.http.tls: http.conf %+v", *httpConf)
+	}
+	if mnt, _ := mountFor(agent, "/etc/contiv-http-tls/server.crt"); mnt == nil {
+		t.Error("vswitch.http.tls: the agent does not mount its certificates")
+	}
+}
+
+// TestEtcdNodePortNeedsTLS: the chart refuses to expose etcd on every node without
+// client certificates.
+func TestEtcdNodePortNeedsTLS(t *testing.T) {
+	_, err := renderChart(chartDir, map[string]any{"etcd": map[string]any{"service": map[string]any{"type": "NodePort"}}})
+	if err == nil || !strings.Contains(err.Error(), "etcd.service.type NodePort exposes etcd on every node: it needs etcd.tls.enabled") {
+		t.Errorf("rendering with an etcd NodePort without TLS: %v", err)
+	}
+}
+
+// TestAdminAPINotOnTheNodePort runs the REST server with the manifest's http.conf (on a
+// free port): from the node IP, as a pod or another node reaches it, the probes, metrics
+// and read-only views answer and the admin API (VPP CLI) is refused; on loopback it
+// answers.
+func TestAdminAPINotOnTheNodePort(t *testing.T) {
+	m := readManifest(t)
+	cfg := mustLoad[*rest.Config](t, m, "vpp-agent-cfg/http.conf")
+	if cfg.Endpoint != "0.0.0.0:9999" || cfg.MutualTLS() || len(cfg.BasicAuth) > 0 {
+		t.Fatalf("http.conf: %+v, want 0.0.0.0:9999 without client certificates", *cfg)
+	}
+	nodeIP := nonLoopbackIPv4(t)
+	conf := map[string]any{"endpoint": "0.0.0.0:0"}
+	p := rest.NewPlugin(rest.Deps{Log: quietLogger(), Config: infra.StaticConfig(conf)})
+	p.RegisterAdmin("POST /vpp/command", func(w http.ResponseWriter, _ *http.Request) { rest.WriteJSON(w, 200, "ok") })
+	p.RegisterPublic("GET /contiv/v1/ipam", func(w http.ResponseWriter, _ *http.Request) { rest.WriteJSON(w, 200, "ipam") })
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	_, port, _ := net.SplitHostPort(p.Addr().String())
+	for _, tc := range []struct {
+		host, method, path string
+		want               int
+	}{
+		{nodeIP, "POST", "/vpp/command", 403},
+		{nodeIP, "GET", "/contiv/v1/ipam", 200},
+		{nodeIP, "GET", rest.ReadinessPath, 200},
+		{nodeIP, "GET", rest.MetricsPath, 200},
+		{"127.0.0.1", "POST", "/vpp/command", 200},
+	} {
+		req, _ := http.NewRequest(tc.method, "http://"+net.JoinHostPort(tc.host, port)+tc.path, strings.NewReader(`{"vppclicommand":"show version"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s http://%s:%s%s = %d, want %d", tc.method, tc.host, port, tc.path, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+func nonLoopbackIPv4(t *testing.T) string {
+	t.Helper()
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no non-loopback IPv4 address on this machine")
+	return ""
+}
+
+func quietLogger() *logrus.Logger {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	return l
 }
 
 // TestManifestDefaults pins the deployment facts that the agent and upstream Contiv
@@ -910,7 +1059,7 @@ func TestManifestDefaults(t *testing.T) {
 		t.Error("contiv-vswitch: /tmp must be an in-memory emptyDir")
 	}
 
-	// etcd: one member on a control-plane node, client port 12379 behind NodePort 32379.
+	// etcd: one member on a control-plane node, client port 12379 behind a ClusterIP.
 	sts := m.statefulSets["contiv-etcd"]
 	if sts == nil {
 		t.Fatal("no StatefulSet contiv-etcd")
@@ -932,9 +1081,16 @@ func TestManifestDefaults(t *testing.T) {
 			t.Errorf("contiv-etcd command lacks %s: %s", want, args)
 		}
 	}
-	if svc := m.services["contiv-etcd"]; svc == nil || svc.Spec.Type != corev1.ServiceTypeNodePort ||
-		svc.Spec.Ports[0].Port != 12379 || svc.Spec.Ports[0].NodePort != 32379 {
-		t.Errorf("Service contiv-etcd: want NodePort 12379 -> 32379, got %+v", svc)
+	// etcd only inside the cluster network: no NodePort, a fixed ClusterIP; plain HTTP by
+	// default (no etcd NodePort without TLS: checked by checkEtcdPorts on every rendering).
+	if svc := m.services["contiv-etcd"]; svc == nil || svc.Spec.Type != corev1.ServiceTypeClusterIP ||
+		svc.Spec.ClusterIP != "10.96.0.12" || svc.Spec.Ports[0].Port != 12379 || svc.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("Service contiv-etcd: want ClusterIP 10.96.0.12:12379 without a node port, got %+v", svc)
+	}
+	for _, svc := range m.services {
+		if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			t.Errorf("Service %s: type %s opens a port on the nodes", svc.Name, svc.Spec.Type)
+		}
 	}
 
 	// KSR: control-plane nodes, its ServiceAccount, waits for etcd, HTTP on 9191.
@@ -946,8 +1102,8 @@ func TestManifestDefaults(t *testing.T) {
 	if ksr.Spec.Template.Spec.ServiceAccountName != "contiv-ksr" {
 		t.Errorf("contiv-ksr: ServiceAccount %q", ksr.Spec.Template.Spec.ServiceAccountName)
 	}
-	if inits := ksr.Spec.Template.Spec.InitContainers; len(inits) != 1 || !strings.Contains(strings.Join(inits[0].Command, " "), "32379") {
-		t.Error("contiv-ksr: want one init container waiting for etcd on port 32379")
+	if inits := ksr.Spec.Template.Spec.InitContainers; len(inits) != 1 || !strings.Contains(strings.Join(inits[0].Command, " "), `etcd="10.96.0.12:12379"`) {
+		t.Error("contiv-ksr: want one init container waiting for etcd at 10.96.0.12:12379")
 	}
 	ksrC := container(&ksr.Spec.Template, "contiv-ksr")
 	if ksrC == nil || ksrC.Image != "contivvpp/ksr:latest" {

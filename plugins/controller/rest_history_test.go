@@ -6,15 +6,18 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	rtmetrics "runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/jsonpage"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
@@ -126,6 +129,20 @@ func TestEventHistoryPagesOf10kEvents(t *testing.T) {
 	}
 }
 
+// rssBytes is the resident set size of the test process (Linux), 0 elsewhere.
+func rssBytes() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
 // heapSample reads the heap in use (live and not yet collected objects: what the
 // agent's RSS follows) and the live heap as of the last GC.
 func heapSample() (inUse, live uint64) {
@@ -151,7 +168,8 @@ func TestEventHistoryMemoryUnder16ConcurrentCallers(t *testing.T) {
 
 	runtime.GC()
 	baseInUse, baseLive := heapSample()
-	var peakInUse, peakLive atomic.Uint64
+	baseRSS := rssBytes()
+	var peakInUse, peakLive, peakRSS atomic.Uint64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
@@ -165,6 +183,9 @@ func TestEventHistoryMemoryUnder16ConcurrentCallers(t *testing.T) {
 			}
 			if live > peakLive.Load() {
 				peakLive.Store(live)
+			}
+			if rss := rssBytes(); rss > peakRSS.Load() {
+				peakRSS.Store(rss)
 			}
 			select {
 			case <-stop:
@@ -203,10 +224,43 @@ func TestEventHistoryMemoryUnder16ConcurrentCallers(t *testing.T) {
 	mb := func(b int64) float64 { return float64(b) / (1 << 20) }
 	liveGrowth := int64(peakLive.Load()) - int64(baseLive)
 	inUseGrowth := int64(peakInUse.Load()) - int64(baseInUse)
-	t.Logf("history of 10k events, %d callers x (default page + page of %d): %.1f MB served; live heap %.1f -> %.1f MB (+%.2f MB a caller); heap in use %.1f -> %.1f MB (+%.2f MB a caller, garbage included)",
+	t.Logf("history of 10k events, %d callers x (default page + page of %d): %.1f MB served; live heap %.1f -> %.1f MB (+%.2f MB a caller); heap in use %.1f -> %.1f MB (+%.2f MB a caller, garbage included); RSS %.1f -> %.1f MB",
 		callers, jsonpage.MaxLimit, mb(bytesRead.Load()), mb(int64(baseLive)), mb(int64(peakLive.Load())), mb(liveGrowth)/callers,
-		mb(int64(baseInUse)), mb(int64(peakInUse.Load())), mb(inUseGrowth)/callers)
+		mb(int64(baseInUse)), mb(int64(peakInUse.Load())), mb(inUseGrowth)/callers, mb(int64(baseRSS)), mb(int64(peakRSS.Load())))
 	if liveGrowth/callers > 2<<20 {
 		t.Errorf("live heap grew %.1f MB a caller, want at most 2 MB", mb(liveGrowth)/callers)
 	}
+}
+
+// discardWriter is a ResponseWriter that drops the body, so that a benchmark measures
+// the handler only.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+
+// BenchmarkEventHistory10k measures one answer of /controller/event-history over a
+// history of 10k events: the default page, the largest page, and (for comparison) the
+// whole history in one piece, as the handler answered before it was paged.
+func BenchmarkEventHistory10k(b *testing.B) {
+	c := historyOf(b, 10_000)
+	for _, bc := range []struct{ name, query string }{
+		{"default-page-100", ""},
+		{"max-page-1000", "?last=10000&limit=1000"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := httptest.NewRequest("GET", EventHistoryPath+bc.query, nil)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				c.serveEventHistory(&discardWriter{h: http.Header{}}, req)
+			}
+		})
+	}
+	b.Run("whole-history-one-piece", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			infra.WriteJSON(&discardWriter{h: http.Header{}}, http.StatusOK, c.history.snapshot())
+		}
+	})
 }

@@ -6,6 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	rtmetrics "runtime/metrics"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,10 +17,10 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
-func TestTxnHistoryPagesOf10kTransactions(t *testing.T) {
-	s, _ := basicSetup(t, nil)
-	base := time.Unix(time.Now().Unix()+10, 0) // a whole second, after anything recorded
-	const n = 10_000
+// recordTxns adds n transactions #1001.. to the history, 1 ms apart from base (a whole
+// second after anything recorded), each with 5 operations.
+func recordTxns(s *Scheduler, n int) (base time.Time) {
+	base = time.Unix(time.Now().Unix()+10, 0)
 	for i := 1; i <= n; i++ {
 		start := base.Add(time.Duration(i) * time.Millisecond)
 		txn := &api.RecordedTxn{SeqNum: uint64(1000 + i), Start: start, Stop: start, ValueCount: 1}
@@ -25,6 +29,13 @@ func TestTxnHistoryPagesOf10kTransactions(t *testing.T) {
 		}
 		s.hist.add(txn)
 	}
+	return base
+}
+
+func TestTxnHistoryPagesOf10kTransactions(t *testing.T) {
+	s, _ := basicSetup(t, nil)
+	const n = 10_000
+	base := recordTxns(s, n)
 	mux := http.NewServeMux()
 	s.RegisterHandlers(mux)
 	srv := httptest.NewServer(mux)
@@ -85,5 +96,64 @@ func TestTxnHistoryPagesOf10kTransactions(t *testing.T) {
 		if resp.StatusCode != 400 {
 			t.Errorf("%s = %d, want 400", q, resp.StatusCode)
 		}
+	}
+}
+
+// TestTxnHistoryMemoryUnder16ConcurrentCallers bounds the live heap that 16 callers of
+// the largest page add over a history of 10k transactions.
+func TestTxnHistoryMemoryUnder16ConcurrentCallers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("memory measurement skipped in -short mode")
+	}
+	s, _ := basicSetup(t, nil)
+	recordTxns(s, 10_000)
+	mux := http.NewServeMux()
+	s.RegisterHandlers(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	live := func() uint64 {
+		m := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		rtmetrics.Read(m)
+		return m[0].Value.Uint64()
+	}
+	runtime.GC()
+	base := live()
+	var peak atomic.Uint64
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if l := live(); l > peak.Load() {
+				peak.Store(l)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	const callers = 16
+	var wg sync.WaitGroup
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Get(srv.URL + TxnHistoryPath + "?last=10000&limit=" + fmt.Sprint(jsonpage.MaxLimit))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	growth := float64(int64(peak.Load())-int64(base)) / (1 << 20) / callers
+	t.Logf("txn history of 10k, %d callers of a page of %d: live heap %.1f MB, +%.2f MB a caller at peak", callers, jsonpage.MaxLimit, float64(base)/(1<<20), growth)
+	if growth > 2 {
+		t.Errorf("live heap grew %.2f MB a caller, want at most 2 MB", growth)
 	}
 }
