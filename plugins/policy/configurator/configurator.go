@@ -35,9 +35,9 @@ import (
 	"slices"
 	"strings"
 
+	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/cache"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
-	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
 )
 
 // Port is one port of a rule: a protocol with a range (0-0 for every port
