@@ -65,7 +65,7 @@ func TestRenderStagesNamedACLsAndOneListPerInterface(t *testing.T) {
 	want := map[string]bool{
 		vpp_acl.ACLKey(NamePrefix + local): true, vpp_acl.ACLKey(GlobalName): true, vpp_acl.ACLKey(ReflectionName): true,
 		vpp_acl.ACLKey(EgressPrefix + r.Cache.Bindings()["tap-a"].Input): true,
-		vpp_acl.InterfaceKey("tap-a"): true, vpp_acl.InterfaceKey("GbE"): true,
+		vpp_acl.InterfaceKey("tap-a"):                                    true, vpp_acl.InterfaceKey("GbE"): true,
 	}
 	if len(txn.values) != len(want) {
 		t.Errorf("staged %v, want %v", names, want)
