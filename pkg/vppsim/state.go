@@ -266,6 +266,7 @@ type state struct {
 	dhcp        map[uint32]*dhcpClient
 	ifEventSubs map[uint32]uint32 // client index -> pid
 	nat         natState
+	acl         aclState // the ACL plugin (acl*.go)
 
 	seq uint64 // insertion order of entries VPP dumps in pool order
 
