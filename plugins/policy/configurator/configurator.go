@@ -35,6 +35,7 @@ import (
 	"slices"
 	"strings"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/cache"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
@@ -52,13 +53,17 @@ type Port struct {
 type Match struct {
 	// AnyPeer is true for a rule without peers.
 	AnyPeer bool
-	// Peers are the prefixes of the selected pods (/32) and ipBlock pieces.
-	Peers []netip.Prefix
-	// PeerPods are the selected pods (for egress named ports; with AnyPeer,
-	// every pod of the cluster when the rule has a named port).
-	PeerPods []*cache.Pod
+	// Blocks are the ipBlock pieces.
+	Blocks []netip.Prefix
+	// PeerPods are the selected pods with an address (with AnyPeer: every pod
+	// of the cluster when the rule is an egress rule with a named port).
+	PeerPods map[podmodel.ID]*cache.Pod
 	// Ports are the rule's ports; one ANY entry for a rule without ports.
 	Ports []Port
+	// peers are the rule's peers, namespaced in ns, to re-evaluate one pod.
+	peers   []*pm.Policy_Peer
+	ns      string
+	allPods bool // AnyPeer egress rule with a named port
 }
 
 // Compiled is a policy with its peers resolved.
@@ -105,7 +110,7 @@ func Compile(c *cache.Cache, p *pm.Policy) *Compiled {
 }
 
 func (out *Compiled) compileMatch(c *cache.Cache, ns, where string, ports []*pm.Policy_Port, peers []*pm.Policy_Peer, egress bool) Match {
-	m := Match{AnyPeer: len(peers) == 0}
+	m := Match{AnyPeer: len(peers) == 0, PeerPods: map[podmodel.ID]*cache.Pod{}, peers: peers, ns: ns}
 	named := false
 	for _, p := range ports {
 		port := Port{Protocol: protocol(p.GetProtocol())}
@@ -137,27 +142,54 @@ func (out *Compiled) compileMatch(c *cache.Cache, ns, where string, ports []*pm.
 				out.Problems = append(out.Problems, fmt.Sprintf("%s.peers[%d]: %v", where, i, err))
 				continue
 			}
-			m.Peers = append(m.Peers, pieces...)
+			m.Blocks = append(m.Blocks, pieces...)
 			continue
 		}
 		for _, pod := range c.PeerPods(ns, peer) {
 			if pod.IP.IsValid() {
-				m.Peers = append(m.Peers, netip.PrefixFrom(pod.IP, pod.IP.BitLen()))
-				if egress && named {
-					m.PeerPods = append(m.PeerPods, pod)
-				}
+				m.PeerPods[pod.ID] = pod
 			}
 		}
 	}
 	if egress && named && m.AnyPeer {
+		m.allPods = true
 		c.AllPods(func(p *cache.Pod) {
 			if p.IP.IsValid() {
-				m.PeerPods = append(m.PeerPods, p)
+				m.PeerPods[p.ID] = p
 			}
 		})
 	}
-	slices.SortFunc(m.PeerPods, func(a, b *cache.Pod) int { return a.IP.Compare(b.IP) })
 	return m
+}
+
+// UpdatePod re-evaluates one pod (removed when pod is nil) against the peers
+// of every rule, at the cost of the policy's peers instead of a cluster
+// scan; it reports whether anything changed. nsLabels are the labels of the
+// pod's namespace.
+func (out *Compiled) UpdatePod(id podmodel.ID, pod *cache.Pod, nsLabels map[string]string) bool {
+	changed := false
+	for _, rules := range [][]Match{out.IngressRules, out.EgressRules} {
+		for i := range rules {
+			m := &rules[i]
+			selected := false
+			if pod != nil && pod.IP.IsValid() {
+				selected = m.allPods
+				for _, peer := range m.peers {
+					selected = selected || cache.PeerMatchesPod(m.ns, peer, pod, nsLabels)
+				}
+			}
+			old, had := m.PeerPods[id]
+			switch {
+			case selected && (!had || old != pod):
+				m.PeerPods[id] = pod
+				changed = true
+			case !selected && had:
+				delete(m.PeerPods, id)
+				changed = true
+			}
+		}
+	}
+	return changed
 }
 
 func protocol(p pm.Policy_Port_Protocol) renderer.Protocol {
@@ -293,7 +325,11 @@ func appendIngress(out []renderer.ContivRule, m Match, pod *cache.Pod) []rendere
 			out = append(out, r)
 			continue
 		}
-		for _, p := range m.Peers {
+		for _, pod := range m.PeerPods {
+			r.SrcNetwork = netip.PrefixFrom(pod.IP, pod.IP.BitLen())
+			out = append(out, r)
+		}
+		for _, p := range m.Blocks {
 			r.SrcNetwork = p
 			out = append(out, r)
 		}
@@ -319,7 +355,11 @@ func appendEgress(out []renderer.ContivRule, m Match) []renderer.ContivRule {
 			out = append(out, r)
 			continue
 		}
-		for _, p := range m.Peers {
+		for _, pod := range m.PeerPods {
+			r.DestNetwork = netip.PrefixFrom(pod.IP, pod.IP.BitLen())
+			out = append(out, r)
+		}
+		for _, p := range m.Blocks {
 			r.DestNetwork = p
 			out = append(out, r)
 		}
@@ -343,17 +383,22 @@ func finish(rules []renderer.ContivRule) []renderer.ContivRule {
 	return append(rules, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
 }
 
-// Key identifies the rules a pod gets from a set of compiled policies when
-// none has named ingress ports (then the rules do not depend on the pod);
-// ok is false otherwise.
-func Key(policies []*Compiled) (key string, ok bool) {
+// Key identifies the rules a pod gets from a set of compiled policies: the
+// policies, plus the pod's named container ports when a policy has named
+// ingress ports (then the rules depend on them). Pods with equal keys get
+// equal rules.
+func Key(policies []*Compiled, pod *cache.Pod) string {
 	var b strings.Builder
+	named := false
 	for _, p := range policies {
-		if p.NamedIngress {
-			return "", false
-		}
+		named = named || p.NamedIngress
 		b.WriteString(p.ID.String())
 		b.WriteByte(',')
 	}
-	return b.String(), true
+	if named {
+		for _, np := range pod.Ports {
+			fmt.Fprintf(&b, "|%s/%d/%d", np.Name, np.Protocol, np.Port)
+		}
+	}
+	return b.String()
 }

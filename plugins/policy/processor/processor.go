@@ -65,7 +65,18 @@ type Processor struct {
 	// rulesBySet caches pod rules by policy set within one Process call.
 	rulesBySet map[string][2][]renderer.ContivRule
 	stats      Stats
+	// The policies by what their peers select, to find those a pod change
+	// concerns without evaluating every policy: peers with a pod label in
+	// peerIdx (namespace "" for peers with a namespace selector), the others
+	// in unindexed.
+	peerIdx   map[peerKey]map[cache.PolicyID]bool
+	unindexed map[cache.PolicyID]bool
+	indexed   map[cache.PolicyID][]peerKey
 }
+
+// peerKey is one label a peer's pod selector requires, in a namespace ("":
+// any namespace its namespace selector selects).
+type peerKey struct{ ns, key, value string }
 
 type localPod struct {
 	ip    netip.Addr
@@ -85,7 +96,88 @@ func New(deps Deps) *Processor {
 	if deps.Log == nil {
 		deps.Log = logrus.StandardLogger()
 	}
-	return &Processor{Deps: deps, k8s: cache.New(), compiled: map[cache.PolicyID]*configurator.Compiled{}, local: map[podmodel.ID]*localPod{}}
+	p := &Processor{Deps: deps, k8s: cache.New(), compiled: map[cache.PolicyID]*configurator.Compiled{}, local: map[podmodel.ID]*localPod{}}
+	p.resetIndex()
+	return p
+}
+
+func (p *Processor) resetIndex() {
+	p.peerIdx = map[peerKey]map[cache.PolicyID]bool{}
+	p.unindexed = map[cache.PolicyID]bool{}
+	p.indexed = map[cache.PolicyID][]peerKey{}
+}
+
+// index records what the peers of a policy select (unindex first if known).
+func (p *Processor) index(id cache.PolicyID, pol *pm.Policy) {
+	p.unindex(id)
+	var peers []*pm.Policy_Peer
+	for _, r := range pol.GetIngressRule() {
+		peers = append(peers, r.GetFrom()...)
+	}
+	for _, r := range pol.GetEgressRule() {
+		peers = append(peers, r.GetTo()...)
+		if len(r.GetTo()) == 0 {
+			for _, port := range r.GetPort() {
+				if port.GetPort().GetType() == pm.Policy_Port_PortNameOrNumber_NAME {
+					p.unindexed[id] = true // every pod is a peer
+				}
+			}
+		}
+	}
+	for _, peer := range peers {
+		if peer.GetIpBlock() != nil {
+			continue
+		}
+		labels := peer.GetPods().GetMatchLabel()
+		if len(labels) == 0 {
+			p.unindexed[id] = true
+			continue
+		}
+		k := peerKey{ns: pol.GetNamespace(), key: labels[0].GetKey(), value: labels[0].GetValue()}
+		if peer.GetNamespaces() != nil {
+			k.ns = ""
+		}
+		set := p.peerIdx[k]
+		if set == nil {
+			set = map[cache.PolicyID]bool{}
+			p.peerIdx[k] = set
+		}
+		set[id] = true
+		p.indexed[id] = append(p.indexed[id], k)
+	}
+}
+
+func (p *Processor) unindex(id cache.PolicyID) {
+	delete(p.unindexed, id)
+	for _, k := range p.indexed[id] {
+		if set := p.peerIdx[k]; set != nil {
+			delete(set, id)
+			if len(set) == 0 {
+				delete(p.peerIdx, k)
+			}
+		}
+	}
+	delete(p.indexed, id)
+}
+
+// candidates returns the policies whose peers may select a pod with one of
+// the label sets, in the pod's namespace.
+func (p *Processor) candidates(ns string, labelSets ...map[string]string) map[cache.PolicyID]bool {
+	out := make(map[cache.PolicyID]bool, len(p.unindexed))
+	for id := range p.unindexed {
+		out[id] = true
+	}
+	for _, labels := range labelSets {
+		for k, v := range labels {
+			for id := range p.peerIdx[peerKey{ns: ns, key: k, value: v}] {
+				out[id] = true
+			}
+			for id := range p.peerIdx[peerKey{key: k, value: v}] {
+				out[id] = true
+			}
+		}
+	}
+	return out
 }
 
 // LastStats returns the counters of the last event.
@@ -100,6 +192,7 @@ func (p *Processor) Resync(state controller.KubeStateData) error {
 	p.k8s.Clear()
 	p.compiled = map[cache.PolicyID]*configurator.Compiled{}
 	p.local = map[podmodel.ID]*localPod{}
+	p.resetIndex()
 	for _, v := range state[nsmodel.Keyword] {
 		if ns, ok := v.(*nsmodel.Namespace); ok {
 			p.k8s.PutNamespace(ns)
@@ -116,6 +209,7 @@ func (p *Processor) Resync(state controller.KubeStateData) error {
 		}
 	}
 	for _, id := range p.k8s.Policies() {
+		p.index(id, p.k8s.Policy(id))
 		p.compile(id)
 	}
 	dirty := map[podmodel.ID]bool{}
@@ -181,10 +275,25 @@ func (p *Processor) podChange(ev *controller.KubeStateChange, dirty map[podmodel
 	}
 	dirty[id] = true
 	nsLabels, _ := p.k8s.NamespaceLabels(id.Namespace)
-	for _, pid := range p.k8s.Policies() {
+	var labelSets []map[string]string
+	for _, pod := range []*cache.Pod{oldPod, newPod} {
+		if pod != nil {
+			labelSets = append(labelSets, pod.Labels)
+		}
+	}
+	for pid := range p.candidates(id.Namespace, labelSets...) {
 		pol := p.k8s.Policy(pid)
+		if pol == nil {
+			continue
+		}
 		if references(pol, oldPod, nsLabels) || references(pol, newPod, nsLabels) {
-			p.compile(pid)
+			if c := p.compiled[pid]; c != nil {
+				if !c.UpdatePod(id, newPod, nsLabels) {
+					continue // the pod's change does not alter the policy's peers
+				}
+			} else {
+				p.compile(pid)
+			}
 			p.markTargets(pol, dirty)
 		}
 	}
@@ -297,13 +406,16 @@ func (p *Processor) policyChange(ev *controller.KubeStateChange, dirty map[podmo
 		if old := p.k8s.PutPolicy(m); old != nil {
 			p.markTargets(old, dirty)
 		}
-		p.compile(cache.PolicyID{Namespace: m.GetNamespace(), Name: m.GetName()})
+		id := cache.PolicyID{Namespace: m.GetNamespace(), Name: m.GetName()}
+		p.index(id, m)
+		p.compile(id)
 		p.markTargets(m, dirty)
 	} else if m, ok := ev.PrevValue.(*pm.Policy); ok && m != nil {
 		id := cache.PolicyID{Namespace: m.GetNamespace(), Name: m.GetName()}
 		if old := p.k8s.DeletePolicy(id); old != nil {
 			p.markTargets(old, dirty)
 		}
+		p.unindex(id)
 		delete(p.compiled, id)
 	}
 }
@@ -401,15 +513,11 @@ func (p *Processor) podRules(pod *cache.Pod, node configurator.Node) (in, eg []r
 		}
 		policies = append(policies, c)
 	}
-	key, shareable := configurator.Key(policies)
-	if shareable {
-		if r, ok := p.rulesBySet[key]; ok {
-			return r[0], r[1]
-		}
+	key := configurator.Key(policies, pod)
+	if r, ok := p.rulesBySet[key]; ok {
+		return r[0], r[1]
 	}
 	in, eg = configurator.PodRules(policies, pod, node)
-	if shareable {
-		p.rulesBySet[key] = [2][]renderer.ContivRule{in, eg}
-	}
+	p.rulesBySet[key] = [2][]renderer.ContivRule{in, eg}
 	return in, eg
 }

@@ -147,6 +147,16 @@ func TestEventsRecomputeOnlyTheAffectedPods(t *testing.T) {
 		{"peer pod relabelled: the policy's targets (upstream missed them)", func(p *Processor) error {
 			return p.KubeStateChange(change(podmodel.Keyword, podModel("x", "b3", "10.1.1.33", "role", "b"), podModel("x", "b3", "10.1.1.33", "role", "z")))
 		}, "[x/a0 x/a1 x/a2 x/a3 x/a4 x/a5 x/a6 x/a7 x/a8 x/a9 x/b3]"},
+		{"peer selected by an expression through a namespace selector (unindexed path)", func(p *Processor) error {
+			pol := &pm.Policy{Namespace: "y", Name: "py", Pods: &pm.Policy_LabelSelector{},
+				IngressRule: []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Namespaces: sel("team", "x"),
+					Pods: &pm.Policy_LabelSelector{MatchExpression: []*pm.Policy_LabelSelector_LabelExpression{
+						{Key: "role", Operator: pm.Policy_LabelSelector_LabelExpression_IN, Value: []string{"b"}}}}}}}}}
+			if err := p.KubeStateChange(change(pm.Keyword, nil, pol)); err != nil {
+				return err
+			}
+			return p.KubeStateChange(change(podmodel.Keyword, podModel("x", "r3", "10.1.2.13", "role", "b"), podModel("x", "r3", "10.1.2.13", "role", "z")))
+		}, "[x/a0 x/a1 x/a2 x/a3 x/a4 x/a5 x/a6 x/a7 x/a8 x/a9 y/y0]"},
 		{"remote peer pod added: the targets only", func(p *Processor) error {
 			return p.KubeStateChange(change(podmodel.Keyword, nil, podModel("x", "r99", "10.1.2.99", "role", "b")))
 		}, "[x/a0 x/a1 x/a2 x/a3 x/a4 x/a5 x/a6 x/a7 x/a8 x/a9]"},

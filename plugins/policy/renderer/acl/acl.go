@@ -57,6 +57,14 @@ type Deps struct {
 type Renderer struct {
 	Deps
 	stats Stats
+	// rules memoizes converted rules (immutable once built, shared by the
+	// ACL values); cleared at every resync.
+	rules map[ruleKey]*vpp_acl.ACL_Rule
+}
+
+type ruleKey struct {
+	r          renderer.ContivRule
+	reflective bool
 }
 
 var _ renderer.Renderer = (*Renderer)(nil)
@@ -107,9 +115,10 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 		r.stats.Rules += len(t.Rules)
 	}
 	if resync {
+		r.rules = nil
 		txn := r.ResyncTxnFactory()
 		for _, t := range r.Cache.Tables() {
-			txn.Put(vpp_acl.ACLKey(ACLName(t)), ACL(t))
+			txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
 			r.stats.Puts++
 		}
 		for iface, b := range r.Cache.Bindings() {
@@ -124,11 +133,11 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 	txn := r.UpdateTxnFactory(fmt.Sprintf("policy ACLs: %d new, %d updated, %d deleted, %d interfaces",
 		len(ch.Created), len(ch.Updated), len(ch.Deleted), len(ch.Interfaces)))
 	for _, t := range ch.Created {
-		txn.Put(vpp_acl.ACLKey(ACLName(t)), ACL(t))
+		txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
 		r.stats.Puts++
 	}
 	for _, t := range ch.Updated {
-		txn.Put(vpp_acl.ACLKey(ACLName(t)), ACL(t))
+		txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
 		r.stats.Puts++
 	}
 	for iface, b := range ch.Interfaces {
@@ -156,6 +165,24 @@ func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs
 		v.OutputAcls = []string{r.name(b.Output)}
 	}
 	return v
+}
+
+// acl converts a table with the memoized rules.
+func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
+	if r.rules == nil {
+		r.rules = map[ruleKey]*vpp_acl.ACL_Rule{}
+	}
+	out := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, len(t.Rules))}
+	for _, cr := range t.Rules {
+		k := ruleKey{cr, t.Reflective()}
+		ar := r.rules[k]
+		if ar == nil {
+			ar = Rule(cr, t.Reflective())
+			r.rules[k] = ar
+		}
+		out.Rules = append(out.Rules, ar)
+	}
+	return out
 }
 
 // ACL converts a table to its VPP ACL.

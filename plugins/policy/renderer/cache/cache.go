@@ -208,7 +208,9 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 	deleted := map[string]*Table{}
 
 	dirty := map[podmodel.ID]bool{}
-	egressChanged := map[podmodel.ID]bool{} // pods whose egress rules or address changed
+	// egressChanged: pods whose egress rules or address changed, with the rules
+	// that differ (nil: any local pod may be concerned).
+	egressChanged := map[podmodel.ID][]renderer.ContivRule{}
 	for _, cfg := range pods {
 		old := c.pods[cfg.ID]
 		var oldEg []renderer.ContivRule
@@ -220,8 +222,11 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		if cfg.Removed {
 			newEg, newIP = nil, netip.Addr{}
 		}
-		if !sameRules(oldEg, newEg) || (oldIP != newIP && (oldEg != nil || newEg != nil)) {
-			egressChanged[cfg.ID] = true
+		switch {
+		case oldIP != newIP && (oldEg != nil || newEg != nil), (oldEg == nil) != (newEg == nil):
+			egressChanged[cfg.ID] = nil
+		case !sameRules(oldEg, newEg):
+			egressChanged[cfg.ID] = ruleDiff(oldEg, newEg)
 		}
 		if cfg.Removed {
 			if old != nil {
@@ -230,6 +235,10 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 				delete(c.egress, cfg.ID)
 			}
 			continue
+		}
+		if old != nil && !resync && old.cfg.IP == cfg.IP && old.cfg.Interface == cfg.Interface &&
+			sameRules(old.cfg.PodIngress, cfg.PodIngress) && sameRules(old.cfg.PodEgress, cfg.PodEgress) {
+			continue // nothing of this pod changed
 		}
 		p := old
 		if p == nil {
@@ -252,11 +261,15 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			dirty[id] = true
 		}
 	}
-	// Parts of changed egress pods in the LOCAL tables of the other pods.
-	if len(egressChanged) > 0 {
+	// Parts of changed egress pods in the LOCAL tables of the other pods: only
+	// the pods a changed rule can reach are looked at.
+	if len(egressChanged) > 0 && !resync {
 		for did, d := range c.pods {
-			for sid := range egressChanged {
-				if sid == did {
+			if dirty[did] {
+				continue // recomputed in full below
+			}
+			for sid, diff := range egressChanged {
+				if sid == did || (diff != nil && !reaches(diff, d.cfg.IP)) {
 					continue
 				}
 				part := c.part(c.egress[sid], d)
@@ -455,6 +468,34 @@ func (c *Cache) updateGlobal(deleted map[string]*Table) {
 	}
 }
 
+// ruleDiff returns the rules in exactly one of a and b.
+func ruleDiff(a, b []renderer.ContivRule) []renderer.ContivRule {
+	in := make(map[renderer.ContivRule]int, len(a)+len(b))
+	for _, r := range a {
+		in[r] |= 1
+	}
+	for _, r := range b {
+		in[r] |= 2
+	}
+	out := []renderer.ContivRule{}
+	for r, m := range in {
+		if m != 3 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// reaches tells whether one of the rules concerns traffic to ip.
+func reaches(rules []renderer.ContivRule, ip netip.Addr) bool {
+	for _, r := range rules {
+		if !r.DestNetwork.IsValid() || r.DestNetwork.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
 // part returns S's part of D's LOCAL table: nil when S's egress allows
 // everything towards D, else PERMITs for the ports both S's egress and D's
 // ingress allow from S to D, then DENY from S.
@@ -466,7 +507,10 @@ func (c *Cache) part(s, d *pod) []renderer.ContivRule {
 	if eg.all {
 		return nil
 	}
-	allowed := eg.intersect(portsAllowed(d.cfg.PodIngress, s.cfg.IP, d.cfg.IP))
+	allowed := eg
+	if !eg.empty() {
+		allowed = eg.intersect(portsAllowed(d.cfg.PodIngress, s.cfg.IP, d.cfg.IP))
+	}
 	src := netip.PrefixFrom(s.cfg.IP, s.cfg.IP.BitLen())
 	var out []renderer.ContivRule
 	for proto, ranges := range allowed.ranges {
@@ -530,15 +574,28 @@ func (c *Cache) setBinding(p *pod, b Binding, deleted map[string]*Table) {
 	}
 }
 
-// tableID hashes the kind and the rules.
+// tableID hashes the kind and the rules (their fields, in binary).
 func tableID(kind Kind, rules []renderer.ContivRule) string {
 	h := fnv.New64a()
-	h.Write([]byte(kind.String()))
+	buf := make([]byte, 0, 48)
+	buf = append(buf, byte(kind))
 	for _, r := range rules {
-		h.Write([]byte{'\n'})
-		h.Write([]byte(r.String()))
+		buf = append(buf, byte(r.Action), byte(r.Protocol), byte(r.DestPortFirst>>8), byte(r.DestPortFirst),
+			byte(r.DestPortLast>>8), byte(r.DestPortLast))
+		buf = appendPrefix(buf, r.SrcNetwork)
+		buf = appendPrefix(buf, r.DestNetwork)
+		h.Write(buf)
+		buf = buf[:0]
 	}
 	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+func appendPrefix(buf []byte, p netip.Prefix) []byte {
+	if !p.IsValid() {
+		return append(buf, 0xff)
+	}
+	a := p.Addr().As16()
+	return append(append(buf, byte(p.Bits())), a[:]...)
 }
 
 func sameRules(a, b []renderer.ContivRule) bool {
@@ -603,6 +660,11 @@ func normalize(rs []portRange) []portRange {
 		}
 	}
 	return out
+}
+
+// empty tells whether the set allows nothing.
+func (s portSet) empty() bool {
+	return !s.all && len(s.ranges[0]) == 0 && len(s.ranges[1]) == 0 && len(s.ranges[2]) == 0
 }
 
 // intersect returns what both sets allow.
