@@ -43,7 +43,7 @@ func benchPodIP(ns, i int) string {
 
 func benchPod(ns, i int, app int) *podmodel.Pod {
 	return &podmodel.Pod{Name: fmt.Sprintf("p%d", i), Namespace: fmt.Sprintf("ns-%d", ns), IpAddress: benchPodIP(ns, i),
-		Label: []*podmodel.Pod_Label{{Key: "app", Value: fmt.Sprintf("app-%d", app)}, {Key: "tier", Value: fmt.Sprintf("t%d", i%3)}},
+		Label:     []*podmodel.Pod_Label{{Key: "app", Value: fmt.Sprintf("app-%d", app)}, {Key: "tier", Value: fmt.Sprintf("t%d", i%3)}},
 		Container: []*podmodel.Pod_Container{{Name: "c", Port: []*podmodel.Pod_Container_Port{{Name: "http", ContainerPort: 8080}}}}}
 }
 
