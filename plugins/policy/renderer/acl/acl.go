@@ -23,12 +23,14 @@ package acl
 
 import (
 	"fmt"
+	"net/netip"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/cache"
 )
@@ -57,14 +59,23 @@ type Deps struct {
 type Renderer struct {
 	Deps
 	stats Stats
-	// rules memoizes converted rules (immutable once built, shared by the
-	// ACL values); cleared at every resync.
-	rules map[ruleKey]*vpp_acl.ACL_Rule
+	// Converted values are immutable once built and reused: tables by ID
+	// (their ID is their content, except GLOBAL's), GLOBAL by pod segment.
+	// Both are pruned as tables and pods go, and cleared at every resync.
+	byID      map[string]*vpp_acl.ACL
+	bySegment map[segmentKey][]*vpp_acl.ACL_Rule
+	// byRule memoizes the rules of LOCAL and EGRESS tables (tables with new
+	// content mostly repeat rules of the tables they replace).
+	byRule map[renderer.ContivRule]*vpp_acl.ACL_Rule
 }
 
-type ruleKey struct {
-	r          renderer.ContivRule
-	reflective bool
+// segmentKey identifies a pod's egress rules by the pod, its address and
+// the identity of its rule list.
+type segmentKey struct {
+	pod   podmodel.ID
+	ip    netip.Addr
+	first *renderer.ContivRule
+	n     int
 }
 
 var _ renderer.Renderer = (*Renderer)(nil)
@@ -115,7 +126,7 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 		r.stats.Rules += len(t.Rules)
 	}
 	if resync {
-		r.rules = nil
+		r.byID, r.bySegment, r.byRule = nil, nil, nil
 		txn := r.ResyncTxnFactory()
 		for _, t := range r.Cache.Tables() {
 			txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
@@ -152,6 +163,7 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 	for _, t := range ch.Deleted {
 		txn.Delete(vpp_acl.ACLKey(ACLName(t)))
 		r.stats.Deletes++
+		delete(r.byID, t.ID)
 	}
 	return nil
 }
@@ -167,20 +179,55 @@ func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs
 	return v
 }
 
-// acl converts a table with the memoized rules.
+// acl converts a table, reusing what was converted before.
 func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
-	if r.rules == nil {
-		r.rules = map[ruleKey]*vpp_acl.ACL_Rule{}
+	if r.byID == nil {
+		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
+		r.byRule = map[renderer.ContivRule]*vpp_acl.ACL_Rule{}
+	}
+	if t.Kind != cache.Global {
+		if v := r.byID[t.ID]; v != nil {
+			return v
+		}
+		v := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, len(t.Rules))}
+		for i, cr := range t.Rules {
+			ar := r.byRule[cr]
+			if ar == nil {
+				ar = Rule(cr, true) // every table but GLOBAL is reflective
+				r.byRule[cr] = ar
+			}
+			v.Rules[i] = ar
+		}
+		r.byID[t.ID] = v
+		return v
 	}
 	out := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, len(t.Rules))}
-	for _, cr := range t.Rules {
-		k := ruleKey{cr, t.Reflective()}
-		ar := r.rules[k]
-		if ar == nil {
-			ar = Rule(cr, t.Reflective())
-			r.rules[k] = ar
+	used := make(map[segmentKey]bool, len(t.Segments))
+	pos := 0
+	for _, seg := range t.Segments {
+		k := segmentKey{pod: seg.Pod, ip: seg.IP, n: seg.N}
+		if seg.N > 0 {
+			k.first = &seg.Egress[0]
 		}
-		out.Rules = append(out.Rules, ar)
+		used[k] = true
+		conv, ok := r.bySegment[k]
+		if !ok {
+			conv = make([]*vpp_acl.ACL_Rule, seg.N)
+			for i := range conv {
+				conv[i] = Rule(t.Rules[pos+i], false)
+			}
+			r.bySegment[k] = conv
+		}
+		out.Rules = append(out.Rules, conv...)
+		pos += seg.N
+	}
+	for ; pos < len(t.Rules); pos++ {
+		out.Rules = append(out.Rules, Rule(t.Rules[pos], false))
+	}
+	for k := range r.bySegment {
+		if !used[k] {
+			delete(r.bySegment, k)
+		}
 	}
 	return out
 }

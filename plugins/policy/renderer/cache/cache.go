@@ -74,6 +74,20 @@ type Table struct {
 	ID    string
 	Kind  Kind
 	Rules []renderer.ContivRule
+	// Segments splits the rules of GLOBAL by pod, in order (nil for the
+	// other kinds), so a renderer can convert only the pods that changed.
+	Segments []Segment
+}
+
+// Segment is the part of GLOBAL that comes from one pod's egress rules.
+type Segment struct {
+	// Pod and IP identify the pod; Egress is its egress rule list (the same
+	// slice as long as the pod's rules did not change).
+	Pod    podmodel.ID
+	IP     netip.Addr
+	Egress []renderer.ContivRule
+	// N is the number of rules of the segment.
+	N int
 }
 
 // Reflective tells whether the PERMITs of the table create sessions.
@@ -420,12 +434,14 @@ func (c *Cache) updateGlobal(deleted map[string]*Table) {
 	}
 	slices.SortFunc(ids, func(a, b *pod) int { return a.cfg.IP.Compare(b.cfg.IP) })
 	var rules []renderer.ContivRule
+	var segments []Segment
 	for _, s := range ids {
 		src := netip.PrefixFrom(s.cfg.IP, s.cfg.IP.BitLen())
 		for _, r := range s.cfg.PodEgress {
 			r.SrcNetwork = src
 			rules = append(rules, r)
 		}
+		segments = append(segments, Segment{Pod: s.cfg.ID, IP: s.cfg.IP, Egress: s.cfg.PodEgress, N: len(s.cfg.PodEgress)})
 	}
 	old := c.global
 	if len(rules) == 0 {
@@ -436,7 +452,7 @@ func (c *Cache) updateGlobal(deleted map[string]*Table) {
 			c.stats.GlobalComputed = false
 			return
 		}
-		c.global = &Table{ID: GlobalID, Kind: Global, Rules: rules}
+		c.global = &Table{ID: GlobalID, Kind: Global, Rules: rules, Segments: segments}
 	}
 	b := Binding{}
 	if c.global != nil {
