@@ -38,7 +38,7 @@ func (st *state) aclEvaluate(swIfIndex uint32, input bool, f *aclFlow) (permit b
 	if len(list) == 0 {
 		return true, "no ACL"
 	}
-	now := st.acl.clock()
+	now := st.aclNow()
 	key := aclKey(swIfIndex, input, f)
 	if s := st.acl.sessions[key]; s != nil {
 		if !s.expired(f.Proto, now) {
@@ -74,6 +74,15 @@ func (st *state) aclEvaluate(swIfIndex uint32, input bool, f *aclFlow) (permit b
 		}
 	}
 	return false, "no ACL rule matched"
+}
+
+// aclNow is the time of session timeouts: the ACL state's own clock if a
+// test set one, else the simulator's.
+func (st *state) aclNow() time.Time {
+	if st.acl.now != nil || st.s == nil {
+		return st.acl.clock()
+	}
+	return st.s.clock.Now()
 }
 
 func aclKey(sw uint32, input bool, f *aclFlow) aclSessionKey {

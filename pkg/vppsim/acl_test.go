@@ -221,3 +221,48 @@ func TestACLEvaluateFirstMatchDenyAtEndAndReflectSessions(t *testing.T) {
 		t.Error("session survived a change of the interface's ACLs")
 	}
 }
+
+// TestACLInTheForwardingPathAndTheSNATHazard drives packets through the
+// graph with the ACL plugin's own state: an output ACL on the SNAT output
+// interface sees the node address (NAT output runs first), so a pod's egress
+// rule there fails open; the same rule on the pod-facing input holds; a
+// permit+reflect session lets the reply pass a deny-all output ACL.
+func TestACLInTheForwardingPathAndTheSNATHazard(t *testing.T) {
+	n := newNATEnv(t, 0)
+	e := n.testEnv
+	const outside, podSide = 1, 2
+	denyPod1, _ := e.addACL(noIndex, "deny-pod1", rule(aclDeny, pod1IP+"/32", "0.0.0.0/0", 0, 0), rule(aclPermit, "0.0.0.0/0", "0.0.0.0/0", 0, 0))
+	denyAll, _ := e.addACL(noIndex, "deny-all", rule(aclDeny, "0.0.0.0/0", "0.0.0.0/0", 0, 0))
+	egress, _ := e.addACL(noIndex, "pod1-egress", rule(aclReflect, pod1IP+"/32", "8.8.8.8/32", 6, 443),
+		rule(aclDeny, pod1IP+"/32", "0.0.0.0/0", 0, 0), rule(aclReflect, "0.0.0.0/0", "0.0.0.0/0", 0, 0))
+
+	// 1. the hazard: the output ACL of the SNAT interface never sees the pod
+	if rv := e.setACLs(outside, nil, denyPod1); rv != 0 {
+		t.Fatal(rv)
+	}
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "8.8.8.8", protoTCP, 64, tcpL4(40000, 80, tcpSYN)))
+	if f := oneFrame(t, n.c, nic1); f.src.String() != nodeIP {
+		t.Fatalf("SNATed packet = %+v", f)
+	}
+	// 2. the fix: the pod's egress rules on the pod-facing input
+	if rv := e.setACLs(outside, nil); rv != 0 {
+		t.Fatal(rv)
+	}
+	if rv := e.setACLs(podSide, []uint32{egress}, denyAll); rv != 0 {
+		t.Fatal(rv)
+	}
+	contains(t, cli(e, "trace add dpdk-input 10")+"ok", "ok")
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "8.8.8.8", protoTCP, 64, tcpL4(40001, 80, tcpSYN)))
+	none(t, n.c)
+	contains(t, cli(e, "show trace"), "acl-plugin-in-ip4-fa", "pod1-egress", "deny")
+	// 3. allowed: out, and the reply comes back through the deny-all output ACL
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "8.8.8.8", protoTCP, 64, tcpL4(40002, 443, tcpSYN)))
+	out := oneFrame(t, n.c, nic1)
+	n.fromOutside(ipPkt("8.8.8.8", nodeIP, protoTCP, 60, tcpL4(443, out.sport, tcpSYN|tcpACK)))
+	if back := oneFrame(t, n.c, nic2); back.dst.String() != pod1IP {
+		t.Errorf("reply = %+v, want it delivered to the pod through its session", back)
+	}
+	// 4. an unsolicited packet to the pod is dropped by the output ACL
+	n.fromOutside(ipPkt("8.8.8.8", pod1IP, protoTCP, 60, tcpL4(443, 5555, tcpSYN)))
+	none(t, n.c)
+}

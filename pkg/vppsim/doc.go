@@ -116,8 +116,8 @@
 // limits, VLAN sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
 // ports with a partial checksum are completed; GSO super-frames are
 // dropped and counted (disable TSO/GSO on the peer). The ACL step is a
-// hook (state.aclFilter) the ACL plugin's state plugs into; without it
-// everything is permitted. There is no shared-memory transport and no
+// hook (state.aclFilter) set to the ACL plugin's aclEvaluate (acl_eval.go):
+// an interface without ACLs permits everything. There is no shared-memory transport and no
 // stats segment (govpp's core does not need it). Sub-interfaces, memif,
 // IPsec, SRv6 and the other plugins in the table are not implemented and
 // answer UNIMPLEMENTED. VPP 25.10's nat44_ed API has no

@@ -322,6 +322,7 @@ func newState(s *Sim) *state {
 		st.neighborCfg[af] = neighborConfig{maxNumber: 50000, recycle: false}
 	}
 	st.nat.reset()
+	st.aclFilter = st.aclEvaluate // the ACL plugin (acl_eval.go)
 	local := st.newIface("local0", kindLocal)
 	local.linkMTU = 0
 	local.mtu = [4]uint32{}
