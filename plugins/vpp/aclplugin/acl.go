@@ -13,6 +13,7 @@ import (
 
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // ACLDescriptorName names the descriptor of ACLs.
@@ -56,13 +57,13 @@ func NewACLDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			if md == nil {
 				return fmt.Errorf("ACL %s: no VPP index known for the delete", v.GetName())
 			}
-			if err := call(d.ch, &acl.ACLDel{ACLIndex: md.Index}, &acl.ACLDelReply{}); err != nil {
+			if err := vppbase.Call(d.Ch, &acl.ACLDel{ACLIndex: md.Index}, &acl.ACLDelReply{}); err != nil {
 				return fmt.Errorf("delete ACL %s (index %d): %w", v.GetName(), md.Index, err)
 			}
 			return nil
 		},
 		Retrieve:           d.retrieve,
-		IsRetriableFailure: isRetriable,
+		IsRetriableFailure: vppbase.IsRetriable,
 		WithMetadata:       true,
 	})
 }
@@ -156,7 +157,7 @@ func ruleToAPI(r *vpp_acl.ACL_Rule) (acl_types.ACLRule, error) {
 	case src.Addr().Is4() != dst.Addr().Is4():
 		return out, fmt.Errorf("source %s and destination %s are of different address families", src, dst)
 	}
-	out.SrcPrefix, out.DstPrefix = prefixToAPI(src), prefixToAPI(dst)
+	out.SrcPrefix, out.DstPrefix = vppbase.PrefixToAPI(src), vppbase.PrefixToAPI(dst)
 	if r.GetProtocol() > 255 {
 		return out, fmt.Errorf("protocol %d is not an IP protocol number", r.GetProtocol())
 	}
@@ -209,32 +210,15 @@ func portRange(field string, r *vpp_acl.ACL_Rule_PortRange) (uint16, uint16, err
 	return uint16(r.GetLowerPort()), uint16(r.GetUpperPort()), nil
 }
 
-func prefixToAPI(p netip.Prefix) ip_types.Prefix {
-	a := p.Addr()
-	addr := ip_types.Address{Af: ip_types.ADDRESS_IP4, Un: ip_types.AddressUnionIP4(a.As4())}
-	if !a.Is4() {
-		addr = ip_types.Address{Af: ip_types.ADDRESS_IP6, Un: ip_types.AddressUnionIP6(a.As16())}
-	}
-	return ip_types.Prefix{Address: addr, Len: uint8(p.Bits())}
-}
-
-func prefixFromAPI(p ip_types.Prefix) netip.Prefix {
-	var a netip.Addr
-	if p.Address.Af == ip_types.ADDRESS_IP6 {
-		a = netip.AddrFrom16(p.Address.Un.GetIP6())
-	} else {
-		a = netip.AddrFrom4(p.Address.Un.GetIP4())
-	}
-	return netip.PrefixFrom(a, int(p.Len))
-}
-
 // ruleFromAPI converts a dumped rule back into the model, in canonical form
 // (networks and port ranges always set).
 func ruleFromAPI(r acl_types.ACLRule) *vpp_acl.ACL_Rule {
 	r = canonical(r)
+	src, _ := vppbase.PrefixFromAPI(r.SrcPrefix)
+	dst, _ := vppbase.PrefixFromAPI(r.DstPrefix)
 	out := &vpp_acl.ACL_Rule{
-		SourceNetwork:      prefixFromAPI(r.SrcPrefix).String(),
-		DestinationNetwork: prefixFromAPI(r.DstPrefix).String(),
+		SourceNetwork:      src.String(),
+		DestinationNetwork: dst.String(),
 		Protocol:           uint32(r.Proto),
 		TcpFlagsMask:       uint32(r.TCPFlagsMask),
 		TcpFlagsValue:      uint32(r.TCPFlagsValue),
@@ -263,7 +247,7 @@ func (d *aclDescriptor) addReplace(index uint32, v *vpp_acl.ACL) (*ACLMetadata, 
 	}
 	rep := &acl.ACLAddReplaceReply{}
 	req := &acl.ACLAddReplace{ACLIndex: index, Tag: v.GetName(), Count: uint32(len(rules)), R: rules}
-	if err := call(d.ch, req, rep); err != nil {
+	if err := vppbase.Call(d.Ch, req, rep); err != nil {
 		if index == noIndex {
 			return nil, fmt.Errorf("create ACL %s: %w", v.GetName(), err)
 		}
@@ -275,7 +259,7 @@ func (d *aclDescriptor) addReplace(index uint32, v *vpp_acl.ACL) (*ACLMetadata, 
 // retrieve dumps every ACL and keys the tagged ones by their tag.
 func (d *aclDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 	var out []kvapi.KVWithMetadata
-	mr := d.ch.SendMultiRequest(&acl.ACLDump{ACLIndex: noIndex})
+	mr := d.Ch.SendMultiRequest(&acl.ACLDump{ACLIndex: noIndex})
 	for {
 		det := &acl.ACLDetails{}
 		last, err := mr.ReceiveReply(det)

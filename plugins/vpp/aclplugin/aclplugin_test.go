@@ -26,6 +26,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 type mapMeta map[string]kvapi.Metadata
@@ -83,14 +84,14 @@ func newEnv(t testing.TB) *env {
 }
 
 func (e *env) deps() DescriptorDeps {
-	return DescriptorDeps{Log: quietLog(), Ch: e.ch,
-		Ifaces: func() kvapi.MetadataMap { return e.ifs }, ACLs: func() kvapi.MetadataMap { return e.acls }}
+	return DescriptorDeps{DescriptorDeps: vppbase.DescriptorDeps{Log: quietLog(), Ch: e.ch,
+		Ifaces: func() kvapi.MetadataMap { return e.ifs }}, ACLs: func() kvapi.MetadataMap { return e.acls }}
 }
 
 func (e *env) loopback(name string) uint32 {
 	e.t.Helper()
 	rep := &interfaces.CreateLoopbackReply{}
-	if err := call(e.ch, &interfaces.CreateLoopback{}, rep); err != nil {
+	if err := vppbase.Call(e.ch, &interfaces.CreateLoopback{}, rep); err != nil {
 		e.t.Fatal(err)
 	}
 	e.ifs[name] = &ifaceidx.Metadata{SwIfIndex: uint32(rep.SwIfIndex)}
@@ -100,7 +101,7 @@ func (e *env) loopback(name string) uint32 {
 func (e *env) cli(cmd string) string {
 	e.t.Helper()
 	rep := &vlib.CliInbandReply{}
-	if err := call(e.ch, &vlib.CliInband{Cmd: cmd}, rep); err != nil {
+	if err := vppbase.Call(e.ch, &vlib.CliInband{Cmd: cmd}, rep); err != nil {
 		e.t.Fatal(err)
 	}
 	return rep.Reply
@@ -137,7 +138,7 @@ func TestACLCreateUpdateDeleteAndRetrieveByTag(t *testing.T) {
 		t.Errorf("VPP after update:\n%s", out)
 	}
 	// an untagged ACL in VPP is not the agent's
-	if err := call(e.ch, &acl.ACLAddReplace{ACLIndex: noIndex, Count: 0}, &acl.ACLAddReplaceReply{}); err != nil {
+	if err := vppbase.Call(e.ch, &acl.ACLAddReplace{ACLIndex: noIndex, Count: 0}, &acl.ACLAddReplaceReply{}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := d.Retrieve([]kvapi.KVWithMetadata{{Key: vpp_acl.ACLKey(b.Name), Value: b, Origin: kvapi.FromNB}})
@@ -246,13 +247,13 @@ func testIfaceDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 		WithMetadata: true,
 		Create: func(_ string, v proto.Message) (kvapi.Metadata, error) {
 			rep := &interfaces.CreateLoopbackReply{}
-			if err := call(ch, &interfaces.CreateLoopback{}, rep); err != nil {
+			if err := vppbase.Call(ch, &interfaces.CreateLoopback{}, rep); err != nil {
 				return nil, err
 			}
 			return &ifaceidx.Metadata{SwIfIndex: uint32(rep.SwIfIndex)}, nil
 		},
 		Delete: func(_ string, _ proto.Message, md kvapi.Metadata) error {
-			return call(ch, &interfaces.DeleteLoopback{SwIfIndex: interface_types.InterfaceIndex(md.(*ifaceidx.Metadata).SwIfIndex)}, &interfaces.DeleteLoopbackReply{})
+			return vppbase.Call(ch, &interfaces.DeleteLoopback{SwIfIndex: interface_types.InterfaceIndex(md.(*ifaceidx.Metadata).SwIfIndex)}, &interfaces.DeleteLoopbackReply{})
 		},
 	}
 }

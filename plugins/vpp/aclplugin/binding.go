@@ -12,6 +12,7 @@ import (
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // InterfaceACLsDescriptorName names the descriptor of interface ACL lists.
@@ -47,7 +48,7 @@ func NewInterfaceACLsDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 			return d.set(v.GetInterface(), nil, nil)
 		},
 		Retrieve:           d.retrieve,
-		IsRetriableFailure: isRetriable,
+		IsRetriableFailure: vppbase.IsRetriable,
 		Dependencies: func(_ string, v *vpp_acl.InterfaceACLs) []kvapi.Dependency {
 			deps := []kvapi.Dependency{{Label: DepInterface, Key: ifmodel.InterfaceKey(v.GetInterface())}}
 			seen := map[string]bool{}
@@ -100,9 +101,9 @@ func (d *bindingDescriptor) aclIndex(name string) (uint32, error) {
 
 // set replaces both lists of the interface with one acl_interface_set_acl_list.
 func (d *bindingDescriptor) set(iface string, input, output []string) error {
-	md, ok := ifaceidx.New(d.ifaces()).LookupByName(iface)
-	if !ok {
-		return fmt.Errorf("ACLs of interface %s: the interface is not known to VPP (no sw_if_index)", iface)
+	sw, err := d.SwIfIndex(iface, "ACLs of interface "+iface)
+	if err != nil {
+		return err
 	}
 	acls := make([]uint32, 0, len(input)+len(output))
 	for _, n := range append(slices.Clone(input), output...) {
@@ -112,9 +113,9 @@ func (d *bindingDescriptor) set(iface string, input, output []string) error {
 		}
 		acls = append(acls, idx)
 	}
-	req := &acl.ACLInterfaceSetACLList{SwIfIndex: interface_types.InterfaceIndex(md.SwIfIndex),
+	req := &acl.ACLInterfaceSetACLList{SwIfIndex: interface_types.InterfaceIndex(sw),
 		Count: uint8(len(acls)), NInput: uint8(len(input)), Acls: acls}
-	if err := call(d.ch, req, &acl.ACLInterfaceSetACLListReply{}); err != nil {
+	if err := vppbase.Call(d.Ch, req, &acl.ACLInterfaceSetACLListReply{}); err != nil {
 		return fmt.Errorf("set ACLs of interface %s (input %v, output %v): %w", iface, input, output, err)
 	}
 	return nil
@@ -122,17 +123,17 @@ func (d *bindingDescriptor) set(iface string, input, output []string) error {
 
 // retrieve reads the ACL lists of every known interface that has any.
 func (d *bindingDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
-	names := map[uint32]string{} // acl_index -> name
+	aclNames := map[uint32]string{} // acl_index -> name
 	if m := d.acls(); m != nil {
 		for _, n := range m.ListAllNames() {
 			if idx, err := d.aclIndex(n); err == nil {
-				names[idx] = n
+				aclNames[idx] = n
 			}
 		}
 	}
-	idx := ifaceidx.New(d.ifaces())
+	names := d.IfaceNames()
 	var out []kvapi.KVWithMetadata
-	mr := d.ch.SendMultiRequest(&acl.ACLInterfaceListDump{SwIfIndex: interface_types.InterfaceIndex(noIndex)})
+	mr := d.Ch.SendMultiRequest(&acl.ACLInterfaceListDump{SwIfIndex: interface_types.InterfaceIndex(noIndex)})
 	for {
 		det := &acl.ACLInterfaceListDetails{}
 		last, err := mr.ReceiveReply(det)
@@ -145,14 +146,14 @@ func (d *bindingDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMe
 		if len(det.Acls) == 0 {
 			continue
 		}
-		iface, _, ok := idx.LookupBySwIfIndex(uint32(det.SwIfIndex))
+		iface, ok := names[uint32(det.SwIfIndex)]
 		if !ok {
 			continue // not an interface of the agent
 		}
 		v := &vpp_acl.InterfaceACLs{Interface: iface}
 		known := true
 		for i, a := range det.Acls {
-			n, ok := names[a]
+			n, ok := aclNames[a]
 			if !ok {
 				known = false
 				break
@@ -164,7 +165,7 @@ func (d *bindingDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMe
 			}
 		}
 		if !known {
-			d.log.WithField("interface", iface).Warn("interface has ACLs that are not the agent's: left alone")
+			d.Log.WithField("interface", iface).Warn("interface has ACLs that are not the agent's: left alone")
 			continue
 		}
 		out = append(out, kvapi.KVWithMetadata{Key: vpp_acl.InterfaceKey(iface), Value: v, Origin: kvapi.FromNB})

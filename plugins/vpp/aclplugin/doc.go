@@ -44,6 +44,10 @@
 // them, but an empty ACL in a list drops everything, which is never what a
 // value means); names are VPP tags, at most 63 bytes.
 //
+// Built on the shared VPP plugin base (plugins/vpp/internal/vppbase: channel
+// with the messages registered, interface index, retry rule) and typed
+// descriptors (kvapi.Typed).
+//
 // What it does not do: MACIP ACLs, the ethertype whitelist, ACL-based
 // forwarding, the plugin's session table settings.
 package aclplugin

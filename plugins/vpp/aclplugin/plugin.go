@@ -1,29 +1,31 @@
 package aclplugin
 
 import (
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
+	"go.fd.io/govpp/binapi/acl"
 
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
-// ReplyTimeout bounds the wait for one reply from VPP on the plugin's channel.
-const ReplyTimeout = 10 * time.Second
-
 // Scheduler is what the plugin needs of the KV scheduler.
-type Scheduler interface {
-	RegisterKVDescriptor(descriptors ...*kvapi.KVDescriptor) error
-	GetMetadataMap(descriptor string) kvapi.MetadataMap
-}
+type Scheduler = vppbase.Scheduler
 
 // GoVPP opens channels to VPP's binary API (govppmux satisfies it).
-type GoVPP interface {
-	NewAPIChannel() (govppapi.Channel, error)
+type GoVPP = vppbase.GoVPP
+
+// messages are the VPP messages the plugin uses (registered at start, so a VPP
+// without the ACL plugin fails the start naming them).
+var messages = []govppapi.Message{
+	&acl.ACLAddReplace{}, &acl.ACLAddReplaceReply{},
+	&acl.ACLDel{}, &acl.ACLDelReply{},
+	&acl.ACLDump{}, &acl.ACLDetails{},
+	&acl.ACLInterfaceSetACLList{}, &acl.ACLInterfaceSetACLListReply{},
+	&acl.ACLInterfaceListDump{}, &acl.ACLInterfaceListDetails{},
 }
 
 // Deps lists what the plugin needs.
@@ -48,26 +50,26 @@ func (p *Plugin) String() string { return "vpp-aclplugin" }
 
 // Init opens the VPP channel and registers the descriptors.
 func (p *Plugin) Init() error {
-	if p.Scheduler == nil || p.GoVPP == nil {
-		return errors.New("vpp-aclplugin: Scheduler and GoVPP are required")
+	if p.Scheduler == nil {
+		return fmt.Errorf("%s: Scheduler is required", p.String())
 	}
 	if p.Log == nil {
 		p.Log = logrus.StandardLogger().WithField("plugin", p.String())
 	}
-	ch, err := p.GoVPP.NewAPIChannel()
+	ch, err := vppbase.OpenChannel(p.String(), p.GoVPP, messages)
 	if err != nil {
-		return fmt.Errorf("vpp-aclplugin: open VPP channel: %w", err)
+		return err
 	}
-	ch.SetReplyTimeout(ReplyTimeout)
 	p.ch = ch
-	deps := DescriptorDeps{Log: p.Log, Ch: ch,
-		Ifaces: func() kvapi.MetadataMap { return p.Scheduler.GetMetadataMap(ifaceidx.DescriptorName) },
-		ACLs:   func() kvapi.MetadataMap { return p.Scheduler.GetMetadataMap(ACLDescriptorName) },
+	deps := DescriptorDeps{
+		DescriptorDeps: vppbase.DescriptorDeps{Log: p.Log, Ch: ch,
+			Ifaces: func() kvapi.MetadataMap { return p.Scheduler.GetMetadataMap(ifaceidx.DescriptorName) }},
+		ACLs: func() kvapi.MetadataMap { return p.Scheduler.GetMetadataMap(ACLDescriptorName) },
 	}
 	if err := p.Scheduler.RegisterKVDescriptor(NewACLDescriptor(deps), NewInterfaceACLsDescriptor(deps)); err != nil {
 		ch.Close()
 		p.ch = nil
-		return fmt.Errorf("vpp-aclplugin: %w", err)
+		return fmt.Errorf("%s: %w", p.String(), err)
 	}
 	return nil
 }
@@ -81,52 +83,25 @@ func (p *Plugin) Close() error {
 	return nil
 }
 
-// DescriptorDeps is what the descriptors need.
+// DescriptorDeps is what the descriptors need: the VPP plugins' common
+// dependencies and the ACL metadata map.
 type DescriptorDeps struct {
-	// Log receives the descriptors' messages (nil: the standard logger).
-	Log logrus.FieldLogger
-	// Ch is the VPP channel (callbacks run on the scheduler's goroutine).
-	Ch govppapi.Channel
-	// Ifaces returns the metadata map of the VPP interface descriptor.
-	Ifaces func() kvapi.MetadataMap
-	// ACLs returns the metadata map of the ACL descriptor (name -> *ACLMetadata).
+	vppbase.DescriptorDeps
+	// ACLs returns the metadata map of the ACL descriptor (name ->
+	// *ACLMetadata), read at call time; nil means none known.
 	ACLs func() kvapi.MetadataMap
 }
 
+// base is what the descriptors embed.
 type base struct {
-	log    logrus.FieldLogger
-	ch     govppapi.Channel
-	ifaces func() kvapi.MetadataMap
-	acls   func() kvapi.MetadataMap
+	vppbase.Descriptor
+	acls func() kvapi.MetadataMap
 }
 
 func newBase(d DescriptorDeps, name string) base {
-	log := d.Log
-	if log == nil {
-		log = logrus.StandardLogger()
+	acls := d.ACLs
+	if acls == nil {
+		acls = func() kvapi.MetadataMap { return nil }
 	}
-	none := func() kvapi.MetadataMap { return nil }
-	b := base{log: log.WithField("descriptor", name), ch: d.Ch, ifaces: d.Ifaces, acls: d.ACLs}
-	if b.ifaces == nil {
-		b.ifaces = none
-	}
-	if b.acls == nil {
-		b.acls = none
-	}
-	return b
-}
-
-// call sends one request and waits for its reply; a non-zero retval comes
-// back as a govppapi.VPPApiError.
-func call(ch govppapi.Channel, req, reply govppapi.Message) error {
-	if err := ch.SendRequest(req).ReceiveReply(reply); err != nil {
-		return fmt.Errorf("%s: %w", req.GetMessageName(), err)
-	}
-	return nil
-}
-
-// isRetriable: invalid values never succeed when tried again; VPP errors might.
-func isRetriable(err error) bool {
-	var inv *kvapi.InvalidValueError
-	return !errors.As(err, &inv)
+	return base{Descriptor: vppbase.NewDescriptor(d.DescriptorDeps, name), acls: acls}
 }
