@@ -32,8 +32,10 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/nsplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
 	vppifplugin "github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l2plugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l3plugin"
@@ -207,6 +209,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	vppL2 := l2plugin.NewPlugin(l2plugin.Deps{Log: logs.Logger("vpp-l2plugin"), Scheduler: scheduler, GoVPP: govpp})
 	vppL3 := &l3plugin.Plugin{Deps: l3plugin.Deps{Log: logs.Logger("vpp-l3plugin"), Scheduler: scheduler, GoVPP: govpp}}
 	vppNAT := &natplugin.Plugin{Deps: natplugin.Deps{Log: logs.Logger("vpp-natplugin"), Scheduler: scheduler, GoVPP: govpp}}
+	vppACL := &aclplugin.Plugin{Deps: aclplugin.Deps{Log: logs.Logger("vpp-aclplugin"), Scheduler: scheduler, GoVPP: govpp}}
 	linuxNs := &nsplugin.Plugin{Deps: nsplugin.Deps{Log: logs.Logger("linux-nsplugin")}}
 	linuxIf := &linuxifplugin.Plugin{Deps: linuxifplugin.Deps{Log: logs.Logger("linux-ifplugin"), Scheduler: scheduler, NsPlugin: linuxNs}}
 	linuxL3 := &linuxl3plugin.Plugin{Deps: linuxl3plugin.Deps{Log: logs.Logger("linux-l3plugin"), Scheduler: scheduler, NsPlugin: linuxNs}}
@@ -286,6 +289,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Registerer: metrics,
 	})
 
+	policies := policy.NewPlugin(policy.Deps{
+		Log:        logs.Logger("policy"),
+		ContivConf: contivConf,
+		IPAM:       ipamPlugin,
+		IPNet:      ipNet,
+		PodManager: podManager,
+	})
+
 	// The controller's event handlers, in dependency order (Forward events see them in
 	// this order, Reverse events backwards).
 	ctl.EventHandlers = []api.EventHandler{
@@ -295,6 +306,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ipamPlugin,
 		ipNet,
 		services, // after ipnet: pod interfaces exist before they become frontends
+		policies, // after service (upstream's order); polices pods in their AddPod
 	}
 
 	plugins := []infra.Plugin{restPlugin}
@@ -309,6 +321,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		vppL2,
 		vppL3,
 		vppNAT,
+		vppACL,
 		linuxNs,
 		linuxIf,
 		linuxL3,
@@ -317,6 +330,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ipamPlugin,
 		ipNet,
 		services,
+		policies,
 		ctl,     // the event loop; its queue exists after Init, it runs after AfterInit
 		watcher, // last: it feeds the loop, and is closed first
 	)

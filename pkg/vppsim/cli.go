@@ -38,6 +38,8 @@ var cliCommands = []cliCommand{
 	{[]string{"show", "errors"}, cliShowErrors},
 	{[]string{"trace", "add"}, cliTraceAdd},
 	{[]string{"clear", "trace"}, cliTraceClear},
+	{[]string{"show", "acl-plugin", "acl"}, cliShowACL},
+	{[]string{"show", "acl-plugin", "interface"}, cliShowACLInterface},
 }
 
 // cli runs a debug CLI command as cli_inband does. Output of unknown

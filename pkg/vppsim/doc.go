@@ -34,10 +34,13 @@
 // BVIs and split-horizon groups, and the L2 FIB; NAT44-ED (plugin enable,
 // forwarding, address and twice-NAT pools, inside/outside and output
 // interfaces, static, identity and load-balancing static mappings,
-// sessions); DHCP client configuration. Every dump is answered from that
+// sessions); DHCP client configuration; the ACL plugin (acl*.go: ACLs,
+// per-interface input/output lists, permit+reflect sessions and the match
+// function aclEvaluate). Every dump is answered from that
 // state, and cli_inband answers a few show commands (interface, interface
 // address, ip fib, ip neighbors, nat44 static mappings / interfaces /
-// addresses, bridge-domain, version) in VPP's layout. Interface events are
+// addresses, bridge-domain, acl-plugin acl / interface, version) in VPP's
+// layout. Interface events are
 // sent to clients that ask for them; DHCP leases are injected through the
 // Go API (PushDHCPLease), and NAT sessions, which traffic creates, may be
 // injected too (InjectSession).
@@ -114,8 +117,8 @@
 // limits, VLAN sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
 // ports with a partial checksum are completed; GSO super-frames are
 // dropped and counted (disable TSO/GSO on the peer). The ACL step is a
-// hook (state.aclFilter) the ACL plugin's state plugs into; without it
-// everything is permitted. There is no shared-memory transport and no
+// hook (state.aclFilter) set to the ACL plugin's aclEvaluate (acl_eval.go):
+// an interface without ACLs permits everything. There is no shared-memory transport and no
 // stats segment (govpp's core does not need it). Sub-interfaces, memif,
 // IPsec, SRv6 and the other plugins in the table are not implemented and
 // answer UNIMPLEMENTED. VPP 25.10's nat44_ed API has no

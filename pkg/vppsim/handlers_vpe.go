@@ -56,6 +56,7 @@ func registerHandlers(t *msgTable) []*handler {
 	registerIP(r)
 	registerL2(r)
 	registerNAT(r)
+	registerACL(r)
 	registerDHCP(r)
 	return r.handlers
 }

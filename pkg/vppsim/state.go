@@ -266,6 +266,7 @@ type state struct {
 	dhcp        map[uint32]*dhcpClient
 	ifEventSubs map[uint32]uint32 // client index -> pid
 	nat         natState
+	acl         aclState // the ACL plugin (acl*.go)
 
 	seq uint64 // insertion order of entries VPP dumps in pool order
 
@@ -321,6 +322,7 @@ func newState(s *Sim) *state {
 		st.neighborCfg[af] = neighborConfig{maxNumber: 50000, recycle: false}
 	}
 	st.nat.reset()
+	st.aclFilter = st.aclEvaluate // the ACL plugin (acl_eval.go)
 	local := st.newIface("local0", kindLocal)
 	local.linkMTU = 0
 	local.mtu = [4]uint32{}

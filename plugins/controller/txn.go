@@ -18,6 +18,7 @@ type schedulerTxn struct {
 	merged map[string]proto.Message
 	// followUp queues a follow-up of the event in progress.
 	followUp func(api.Event) error
+	order    []string // keys of values in the order they were first staged
 }
 
 func newSchedulerTxn(followUp func(api.Event) error) *schedulerTxn {
@@ -38,11 +39,22 @@ func (t *schedulerTxn) Put(key string, value proto.Message) {
 	if value == nil {
 		panic("controller: Put of a nil value for key " + key + " (use Delete)")
 	}
-	t.values[key] = value
+	t.stage(key, value)
 }
 
 // Delete stages the removal of key.
-func (t *schedulerTxn) Delete(key string) { t.values[key] = nil }
+func (t *schedulerTxn) Delete(key string) { t.stage(key, nil) }
+
+// stage records a value, keeping the order in which keys were first staged: the
+// scheduler reconciles in that order, so a handler that stages a new value, then
+// what switches to it, then the deletion of the old one gets exactly that (the
+// policy renderer rebinds an interface to a new ACL before the old ACL goes).
+func (t *schedulerTxn) stage(key string, value proto.Message) {
+	if _, staged := t.values[key]; !staged {
+		t.order = append(t.order, key)
+	}
+	t.values[key] = value
+}
 
 // Get returns the value staged under key by the handlers, or nil.
 func (t *schedulerTxn) Get(key string) proto.Message { return t.values[key] }
@@ -53,11 +65,11 @@ func (t *schedulerTxn) isEmpty() bool { return len(t.values) == 0 && len(t.merge
 // the scheduler in one transaction.
 func (t *schedulerTxn) commit(ctx context.Context, s Scheduler) (uint64, error) {
 	txn := s.StartNBTransaction()
-	for k, v := range t.values {
+	for _, k := range t.order {
 		if _, overridden := t.merged[k]; overridden {
 			continue
 		}
-		txn.SetValue(k, v)
+		txn.SetValue(k, t.values[k])
 	}
 	for k, v := range t.merged {
 		txn.SetValue(k, v)

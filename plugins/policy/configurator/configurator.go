@@ -1,0 +1,404 @@
+// Package configurator turns network policies into the ContivRule lists of
+// each local pod (renderer.PodConfig.PodIngress / PodEgress).
+//
+// It works in two steps, so that a change costs only what it touches:
+//
+//	Compile(cache, policy)  -> Compiled: the policy's rules with peers resolved
+//	                           to prefixes (pod /32s, ipBlock pieces) and ports
+//	                           parsed; independent of the pods it applies to.
+//	PodRules(compiled, pod) -> the pod's ingress and egress rule lists: named
+//	                           ports resolved (ingress: on the pod itself;
+//	                           egress: on each peer pod), node addresses
+//	                           always allowed in, DENY of the rest.
+//
+// Semantics (Kubernetes networking.k8s.io/v1, with upstream's quirks fixed):
+//   - a pod is isolated in a direction when a policy selecting it has that
+//     policy type; policyTypes unset (DEFAULT) means Ingress, plus Egress
+//     when the policy has egress rules;
+//   - the allowed traffic is the union of the rules of those policies; a rule
+//     without peers allows every peer, without ports every port;
+//   - a port with a protocol and no number allows every port of that
+//     protocol; endPort makes a range; a named port that does not resolve
+//     allows nothing (upstream: everything);
+//   - ipBlock: the CIDR minus its exceptions, split into permitted pieces;
+//   - traffic into a pod from the node itself (kubelet probes: host
+//     addresses, the host interconnect) and from the NAT loopback (a pod
+//     reaching itself through a service) is always allowed.
+//
+// Lists are sorted by renderer.Compare and deduplicated; an isolated list
+// ends with DENY any; a list that allows everything is returned as nil.
+package configurator
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/cache"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
+)
+
+// Port is one port of a rule: a protocol with a range (0-0 for every port
+// of the protocol) or a name to resolve, or ANY for a rule without ports.
+type Port struct {
+	Protocol    renderer.Protocol
+	First, Last uint16
+	Name        string
+}
+
+// Match is one compiled rule of a policy.
+type Match struct {
+	// AnyPeer is true for a rule without peers.
+	AnyPeer bool
+	// Blocks are the ipBlock pieces.
+	Blocks []netip.Prefix
+	// PeerPods are the selected pods with an address (with AnyPeer: every pod
+	// of the cluster when the rule is an egress rule with a named port).
+	PeerPods map[podmodel.ID]*cache.Pod
+	// Ports are the rule's ports; one ANY entry for a rule without ports.
+	Ports []Port
+	// peers are the rule's peers, namespaced in ns, to re-evaluate one pod.
+	peers   []*pm.Policy_Peer
+	ns      string
+	allPods bool // AnyPeer egress rule with a named port
+}
+
+// Compiled is a policy with its peers resolved.
+type Compiled struct {
+	ID              cache.PolicyID
+	Ingress, Egress bool
+	IngressRules    []Match
+	EgressRules     []Match
+	// NamedIngress is true when an ingress rule has a named port (its rules
+	// then depend on the target pod).
+	NamedIngress bool
+	// Problems lists what could not be used (bad CIDRs), for logs.
+	Problems []string
+}
+
+// Compile resolves a policy's peers against the cluster state.
+func Compile(c *cache.Cache, p *pm.Policy) *Compiled {
+	out := &Compiled{ID: cache.PolicyID{Namespace: p.GetNamespace(), Name: p.GetName()}}
+	switch p.GetPolicyType() {
+	case pm.Policy_INGRESS:
+		out.Ingress = true
+	case pm.Policy_EGRESS:
+		out.Egress = true
+	case pm.Policy_INGRESS_AND_EGRESS:
+		out.Ingress, out.Egress = true, true
+	default: // DEFAULT: as Kubernetes defaults policyTypes
+		out.Ingress, out.Egress = true, len(p.GetEgressRule()) > 0
+	}
+	if out.Ingress {
+		for i, r := range p.GetIngressRule() {
+			m := out.compileMatch(c, p.GetNamespace(), fmt.Sprintf("ingress[%d]", i), r.GetPort(), r.GetFrom(), false)
+			for _, port := range m.Ports {
+				out.NamedIngress = out.NamedIngress || port.Name != ""
+			}
+			out.IngressRules = append(out.IngressRules, m)
+		}
+	}
+	if out.Egress {
+		for i, r := range p.GetEgressRule() {
+			out.EgressRules = append(out.EgressRules, out.compileMatch(c, p.GetNamespace(), fmt.Sprintf("egress[%d]", i), r.GetPort(), r.GetTo(), true))
+		}
+	}
+	return out
+}
+
+func (out *Compiled) compileMatch(c *cache.Cache, ns, where string, ports []*pm.Policy_Port, peers []*pm.Policy_Peer, egress bool) Match {
+	m := Match{AnyPeer: len(peers) == 0, PeerPods: map[podmodel.ID]*cache.Pod{}, peers: peers, ns: ns}
+	named := false
+	for _, p := range ports {
+		port := Port{Protocol: protocol(p.GetProtocol())}
+		if pn := p.GetPort(); pn != nil {
+			if pn.GetType() == pm.Policy_Port_PortNameOrNumber_NAME {
+				port.Name, named = pn.GetName(), true
+			} else {
+				n := pn.GetNumber()
+				last := n
+				if p.GetEndPort() > 0 {
+					last = p.GetEndPort()
+				}
+				if n < 1 || n > 65535 || last < n || last > 65535 {
+					out.Problems = append(out.Problems, fmt.Sprintf("%s: port %d-%d out of range: ignored", where, n, last))
+					continue
+				}
+				port.First, port.Last = uint16(n), uint16(last)
+			}
+		}
+		m.Ports = append(m.Ports, port)
+	}
+	if len(ports) == 0 {
+		m.Ports = []Port{{Protocol: renderer.ANY}}
+	}
+	for i, peer := range peers {
+		if b := peer.GetIpBlock(); b != nil {
+			pieces, err := subtract(b.GetCidr(), b.GetExcept())
+			if err != nil {
+				out.Problems = append(out.Problems, fmt.Sprintf("%s.peers[%d]: %v", where, i, err))
+				continue
+			}
+			m.Blocks = append(m.Blocks, pieces...)
+			continue
+		}
+		for _, pod := range c.PeerPods(ns, peer) {
+			if pod.IP.IsValid() {
+				m.PeerPods[pod.ID] = pod
+			}
+		}
+	}
+	if egress && named && m.AnyPeer {
+		m.allPods = true
+		c.AllPods(func(p *cache.Pod) {
+			if p.IP.IsValid() {
+				m.PeerPods[p.ID] = p
+			}
+		})
+	}
+	return m
+}
+
+// UpdatePod re-evaluates one pod (removed when pod is nil) against the peers
+// of every rule, at the cost of the policy's peers instead of a cluster
+// scan; it reports whether anything changed. nsLabels are the labels of the
+// pod's namespace.
+func (out *Compiled) UpdatePod(id podmodel.ID, pod *cache.Pod, nsLabels map[string]string) bool {
+	changed := false
+	for _, rules := range [][]Match{out.IngressRules, out.EgressRules} {
+		for i := range rules {
+			m := &rules[i]
+			selected := false
+			if pod != nil && pod.IP.IsValid() {
+				selected = m.allPods
+				for _, peer := range m.peers {
+					selected = selected || cache.PeerMatchesPod(m.ns, peer, pod, nsLabels)
+				}
+			}
+			old, had := m.PeerPods[id]
+			switch {
+			case selected && (!had || old != pod):
+				m.PeerPods[id] = pod
+				changed = true
+			case !selected && had:
+				delete(m.PeerPods, id)
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+func protocol(p pm.Policy_Port_Protocol) renderer.Protocol {
+	switch p {
+	case pm.Policy_Port_UDP:
+		return renderer.UDP
+	case pm.Policy_Port_SCTP:
+		return renderer.SCTP
+	}
+	return renderer.TCP
+}
+
+func cacheProto(p renderer.Protocol) cache.Protocol {
+	switch p {
+	case renderer.UDP:
+		return cache.UDP
+	case renderer.SCTP:
+		return cache.SCTP
+	}
+	return cache.TCP
+}
+
+// subtract returns cidr minus the excepted networks, as the largest prefixes
+// that cover the rest. Exceptions outside cidr are ignored.
+func subtract(cidr string, except []string) ([]netip.Prefix, error) {
+	base, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil, fmt.Errorf("ipBlock cidr %q: %w", cidr, err)
+	}
+	base = base.Masked()
+	var ex []netip.Prefix
+	for _, e := range except {
+		p, err := netip.ParsePrefix(e)
+		if err != nil {
+			return nil, fmt.Errorf("ipBlock except %q: %w", e, err)
+		}
+		ex = append(ex, p.Masked())
+	}
+	var out []netip.Prefix
+	var walk func(p netip.Prefix)
+	walk = func(p netip.Prefix) {
+		overlaps := false
+		for _, e := range ex {
+			if e.Bits() <= p.Bits() && e.Contains(p.Addr()) {
+				return // p is excepted entirely
+			}
+			if p.Overlaps(e) {
+				overlaps = true
+			}
+		}
+		if !overlaps {
+			out = append(out, p)
+			return
+		}
+		lo, hi := split(p)
+		walk(lo)
+		walk(hi)
+	}
+	walk(base)
+	return out, nil
+}
+
+// split returns the two halves of p (p is not a host prefix: an overlapping
+// exception that does not contain p is longer than p).
+func split(p netip.Prefix) (netip.Prefix, netip.Prefix) {
+	bits := p.Bits() + 1
+	lo := netip.PrefixFrom(p.Addr(), bits)
+	a := p.Addr().As16()
+	idx := p.Bits()
+	if p.Addr().Is4() {
+		idx += 96
+	}
+	a[idx/8] |= 0x80 >> (idx % 8)
+	hiAddr := netip.AddrFrom16(a)
+	if p.Addr().Is4() {
+		hiAddr = hiAddr.Unmap()
+	}
+	return lo, netip.PrefixFrom(hiAddr, bits)
+}
+
+// Node lists the addresses traffic from which is always allowed into pods.
+type Node struct {
+	// AllowedSources: the NAT loopback, the host's addresses, the host end of
+	// the host interconnect.
+	AllowedSources []netip.Addr
+}
+
+// PodRules returns the ingress and egress rules of a pod given the compiled
+// policies that select it (sorted by namespace/name). nil means not isolated
+// (or everything allowed) in that direction.
+func PodRules(policies []*Compiled, pod *cache.Pod, node Node) (ingress, egress []renderer.ContivRule) {
+	var inIso, egIso bool
+	var in, eg []renderer.ContivRule
+	for _, p := range policies {
+		if p.Ingress {
+			inIso = true
+			for _, m := range p.IngressRules {
+				in = appendIngress(in, m, pod)
+			}
+		}
+		if p.Egress {
+			egIso = true
+			for _, m := range p.EgressRules {
+				eg = appendEgress(eg, m)
+			}
+		}
+	}
+	if inIso {
+		for _, a := range node.AllowedSources {
+			if a.IsValid() {
+				in = append(in, renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: netip.PrefixFrom(a, a.BitLen()), Protocol: renderer.ANY})
+			}
+		}
+		ingress = finish(in)
+	}
+	if egIso {
+		egress = finish(eg)
+	}
+	return ingress, egress
+}
+
+func appendIngress(out []renderer.ContivRule, m Match, pod *cache.Pod) []renderer.ContivRule {
+	for _, port := range m.Ports {
+		r := renderer.ContivRule{Action: renderer.ActionPermit, Protocol: port.Protocol, DestPortFirst: port.First, DestPortLast: port.Last}
+		if port.Name != "" {
+			n, ok := pod.ResolvePort(port.Name, cacheProto(port.Protocol))
+			if !ok {
+				continue // an unresolved named port allows nothing
+			}
+			r.DestPortFirst, r.DestPortLast = n, n
+		}
+		if m.AnyPeer {
+			out = append(out, r)
+			continue
+		}
+		for _, pod := range m.PeerPods {
+			r.SrcNetwork = netip.PrefixFrom(pod.IP, pod.IP.BitLen())
+			out = append(out, r)
+		}
+		for _, p := range m.Blocks {
+			r.SrcNetwork = p
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func appendEgress(out []renderer.ContivRule, m Match) []renderer.ContivRule {
+	for _, port := range m.Ports {
+		r := renderer.ContivRule{Action: renderer.ActionPermit, Protocol: port.Protocol, DestPortFirst: port.First, DestPortLast: port.Last}
+		if port.Name != "" {
+			// resolved on each destination pod; IP blocks cannot resolve names
+			for _, pod := range m.PeerPods {
+				if n, ok := pod.ResolvePort(port.Name, cacheProto(port.Protocol)); ok {
+					r.DestNetwork = netip.PrefixFrom(pod.IP, pod.IP.BitLen())
+					r.DestPortFirst, r.DestPortLast = n, n
+					out = append(out, r)
+				}
+			}
+			continue
+		}
+		if m.AnyPeer {
+			out = append(out, r)
+			continue
+		}
+		for _, pod := range m.PeerPods {
+			r.DestNetwork = netip.PrefixFrom(pod.IP, pod.IP.BitLen())
+			out = append(out, r)
+		}
+		for _, p := range m.Blocks {
+			r.DestNetwork = p
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// finish sorts and deduplicates the permits and appends DENY any; nil if a
+// permit allows everything.
+func finish(rules []renderer.ContivRule) []renderer.ContivRule {
+	for i := range rules {
+		if rules[i].AnyPort() {
+			rules[i].DestPortFirst, rules[i].DestPortLast = 0, 0
+		}
+		if !rules[i].SrcNetwork.IsValid() && !rules[i].DestNetwork.IsValid() && rules[i].Protocol == renderer.ANY {
+			return nil
+		}
+	}
+	slices.SortFunc(rules, renderer.Compare)
+	rules = slices.Compact(rules)
+	return append(rules, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
+}
+
+// Key identifies the rules a pod gets from a set of compiled policies: the
+// policies, plus the pod's named container ports when a policy has named
+// ingress ports (then the rules depend on them). Pods with equal keys get
+// equal rules.
+func Key(policies []*Compiled, pod *cache.Pod) string {
+	var b strings.Builder
+	named := false
+	for _, p := range policies {
+		named = named || p.NamedIngress
+		b.WriteString(p.ID.String())
+		b.WriteByte(',')
+	}
+	if named {
+		for _, np := range pod.Ports {
+			fmt.Fprintf(&b, "|%s/%d/%d", np.Name, np.Protocol, np.Port)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,346 @@
+package configurator
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+
+	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/cache"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
+)
+
+// cluster is the Kubernetes network-policy test model: namespaces x, y, z with
+// pods a, b, c each (label pod=<name>, namespace label ns=<name>); every pod
+// has the named ports serve-80-tcp, serve-81-udp.
+func cluster() *cache.Cache {
+	c := cache.New()
+	for n, ns := range []string{"x", "y", "z"} {
+		c.PutNamespace(&nsmodel.Namespace{Name: ns, Label: []*nsmodel.Namespace_Label{{Key: "ns", Value: ns}}})
+		for i, name := range []string{"a", "b", "c"} {
+			c.PutPod(&cache.Pod{
+				ID:     podmodel.ID{Namespace: ns, Name: name},
+				Labels: map[string]string{"pod": name},
+				IP:     netip.AddrFrom4([4]byte{10, 1, byte(n + 1), byte(i + 2)}),
+				Ports: []cache.NamedPort{{Name: "serve-80-tcp", Protocol: cache.TCP, Port: 80},
+					{Name: "serve-81-udp", Protocol: cache.UDP, Port: 81}},
+			})
+		}
+	}
+	c.PutNamespace(&nsmodel.Namespace{Name: "kube-system"})
+	c.PutPod(&cache.Pod{ID: podmodel.ID{Namespace: "kube-system", Name: "dns"}, Labels: map[string]string{"k8s-app": "dns"},
+		IP: netip.MustParseAddr("10.1.9.2")})
+	return c
+}
+
+var node = Node{AllowedSources: []netip.Addr{netip.MustParseAddr("10.1.1.254"), netip.MustParseAddr("172.30.1.2")}}
+
+func ip(c *cache.Cache, id string) netip.Addr {
+	var ns, name string
+	fmt.Sscanf(id, "%1s/%s", &ns, &name)
+	if id == "kube-system/dns" {
+		ns, name = "kube-system", "dns"
+	}
+	p := c.Pod(podmodel.ID{Namespace: ns, Name: name})
+	if p == nil {
+		panic("no pod " + id)
+	}
+	return p.IP
+}
+
+// allows evaluates a rule list like VPP's ACL plugin (first match wins; nil
+// list: everything passes).
+func allows(rules []renderer.ContivRule, src, dst netip.Addr, proto renderer.Protocol, port uint16) bool {
+	if rules == nil {
+		return true
+	}
+	for _, r := range rules {
+		if r.SrcNetwork.IsValid() && !r.SrcNetwork.Contains(src) {
+			continue
+		}
+		if r.DestNetwork.IsValid() && !r.DestNetwork.Contains(dst) {
+			continue
+		}
+		if r.Protocol != renderer.ANY {
+			if r.Protocol != proto {
+				continue
+			}
+			if !r.AnyPort() && (port < r.DestPortFirst || port > r.DestPortLast) {
+				continue
+			}
+		}
+		return r.Action == renderer.ActionPermit
+	}
+	return false
+}
+
+type flow struct {
+	from, to string // pod IDs or IP addresses
+	proto    renderer.Protocol
+	port     uint16
+	want     bool
+}
+
+func rulesOf(c *cache.Cache, policies []*pm.Policy, podID podmodel.ID) (in, eg []renderer.ContivRule) {
+	for _, p := range policies {
+		c.PutPolicy(p)
+	}
+	pod := c.Pod(podID)
+	var compiled []*Compiled
+	for _, id := range c.PoliciesOfPod(pod) {
+		compiled = append(compiled, Compile(c, c.Policy(id)))
+	}
+	return PodRules(compiled, pod, node)
+}
+
+func addr(c *cache.Cache, s string) netip.Addr {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a
+	}
+	return ip(c, s)
+}
+
+type lsel = pm.Policy_LabelSelector
+
+func podSel(name string) *lsel {
+	return &lsel{MatchLabel: []*pm.Policy_Label{{Key: "pod", Value: name}}}
+}
+func nsSel(name string) *lsel {
+	return &lsel{MatchLabel: []*pm.Policy_Label{{Key: "ns", Value: name}}}
+}
+func tcp(n int32) *pm.Policy_Port {
+	return &pm.Policy_Port{Port: &pm.Policy_Port_PortNameOrNumber{Number: n}}
+}
+func udp(n int32) *pm.Policy_Port {
+	return &pm.Policy_Port{Protocol: pm.Policy_Port_UDP, Port: &pm.Policy_Port_PortNameOrNumber{Number: n}}
+}
+func named(name string, proto pm.Policy_Port_Protocol) *pm.Policy_Port {
+	return &pm.Policy_Port{Protocol: proto, Port: &pm.Policy_Port_PortNameOrNumber{Type: pm.Policy_Port_PortNameOrNumber_NAME, Name: name}}
+}
+
+// TestPodRulesAllowWhatKubernetesDefines checks the rules of pod x/a (ingress:
+// flows into it; egress: flows out of it) by evaluating flows, one case per
+// behaviour and per upstream quirk fixed.
+func TestPodRulesAllowWhatKubernetesDefines(t *testing.T) {
+	xa := podmodel.ID{Namespace: "x", Name: "a"}
+	pol := func(mod func(p *pm.Policy)) *pm.Policy {
+		p := &pm.Policy{Namespace: "x", Name: "p", Pods: podSel("a")}
+		mod(p)
+		return p
+	}
+	tests := []struct {
+		name     string
+		policies []*pm.Policy
+		ingress  []flow // to x/a
+		egress   []flow // from x/a
+	}{
+		{name: "no policy: not isolated",
+			ingress: []flow{{from: "y/b", proto: renderer.TCP, port: 80, want: true}},
+			egress:  []flow{{to: "8.8.8.8", proto: renderer.UDP, port: 53, want: true}}},
+		{name: "default deny ingress (DEFAULT without egress rules isolates ingress only)",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {})},
+			ingress: []flow{{from: "x/b", proto: renderer.TCP, port: 80, want: false},
+				{from: "y/b", proto: renderer.ANY, want: false}},
+			egress: []flow{{to: "y/b", proto: renderer.TCP, port: 80, want: true}}},
+		{name: "DEFAULT with egress rules isolates egress too",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.EgressRule = []*pm.Policy_EgressRule{{To: []*pm.Policy_Peer{{Pods: podSel("b")}}}}
+			})},
+			ingress: []flow{{from: "x/b", proto: renderer.TCP, port: 80, want: false}},
+			egress: []flow{{to: "x/b", proto: renderer.TCP, port: 80, want: true},
+				{to: "x/c", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "default deny egress",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) { p.PolicyType = pm.Policy_EGRESS })},
+			ingress:  []flow{{from: "x/b", proto: renderer.TCP, port: 80, want: true}},
+			egress: []flow{{to: "x/b", proto: renderer.TCP, port: 80, want: false},
+				{to: "8.8.8.8", proto: renderer.ANY, want: false}}},
+		{name: "allow from one pod",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.IngressRule = []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Pods: podSel("b")}}}}
+			})},
+			ingress: []flow{{from: "x/b", proto: renderer.TCP, port: 80, want: true},
+				{from: "x/b", proto: renderer.ANY, want: true},
+				{from: "x/c", proto: renderer.TCP, port: 80, want: false},
+				{from: "y/b", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "allow from a namespace",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.IngressRule = []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Namespaces: nsSel("y")}}}}
+			})},
+			ingress: []flow{{from: "y/a", proto: renderer.UDP, port: 81, want: true},
+				{from: "y/c", proto: renderer.TCP, port: 80, want: true},
+				{from: "x/b", proto: renderer.TCP, port: 80, want: false},
+				{from: "z/b", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "podSelector AND namespaceSelector in one peer",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.IngressRule = []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Namespaces: nsSel("y"), Pods: podSel("b")}}}}
+			})},
+			ingress: []flow{{from: "y/b", proto: renderer.TCP, port: 80, want: true},
+				{from: "y/a", proto: renderer.TCP, port: 80, want: false},
+				{from: "x/b", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "empty namespaceSelector includes kube-system",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.IngressRule = []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Namespaces: &lsel{}}}}}
+			})},
+			ingress: []flow{{from: "kube-system/dns", proto: renderer.UDP, port: 53, want: true},
+				{from: "z/c", proto: renderer.UDP, port: 53, want: true},
+				{from: "192.168.1.1", proto: renderer.UDP, port: 53, want: false}}},
+		{name: "ipBlock with except",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.IngressRule = []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{IpBlock: &pm.Policy_Peer_IPBlock{
+					Cidr: "10.1.0.0/16", Except: []string{"10.1.2.0/24", "10.1.3.3/32"}}}}}}
+			})},
+			ingress: []flow{{from: "x/b", proto: renderer.TCP, port: 80, want: true},
+				{from: "y/b", proto: renderer.TCP, port: 80, want: false},
+				{from: "z/a", proto: renderer.TCP, port: 80, want: true},
+				{from: "z/b", proto: renderer.TCP, port: 80, want: false},
+				{from: "10.2.0.1", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "ports: number, range (endPort), protocol only = all ports of it",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				ranged := tcp(1000)
+				ranged.EndPort = 1010
+				p.IngressRule = []*pm.Policy_IngressRule{{Port: []*pm.Policy_Port{tcp(80), ranged, {Protocol: pm.Policy_Port_SCTP}}}}
+			})},
+			ingress: []flow{{from: "y/b", proto: renderer.TCP, port: 80, want: true},
+				{from: "y/b", proto: renderer.TCP, port: 81, want: false},
+				{from: "y/b", proto: renderer.UDP, port: 80, want: false},
+				{from: "y/b", proto: renderer.TCP, port: 1000, want: true},
+				{from: "y/b", proto: renderer.TCP, port: 1010, want: true},
+				{from: "y/b", proto: renderer.TCP, port: 1011, want: false},
+				{from: "y/b", proto: renderer.SCTP, port: 5000, want: true},
+				{from: "y/b", proto: renderer.ANY, want: false}}},
+		{name: "ingress named port resolves on the pod; unresolved matches nothing",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.IngressRule = []*pm.Policy_IngressRule{{Port: []*pm.Policy_Port{
+					named("serve-80-tcp", pm.Policy_Port_TCP), named("serve-80-tcp", pm.Policy_Port_UDP), named("nope", pm.Policy_Port_TCP)}}}
+			})},
+			ingress: []flow{{from: "y/b", proto: renderer.TCP, port: 80, want: true},
+				{from: "y/b", proto: renderer.UDP, port: 80, want: false},
+				{from: "y/b", proto: renderer.TCP, port: 81, want: false}}},
+		{name: "only an unresolved named port: nothing allowed (upstream: everything)",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.IngressRule = []*pm.Policy_IngressRule{{Port: []*pm.Policy_Port{named("nope", pm.Policy_Port_TCP)}}}
+			})},
+			ingress: []flow{{from: "y/b", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "egress named port resolves on each destination pod, IP blocks keep numbered ports",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.PolicyType = pm.Policy_EGRESS
+				p.EgressRule = []*pm.Policy_EgressRule{{Port: []*pm.Policy_Port{named("serve-81-udp", pm.Policy_Port_UDP), udp(53)},
+					To: []*pm.Policy_Peer{{Namespaces: nsSel("y")}, {IpBlock: &pm.Policy_Peer_IPBlock{Cidr: "8.8.8.8/32"}}}}}
+			})},
+			egress: []flow{{to: "y/b", proto: renderer.UDP, port: 81, want: true},
+				{to: "y/b", proto: renderer.UDP, port: 53, want: true},
+				{to: "z/b", proto: renderer.UDP, port: 81, want: false},
+				{to: "8.8.8.8", proto: renderer.UDP, port: 53, want: true},
+				{to: "8.8.8.8", proto: renderer.UDP, port: 81, want: false}}},
+		{name: "egress named port without peers: every pod of the cluster",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.PolicyType = pm.Policy_EGRESS
+				p.EgressRule = []*pm.Policy_EgressRule{{Port: []*pm.Policy_Port{named("serve-80-tcp", pm.Policy_Port_TCP)}}}
+			})},
+			egress: []flow{{to: "z/c", proto: renderer.TCP, port: 80, want: true},
+				{to: "kube-system/dns", proto: renderer.TCP, port: 80, want: false},
+				{to: "8.8.8.8", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "egress to outside the cluster",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {
+				p.PolicyType = pm.Policy_EGRESS
+				p.EgressRule = []*pm.Policy_EgressRule{{To: []*pm.Policy_Peer{{IpBlock: &pm.Policy_Peer_IPBlock{Cidr: "0.0.0.0/0", Except: []string{"10.0.0.0/8"}}}}}}
+			})},
+			egress: []flow{{to: "8.8.8.8", proto: renderer.UDP, port: 53, want: true},
+				{to: "x/b", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "two policies: union",
+			policies: []*pm.Policy{
+				pol(func(p *pm.Policy) {
+					p.IngressRule = []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Pods: podSel("b")}}, Port: []*pm.Policy_Port{tcp(80)}}}
+				}),
+				{Namespace: "x", Name: "q", Pods: &lsel{}, IngressRule: []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Pods: podSel("c")}}, Port: []*pm.Policy_Port{udp(81)}}}},
+			},
+			ingress: []flow{{from: "x/b", proto: renderer.TCP, port: 80, want: true},
+				{from: "x/c", proto: renderer.UDP, port: 81, want: true},
+				{from: "x/b", proto: renderer.UDP, port: 81, want: false},
+				{from: "x/c", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "allow all ingress rule: not isolated",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) { p.IngressRule = []*pm.Policy_IngressRule{{}} })},
+			ingress:  []flow{{from: "203.0.113.9", proto: renderer.ANY, want: true}}},
+		{name: "node and NAT loopback always allowed in (kubelet probes)",
+			policies: []*pm.Policy{pol(func(p *pm.Policy) {})},
+			ingress: []flow{{from: "172.30.1.2", proto: renderer.TCP, port: 8080, want: true},
+				{from: "10.1.1.254", proto: renderer.TCP, port: 80, want: true},
+				{from: "172.30.1.3", proto: renderer.TCP, port: 80, want: false}}},
+		{name: "policy of another pod does not apply",
+			policies: []*pm.Policy{{Namespace: "x", Name: "p", Pods: podSel("b")}},
+			ingress:  []flow{{from: "y/b", proto: renderer.TCP, port: 80, want: true}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cluster()
+			in, eg := rulesOf(c, tt.policies, xa)
+			self := ip(c, "x/a")
+			for _, f := range tt.ingress {
+				if got := allows(in, addr(c, f.from), self, f.proto, f.port); got != f.want {
+					t.Errorf("%s -> x/a %v:%d allowed = %v, want %v\nrules: %v", f.from, f.proto, f.port, got, f.want, in)
+				}
+			}
+			for _, f := range tt.egress {
+				if got := allows(eg, self, addr(c, f.to), f.proto, f.port); got != f.want {
+					t.Errorf("x/a -> %s %v:%d allowed = %v, want %v\nrules: %v", f.to, f.proto, f.port, got, f.want, eg)
+				}
+			}
+		})
+	}
+}
+
+func TestIsolatedListsAreSortedPermitsThenOneDeny(t *testing.T) {
+	c := cluster()
+	in, _ := rulesOf(c, []*pm.Policy{{Namespace: "x", Name: "p", Pods: podSel("a"),
+		IngressRule: []*pm.Policy_IngressRule{
+			{From: []*pm.Policy_Peer{{Pods: podSel("b")}, {Pods: podSel("b")}}, Port: []*pm.Policy_Port{tcp(80)}},
+			{From: []*pm.Policy_Peer{{Pods: podSel("b")}}, Port: []*pm.Policy_Port{tcp(80)}},
+		}}}, podmodel.ID{Namespace: "x", Name: "a"})
+	want := []string{
+		"PERMIT 10.1.1.3/32 -> any TCP:80",
+		"PERMIT 10.1.1.254/32 -> any ANY",
+		"PERMIT 172.30.1.2/32 -> any ANY",
+		"DENY any -> any ANY",
+	}
+	if fmt.Sprint(in) != fmt.Sprint(want) {
+		t.Errorf("rules:\n got %v\nwant %v", in, want)
+	}
+}
+
+func TestSubtractSplitsAroundExceptions(t *testing.T) {
+	for _, tt := range []struct {
+		cidr   string
+		except []string
+		want   string
+	}{
+		{"10.0.0.0/8", nil, "[10.0.0.0/8]"},
+		{"10.0.0.0/30", []string{"10.0.0.1/32"}, "[10.0.0.0/32 10.0.0.2/31]"},
+		{"10.0.0.0/24", []string{"10.0.0.0/24"}, "[]"},
+		{"10.0.0.0/24", []string{"192.168.0.0/16"}, "[10.0.0.0/24]"},
+		{"10.0.0.5/24", []string{"10.0.0.128/25"}, "[10.0.0.0/25]"},
+	} {
+		got, err := subtract(tt.cidr, tt.except)
+		if err != nil || fmt.Sprint(got) != tt.want {
+			t.Errorf("subtract(%s, %v) = %v, %v; want %s", tt.cidr, tt.except, got, err, tt.want)
+		}
+	}
+	if _, err := subtract("nonsense", nil); err == nil {
+		t.Error("bad CIDR accepted")
+	}
+}
+
+func TestBadIPBlockIsReportedAndAllowsNothing(t *testing.T) {
+	c := cluster()
+	p := &pm.Policy{Namespace: "x", Name: "p", Pods: podSel("a"),
+		IngressRule: []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{IpBlock: &pm.Policy_Peer_IPBlock{Cidr: "10.1.0.0/33"}}}}}}
+	comp := Compile(c, p)
+	if len(comp.Problems) != 1 {
+		t.Errorf("problems = %v, want one", comp.Problems)
+	}
+	in, _ := PodRules([]*Compiled{comp}, c.Pod(podmodel.ID{Namespace: "x", Name: "a"}), Node{})
+	if allows(in, ip(c, "x/b"), ip(c, "x/a"), renderer.TCP, 80) {
+		t.Errorf("bad ipBlock allowed traffic: %v", in)
+	}
+}

@@ -1,0 +1,45 @@
+// Package policy is the policy plugin: it enforces Kubernetes
+// NetworkPolicies (networking.k8s.io/v1) on this node with VPP ACLs.
+//
+//	controller event ──> Plugin (EventHandler)
+//	                        │
+//	                        ▼
+//	   cache/         pods, namespaces, policies; label indexes; the one
+//	                  selector evaluator (cache.Matches)
+//	   processor/     which local pods to recompute for the event
+//	   configurator/  policies -> each pod's ContivRule lists (ingress, egress)
+//	   renderer/      ContivRule and its total order; the Renderer interface
+//	   renderer/cache/  LOCAL / EGRESS / GLOBAL / REFLECTION tables,
+//	                  shared by content hash, updated incrementally
+//	   renderer/acl/  tables -> vpp_acl.ACL and InterfaceACLs values
+//	                        │ UpdateTxnFactory(change) / ResyncTxnFactory()
+//	                        ▼
+//	                 the event's transaction -> vpp aclplugin descriptors
+//
+// Events handled: every resync; KubeStateChange of "pod", "namespace" and
+// "policy"; CNI AddPod (the new pod is policed in the transaction that wires
+// it, with the IP IPAM gave it, instead of when contiv-ksr reports its IP
+// as upstream did) and DeletePod (its ACL list goes). Revert of a failed
+// AddPod forgets the pod. The plugin is registered after service.
+//
+// Keys owned (staged by the ACL renderer):
+//
+//	config/vpp/acls/v2/acl/contiv-policy-<hash>          pod outputs
+//	config/vpp/acls/v2/acl/contiv-policy-EGRESS-<hash>   pod inputs (egress rules)
+//	config/vpp/acls/v2/acl/contiv-policy-NODE-GLOBAL     node outputs
+//	config/vpp/acls/v2/acl/contiv-policy-REFLECTION      inputs (reply sessions)
+//	config/vpp/acls/v2/interface/<interface>             the ACL lists of an interface
+//
+// Placement, semantics and the differences from upstream are described in
+// renderer/cache, configurator and docs/dev-guide/POLICIES.md.
+//
+// Costs: a resync is O(policies × selected peers + local pods × their
+// rules). A pod or namespace change evaluates each policy's peer selectors
+// once (O(policies)), recompiles the policies that reference the object and
+// recomputes only the local pods those select; a pod's egress change also
+// revisits every local pod's part for it (O(local pods)).
+//
+// Not done: IPv6 clusters (nothing is rendered, a warning is logged);
+// SCTP named ports (the pod model has no SCTP container ports, so they do
+// not resolve and allow nothing).
+package policy

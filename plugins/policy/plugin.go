@@ -1,0 +1,307 @@
+package policy
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/configurator"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/processor"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/acl"
+	rcache "github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/cache"
+)
+
+// ContivConf is what the plugin needs of contivconf.
+type ContivConf interface {
+	// IsIPv6 tells whether the cluster runs on IPv6 (not supported: nothing is rendered).
+	IsIPv6() bool
+	// GetMainInterfaceName returns the VPP interface towards the other nodes.
+	GetMainInterfaceName() string
+	// GetOtherVPPInterfaces returns the node's other VPP interfaces.
+	GetOtherVPPInterfaces() contivconf.OtherInterfaces
+}
+
+// IPAM is what the plugin needs of ipam.
+type IPAM interface {
+	// PodSubnetThisNode returns this node's pod subnet (local pods).
+	PodSubnetThisNode() *net.IPNet
+	// PodSubnetAllNodes returns the pod network of the cluster.
+	PodSubnetAllNodes() *net.IPNet
+	// ServiceNetwork returns the service network.
+	ServiceNetwork() *net.IPNet
+	// NatLoopbackIP returns the source of pods reaching themselves through a service.
+	NatLoopbackIP() net.IP
+	// HostInterconnectIPInLinux returns the host's address on the host interconnect.
+	HostInterconnectIPInLinux() net.IP
+	// GetPodIP returns the IP of a local pod, nil if it has none.
+	GetPodIP(podID ipam.PodID) *net.IPNet
+}
+
+// IPNet is what the plugin needs of ipnet.
+type IPNet interface {
+	// GetPodIfNames returns the names of a pod's interfaces; exists is false for
+	// pods not wired on this node.
+	GetPodIfNames(podNamespace string, podName string) (vppIfName, linuxIfName, loopIfName string, exists bool)
+	// GetHostInterconnectIfName returns the VPP interface facing the host.
+	GetHostInterconnectIfName() string
+	// GetVxlanBVIIfName returns the BVI of the VXLAN bridge domain ("" without overlay).
+	GetVxlanBVIIfName() string
+	// GetNodeIP returns this node's IP.
+	GetNodeIP() (ip net.IP, network *net.IPNet)
+	// GetHostIPs returns the addresses of the host's links.
+	GetHostIPs() []net.IP
+}
+
+// PodManager lists the pods CNI wired on this node.
+type PodManager interface {
+	GetLocalPods() podmanager.LocalPods
+}
+
+// Deps lists what the plugin needs.
+type Deps struct {
+	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	Log        logrus.FieldLogger
+	ContivConf ContivConf
+	IPAM       IPAM
+	IPNet      IPNet
+	PodManager PodManager
+}
+
+// Plugin is the policy plugin: an event handler of the controller (see the
+// package documentation).
+type Plugin struct {
+	Deps
+
+	processor *processor.Processor
+	cache     *rcache.Cache
+	renderer  *acl.Renderer
+	disabled  bool
+
+	resyncTxn controller.ResyncOperations
+	updateTxn controller.UpdateOperations
+	changes   []string
+}
+
+var _ controller.EventHandler = (*Plugin)(nil)
+
+// NewPlugin returns the plugin with its dependencies set.
+func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps} }
+
+// String names the plugin.
+func (p *Plugin) String() string { return "policy" }
+
+// Init builds the processor, the renderer cache and the ACL renderer.
+func (p *Plugin) Init() error {
+	if p.Log == nil {
+		l := logrus.New()
+		l.SetOutput(os.Stderr)
+		p.Log = l.WithField("plugin", p.String())
+	}
+	if p.ContivConf == nil || p.IPAM == nil || p.IPNet == nil || p.PodManager == nil {
+		return fmt.Errorf("policy: ContivConf, IPAM, IPNet and PodManager are required")
+	}
+	p.cache = rcache.New(rcache.Config{})
+	p.renderer = &acl.Renderer{Deps: acl.Deps{
+		Log: p.Log.WithField("component", "acl"), Cache: p.cache,
+		UpdateTxnFactory: p.updateTxnFactory, ResyncTxnFactory: p.resyncTxnFactory,
+	}}
+	p.processor = processor.New(processor.Deps{Log: p.Log.WithField("component", "processor"), Node: node{p}, Renderer: p.renderer})
+	return nil
+}
+
+// Close does nothing: the plugin has no goroutines.
+func (p *Plugin) Close() error { return nil }
+
+// HandlesEvent selects every resync, KubeStateChange of pods, namespaces and
+// policies, AddPod and DeletePod.
+func (p *Plugin) HandlesEvent(ev controller.Event) bool {
+	if ev.Method() != controller.Update {
+		return true
+	}
+	switch e := ev.(type) {
+	case *controller.KubeStateChange:
+		return e.Resource == podmodel.Keyword || e.Resource == nsmodel.Keyword || e.Resource == pm.Keyword
+	case *podmanager.AddPod, *podmanager.DeletePod:
+		return true
+	}
+	return false
+}
+
+// Resync rebuilds the policies from the Kubernetes state and stages every
+// ACL and interface ACL list.
+func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateData, resyncCount int, txn controller.ResyncOperations) error {
+	p.disabled = p.ContivConf.IsIPv6()
+	if p.disabled {
+		p.Log.Warn("IPv6 cluster: network policies are not rendered (the ACL renderer is IPv4 only)")
+		return nil
+	}
+	p.resyncTxn = txn
+	defer func() { p.resyncTxn = nil }()
+	p.cache.SetConfig(p.nodeConfig())
+	if err := p.processor.Resync(kubeStateData); err != nil {
+		return fmt.Errorf("policy resync (%s, #%d): %w", ev.GetName(), resyncCount, err)
+	}
+	st := p.renderer.LastStats()
+	p.Log.WithFields(logrus.Fields{"acls": st.ACLs, "rules": st.Rules}).Info("policies resynced")
+	return nil
+}
+
+// Update handles one event and describes what changed.
+func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (string, error) {
+	if p.disabled {
+		return "", nil
+	}
+	p.updateTxn, p.changes = txn, nil
+	defer func() { p.updateTxn = nil }()
+	var err error
+	switch e := ev.(type) {
+	case *controller.KubeStateChange:
+		err = p.processor.KubeStateChange(e)
+	case *podmanager.AddPod:
+		err = p.processor.AddPod(e.Pod)
+	case *podmanager.DeletePod:
+		err = p.processor.DeletePod(e.Pod)
+	}
+	if err != nil {
+		return "", fmt.Errorf("policy: %s: %w", ev, err)
+	}
+	return strings.Join(p.changes, ", "), nil
+}
+
+// Revert forgets the pod of a failed AddPod (what it staged is discarded).
+func (p *Plugin) Revert(ev controller.Event) error {
+	e, ok := ev.(*podmanager.AddPod)
+	if !ok || p.disabled {
+		return nil
+	}
+	p.updateTxn = discardTxn{}
+	defer func() { p.updateTxn, p.changes = nil, nil }()
+	return p.processor.Forget(e.Pod)
+}
+
+func (p *Plugin) updateTxnFactory(change string) controller.UpdateOperations {
+	if p.updateTxn == nil {
+		p.Log.WithField("change", change).Error("ACL renderer staged a change outside of an update event: dropped")
+		return discardTxn{}
+	}
+	p.changes = append(p.changes, change)
+	return p.updateTxn
+}
+
+func (p *Plugin) resyncTxnFactory() controller.ResyncOperations {
+	if p.resyncTxn == nil {
+		p.Log.Error("ACL renderer staged a resync outside of a resync event: dropped")
+		return discardTxn{}
+	}
+	return p.resyncTxn
+}
+
+// nodeConfig reads the node's networks and interfaces.
+func (p *Plugin) nodeConfig() rcache.Config {
+	var c rcache.Config
+	for _, n := range []*net.IPNet{p.IPAM.PodSubnetAllNodes(), p.IPAM.ServiceNetwork()} {
+		if pf, ok := prefix(n); ok {
+			c.ClusterNetworks = append(c.ClusterNetworks, pf)
+		}
+	}
+	add := func(name string) {
+		if name != "" {
+			c.NodeInterfaces = append(c.NodeInterfaces, name)
+		}
+	}
+	add(p.IPNet.GetHostInterconnectIfName())
+	add(p.ContivConf.GetMainInterfaceName())
+	for _, o := range p.ContivConf.GetOtherVPPInterfaces() {
+		add(o.InterfaceName)
+	}
+	add(p.IPNet.GetVxlanBVIIfName())
+	return c
+}
+
+// Stats returns the ACL renderer's counters of the last render.
+func (p *Plugin) Stats() acl.Stats { return p.renderer.LastStats() }
+
+// node implements processor.Node over the plugin's dependencies.
+type node struct{ p *Plugin }
+
+func (n node) LocalPod(id podmodel.ID, k8sIP netip.Addr) (netip.Addr, string, bool) {
+	iface, _, _, wired := n.p.IPNet.GetPodIfNames(id.Namespace, id.Name)
+	if !wired {
+		iface = ""
+	}
+	if ipn := n.p.IPAM.GetPodIP(id); ipn != nil {
+		if a, ok := netip.AddrFromSlice(ipn.IP); ok {
+			return a.Unmap(), iface, true
+		}
+	}
+	if sub, ok := prefix(n.p.IPAM.PodSubnetThisNode()); ok && k8sIP.IsValid() && sub.Contains(k8sIP) {
+		return k8sIP, iface, true
+	}
+	return netip.Addr{}, "", false
+}
+
+func (n node) LocalPods() []podmodel.ID {
+	pods := n.p.PodManager.GetLocalPods()
+	out := make([]podmodel.ID, 0, len(pods))
+	for id := range pods {
+		out = append(out, id)
+	}
+	return out
+}
+
+func (n node) Sources() configurator.Node {
+	var out configurator.Node
+	add := func(ip net.IP) {
+		if a, ok := netip.AddrFromSlice(ip); ok {
+			out.AllowedSources = append(out.AllowedSources, a.Unmap())
+		}
+	}
+	add(n.p.IPAM.NatLoopbackIP())
+	add(n.p.IPAM.HostInterconnectIPInLinux())
+	nodeIP, _ := n.p.IPNet.GetNodeIP()
+	add(nodeIP)
+	for _, ip := range n.p.IPNet.GetHostIPs() {
+		add(ip)
+	}
+	return out
+}
+
+func prefix(n *net.IPNet) (netip.Prefix, bool) {
+	if n == nil {
+		return netip.Prefix{}, false
+	}
+	a, ok := netip.AddrFromSlice(n.IP)
+	if !ok {
+		return netip.Prefix{}, false
+	}
+	ones, _ := n.Mask.Size()
+	a = a.Unmap()
+	if a.Is4() && ones > 32 {
+		ones -= 96
+	}
+	return netip.PrefixFrom(a, ones).Masked(), true
+}
+
+// discardTxn drops everything staged into it.
+type discardTxn struct{}
+
+// Put drops the value.
+func (discardTxn) Put(string, proto.Message) {}
+
+// Get finds nothing.
+func (discardTxn) Get(string) proto.Message { return nil }
+
+// Delete drops the deletion.
+func (discardTxn) Delete(string) {}

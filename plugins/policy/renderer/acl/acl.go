@@ -1,0 +1,276 @@
+// Package acl is the ACL renderer of the policy plugin: it turns the tables
+// of the renderer cache into VPP ACLs (api/models/vpp/acl) and the ACL lists
+// of interfaces, staged into the event's transaction.
+//
+// Keys staged:
+//
+//	config/vpp/acls/v2/acl/contiv-policy-<hash>         LOCAL table (pod outputs)
+//	config/vpp/acls/v2/acl/contiv-policy-EGRESS-<hash>  EGRESS table (pod inputs)
+//	config/vpp/acls/v2/acl/contiv-policy-NODE-GLOBAL    GLOBAL (node outputs)
+//	config/vpp/acls/v2/acl/contiv-policy-REFLECTION     permit+reflect any
+//	config/vpp/acls/v2/interface/<interface>            the input and output ACLs of an interface
+//
+// Rule mapping: DENY -> DENY; PERMIT -> PERMIT in GLOBAL and REFLECT in the
+// other tables; protocol ANY -> protocol 0 (no L4 part); a destination port
+// range as given, every port as no range; an empty side -> any address.
+//
+// Every interface has at most one input and one output ACL; rebinding a pod
+// from one table to another is one InterfaceACLs update (one
+// acl_interface_set_acl_list), so the pod is never unfiltered. Within an
+// update the new ACLs are staged first, then the interface lists, then the
+// deletions of ACLs no longer used.
+package acl
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/cache"
+)
+
+// Name prefixes and names of the ACLs (upstream's, plus EGRESS).
+const (
+	NamePrefix     = "contiv-policy-"
+	EgressPrefix   = NamePrefix + "EGRESS-"
+	GlobalName     = NamePrefix + cache.GlobalID
+	ReflectionName = NamePrefix + cache.ReflectionID
+)
+
+// Deps lists what the renderer needs.
+type Deps struct {
+	Log logrus.FieldLogger
+	// Cache is the renderer cache holding the tables.
+	Cache *cache.Cache
+	// UpdateTxnFactory returns the transaction of the update event being
+	// handled, recording the change description.
+	UpdateTxnFactory func(change string) controller.UpdateOperations
+	// ResyncTxnFactory returns the transaction of the resync being handled.
+	ResyncTxnFactory func() controller.ResyncOperations
+}
+
+// Renderer is the ACL renderer.
+type Renderer struct {
+	Deps
+	stats Stats
+	// Converted values are immutable once built and reused: tables by ID
+	// (their ID is their content, except GLOBAL's), GLOBAL by pod segment.
+	// Both are pruned as tables and pods go, and cleared at every resync.
+	byID      map[string]*vpp_acl.ACL
+	bySegment map[segmentKey][]*vpp_acl.ACL_Rule
+	// byRule memoizes the rules of LOCAL and EGRESS tables (tables with new
+	// content mostly repeat rules of the tables they replace).
+	byRule map[renderer.ContivRule]*vpp_acl.ACL_Rule
+}
+
+// segmentKey identifies a pod's egress rules by the pod, its address and
+// the identity of its rule list.
+type segmentKey struct {
+	pod   podmodel.ID
+	ip    netip.Addr
+	first *renderer.ContivRule
+	n     int
+}
+
+var _ renderer.Renderer = (*Renderer)(nil)
+
+// Stats counts what the last Render staged.
+type Stats struct {
+	// ACLs is the number of ACLs in use after the render, Rules their rules.
+	ACLs, Rules int
+	// Puts and Deletes are the values staged.
+	Puts, Deletes int
+}
+
+// LastStats returns the counters of the last Render.
+func (r *Renderer) LastStats() Stats { return r.stats }
+
+// ACLName returns the VPP ACL name of a table.
+func ACLName(t *cache.Table) string { return tableName(t.Kind, t.ID) }
+
+func tableName(kind cache.Kind, id string) string {
+	switch kind {
+	case cache.Global:
+		return GlobalName
+	case cache.Reflection:
+		return ReflectionName
+	case cache.Egress:
+		return EgressPrefix + id
+	}
+	return NamePrefix + id
+}
+
+// name returns the ACL name of a table ID in use ("" for "").
+func (r *Renderer) name(id string) string {
+	if id == "" {
+		return ""
+	}
+	if t := r.Cache.Table(id); t != nil {
+		return ACLName(t)
+	}
+	return NamePrefix + id
+}
+
+// Render implements renderer.Renderer.
+func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
+	ch := r.Cache.Update(pods, resync)
+	r.stats = Stats{}
+	for _, t := range r.Cache.Tables() {
+		r.stats.ACLs++
+		r.stats.Rules += len(t.Rules)
+	}
+	if resync {
+		r.byID, r.bySegment, r.byRule = nil, nil, nil
+		txn := r.ResyncTxnFactory()
+		for _, t := range r.Cache.Tables() {
+			txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
+			r.stats.Puts++
+		}
+		for iface, b := range r.Cache.Bindings() {
+			txn.Put(vpp_acl.InterfaceKey(iface), r.binding(iface, b))
+			r.stats.Puts++
+		}
+		return nil
+	}
+	if len(ch.Created) == 0 && len(ch.Updated) == 0 && len(ch.Deleted) == 0 && len(ch.Interfaces) == 0 {
+		return nil
+	}
+	txn := r.UpdateTxnFactory(fmt.Sprintf("policy ACLs: %d new, %d updated, %d deleted, %d interfaces",
+		len(ch.Created), len(ch.Updated), len(ch.Deleted), len(ch.Interfaces)))
+	for _, t := range ch.Created {
+		txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
+		r.stats.Puts++
+	}
+	for _, t := range ch.Updated {
+		txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
+		r.stats.Puts++
+	}
+	for iface, b := range ch.Interfaces {
+		if b == (cache.Binding{}) {
+			txn.Delete(vpp_acl.InterfaceKey(iface))
+			r.stats.Deletes++
+			continue
+		}
+		txn.Put(vpp_acl.InterfaceKey(iface), r.binding(iface, b))
+		r.stats.Puts++
+	}
+	for _, t := range ch.Deleted {
+		txn.Delete(vpp_acl.ACLKey(ACLName(t)))
+		r.stats.Deletes++
+		delete(r.byID, t.ID)
+	}
+	return nil
+}
+
+func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs {
+	v := &vpp_acl.InterfaceACLs{Interface: iface}
+	if b.Input != "" {
+		v.InputAcls = []string{r.name(b.Input)}
+	}
+	if b.Output != "" {
+		v.OutputAcls = []string{r.name(b.Output)}
+	}
+	return v
+}
+
+// acl converts a table, reusing what was converted before.
+func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
+	if r.byID == nil {
+		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
+		r.byRule = map[renderer.ContivRule]*vpp_acl.ACL_Rule{}
+	}
+	if t.Kind != cache.Global {
+		if v := r.byID[t.ID]; v != nil {
+			return v
+		}
+		v := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, len(t.Rules))}
+		for i, cr := range t.Rules {
+			ar := r.byRule[cr]
+			if ar == nil {
+				ar = Rule(cr, true) // every table but GLOBAL is reflective
+				r.byRule[cr] = ar
+			}
+			v.Rules[i] = ar
+		}
+		r.byID[t.ID] = v
+		return v
+	}
+	out := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, len(t.Rules))}
+	used := make(map[segmentKey]bool, len(t.Segments))
+	pos := 0
+	for _, seg := range t.Segments {
+		k := segmentKey{pod: seg.Pod, ip: seg.IP, n: seg.N}
+		if seg.N > 0 {
+			k.first = &seg.Egress[0]
+		}
+		used[k] = true
+		conv, ok := r.bySegment[k]
+		if !ok {
+			conv = make([]*vpp_acl.ACL_Rule, seg.N)
+			for i := range conv {
+				conv[i] = Rule(t.Rules[pos+i], false)
+			}
+			r.bySegment[k] = conv
+		}
+		out.Rules = append(out.Rules, conv...)
+		pos += seg.N
+	}
+	for ; pos < len(t.Rules); pos++ {
+		out.Rules = append(out.Rules, Rule(t.Rules[pos], false))
+	}
+	for k := range r.bySegment {
+		if !used[k] {
+			delete(r.bySegment, k)
+		}
+	}
+	return out
+}
+
+// ACL converts a table to its VPP ACL.
+func ACL(t *cache.Table) *vpp_acl.ACL {
+	acl := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, len(t.Rules))}
+	for _, cr := range t.Rules {
+		acl.Rules = append(acl.Rules, Rule(cr, t.Reflective()))
+	}
+	return acl
+}
+
+// Rule converts one ContivRule.
+func Rule(cr renderer.ContivRule, reflective bool) *vpp_acl.ACL_Rule {
+	r := &vpp_acl.ACL_Rule{Action: vpp_acl.ACL_Rule_DENY, Protocol: uint32(cr.Protocol.IPProtocol())}
+	if cr.Action == renderer.ActionPermit {
+		r.Action = vpp_acl.ACL_Rule_PERMIT
+		if reflective {
+			r.Action = vpp_acl.ACL_Rule_REFLECT
+		}
+	}
+	if cr.SrcNetwork.IsValid() {
+		r.SourceNetwork = cr.SrcNetwork.String()
+	}
+	if cr.DestNetwork.IsValid() {
+		r.DestinationNetwork = cr.DestNetwork.String()
+	}
+	if cr.Protocol != renderer.ANY && !cr.AnyPort() {
+		r.DestinationPortRange = &vpp_acl.ACL_Rule_PortRange{LowerPort: uint32(cr.DestPortFirst), UpperPort: uint32(cr.DestPortLast)}
+	}
+	return r
+}
+
+// Values returns every value the renderer would stage at a resync (for
+// tests and the benchmark).
+func (r *Renderer) Values() map[string]proto.Message {
+	out := map[string]proto.Message{}
+	for _, t := range r.Cache.Tables() {
+		out[vpp_acl.ACLKey(ACLName(t))] = ACL(t)
+	}
+	for iface, b := range r.Cache.Bindings() {
+		out[vpp_acl.InterfaceKey(iface)] = r.binding(iface, b)
+	}
+	return out
+}

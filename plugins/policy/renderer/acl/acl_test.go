@@ -1,0 +1,162 @@
+package acl
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/cache"
+)
+
+// recTxn records the operations in staging order.
+type recTxn struct {
+	ops    []string
+	values map[string]proto.Message
+}
+
+func (t *recTxn) Put(k string, v proto.Message) {
+	t.ops = append(t.ops, "put "+k)
+	t.values[k] = v
+}
+func (t *recTxn) Get(k string) proto.Message { return t.values[k] }
+func (t *recTxn) Delete(k string) {
+	t.ops = append(t.ops, "del "+k)
+	delete(t.values, k)
+}
+
+func newRenderer() (*Renderer, *recTxn) {
+	txn := &recTxn{values: map[string]proto.Message{}}
+	r := &Renderer{Deps: Deps{
+		Cache:            cache.New(cache.Config{ClusterNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}, NodeInterfaces: []string{"GbE"}}),
+		UpdateTxnFactory: func(string) controller.UpdateOperations { return txn },
+		ResyncTxnFactory: func() controller.ResyncOperations { return txn },
+	}}
+	return r, txn
+}
+
+var denyAll = renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY}
+
+func from(src string, port uint16) renderer.ContivRule {
+	return renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: netip.MustParsePrefix(src), Protocol: renderer.TCP, DestPortFirst: port, DestPortLast: port}
+}
+
+func pod(name, ip string, in, eg []renderer.ContivRule) renderer.PodConfig {
+	return renderer.PodConfig{ID: podmodel.ID{Namespace: "x", Name: name}, IP: netip.MustParseAddr(ip), Interface: "tap-" + name, PodIngress: in, PodEgress: eg}
+}
+
+func TestRenderStagesNamedACLsAndOneListPerInterface(t *testing.T) {
+	r, txn := newRenderer()
+	eg := []renderer.ContivRule{{Action: renderer.ActionPermit, DestNetwork: netip.MustParsePrefix("8.8.8.8/32"), Protocol: renderer.UDP, DestPortFirst: 53, DestPortLast: 53}, denyAll}
+	if err := r.Render([]renderer.PodConfig{pod("a", "10.1.1.2", []renderer.ContivRule{from("10.1.1.3/32", 80), denyAll}, eg)}, true); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for k := range txn.values {
+		names = append(names, k)
+	}
+	local := r.Cache.Bindings()["tap-a"].Output
+	want := map[string]bool{
+		vpp_acl.ACLKey(NamePrefix + local): true, vpp_acl.ACLKey(GlobalName): true, vpp_acl.ACLKey(ReflectionName): true,
+		vpp_acl.ACLKey(EgressPrefix + r.Cache.Bindings()["tap-a"].Input): true,
+		vpp_acl.InterfaceKey("tap-a"):                                    true, vpp_acl.InterfaceKey("GbE"): true,
+	}
+	if len(txn.values) != len(want) {
+		t.Errorf("staged %v, want %v", names, want)
+	}
+	for k := range want {
+		if txn.values[k] == nil {
+			t.Errorf("%s not staged (staged: %v)", k, names)
+		}
+	}
+	itf := txn.values[vpp_acl.InterfaceKey("tap-a")].(*vpp_acl.InterfaceACLs)
+	if fmt.Sprint(itf.InputAcls, itf.OutputAcls) != fmt.Sprintf("[%s] [%s]", EgressPrefix+r.Cache.Bindings()["tap-a"].Input, NamePrefix+local) {
+		t.Errorf("tap-a lists = %v %v", itf.InputAcls, itf.OutputAcls)
+	}
+	gbe := txn.values[vpp_acl.InterfaceKey("GbE")].(*vpp_acl.InterfaceACLs)
+	if fmt.Sprint(gbe.InputAcls, gbe.OutputAcls) != fmt.Sprintf("[%s] [%s]", ReflectionName, GlobalName) {
+		t.Errorf("GbE lists = %v %v", gbe.InputAcls, gbe.OutputAcls)
+	}
+	glob := txn.values[vpp_acl.ACLKey(GlobalName)].(*vpp_acl.ACL)
+	wantRules := []*vpp_acl.ACL_Rule{
+		{Action: vpp_acl.ACL_Rule_PERMIT, SourceNetwork: "10.1.1.2/32", DestinationNetwork: "8.8.8.8/32", Protocol: 17,
+			DestinationPortRange: &vpp_acl.ACL_Rule_PortRange{LowerPort: 53, UpperPort: 53}},
+		{Action: vpp_acl.ACL_Rule_DENY, SourceNetwork: "10.1.1.2/32"},
+		{Action: vpp_acl.ACL_Rule_PERMIT},
+	}
+	if len(glob.Rules) != len(wantRules) {
+		t.Fatalf("GLOBAL rules = %v", glob.Rules)
+	}
+	for i := range wantRules {
+		if !proto.Equal(glob.Rules[i], wantRules[i]) {
+			t.Errorf("GLOBAL rule %d = %v, want %v", i, glob.Rules[i], wantRules[i])
+		}
+	}
+	loc := txn.values[vpp_acl.ACLKey(NamePrefix+local)].(*vpp_acl.ACL)
+	if loc.Rules[0].Action != vpp_acl.ACL_Rule_REFLECT || loc.Rules[len(loc.Rules)-1].Action != vpp_acl.ACL_Rule_DENY {
+		t.Errorf("LOCAL rules = %v, want reflective permits and a final deny", loc.Rules)
+	}
+}
+
+func TestRebindingStagesNewACLThenListThenDeletion(t *testing.T) {
+	r, txn := newRenderer()
+	r.Render([]renderer.PodConfig{pod("a", "10.1.1.2", []renderer.ContivRule{from("10.1.1.3/32", 80), denyAll}, nil)}, true)
+	oldName := NamePrefix + r.Cache.Bindings()["tap-a"].Output
+	txn.ops = nil
+	r.Render([]renderer.PodConfig{pod("a", "10.1.1.2", []renderer.ContivRule{from("10.1.1.3/32", 81), denyAll}, nil)}, false)
+	newName := NamePrefix + r.Cache.Bindings()["tap-a"].Output
+	want := []string{"put " + vpp_acl.ACLKey(newName), "put " + vpp_acl.InterfaceKey("tap-a"), "del " + vpp_acl.ACLKey(oldName)}
+	if strings.Join(txn.ops, "\n") != strings.Join(want, "\n") {
+		t.Errorf("ops:\n%s\nwant:\n%s", strings.Join(txn.ops, "\n"), strings.Join(want, "\n"))
+	}
+	txn.ops = nil
+	r.Render([]renderer.PodConfig{pod("a", "10.1.1.2", []renderer.ContivRule{from("10.1.1.3/32", 81), denyAll}, nil)}, false)
+	if len(txn.ops) != 0 {
+		t.Errorf("unchanged re-render staged %v", txn.ops)
+	}
+	removed := pod("a", "10.1.1.2", nil, nil)
+	removed.Removed = true
+	txn.ops = nil
+	r.Render([]renderer.PodConfig{removed}, false)
+	if len(txn.values) != 0 {
+		t.Errorf("after removal still staged: %v (ops %v)", txn.values, txn.ops)
+	}
+}
+
+// TestIncrementalValuesEqualFreshConversions: what the renderer reuses across
+// updates (tables by ID, GLOBAL by pod) equals a conversion from scratch.
+func TestIncrementalValuesEqualFreshConversions(t *testing.T) {
+	r, txn := newRenderer()
+	eg := func(port uint16) []renderer.ContivRule {
+		return []renderer.ContivRule{{Action: renderer.ActionPermit, DestNetwork: netip.MustParsePrefix("8.8.8.8/32"), Protocol: renderer.UDP, DestPortFirst: port, DestPortLast: port}, denyAll}
+	}
+	pods := []renderer.PodConfig{
+		pod("a", "10.1.1.2", []renderer.ContivRule{from("10.1.1.3/32", 80), denyAll}, eg(53)),
+		pod("b", "10.1.1.3", nil, eg(54)),
+		pod("c", "10.1.1.4", []renderer.ContivRule{from("10.1.1.2/32", 80), denyAll}, eg(55)),
+	}
+	if err := r.Render(pods, true); err != nil {
+		t.Fatal(err)
+	}
+	for step, change := range []renderer.PodConfig{
+		pod("b", "10.1.1.3", nil, eg(60)),
+		pod("a", "10.1.1.2", []renderer.ContivRule{from("10.1.1.4/32", 81), denyAll}, eg(53)),
+		pod("c", "10.1.1.4", nil, nil),
+	} {
+		if err := r.Render([]renderer.PodConfig{change}, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range r.Cache.Tables() {
+			got := txn.values[vpp_acl.ACLKey(ACLName(tb))]
+			if !proto.Equal(got, ACL(tb)) {
+				t.Errorf("step %d: staged %s = %v, want %v", step, ACLName(tb), got, ACL(tb))
+			}
+		}
+	}
+}

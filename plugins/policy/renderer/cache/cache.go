@@ -1,0 +1,726 @@
+// Package cache is the renderer cache: it turns the rule lists of local
+// pods (renderer.PodConfig) into the tables a node needs, shares identical
+// tables, and keeps them up to date at the cost of what changed.
+//
+// Where rules are enforced (the ACL renderer's placement; VPP runs input
+// ACLs before NAT and output ACLs after it, so only output ACLs see the pod
+// a service connection was translated to):
+//
+//	pod interface, output  LOCAL table of the pod: what it may receive. For
+//	                       every other local pod S whose egress is
+//	                       restricted towards it, first the intersection of
+//	                       S's egress and the pod's ingress for source S
+//	                       (PERMITs, then DENY S): local pod-to-pod traffic
+//	                       never reaches a node output. Then the pod's own
+//	                       ingress rules, or PERMIT any. PERMITs reflect, so
+//	                       replies pass the pod's input ACL.
+//	pod interface, input   EGRESS table of a pod with egress rules: PERMIT
+//	                       every destination inside the cluster (pod and
+//	                       service networks: judged on the outputs after
+//	                       NAT), then the pod's egress rules towards the
+//	                       rest, then DENY; PERMITs reflect. It enforces
+//	                       egress to the outside world before the SNAT of
+//	                       the node's output interface hides the pod's
+//	                       address from the output ACLs (the VPP 25.10
+//	                       ordering hazard). Other pods with a LOCAL table
+//	                       get REFLECTION here instead.
+//	node outputs, output   GLOBAL: the egress rules of every local pod with
+//	                       the pod's address as source, then PERMIT any;
+//	                       absent when no local pod has egress rules.
+//	node outputs, input    REFLECTION while GLOBAL exists, so replies to
+//	                       connections from outside pass GLOBAL.
+//
+// Tables are identified by a hash (FNV-64a) of their kind and rules; pods
+// with equal rules share one table. A change of one pod's ingress rules
+// recomputes that pod's LOCAL table; a change of one pod's egress rules
+// recomputes GLOBAL, its EGRESS table and the LOCAL tables of the local pods
+// whose part for it changed; nothing else is touched.
+package cache
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"net/netip"
+	"slices"
+	"strings"
+
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
+)
+
+// Kind is the role of a table.
+type Kind uint8
+
+const (
+	// Local is the output table of pod interfaces.
+	Local Kind = iota
+	// Egress is the input table of pods with egress rules.
+	Egress
+	// Global is the output table of the node's interfaces.
+	Global
+	// Reflection is the permit+reflect-everything input table.
+	Reflection
+)
+
+// String names the kind.
+func (k Kind) String() string {
+	return [...]string{"LOCAL", "EGRESS", "GLOBAL", "REFLECTION"}[k]
+}
+
+// Table is a list of rules applied to interfaces. In Local, Egress and
+// Reflection tables PERMITs are reflective (they create sessions).
+type Table struct {
+	ID    string
+	Kind  Kind
+	Rules []renderer.ContivRule
+	// Segments splits the rules of GLOBAL by pod, in order (nil for the
+	// other kinds), so a renderer can convert only the pods that changed.
+	Segments []Segment
+}
+
+// Segment is the part of GLOBAL that comes from one pod's egress rules.
+type Segment struct {
+	// Pod and IP identify the pod; Egress is its egress rule list (the same
+	// slice as long as the pod's rules did not change).
+	Pod    podmodel.ID
+	IP     netip.Addr
+	Egress []renderer.ContivRule
+	// N is the number of rules of the segment.
+	N int
+}
+
+// Reflective tells whether the PERMITs of the table create sessions.
+func (t *Table) Reflective() bool { return t.Kind != Global }
+
+// GlobalID and ReflectionID are the IDs of the two singleton tables.
+const (
+	GlobalID     = "NODE-GLOBAL"
+	ReflectionID = "REFLECTION"
+)
+
+// ReflectionTable is the table that reflects everything.
+var ReflectionTable = &Table{ID: ReflectionID, Kind: Reflection,
+	Rules: []renderer.ContivRule{{Action: renderer.ActionPermit, Protocol: renderer.ANY}}}
+
+// Binding is the tables of one interface (IDs, "" for none).
+type Binding struct {
+	Input, Output string
+}
+
+// Config is what the cache needs to know of the node.
+type Config struct {
+	// ClusterNetworks are the pod network of all nodes and the service
+	// network: egress towards them is judged on outputs, after NAT.
+	ClusterNetworks []netip.Prefix
+	// NodeInterfaces are the node's interfaces towards other nodes, the host
+	// and the outside (host interconnect, main and other NICs, VXLAN BVI).
+	NodeInterfaces []string
+}
+
+type pod struct {
+	cfg     renderer.PodConfig
+	binding Binding
+	parts   map[podmodel.ID][]renderer.ContivRule // S -> S's part of this pod's LOCAL table
+}
+
+// Cache keeps the tables and bindings of a node.
+type Cache struct {
+	conf     Config
+	pods     map[podmodel.ID]*pod
+	egress   map[podmodel.ID]*pod // pods with egress rules and an address
+	tables   map[string]*Table
+	refs     map[string]int
+	ifaces   map[string]Binding // the current binding of every interface
+	global   *Table
+	stats    Stats
+	modified map[string]bool // interfaces whose binding changed in this Update
+	created  map[string]bool // tables that came into use in this Update
+}
+
+// Stats counts the work of the last Update.
+type Stats struct {
+	// LocalTablesComputed is the number of LOCAL tables computed.
+	LocalTablesComputed int
+	// GlobalComputed is true when GLOBAL was recomputed.
+	GlobalComputed bool
+}
+
+// New returns an empty cache.
+func New(conf Config) *Cache {
+	c := &Cache{conf: conf}
+	c.reset()
+	return c
+}
+
+func (c *Cache) reset() {
+	c.pods = map[podmodel.ID]*pod{}
+	c.egress = map[podmodel.ID]*pod{}
+	c.tables = map[string]*Table{}
+	c.refs = map[string]int{}
+	c.ifaces = map[string]Binding{}
+	c.global = nil
+}
+
+// SetConfig replaces the node configuration; call Update with resync after.
+func (c *Cache) SetConfig(conf Config) { c.conf = conf }
+
+// Changes is what an Update changed.
+type Changes struct {
+	// Created are the tables that came into use, Deleted those no longer used.
+	Created, Deleted []*Table
+	// Updated is GLOBAL when its rules changed while it stayed in use.
+	Updated []*Table
+	// Interfaces maps every interface whose binding changed to its new
+	// binding (zero: no tables any more).
+	Interfaces map[string]Binding
+}
+
+// Table returns the table with the ID, nil if not in use.
+func (c *Cache) Table(id string) *Table { return c.tables[id] }
+
+// Tables returns the tables in use, sorted by ID.
+func (c *Cache) Tables() []*Table {
+	out := make([]*Table, 0, len(c.tables))
+	for _, t := range c.tables {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *Table) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Bindings returns the binding of every interface with tables.
+func (c *Cache) Bindings() map[string]Binding {
+	out := make(map[string]Binding, len(c.ifaces))
+	for k, v := range c.ifaces {
+		out[k] = v
+	}
+	return out
+}
+
+// LastStats returns the counters of the last Update.
+func (c *Cache) LastStats() Stats { return c.stats }
+
+// Update applies the new configuration of the given pods (with resync: the
+// complete set of local pods) and returns what changed.
+func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
+	c.stats = Stats{}
+	oldTables := map[string]*Table{}
+	oldIfaces := c.ifaces
+	if resync {
+		for id, t := range c.tables {
+			oldTables[id] = t
+		}
+		c.reset()
+	} else {
+		c.ifaces = make(map[string]Binding, len(oldIfaces))
+		for k, v := range oldIfaces {
+			c.ifaces[k] = v
+		}
+	}
+	c.created = map[string]bool{}
+	deleted := map[string]*Table{}
+
+	dirty := map[podmodel.ID]bool{}
+	// egressChanged: pods whose egress rules or address changed, with the rules
+	// that differ (nil: any local pod may be concerned).
+	egressChanged := map[podmodel.ID][]renderer.ContivRule{}
+	for _, cfg := range pods {
+		old := c.pods[cfg.ID]
+		var oldEg []renderer.ContivRule
+		var oldIP netip.Addr
+		if old != nil {
+			oldEg, oldIP = old.cfg.PodEgress, old.cfg.IP
+		}
+		newEg, newIP := cfg.PodEgress, cfg.IP
+		if cfg.Removed {
+			newEg, newIP = nil, netip.Addr{}
+		}
+		switch {
+		case oldIP != newIP && (oldEg != nil || newEg != nil), (oldEg == nil) != (newEg == nil):
+			egressChanged[cfg.ID] = nil
+		case !sameRules(oldEg, newEg):
+			egressChanged[cfg.ID] = ruleDiff(oldEg, newEg)
+		}
+		if cfg.Removed {
+			if old != nil {
+				c.setBinding(old, Binding{}, deleted)
+				delete(c.pods, cfg.ID)
+				delete(c.egress, cfg.ID)
+			}
+			continue
+		}
+		if old != nil && !resync && old.cfg.IP == cfg.IP && old.cfg.Interface == cfg.Interface &&
+			sameRules(old.cfg.PodIngress, cfg.PodIngress) && sameRules(old.cfg.PodEgress, cfg.PodEgress) {
+			continue // nothing of this pod changed
+		}
+		p := old
+		if p == nil {
+			p = &pod{parts: map[podmodel.ID][]renderer.ContivRule{}}
+			c.pods[cfg.ID] = p
+		}
+		if old != nil && old.cfg.Interface != cfg.Interface && old.cfg.Interface != "" {
+			c.setBinding(p, Binding{}, deleted) // moved to another interface
+		}
+		p.cfg = cfg
+		if cfg.PodEgress != nil && cfg.IP.IsValid() {
+			c.egress[cfg.ID] = p
+		} else {
+			delete(c.egress, cfg.ID)
+		}
+		dirty[cfg.ID] = true
+	}
+	if resync {
+		for id := range c.pods {
+			dirty[id] = true
+		}
+	}
+	// Parts of changed egress pods in the LOCAL tables of the other pods: only
+	// the pods a changed rule can reach are looked at.
+	if len(egressChanged) > 0 && !resync {
+		for did, d := range c.pods {
+			if dirty[did] {
+				continue // recomputed in full below
+			}
+			for sid, diff := range egressChanged {
+				if sid == did || (diff != nil && !reaches(diff, d.cfg.IP)) {
+					continue
+				}
+				part := c.part(c.egress[sid], d)
+				if !slices.Equal(part, d.parts[sid]) {
+					if part == nil {
+						delete(d.parts, sid)
+					} else {
+						d.parts[sid] = part
+					}
+					dirty[did] = true
+				}
+			}
+		}
+	}
+	// The parts of pods whose ingress or address changed are recomputed in full.
+	for id := range dirty {
+		d := c.pods[id]
+		if d == nil {
+			continue
+		}
+		d.parts = map[podmodel.ID][]renderer.ContivRule{}
+		for sid, s := range c.egress {
+			if sid != id {
+				if part := c.part(s, d); part != nil {
+					d.parts[sid] = part
+				}
+			}
+		}
+		c.stats.LocalTablesComputed++
+		c.setBinding(d, c.bindingOf(d), deleted)
+	}
+	if len(egressChanged) > 0 || resync {
+		c.updateGlobal(deleted)
+	}
+	ch := Changes{Interfaces: map[string]Binding{}}
+	for id := range c.created {
+		if _, gone := deleted[id]; gone {
+			delete(deleted, id) // released and taken again in this update
+			continue
+		}
+		if t, was := oldTables[id]; was && resync && sameRules(t.Rules, c.tables[id].Rules) {
+			continue
+		}
+		ch.Created = append(ch.Created, c.tables[id])
+	}
+	for id, t := range deleted {
+		if c.tables[id] == nil {
+			ch.Deleted = append(ch.Deleted, t)
+		}
+	}
+	if resync {
+		for id, t := range oldTables {
+			if c.tables[id] == nil {
+				ch.Deleted = append(ch.Deleted, t)
+			}
+		}
+	}
+	for iface, b := range c.ifaces {
+		if oldIfaces[iface] != b {
+			ch.Interfaces[iface] = b
+		}
+	}
+	for iface := range oldIfaces {
+		if _, ok := c.ifaces[iface]; !ok {
+			ch.Interfaces[iface] = Binding{}
+		}
+	}
+	if c.stats.GlobalComputed && c.global != nil && !c.created[GlobalID] {
+		ch.Updated = append(ch.Updated, c.global)
+	}
+	sortTables(ch.Created)
+	sortTables(ch.Deleted)
+	return ch
+}
+
+func sortTables(ts []*Table) {
+	slices.SortFunc(ts, func(a, b *Table) int { return cmp.Compare(a.ID, b.ID) })
+}
+
+// bindingOf computes the tables of a pod.
+func (c *Cache) bindingOf(d *pod) Binding {
+	var b Binding
+	if !d.cfg.IP.IsValid() || d.cfg.Interface == "" {
+		return b
+	}
+	if len(d.parts) > 0 || d.cfg.PodIngress != nil || d.cfg.PodEgress != nil {
+		var rules []renderer.ContivRule
+		for _, sid := range sortedIDs(d.parts) {
+			rules = append(rules, d.parts[sid]...)
+		}
+		if d.cfg.PodIngress != nil {
+			rules = append(rules, d.cfg.PodIngress...)
+		} else {
+			rules = append(rules, permitAny)
+		}
+		b.Output = c.take(Local, rules)
+	}
+	if d.cfg.PodEgress != nil {
+		b.Input = c.take(Egress, c.egressTable(d.cfg.PodEgress))
+	} else if b.Output != "" {
+		b.Input = c.take(Reflection, nil)
+	}
+	return b
+}
+
+var permitAny = renderer.ContivRule{Action: renderer.ActionPermit, Protocol: renderer.ANY}
+
+func sortedIDs(m map[podmodel.ID][]renderer.ContivRule) []podmodel.ID {
+	ids := make([]podmodel.ID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b podmodel.ID) int { return cmp.Compare(a.String(), b.String()) })
+	return ids
+}
+
+// egressTable is the EGRESS table of egress rules: the cluster networks
+// first, the rules towards other destinations after.
+func (c *Cache) egressTable(eg []renderer.ContivRule) []renderer.ContivRule {
+	out := make([]renderer.ContivRule, 0, len(c.conf.ClusterNetworks)+len(eg))
+	for _, n := range c.conf.ClusterNetworks {
+		out = append(out, renderer.ContivRule{Action: renderer.ActionPermit, DestNetwork: n, Protocol: renderer.ANY})
+	}
+	for _, r := range eg {
+		if r.Action == renderer.ActionPermit && r.DestNetwork.IsValid() && c.inCluster(r.DestNetwork) {
+			continue // shadowed by the cluster networks
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (c *Cache) inCluster(p netip.Prefix) bool {
+	for _, n := range c.conf.ClusterNetworks {
+		if n.Bits() <= p.Bits() && n.Contains(p.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// updateGlobal recomputes GLOBAL and the node interfaces' bindings.
+func (c *Cache) updateGlobal(deleted map[string]*Table) {
+	c.stats.GlobalComputed = true
+	ids := make([]*pod, 0, len(c.egress))
+	for _, p := range c.egress {
+		ids = append(ids, p)
+	}
+	slices.SortFunc(ids, func(a, b *pod) int { return a.cfg.IP.Compare(b.cfg.IP) })
+	var rules []renderer.ContivRule
+	var segments []Segment
+	for _, s := range ids {
+		src := netip.PrefixFrom(s.cfg.IP, s.cfg.IP.BitLen())
+		for _, r := range s.cfg.PodEgress {
+			r.SrcNetwork = src
+			rules = append(rules, r)
+		}
+		segments = append(segments, Segment{Pod: s.cfg.ID, IP: s.cfg.IP, Egress: s.cfg.PodEgress, N: len(s.cfg.PodEgress)})
+	}
+	old := c.global
+	if len(rules) == 0 {
+		c.global = nil
+	} else {
+		rules = append(rules, permitAny)
+		if old != nil && sameRules(old.Rules, rules) {
+			c.stats.GlobalComputed = false
+			return
+		}
+		c.global = &Table{ID: GlobalID, Kind: Global, Rules: rules, Segments: segments}
+	}
+	b := Binding{}
+	if c.global != nil {
+		if old == nil {
+			c.created[GlobalID] = true
+		}
+		c.tables[GlobalID] = c.global
+		b = Binding{Input: ReflectionID, Output: GlobalID}
+	} else if old != nil {
+		delete(c.tables, GlobalID)
+		deleted[GlobalID] = old
+	}
+	for _, iface := range c.conf.NodeInterfaces {
+		if iface == "" {
+			continue
+		}
+		old := c.ifaces[iface]
+		if old.Input == ReflectionID && b.Input != ReflectionID {
+			c.release(ReflectionID, deleted)
+		}
+		if b.Input == ReflectionID && old.Input != ReflectionID {
+			c.take(Reflection, nil)
+		}
+		if b == (Binding{}) {
+			delete(c.ifaces, iface)
+		} else {
+			c.ifaces[iface] = b
+		}
+	}
+}
+
+// ruleDiff returns the rules in exactly one of a and b.
+func ruleDiff(a, b []renderer.ContivRule) []renderer.ContivRule {
+	in := make(map[renderer.ContivRule]int, len(a)+len(b))
+	for _, r := range a {
+		in[r] |= 1
+	}
+	for _, r := range b {
+		in[r] |= 2
+	}
+	out := []renderer.ContivRule{}
+	for r, m := range in {
+		if m != 3 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// reaches tells whether one of the rules concerns traffic to ip.
+func reaches(rules []renderer.ContivRule, ip netip.Addr) bool {
+	for _, r := range rules {
+		if !r.DestNetwork.IsValid() || r.DestNetwork.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// part returns S's part of D's LOCAL table: nil when S's egress allows
+// everything towards D, else PERMITs for the ports both S's egress and D's
+// ingress allow from S to D, then DENY from S.
+func (c *Cache) part(s, d *pod) []renderer.ContivRule {
+	if s == nil || d == nil || !d.cfg.IP.IsValid() || !s.cfg.IP.IsValid() {
+		return nil
+	}
+	eg := portsAllowed(s.cfg.PodEgress, s.cfg.IP, d.cfg.IP)
+	if eg.all {
+		return nil
+	}
+	allowed := eg
+	if !eg.empty() {
+		allowed = eg.intersect(portsAllowed(d.cfg.PodIngress, s.cfg.IP, d.cfg.IP))
+	}
+	src := netip.PrefixFrom(s.cfg.IP, s.cfg.IP.BitLen())
+	var out []renderer.ContivRule
+	for proto, ranges := range allowed.ranges {
+		for _, r := range ranges {
+			rule := renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: src, Protocol: renderer.Protocol(proto)}
+			if r.first != 0 || r.last != 65535 {
+				rule.DestPortFirst, rule.DestPortLast = r.first, r.last
+			}
+			out = append(out, rule)
+		}
+	}
+	return append(out, renderer.ContivRule{Action: renderer.ActionDeny, SrcNetwork: src, Protocol: renderer.ANY})
+}
+
+// take returns the ID of the table with the rules, creating it or adding a
+// reference.
+func (c *Cache) take(kind Kind, rules []renderer.ContivRule) string {
+	var t *Table
+	if kind == Reflection {
+		t = ReflectionTable
+	} else {
+		t = &Table{ID: tableID(kind, rules), Kind: kind, Rules: rules}
+	}
+	if c.refs[t.ID] == 0 {
+		c.tables[t.ID] = t
+		c.created[t.ID] = true
+	}
+	c.refs[t.ID]++
+	return t.ID
+}
+
+// release drops a reference to a table.
+func (c *Cache) release(id string, deleted map[string]*Table) {
+	if id == "" {
+		return
+	}
+	c.refs[id]--
+	if c.refs[id] <= 0 {
+		delete(c.refs, id)
+		if t := c.tables[id]; t != nil {
+			deleted[id] = t
+		}
+		delete(c.tables, id)
+	}
+}
+
+// setBinding replaces the tables of a pod's interface (the references of b
+// are taken by the caller; those of the old binding are released here).
+func (c *Cache) setBinding(p *pod, b Binding, deleted map[string]*Table) {
+	old := p.binding
+	c.release(old.Input, deleted)
+	c.release(old.Output, deleted)
+	p.binding = b
+	if p.cfg.Interface == "" {
+		return
+	}
+	if b == (Binding{}) {
+		delete(c.ifaces, p.cfg.Interface)
+	} else {
+		c.ifaces[p.cfg.Interface] = b
+	}
+}
+
+// tableID hashes the kind and the rules (their fields, in binary).
+func tableID(kind Kind, rules []renderer.ContivRule) string {
+	h := fnv.New64a()
+	buf := make([]byte, 0, 48)
+	buf = append(buf, byte(kind))
+	for _, r := range rules {
+		buf = append(buf, byte(r.Action), byte(r.Protocol), byte(r.DestPortFirst>>8), byte(r.DestPortFirst),
+			byte(r.DestPortLast>>8), byte(r.DestPortLast))
+		buf = appendPrefix(buf, r.SrcNetwork)
+		buf = appendPrefix(buf, r.DestNetwork)
+		h.Write(buf)
+		buf = buf[:0]
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
+func appendPrefix(buf []byte, p netip.Prefix) []byte {
+	if !p.IsValid() {
+		return append(buf, 0xff)
+	}
+	a := p.Addr().As16()
+	return append(append(buf, byte(p.Bits())), a[:]...)
+}
+
+func sameRules(a, b []renderer.ContivRule) bool {
+	if (a == nil) != (b == nil) {
+		return false
+	}
+	return slices.Equal(a, b)
+}
+
+// portRange is an inclusive port range.
+type portRange struct{ first, last uint16 }
+
+// portSet is what a rule list allows between two addresses: everything, or
+// port ranges per protocol (TCP, UDP, SCTP).
+type portSet struct {
+	all    bool
+	ranges [3][]portRange
+}
+
+// portsAllowed evaluates a list of PERMITs followed by DENY any (nil:
+// everything allowed) for traffic from src to dst.
+func portsAllowed(rules []renderer.ContivRule, src, dst netip.Addr) portSet {
+	if rules == nil {
+		return portSet{all: true}
+	}
+	var s portSet
+	for _, r := range rules {
+		if r.SrcNetwork.IsValid() && !r.SrcNetwork.Contains(src) || r.DestNetwork.IsValid() && !r.DestNetwork.Contains(dst) {
+			continue
+		}
+		if r.Action == renderer.ActionDeny {
+			break
+		}
+		if r.Protocol == renderer.ANY {
+			return portSet{all: true}
+		}
+		first, last := r.DestPortFirst, r.DestPortLast
+		if r.AnyPort() {
+			first, last = 0, 65535
+		}
+		s.ranges[r.Protocol] = append(s.ranges[r.Protocol], portRange{first, last})
+	}
+	for i := range s.ranges {
+		s.ranges[i] = normalize(s.ranges[i])
+	}
+	return s
+}
+
+// normalize sorts and merges ranges.
+func normalize(rs []portRange) []portRange {
+	if len(rs) < 2 {
+		return rs
+	}
+	slices.SortFunc(rs, func(a, b portRange) int { return cmp.Compare(a.first, b.first) })
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		lastR := &out[len(out)-1]
+		if uint32(r.first) <= uint32(lastR.last)+1 {
+			lastR.last = max(lastR.last, r.last)
+		} else {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// empty tells whether the set allows nothing.
+func (s portSet) empty() bool {
+	return !s.all && len(s.ranges[0]) == 0 && len(s.ranges[1]) == 0 && len(s.ranges[2]) == 0
+}
+
+// intersect returns what both sets allow.
+func (s portSet) intersect(o portSet) portSet {
+	if s.all {
+		return o
+	}
+	if o.all {
+		return s
+	}
+	var out portSet
+	for p := range s.ranges {
+		for _, a := range s.ranges[p] {
+			for _, b := range o.ranges[p] {
+				lo, hi := max(a.first, b.first), min(a.last, b.last)
+				if lo <= hi {
+					out.ranges[p] = append(out.ranges[p], portRange{lo, hi})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Dump formats the tables and bindings, for tests and debugging.
+func (c *Cache) Dump() string {
+	var b strings.Builder
+	for _, t := range c.Tables() {
+		fmt.Fprintf(&b, "table %s %s\n", t.Kind, t.ID)
+		for _, r := range t.Rules {
+			fmt.Fprintf(&b, "  %s\n", r)
+		}
+	}
+	ifs := make([]string, 0, len(c.ifaces))
+	for k := range c.ifaces {
+		ifs = append(ifs, k)
+	}
+	slices.Sort(ifs)
+	for _, k := range ifs {
+		fmt.Fprintf(&b, "iface %s in=%s out=%s\n", k, c.ifaces[k].Input, c.ifaces[k].Output)
+	}
+	return b.String()
+}
