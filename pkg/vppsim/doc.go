@@ -115,10 +115,11 @@
 // by the session of the packet they carry), per-VRF session
 // limits, ARP termination in bridge domains, neighbour ageing, ICMP rate
 // limits, VLAN sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
-// ports with a partial checksum are completed; GSO super-frames are
-// dropped and counted (disable TSO/GSO on the peer). The ACL step is a
-// hook (state.aclFilter) set to the ACL plugin's aclEvaluate (acl_eval.go):
-// an interface without ACLs permits everything. There is no shared-memory transport and no
+// ports with a partial checksum are completed and TCP/IPv4 GSO
+// super-frames are segmented; other GSO frames are dropped and counted.
+// The ACL step is a hook (state.aclFilter) set to the ACL plugin's
+// aclEvaluate (acl_eval.go): an interface without ACLs permits everything.
+// There is no shared-memory transport and no
 // stats segment (govpp's core does not need it). Sub-interfaces, memif,
 // IPsec, SRv6 and the other plugins in the table are not implemented and
 // answer UNIMPLEMENTED. VPP 25.10's nat44_ed API has no

@@ -3,6 +3,7 @@
 package vppsim
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -196,4 +197,35 @@ func TestLinuxNICBoundToLinuxInterface(t *testing.T) {
 	e.addAddr(1, "10.96.201.1/24")
 	e.up(1)
 	expectRefused(t, dialIn(t, ns, "10.96.201.1:8"))
+}
+
+func TestSegmentTCP4CutsGSOFrames(t *testing.T) {
+	payload := make([]byte, 2500)
+	for k := range payload {
+		payload[k] = byte(k)
+	}
+	tcp := tcpL4(1000, 80, tcpACK|0x08|tcpFIN)
+	binary.BigEndian.PutUint32(tcp[4:8], 7000)
+	f := ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt("10.0.0.2", "10.0.0.1", protoTCP, 64, append(tcp, payload...)))
+	var segs []pktInfo
+	var seqs []uint32
+	out := make([]byte, pktMaxFrame)
+	if !segmentTCP4(f, 1000, out, func(s []byte) {
+		segs = append(segs, decodeFrame(t, s))
+		seqs = append(seqs, binary.BigEndian.Uint32(s[ethHdrLen+ip4HdrLen+4:]))
+		if n := len(s) - ethHdrLen - ip4HdrLen - 20; n > 1000 {
+			t.Errorf("segment of %d payload bytes", n)
+		}
+	}) {
+		t.Fatal("not segmented")
+	}
+	if len(segs) != 3 || seqs[0] != 7000 || seqs[1] != 8000 || seqs[2] != 9000 {
+		t.Fatalf("%d segments, seqs %v", len(segs), seqs)
+	}
+	for k, s := range segs {
+		last := k == len(segs)-1
+		if !s.csumOK || (s.tcpFlags&tcpFIN != 0) != last || s.tcpFlags&tcpACK == 0 {
+			t.Errorf("segment %d: %v flags %#x csum %v", k, s, s.tcpFlags, s.csumOK)
+		}
+	}
 }
