@@ -3,9 +3,11 @@
 package vppsim
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -19,6 +21,8 @@ import (
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/nat44_ed"
+	"go.fd.io/govpp/binapi/nat_types"
 	"go.fd.io/govpp/binapi/tapv2"
 )
 
@@ -227,5 +231,62 @@ func TestSegmentTCP4CutsGSOFrames(t *testing.T) {
 		if !s.csumOK || (s.tcpFlags&tcpFIN != 0) != last || s.tcpFlags&tcpACK == 0 {
 			t.Errorf("segment %d: %v flags %#x csum %v", k, s, s.tcpFlags, s.csumOK)
 		}
+	}
+}
+
+// TestLinuxTCPThroughClusterIP opens a real TCP connection from pod A to a
+// ClusterIP whose backend is pod B, through the TAPs and NAT44-ED, and
+// echoes 256 KiB through it.
+func TestLinuxTCPThroughClusterIP(t *testing.T) {
+	sim, nsA, nsB, do := tapPairAPI(t)
+	do(&nat44_ed.Nat44EdPluginEnableDisable{Enable: true}, nil)
+	do(&nat44_ed.Nat44ForwardingEnableDisable{Enable: true}, nil)
+	for _, sw := range []interface_types.InterfaceIndex{1, 2} {
+		do(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_INSIDE, SwIfIndex: sw}, nil)
+		do(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_OUTSIDE, SwIfIndex: sw}, nil)
+	}
+	do(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_OUT2IN_ONLY,
+		ExternalAddr: ip4("10.96.9.9"), ExternalPort: 80, Protocol: protoTCP, LocalNum: 2, Locals: []nat44_ed.Nat44LbAddrPort{
+			{Addr: ip4("10.95.2.2"), Port: 8080, Probability: 1}, {Addr: ip4("10.95.3.3"), Port: 8080, Probability: 0}}}, nil)
+
+	var ln net.Listener
+	if err := inNS(nsB, func() (err error) { ln, err = net.Listen("tcp4", "10.95.2.2:8080"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = io.Copy(c, c)
+	}()
+	var c net.Conn
+	err := inNS(nsA, func() (err error) {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		c, err = d.Dial("tcp4", "10.96.9.9:80")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("connect to the ClusterIP: %v\n%s", err, sim.cliForTest("show errors"))
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	data := make([]byte, 256<<10)
+	for k := range data {
+		data[k] = byte(k * 7)
+	}
+	go func() { _, _ = c.Write(data) }()
+	got := make([]byte, len(data))
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatalf("echo: %v\n%s", err, sim.cliForTest("show errors"))
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatal("echoed data differs")
+	}
+	s := sim.Sessions()
+	if len(s) != 1 || s[0].InsideAddr.String() != "10.95.2.2:8080" || s[0].OutsideAddr.String() != "10.96.9.9:80" || s[0].TotalPkts < 100 {
+		t.Errorf("sessions %+v", s)
 	}
 }
