@@ -79,8 +79,8 @@
 //	     inter-VRF routes, DROP routes, neighbour /32s, NAT's local pool and
 //	     static-external /32s)
 //	  -> ip4-local (echo replies, port unreachable, VXLAN decap) | ip4-glean /
-//	     ip4-arp (ARP request sent, packet dropped) | ip4-rewrite (TTL, MTU,
-//	     MACs) -> ip4-output: NAT in2out-output -> ACL-out hook
+//	     ip4-arp (ARP request sent, packet dropped) | ip4-rewrite (TTL, MTU
+//	     with ip4-frag, MACs) -> ip4-output: NAT in2out-output -> ACL-out hook
 //	  -> interface-output: the wire, the BVI into its bridge domain, a
 //	     loopback back into its input
 //	l2-input: learning, forwarding, BVI, flooding with the flood/uu-flood
@@ -109,8 +109,9 @@
 // # What it does not simulate
 //
 // No IPv6 forwarding (IPv6 state is kept and dumped only), no IP
-// fragmentation or reassembly (an oversize packet without DF is dropped
-// and counted; NAT passes non-first fragments untranslated), NAT for
+// reassembly (ip4-rewrite fragments oversize packets without DF and
+// answers the others with ICMP fragmentation needed, but NAT passes
+// non-first fragments untranslated where VPP reassembles), NAT for
 // protocols other than TCP, UDP and ICMP echo (ICMP errors are translated
 // by the session of the packet they carry), per-VRF session
 // limits, ARP termination in bridge domains, neighbour ageing, ICMP rate
