@@ -92,8 +92,9 @@
 // keeping the source port, SYN-only creation, TCP state, lazy expiry on
 // the Options.Clock); nat44_user_dump, nat44_user_session*_dump and
 // nat44_del_session work on them. Interfaces count rx/tx packets and bytes
-// and drops ("show interface", InterfaceCounters); "trace add <input-node>
-// <n>", "show trace", "clear trace", "show errors" and "show nat44
+// and drops ("show interface", InterfaceCounters; sw_interface_clear_stats
+// and "clear interfaces" zero them); "trace add <input-node> <n>", "show
+// trace", "clear trace", "show errors", "clear errors" and "show nat44
 // sessions" answer through cli_inband.
 //
 // Frames enter with InjectFrame and leave through the TxHook; with

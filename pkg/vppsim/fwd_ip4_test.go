@@ -276,3 +276,21 @@ func TestMTUFragmentsOrAnswersFragNeeded(t *testing.T) {
 		t.Errorf("fragments carry %d bytes, want %d", total, len(big)-ip4HdrLen)
 	}
 }
+
+func TestClearCounters(t *testing.T) {
+	e, _ := l3Env(t)
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt("10.0.0.2", "8.8.8.8", protoUDP, 64, udpL4(1, 2, ""))))
+	if c, _ := e.sim.InterfaceCounters(nic1); c.RxPackets != 1 || c.Drops != 1 {
+		t.Fatalf("counters %+v", c)
+	}
+	e.ok(&interfaces.SwInterfaceClearStats{SwIfIndex: 1})
+	e.expect(retvalInvalidSwIfIndex, &interfaces.SwInterfaceClearStats{SwIfIndex: 77})
+	if c, _ := e.sim.InterfaceCounters(nic1); c != (InterfaceCounters{}) {
+		t.Errorf("counters after clear %+v", c)
+	}
+	contains(t, cli(e, "show errors"), "ip4 destination lookup miss")
+	cli(e, "clear errors")
+	if strings.Contains(cli(e, "show errors"), "lookup miss") {
+		t.Error("errors not cleared")
+	}
+}
