@@ -1,6 +1,9 @@
 // Command vpp-sim serves a simulated VPP binary API on a unix socket, for
-// tests and the standalone demo; see package pkg/vppsim for what it
-// simulates. It runs until SIGINT or SIGTERM. SIGUSR1 simulates a VPP
+// tests and the standalone demo, and forwards packets through the state
+// programmed into it; see package pkg/vppsim for what it simulates.
+// "-nic NAME" creates a NIC without a wire, "-nic NAME=LINUXIF" binds it to
+// a Linux interface of vpp-sim's network namespace (root); "-linux"
+// creates the Linux ends of TAPs and moves their frames. It runs until SIGINT or SIGTERM. SIGUSR1 simulates a VPP
 // crash and restart (state reset, clients dropped), SIGUSR2 drops all
 // client connections.
 package main

@@ -21,35 +21,43 @@ import (
 // tapPair starts a Linux-mode simulator with two TAPs whose host ends are
 // in two new namespaces standing for two pods: A 10.95.1.2/24 (gateway
 // 10.95.1.1 on tap0) and B 10.95.2.2/24 (gateway 10.95.2.1 on tap1).
-func tapPair(b *testing.B) (sim *Sim, nsA, nsB string) {
-	b.Helper()
+func tapPair(tb testing.TB) (sim *Sim, nsA, nsB string) {
+	sim, nsA, nsB, _ = tapPairAPI(tb)
+	return sim, nsA, nsB
+}
+
+// tapPairAPI is tapPair that also returns a function sending requests to
+// the simulator (failing the test on error; rep may be nil).
+func tapPairAPI(tb testing.TB) (sim *Sim, nsA, nsB string, do func(req, rep api.Message)) {
+	tb.Helper()
 	if os.Geteuid() != 0 {
-		b.Skip("TAP benchmarks need root")
+		tb.Skip("TAP traffic needs root")
 	}
 	nsA = fmt.Sprintf("vppsim-ba-%d", os.Getpid())
 	nsB = fmt.Sprintf("vppsim-bb-%d", os.Getpid())
 	for _, ns := range []string{nsA, nsB} {
 		if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-			b.Skipf("cannot create a namespace: %v: %s", err, out)
+			tb.Skipf("cannot create a namespace: %v: %s", err, out)
 		}
-		b.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+		tb.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	}
-	sock := filepath.Join(b.TempDir(), "api.sock")
+	sock := filepath.Join(tb.TempDir(), "api.sock")
 	sim, err := New(Options{SocketPath: sock, Linux: true})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := sim.Start(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = sim.Close() })
-	_, ch := connectForBench(b, sock)
-	do := func(req, rep api.Message) {
+	tb.Cleanup(func() { _ = sim.Close() })
+	_, ch := connectForBench(tb, sock)
+	do = func(req, rep api.Message) {
+		tb.Helper()
 		if rep == nil {
 			rep = sim.table.byName[req.GetMessageName()].reply.newMsg()
 		}
 		if err := ch.SendRequest(req).ReceiveReply(rep); err != nil {
-			b.Fatalf("%s: %v", req.GetMessageName(), err)
+			tb.Fatalf("%s: %v", req.GetMessageName(), err)
 		}
 	}
 	for k, ns := range []string{nsA, nsB} {
@@ -62,11 +70,11 @@ func tapPair(b *testing.B) (sim *Sim, nsA, nsB string) {
 		do(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: rep.SwIfIndex, IsAdd: true, Prefix: awp(fmt.Sprintf("10.95.%d.1/24", k+1))}, nil)
 		do(&interfaces.SwInterfaceSetFlags{SwIfIndex: rep.SwIfIndex, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP}, nil)
 	}
-	return sim, nsA, nsB
+	return sim, nsA, nsB, do
 }
 
 // warmUp sends until a datagram crosses (ARP on both sides resolved).
-func warmUp(b *testing.B, tx, rx interface {
+func warmUp(b testing.TB, tx, rx interface {
 	Write([]byte) (int, error)
 }, read func(time.Duration) bool) {
 	b.Helper()

@@ -40,6 +40,8 @@ var cliCommands = []cliCommand{
 	{[]string{"clear", "trace"}, cliTraceClear},
 	{[]string{"show", "acl-plugin", "acl"}, cliShowACL},
 	{[]string{"show", "acl-plugin", "interface"}, cliShowACLInterface},
+	{[]string{"clear", "interfaces"}, cliClearInterfaces},
+	{[]string{"clear", "errors"}, cliClearErrors},
 }
 
 // cli runs a debug CLI command as cli_inband does. Output of unknown

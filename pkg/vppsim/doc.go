@@ -79,8 +79,8 @@
 //	     inter-VRF routes, DROP routes, neighbour /32s, NAT's local pool and
 //	     static-external /32s)
 //	  -> ip4-local (echo replies, port unreachable, VXLAN decap) | ip4-glean /
-//	     ip4-arp (ARP request sent, packet dropped) | ip4-rewrite (TTL, MTU,
-//	     MACs) -> ip4-output: NAT in2out-output -> ACL-out hook
+//	     ip4-arp (ARP request sent, packet dropped) | ip4-rewrite (TTL, MTU
+//	     with ip4-frag, MACs) -> ip4-output: NAT in2out-output -> ACL-out hook
 //	  -> interface-output: the wire, the BVI into its bridge domain, a
 //	     loopback back into its input
 //	l2-input: learning, forwarding, BVI, flooding with the flood/uu-flood
@@ -92,8 +92,9 @@
 // keeping the source port, SYN-only creation, TCP state, lazy expiry on
 // the Options.Clock); nat44_user_dump, nat44_user_session*_dump and
 // nat44_del_session work on them. Interfaces count rx/tx packets and bytes
-// and drops ("show interface", InterfaceCounters); "trace add <input-node>
-// <n>", "show trace", "clear trace", "show errors" and "show nat44
+// and drops ("show interface", InterfaceCounters; sw_interface_clear_stats
+// and "clear interfaces" zero them); "trace add <input-node> <n>", "show
+// trace", "clear trace", "show errors", "clear errors" and "show nat44
 // sessions" answer through cli_inband.
 //
 // Frames enter with InjectFrame and leave through the TxHook; with
@@ -109,16 +110,18 @@
 // # What it does not simulate
 //
 // No IPv6 forwarding (IPv6 state is kept and dumped only), no IP
-// fragmentation or reassembly (an oversize packet without DF is dropped
-// and counted; NAT passes non-first fragments untranslated), NAT for
+// reassembly (ip4-rewrite fragments oversize packets without DF and
+// answers the others with ICMP fragmentation needed, but NAT passes
+// non-first fragments untranslated where VPP reassembles), NAT for
 // protocols other than TCP, UDP and ICMP echo (ICMP errors are translated
 // by the session of the packet they carry), per-VRF session
 // limits, ARP termination in bridge domains, neighbour ageing, ICMP rate
 // limits, VLAN sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
-// ports with a partial checksum are completed; GSO super-frames are
-// dropped and counted (disable TSO/GSO on the peer). The ACL step is a
-// hook (state.aclFilter) set to the ACL plugin's aclEvaluate (acl_eval.go):
-// an interface without ACLs permits everything. There is no shared-memory transport and no
+// ports with a partial checksum are completed and TCP/IPv4 GSO
+// super-frames are segmented; other GSO frames are dropped and counted.
+// The ACL step is a hook (state.aclFilter) set to the ACL plugin's
+// aclEvaluate (acl_eval.go): an interface without ACLs permits everything.
+// There is no shared-memory transport and no
 // stats segment (govpp's core does not need it). Sub-interfaces, memif,
 // IPsec, SRv6 and the other plugins in the table are not implemented and
 // answer UNIMPLEMENTED. VPP 25.10's nat44_ed API has no

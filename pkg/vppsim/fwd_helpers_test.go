@@ -246,3 +246,10 @@ func contains(t *testing.T, out string, want ...string) {
 		}
 	}
 }
+
+// cliForTest runs a CLI command on the current state.
+func (s *Sim) cliForTest(cmd string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.cli(cmd)
+}

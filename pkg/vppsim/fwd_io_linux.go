@@ -27,7 +27,7 @@ const (
 	vnetHdrLen       = 10
 	vnetNeedsCsum    = 1
 	vnetGSONone      = 0
-	portReadBufBytes = 65536 + vnetHdrLen
+	portReadBufBytes = 65536 + vnetHdrLen + 256
 )
 
 // filePort moves frames through a Linux file descriptor.
@@ -58,6 +58,7 @@ func (s *Sim) startPort(i *iface, f *os.File, fd int, vnet bool) *filePort {
 func (p *filePort) run() {
 	defer p.s.portWG.Done()
 	buf := make([]byte, portReadBufBytes)
+	var seg []byte
 	for {
 		n, err := p.f.Read(buf)
 		if err != nil {
@@ -67,47 +68,127 @@ func (p *filePort) run() {
 			return
 		}
 		frame := buf[:n]
-		if p.vnet {
-			var ok bool
-			if frame, ok = p.fromVnet(frame); !ok {
-				continue
+		if !p.vnet {
+			p.input(frame)
+			continue
+		}
+		h, frame, ok := parseVnet(frame)
+		if !ok {
+			continue
+		}
+		switch {
+		case h.gsoType == vnetGSONone:
+			if h.flags&vnetNeedsCsum != 0 {
+				completeChecksum(frame, h.csumStart, h.csumOffset)
 			}
+			p.input(frame)
+		case h.gsoType == vnetGSOTCPv4:
+			if seg == nil {
+				seg = make([]byte, pktMaxFrame)
+			}
+			if !segmentTCP4(frame, int(h.gsoSize), seg, p.input) {
+				p.countDrop("GSO frame not segmentable")
+			}
+		default:
+			p.countDrop("GSO frame of an unsupported type (disable GSO on the sender)")
 		}
-		p.s.mu.Lock()
-		if !p.closed.Load() && p.s.st.ifaces[p.i.idx] == p.i {
-			p.s.st.rxFrame(p.i, frame)
-		}
-		p.s.mu.Unlock()
 	}
 }
 
-// fromVnet strips the virtio header, completing a partial checksum (the
-// Linux sender offloaded it). GSO super-frames are dropped and counted:
-// disable TSO/GSO on the peer to send through a raw-socket port.
-func (p *filePort) fromVnet(b []byte) ([]byte, bool) {
+// input runs one received frame through the graph.
+func (p *filePort) input(frame []byte) {
+	p.s.mu.Lock()
+	if !p.closed.Load() && p.s.st.ifaces[p.i.idx] == p.i {
+		p.s.st.rxFrame(p.i, frame)
+	}
+	p.s.mu.Unlock()
+}
+
+func (p *filePort) countDrop(reason string) {
+	p.s.mu.Lock()
+	p.s.st.count(inputNode(p.i.kind), reason)
+	p.s.mu.Unlock()
+}
+
+// vnetHdr is a parsed virtio_net_hdr.
+type vnetHdr struct {
+	flags, gsoType        uint8
+	hdrLen, gsoSize       uint16
+	csumStart, csumOffset int
+}
+
+const vnetGSOTCPv4 = 1
+
+func parseVnet(b []byte) (vnetHdr, []byte, bool) {
 	if len(b) < vnetHdrLen {
-		return nil, false
+		return vnetHdr{}, nil, false
 	}
-	flags, gso := b[0], b[1]
-	csumStart := int(binary.LittleEndian.Uint16(b[6:8]))
-	csumOff := int(binary.LittleEndian.Uint16(b[8:10]))
-	f := b[vnetHdrLen:]
-	if gso != vnetGSONone {
-		p.s.mu.Lock()
-		p.s.st.count(inputNode(p.i.kind), "GSO frame dropped (disable TSO/GSO on the sender)")
-		p.s.mu.Unlock()
-		return nil, false
+	return vnetHdr{
+		flags: b[0], gsoType: b[1],
+		hdrLen:     binary.LittleEndian.Uint16(b[2:4]),
+		gsoSize:    binary.LittleEndian.Uint16(b[4:6]),
+		csumStart:  int(binary.LittleEndian.Uint16(b[6:8])),
+		csumOffset: int(binary.LittleEndian.Uint16(b[8:10])),
+	}, b[vnetHdrLen:], true
+}
+
+// completeChecksum finishes a checksum the Linux sender offloaded: the
+// field holds the pseudo-header sum, the bytes from start are folded in
+// (a UDP checksum of 0 is sent as 0xffff).
+func completeChecksum(f []byte, start, off int) {
+	if start < ethHdrLen+ip4HdrLen || start+off+2 > len(f) {
+		return
 	}
-	if flags&vnetNeedsCsum != 0 && csumStart+csumOff+2 <= len(f) {
-		c := f[csumStart+csumOff : csumStart+csumOff+2]
-		// The field holds the pseudo-header sum; fold in the payload.
-		sum := checksum(f[csumStart:], 0)
-		if sum == 0 {
-			sum = 0xffff
+	sum := checksum(f[start:], 0)
+	if sum == 0 && off == 6 {
+		sum = 0xffff
+	}
+	put16(f[start+off:], sum)
+}
+
+// segmentTCP4 cuts a TCP/IPv4 GSO super-frame into frames of at most mss
+// payload bytes, as the sender's NIC would have, and hands each to fn with
+// full checksums. out is scratch space of pktMaxFrame bytes.
+func segmentTCP4(f []byte, mss int, out []byte, fn func([]byte)) bool {
+	if len(f) < ethHdrLen+ip4HdrLen || be16(f[12:14]) != etherTypeIP4 || mss <= 0 {
+		return false
+	}
+	ip := f[ethHdrLen:]
+	ihl := ip4IHL(ip)
+	if ip4Proto(ip) != protoTCP || ihl < ip4HdrLen || len(ip) < ihl+20 {
+		return false
+	}
+	thl := int(ip[ihl+12]>>4) * 4
+	hdrs := ethHdrLen + ihl + thl
+	if thl < 20 || len(f) < hdrs || hdrs+mss > len(out) {
+		return false
+	}
+	payload := f[hdrs:]
+	seq := binary.BigEndian.Uint32(ip[ihl+4:])
+	id := be16(ip[4:6])
+	flags := ip[ihl+13]
+	for k, off := 0, 0; off < len(payload); k, off = k+1, off+mss {
+		end := min(off+mss, len(payload))
+		n := copy(out, f[:hdrs])
+		n += copy(out[n:], payload[off:end])
+		oip := out[ethHdrLen:n]
+		put16(oip[2:4], uint16(len(oip)))
+		put16(oip[4:6], id+uint16(k))
+		ip4SetChecksum(oip)
+		tcp := oip[ihl:]
+		binary.BigEndian.PutUint32(tcp[4:8], seq+uint32(off))
+		fl := flags
+		if end < len(payload) {
+			fl &^= tcpFIN | 0x08 // FIN and PSH only on the last segment
 		}
-		put16(c, sum)
+		if k > 0 {
+			fl &^= 0x80 // CWR only on the first
+		}
+		tcp[13] = fl
+		setL4Checksum(oip)
+		fn(out[:n])
 	}
-	return f, true
+	return true
 }
 
 // send writes one frame; it never blocks (EAGAIN drops the frame).

@@ -3,8 +3,11 @@
 package vppsim
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +21,8 @@ import (
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/nat44_ed"
+	"go.fd.io/govpp/binapi/nat_types"
 	"go.fd.io/govpp/binapi/tapv2"
 )
 
@@ -196,4 +201,92 @@ func TestLinuxNICBoundToLinuxInterface(t *testing.T) {
 	e.addAddr(1, "10.96.201.1/24")
 	e.up(1)
 	expectRefused(t, dialIn(t, ns, "10.96.201.1:8"))
+}
+
+func TestSegmentTCP4CutsGSOFrames(t *testing.T) {
+	payload := make([]byte, 2500)
+	for k := range payload {
+		payload[k] = byte(k)
+	}
+	tcp := tcpL4(1000, 80, tcpACK|0x08|tcpFIN)
+	binary.BigEndian.PutUint32(tcp[4:8], 7000)
+	f := ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt("10.0.0.2", "10.0.0.1", protoTCP, 64, append(tcp, payload...)))
+	var segs []pktInfo
+	var seqs []uint32
+	out := make([]byte, pktMaxFrame)
+	if !segmentTCP4(f, 1000, out, func(s []byte) {
+		segs = append(segs, decodeFrame(t, s))
+		seqs = append(seqs, binary.BigEndian.Uint32(s[ethHdrLen+ip4HdrLen+4:]))
+		if n := len(s) - ethHdrLen - ip4HdrLen - 20; n > 1000 {
+			t.Errorf("segment of %d payload bytes", n)
+		}
+	}) {
+		t.Fatal("not segmented")
+	}
+	if len(segs) != 3 || seqs[0] != 7000 || seqs[1] != 8000 || seqs[2] != 9000 {
+		t.Fatalf("%d segments, seqs %v", len(segs), seqs)
+	}
+	for k, s := range segs {
+		last := k == len(segs)-1
+		if !s.csumOK || (s.tcpFlags&tcpFIN != 0) != last || s.tcpFlags&tcpACK == 0 {
+			t.Errorf("segment %d: %v flags %#x csum %v", k, s, s.tcpFlags, s.csumOK)
+		}
+	}
+}
+
+// TestLinuxTCPThroughClusterIP opens a real TCP connection from pod A to a
+// ClusterIP whose backend is pod B, through the TAPs and NAT44-ED, and
+// echoes 256 KiB through it.
+func TestLinuxTCPThroughClusterIP(t *testing.T) {
+	sim, nsA, nsB, do := tapPairAPI(t)
+	do(&nat44_ed.Nat44EdPluginEnableDisable{Enable: true}, nil)
+	do(&nat44_ed.Nat44ForwardingEnableDisable{Enable: true}, nil)
+	for _, sw := range []interface_types.InterfaceIndex{1, 2} {
+		do(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_INSIDE, SwIfIndex: sw}, nil)
+		do(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_OUTSIDE, SwIfIndex: sw}, nil)
+	}
+	do(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_OUT2IN_ONLY,
+		ExternalAddr: ip4("10.96.9.9"), ExternalPort: 80, Protocol: protoTCP, LocalNum: 2, Locals: []nat44_ed.Nat44LbAddrPort{
+			{Addr: ip4("10.95.2.2"), Port: 8080, Probability: 1}, {Addr: ip4("10.95.3.3"), Port: 8080, Probability: 0}}}, nil)
+
+	var ln net.Listener
+	if err := inNS(nsB, func() (err error) { ln, err = net.Listen("tcp4", "10.95.2.2:8080"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = io.Copy(c, c)
+	}()
+	var c net.Conn
+	err := inNS(nsA, func() (err error) {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		c, err = d.Dial("tcp4", "10.96.9.9:80")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("connect to the ClusterIP: %v\n%s", err, sim.cliForTest("show errors"))
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	data := make([]byte, 256<<10)
+	for k := range data {
+		data[k] = byte(k * 7)
+	}
+	go func() { _, _ = c.Write(data) }()
+	got := make([]byte, len(data))
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatalf("echo: %v\n%s", err, sim.cliForTest("show errors"))
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatal("echoed data differs")
+	}
+	s := sim.Sessions()
+	if len(s) != 1 || s[0].InsideAddr.String() != "10.95.2.2:8080" || s[0].OutsideAddr.String() != "10.96.9.9:80" || s[0].TotalPkts < 100 {
+		t.Errorf("sessions %+v", s)
+	}
 }

@@ -210,8 +210,7 @@ func (st *state) ip4Rewrite(p *pkt, o *iface, dmac [6]byte) {
 			st.drop(p, "ip4-rewrite", "ip4 MTU exceeded and DF set")
 			return
 		}
-		// VPP fragments here; the simulator does not (see doc.go).
-		st.drop(p, "ip4-rewrite", "ip4 MTU exceeded (fragmentation not simulated)")
+		st.ip4Fragment(p, o, dmac, int(mtu))
 		return
 	}
 	p.off = p.l3 - ethHdrLen
@@ -387,4 +386,49 @@ func fwdKindName(k fwdKind) string {
 		return "unreachable"
 	}
 	return "forward"
+}
+
+// ip4Fragment splits a packet larger than the egress MTU (DF clear) into
+// fragments of at most mtu bytes (ip4-frag) and sends each on through the
+// output arc. The header, options included, is copied into every fragment.
+func (st *state) ip4Fragment(p *pkt, o *iface, dmac [6]byte, mtu int) {
+	h := p.ip()
+	ihl := ip4IHL(h)
+	chunk := (mtu - ihl) &^ 7
+	if chunk <= 0 {
+		st.drop(p, "ip4-frag", "MTU too small to fragment")
+		return
+	}
+	payload := h[ihl:ip4TotalLen(h)]
+	baseOff := int(ip4FragOff(h))
+	lastMF := h[6]&0x20 != 0
+	n := 0
+	for off := 0; off < len(payload); off += chunk {
+		end := min(off+chunk, len(payload))
+		q := st.getPkt()
+		q.off = pktHeadroom
+		q.l3 = q.off + ethHdrLen
+		q.end = q.l3 + ihl + end - off
+		f := q.buf[q.l3:q.end]
+		copy(f, h[:ihl])
+		copy(f[ihl:], payload[off:end])
+		put16(f[2:4], uint16(len(f)))
+		fo := uint16(baseOff + off/8)
+		if end < len(payload) || lastMF {
+			fo |= 0x2000
+		}
+		put16(f[6:8], fo|uint16(f[6]&0x40)<<8)
+		ip4SetChecksum(f)
+		copy(q.buf[q.off:], dmac[:])
+		copy(q.buf[q.off+6:], o.mac[:])
+		put16(q.buf[q.off+12:], etherTypeIP4)
+		q.rx, q.rxVRF, q.vrf, q.tr, q.depth, q.natted = p.rx, p.rxVRF, p.vrf, p.tr, p.depth, p.natted
+		n++
+		st.ip4Output(q, o)
+	}
+	if p.tr != nil {
+		st.tracef(p, "ip4-frag", "%d bytes into %d fragments for MTU %d", len(payload), n, mtu)
+	}
+	st.count("ip4-frag", "packets fragmented")
+	st.putPkt(p)
 }

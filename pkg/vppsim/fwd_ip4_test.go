@@ -238,3 +238,59 @@ func TestTraceShowsEveryNodeAndExplainsDrops(t *testing.T) {
 	cli(e, "clear trace")
 	contains(t, cli(e, "show trace"), "No packets in trace buffer")
 }
+
+func TestMTUFragmentsOrAnswersFragNeeded(t *testing.T) {
+	e, c := l3Env(t)
+	e.neighbor(2, "10.0.1.2", hostBMAC)
+	e.neighbor(1, "10.0.0.2", hostAMAC)
+	e.ok(&interfaces.SwInterfaceSetMtu{SwIfIndex: 2, Mtu: []uint32{1000, 0, 0, 0}})
+	big := ipPkt("10.0.0.2", "10.0.1.2", protoUDP, 64, udpL4(1, 2, strings.Repeat("x", 2472)))
+	// DF set: ICMP fragmentation needed carrying the MTU.
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, big))
+	fs := c.take(nic1)
+	if len(fs) != 1 {
+		t.Fatalf("%d ICMP errors", len(fs))
+	}
+	if r := decodeFrame(t, fs[0]); r.icmpType != icmpUnreach || r.icmpCode != 4 || be16(fs[0][ethHdrLen+ip4HdrLen+6:]) != 1000 {
+		t.Errorf("frag needed %v", r)
+	}
+	none(t, c)
+	// DF clear: fragments of at most 1000 bytes, offsets in 8-byte units.
+	big[6] = 0
+	ip4SetChecksum(big)
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, big))
+	fs = c.take(nic2)
+	if len(fs) != 3 {
+		t.Fatalf("%d fragments, want 3", len(fs))
+	}
+	total := 0
+	for k, f := range fs {
+		ipH := f[ethHdrLen:]
+		mf := ipH[6]&0x20 != 0
+		if len(ipH) > 1000 || checksum(ipH[:ip4HdrLen], 0) != 0 || int(ip4FragOff(ipH))*8 != total || mf != (k < 2) || ip4TTL(ipH) != 63 {
+			t.Errorf("fragment %d: len %d off %d mf %v", k, len(ipH), ip4FragOff(ipH), mf)
+		}
+		total += len(ipH) - ip4HdrLen
+	}
+	if total != len(big)-ip4HdrLen {
+		t.Errorf("fragments carry %d bytes, want %d", total, len(big)-ip4HdrLen)
+	}
+}
+
+func TestClearCounters(t *testing.T) {
+	e, _ := l3Env(t)
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt("10.0.0.2", "8.8.8.8", protoUDP, 64, udpL4(1, 2, ""))))
+	if c, _ := e.sim.InterfaceCounters(nic1); c.RxPackets != 1 || c.Drops != 1 {
+		t.Fatalf("counters %+v", c)
+	}
+	e.ok(&interfaces.SwInterfaceClearStats{SwIfIndex: 1})
+	e.expect(retvalInvalidSwIfIndex, &interfaces.SwInterfaceClearStats{SwIfIndex: 77})
+	if c, _ := e.sim.InterfaceCounters(nic1); c != (InterfaceCounters{}) {
+		t.Errorf("counters after clear %+v", c)
+	}
+	contains(t, cli(e, "show errors"), "ip4 destination lookup miss")
+	cli(e, "clear errors")
+	if strings.Contains(cli(e, "show errors"), "lookup miss") {
+		t.Error("errors not cleared")
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	interfaces "go.fd.io/govpp/binapi/interface"
 )
 
 // Packet tracing, error counters and interface counters, as VPP's
@@ -225,4 +227,32 @@ func (s *Sim) ErrorCount(node, reason string) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.fwd.errors[errKey{node, reason}]
+}
+
+// hSwInterfaceClearStats zeroes the counters of one interface, or of all
+// with sw_if_index ~0.
+func hSwInterfaceClearStats(cl *call, m *interfaces.SwInterfaceClearStats) {
+	rv := retvalOK
+	if uint32(m.SwIfIndex) == noIndex {
+		for _, i := range cl.st.ifaces {
+			i.ctr = ifCounters{}
+		}
+	} else if i := cl.st.iface(m.SwIfIndex); i != nil {
+		i.ctr = ifCounters{}
+	} else {
+		rv = retvalInvalidSwIfIndex
+	}
+	cl.send(&interfaces.SwInterfaceClearStatsReply{Retval: rv})
+}
+
+func cliClearInterfaces(st *state, _ []string) string {
+	for _, i := range st.ifaces {
+		i.ctr = ifCounters{}
+	}
+	return ""
+}
+
+func cliClearErrors(st *state, _ []string) string {
+	clear(st.fwd.errors)
+	return ""
 }

@@ -46,6 +46,7 @@ func registerInterfaces(r *registry) {
 	on(r, hSwInterfaceSetRxMode)
 	on(r, hSwInterfaceTagAddDel)
 	on(r, hSwInterfaceDump)
+	on(r, hSwInterfaceClearStats)
 }
 
 // randomMAC returns a random locally administered unicast MAC with VPP's
