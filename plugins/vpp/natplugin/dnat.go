@@ -449,13 +449,13 @@ func rebuild(tag string, ms []mapping, want *nat.DNat44) *nat.DNat44 {
 		label = want.GetLabel()
 		for _, sm := range want.GetStMappings() {
 			var p problems
-			if m, ok := parseStatic(&p, "", sm); ok {
+			if m, ok := parseStatic(&p, fieldPath{}, sm); ok {
 				nbSt[m.matchKey()] = append(nbSt[m.matchKey()], sm)
 			}
 		}
 		for _, im := range want.GetIdMappings() {
 			var p problems
-			if m, ok := parseIdentity(&p, "", im); ok {
+			if m, ok := parseIdentity(&p, fieldPath{}, im); ok {
 				nbID[m.matchKey()] = append(nbID[m.matchKey()], im)
 			}
 		}
