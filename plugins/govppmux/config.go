@@ -3,10 +3,11 @@ package govppmux
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 // Defaults of govpp.conf. The health-check values and the reply timeout are those of

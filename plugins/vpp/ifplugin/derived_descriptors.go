@@ -56,33 +56,31 @@ func (p *Plugin) setAddress(key string, isAdd bool) error {
 // the interface it borrows from has an address (of any source, including a DHCP
 // lease).
 func (p *Plugin) unnumberedDescriptor() *kvapi.KVDescriptor {
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*ifmodel.Interface_Unnumbered, kvapi.Metadata]{
 		Name: UnnumberedDescriptorName,
 		KeySelector: func(key string) bool {
 			_, ok := ifmodel.ParseUnnumberedKey(key)
 			return ok
 		},
-		Dependencies: func(_ string, value proto.Message) []kvapi.Dependency {
-			u, ok := value.(*ifmodel.Interface_Unnumbered)
-			if !ok || u.InterfaceWithIp == "" {
+		Dependencies: func(_ string, u *ifmodel.Interface_Unnumbered) []kvapi.Dependency {
+			if u.GetInterfaceWithIp() == "" {
 				return nil
 			}
 			return []kvapi.Dependency{{Label: InterfaceWithIPDep,
 				AnyOf: kvapi.AnyOfDependency{KeyPrefixes: []string{ifmodel.InterfaceAddressPrefix(u.InterfaceWithIp)}}}}
 		},
-		Create: func(key string, value proto.Message) (kvapi.Metadata, error) {
-			return nil, p.setUnnumbered(key, value, true)
+		Create: func(key string, u *ifmodel.Interface_Unnumbered) (kvapi.Metadata, error) {
+			return nil, p.setUnnumbered(key, u, true)
 		},
-		Delete: func(key string, value proto.Message, _ kvapi.Metadata) error {
-			return p.setUnnumbered(key, value, false)
+		Delete: func(key string, u *ifmodel.Interface_Unnumbered, _ kvapi.Metadata) error {
+			return p.setUnnumbered(key, u, false)
 		},
 		IsRetriableFailure: isRetriable,
-	}
+	})
 }
 
-func (p *Plugin) setUnnumbered(key string, value proto.Message, enable bool) error {
+func (p *Plugin) setUnnumbered(key string, u *ifmodel.Interface_Unnumbered, enable bool) error {
 	iface, _ := ifmodel.ParseUnnumberedKey(key)
-	u, _ := value.(*ifmodel.Interface_Unnumbered)
 	target := u.GetInterfaceWithIp()
 	md, err := p.ifaceMeta(iface)
 	if err != nil {

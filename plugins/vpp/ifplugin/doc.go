@@ -36,4 +36,6 @@
 // Built on plugins/vpp/internal/vppbase like every VPP plugin: its channel (messages
 // checked by govppmux, vppbase.ReplyTimeout), descriptor deps, address conversions and
 // the one retry rule for VPP errors (vppbase.IsRetriable) come from there.
+// The descriptors take typed values through kvapi.Typed (a wrong-typed value is an
+// invalid-value error).
 package ifplugin

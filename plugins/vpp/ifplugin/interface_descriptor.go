@@ -42,7 +42,7 @@ const localInterface = "local0"
 var errUnnumberedTarget = errors.New("interface with IP unknown")
 
 func (p *Plugin) interfaceDescriptor() *kvapi.KVDescriptor {
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*ifmodel.Interface, *ifaceidx.Metadata]{
 		Name:        ifaceidx.DescriptorName,
 		NBKeyPrefix: ifmodel.InterfacePrefix,
 		KeySelector: func(key string) bool {
@@ -53,83 +53,25 @@ func (p *Plugin) interfaceDescriptor() *kvapi.KVDescriptor {
 			name, _ := ifmodel.ParseNameFromKey(key)
 			return name
 		},
-		ValueComparator: interfacesEqual,
-		Validate: func(key string, value proto.Message) error {
-			iface, ok := value.(*ifmodel.Interface)
-			if !ok {
-				return kvapi.NewInvalidValueError(fmt.Errorf("value of %s is a %T, not an Interface", key, value))
+		ValueComparator: func(_ string, a, b *ifmodel.Interface) bool { return interfacesEqual(a, b) },
+		Validate:        validateInterface,
+		Create:          func(_ string, v *ifmodel.Interface) (*ifaceidx.Metadata, error) { return p.createInterface(v) },
+		Delete:          func(_ string, v *ifmodel.Interface, md *ifaceidx.Metadata) error { return p.deleteInterface(v, md) },
+		Update: func(_ string, o, n *ifmodel.Interface, md *ifaceidx.Metadata) (*ifaceidx.Metadata, error) {
+			out, err := p.updateInterface(o, n, md)
+			if out == nil {
+				return md, err
 			}
-			return validateInterface(key, iface)
+			return out, err
 		},
-		Create:             typed3(p.createInterface),
-		Delete:             typedDelete(p.deleteInterface),
-		Update:             typedUpdate(p.updateInterface),
-		UpdateWithRecreate: typedRecreate(needsRecreate),
+		UpdateWithRecreate: func(_ string, o, n *ifmodel.Interface, _ *ifaceidx.Metadata) bool { return needsRecreate(o, n) },
 		Retrieve:           p.retrieveInterfaces,
 		IsRetriableFailure: isRetriable,
-		DerivedValues:      typedDerived(interfaceDerived),
-		Dependencies:       typedDeps(interfaceDeps),
+		DerivedValues:      func(_ string, v *ifmodel.Interface) []kvapi.KeyValuePair { return interfaceDerived(v) },
+		Dependencies:       func(_ string, v *ifmodel.Interface) []kvapi.Dependency { return interfaceDeps(v) },
 		WithMetadata:       true,
-	}
+	})
 }
-
-// --- adapters from the generic descriptor signatures ---
-
-func typed3(f func(*ifmodel.Interface) (*ifaceidx.Metadata, error)) func(string, proto.Message) (kvapi.Metadata, error) {
-	return func(_ string, v proto.Message) (kvapi.Metadata, error) {
-		md, err := f(v.(*ifmodel.Interface))
-		if err != nil {
-			return nil, err
-		}
-		return md, nil
-	}
-}
-
-func typedDelete(f func(*ifmodel.Interface, *ifaceidx.Metadata) error) func(string, proto.Message, kvapi.Metadata) error {
-	return func(_ string, v proto.Message, md kvapi.Metadata) error {
-		m, _ := md.(*ifaceidx.Metadata)
-		return f(v.(*ifmodel.Interface), m)
-	}
-}
-
-func typedUpdate(f func(old, new *ifmodel.Interface, md *ifaceidx.Metadata) (*ifaceidx.Metadata, error)) func(string, proto.Message, proto.Message, kvapi.Metadata) (kvapi.Metadata, error) {
-	return func(_ string, o, n proto.Message, md kvapi.Metadata) (kvapi.Metadata, error) {
-		m, _ := md.(*ifaceidx.Metadata)
-		out, err := f(o.(*ifmodel.Interface), n.(*ifmodel.Interface), m)
-		if out == nil {
-			return md, err
-		}
-		return out, err
-	}
-}
-
-func typedRecreate(f func(old, new *ifmodel.Interface) bool) func(string, proto.Message, proto.Message, kvapi.Metadata) bool {
-	return func(_ string, o, n proto.Message, _ kvapi.Metadata) bool {
-		return f(o.(*ifmodel.Interface), n.(*ifmodel.Interface))
-	}
-}
-
-func typedDerived(f func(*ifmodel.Interface) []kvapi.KeyValuePair) func(string, proto.Message) []kvapi.KeyValuePair {
-	return func(_ string, v proto.Message) []kvapi.KeyValuePair {
-		iface, ok := v.(*ifmodel.Interface)
-		if !ok {
-			return nil
-		}
-		return f(iface)
-	}
-}
-
-func typedDeps(f func(*ifmodel.Interface) []kvapi.Dependency) func(string, proto.Message) []kvapi.Dependency {
-	return func(_ string, v proto.Message) []kvapi.Dependency {
-		iface, ok := v.(*ifmodel.Interface)
-		if !ok {
-			return nil
-		}
-		return f(iface)
-	}
-}
-
-// --- dependencies and derived values ---
 
 // interfaceDeps: the VRF tables of a non-zero VRF (IPv6 only with IPv6 addresses) and
 // the Linux interface of an AF_PACKET.

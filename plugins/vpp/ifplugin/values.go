@@ -113,12 +113,7 @@ func normalized(iface *ifmodel.Interface) *ifmodel.Interface {
 }
 
 // interfacesEqual is the value comparator of the interface descriptor.
-func interfacesEqual(_ string, a, b proto.Message) bool {
-	ia, okA := a.(*ifmodel.Interface)
-	ib, okB := b.(*ifmodel.Interface)
-	if !okA || !okB {
-		return proto.Equal(a, b)
-	}
+func interfacesEqual(ia, ib *ifmodel.Interface) bool {
 	return proto.Equal(normalized(ia), normalized(ib))
 }
 

@@ -32,7 +32,7 @@ const (
 // change the flags or MAC age of a bridge domain through this API set, so such a
 // change re-creates it; member changes need no callback here.
 func (p *Plugin) bdDescriptor() *kvapi.KVDescriptor {
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*l2model.BridgeDomain, *BDMetadata]{
 		Name:        BDDescriptorName,
 		NBKeyPrefix: l2model.BridgeDomainPrefix,
 		KeySelector: func(key string) bool {
@@ -43,31 +43,21 @@ func (p *Plugin) bdDescriptor() *kvapi.KVDescriptor {
 			name, _ := l2model.ParseBDNameFromKey(key)
 			return name
 		},
-		ValueComparator: bdEqual,
-		Validate: func(key string, value proto.Message) error {
-			bd, ok := value.(*l2model.BridgeDomain)
-			if !ok {
-				return kvapi.NewInvalidValueError(fmt.Errorf("value of %s is a %T, not a BridgeDomain", key, value))
-			}
-			return validateBD(key, bd)
+		ValueComparator: func(_ string, a, b *l2model.BridgeDomain) bool { return bdEqual(a, b) },
+		Validate:        validateBD,
+		Create: func(_ string, bd *l2model.BridgeDomain) (*BDMetadata, error) {
+			return p.createBD(bd)
 		},
-		Create: func(_ string, value proto.Message) (kvapi.Metadata, error) {
-			return p.createBD(value.(*l2model.BridgeDomain))
+		Delete: func(_ string, bd *l2model.BridgeDomain, md *BDMetadata) error {
+			return p.deleteBD(bd, md)
 		},
-		Delete: func(_ string, value proto.Message, md kvapi.Metadata) error {
-			return p.deleteBD(value.(*l2model.BridgeDomain), md)
-		},
-		Update: func(_ string, _, _ proto.Message, md kvapi.Metadata) (kvapi.Metadata, error) {
+		Update: func(_ string, _, _ *l2model.BridgeDomain, md *BDMetadata) (*BDMetadata, error) {
 			return md, nil // only members changed: they are derived values
 		},
-		UpdateWithRecreate: func(_ string, old, new proto.Message, _ kvapi.Metadata) bool {
-			return !sameBDSettings(old.(*l2model.BridgeDomain), new.(*l2model.BridgeDomain))
+		UpdateWithRecreate: func(_ string, old, new *l2model.BridgeDomain, _ *BDMetadata) bool {
+			return !sameBDSettings(old, new)
 		},
-		DerivedValues: func(_ string, value proto.Message) []kvapi.KeyValuePair {
-			bd, ok := value.(*l2model.BridgeDomain)
-			if !ok {
-				return nil
-			}
+		DerivedValues: func(_ string, bd *l2model.BridgeDomain) []kvapi.KeyValuePair {
 			out := make([]kvapi.KeyValuePair, 0, len(bd.Interfaces))
 			for _, i := range bd.Interfaces {
 				out = append(out, kvapi.KeyValuePair{Key: l2model.BDInterfaceKey(bd.Name, i.Name), Value: i})
@@ -78,7 +68,7 @@ func (p *Plugin) bdDescriptor() *kvapi.KVDescriptor {
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
 		IsRetriableFailure:   vppbase.IsRetriable,
 		WithMetadata:         true,
-	}
+	})
 }
 
 // sameBDSettings compares everything but the members.
@@ -88,12 +78,7 @@ func sameBDSettings(a, b *l2model.BridgeDomain) bool {
 }
 
 // bdEqual compares bridge domains with their members as a set.
-func bdEqual(_ string, a, b proto.Message) bool {
-	ba, okA := a.(*l2model.BridgeDomain)
-	bb, okB := b.(*l2model.BridgeDomain)
-	if !okA || !okB {
-		return proto.Equal(a, b)
-	}
+func bdEqual(ba, bb *l2model.BridgeDomain) bool {
 	return ba.Name == bb.Name && sameBDSettings(ba, bb) && sameMembers(ba.Interfaces, bb.Interfaces)
 }
 
@@ -173,9 +158,8 @@ func (p *Plugin) createBD(bd *l2model.BridgeDomain) (*BDMetadata, error) {
 	return &BDMetadata{ID: reply.BdID}, nil
 }
 
-func (p *Plugin) deleteBD(bd *l2model.BridgeDomain, md kvapi.Metadata) error {
-	m, ok := md.(*BDMetadata)
-	if !ok {
+func (p *Plugin) deleteBD(bd *l2model.BridgeDomain, m *BDMetadata) error {
+	if m == nil {
 		return fmt.Errorf("delete bridge domain %s: no metadata", bd.Name)
 	}
 	if err := vppbase.Call(p.ch, bdRequest(bd, m.ID, false), &l2.BridgeDomainAddDelV2Reply{}); err != nil {
@@ -245,27 +229,27 @@ func (p *Plugin) interfaceNames() map[uint32]string {
 // sw_interface_set_l2_bridge with the BVI port type and split-horizon group. It
 // waits for the interface; its bridge domain is its parent.
 func (p *Plugin) bdInterfaceDescriptor() *kvapi.KVDescriptor {
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*l2model.BridgeDomain_Interface, kvapi.Metadata]{
 		Name: BDInterfaceDescriptorName,
 		KeySelector: func(key string) bool {
 			_, _, ok := l2model.ParseBDInterfaceKey(key)
 			return ok
 		},
-		Dependencies: func(key string, _ proto.Message) []kvapi.Dependency {
+		Dependencies: func(key string, _ *l2model.BridgeDomain_Interface) []kvapi.Dependency {
 			_, iface, _ := l2model.ParseBDInterfaceKey(key)
 			return []kvapi.Dependency{{Label: InterfaceDep, Key: ifmodel.InterfaceKey(iface)}}
 		},
-		Create: func(key string, value proto.Message) (kvapi.Metadata, error) {
-			return nil, p.setMembership(key, value.(*l2model.BridgeDomain_Interface), true)
+		Create: func(key string, m *l2model.BridgeDomain_Interface) (kvapi.Metadata, error) {
+			return nil, p.setMembership(key, m, true)
 		},
-		Update: func(key string, _, value proto.Message, _ kvapi.Metadata) (kvapi.Metadata, error) {
-			return nil, p.setMembership(key, value.(*l2model.BridgeDomain_Interface), true)
+		Update: func(key string, _, m *l2model.BridgeDomain_Interface, _ kvapi.Metadata) (kvapi.Metadata, error) {
+			return nil, p.setMembership(key, m, true)
 		},
-		Delete: func(key string, value proto.Message, _ kvapi.Metadata) error {
-			return p.setMembership(key, value.(*l2model.BridgeDomain_Interface), false)
+		Delete: func(key string, m *l2model.BridgeDomain_Interface, _ kvapi.Metadata) error {
+			return p.setMembership(key, m, false)
 		},
 		IsRetriableFailure: vppbase.IsRetriable,
-	}
+	})
 }
 
 func (p *Plugin) setMembership(key string, m *l2model.BridgeDomain_Interface, enable bool) error {

@@ -23,26 +23,16 @@ import (
 // domain and, for FORWARD, for its outgoing interface to be a member of it. Any change
 // re-creates the entry.
 func (p *Plugin) fibDescriptor() *kvapi.KVDescriptor {
-	return &kvapi.KVDescriptor{
+	return kvapi.Typed(kvapi.TypedDescriptor[*l2model.FIBEntry, kvapi.Metadata]{
 		Name:        FIBDescriptorName,
 		NBKeyPrefix: l2model.FIBPrefix,
 		KeySelector: func(key string) bool {
 			_, _, ok := l2model.ParseFIBKey(key)
 			return ok
 		},
-		ValueComparator: fibEqual,
-		Validate: func(key string, value proto.Message) error {
-			e, ok := value.(*l2model.FIBEntry)
-			if !ok {
-				return kvapi.NewInvalidValueError(fmt.Errorf("value of %s is a %T, not a FIBEntry", key, value))
-			}
-			return validateFIB(key, e)
-		},
-		Dependencies: func(_ string, value proto.Message) []kvapi.Dependency {
-			e, ok := value.(*l2model.FIBEntry)
-			if !ok {
-				return nil
-			}
+		ValueComparator: func(_ string, a, b *l2model.FIBEntry) bool { return fibEqual(a, b) },
+		Validate:        validateFIB,
+		Dependencies: func(_ string, e *l2model.FIBEntry) []kvapi.Dependency {
 			deps := []kvapi.Dependency{{Label: BridgeDomainDep, Key: l2model.BridgeDomainKey(e.BridgeDomain)}}
 			if e.Action == l2model.FIBEntry_FORWARD {
 				deps = append(deps, kvapi.Dependency{Label: BDInterfaceDep,
@@ -50,25 +40,20 @@ func (p *Plugin) fibDescriptor() *kvapi.KVDescriptor {
 			}
 			return deps
 		},
-		Create: func(_ string, value proto.Message) (kvapi.Metadata, error) {
-			return nil, p.setFIB(value.(*l2model.FIBEntry), true)
+		Create: func(_ string, e *l2model.FIBEntry) (kvapi.Metadata, error) {
+			return nil, p.setFIB(e, true)
 		},
-		Delete: func(_ string, value proto.Message, _ kvapi.Metadata) error {
-			return p.setFIB(value.(*l2model.FIBEntry), false)
+		Delete: func(_ string, e *l2model.FIBEntry, _ kvapi.Metadata) error {
+			return p.setFIB(e, false)
 		},
 		Retrieve:             p.retrieveFIBs,
 		RetrieveDependencies: []string{BDDescriptorName, ifaceidx.DescriptorName},
 		IsRetriableFailure:   vppbase.IsRetriable,
-	}
+	})
 }
 
 // fibEqual compares entries with the MAC addresses in any notation.
-func fibEqual(_ string, a, b proto.Message) bool {
-	ea, okA := a.(*l2model.FIBEntry)
-	eb, okB := b.(*l2model.FIBEntry)
-	if !okA || !okB {
-		return proto.Equal(a, b)
-	}
+func fibEqual(ea, eb *l2model.FIBEntry) bool {
 	ca, cb := proto.Clone(ea).(*l2model.FIBEntry), proto.Clone(eb).(*l2model.FIBEntry)
 	if ma, err := net.ParseMAC(ca.PhysAddress); err == nil {
 		ca.PhysAddress = ma.String()
@@ -171,7 +156,7 @@ func (p *Plugin) retrieveFIBs(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithM
 		origin := kvapi.UnknownOrigin
 		if w := want[key]; w != nil {
 			origin = kvapi.FromNB
-			if fibEqual(key, w, e) {
+			if fibEqual(w, e) {
 				e = proto.Clone(w).(*l2model.FIBEntry) // NB's spelling of the MAC
 			}
 		}

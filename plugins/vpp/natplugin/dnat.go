@@ -76,7 +76,15 @@ func ValidateDNat44(key string, d *nat.DNat44) error {
 
 // EquivalentDNat44 reports whether a and b program the same mappings, in
 // any order, ignoring what VPP ignores.
+//
+// Cost: O(1) when the numbers of entries differ (every entry of a valid DNat44 is
+// one mapping, and values that differ in length are not equal either), otherwise
+// O(entries + locals) without formatting.
 func EquivalentDNat44(a, b *nat.DNat44) bool {
+	if a.GetLabel() != b.GetLabel() ||
+		len(a.GetStMappings()) != len(b.GetStMappings()) || len(a.GetIdMappings()) != len(b.GetIdMappings()) {
+		return false
+	}
 	ma, errA := parseMappings(a)
 	mb, errB := parseMappings(b)
 	if errA != nil || errB != nil {
@@ -454,13 +462,13 @@ func rebuild(tag string, ms []mapping, want *nat.DNat44) *nat.DNat44 {
 		label = want.GetLabel()
 		for _, sm := range want.GetStMappings() {
 			var p problems
-			if m, ok := parseStatic(&p, "", sm); ok {
+			if m, ok := parseStatic(&p, fieldPath{}, sm); ok {
 				nbSt[m.matchKey()] = append(nbSt[m.matchKey()], sm)
 			}
 		}
 		for _, im := range want.GetIdMappings() {
 			var p problems
-			if m, ok := parseIdentity(&p, "", im); ok {
+			if m, ok := parseIdentity(&p, fieldPath{}, im); ok {
 				nbID[m.matchKey()] = append(nbID[m.matchKey()], im)
 			}
 		}

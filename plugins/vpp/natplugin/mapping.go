@@ -226,6 +226,19 @@ func sortLocals(ls []local) {
 	})
 }
 
+// fieldPath names a repeated field of the model and the index of an entry in it; the
+// path string is built only when a problem is reported, so valid values cost no
+// formatting.
+type fieldPath struct {
+	name  string
+	index int
+}
+
+// field returns the path of the entry's field suffix, e.g. "st_mappings[2].protocol".
+func (f fieldPath) field(suffix string) string {
+	return f.name + "[" + strconv.Itoa(f.index) + "]" + suffix
+}
+
 // problems collects validation problems with the fields they concern.
 type problems struct {
 	msgs, fields []string
@@ -258,12 +271,12 @@ func parseMappings(d *nat.DNat44) ([]mapping, error) {
 	var p problems
 	out := make([]mapping, 0, len(d.GetStMappings())+len(d.GetIdMappings()))
 	for i, sm := range d.GetStMappings() {
-		if m, ok := parseStatic(&p, "st_mappings["+strconv.Itoa(i)+"]", sm); ok {
+		if m, ok := parseStatic(&p, fieldPath{"st_mappings", i}, sm); ok {
 			out = append(out, m)
 		}
 	}
 	for i, im := range d.GetIdMappings() {
-		if m, ok := parseIdentity(&p, "id_mappings["+strconv.Itoa(i)+"]", im); ok {
+		if m, ok := parseIdentity(&p, fieldPath{"id_mappings", i}, im); ok {
 			out = append(out, m)
 		}
 	}
@@ -281,7 +294,7 @@ func parseMappings(d *nat.DNat44) ([]mapping, error) {
 	return out, nil
 }
 
-func parseStatic(p *problems, f string, sm *nat.DNat44_StaticMapping) (mapping, bool) {
+func parseStatic(p *problems, f fieldPath, sm *nat.DNat44_StaticMapping) (mapping, bool) {
 	n := len(p.msgs)
 	m := mapping{kind: kindStatic, twice: twiceFlags(sm.GetTwiceNat()), extIf: sm.GetExternalInterface()}
 	if len(sm.GetLocalIps()) > 1 {
@@ -289,24 +302,24 @@ func parseStatic(p *problems, f string, sm *nat.DNat44_StaticMapping) (mapping, 
 	}
 	proto, ok := protoNumber(sm.GetProtocol())
 	if !ok {
-		p.add(f+".protocol", "unknown protocol %d", sm.GetProtocol())
+		p.add(f.field(".protocol"), "unknown protocol %d", sm.GetProtocol())
 	}
 	m.proto = proto
 	switch {
 	case m.extIf != "" && sm.GetExternalIp() != "":
-		p.add(f+".external_ip", "external_ip and external_interface exclude each other")
+		p.add(f.field(".external_ip"), "external_ip and external_interface exclude each other")
 	case m.extIf == "":
 		if m.extIP, ok = parseIPv4(sm.GetExternalIp()); !ok {
-			p.add(f+".external_ip", "external_ip %q is not an IPv4 address", sm.GetExternalIp())
+			p.add(f.field(".external_ip"), "external_ip %q is not an IPv4 address", sm.GetExternalIp())
 		}
 	}
-	m.extPort = parsePort(p, func() string { return f + ".external_port" }, sm.GetExternalPort())
+	m.extPort = parsePort(p, func() string { return f.field(".external_port") }, sm.GetExternalPort())
 	if len(sm.GetLocalIps()) == 0 {
-		p.add(f+".local_ips", "a static mapping needs at least one local IP")
+		p.add(f.field(".local_ips"), "a static mapping needs at least one local IP")
 	}
 	m.locals = make([]local, 0, len(sm.GetLocalIps()))
 	for j, l := range sm.GetLocalIps() {
-		lf := func(name string) string { return f + ".local_ips[" + strconv.Itoa(j) + "]." + name }
+		lf := func(name string) string { return f.field(".local_ips[" + strconv.Itoa(j) + "]." + name) }
 		ip, ok := parseIPv4(l.GetLocalIp())
 		if !ok {
 			p.add(lf("local_ip"), "local_ip %q is not an IPv4 address", l.GetLocalIp())
@@ -331,28 +344,28 @@ func parseStatic(p *problems, f string, sm *nat.DNat44_StaticMapping) (mapping, 
 	}
 	if s := sm.GetTwiceNatPoolIp(); s != "" {
 		if m.pool, ok = parseIPv4(s); !ok {
-			p.add(f+".twice_nat_pool_ip", "twice_nat_pool_ip %q is not an IPv4 address", s)
+			p.add(f.field(".twice_nat_pool_ip"), "twice_nat_pool_ip %q is not an IPv4 address", s)
 		}
 	}
 	if m.extPort == 0 && m.twice != 0 {
-		p.add(f+".twice_nat", "VPP does not twice-NAT address-only mappings")
+		p.add(f.field(".twice_nat"), "VPP does not twice-NAT address-only mappings")
 	}
 	if m.kind == kindLB {
 		if m.extIf != "" {
-			p.add(f+".external_interface", "a mapping with several locals needs an external_ip")
+			p.add(f.field(".external_interface"), "a mapping with several locals needs an external_ip")
 		}
 		if m.pool.IsValid() {
-			p.add(f+".twice_nat_pool_ip", "a mapping with several locals cannot choose its twice-NAT pool address")
+			p.add(f.field(".twice_nat_pool_ip"), "a mapping with several locals cannot choose its twice-NAT pool address")
 		}
 		if m.extPort == 0 {
-			p.add(f+".external_port", "a mapping with several locals needs ports")
+			p.add(f.field(".external_port"), "a mapping with several locals needs ports")
 		}
 		m.affinity = sm.GetSessionAffinity()
 		sortLocals(m.locals)
 		for j := 1; j < len(m.locals); j++ {
 			a, b := m.locals[j-1], m.locals[j]
 			if a.ip == b.ip && a.port == b.port && a.vrf == b.vrf {
-				p.add(f+".local_ips", "local %s:%d in VRF %d is listed twice", a.ip, a.port, a.vrf)
+				p.add(f.field(".local_ips"), "local %s:%d in VRF %d is listed twice", a.ip, a.port, a.vrf)
 			}
 		}
 	}
@@ -362,7 +375,7 @@ func parseStatic(p *problems, f string, sm *nat.DNat44_StaticMapping) (mapping, 
 	return m, len(p.msgs) == n
 }
 
-func parseIdentity(p *problems, f string, im *nat.DNat44_IdentityMapping) (mapping, bool) {
+func parseIdentity(p *problems, f fieldPath, im *nat.DNat44_IdentityMapping) (mapping, bool) {
 	n := len(p.msgs)
 	m := mapping{kind: kindIdentity, extIf: im.GetInterface(), vrf: im.GetVrfId()}
 	if m.vrf == noIndex {
@@ -370,18 +383,18 @@ func parseIdentity(p *problems, f string, im *nat.DNat44_IdentityMapping) (mappi
 	}
 	proto, ok := protoNumber(im.GetProtocol())
 	if !ok {
-		p.add(f+".protocol", "unknown protocol %d", im.GetProtocol())
+		p.add(f.field(".protocol"), "unknown protocol %d", im.GetProtocol())
 	}
 	m.proto = proto
 	switch {
 	case m.extIf != "" && im.GetIpAddress() != "":
-		p.add(f+".ip_address", "ip_address and interface exclude each other")
+		p.add(f.field(".ip_address"), "ip_address and interface exclude each other")
 	case m.extIf == "":
 		if m.extIP, ok = parseIPv4(im.GetIpAddress()); !ok {
-			p.add(f+".ip_address", "ip_address %q is not an IPv4 address", im.GetIpAddress())
+			p.add(f.field(".ip_address"), "ip_address %q is not an IPv4 address", im.GetIpAddress())
 		}
 	}
-	m.extPort = parsePort(p, func() string { return f + ".port" }, im.GetPort())
+	m.extPort = parsePort(p, func() string { return f.field(".port") }, im.GetPort())
 	if m.addrOnly() {
 		m.proto = 0
 	}
