@@ -38,7 +38,7 @@ func TestFailedOperationWithoutRetryStaysFailed(t *testing.T) {
 		t.Fatalf("%d timers armed, want none: nobody retries", n)
 	}
 	fc.Step(time.Hour)
-	drainQueue(t, s)
+	syncQueue(t, s)
 	wantState(t, s, "v/a", api.StateFailed)
 	// the next change of the value tries again
 	mustCommit(t, s, set("v/a", "a2"))
@@ -62,12 +62,12 @@ func TestRetryWithExponentialBackoff(t *testing.T) {
 	for i, delay := range []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second} {
 		waitFor(t, "the retry timer", func() bool { return fc.Waiters() == 1 })
 		fc.Step(delay - time.Nanosecond)
-		drainQueue(t, s)
+		syncQueue(t, s)
 		if n := len(dp.takeCalls()); n != 0 {
 			t.Fatalf("retry %d ran before its delay of %v", i+1, delay)
 		}
 		fc.Step(time.Nanosecond)
-		drainQueue(t, s)
+		syncQueue(t, s)
 		if calls := dp.takeCalls(); indexOf(calls, "create v/a") < 0 {
 			t.Fatalf("retry %d did not run after %v: %v", i+1, delay, calls)
 		}
@@ -125,7 +125,7 @@ func TestRetryGivesUpAfterMaxCount(t *testing.T) {
 	for range 2 {
 		waitFor(t, "the retry timer", func() bool { return fc.Waiters() == 1 })
 		fc.Step(time.Second)
-		drainQueue(t, s)
+		syncQueue(t, s)
 	}
 	wantState(t, s, "v/a", api.StateFailed)
 	if n := fc.Waiters(); n != 0 {
@@ -155,7 +155,7 @@ func TestNonRetriableFailureIsNotRetried(t *testing.T) {
 		t.Fatalf("%d retry timers armed for a non-retriable failure", n)
 	}
 	fc.Step(time.Hour)
-	drainQueue(t, s)
+	syncQueue(t, s)
 	wantState(t, s, "v/a", api.StateFailed)
 	if dp.has("v/a") {
 		t.Fatal("non-retriable failure was retried")
@@ -172,7 +172,7 @@ func TestRetryIsDroppedWhenTheValueChangedMeanwhile(t *testing.T) {
 	}
 	mustCommit(t, s, del("v/a"))
 	fc.Step(20 * time.Millisecond) // the retry is queued now, and finds the value changed
-	drainQueue(t, s)
+	syncQueue(t, s)
 	if dp.has("v/a") {
 		t.Fatal("stale retry re-created a deleted value")
 	}
@@ -347,10 +347,10 @@ func TestFailureCausedByAnSBNotificationIsRetriedWithTheValuesPolicy(t *testing.
 	if err := s.PushSBNotification(api.KVWithMetadata{Key: "s/0", Value: str("sb")}); err != nil {
 		t.Fatal(err)
 	}
-	drainQueue(t, s)
+	syncQueue(t, s)
 	wantState(t, s, "v/a", api.StateRetrying)
 	fc.Step(time.Second)
-	drainQueue(t, s)
+	syncQueue(t, s)
 	wantState(t, s, "v/a", api.StateConfigured)
 	if !dp.has("v/a") {
 		t.Fatal("v/a not created by the retry")

@@ -549,14 +549,8 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
-// drainQueue waits until every request queued before it (e.g. a retry queued by a
-// timer) ran: it commits an empty transaction, which runs after them.
-func drainQueue(tb testing.TB, s *Scheduler) {
-	tb.Helper()
-	mustCommit(tb, s)
-}
-
-// sync waits until everything queued before it (e.g. SB notifications) ran.
+// syncQueue waits until everything queued before it (SB notifications, retries queued
+// by a timer) ran: it commits an empty transaction, which runs after them.
 func syncQueue(tb testing.TB, s *Scheduler) {
 	tb.Helper()
 	if _, err := s.StartNBTransaction().Commit(context.Background()); err != nil {

@@ -123,7 +123,9 @@ func TestRandomTransactionsConvergeUnderRandomFailures(t *testing.T) {
 					w.failureStep(i, retry)
 				}
 				fc.Step(time.Second)
-				drainQueue(t, faulty.s)
+				syncQueue(t, clean.s)
+				syncQueue(t, faulty.s)
+				clean.checkInvariants(i)
 				faulty.checkInvariants(i)
 				if t.Failed() {
 					t.Fatalf("failed at step %d (seed %d)", i, seed)
@@ -134,7 +136,7 @@ func TestRandomTransactionsConvergeUnderRandomFailures(t *testing.T) {
 					t.Fatalf("retries still scheduled after 100 more rounds (seed %d)", seed)
 				}
 				fc.Step(time.Minute)
-				drainQueue(t, faulty.s)
+				syncQueue(t, faulty.s)
 			}
 			got, want := faulty.normalize(faulty.dp.state()), faulty.normalize(clean.dp.state())
 			if !maps.Equal(got, want) {
@@ -157,8 +159,15 @@ func TestRandomTransactionsConvergeUnderRandomFailures(t *testing.T) {
 // timelines lists the recorded operations on the keys where got and want differ.
 func (w *randWorld) timelines(got, want map[string]string) string {
 	var out []string
+	keys := map[string]bool{}
 	for k := range want {
-		if got[k] == want[k] {
+		keys[k] = got[k] != want[k]
+	}
+	for k := range got {
+		keys[k] = keys[k] || got[k] != want[k]
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if !keys[k] {
 			continue
 		}
 		for _, e := range w.s.KeyTimeline(k) {
