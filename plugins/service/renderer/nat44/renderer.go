@@ -7,10 +7,10 @@ import (
 	"net"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
+	"k8s.io/utils/clock"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
@@ -59,6 +59,9 @@ type Deps struct {
 	GoVPPChan GoVPPChan
 	// Stats receives the session cleanup metrics; optional.
 	Stats prometheus.Registerer
+	// Clock paces the session cleanup (a pass every otherNATSessionTimeout); nil: the
+	// real clock.
+	Clock clock.WithTicker
 }
 
 // Renderer renders ContivServices into VPP NAT44 configuration; see the package
@@ -85,10 +88,9 @@ type Renderer struct {
 	backendIfs  renderer.Interfaces
 
 	// Session cleanup.
-	sessionMetrics  *sessionMetrics
-	cleanupInterval time.Duration // 0: otherNATSessionTimeout; tests shorten it
-	stopCleanup     context.CancelFunc
-	cleanupDone     sync.WaitGroup
+	sessionMetrics *sessionMetrics
+	stopCleanup    context.CancelFunc
+	cleanupDone    sync.WaitGroup
 }
 
 var _ renderer.ServiceRendererAPI = (*Renderer)(nil)
@@ -137,14 +139,15 @@ func (rndr *Renderer) AfterInit() error {
 			return fmt.Errorf("nat44 renderer: register metrics: %w", err)
 		}
 	}
-	interval := rndr.cleanupInterval
-	if interval <= 0 {
-		interval = rndr.Config.OtherSessionTimeout()
+	interval := rndr.Config.OtherSessionTimeout()
+	clk := rndr.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rndr.stopCleanup = cancel
 	rndr.cleanupDone.Add(1)
-	go rndr.runSessionCleanup(ctx, interval)
+	go rndr.runSessionCleanup(ctx, clk.NewTicker(interval))
 	rndr.Log.WithFields(logrus.Fields{
 		"interval": interval, "tcpTimeout": rndr.Config.TCPSessionTimeout(), "otherTimeout": rndr.Config.OtherSessionTimeout(),
 	}).Info("idle NAT session cleanup started")
