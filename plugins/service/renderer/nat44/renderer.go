@@ -83,7 +83,7 @@ type Renderer struct {
 	nodeIPs *renderer.IPAddresses
 	// ipStrings holds the text of the IPv4 addresses formatted during a resync (nil
 	// otherwise): a pod backs many services, its address is formatted once.
-	ipStrings   map[[4]byte]string
+	ipStrings   map[uint32]string
 	frontendIfs renderer.Interfaces
 	backendIfs  renderer.Interfaces
 
@@ -258,11 +258,11 @@ func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
 	txn := rndr.ResyncTxnFactory()
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
-	rndr.ipStrings = make(map[[4]byte]string, 1024)
+	rndr.ipStrings = make(map[uint32]string, 1024)
 	defer func() { rndr.ipStrings = nil }()
 	for _, svc := range resyncEv.Services {
-		dnat := rndr.serviceDNAT(svc)
-		txn.Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
+		key, dnat := rndr.keyedServiceDNAT(svc)
+		txn.Put(key, dnat)
 	}
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
 
