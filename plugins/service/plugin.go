@@ -58,8 +58,9 @@ type Deps struct {
 	// Registerer receives the metrics of the processor, the session cleanup and the
 	// network programming latency; optional.
 	Registerer prometheus.Registerer
-	// Clock times the network programming latency; nil: the real clock.
-	Clock clock.PassiveClock
+	// Clock times the network programming latency and paces the NAT session
+	// cleanup; nil: the real clock.
+	Clock clock.WithTicker
 }
 
 // Plugin is the service plugin: an event handler of the controller that passes
@@ -153,7 +154,7 @@ func (p *Plugin) Init() error {
 	p.nat44 = &nat44.Renderer{Deps: nat44.Deps{
 		Log: p.Log.WithField("component", "nat44"), Config: cfg, ContivConf: p.ContivConf, IPAM: p.IPAM, IPNet: p.IPNet,
 		UpdateTxnFactory: p.UpdateTxnFactory, ResyncTxnFactory: p.ResyncTxnFactory,
-		GoVPPChan: sessionChan, Stats: p.Registerer,
+		GoVPPChan: sessionChan, Stats: p.Registerer, Clock: p.Clock,
 	}}
 	if err := p.nat44.Init(false); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package nat44
 
 import (
+	"encoding/binary"
 	"net"
 	"sort"
 
@@ -26,7 +27,15 @@ type local struct {
 // translates the source only when a backend reaches itself through the service
 // (SELF, source becomes the NAT loopback).
 func (rndr *Renderer) serviceDNAT(svc *renderer.ContivService) *vpp_nat.DNat44 {
-	dnat := &vpp_nat.DNat44{Label: svc.ID.String()}
+	_, dnat := rndr.keyedServiceDNAT(svc)
+	return dnat
+}
+
+// keyedServiceDNAT is serviceDNAT that also returns the key of the DNat44; the label
+// is a substring of the key, so both cost one string.
+func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vpp_nat.DNat44) {
+	key := vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name
+	dnat := &vpp_nat.DNat44{Label: key[len(vpp_nat.DNAT44Prefix):]}
 	perPort := svc.ClusterIPs.Len() + svc.ExternalIPs.Len()
 	if svc.HasNodePort() {
 		perPort += rndr.nodeIPs.Len()
@@ -73,7 +82,7 @@ func (rndr *Renderer) serviceDNAT(svc *renderer.ContivService) *vpp_nat.DNat44 {
 			}
 		}
 	}
-	return dnat
+	return key, dnat
 }
 
 // ip4String formats an IPv4 address (4-byte form), through the resync's cache when
@@ -82,7 +91,7 @@ func (rndr *Renderer) ip4String(ip4 net.IP) string {
 	if rndr.ipStrings == nil {
 		return ip4.String()
 	}
-	key := [4]byte(ip4)
+	key := binary.BigEndian.Uint32(ip4) // maps with uint32 keys hash fastest
 	if s, ok := rndr.ipStrings[key]; ok {
 		return s
 	}

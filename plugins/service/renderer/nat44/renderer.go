@@ -7,10 +7,10 @@ import (
 	"net"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
+	"k8s.io/utils/clock"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
@@ -59,6 +59,9 @@ type Deps struct {
 	GoVPPChan GoVPPChan
 	// Stats receives the session cleanup metrics; optional.
 	Stats prometheus.Registerer
+	// Clock paces the session cleanup (a pass every otherNATSessionTimeout); nil: the
+	// real clock.
+	Clock clock.WithTicker
 }
 
 // Renderer renders ContivServices into VPP NAT44 configuration; see the package
@@ -80,15 +83,14 @@ type Renderer struct {
 	nodeIPs *renderer.IPAddresses
 	// ipStrings holds the text of the IPv4 addresses formatted during a resync (nil
 	// otherwise): a pod backs many services, its address is formatted once.
-	ipStrings   map[[4]byte]string
+	ipStrings   map[uint32]string
 	frontendIfs renderer.Interfaces
 	backendIfs  renderer.Interfaces
 
 	// Session cleanup.
-	sessionMetrics  *sessionMetrics
-	cleanupInterval time.Duration // 0: otherNATSessionTimeout; tests shorten it
-	stopCleanup     context.CancelFunc
-	cleanupDone     sync.WaitGroup
+	sessionMetrics *sessionMetrics
+	stopCleanup    context.CancelFunc
+	cleanupDone    sync.WaitGroup
 }
 
 var _ renderer.ServiceRendererAPI = (*Renderer)(nil)
@@ -137,14 +139,15 @@ func (rndr *Renderer) AfterInit() error {
 			return fmt.Errorf("nat44 renderer: register metrics: %w", err)
 		}
 	}
-	interval := rndr.cleanupInterval
-	if interval <= 0 {
-		interval = rndr.Config.OtherSessionTimeout()
+	interval := rndr.Config.OtherSessionTimeout()
+	clk := rndr.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	rndr.stopCleanup = cancel
 	rndr.cleanupDone.Add(1)
-	go rndr.runSessionCleanup(ctx, interval)
+	go rndr.runSessionCleanup(ctx, clk.NewTicker(interval))
 	rndr.Log.WithFields(logrus.Fields{
 		"interval": interval, "tcpTimeout": rndr.Config.TCPSessionTimeout(), "otherTimeout": rndr.Config.OtherSessionTimeout(),
 	}).Info("idle NAT session cleanup started")
@@ -255,11 +258,11 @@ func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
 	txn := rndr.ResyncTxnFactory()
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
-	rndr.ipStrings = make(map[[4]byte]string, 1024)
+	rndr.ipStrings = make(map[uint32]string, 1024)
 	defer func() { rndr.ipStrings = nil }()
 	for _, svc := range resyncEv.Services {
-		dnat := rndr.serviceDNAT(svc)
-		txn.Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
+		key, dnat := rndr.keyedServiceDNAT(svc)
+		txn.Put(key, dnat)
 	}
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
 

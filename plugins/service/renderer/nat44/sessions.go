@@ -10,6 +10,7 @@ import (
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
+	"k8s.io/utils/clock"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
@@ -82,16 +83,15 @@ type cleanupResult struct {
 	deleteErrors             int
 }
 
-// runSessionCleanup runs a cleanup pass every interval until ctx is cancelled.
-func (rndr *Renderer) runSessionCleanup(ctx context.Context, interval time.Duration) {
+// runSessionCleanup runs a cleanup pass at every tick until ctx is cancelled.
+func (rndr *Renderer) runSessionCleanup(ctx context.Context, ticker clock.Ticker) {
 	defer rndr.cleanupDone.Done()
-	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C:
+		case <-ticker.C():
 			res, err := rndr.cleanupIdleSessions(ctx)
 			fields := logrus.Fields{
 				"tcp": res.tcp, "other": res.other, "deletedTCP": res.deletedTCP,

@@ -13,6 +13,7 @@ import (
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/core"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
@@ -179,38 +180,60 @@ func TestCleanupRunsUntilClose(t *testing.T) {
 	if err := v.sim.InjectSession(session(17, "10.1.1.3:53", "10.1.2.9:1", 2, 900, true)); err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, envOptions{svcConf: &config.Config{CleanupIdleNATSessions: true, ServiceLocalEndpointWeight: 1}})
-	e.rndr.GoVPPChan, e.rndr.Stats, e.rndr.cleanupInterval = v.ch, prometheus.NewRegistry(), 5*time.Millisecond
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	conf := &config.Config{CleanupIdleNATSessions: true, ServiceLocalEndpointWeight: 1, OtherNATSessionTimeout: 5}
+	e := newEnv(t, envOptions{svcConf: conf})
+	e.rndr.GoVPPChan, e.rndr.Stats, e.rndr.Clock = v.ch, prometheus.NewRegistry(), clk
 	if err := e.rndr.AfterInit(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(v.sim.Sessions()) > 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	// Nothing happens before the first period (otherNATSessionTimeout) is over.
+	waitUntil(t, "the cleanup waits for its ticker", clk.HasWaiters)
+	clk.Step(5*time.Minute - time.Second)
+	if n := v.sim.MessageCount("nat44_user_dump"); n != 0 {
+		t.Fatalf("cleanup ran before its period: %d dumps", n)
 	}
-	if n := len(v.sim.Sessions()); n != 0 {
-		t.Fatalf("%d idle sessions left while the cleanup runs", n)
-	}
+	clk.Step(time.Second)
+	waitUntil(t, "the idle session is deleted", func() bool { return len(v.sim.Sessions()) == 0 })
 	if err := e.rndr.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// Close waited for the cleanup goroutine: later periods do nothing.
 	dumps := v.sim.MessageCount("nat44_user_dump")
-	time.Sleep(30 * time.Millisecond)
+	clk.Step(time.Hour)
 	if after := v.sim.MessageCount("nat44_user_dump"); after != dumps {
 		t.Errorf("cleanup still running after Close: %d -> %d dumps", dumps, after)
 	}
 }
 
+// waitUntil waits for a condition that another goroutine makes true.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out waiting until %s", what)
+		case <-tick.C:
+		}
+	}
+}
+
 func TestCleanupNeedsTheOptionAndAChannel(t *testing.T) {
 	v := startVPP(t, true)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
 	e := newEnv(t, envOptions{}) // cleanupIdleNATSessions off
-	e.rndr.GoVPPChan, e.rndr.cleanupInterval = v.ch, time.Millisecond
+	e.rndr.GoVPPChan, e.rndr.Clock = v.ch, clk
 	if err := e.rndr.AfterInit(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond)
-	if n := v.sim.MessageCount("nat44_user_dump"); n != 0 {
-		t.Errorf("cleanup ran although disabled: %d dumps", n)
+	clk.Step(time.Hour)
+	// Disabled: no goroutine, no ticker on the clock, no dump.
+	if n := v.sim.MessageCount("nat44_user_dump"); n != 0 || e.rndr.stopCleanup != nil || clk.HasWaiters() {
+		t.Errorf("cleanup started although disabled: %d dumps, started %v", n, e.rndr.stopCleanup != nil)
 	}
 	on := newEnv(t, envOptions{svcConf: &config.Config{CleanupIdleNATSessions: true, ServiceLocalEndpointWeight: 1}})
 	if err := on.rndr.AfterInit(); err != nil || on.rndr.stopCleanup != nil {
