@@ -12,7 +12,8 @@
 //	          RevertOnFailure) ──Done──▶ reply with the interfaces/routes ipnet filled in
 //	  Delete: DeletePod (Reverse, BestEffortIgnoreErrors); an unknown pod, or a DEL of an
 //	          older sandbox of the pod, succeeds without an event
-//	  Check:  answered from the local pods, no event
+//	  Check:  answered from the local pods (the netns must still exist) and
+//	          CheckPodWiring, no event
 //
 // One request waits at most Config.RequestTimeout for its events; requests for the same
 // pod are serialised. Failures of the handlers are replies with cni.ResultError; when the
