@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -538,4 +539,48 @@ func TestPodsSurviveAnAgentCrash(t *testing.T) {
 		}
 	}
 	expectAllocations(t, node, nil, []string{"default/k1", "default/k2", "default/k3"})
+}
+
+// TestCNICheckSeesBrokenPodNetworks breaks, one pod each, what the ADD set up: the pod's
+// eth0, its address, its default route, its whole network namespace. CNI CHECK (cnitool,
+// contiv-cni, the agent) must fail for each, naming what is missing, and keep passing
+// for an intact pod.
+func TestCNICheckSeesBrokenPodNetworks(t *testing.T) {
+	t.Parallel()
+	e := requireEnv(t)
+	node := startContivNode(t, e, "chk-ok", "chk-link", "chk-addr", "chk-route", "chk-netns")
+	ok := node.addPod(t, "chk-ok")
+	for _, tc := range []struct {
+		name  string
+		ipArg []string // ip -n <ns> ...; nil deletes the namespace
+		want  string
+	}{
+		{"chk-link", []string{"link", "del", "eth0"}, "interface eth0 is missing"},
+		{"chk-addr", nil, "lacks address"},
+		{"chk-route", []string{"route", "del", "default"}, "route to 0.0.0.0/0 via " + podGateway + " is missing"},
+		{"chk-netns", nil, "network namespace"},
+	} {
+		p := node.addPod(t, tc.name)
+		args := tc.ipArg
+		switch tc.name {
+		case "chk-addr":
+			args = []string{"addr", "del", p.ip + "/32", "dev", "eth0"}
+		case "chk-netns":
+			if err := p.ns.delete(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if args != nil {
+			if out, err := exec.Command(e.ip, append([]string{"-n", p.ns.name}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("ip -n %s %v: %v: %s", p.ns.name, args, err, out)
+			}
+		}
+		_, stderr, err := node.cni.cnitool("check", p.ns, podArgs(p.name))
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("cnitool check of %s = %v, %q; want an error containing %q", p.name, err, stderr, tc.want)
+		}
+	}
+	if _, stderr, err := node.cni.cnitool("check", ok.ns, podArgs(ok.name)); err != nil {
+		t.Errorf("cnitool check of the intact pod: %v\n%s", err, stderr)
+	}
 }
