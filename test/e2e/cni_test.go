@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -582,5 +583,46 @@ func TestCNICheckSeesBrokenPodNetworks(t *testing.T) {
 	}
 	if _, stderr, err := node.cni.cnitool("check", ok.ns, podArgs(ok.name)); err != nil {
 		t.Errorf("cnitool check of the intact pod: %v\n%s", err, stderr)
+	}
+}
+
+// TestPodsSurviveALostPodStateFile removes the agent's pods.json while it is stopped (a
+// full disk lost its writes, or someone deleted it): the restarted agent recovers the
+// pods from what the node still shows (the runtime's CNI cache, their namespaces), keeps
+// their interfaces (not recreated) and their IPs, and a new pod gets another IP.
+func TestPodsSurviveALostPodStateFile(t *testing.T) {
+	t.Parallel()
+	e := requireEnv(t)
+	node := startContivNode(t, e, "lost1", "lost2", "lost3")
+	l1, l2 := node.addPod(t, "lost1"), node.addPod(t, "lost2")
+
+	node.stopAgent()
+	if err := os.Remove(filepath.Join(node.standaloneDir, "pods.json")); err != nil {
+		t.Fatal(err)
+	}
+	node.startAgent()
+
+	expectAllocations(t, node, map[string]string{"default/lost1": l1.ip, "default/lost2": l2.ip}, nil)
+	for _, p := range []*pod{l1, l2} {
+		w, err := checkPodWired(p.ns, p.ip+"/32", podGateway)
+		if err != nil {
+			t.Errorf("after losing pods.json: %v", err)
+			continue
+		}
+		if w != p.wiring {
+			t.Errorf("after losing pods.json, eth0 of %s is #%d %s, was #%d %s: recreated", p.name, w.ifindex, w.mac, p.wiring.ifindex, p.wiring.mac)
+		}
+		if _, stderr, err := node.cni.cnitool("check", p.ns, podArgs(p.name)); err != nil {
+			t.Errorf("cnitool check %s: %v\n%s", p.name, err, stderr)
+		}
+	}
+	l3 := node.addPod(t, "lost3")
+	if l3.ip == l1.ip || l3.ip == l2.ip {
+		t.Errorf("new pod got %s, the IP of a running pod", l3.ip)
+	}
+	for _, p := range []*pod{l1, l2, l3} {
+		if _, stderr, err := node.cni.cnitool("del", p.ns, podArgs(p.name)); err != nil {
+			t.Errorf("cnitool del %s: %v\n%s", p.name, err, stderr)
+		}
 	}
 }
