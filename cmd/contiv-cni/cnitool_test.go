@@ -137,6 +137,9 @@ func (a *fakeAgent) Add(_ context.Context, req *cni.CNIRequest) (*cni.CNIReply, 
 	a.mu.Lock()
 	a.pods[req.GetContainerId()] = req
 	a.mu.Unlock()
+	if err := wirePod(req.GetNetworkNamespace(), req.GetInterfaceName()); err != nil {
+		return &cni.CNIReply{Result: cni.ResultError, Error: "wire the pod: " + err.Error()}, nil
+	}
 	return &cni.CNIReply{
 		Result: cni.ResultOK,
 		Interfaces: []*cni.CNIReply_Interface{{
@@ -275,6 +278,9 @@ func (env *cniEnv) writeConf(plugin map[string]any) string {
 // it (the agent does), so a plain file does; cnitool derives the container ID from it.
 func (env *cniEnv) netns(name string) string {
 	env.t.Helper()
+	if path := realNetns(env.t, name); path != "" {
+		return path
+	}
 	path := filepath.Join(env.dir, "netns-"+name)
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		env.t.Fatal(err)

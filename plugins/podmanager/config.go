@@ -27,6 +27,12 @@ type Config struct {
 	// StateFile is the JSON file in which the local pods are kept across agent restarts;
 	// empty disables the persistence (and so the restart recovery).
 	StateFile string `json:"stateFile"`
+	// CNICacheDir is the container runtime's CNI result cache (libcni's, which containerd,
+	// CRI-O and cnitool keep until the DEL). At start the pods it holds for this agent
+	// (contiv-cni with this socketPath) that the state file lacks are recovered from it,
+	// so a lost or stale state file does not make the agent forget running pods. Empty
+	// disables it.
+	CNICacheDir string `json:"cniCacheDir"`
 	// RequestTimeout bounds how long one CNI request waits for the event loop to process
 	// its events (the delete of an obsolete pod and the add count together). Written as
 	// nanoseconds or as a Go duration string ("60s").
@@ -38,6 +44,7 @@ func DefaultConfig() Config {
 	return Config{
 		SocketPath:     DefaultSocketPath,
 		StateFile:      DefaultStateFile,
+		CNICacheDir:    DefaultCNICacheDir,
 		RequestTimeout: Duration(DefaultRequestTimeout),
 	}
 }
@@ -55,6 +62,9 @@ func (c Config) Validate() error {
 	}
 	if c.StateFile != "" && !filepath.IsAbs(c.StateFile) {
 		errs = append(errs, fmt.Errorf("stateFile %q: must be an absolute path (or empty to disable)", c.StateFile))
+	}
+	if c.CNICacheDir != "" && !filepath.IsAbs(c.CNICacheDir) {
+		errs = append(errs, fmt.Errorf("cniCacheDir %q: must be an absolute path (or empty to disable)", c.CNICacheDir))
 	}
 	if c.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("requestTimeout %v: must be positive", time.Duration(c.RequestTimeout)))

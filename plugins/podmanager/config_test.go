@@ -15,9 +15,9 @@ func TestConfigFileOverridesDefaults(t *testing.T) {
 		want Config
 	}{
 		{"", DefaultConfig()},
-		{"requestTimeout: 90s", Config{SocketPath: DefaultSocketPath, StateFile: DefaultStateFile, RequestTimeout: Duration(90 * time.Second)}},
-		{"requestTimeout: 2000000000\nstateFile: \"\"", Config{SocketPath: DefaultSocketPath, RequestTimeout: Duration(2 * time.Second)}},
-		{"socketPath: /run/contiv/cni.sock", Config{SocketPath: "/run/contiv/cni.sock", StateFile: DefaultStateFile, RequestTimeout: Duration(DefaultRequestTimeout)}},
+		{"requestTimeout: 90s", Config{SocketPath: DefaultSocketPath, StateFile: DefaultStateFile, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(90 * time.Second)}},
+		{"requestTimeout: 2000000000\nstateFile: \"\"", Config{SocketPath: DefaultSocketPath, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(2 * time.Second)}},
+		{"socketPath: /run/contiv/cni.sock", Config{SocketPath: "/run/contiv/cni.sock", StateFile: DefaultStateFile, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(DefaultRequestTimeout)}},
 	} {
 		cfg := DefaultConfig()
 		if err := infra.ParseConfig([]byte(tc.yaml), &cfg, true, nil); err != nil {

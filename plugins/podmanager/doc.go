@@ -12,7 +12,8 @@
 //	          RevertOnFailure) ──Done──▶ reply with the interfaces/routes ipnet filled in
 //	  Delete: DeletePod (Reverse, BestEffortIgnoreErrors); an unknown pod, or a DEL of an
 //	          older sandbox of the pod, succeeds without an event
-//	  Check:  answered from the local pods, no event
+//	  Check:  answered from the local pods (the netns must still exist) and
+//	          CheckPodWiring, no event
 //
 // One request waits at most Config.RequestTimeout for its events; requests for the same
 // pod are serialised. Failures of the handlers are replies with cni.ResultError; when the
@@ -48,7 +49,15 @@
 //     names another namespace than recorded (a /proc/<pid>/ns/net whose PID was reused).
 //     A path that cannot be examined keeps its record, with a warning. The agent must
 //     therefore see the pods' netns paths (/var/run/netns, /proc of the host).
-//  3. The first resync drops the recovered pods that the Kubernetes state no longer has,
+//  3. Pods the state file lacks are recovered from the container runtime's CNI result
+//     cache (Config.CNICacheDir, libcni's /var/lib/cni/results, which containerd, CRI-O
+//     and cnitool keep from ADD to DEL): the entries whose configuration runs contiv-cni
+//     with this agent's socket give the container ID, network namespace, pod (CNI_ARGS)
+//     and IP. A state file that lost writes (a full disk) or was removed thus does not
+//     make the agent delete running pods' interfaces or hand their IPs to new pods; the
+//     IPAM also keeps the IPs that the Kubernetes state shows. The agent must see the
+//     cache directory (a hostPath mount in the DaemonSet).
+//  4. The first resync drops the recovered pods that the Kubernetes state no longer has,
 //     or that it shows on another node (status.hostIP not among this node's management
 //     IPs; checked only when Deps.NodeSync knows this node). Later resyncs keep the local
 //     pods as they are: they are what CNI said, and the Kubernetes state may lag behind.

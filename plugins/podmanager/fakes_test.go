@@ -229,7 +229,7 @@ func newEnv(t *testing.T, dir string, opts ...envOption) *testEnv {
 		loop:      newFakeLoop(),
 		reg:       prometheus.NewRegistry(),
 	}
-	cfg := infra.StaticConfig{"socketPath": env.socket, "stateFile": env.stateFile}
+	cfg := infra.StaticConfig{"socketPath": env.socket, "stateFile": env.stateFile, "cniCacheDir": ""}
 	env.pm = NewPlugin(Deps{Log: quietLog(), Config: cfg, EventLoop: env.loop, Registerer: env.reg})
 	env.loop.pm = env.pm
 	for _, o := range opts {

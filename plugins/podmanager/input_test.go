@@ -40,3 +40,20 @@ func TestContainerIDReusedForAnotherPodIsRefused(t *testing.T) {
 	mustSucceed(t, "del web")(env.del(request("web", "c1", "/ns/web")))
 	mustSucceed(t, "add db")(env.add(request("db", "c1", "/ns/db")))
 }
+
+func TestCheckFailsWhenThePodNetnsIsGone(t *testing.T) {
+	gone := map[string]bool{}
+	env := newEnv(t, "", withNetnsCheck(func(path string, _ uint64) (netnsVerdict, string) {
+		if gone[path] {
+			return netnsGone, "the path does not exist"
+		}
+		return netnsPresent, ""
+	}))
+	mustSucceed(t, "add")(env.add(request("web", "c1", "/ns/web")))
+	mustSucceed(t, "check")(env.check(request("web", "c1", "/ns/web")))
+	gone["/ns/web"] = true
+	reply, err := env.check(request("web", "c1", "/ns/web"))
+	if err != nil || reply.GetResult() == cni.ResultOK || !strings.Contains(reply.GetError(), "network namespace /ns/web is gone") {
+		t.Errorf("check with the netns gone = %v, %v", reply, err)
+	}
+}

@@ -279,7 +279,8 @@ func (p *Plugin) recoverPods() {
 		if rerr := os.Rename(p.config.StateFile, aside); rerr != nil {
 			aside = ""
 		}
-		p.Log.WithError(err).WithField("keptAs", aside).Warn("pod state unreadable, starting without local pods")
+		p.Log.WithError(err).WithField("keptAs", aside).Warn("pod state unreadable: recovering the local pods from the runtime's CNI cache only")
+		p.recoverFromCNICacheLocked()
 		p.snapshotLocked()
 		return
 	}
@@ -306,10 +307,54 @@ func (p *Plugin) recoverPods() {
 		}
 		p.pods[r.id()] = &r
 	}
-	p.Log.WithFields(logrus.Fields{"recovered": len(p.pods), "dropped": dropped}).Info("local pods recovered")
+	fromCache := p.recoverFromCNICacheLocked()
+	p.Log.WithFields(logrus.Fields{"recovered": len(p.pods), "dropped": dropped, "fromCNICache": fromCache}).Info("local pods recovered")
 	// A fresh snapshot: the journal starts empty, a torn tail is gone, the file is in
 	// the current format.
 	p.snapshotLocked()
+}
+
+// recoverFromCNICacheLocked adds the pods of the runtime's CNI cache (Config.CNICacheDir)
+// that the state file lacks and whose network namespace still exists: a state file
+// that lost writes (a full disk) or was removed must not make the agent delete running
+// pods' interfaces or give their IPs away. A pod the state file has, or whose container
+// ID another local pod holds, is left as recorded. p.mu is held; it returns how many
+// pods were recovered.
+func (p *Plugin) recoverFromCNICacheLocked() int {
+	dir := p.config.CNICacheDir
+	if dir == "" {
+		return 0
+	}
+	cached, skipped, err := cachedPods(dir, p.config.SocketPath)
+	if err != nil {
+		p.Log.WithError(err).Warn("runtime's CNI cache unreadable: pods missing from the state file are not recovered")
+		return 0
+	}
+	if skipped > 0 {
+		p.Log.WithFields(logrus.Fields{"dir": dir, "skipped": skipped}).Debug("unusable entries in the runtime's CNI cache")
+	}
+	inUse := make(map[string]bool, len(p.pods))
+	for _, r := range p.pods {
+		inUse[r.ContainerID] = true
+	}
+	recovered := 0
+	for i := range cached {
+		r := cached[i]
+		if p.pods[r.id()] != nil || inUse[r.ContainerID] {
+			continue
+		}
+		log := p.Log.WithFields(logrus.Fields{"pod": r.id().String(), "container": r.ContainerID, "netns": r.NetworkNamespace, "ip": r.IPAddress})
+		if verdict, reason := p.checkNetns(r.NetworkNamespace, 0); verdict == netnsGone {
+			log.WithField("reason", reason).Debug("pod of the CNI cache not recovered: its network namespace is gone")
+			continue
+		}
+		r.NetnsInode = p.netnsInode(r.NetworkNamespace)
+		p.pods[r.id()] = &r
+		inUse[r.ContainerID] = true
+		recovered++
+		log.Warn("pod missing from the state file recovered from the runtime's CNI cache")
+	}
+	return recovered
 }
 
 // snapshotLocked rewrites the state file with all local pods; p.mu is held.

@@ -286,6 +286,10 @@ func (s *cniServer) check(req *cni.CNIRequest) *cni.CNIReply {
 		return errorReply(log, fmt.Errorf("check pod %s (container %s): the agent has the pod in netns %s, not %s",
 			id, req.GetContainerId(), r.NetworkNamespace, req.GetNetworkNamespace()))
 	}
+	if verdict, reason := s.p.checkNetns(r.NetworkNamespace, r.NetnsInode); verdict == netnsGone {
+		return errorReply(log, fmt.Errorf("check pod %s (container %s): its network namespace %s is gone: %s",
+			id, req.GetContainerId(), r.NetworkNamespace, reason))
+	}
 	if check := s.p.CheckPodWiring; check != nil {
 		if err := check(id); err != nil {
 			return errorReply(log, fmt.Errorf("check pod %s (container %s): %w", id, req.GetContainerId(), err))

@@ -326,7 +326,7 @@ func TestCloseAnswersWaitingRequestsAtOnce(t *testing.T) {
 }
 
 func TestCheckAnswersFromTheLocalPods(t *testing.T) {
-	env := newEnv(t, "")
+	env := newEnv(t, "", withNetnsCheck(netnsAlive))
 	mustSucceed(t, "add")(env.add(request("web", "c1", "/ns/web")))
 	mustSucceed(t, "check")(env.check(request("web", "c1", "/ns/web")))
 	for _, tc := range []struct {
@@ -445,7 +445,7 @@ func TestClientCancelEndsTheWait(t *testing.T) {
 }
 
 func TestCheckAsksWhetherThePodIsWired(t *testing.T) {
-	env := newEnv(t, "")
+	env := newEnv(t, "", withNetnsCheck(netnsAlive))
 	broken := errors.New("the pod is not wired (no IP, or its ADD did not complete)")
 	var asked []podmodel.ID
 	env.pm.CheckPodWiring = func(id podmodel.ID) error {

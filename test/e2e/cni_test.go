@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -538,4 +540,89 @@ func TestPodsSurviveAnAgentCrash(t *testing.T) {
 		}
 	}
 	expectAllocations(t, node, nil, []string{"default/k1", "default/k2", "default/k3"})
+}
+
+// TestCNICheckSeesBrokenPodNetworks breaks, one pod each, what the ADD set up: the pod's
+// eth0, its address, its default route, its whole network namespace. CNI CHECK (cnitool,
+// contiv-cni, the agent) must fail for each, naming what is missing, and keep passing
+// for an intact pod.
+func TestCNICheckSeesBrokenPodNetworks(t *testing.T) {
+	t.Parallel()
+	e := requireEnv(t)
+	node := startContivNode(t, e, "chk-ok", "chk-link", "chk-addr", "chk-route", "chk-netns")
+	ok := node.addPod(t, "chk-ok")
+	for _, tc := range []struct {
+		name  string
+		ipArg []string // ip -n <ns> ...; nil deletes the namespace
+		want  string
+	}{
+		{"chk-link", []string{"link", "del", "eth0"}, "interface eth0 is missing"},
+		{"chk-addr", nil, "lacks address"},
+		{"chk-route", []string{"route", "del", "default"}, "route to 0.0.0.0/0 via " + podGateway + " is missing"},
+		{"chk-netns", nil, "network namespace"},
+	} {
+		p := node.addPod(t, tc.name)
+		args := tc.ipArg
+		switch tc.name {
+		case "chk-addr":
+			args = []string{"addr", "del", p.ip + "/32", "dev", "eth0"}
+		case "chk-netns":
+			if err := p.ns.delete(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if args != nil {
+			if out, err := exec.Command(e.ip, append([]string{"-n", p.ns.name}, args...)...).CombinedOutput(); err != nil {
+				t.Fatalf("ip -n %s %v: %v: %s", p.ns.name, args, err, out)
+			}
+		}
+		_, stderr, err := node.cni.cnitool("check", p.ns, podArgs(p.name))
+		if err == nil || !strings.Contains(stderr, tc.want) {
+			t.Errorf("cnitool check of %s = %v, %q; want an error containing %q", p.name, err, stderr, tc.want)
+		}
+	}
+	if _, stderr, err := node.cni.cnitool("check", ok.ns, podArgs(ok.name)); err != nil {
+		t.Errorf("cnitool check of the intact pod: %v\n%s", err, stderr)
+	}
+}
+
+// TestPodsSurviveALostPodStateFile removes the agent's pods.json while it is stopped (a
+// full disk lost its writes, or someone deleted it): the restarted agent recovers the
+// pods from what the node still shows (the runtime's CNI cache, their namespaces), keeps
+// their interfaces (not recreated) and their IPs, and a new pod gets another IP.
+func TestPodsSurviveALostPodStateFile(t *testing.T) {
+	t.Parallel()
+	e := requireEnv(t)
+	node := startContivNode(t, e, "lost1", "lost2", "lost3")
+	l1, l2 := node.addPod(t, "lost1"), node.addPod(t, "lost2")
+
+	node.stopAgent()
+	if err := os.Remove(filepath.Join(node.standaloneDir, "pods.json")); err != nil {
+		t.Fatal(err)
+	}
+	node.startAgent()
+
+	expectAllocations(t, node, map[string]string{"default/lost1": l1.ip, "default/lost2": l2.ip}, nil)
+	for _, p := range []*pod{l1, l2} {
+		w, err := checkPodWired(p.ns, p.ip+"/32", podGateway)
+		if err != nil {
+			t.Errorf("after losing pods.json: %v", err)
+			continue
+		}
+		if w != p.wiring {
+			t.Errorf("after losing pods.json, eth0 of %s is #%d %s, was #%d %s: recreated", p.name, w.ifindex, w.mac, p.wiring.ifindex, p.wiring.mac)
+		}
+		if _, stderr, err := node.cni.cnitool("check", p.ns, podArgs(p.name)); err != nil {
+			t.Errorf("cnitool check %s: %v\n%s", p.name, err, stderr)
+		}
+	}
+	l3 := node.addPod(t, "lost3")
+	if l3.ip == l1.ip || l3.ip == l2.ip {
+		t.Errorf("new pod got %s, the IP of a running pod", l3.ip)
+	}
+	for _, p := range []*pod{l1, l2, l3} {
+		if _, stderr, err := node.cni.cnitool("del", p.ns, podArgs(p.name)); err != nil {
+			t.Errorf("cnitool del %s: %v\n%s", p.name, err, stderr)
+		}
+	}
 }

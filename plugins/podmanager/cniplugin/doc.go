@@ -12,9 +12,12 @@
 //	DEL      RemoteCNI.Delete, then the IPAM plugin's DEL. A DEL for a pod the agent does
 //	         not know succeeds, so a repeated DEL succeeds.
 //	CHECK    needs prevResult (the runtime's cached ADD result); RemoteCNI.Check verifies
-//	         that the agent has the pod with this container and netns and that its
-//	         network is in place (wired by ipnet, its VPP and Linux interfaces
-//	         configured), then the IPAM plugin's CHECK.
+//	         that the agent has the pod with this container and netns, that the netns
+//	         still exists, and that its network is in place (wired by ipnet, its VPP
+//	         and Linux interfaces configured in the scheduler); then contiv-cni looks
+//	         into the pod's netns (a netlink handle bound to it) for what prevResult
+//	         records: the interface, up, with its MAC, each of its addresses, each
+//	         route; then the IPAM plugin's CHECK.
 //	STATUS   success when the agent's socket accepts a connection (and the IPAM plugin's
 //	         STATUS succeeds).
 //	GC       not forwarded to the agent (it forgets a pod on DEL, and recovers only pods
@@ -35,17 +38,28 @@
 // configuration's cniVersion, or 1.1.0 when it has none that contiv-cni supports.
 // Error codes (the "code" of the CNI error JSON):
 //
-//	4    invalid CNI_* environment variables (checked by the CNI library)
+//	3    CHECK: the pod's network namespace does not exist (or is no namespace)
+//	4    invalid CNI_* environment variables (checked by the CNI library); CNI_ARGS
+//	     whose K8S_POD_NAME or K8S_POD_NAMESPACE breaks the Kubernetes name rules
+//	     (checked here and by the agent); a request the agent refuses as invalid
+//	     (cni.ResultInvalid: a container ID bound to another pod, no netns)
+//	5    the agent's socket may not be opened (permission denied): retrying the
+//	     same call cannot succeed
 //	6    the configuration or prevResult cannot be decoded
 //	7    invalid network configuration: no grpcServer, or one that is neither an
 //	     absolute socket path nor host:port; a prevResult on ADD (contiv-cni must be
-//	     the first plugin of a chain); no prevResult on CHECK
+//	     the first plugin of a chain); no prevResult on CHECK; a configuration on
+//	     stdin larger than MaxConfigSize (1 MiB; the read stops there)
 //	11   try again later: the agent cannot be reached, is not processing events yet,
 //	     is stopping, or did not answer in time (gRPC status Unavailable,
-//	     DeadlineExceeded, ...); the runtime may retry
+//	     DeadlineExceeded, ...); or the agent failed the ADD and reverted it
+//	     (cni.ResultTryAgain: a VPP or Linux error of the transaction, no free IP,
+//	     the pod state not durable); the runtime retries
 //	50   STATUS only: the agent is not available (its socket accepts no connection)
-//	999  the agent processed the request and failed it (its message is the error
-//	     message, e.g. a missing K8S_POD_NAME or no free IP), or its reply was unusable
+//	999  the agent processed the request and failed it otherwise (its message is the
+//	     error message, e.g. a missing K8S_POD_NAME), its reply was unusable, or CHECK
+//	     found the pod's network not as the ADD set it up (the message names what
+//	     differs)
 //
 // Errors of a delegated IPAM plugin are passed through with their own codes.
 package cniplugin

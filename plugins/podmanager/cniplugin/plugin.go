@@ -313,6 +313,9 @@ func (r *request) check() error {
 	if reply.GetResult() != cni.ResultOK {
 		return replyError(r.what(), reply)
 	}
+	if err := checkPodNetwork(r.what(), r.args.Netns, r.args.IfName, prev); err != nil {
+		return err
+	}
 	if t := r.conf.ipamType(); t != "" {
 		if err := r.ipam.Check(ctx, t, r.args.StdinData); err != nil {
 			return r.ipamError(err)
