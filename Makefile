@@ -20,7 +20,7 @@ CNI_PLUGINS_DIR ?= $(shell $(GO) env GOPATH)/cni-plugins
 # Where `make run` serves the agent REST API (as set in k8s/examples/http.conf).
 RUN_HTTP    := 127.0.0.1:9999
 
-.PHONY: all build test lint generate run bench fuzz clean tools $(BINARIES)
+.PHONY: all build test lint generate run bench fuzz clean tools k8s-control-plane cluster test-cluster $(BINARIES)
 
 all: build
 
@@ -82,6 +82,21 @@ tools:
 	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	$(GO) install github.com/containernetworking/cni/cnitool@$(CNITOOL_VERSION)
 	CGO_ENABLED=0 GOBIN=$(CNI_PLUGINS_DIR) $(GO) install github.com/containernetworking/plugins/plugins/ipam/host-local@$(CNI_PLUGINS_VERSION)
+
+# The cluster lab (test/cluster): a real Kubernetes control plane, built once into a cache
+# outside the tree (scripts/k8s-control-plane.sh prints its directory), and NODES nodes as
+# network namespaces. Root only.
+NODES ?= 3
+
+k8s-control-plane:
+	./scripts/k8s-control-plane.sh >/dev/null
+
+cluster: build k8s-control-plane
+	$(GO) build -o $(BIN_DIR)/cluster-lab ./test/cluster/cmd/cluster-lab
+	./$(BIN_DIR)/cluster-lab -nodes $(NODES) -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
+
+test-cluster: k8s-control-plane
+	CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 20m ./test/cluster/...
 
 clean:
 	rm -rf $(BIN_DIR) .run

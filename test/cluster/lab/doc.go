@@ -1,0 +1,44 @@
+// Package lab runs a multi-node Contiv-VPP cluster on one machine, driven by a real
+// Kubernetes control plane: for the tests of test/cluster, for `make cluster` and for
+// benchmarks. It needs root (network namespaces) and the binaries of
+// scripts/k8s-control-plane.sh (kube-apiserver, kube-controller-manager, kubectl, etcd) and
+// of `make build` (contiv-agent, contiv-cni, contiv-ksr, vpp-sim).
+//
+//	the lab's own network namespace (the host's, or the test's)
+//	  etcd (Kubernetes) <── kube-apiserver (127.0.0.1, token auth, RBAC) <── kube-controller-manager
+//	                              ▲   ▲    ▲                                 (endpoints, endpointslices,
+//	                              │   │    └── scheduler stand-in             service accounts, GC, ...)
+//	        kubectl + kubeconfig ─┘   │        (binds Pods without a node)
+//	                                  ├── contiv-ksr x2 (leader election) ──> etcd (Contiv)
+//	                                  └── kubelet stand-in, one per node           ▲
+//	                                        │ exec contiv-cni (CNI_* + conf)      │ relay per node
+//	  ─────────────────────────────────────┼───────────────────────────────────────┼──────────────
+//	  netns <lab>-nodeN                    ▼ cni.sock                               │
+//	    contiv-agent ── api.sock ──> vpp-sim (-linux, NIC GigabitEthernet0/8/0)     │
+//	      REST 127.0.0.1:9990 (relayed to the lab's loopback), etcd 127.0.0.1:12379 ┘
+//	    NIC link nic0 ── veth ──┐
+//	  netns <lab>-net: bridge br0 (the node network 192.168.16.0/24)
+//	    ├── <lab>-client  eth0 192.168.16.200 (an external client)
+//	    └── <lab>-inet    eth0 192.168.16.254 (the nodes' default gateway), lo 203.0.113.1
+//	  netns <lab>-<namespace>-<pod>: a pod sandbox; its "container" answers on the pod's
+//	    declared TCP/UDP ports with "<pod name> <client address>"
+//
+// No link or route is created in the lab's own namespace: the agents reach the Contiv
+// etcd through a TCP relay listening on each node's loopback, and the agents' REST APIs
+// are relayed to the lab's loopback (Node.RESTAddr). Unix sockets (CNI, VPP API) are files
+// and work across namespaces.
+//
+// Node N is started, and gets its node ID, before node N+1, so node1 has ID 1 and IP
+// 192.168.16.1; the kubelet stand-in registers the Node with that IP as InternalIP and the
+// agent's pod subnet as podCIDR. Pods are bound to nodes either by their spec.nodeName
+// or by the scheduler stand-in (fewest pods first).
+//
+// Traffic between nodes needs vpp-sim to bind the VPP NIC to the node's link
+// (-nic NAME=LINUXIF) and to forward packets; Lab.NICBound tells whether the vpp-sim in
+// use can.
+//
+// Everything the lab creates - namespaces (and with them their links), processes
+// (also killed by the parent-death signal if the lab's process dies), relays, goroutines
+// and files - is removed by Close, also after a failed Start. Names start with a random
+// "ctvlab-xxxxxx", so labs run side by side.
+package lab

@@ -1,0 +1,206 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The configuration given to contiv-cni is the contiv-cni entry of the shipped conflist,
+// with the list's name and version, and the lab's socket and log file.
+func TestCNIConfigIsTheShippedEntryWithTheNodesPaths(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "k8s", "10-contiv-vpp.conflist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Name       string           `json:"name"`
+		CNIVersion string           `json:"cniVersion"`
+		Plugins    []map[string]any `json:"plugins"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(list.Plugins, func(p map[string]any) bool { return p["type"] == "contiv-cni" })
+	if i < 0 {
+		t.Fatalf("no contiv-cni entry in the conflist: %s", data)
+	}
+	want := list.Plugins[i]
+	want["name"], want["cniVersion"] = list.Name, list.CNIVersion
+	want["grpcServer"], want["logFile"] = "/lab/node1/cni.sock", "/lab/node1/cni.log"
+
+	conf, err := CNIConfig("/lab/node1/cni.sock", "/lab/node1/cni.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(conf, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("CNI config %v, want %v", got, want)
+	}
+}
+
+func TestCNIArgsAreKubeletsForThePod(t *testing.T) {
+	r := cniRequest{containerID: "abc", netnsPath: "/var/run/netns/x", namespace: "ns1", name: "web-1", uid: "u-1"}
+	want := "IgnoreUnknown=1;K8S_POD_NAMESPACE=ns1;K8S_POD_NAME=web-1;K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_UID=u-1"
+	if got := r.args(); got != want {
+		t.Errorf("CNI_ARGS %q, want %q", got, want)
+	}
+}
+
+func TestPodPortsAreTheDeclaredTCPAndUDPPortsOnce(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Ports: []corev1.ContainerPort{{ContainerPort: 80}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}},
+		{Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}, {ContainerPort: 9, Protocol: corev1.ProtocolSCTP}}},
+	}}}
+	want := []containerPort{{corev1.ProtocolTCP, 80}, {corev1.ProtocolUDP, 53}}
+	if got := podPorts(pod); !reflect.DeepEqual(got, want) {
+		t.Errorf("ports %v, want %v", got, want)
+	}
+}
+
+func TestCleanupsRunInReverseOrderAndJoinErrors(t *testing.T) {
+	var c cleanups
+	var order []string
+	c.add("a", func() error { order = append(order, "a"); return nil })
+	c.add("b", func() error { order = append(order, "b"); return errors.New("boom") })
+	c.add("c", func() error { order = append(order, "c"); return nil })
+	err := c.run()
+	if !slices.Equal(order, []string{"c", "b", "a"}) {
+		t.Errorf("order %v, want c b a", order)
+	}
+	if err == nil || !strings.Contains(err.Error(), "remove b: boom") {
+		t.Errorf("error %v, want it to name b", err)
+	}
+	if err := c.run(); err != nil || len(order) != 3 {
+		t.Errorf("a second run did something: %v %v", err, order)
+	}
+}
+
+func TestRelayForwardsBothWaysAndCloseEndsOpenConnections(t *testing.T) {
+	// An echo server as the target.
+	target, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	go func() {
+		for {
+			c, err := target.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRelay(ln, target.Addr().String(), (&net.Dialer{}).DialContext)
+	conn, err := net.Dial("tcp", r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("ping\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || line != "ping\n" {
+		t.Fatalf("echo through the relay: %q, %v", line, err)
+	}
+	done := make(chan struct{})
+	go func() { r.close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("close did not return with a connection open")
+	}
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Error("the client connection survived close")
+	}
+}
+
+// The container answers on its ports inside a network namespace, as TCP line, HTTP and
+// UDP.
+func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("lab: needs root (a network namespace)")
+	}
+	name := fmt.Sprintf("ctvlab-unit-%d", os.Getpid())
+	if err := addNetns(name); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := deleteNetns(name); err != nil {
+			t.Error(err)
+		}
+	}()
+	path := netnsPath(name)
+	c, err := startContainer("web-1", path, []containerPort{{corev1.ProtocolTCP, 8080}, {corev1.ProtocolUDP, 8081}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dial := DialerIn(path)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	conn, err := dial(ctx, "tcp", "127.0.0.1:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = conn.Write([]byte("hello\n"))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	conn.Close()
+	if err != nil || !strings.HasPrefix(line, "web-1 127.0.0.1:") {
+		t.Errorf("TCP answer %q, %v; want web-1 and the client address", line, err)
+	}
+
+	hc := &http.Client{Transport: &http.Transport{DialContext: dial}, Timeout: 5 * time.Second}
+	resp, err := hc.Get("http://127.0.0.1:8080/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "web-1 ") {
+		t.Errorf("HTTP answer %d %q", resp.StatusCode, body)
+	}
+
+	uc, err := dial(ctx, "udp", "127.0.0.1:8081")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = uc.SetDeadline(time.Now().Add(5 * time.Second))
+	_, _ = uc.Write([]byte("x"))
+	buf := make([]byte, 256)
+	n, err := uc.Read(buf)
+	uc.Close()
+	if err != nil || !strings.HasPrefix(string(buf[:n]), "web-1 ") {
+		t.Errorf("UDP answer %q, %v", buf[:n], err)
+	}
+
+	c.stop()
+	if conn, err := dial(ctx, "tcp", "127.0.0.1:8080"); err == nil {
+		conn.Close()
+		t.Error("the container still listens after stop")
+	}
+}

@@ -1,0 +1,359 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Inside every node namespace (a private loopback, so fixed ports are safe):
+const (
+	// NodeEtcdAddr is where a node's agent finds the Contiv etcd: a relay on the node's
+	// loopback to the lab's etcd (the deployment's client port).
+	NodeEtcdAddr = "127.0.0.1:12379"
+	// NodeRESTAddr is where the agent serves its REST API in the node namespace.
+	NodeRESTAddr = "127.0.0.1:9990"
+	// NIC is the name of the node's VPP NIC (the first DPDK interface, the main one).
+	NIC = "GigabitEthernet0/8/0"
+	// NICLink is the Linux end, in the node namespace, of the node's link to the bridge.
+	NICLink = "nic0"
+)
+
+// Node is one node of the lab: a network namespace with vpp-sim, contiv-agent and a
+// kubelet stand-in.
+type Node struct {
+	// Name is the Kubernetes node name (node1, node2, ...).
+	Name string
+	// Netns is the name of the node's network namespace.
+	Netns string
+	// Dir holds the node's configuration files, sockets, state and logs.
+	Dir string
+	// ID is the node ID the agent allocated.
+	ID uint32
+	// IP is the node IP (on the VPP NIC), also the Node's InternalIP.
+	IP net.IP
+	// PodSubnet is the node's pod subnet.
+	PodSubnet *net.IPNet
+	// RESTAddr is the agent REST API as reachable from the lab's namespace (a relay).
+	RESTAddr string
+	// VPPSocket is the simulator's binary API socket.
+	VPPSocket string
+	// CNISocket is the agent's CNI socket.
+	CNISocket string
+	// Sim and Agent are the node's processes.
+	Sim, Agent *Process
+
+	lab       *Lab
+	index     int
+	kubelet   *kubelet
+	rest      *http.Client
+	cl        cleanups
+	etcdRelay *relay
+}
+
+// NetnsPath is the path of the node's network namespace.
+func (n *Node) NetnsPath() string { return netnsPath(n.Netns) }
+
+// contivConf is the lab's contiv.conf: the values of k8s/examples/contiv.conf (the
+// ConfigMap's), the service range of the API server and a default gateway on the node
+// network (the "internet" namespace) for SNAT of traffic leaving the cluster.
+const contivConf = `useNoOverlay: false
+useTAPInterfaces: true
+tapInterfaceVersion: 2
+tapv2RxRingSize: 256
+tapv2TxRingSize: 256
+tcpChecksumOffloadDisabled: true
+natExternalTraffic: true
+mtuSize: 1450
+scanIPNeighbors: true
+ipNeighborScanInterval: 1
+ipNeighborStaleThreshold: 4
+routeServiceCIDRToVPP: false
+crdNodeConfigurationDisabled: true
+ipamConfig:
+  nodeInterconnectDHCP: false
+  nodeInterconnectCIDR: ` + NodeNetwork + `
+  defaultGateway: ` + GatewayIP + `
+  serviceCIDR: ` + ServiceCIDR + `
+  podSubnetCIDR: 10.1.0.0/16
+  podSubnetOneNodePrefixLen: 24
+  vppHostSubnetCIDR: 172.30.0.0/16
+  vppHostSubnetOneNodePrefixLen: 24
+  vxlanCIDR: 192.168.30.0/24
+`
+
+// startNode creates the node's namespace and link, starts vpp-sim and the agent, waits
+// for the node ID and registers the Node with a kubelet stand-in. Readiness of the agent
+// is awaited separately (waitReady), so nodes can become ready in parallel.
+func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
+	name := "node" + strconv.Itoa(index)
+	n := &Node{Name: name, Netns: l.Name + "-" + name, Dir: filepath.Join(l.Dir, name), lab: l, index: index}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("node %s: %w", name, err)
+			if cerr := n.cl.run(); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}
+	}()
+	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := addNetns(n.Netns); err != nil {
+		return nil, err
+	}
+	n.cl.add("netns "+n.Netns, func() error { return deleteNetns(n.Netns) })
+	bridgePort := "n" + strconv.Itoa(index)
+	if err := runIP("-n", n.Netns, "link", "add", NICLink, "type", "veth", "peer", "name", bridgePort, "netns", l.netNS); err != nil {
+		return nil, err
+	}
+	if err := runIP("-n", l.netNS, "link", "set", bridgePort, "master", bridgeName, "up"); err != nil {
+		return nil, err
+	}
+	if err := runIP("-n", n.Netns, "link", "set", NICLink, "up"); err != nil {
+		return nil, err
+	}
+
+	// The agent's path to the Contiv etcd.
+	ln, err := listenIn(n.NetnsPath(), "tcp", NodeEtcdAddr)
+	if err != nil {
+		return nil, fmt.Errorf("etcd relay: %w", err)
+	}
+	etcdHostPort := strings.TrimPrefix(l.contivEtcd.ClientURL, "http://")
+	n.etcdRelay = startRelay(ln, etcdHostPort, (&net.Dialer{}).DialContext)
+	n.cl.add("etcd relay", func() error { n.etcdRelay.close(); return nil })
+
+	n.VPPSocket = filepath.Join(n.Dir, "api.sock")
+	n.CNISocket = filepath.Join(n.Dir, "cni.sock")
+	files := map[string]string{
+		"contiv.conf":     contivConf,
+		"etcd.conf":       "endpoints:\n  - " + NodeEtcdAddr + "\nallow-delayed-start: true\n",
+		"bolt.conf":       "db-path: " + filepath.Join(n.Dir, "bolt.db") + "\n",
+		"govpp.conf":      "binapi-socket-path: " + n.VPPSocket + "\n",
+		"podmanager.conf": "socketPath: " + n.CNISocket + "\nstateFile: " + filepath.Join(n.Dir, "pods.json") + "\n",
+		"http.conf":       "endpoint: " + NodeRESTAddr + "\n",
+	}
+	for f, content := range files {
+		if err := os.WriteFile(filepath.Join(n.Dir, f), []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+	}
+
+	nic := NIC
+	if l.NICBound {
+		nic += "=" + NICLink
+	}
+	n.Sim = newProcess(name+"/vpp-sim", filepath.Join(n.Dir, "vpp-sim.log"), n.Netns, nil,
+		filepath.Join(l.cfg.ContivBinDir, "vpp-sim"), "-linux", "-socket", n.VPPSocket, "-nic", nic)
+	n.cl.add("vpp-sim", func() error { return n.Sim.Stop(syscall.SIGTERM, 10*time.Second) })
+	if err := n.startSim(ctx); err != nil {
+		return nil, err
+	}
+
+	argv := []string{filepath.Join(l.cfg.ContivBinDir, "contiv-agent"), "-node-name", name}
+	for _, f := range []string{"contiv", "etcd", "bolt", "govpp", "podmanager", "http"} {
+		argv = append(argv, "-"+f+"-config", filepath.Join(n.Dir, f+".conf"))
+	}
+	n.Agent = newProcess(name+"/contiv-agent", filepath.Join(n.Dir, "contiv-agent.log"), n.Netns,
+		[]string{"MICROSERVICE_LABEL=" + name, "CONFIG_DIR=" + n.Dir}, argv...)
+	n.cl.add("contiv-agent", func() error { return n.Agent.Stop(syscall.SIGTERM, 15*time.Second) })
+	if err := n.Agent.Start(); err != nil {
+		return nil, err
+	}
+
+	restLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("REST relay: %w", err)
+	}
+	restRelay := startRelay(restLn, NodeRESTAddr, DialerIn(n.NetnsPath()))
+	n.cl.add("REST relay", func() error { restRelay.close(); return nil })
+	n.RESTAddr = restRelay.Addr()
+	tr := &http.Transport{DisableKeepAlives: true}
+	n.rest = &http.Client{Transport: tr, Timeout: 10 * time.Second}
+
+	var ipam IPAMInfo
+	err = poll(ctx, 60*time.Second, "the agent's node ID", func() error {
+		if err := n.Agent.exitError(); err != nil {
+			return permanent(err)
+		}
+		if err := n.GetJSON("/contiv/v1/ipam", &ipam); err != nil {
+			return err
+		}
+		if ipam.NodeID == 0 || ipam.NodeIP == "" || ipam.PodSubnetThisNode == "" {
+			return fmt.Errorf("IPAM not complete yet: %+v", ipam)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	n.ID = ipam.NodeID
+	ip, _, err := net.ParseCIDR(ipam.NodeIP)
+	if err != nil {
+		if ip = net.ParseIP(ipam.NodeIP); ip == nil {
+			return nil, fmt.Errorf("node IP %q from the agent: not an IP", ipam.NodeIP)
+		}
+	}
+	n.IP = ip.To4()
+	if _, n.PodSubnet, err = net.ParseCIDR(ipam.PodSubnetThisNode); err != nil {
+		return nil, fmt.Errorf("pod subnet %q from the agent: %w", ipam.PodSubnetThisNode, err)
+	}
+
+	conf, err := CNIConfig(n.CNISocket, filepath.Join(n.Dir, "cni.log"))
+	if err != nil {
+		return nil, err
+	}
+	n.kubelet = &kubelet{
+		node: name, nodeIP: n.IP, podCIDR: n.PodSubnet.String(), prefix: l.Name, kube: l.Kube,
+		cni: &cniPlugin{binDir: l.cfg.ContivBinDir, conf: conf}, logf: l.logf,
+	}
+	n.cl.add("kubelet", func() error { return n.kubelet.stop(true) })
+	if err := n.kubelet.start(ctx); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// startSim (re)starts vpp-sim and waits for its socket.
+func (n *Node) startSim(ctx context.Context) error {
+	if err := n.Sim.Start(); err != nil {
+		return err
+	}
+	return poll(ctx, 20*time.Second, "vpp-sim serves its API socket", func() error {
+		if err := n.Sim.exitError(); err != nil {
+			return permanent(err)
+		}
+		if _, err := os.Stat(n.VPPSocket); err != nil {
+			return err
+		}
+		if !n.Sim.LogContains("msg=started") {
+			return errors.New("no start message in its log yet")
+		}
+		return nil
+	})
+}
+
+// WaitReady waits until the agent reports ready (GET /readiness: OK).
+func (n *Node) WaitReady(ctx context.Context, timeout time.Duration) error {
+	return poll(ctx, timeout, n.Name+": the agent is ready", func() error {
+		if err := n.Agent.exitError(); err != nil {
+			return permanent(err)
+		}
+		return n.Ready()
+	})
+}
+
+// Ready returns nil when the agent's GET /readiness answers 200 with state OK.
+func (n *Node) Ready() error {
+	code, data, err := n.do(http.MethodGet, "/readiness", nil)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("GET /readiness: %d %w: %s", code, err, data)
+	}
+	if code != http.StatusOK || r.State != "OK" {
+		return fmt.Errorf("GET /readiness: %d %s", code, bytes.TrimSpace(data))
+	}
+	return nil
+}
+
+// StopAgent stops the agent with SIGTERM (SIGKILL: a crash).
+func (n *Node) StopAgent(sig syscall.Signal) error {
+	return n.Agent.Stop(sig, 15*time.Second)
+}
+
+// StartAgent starts the agent again and waits until it is ready.
+func (n *Node) StartAgent(ctx context.Context) error {
+	if err := n.Agent.Start(); err != nil {
+		return err
+	}
+	return n.WaitReady(ctx, 60*time.Second)
+}
+
+// RestartVPP kills vpp-sim (a VPP crash) and starts it again with empty state.
+func (n *Node) RestartVPP(ctx context.Context) error {
+	if err := n.Sim.Kill(); err != nil {
+		return err
+	}
+	return n.startSim(ctx)
+}
+
+// IPAMInfo is the part of GET /contiv/v1/ipam the lab reads.
+type IPAMInfo struct {
+	NodeID            uint32 `json:"nodeId"`
+	NodeName          string `json:"nodeName"`
+	NodeIP            string `json:"nodeIP"`
+	PodSubnetThisNode string `json:"podSubnetThisNode"`
+}
+
+func (n *Node) do(method, path string, body io.Reader) (int, []byte, error) {
+	req, err := http.NewRequest(method, "http://"+n.RESTAddr+path, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := n.rest.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %s on %s: %w", method, path, n.Name, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+// GetJSON GETs path from the agent's REST API and decodes a 200 answer into out.
+func (n *Node) GetJSON(path string, out any) error {
+	code, data, err := n.do(http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("GET %s on %s: %d %s", path, n.Name, code, bytes.TrimSpace(data))
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("GET %s on %s: %w: %s", path, n.Name, err, data)
+	}
+	return nil
+}
+
+// VPPCommand runs a VPP CLI command through the agent (POST /vpp/command).
+func (n *Node) VPPCommand(command string) (string, error) {
+	body, err := json.Marshal(map[string]string{"vppclicommand": command})
+	if err != nil {
+		return "", err
+	}
+	code, data, err := n.do(http.MethodPost, "/vpp/command", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	if code != http.StatusOK {
+		return "", fmt.Errorf("POST /vpp/command %q on %s: %d %s", command, n.Name, code, bytes.TrimSpace(data))
+	}
+	var out string
+	if err := json.Unmarshal(data, &out); err != nil {
+		return "", fmt.Errorf("POST /vpp/command %q on %s: %w: %s", command, n.Name, err, data)
+	}
+	return out, nil
+}
+
+// PodNetns returns the network namespace name and IP of a pod running on this node.
+func (n *Node) PodNetns(namespace, name string) (netns string, ip net.IP, ok bool) {
+	return n.kubelet.podSandbox(namespace, name)
+}
