@@ -100,6 +100,26 @@ func buildAgent(t *testing.T) string {
 
 func startAgent(t *testing.T) *runningAgent {
 	t.Helper()
+	a := launchAgent(t, "", "-standalone-linux=false")
+	// Ready for netctl: the config is written, the node has its ID and the services
+	// of the demo cluster are rendered in VPP.
+	eventually(t, 60*time.Second, "the agent renders the demo services", func() error {
+		out, errOut, code := netctl(t, "--config", a.config, "services", "--node", "k8s-master")
+		if code != 0 {
+			return fmt.Errorf("services: %s", errOut)
+		}
+		if !strings.Contains(out, "kube-system/kube-dns") {
+			return fmt.Errorf("services: no kube-dns yet:\n%s", out)
+		}
+		return nil
+	})
+	return a
+}
+
+// launchAgent starts contiv-agent -standalone as node k8s-master of the demo cluster,
+// in the network namespace netns ("": the test's), with the extra flags.
+func launchAgent(t *testing.T, netns string, flags ...string) *runningAgent {
+	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not in PATH: cannot build contiv-agent")
 	}
@@ -112,11 +132,15 @@ func startAgent(t *testing.T) *runningAgent {
 	}
 	sa := filepath.Join(a.dir, "standalone")
 	a.config = filepath.Join(sa, standalone.NetctlConfFile)
-	a.cmd = exec.Command(bin, "-standalone", "-standalone-dir", sa, "-standalone-linux=false",
+	args := append([]string{bin, "-standalone", "-standalone-dir", sa,
 		"-standalone-etcd", "127.0.0.1:0", "-node-name", "k8s-master",
 		"-cluster", filepath.Join(root, "k8s", "examples", "demo-cluster.yaml"),
 		"-contiv-config", filepath.Join(root, "k8s", "examples", "contiv.conf"),
-		"-http-config", httpConf)
+		"-http-config", httpConf}, flags...)
+	if netns != "" {
+		args = append([]string{"ip", "netns", "exec", netns}, args...) // ip execs the agent
+	}
+	a.cmd = exec.Command(args[0], args[1:]...)
 	a.cmd.Stdout, a.cmd.Stderr = &a.log, &a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -134,18 +158,6 @@ func startAgent(t *testing.T) *runningAgent {
 		if t.Failed() {
 			t.Logf("agent log:\n%s", a.log.String())
 		}
-	})
-	// Ready for netctl: the config is written, the node has its ID and the services
-	// of the demo cluster are rendered in VPP.
-	eventually(t, 60*time.Second, "the agent renders the demo services", func() error {
-		out, errOut, code := netctl(t, "--config", a.config, "services", "--node", "k8s-master")
-		if code != 0 {
-			return fmt.Errorf("services: %s", errOut)
-		}
-		if !strings.Contains(out, "kube-system/kube-dns") {
-			return fmt.Errorf("services: no kube-dns yet:\n%s", out)
-		}
-		return nil
 	})
 	return a
 }

@@ -5,6 +5,7 @@
 package jsonpage
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -62,23 +63,29 @@ func Write[T any](w http.ResponseWriter, items []T, left int) error {
 		w.Header().Set(MoreHeader, strconv.Itoa(left))
 	}
 	w.WriteHeader(http.StatusOK)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("  ", "  ")
 	if len(items) == 0 {
 		_, err := w.Write([]byte("[]\n"))
 		return err
 	}
+	// One element at a time through a buffer reused for each (its size is the largest
+	// element's), so that the separators sit where an indenting marshal puts them.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
 	sep := "[\n  "
 	for i, it := range items {
-		if _, err := w.Write([]byte(sep)); err != nil {
-			return err
-		}
+		buf.Reset()
+		buf.WriteString(sep)
 		if err := enc.Encode(it); err != nil {
 			return fmt.Errorf("element %d: %w", i, err)
 		}
-		sep = "  ,\n  "
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		sep = ",\n  "
 	}
-	_, err := w.Write([]byte("]\n"))
+	_, err := w.Write([]byte("\n]\n"))
 	return err
 }

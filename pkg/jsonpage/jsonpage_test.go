@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -20,6 +21,20 @@ func TestWriteStreamsAValidArray(t *testing.T) {
 		if len(got) != len(items) || rec.Header().Get(MoreHeader) != "7" || rec.Header().Get("Content-Type") != "application/json" {
 			t.Errorf("%d items: got %v, headers %v", len(items), got, rec.Header())
 		}
+	}
+}
+
+func TestWriteIndentsLikeAnIndentingMarshal(t *testing.T) {
+	items := []map[string]any{{"a": 1, "b": []int{1, 2}}, {"c": "<x>"}}
+	rec := httptest.NewRecorder()
+	if err := Write(rec, items, 0); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.MarshalIndent(items, "", "  ")
+	want = []byte(strings.ReplaceAll(string(want), `\u003c`, "<"))
+	want = []byte(strings.ReplaceAll(string(want), `\u003e`, ">"))
+	if got := rec.Body.String(); got != string(want)+"\n" {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
 
