@@ -141,6 +141,8 @@ func TestNATPodToClusterIP(t *testing.T) {
 	if len(users) != 1 || users[0].IPAddress.String() != backend || users[0].Nstaticsessions != 1 {
 		t.Errorf("users %+v", users)
 	}
+	contains(t, cli(n.testEnv, "show nat44 sessions"), "1 sessions", "i2o "+backend+" proto tcp port 8080",
+		"o2i "+svcIP+" proto tcp port 80", "external host "+pod2IP+":40000", "total pkts 2", "static translation")
 	us := dump[nat44_ed.Nat44UserSessionDetails](t, n.ch, &nat44_ed.Nat44UserSessionDump{IPAddress: ip4(backend)})
 	if len(us) != 1 || us[0].OutsideIPAddress.String() != svcIP || us[0].OutsidePort != svcPort || us[0].ExtHostPort != 40000 {
 		t.Fatalf("user sessions %+v", us)
