@@ -254,6 +254,14 @@ func (st *state) arpRequest(p *pkt, i *iface, target [4]byte) {
 		st.count("ip4-glean", "ARP requests throttled")
 		return
 	}
+	if len(st.fwd.arpSent) >= 4096 {
+		// Forget throttle records that no longer throttle anything.
+		for key, at := range st.fwd.arpSent {
+			if now-at >= arpThrottle {
+				delete(st.fwd.arpSent, key)
+			}
+		}
+	}
 	st.fwd.arpSent[k] = now
 	q := st.getPkt()
 	q.off = pktHeadroom
