@@ -71,6 +71,7 @@ type natAffinity struct {
 	local    int
 	users    int
 	lastUsed time.Duration
+	ttl      time.Duration // the mapping's affinity timeout
 }
 
 type natAffKey struct {
@@ -461,7 +462,8 @@ func (st *state) natOut2InSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 				return false
 			}
 			if m.affinity > 0 {
-				aff = &natAffinity{key: ak, local: idx}
+				st.natPruneAffinity(now)
+				aff = &natAffinity{key: ak, local: idx, ttl: time.Duration(m.affinity) * time.Second}
 				n.sess.aff[ak] = aff
 			}
 		}
@@ -509,6 +511,20 @@ func (st *state) natOut2InSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 	}
 	st.natApply(p, s, k, now, node)
 	return true
+}
+
+// natPruneAffinity forgets expired affinity records once there are many,
+// so the table does not grow with every client ever seen.
+func (st *state) natPruneAffinity(now time.Duration) {
+	aff := st.nat.sess.aff
+	if len(aff) < 4096 {
+		return
+	}
+	for k, a := range aff {
+		if a.users <= 0 && now >= a.lastUsed+a.ttl {
+			delete(aff, k)
+		}
+	}
 }
 
 // natPickLocal draws a backend by probability: r in 1..total, the first
