@@ -43,8 +43,28 @@ func (r *registry) add(m api.Message, stateless bool, fn func(*call, api.Message
 	}
 	name := m.GetMessageName()
 	readOnly := strings.HasSuffix(name, "_dump") || strings.HasSuffix(name, "_get") || strings.HasPrefix(name, "show_") ||
-		name == "cli_inband" || name == "control_ping"
+		name == "cli_inband" || name == "control_ping" || fibNeutral[name]
 	r.handlers[info.id] = &handler{fn: fn, stateless: stateless, readOnly: readOnly}
+}
+
+// fibNeutral are requests that change state the data plane reads directly
+// (not through its compiled FIBs), so they need no recompilation: LB and
+// identity mappings install no FIB entry (spec §7), and sessions, timeouts,
+// forwarding, bridge domains, the L2 FIB and ACLs are read as they are.
+var fibNeutral = map[string]bool{
+	"nat44_add_del_lb_static_mapping":       true,
+	"nat44_lb_static_mapping_add_del_local": true,
+	"nat44_add_del_identity_mapping":        true,
+	"nat44_del_session":                     true,
+	"nat_set_timeouts":                      true,
+	"nat44_forwarding_enable_disable":       true,
+	"bridge_domain_add_del":                 true,
+	"bridge_domain_add_del_v2":              true,
+	"bridge_flags":                          true,
+	"l2fib_add_del":                         true,
+	"acl_add_replace":                       true,
+	"acl_del":                               true,
+	"acl_interface_set_acl_list":            true,
 }
 
 // registerHandlers returns the handlers of all implemented messages,

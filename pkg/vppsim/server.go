@@ -42,8 +42,9 @@ type handler struct {
 	// stateless handlers (control_ping, show_version, ...) run without the
 	// state lock.
 	stateless bool
-	// readOnly handlers (dumps, gets, shows, the CLI) do not change the
-	// configuration the data plane compiles (state.gen).
+	// readOnly handlers (dumps, gets, shows, the CLI, fibNeutral
+	// requests) do not change the configuration the data plane compiles
+	// (state.gen).
 	readOnly bool
 }
 
