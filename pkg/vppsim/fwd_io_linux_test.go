@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -288,5 +289,95 @@ func TestLinuxTCPThroughClusterIP(t *testing.T) {
 	s := sim.Sessions()
 	if len(s) != 1 || s[0].InsideAddr.String() != "10.95.2.2:8080" || s[0].OutsideAddr.String() != "10.96.9.9:80" || s[0].TotalPkts < 100 {
 		t.Errorf("sessions %+v", s)
+	}
+}
+
+// TestLinuxNodePortThroughBoundNIC opens a real TCP connection from a
+// client namespace on the "node network" (a veth bound to the simulated
+// NIC) to a NodePort whose backend is a pod behind a TAP, and echoes
+// 256 KiB: the client's TSO super-frames are segmented by the raw-socket
+// port, the NIC's output feature DNATs and lets the replies out.
+func TestLinuxNodePortThroughBoundNIC(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	veth, nsExt := vethToNS(t, "vsp", "192.168.77.2/24")
+	nsPod := fmt.Sprintf("vppsim-np-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", nsPod).CombinedOutput(); err != nil {
+		t.Skipf("cannot create a namespace: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", nsPod).Run() })
+	e := &testEnv{t: t, sock: filepath.Join(t.TempDir(), "api.sock")}
+	sim, err := New(Options{SocketPath: e.sock, NICs: []string{"GigabitEthernet0/8/0=" + veth}, Linux: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.sim = sim
+	t.Cleanup(func() { _ = sim.Close() })
+	e.conn, e.ch = e.connect()
+	e.addAddr(1, "192.168.77.1/24")
+	e.up(1)
+	tap := &tapv2.TapCreateV3Reply{}
+	e.ok(&tapv2.TapCreateV3{ID: noIndex, UseRandomMac: true, HostIfNameSet: true, HostIfName: "eth0",
+		HostNamespaceSet: true, HostNamespace: nsPod,
+		HostIP4PrefixSet: true, HostIP4Prefix: ip_types.IP4AddressWithPrefix{Address: ip4("10.95.2.2"), Len: 24},
+		HostIP4GwSet: true, HostIP4Gw: ip4("10.95.2.1")}, tap)
+	e.addAddr(tap.SwIfIndex, "10.95.2.1/24")
+	e.up(tap.SwIfIndex)
+	enableNAT(e)
+	e.ok(&nat44_ed.Nat44ForwardingEnableDisable{Enable: true})
+	e.ok(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_INSIDE, SwIfIndex: tap.SwIfIndex})
+	e.ok(&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_OUTSIDE, SwIfIndex: tap.SwIfIndex})
+	e.ok(&nat44_ed.Nat44EdAddDelOutputInterface{IsAdd: true, SwIfIndex: 1})
+	e.ok(&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: ip4("192.168.77.1"), LastIPAddress: ip4("192.168.77.1"), VrfID: noIndex, IsAdd: true})
+	e.ok(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_OUT2IN_ONLY,
+		ExternalAddr: ip4("192.168.77.1"), ExternalPort: 30080, Protocol: protoTCP, LocalNum: 2, Locals: []nat44_ed.Nat44LbAddrPort{
+			{Addr: ip4("10.95.2.2"), Port: 8080, Probability: 1}, {Addr: ip4("10.95.3.3"), Port: 8080, Probability: 0}}})
+	e.ok(&nat44_ed.Nat44AddDelIdentityMapping{IsAdd: true, Flags: nat_types.NAT_IS_ADDR_ONLY, IPAddress: ip4("192.168.77.1"),
+		Protocol: protoUDP, SwIfIndex: allIfaces, VrfID: 0})
+
+	var ln net.Listener
+	if err := inNS(nsPod, func() (err error) { ln, err = net.Listen("tcp4", "10.95.2.2:8080"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	peer := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		peer <- c.RemoteAddr().String()
+		_, _ = io.Copy(c, c)
+	}()
+	var c net.Conn
+	err = inNS(nsExt, func() (err error) {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		c, err = d.Dial("tcp4", "192.168.77.1:30080")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("connect to the NodePort: %v\n%s", err, sim.cliForTest("show errors"))
+	}
+	defer c.Close()
+	if from := <-peer; !strings.HasPrefix(from, "192.168.77.2:") {
+		t.Errorf("backend saw the client as %s, want its own address (NodePort keeps the client IP)", from)
+	}
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	data := make([]byte, 256<<10)
+	for k := range data {
+		data[k] = byte(k * 13)
+	}
+	go func() { _, _ = c.Write(data) }()
+	got := make([]byte, len(data))
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatalf("echo: %v\n%s", err, sim.cliForTest("show errors"))
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatal("echoed data differs")
 	}
 }

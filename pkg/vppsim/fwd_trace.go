@@ -185,7 +185,8 @@ func cliShowErrors(st *state, _ []string) string {
 	fmt.Fprintf(&b, "%10s%30s%46s%10s\n", "Count", "Node", "Reason", "Severity")
 	for _, k := range keys {
 		sev := "error"
-		if strings.HasPrefix(k.reason, "good ") || strings.HasSuffix(k.reason, " processed") || strings.HasSuffix(k.reason, " sent") {
+		if strings.HasPrefix(k.reason, "good ") || strings.HasSuffix(k.reason, " processed") || strings.HasSuffix(k.reason, " sent") ||
+			strings.HasSuffix(k.reason, " received") || strings.HasSuffix(k.reason, " fragmented") || strings.HasSuffix(k.reason, " moves") {
 			sev = "info"
 		}
 		fmt.Fprintf(&b, "%10d%30s%46s%10s\n", st.fwd.errors[k], k.node, k.reason, sev)
