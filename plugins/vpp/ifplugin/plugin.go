@@ -13,7 +13,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/vppcalls"
@@ -49,8 +48,8 @@ type Deps struct {
 	Log logrus.FieldLogger
 	// Scheduler is where the descriptors are registered (required).
 	Scheduler kvapi.KVScheduler
-	// GoVPP hands out the channel to VPP (required).
-	GoVPP govppmux.API
+	// GoVPP hands out the channel to VPP and checks the plugin's messages (required).
+	GoVPP vppbase.GoVPP
 }
 
 // Plugin registers the VPP interface descriptors and follows DHCP leases.
