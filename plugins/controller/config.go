@@ -41,8 +41,13 @@ type Config struct {
 	// EventHistoryAgeLimit is how long events are kept, in minutes.
 	EventHistoryAgeLimit uint32 `json:"eventHistoryAgeLimit"`
 	// PermanentlyRecordedInitPeriod: events of the first minutes of the agent's life are
-	// kept forever.
+	// kept regardless of their age (within half of the size bounds below).
 	PermanentlyRecordedInitPeriod uint32 `json:"permanentlyRecordedInitPeriod"`
+	// EventHistoryMaxRecords bounds the recorded events; 0 means no bound.
+	EventHistoryMaxRecords int `json:"eventHistoryMaxRecords"`
+	// EventHistoryMaxBytes bounds the approximate memory of the recorded events,
+	// including the scheduler transactions they refer to; 0 means no bound.
+	EventHistoryMaxBytes int `json:"eventHistoryMaxBytes"`
 }
 
 // DefaultConfig returns the code defaults. Unlike upstream (1 minute in code, 30 s in its
@@ -64,6 +69,8 @@ func DefaultConfig() Config {
 		RecordEventHistory:            true,
 		EventHistoryAgeLimit:          1440,
 		PermanentlyRecordedInitPeriod: 60,
+		EventHistoryMaxRecords:        10000,
+		EventHistoryMaxBytes:          32 << 20,
 	}
 }
 
@@ -96,6 +103,12 @@ func (c Config) Validate() error {
 		if p.d <= 0 {
 			errs = append(errs, fmt.Errorf("%s: %v must be positive", p.key, time.Duration(p.d)))
 		}
+	}
+	if c.EventHistoryMaxRecords < 0 {
+		errs = append(errs, fmt.Errorf("eventHistoryMaxRecords: %d must not be negative (0: no bound)", c.EventHistoryMaxRecords))
+	}
+	if c.EventHistoryMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("eventHistoryMaxBytes: %d must not be negative (0: no bound)", c.EventHistoryMaxBytes))
 	}
 	if c.EventLoopStallTimeout < 0 {
 		errs = append(errs, fmt.Errorf("eventLoopStallTimeout: %v must not be negative (0 disables it)", time.Duration(c.EventLoopStallTimeout)))

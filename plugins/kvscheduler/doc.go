@@ -30,7 +30,9 @@
 //	│            transaction (period, doubled with exp. backoff); a    │
 //	│            txn without a policy (SB notification) retries with  │
 //	│            the policy the failed value was staged with           │
-//	│ record     RecordedTxn -> history, metrics, summary log          │
+//	│ record     RecordedTxn -> history, metrics, summary log; the     │
+//	│            record keeps at most transaction-history-max-ops      │
+//	│            values and ops, the history max records and bytes     │
 //	└──────────────────────────────────────────────────────────────────┘
 //	             │
 //	             ▼

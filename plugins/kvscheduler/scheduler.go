@@ -52,6 +52,16 @@ type Config struct {
 	EnableTxnSimulation bool `json:"enable-txn-simulation"`
 	// PrintTxnSummary logs every transaction that changed something or failed.
 	PrintTxnSummary bool `json:"print-txn-summary"`
+	// TransactionHistoryMaxRecords bounds the recorded transactions (the oldest go
+	// first, recent ones before those of the init period); 0 means no bound.
+	TransactionHistoryMaxRecords int `json:"transaction-history-max-records"`
+	// TransactionHistoryMaxBytes bounds the approximate memory of the recorded
+	// transactions (api.RecordedTxn.ApproxSize); 0 means no bound.
+	TransactionHistoryMaxBytes int `json:"transaction-history-max-bytes"`
+	// TransactionHistoryMaxOps bounds the values and operations one record keeps
+	// (api.RecordedTxn.Bound): a resync of 100k values keeps a bounded record, not a
+	// copy of every value; 0 means no bound.
+	TransactionHistoryMaxOps int `json:"transaction-history-max-ops"`
 }
 
 // DefaultConfig returns the configuration used when kvscheduler.conf is absent.
@@ -62,6 +72,9 @@ func DefaultConfig() Config {
 		PermanentlyRecordedInitPeriod: 60,
 		EnableTxnSimulation:           false,
 		PrintTxnSummary:               true,
+		TransactionHistoryMaxRecords:  10000,
+		TransactionHistoryMaxBytes:    64 << 20,
+		TransactionHistoryMaxOps:      1000,
 	}
 }
 

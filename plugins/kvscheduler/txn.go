@@ -300,8 +300,9 @@ func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint
 		rec.Error = te.Error()
 		err = te
 	}
-	s.hist.add(rec)
 	s.metrics.txnDone(rec, err != nil, s.g.pending)
+	rec.Bound(s.config.TransactionHistoryMaxOps)
+	s.hist.add(rec)
 	s.scheduleRetries(t, rec.SeqNum)
 	if s.config.PrintTxnSummary && (len(rec.Executed) > 0 || err != nil) {
 		s.unlogged = append(s.unlogged, unloggedTxn{rec: rec, failed: err != nil})

@@ -227,11 +227,18 @@ func (r *burstRig) remoteResyncs() float64 {
 
 // BenchmarkBurstOf10kEndpointsChanges writes 10,000 Endpoints changes (2,000 Endpoints,
 // five versions each, 128 puts per etcd transaction) while the controller's handler
-// spends 20us per Endpoints (in a change or in a resync), and measures until the controller holds the last version of
-// every Endpoints: events the handler saw, full resyncs, peak Go heap.
+// spends cost per Endpoints (in a change or in a resync), and measures until the
+// controller holds the last version of every Endpoints: events the handler saw, full
+// resyncs, peak Go heap.
 func BenchmarkBurstOf10kEndpointsChanges(b *testing.B) {
+	for _, cost := range []time.Duration{20 * time.Microsecond, 200 * time.Microsecond} {
+		b.Run(fmt.Sprintf("handler=%v", cost), func(b *testing.B) { benchmarkBurst(b, cost) })
+	}
+}
+
+func benchmarkBurst(b *testing.B, cost time.Duration) {
 	const keys, versions = 2000, 5
-	r := newBurstRig(b, keys, 20*time.Microsecond)
+	r := newBurstRig(b, keys, cost)
 	defer r.close()
 	var peak atomic.Uint64
 	stop := make(chan struct{})

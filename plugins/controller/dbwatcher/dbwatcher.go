@@ -160,6 +160,7 @@ func (w *DBWatcher) Init() (err error) {
 	w.pending = newChangeTracker()
 	w.metrics = newMetrics(w.pending.len)
 	w.pending.delivered = func(resource string) { w.metrics.changes.WithLabelValues(resource).Inc() }
+	w.pending.coalesced = w.metrics.coalesced.Inc
 
 	w.local, err = openLocalDB(w.boltCfg)
 	if err != nil {

@@ -516,6 +516,10 @@ func TestBurstOfChangesIsCoalescedWithoutAResync(t *testing.T) {
 	if n := testutil.ToFloat64(h.w.metrics.resyncs.WithLabelValues(sourceRemote, outcomeOK)); n != 1 {
 		t.Errorf("resync metric = %v, want 1", n)
 	}
+	// 19 of the 20 rounds, 99 of "seen"'s changes, the re-creation of gone, the delete of ghost.
+	if n, want := testutil.ToFloat64(h.w.metrics.coalesced), float64(keys*(rounds-1)+99+1+1); n != want {
+		t.Errorf("coalesced changes = %v, want %v", n, want)
+	}
 	changes := evs[1:]
 	// first, the 500 pods in the order they first changed, seen, last.
 	if len(changes) != 1+keys+2 {

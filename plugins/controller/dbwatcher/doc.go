@@ -58,7 +58,8 @@
 // and validated by Init, which also opens the bolt file.
 //
 // Metrics: contiv_dbwatcher_resyncs_total{source,outcome}, _changes_total{resource},
-// _bad_values_total{resource} and the gauges contiv_dbwatcher_etcd_connected and
+// _bad_values_total{resource}, _identity_mismatches_total{resource},
+// _coalesced_changes_total and the gauges contiv_dbwatcher_etcd_connected and
 // contiv_dbwatcher_pending_changes.
 //
 // KV hands the watcher's etcd connection to plugins that write to etcd (nodesync), and

@@ -24,6 +24,7 @@ type metrics struct {
 	identityMismatches *prometheus.CounterVec
 	connected          prometheus.Gauge
 	pending            prometheus.GaugeFunc
+	coalesced          prometheus.Counter
 }
 
 // newMetrics creates the collectors; pending reports the number of pending changes.
@@ -33,6 +34,10 @@ func newMetrics(pending func() int) *metrics {
 			Name: "contiv_dbwatcher_pending_changes",
 			Help: "Changes (coalesced per key) waiting for the event loop.",
 		}, func() float64 { return float64(pending()) }),
+		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contiv_dbwatcher_coalesced_changes_total",
+			Help: "Changes merged into a change of the same key still pending for the event loop.",
+		}),
 		resyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contiv_dbwatcher_resyncs_total",
 			Help: "Database resyncs by source (remote = etcd, local = bolt mirror) and outcome (ok, error, skipped).",
@@ -57,7 +62,7 @@ func newMetrics(pending func() int) *metrics {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.identityMismatches, m.connected, m.pending}
+	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.identityMismatches, m.connected, m.pending, m.coalesced}
 }
 
 // register registers every collector, undoing the registrations when one fails.

@@ -37,10 +37,12 @@ type changeTracker struct {
 	wake func()
 	// delivered counts a change handed to the event loop, by resource.
 	delivered func(resource string)
+	// coalesced counts a change merged into a pending one of its key.
+	coalesced func()
 }
 
 func newChangeTracker() *changeTracker {
-	return &changeTracker{byKey: make(map[string]*pendingChange), wake: func() {}, delivered: func(string) {}}
+	return &changeTracker{byKey: make(map[string]*pendingChange), wake: func() {}, delivered: func(string) {}, coalesced: func() {}}
 }
 
 // record adds a change of key from prev (the latest value the watcher knew, delivered
@@ -49,6 +51,7 @@ func (t *changeTracker) record(key, rel, resource string, prev, next proto.Messa
 	t.mu.Lock()
 	if p, ok := t.byKey[key]; ok {
 		p.next = next
+		t.coalesced()
 	} else {
 		t.byKey[key] = &pendingChange{rel: rel, resource: resource, prev: prev, next: next}
 		t.order = append(t.order, key)

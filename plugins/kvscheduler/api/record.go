@@ -65,6 +65,70 @@ type RecordedTxn struct {
 	Executed []RecordedOp `json:"executed,omitempty"`
 	// Error is the transaction error, "" on success.
 	Error string `json:"error,omitempty"`
+	// OmittedValues, OmittedPlanned and OmittedExecuted count the entries left out of
+	// Values, Planned and Executed by Bound (the history keeps a bounded record of a
+	// transaction of 100k values, not copies of them all).
+	OmittedValues   int `json:"omittedValues,omitempty"`
+	OmittedPlanned  int `json:"omittedPlanned,omitempty"`
+	OmittedExecuted int `json:"omittedExecuted,omitempty"`
+}
+
+// Bound keeps at most max entries of each list (Values, Planned, Executed), counting
+// the others in the Omitted fields. Executed keeps its first max operations and, after
+// them, up to max failed ones, so the errors of a large transaction stay visible. The
+// kept entries are copied, so the long lists can be garbage collected. max <= 0 keeps
+// everything.
+func (t *RecordedTxn) Bound(max int) {
+	if max <= 0 {
+		return
+	}
+	if n := len(t.Values); n > max {
+		t.Values = append(make([]RecordedKVPair, 0, max), t.Values[:max]...)
+		t.OmittedValues += n - max
+	}
+	if n := len(t.Planned); n > max {
+		t.Planned = append(make([]RecordedOp, 0, max), t.Planned[:max]...)
+		t.OmittedPlanned += n - max
+	}
+	if n := len(t.Executed); n > max {
+		var failed []RecordedOp
+		for _, op := range t.Executed[max:] {
+			if op.Error != "" && len(failed) < max {
+				failed = append(failed, op)
+			}
+		}
+		kept := make([]RecordedOp, 0, max+len(failed))
+		kept = append(append(kept, t.Executed[:max]...), failed...)
+		t.OmittedExecuted += n - len(kept)
+		t.Executed = kept
+	}
+}
+
+// recordOverhead is the approximate size of a record, an op or a value without their
+// strings and protobuf contents.
+const recordOverhead = 256
+
+// ApproxSize estimates the memory the record holds, in bytes: the strings and the
+// encoded size of every protobuf value, plus a fixed overhead per entry. It bounds
+// the histories by size; it is a cost estimate, not an exact figure.
+func (t *RecordedTxn) ApproxSize() int {
+	size := recordOverhead + len(t.Description) + len(t.Error)
+	for _, v := range t.Values {
+		size += recordOverhead/4 + len(v.Key) + protoSize(v.Value)
+	}
+	for _, ops := range [][]RecordedOp{t.Planned, t.Executed} {
+		for _, op := range ops {
+			size += recordOverhead/2 + len(op.Key) + len(op.Error) + protoSize(op.Value) + protoSize(op.PrevValue)
+		}
+	}
+	return size
+}
+
+func protoSize(m proto.Message) int {
+	if m == nil {
+		return 0
+	}
+	return proto.Size(m)
 }
 
 // RecordedKVPair is one value carried by a recorded transaction.
@@ -213,6 +277,10 @@ func (t *RecordedTxn) Summary(limit int) string {
 	}
 	writeOps(&b, "planned", t.Planned, limit)
 	writeOps(&b, "executed", t.Executed, limit)
+	if t.OmittedValues+t.OmittedPlanned+t.OmittedExecuted > 0 {
+		fmt.Fprintf(&b, "  not recorded: %d values, %d planned, %d executed operations\n",
+			t.OmittedValues, t.OmittedPlanned, t.OmittedExecuted)
+	}
 	if t.Error != "" {
 		fmt.Fprintf(&b, "  error: %s\n", t.Error)
 	}

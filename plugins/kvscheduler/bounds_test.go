@@ -1,0 +1,103 @@
+package kvscheduler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+)
+
+func seqsOf(recs []*api.RecordedTxn) []uint64 {
+	var out []uint64
+	for _, r := range recs {
+		out = append(out, r.SeqNum)
+	}
+	return out
+}
+
+func TestHistoryIsBoundedByCount(t *testing.T) {
+	var h history
+	cfg := DefaultConfig()
+	cfg.PermanentlyRecordedInitPeriod = 1
+	cfg.TransactionHistoryMaxRecords = 4
+	start := time.Unix(1000, 0)
+	h.init(cfg, start)
+	// Three of the init period (which may keep half of the bound: 2), then recent ones.
+	for seq, d := range []time.Duration{0, 10 * time.Second, 20 * time.Second, 2 * time.Minute, 3 * time.Minute} {
+		h.add(&api.RecordedTxn{SeqNum: uint64(seq + 1), Start: start.Add(d)})
+	}
+	if got := seqsOf(h.between(time.Time{}, time.Time{})); !slices.Equal(got, []uint64{2, 3, 4, 5}) {
+		t.Fatalf("kept %v, want #1 of the init period dropped (it held more than half)", got)
+	}
+	h.add(&api.RecordedTxn{SeqNum: 6, Start: start.Add(5 * time.Minute)})
+	h.add(&api.RecordedTxn{SeqNum: 7, Start: start.Add(6 * time.Minute)})
+	if got := seqsOf(h.between(time.Time{}, time.Time{})); !slices.Equal(got, []uint64{2, 3, 6, 7}) {
+		t.Fatalf("kept %v, want the init period's #2, #3 and the 2 newest recent", got)
+	}
+}
+
+func TestHistoryIsBoundedByBytes(t *testing.T) {
+	var h history
+	cfg := DefaultConfig()
+	cfg.PermanentlyRecordedInitPeriod = 0
+	cfg.TransactionHistoryMaxRecords = 0
+	start := time.Unix(1000, 0)
+	rec := func(seq uint64) *api.RecordedTxn {
+		return &api.RecordedTxn{SeqNum: seq, Start: start.Add(time.Duration(seq) * time.Second),
+			Values: []api.RecordedKVPair{{Key: "v/a", Value: str(fmt.Sprintf("%01000d", seq))}}}
+	}
+	one := rec(1).ApproxSize()
+	cfg.TransactionHistoryMaxBytes = 3*one + one/2
+	h.init(cfg, start)
+	for seq := uint64(1); seq <= 10; seq++ {
+		h.add(rec(seq))
+	}
+	if got := seqsOf(h.between(time.Time{}, time.Time{})); !slices.Equal(got, []uint64{8, 9, 10}) {
+		t.Fatalf("kept %v, want the 3 newest (%d bytes each, limit %d)", got, one, cfg.TransactionHistoryMaxBytes)
+	}
+	if h.bytes > cfg.TransactionHistoryMaxBytes || h.bytes != 3*one {
+		t.Errorf("accounted %d bytes, want %d", h.bytes, 3*one)
+	}
+	// A record larger than the limit alone is kept (the newest always is), alone.
+	big := rec(11)
+	big.Values[0].Value = str(fmt.Sprintf("%010000d", 11))
+	h.add(big)
+	if got := seqsOf(h.between(time.Time{}, time.Time{})); !slices.Equal(got, []uint64{11}) {
+		t.Fatalf("kept %v, want only the oversized newest", got)
+	}
+}
+
+func TestFullResyncRecordKeepsABoundedPartOfItsValues(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.PrintTxnSummary = false
+	cfg.TransactionHistoryMaxOps = 100
+	s, dp := basicSetup(t, &cfg)
+	const n = 5000
+	dp.failOn("v/04999", api.OpCreate, 1, false)
+	var kvs []kv
+	for i := range n {
+		kvs = append(kvs, set(fmt.Sprintf("v/%05d", i), "x"))
+	}
+	// The first resync is verbose: it records its values.
+	seq, err := commitCtx(api.WithResync(context.Background(), api.FullResync, true), s, kvs...)
+	if err == nil {
+		t.Fatal("want the injected failure")
+	}
+	rec := s.GetRecordedTransaction(seq)
+	if len(rec.Values) != 100 || cap(rec.Values) > 100 || rec.OmittedValues != n-100 || rec.ValueCount != n {
+		t.Errorf("values: %d kept (cap %d), %d omitted, count %d; want 100, %d, %d", len(rec.Values), cap(rec.Values), rec.OmittedValues, rec.ValueCount, n-100, n)
+	}
+	if len(rec.Executed) != 101 || cap(rec.Executed) > 101 || rec.OmittedExecuted != n-101 {
+		t.Errorf("executed: %d kept (cap %d), %d omitted; want the first 100 and the failed one, %d omitted",
+			len(rec.Executed), cap(rec.Executed), rec.OmittedExecuted, n-101)
+	}
+	if last := rec.Executed[len(rec.Executed)-1]; last.Key != "v/04999" || last.Error == "" {
+		t.Errorf("the failed operation was not kept: %+v", last)
+	}
+	if size := rec.ApproxSize(); size > 100_000 {
+		t.Errorf("the record of a resync of %d values holds about %d bytes", n, size)
+	}
+}
