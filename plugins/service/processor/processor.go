@@ -89,6 +89,8 @@ type ServiceProcessor struct {
 	nodeGen uint64
 	// ipBlock is the rest of the block parsed IPv4 addresses are cut from.
 	ipBlock []byte
+	// resyncGen counts resyncs; services not seen in the current one are dropped.
+	resyncGen uint64
 }
 
 // Init checks the dependencies, prepares empty state and registers the metrics.
@@ -136,6 +138,11 @@ func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) erro
 // reset forgets all state.
 func (sp *ServiceProcessor) reset(services int) {
 	sp.services = make(map[renderer.ServiceID]*Service, services)
+	sp.resetDerived()
+}
+
+// resetDerived empties what Resync derives from the services.
+func (sp *ServiceProcessor) resetDerived() {
 	sp.nodePortServices = make(map[renderer.ServiceID]*Service)
 	sp.localEps = make(map[podmodel.ID]*LocalEndpoint)
 	sp.frontendIfs = renderer.NewInterfaces()
@@ -167,23 +174,38 @@ func (sp *ServiceProcessor) refreshNodeContext() {
 func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error {
 	sp.refreshNodeContext()
 	data := sp.parseResyncData(kubeStateData)
-	sp.reset(max(len(data.Services), len(data.Endpoints)))
-	sp.stats.reset()
+	sp.resetDerived()
 
-	for _, meta := range data.Services {
-		id := renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()}
-		s := sp.newService(id)
-		s.setMetadata(meta)
-		sp.services[id] = s
-	}
-	for _, eps := range data.Endpoints {
-		id := renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()}
+	// A service whose Kubernetes objects are the very ones the processor holds (the
+	// controller hands the same objects to every resync until they change), parsed for
+	// the current node context, keeps its parsed halves and its rendering; anything
+	// else is parsed again. The gauges follow by difference (setMetadata and
+	// setEndpoints account for what a service's objects add and remove).
+	sp.resyncGen++
+	gen := sp.resyncGen
+	service := func(id renderer.ServiceID) *Service {
 		s := sp.services[id]
 		if s == nil {
 			s = sp.newService(id)
 			sp.services[id] = s
 		}
-		s.setEndpoints(eps)
+		return s
+	}
+	for _, meta := range data.Services {
+		s := service(renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()})
+		s.metaSeen = gen
+		if s.meta != meta || s.metaGen != sp.nodeGen {
+			s.setMetadata(meta)
+			s.dirty = true
+		}
+	}
+	for _, eps := range data.Endpoints {
+		s := service(renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()})
+		s.endpointsSeen = gen
+		if s.endpoints != eps || s.classGen != sp.nodeGen {
+			s.setEndpoints(eps)
+			s.dirty = true
+		}
 	}
 
 	ev := renderer.NewResyncEventData()
@@ -191,7 +213,22 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	ev.NodeIPs = sp.nodeIPs
 	ev.Services = make([]*renderer.ContivService, 0, len(sp.services))
 	for id, s := range sp.services {
-		s.Refresh()
+		if s.metaSeen != gen && s.meta != nil { // gone from Kubernetes
+			s.setMetadata(nil)
+			s.dirty = true
+		}
+		if s.endpointsSeen != gen && s.endpoints != nil {
+			s.setEndpoints(nil)
+			s.dirty = true
+		}
+		if s.meta == nil && s.endpoints == nil {
+			delete(sp.services, id)
+			continue
+		}
+		if s.dirty {
+			s.Refresh()
+			s.dirty = false
+		}
 		cs := s.contivSvc
 		if cs == nil {
 			continue

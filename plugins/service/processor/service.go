@@ -45,8 +45,13 @@ type Service struct {
 
 	contivSvc     *renderer.ContivService
 	localBackends []podmodel.ID
-	// classGen is the node context generation the addresses were classified for.
-	classGen uint64
+	// classGen is the node context generation the addresses were classified for,
+	// metaGen the one the definition was parsed for.
+	classGen, metaGen uint64
+	// dirty: a half changed since the last Refresh (used by Resync); metaSeen and
+	// endpointsSeen: the last resync that had the definition / the Endpoints.
+	dirty                   bool
+	metaSeen, endpointsSeen uint64
 
 	// Items of this service skipped while parsing, included in the processor gauges.
 	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
@@ -169,6 +174,7 @@ func (s *Service) log() logrus.FieldLogger {
 // out; an empty protocol is TCP, the Kubernetes default.
 func (s *Service) setMetadata(meta *svcmodel.Service) {
 	s.meta = meta
+	s.metaGen = s.sp.nodeGen
 	oldSCTP, oldOther, oldBad, oldRejected := s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs, s.rejectedMeta
 	s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs, s.rejectedMeta = 0, 0, 0, rejectedFields{}
 	defer func() {

@@ -8,6 +8,9 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 )
 
@@ -138,5 +141,54 @@ func TestClusterIPOutsideTheServiceCIDRIsRejected(t *testing.T) {
 	}
 	if g := e.gauge("contiv_service_rejected_fields", "field", "clusterIP"); g != 0 {
 		t.Errorf("rejected clusterIP gauge %v after the fix, want 0", g)
+	}
+}
+
+func TestResyncReusesUnchangedServicesAndKeepsTheGaugesExact(t *testing.T) {
+	e := newEnv(t, "")
+	bad := st.Service("default", "bad", "10.96.0.60", st.Port("big", "TCP", 70000, 0), st.Port("sig", "SCTP", 3868, 0), st.Port("http", "TCP", 80, 0))
+	web := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))
+	badEps := st.Endpoints("default", "bad", st.Subset([]st.Addr{st.PodAddr(remoteIP, "default", "r")}, st.EpPort("http", 8080, "")))
+	webEps := webEndpoints(st.PodAddr(remoteIP, "default", "r"))
+	kube := func(objs ...any) controller.KubeStateData {
+		k := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+		for _, o := range objs {
+			switch v := o.(type) {
+			case *svcmodel.Service:
+				k[svcmodel.Keyword][svcmodel.Key(v.Name, v.Namespace)] = v
+			case *epmodel.Endpoints:
+				k[epmodel.Keyword][epmodel.Key(v.Name, v.Namespace)] = v
+			}
+		}
+		return k
+	}
+	gauges := func() [2]float64 {
+		return [2]float64{e.gauge("contiv_service_rejected_fields", "field", "port"), e.gauge("contiv_service_unsupported_ports", "protocol", "SCTP")}
+	}
+	e.resync(kube(bad, web, badEps, webEps))
+	first := e.svc("default", "web")
+	if g := gauges(); g != [2]float64{1, 1} {
+		t.Errorf("gauges after the first resync %v, want [1 1]", g)
+	}
+	// The same objects again: the renderings are reused, the gauges stay.
+	e.resync(kube(bad, web, badEps, webEps))
+	if e.svc("default", "web") != first {
+		t.Error("an unchanged service was rendered again")
+	}
+	if g := gauges(); g != [2]float64{1, 1} {
+		t.Errorf("gauges after a resync of the same objects %v, want [1 1]", g)
+	}
+	// A new Endpoints object of web (equal content, another object) is parsed again.
+	e.resync(kube(bad, web, badEps, webEndpoints(st.PodAddr("10.1.2.8", "default", "r"))))
+	if cs := e.svc("default", "web"); cs == first || cs.Backends["http"][0].IP.String() != "10.1.2.8" {
+		t.Errorf("a changed service kept its old rendering %v", cs)
+	}
+	// The bad service's definition is gone: its counts go with it.
+	e.resync(kube(web, badEps, webEps))
+	if g := gauges(); g != [2]float64{0, 0} {
+		t.Errorf("gauges after the bad service left %v, want [0 0]", g)
+	}
+	if e.svc("default", "bad") != nil {
+		t.Error("a service without definition is still rendered")
 	}
 }

@@ -85,6 +85,27 @@ func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vp
 	return key, dnat
 }
 
+// renderedService is a service's DNAT as the last resync staged it.
+type renderedService struct {
+	svc  *renderer.ContivService
+	key  string
+	dnat *vpp_nat.DNat44
+	seen uint64 // the last resync that had the service
+}
+
+// renderInputs is everything besides the ContivService that serviceDNAT reads.
+type renderInputs struct {
+	nodeIPs          string
+	mainVRF, podVRF  uint32
+	noOverlay        bool
+	localEndpointWgt uint32
+}
+
+func (rndr *Renderer) renderInputs() renderInputs {
+	return renderInputs{nodeIPs: rndr.nodeIPs.String(), mainVRF: rndr.mainVRF, podVRF: rndr.podVRF,
+		noOverlay: rndr.noOverlay, localEndpointWgt: rndr.Config.LocalEndpointWeight()}
+}
+
 // ip4String formats an IPv4 address (4-byte form), through the resync's cache when
 // one is set.
 func (rndr *Renderer) ip4String(ip4 net.IP) string {

@@ -83,9 +83,15 @@ type Renderer struct {
 	nodeIPs *renderer.IPAddresses
 	// ipStrings holds the text of the IPv4 addresses formatted during a resync (nil
 	// otherwise): a pod backs many services, its address is formatted once.
-	ipStrings   map[uint32]string
-	frontendIfs renderer.Interfaces
-	backendIfs  renderer.Interfaces
+	ipStrings map[uint32]string
+	// rendered holds the DNATs of the last resync by service, rendered with the
+	// inputs renderedWith: a resync given the same ContivService again (the processor
+	// keeps the rendering of unchanged services) stages the same DNAT.
+	rendered     map[renderer.ServiceID]*renderedService
+	renderedWith renderInputs
+	resyncGen    uint64
+	frontendIfs  renderer.Interfaces
+	backendIfs   renderer.Interfaces
 
 	// Session cleanup.
 	sessionMetrics *sessionMetrics
@@ -260,9 +266,28 @@ func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
 	rndr.ipStrings = make(map[uint32]string, 1024)
 	defer func() { rndr.ipStrings = nil }()
+	if inputs := rndr.renderInputs(); inputs != rndr.renderedWith || rndr.rendered == nil {
+		rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(resyncEv.Services))
+		rndr.renderedWith = inputs
+	}
+	rndr.resyncGen++
 	for _, svc := range resyncEv.Services {
-		key, dnat := rndr.keyedServiceDNAT(svc)
-		txn.Put(key, dnat)
+		r := rndr.rendered[svc.ID]
+		if r == nil {
+			r = &renderedService{}
+			rndr.rendered[svc.ID] = r
+		}
+		if r.svc != svc {
+			r.svc = svc
+			r.key, r.dnat = rndr.keyedServiceDNAT(svc)
+		}
+		r.seen = rndr.resyncGen
+		txn.Put(r.key, r.dnat)
+	}
+	for id, r := range rndr.rendered {
+		if r.seen != rndr.resyncGen {
+			delete(rndr.rendered, id)
+		}
 	}
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
 
