@@ -63,6 +63,8 @@ FUZZ_TARGETS := \
 	./plugins/podmanager/cniplugin:FuzzCNIArgs \
 	./plugins/podmanager:FuzzParsePodArgs \
 	./plugins/podmanager:FuzzReadState \
+	./plugins/podmanager:FuzzCNICacheEntry \
+	./plugins/ksr/convert:FuzzServiceSanitize \
 	./plugins/ksr/store:FuzzDecodeEtcdValue \
 	./plugins/ksr/store:FuzzDecodeExternalConfig \
 	./plugins/nodesync:FuzzVppNodeRecord \
