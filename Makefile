@@ -31,7 +31,7 @@ $(BINARIES):
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/$@ ./cmd/$@
 
 test:
-	CONTIV_TEST_CNI_PLUGINS=$(CNI_PLUGINS_DIR) $(GO) test -race -count=1 ./...
+	CONTIV_TEST_CNI_PLUGINS=$(CNI_PLUGINS_DIR) $(GO) test -race -count=1 -timeout 30m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \

@@ -95,15 +95,20 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 	etcd := etcdClient(t, l)
 	ctx := testCtx(t, 15*time.Minute)
 
-	// Traffic, when the simulator forwards: a client on node1 to the Service.
+	// Traffic, when the simulator forwards: a client pod on node1 (not a backend: a
+	// backend reaching its own Service is answered by itself) to the Service, whose
+	// backends are on every node.
 	var traffic dialer
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, "80")
 	if l.NICBound {
-		for name, p := range backends {
-			if p.Spec.NodeName == l.Nodes()[0].Name {
-				traffic = podDialer(t, l, ns, name)
-			}
+		n1 := l.Nodes()[0].Name
+		if _, err := l.Kube.CoreV1().Pods(ns).Create(ctx, echoPod("ftclient", "ftclient", n1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
 		}
+		if _, err := l.WaitPodsReady(ctx, ns, "app=ftclient", 1, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		traffic = podDialer(t, l, ns, "ftclient")
 		eventually(t, 60*time.Second, "traffic to "+addr, func() error { _, _, err := probe(traffic, addr, 2*time.Second); return err })
 	} else {
 		t.Log("no traffic during the faults: vpp-sim does not bind its NIC to the node's link (-nic NAME=LINUXIF)")
@@ -214,8 +219,20 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 			})
 			converged := time.Since(start)
 			if tl != nil {
+				// Traffic is back once 10 connections in a row succeed.
+				rerr := poll(ctx, time.Minute, func() error {
+					for range 10 {
+						if _, _, err := probe(traffic, addr, time.Second); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
 				ok, failed, disturbed := tl.stop()
 				t.Logf("%s: traffic disturbed for %v (%d failed, %d good connections)", f.name, disturbed.Round(time.Millisecond), failed, ok)
+				if rerr != nil {
+					t.Errorf("%s: traffic did not come back: %v", f.name, rerr)
+				}
 			}
 			if err != nil {
 				t.Fatalf("%s: VPP state differs from before the fault: %v", f.name, err)

@@ -225,8 +225,10 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	return n, nil
 }
 
-// startSim (re)starts vpp-sim and waits for its socket.
+// startSim (re)starts vpp-sim, waits until it serves its socket and gives its NIC the
+// node's MAC.
 func (n *Node) startSim(ctx context.Context) error {
+	started := n.Sim.LogCount("msg=started") // the log is appended to across restarts
 	if err := n.Sim.Start(); err != nil {
 		return err
 	}
@@ -234,13 +236,10 @@ func (n *Node) startSim(ctx context.Context) error {
 		if err := n.Sim.exitError(); err != nil {
 			return permanent(err)
 		}
-		if _, err := os.Stat(n.VPPSocket); err != nil {
-			return err
-		}
-		if !n.Sim.LogContains("msg=started") {
+		if n.Sim.LogCount("msg=started") <= started {
 			return errors.New("no start message in its log yet")
 		}
-		return nil
+		return n.setNICMAC()
 	})
 }
 

@@ -160,6 +160,15 @@ func (p *Process) LogContains(s string) bool {
 	return err == nil && bytes.Contains(data, []byte(s))
 }
 
+// LogCount returns how many times the process's log contains s.
+func (p *Process) LogCount(s string) int {
+	data, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte(s))
+}
+
 // tailFile returns the last n lines of a file (long lines cut), for error messages.
 func tailFile(path string, n int) string {
 	f, err := os.Open(path)

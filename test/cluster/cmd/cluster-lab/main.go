@@ -90,7 +90,7 @@ func printUsage(w io.Writer, l *lab.Lab, took time.Duration) {
 	if len(nodes) > 0 {
 		n := nodes[0]
 		fmt.Fprintf(w, "\nAgent REST, e.g.: curl http://%s/contiv/v1/ipam ; curl http://%s/scheduler/dump?key-prefix=config/vpp/v2/interfaces/\n", n.RESTAddr, n.RESTAddr)
-		fmt.Fprintf(w, "VPP CLI through the agent: curl -s -X POST -d '{\"vppclicommand\":\"show interface\"}' http://%s/vpp/command\n", n.RESTAddr)
+		fmt.Fprintf(w, "VPP CLI through the agent: curl -s -H 'Content-Type: application/json' -d '{\"vppclicommand\":\"show interface\"}' http://%s/vpp/command\n", n.RESTAddr)
 	}
 	fmt.Fprintf(w, "\nPods run in network namespaces %s-<namespace>-<pod>; their container answers on each\n", l.Name)
 	fmt.Fprintf(w, "declared containerPort (TCP, UDP) with \"<pod> <client address>\" (HTTP requests too):\n")
