@@ -363,6 +363,8 @@ func TestConfigMapValues(t *testing.T) {
 			OtherNATSessionTimeout:      5,
 			ServiceLocalEndpointWeight:  1,
 			DisableNATVirtualReassembly: false,
+			NodePortRange:               svcconfig.DefaultNodePortRange,
+			NodePortsOnThisNodeOnly:     false,
 		}
 		if *got != want {
 			t.Errorf("service.conf:\n got %+v\nwant %+v", *got, want)

@@ -115,6 +115,28 @@ func TestPodsJoinAllocationsWithInterfaces(t *testing.T) {
 	}
 }
 
+func TestAgentURLs(t *testing.T) {
+	c, err := newCluster(Config{Agents: map[string]string{"listed": "https://agent.example:9443"}, AgentPort: 9998, AgentTLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.isLocal = func(ip net.IP) bool { return ip.Equal(net.ParseIP("10.20.0.10")) }
+	for _, tc := range []struct {
+		n    node
+		want string
+	}{
+		{node{Name: "listed", MgmtIP: "10.20.0.11"}, "https://agent.example:9443"},
+		{node{Name: "remote", MgmtIP: "10.20.0.11", IPs: []string{"192.168.16.2/24"}}, "https://10.20.0.11:9998"},
+		{node{Name: "no-mgmt-ip", IPs: []string{"192.168.16.2/24"}}, "https://192.168.16.2:9998"},
+		{node{Name: "this-machine", MgmtIP: "10.20.0.10"}, "https://127.0.0.1:9998"},
+		{node{Name: "no-address"}, ""},
+	} {
+		if got := c.agentURL(&tc.n); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.n.Name, got, tc.want)
+		}
+	}
+}
+
 func TestConfigValidationNamesTheKey(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  Config

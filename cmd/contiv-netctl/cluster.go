@@ -53,6 +53,22 @@ type node struct {
 type cluster struct {
 	cfg  Config
 	http *http.Client
+	// isLocal says whether an IP is an address of this machine.
+	isLocal func(net.IP) bool
+}
+
+// localAddress says whether ip is assigned to an interface of this machine.
+func localAddress(ip net.IP) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 func newCluster(cfg Config) (*cluster, error) {
@@ -63,7 +79,7 @@ func newCluster(cfg Config) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cluster{cfg: cfg, http: hc}, nil
+	return &cluster{cfg: cfg, http: hc, isLocal: localAddress}, nil
 }
 
 // nodes lists the nodes with a node ID (allocated by their agents) and, with no ID
@@ -145,7 +161,8 @@ func (c *cluster) nodes(ctx context.Context) ([]node, error) {
 }
 
 // agentURL is where the node's agent answers: the agents section, else the node's
-// management IP, else its first VPP IP, at the agent port.
+// management IP, else its first VPP IP, at the agent port. An address of this machine
+// becomes loopback: the agent serves its admin API there (netctl run on a node).
 func (c *cluster) agentURL(n *node) string {
 	if u, ok := c.cfg.Agents[n.Name]; ok {
 		return u
@@ -156,6 +173,12 @@ func (c *cluster) agentURL(n *node) string {
 	}
 	if host == "" {
 		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && c.isLocal(ip) {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
 	}
 	port := c.cfg.AgentPort
 	if port == 0 {

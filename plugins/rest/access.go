@@ -201,11 +201,13 @@ func (p *Plugin) adminRefusal(r *http.Request) string {
 	return ""
 }
 
+// refuse answers a request the access rules refuse. Refusals are counted, and logged at
+// debug level only: whoever sends them (any pod) would otherwise choose the log's volume.
 func (p *Plugin) refuse(w http.ResponseWriter, r *http.Request, reason string, code int, msg string) {
 	p.metrics.refused.WithLabelValues(reason).Inc()
 	p.Log.WithFields(logrus.Fields{
 		"caller": r.RemoteAddr, "method": r.Method, "path": r.URL.Path, "reason": reason,
-	}).Info("REST request refused")
+	}).Debug("REST request refused")
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="contiv-vpp"`)
 	}
