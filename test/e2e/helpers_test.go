@@ -1021,14 +1021,45 @@ type contivNode struct {
 	agent *process
 	rest  *restClient
 	cni   *cniRunner
+
+	// extraDocs are YAML documents (Services, Endpoints, ...) appended to the cluster
+	// file by setClusterPods.
+	extraDocs []string
+}
+
+// nodeOptions change how startContivNodeWith sets a node up.
+type nodeOptions struct {
+	// beforeSim runs in the new node namespace before vpp-sim starts (e.g. to create
+	// the Linux interface the NIC is bound to).
+	beforeSim func(ns *netns)
+	// nicLink binds the NIC to this Linux interface of the node namespace
+	// (vpp-sim -nic NAME=LINUXIF); "" keeps the NIC wire-less.
+	nicLink string
+	// serviceConf, if set, is the agent's service.conf.
+	serviceConf string
+	// contivConf, if set, replaces k8s/examples/contiv.conf as the agent's contiv.conf.
+	contivConf string
 }
 
 // startContivNode starts a node whose cluster file has this node and the given pods
 // (scheduled here, not running yet), and waits until the agent is ready.
 func startContivNode(tb testing.TB, e *env, pods ...string) *contivNode {
 	tb.Helper()
+	return startContivNodeWith(tb, e, nodeOptions{}, pods...)
+}
+
+// startContivNodeWith is startContivNode with options.
+func startContivNodeWith(tb testing.TB, e *env, opts nodeOptions, pods ...string) *contivNode {
+	tb.Helper()
 	bin := binaries(tb, e)
 	n := &contivNode{tb: tb, e: e, bin: bin, ns: newNodeNetns(tb, e), dir: tb.TempDir()}
+	if opts.beforeSim != nil {
+		opts.beforeSim(n.ns)
+	}
+	nic := vppNIC
+	if opts.nicLink != "" {
+		nic += "=" + opts.nicLink
+	}
 	n.standaloneDir = filepath.Join(n.dir, "standalone")
 	n.clusterPath = filepath.Join(n.dir, "cluster.yaml")
 	apiSocket := filepath.Join(n.dir, "api.sock")
@@ -1049,7 +1080,7 @@ func startContivNode(tb testing.TB, e *env, pods ...string) *contivNode {
 	}
 
 	n.sim = startProcess(tb, n.ns, n.dir, "vpp-sim",
-		filepath.Join(bin, "vpp-sim"), "-linux", "-socket", apiSocket, "-nic", vppNIC)
+		filepath.Join(bin, "vpp-sim"), "-linux", "-socket", apiSocket, "-nic", nic)
 	mustEventually(tb, 10*time.Second, "vpp-sim serves its API socket", func() error {
 		if err := n.sim.exitedError(); err != nil {
 			return err
@@ -1069,6 +1100,20 @@ func startContivNode(tb testing.TB, e *env, pods ...string) *contivNode {
 		"-contiv-config", filepath.Join(e.root, "k8s", "examples", "contiv.conf"),
 		"-http-config", httpConf, "-govpp-config", govppConf,
 		"-node-name", nodeName}
+	if opts.serviceConf != "" {
+		serviceConf := filepath.Join(n.dir, "service.conf")
+		if err := os.WriteFile(serviceConf, []byte(opts.serviceConf), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		n.agentArgv = append(n.agentArgv, "-service-config", serviceConf)
+	}
+	if opts.contivConf != "" {
+		contivConf := filepath.Join(n.dir, "contiv.conf")
+		if err := os.WriteFile(contivConf, []byte(opts.contivConf), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		n.agentArgv = append(n.agentArgv, "-contiv-config", contivConf)
+	}
 	n.rest = newRESTClient(tb, n.ns, restEndpoint)
 	n.startAgent()
 
@@ -1175,6 +1220,9 @@ spec:
 		} else {
 			b.WriteString("status:\n  phase: Pending\n")
 		}
+	}
+	for _, doc := range n.extraDocs {
+		b.WriteString("---\n" + doc)
 	}
 	if err := writeFileAtomic(n.clusterPath, []byte(b.String())); err != nil {
 		n.tb.Fatal(err)

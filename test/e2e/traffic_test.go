@@ -1,0 +1,362 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The Services of the traffic tests (service CIDR 10.96.0.0/12 of the example cluster).
+// Every responder listens on respPort; every Service forwards svcPort to it.
+const (
+	respPort      = 8080
+	svcPort       = 80
+	workerName    = "k8s-worker1" // the node of the remote endpoint (no agent runs there)
+	remotePodIP   = "10.1.2.2"    // a pod of workerName
+	nodePortWeb   = 30080
+	nodePortLocal = 30081
+)
+
+// endpointSpec is an address of an Endpoints object.
+type endpointSpec struct {
+	ip, node, pod string
+}
+
+// serviceSpec is a Service with its Endpoints, TCP and UDP on svcPort -> respPort.
+type serviceSpec struct {
+	name      string
+	clusterIP string
+	nodePort  int  // 0: type ClusterIP
+	local     bool // externalTrafficPolicy: Local
+	affinity  bool // sessionAffinity: ClientIP
+	endpoints []endpointSpec
+}
+
+// yamlDocs renders the Service and its Endpoints as two documents of a cluster file.
+func (s serviceSpec) yamlDocs() []string {
+	var b strings.Builder
+	typ := "ClusterIP"
+	if s.nodePort != 0 {
+		typ = "NodePort"
+	}
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: default\nspec:\n  type: %s\n  clusterIP: %s\n",
+		s.name, typ, s.clusterIP)
+	if s.local {
+		b.WriteString("  externalTrafficPolicy: Local\n")
+	}
+	if s.affinity {
+		b.WriteString("  sessionAffinity: ClientIP\n")
+	}
+	b.WriteString("  ports:\n")
+	for _, proto := range []string{"TCP", "UDP"} {
+		fmt.Fprintf(&b, "    - name: %s\n      protocol: %s\n      port: %d\n      targetPort: %d\n",
+			strings.ToLower(proto), proto, svcPort, respPort)
+		if s.nodePort != 0 {
+			fmt.Fprintf(&b, "      nodePort: %d\n", s.nodePort)
+		}
+	}
+	svc := b.String()
+
+	b.Reset()
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: Endpoints\nmetadata:\n  name: %s\n  namespace: default\nsubsets:\n  - addresses:\n", s.name)
+	for _, ep := range s.endpoints {
+		fmt.Fprintf(&b, "      - ip: %s\n        nodeName: %s\n        targetRef:\n          kind: Pod\n          name: %s\n          namespace: default\n",
+			ep.ip, ep.node, ep.pod)
+	}
+	b.WriteString("    ports:\n")
+	for _, proto := range []string{"TCP", "UDP"} {
+		fmt.Fprintf(&b, "      - name: %s\n        protocol: %s\n        port: %d\n", strings.ToLower(proto), proto, respPort)
+	}
+	return []string{svc, b.String()}
+}
+
+// workerNodeDoc is the second node of the cluster, where the remote endpoint runs; the
+// standalone loader publishes its VPP address so that the agent builds the VXLAN to it.
+const workerNodeDoc = `apiVersion: v1
+kind: Node
+metadata:
+  name: ` + workerName + `
+  annotations:
+    standalone.contivpp.io/vpp-ip-addresses: 192.168.16.2/24
+spec:
+  podCIDR: 10.1.2.0/24
+status:
+  addresses:
+    - type: InternalIP
+      address: 10.20.0.11
+`
+
+// trafficContivConf is k8s/examples/contiv.conf with the node network's host as the
+// default gateway (so that the NIC is the default interface and gets the NAT output
+// feature: pods reach the outside through SNAT) and the service CIDR routed from the
+// host to VPP (routeServiceCIDRToVPP, the host reaches cluster IPs without kube-proxy).
+func trafficContivConf(t *testing.T, e *env) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.root, "k8s", "examples", "contiv.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(data)
+	for old, repl := range map[string]string{
+		"routeServiceCIDRToVPP: false\n": "routeServiceCIDRToVPP: true\n",
+		"  vxlanCIDR: 192.168.30.0/24\n": "  vxlanCIDR: 192.168.30.0/24\n  defaultGateway: " + lanHostIP + "\n",
+	} {
+		if !strings.Contains(conf, old) {
+			t.Fatalf("k8s/examples/contiv.conf has no %q to replace", old)
+		}
+		conf = strings.Replace(conf, old, repl, 1)
+	}
+	return conf
+}
+
+// trafficNode is a node with its NIC on a node network, three pods with responders and
+// the Services of the tests.
+type trafficNode struct {
+	*contivNode
+	lan      *netns // the node network (an external host on it: lanHostIP)
+	pods     map[string]*pod
+	services map[string]serviceSpec
+	podIPs   map[string]string
+}
+
+// startTrafficNode starts the node, wires p1, p2 and p3 through cnitool with a
+// responder each, and loads the Services; it returns once the Services are rendered.
+func startTrafficNode(t *testing.T, serviceConf string) *trafficNode {
+	t.Helper()
+	e := requireEnv(t)
+	tn := &trafficNode{pods: map[string]*pod{}, podIPs: map[string]string{}}
+	names := []string{"p1", "p2", "p3"}
+	tn.contivNode = startContivNodeWith(t, e, nodeOptions{
+		beforeSim:   func(ns *netns) { tn.lan = newNodeNetwork(t, e, ns) },
+		nicLink:     nicLinkName,
+		serviceConf: serviceConf,
+		contivConf:  trafficContivConf(t, e),
+	}, names...)
+	for _, name := range names {
+		p := tn.addPod(t, name)
+		tn.pods[name] = p
+		tn.podIPs[name] = p.ip
+		startResponder(t, p.ns, name, respPort)
+	}
+	var ipam ipamData
+	if err := tn.rest.getJSON("/contiv/v1/ipam", &ipam); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ipam.NodeIP, nodeVPPIP+"/") && ipam.NodeIP != nodeVPPIP {
+		t.Fatalf("the node's VPP IP is %q, the tests expect %s", ipam.NodeIP, nodeVPPIP)
+	}
+	ep := func(pod string) endpointSpec { return endpointSpec{ip: tn.podIPs[pod], node: nodeName, pod: pod} }
+	tn.services = map[string]serviceSpec{}
+	for _, s := range []serviceSpec{
+		{name: "web", clusterIP: "10.96.1.10", nodePort: nodePortWeb, endpoints: []endpointSpec{ep("p1"), ep("p2")}},
+		{name: "local", clusterIP: "10.96.1.11", nodePort: nodePortLocal, local: true,
+			endpoints: []endpointSpec{ep("p2"), {ip: remotePodIP, node: workerName, pod: "w1"}}},
+		{name: "hairpin", clusterIP: "10.96.1.12", endpoints: []endpointSpec{ep("p1")}},
+		{name: "sticky", clusterIP: "10.96.1.13", affinity: true, endpoints: []endpointSpec{ep("p1"), ep("p2"), ep("p3")}},
+		{name: "shrink", clusterIP: "10.96.1.14", endpoints: []endpointSpec{ep("p2"), ep("p3")}},
+	} {
+		tn.services[s.name] = s
+	}
+	tn.applyServices(t)
+	return tn
+}
+
+// applyServices rewrites the cluster file with the pods running and tn.services, and
+// waits until the simulator has a static mapping for each cluster IP with the number
+// of backends of its endpoints.
+func (tn *trafficNode) applyServices(t *testing.T) {
+	t.Helper()
+	docs := []string{workerNodeDoc}
+	for _, name := range []string{"web", "local", "hairpin", "sticky", "shrink"} {
+		if s, ok := tn.services[name]; ok {
+			docs = append(docs, s.yamlDocs()...)
+		}
+	}
+	tn.extraDocs = docs
+	tn.setClusterPods(tn.podIPs)
+	mustEventually(t, 20*time.Second, "the services are rendered in VPP", func() error {
+		cli, err := tn.rest.vppCLI("show nat44 static mappings")
+		if err != nil {
+			return err
+		}
+		for _, s := range tn.services {
+			for _, proto := range []string{"tcp", "udp"} {
+				m := natMapping{service: s.name, proto: proto, ip: s.clusterIP, port: svcPort}
+				if !m.in(cli) {
+					return fmt.Errorf("no mapping %s in:\n%s", m, cli)
+				}
+			}
+			for _, ep := range s.endpoints {
+				if ep.node == nodeName && !strings.Contains(cli, fmt.Sprintf("%s:%d", ep.ip, respPort)) {
+					return fmt.Errorf("service %s: backend %s:%d not in:\n%s", s.name, ep.ip, respPort, cli)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// mappingLocals returns the local addresses ("ip:port") of the static mapping of
+// proto external ip:port in the output of "show nat44 static mappings": on the line of
+// a static mapping, or on the lines under a load-balancing one.
+func mappingLocals(cli, proto, ip string, port int) []string {
+	ext := "external " + hostPort(ip, port)
+	var locals []string
+	in := false
+	for _, line := range strings.Split(cli, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "local" && in:
+			locals = append(locals, f[1])
+		case len(f) >= 1 && (f[0] == "tcp" || f[0] == "udp"):
+			in = false
+			if f[0] == proto && (strings.Contains(line, ext+" ") || strings.HasSuffix(line, ext)) {
+				if len(f) >= 3 && f[1] == "local" {
+					locals = append(locals, f[2])
+				} else {
+					in = true
+				}
+			}
+		default:
+			in = false
+		}
+	}
+	return locals
+}
+
+func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.Itoa(port)) }
+
+// TestTrafficThroughTheSimulator sends real TCP and UDP traffic through the VPP state
+// the agent programs: pods wired by cnitool, Services in the cluster file, the NIC of
+// the simulated VPP bound to a veth whose peer stands for the node network.
+func TestTrafficThroughTheSimulator(t *testing.T) {
+	t.Parallel()
+	tn := startTrafficNode(t, "")
+	p1, p2, p3 := tn.pods["p1"], tn.pods["p2"], tn.pods["p3"]
+
+	t.Run("PodToPod", func(t *testing.T) {
+		a := tn.expect(t, "TCP p1 -> p2", func() (answer, error) { return askTCP(p1.ns, hostPort(p2.ip, respPort)) }, "p2")
+		if a.clientIP != p1.ip {
+			t.Errorf("p2 saw the client %s, want p1's IP %s (no NAT between pods)", a.clientIP, p1.ip)
+		}
+		tn.expect(t, "UDP p2 -> p3", func() (answer, error) { return askUDP(p2.ns, hostPort(p3.ip, respPort)) }, "p3")
+	})
+
+	t.Run("PodToClusterIP", func(t *testing.T) {
+		web := tn.services["web"]
+		seen := map[string]int{}
+		for i := 0; i < 12; i++ {
+			a := tn.expect(t, "TCP p3 -> web", func() (answer, error) { return askTCP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
+			seen[a.name]++
+			if a.clientIP != p3.ip {
+				t.Errorf("the backend saw the client %s, want p3's IP %s", a.clientIP, p3.ip)
+			}
+		}
+		if len(seen) != 2 {
+			t.Errorf("12 connections to %s reached %v, want both backends p1 and p2", web.clusterIP, seen)
+		}
+		tn.expect(t, "UDP p3 -> web", func() (answer, error) { return askUDP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
+	})
+
+	t.Run("Hairpin", func(t *testing.T) {
+		svc := tn.services["hairpin"]
+		a := tn.expect(t, "TCP p1 -> its own service", func() (answer, error) { return askTCP(p1.ns, hostPort(svc.clusterIP, svcPort)) }, "p1")
+		if a.clientIP == p1.ip {
+			t.Errorf("p1 saw its own IP as the client: the hairpin needs the source rewritten (self-twice-NAT)")
+		}
+		tn.expect(t, "UDP p1 -> its own service", func() (answer, error) { return askUDP(p1.ns, hostPort(svc.clusterIP, svcPort)) }, "p1")
+	})
+
+	t.Run("HostToClusterIP", func(t *testing.T) {
+		web := tn.services["web"]
+		tn.expect(t, "TCP host -> web", func() (answer, error) { return askTCP(tn.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
+	})
+
+	t.Run("NodePortCluster", func(t *testing.T) {
+		addr := hostPort(nodeVPPIP, nodePortWeb)
+		seen := map[string]int{}
+		for i := 0; i < 12; i++ {
+			a := tn.expect(t, "TCP external -> NodePort (Cluster)", func() (answer, error) { return askTCP(tn.lan, addr) }, "p1", "p2")
+			seen[a.name]++
+		}
+		if len(seen) != 2 {
+			t.Errorf("12 connections to %s reached %v, want both backends p1 and p2", addr, seen)
+		}
+		tn.expect(t, "UDP external -> NodePort (Cluster)", func() (answer, error) { return askUDP(tn.lan, addr) }, "p1", "p2")
+	})
+
+	t.Run("NodePortLocal", func(t *testing.T) {
+		addr := hostPort(nodeVPPIP, nodePortLocal)
+		for i := 0; i < 10; i++ {
+			// Only p2 is local; the other endpoint runs on the worker.
+			a := tn.expect(t, "TCP external -> NodePort (Local)", func() (answer, error) { return askTCP(tn.lan, addr) }, "p2")
+			if a.clientIP != lanHostIP {
+				t.Fatalf("p2 saw the client %s, want the external client's IP %s (externalTrafficPolicy Local)", a.clientIP, lanHostIP)
+			}
+		}
+		a := tn.expect(t, "UDP external -> NodePort (Local)", func() (answer, error) { return askUDP(tn.lan, addr) }, "p2")
+		if a.clientIP != lanHostIP {
+			t.Errorf("p2 saw the UDP client %s, want %s", a.clientIP, lanHostIP)
+		}
+	})
+
+	t.Run("PodToNodeNetworkThroughSNAT", func(t *testing.T) {
+		startResponder(t, tn.lan, "lan", respPort)
+		a := tn.expect(t, "TCP p1 -> host on the node network", func() (answer, error) { return askTCP(p1.ns, hostPort(lanHostIP, respPort)) }, "lan")
+		if a.clientIP != nodeVPPIP {
+			t.Errorf("the external host saw the client %s, want the node IP %s (SNAT)", a.clientIP, nodeVPPIP)
+		}
+		a = tn.expect(t, "UDP p2 -> host on the node network", func() (answer, error) { return askUDP(p2.ns, hostPort(lanHostIP, respPort)) }, "lan")
+		if a.clientIP != nodeVPPIP {
+			t.Errorf("the external host saw the UDP client %s, want the node IP %s (SNAT)", a.clientIP, nodeVPPIP)
+		}
+	})
+
+	t.Run("ClientIPAffinity", func(t *testing.T) {
+		svc := tn.services["sticky"]
+		var first string
+		for i := 0; i < 10; i++ {
+			a := tn.expect(t, "TCP p1 -> sticky", func() (answer, error) { return askTCP(p2.ns, hostPort(svc.clusterIP, svcPort)) }, "p1", "p2", "p3")
+			if first == "" {
+				first = a.name
+			} else if a.name != first {
+				t.Fatalf("connection %d reached %s, the first reached %s: ClientIP affinity must keep one backend", i+1, a.name, first)
+			}
+		}
+	})
+
+	t.Run("RemovedEndpointGetsNoNewConnections", func(t *testing.T) {
+		svc := tn.services["shrink"]
+		addr := hostPort(svc.clusterIP, svcPort)
+		seen := map[string]int{}
+		for i := 0; i < 12; i++ {
+			a := tn.expect(t, "TCP p1 -> shrink", func() (answer, error) { return askTCP(p1.ns, addr) }, "p2", "p3")
+			seen[a.name]++
+		}
+		if len(seen) != 2 {
+			t.Fatalf("12 connections reached %v, want both p2 and p3 before the removal", seen)
+		}
+		svc.endpoints = svc.endpoints[:1] // p2 only
+		tn.services["shrink"] = svc
+		tn.applyServices(t)
+		mustEventually(t, 20*time.Second, "p3 leaves the service's mapping", func() error {
+			cli, err := tn.rest.vppCLI("show nat44 static mappings")
+			if err != nil {
+				return err
+			}
+			if locals := mappingLocals(cli, "tcp", svc.clusterIP, svcPort); len(locals) != 1 || locals[0] != hostPort(p2.ip, respPort) {
+				return fmt.Errorf("the TCP mapping of %s has the locals %v, want only p2 (%s)", svc.clusterIP, locals, p2.ip)
+			}
+			return nil
+		})
+		for i := 0; i < 12; i++ {
+			tn.expect(t, "TCP p1 -> shrink after removing p3", func() (answer, error) { return askTCP(p1.ns, addr) }, "p2")
+			tn.expect(t, "UDP p1 -> shrink after removing p3", func() (answer, error) { return askUDP(p1.ns, addr) }, "p2")
+		}
+	})
+}
