@@ -11,7 +11,7 @@ type stats struct {
 }
 
 func newStats() *stats {
-	return &stats{
+	s := &stats{
 		unsupportedPorts: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "contiv_service_unsupported_ports",
 			Help: "Service ports left out because VPP NAT44 cannot translate their protocol (SCTP, other).",
@@ -26,6 +26,8 @@ func newStats() *stats {
 				"outside 1-65535, nodePort outside the node port range, clusterIP outside the service CIDR.",
 		}, []string{"field"}),
 	}
+	s.initSeries()
+	return s
 }
 
 func (s *stats) register(r prometheus.Registerer) error {
@@ -37,8 +39,9 @@ func (s *stats) register(r prometheus.Registerer) error {
 	return nil
 }
 
-// reset zeroes the gauges before a resync counts everything again.
-func (s *stats) reset() {
+// initSeries creates every series at 0, so that the gauges are exported before
+// anything was rejected (the counts follow the objects by difference afterwards).
+func (s *stats) initSeries() {
 	s.unsupportedPorts.WithLabelValues("SCTP").Set(0)
 	s.unsupportedPorts.WithLabelValues("other").Set(0)
 	s.invalidIPs.Set(0)
