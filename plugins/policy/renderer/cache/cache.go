@@ -371,11 +371,21 @@ func (c *Cache) bindingOf(d *pod) Binding {
 	}
 	if len(d.parts) > 0 || d.cfg.PodIngress != nil || d.cfg.PodEgress != nil {
 		var rules []renderer.ContivRule
+		var decided map[netip.Prefix]bool // sources whose part decides everything
 		for _, sid := range sortedIDs(d.parts) {
-			rules = append(rules, d.parts[sid]...)
+			part := d.parts[sid]
+			rules = append(rules, part...)
+			if decided == nil {
+				decided = map[netip.Prefix]bool{}
+			}
+			decided[part[len(part)-1].SrcNetwork] = true
 		}
 		if d.cfg.PodIngress != nil {
-			rules = append(rules, d.cfg.PodIngress...)
+			for _, r := range d.cfg.PodIngress {
+				if !decided[r.SrcNetwork] { // rules of a source with a part are shadowed by it
+					rules = append(rules, r)
+				}
+			}
 		} else {
 			rules = append(rules, permitAny)
 		}
