@@ -22,6 +22,7 @@ import (
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/tapv2"
 	"go.fd.io/govpp/core"
 	"google.golang.org/protobuf/proto"
@@ -143,6 +144,7 @@ func newTrafficEnv(t *testing.T) *trafficEnv {
 	t.Cleanup(ch.Close)
 	e := &trafficEnv{t: t, sim: sim, ch: ch, byVPP: map[string]*tPod{}, sport: 20000}
 	e.wire()
+	e.wireOutside()
 	sim.SetTxHook(func(ifName string, frame []byte) {
 		e.mu.Lock()
 		e.tx = append(e.tx, txFrame{ifName, append([]byte(nil), frame...)})
@@ -193,6 +195,68 @@ func (e *trafficEnv) wire() {
 			e.byVPP[p.vppIf] = p
 		}
 	}
+}
+
+// The outside world: the NIC GbE has the node address and SNATs (NAT44-ED
+// output feature) what leaves through it, as Contiv's natExternalTraffic
+// does; the default route points to a gateway on its wire.
+var (
+	tNodeIP  = netip.MustParseAddr("192.168.16.10")
+	tGateway = netip.MustParseAddr("192.168.16.1")
+	tGwMAC   = [6]byte{0x02, 0xee, 0, 0, 0, 1}
+)
+
+func (e *trafficEnv) wireOutside() {
+	addr := func(a netip.Addr) ip_types.Address {
+		return ip_types.Address{Af: ip_types.ADDRESS_IP4, Un: ip_types.AddressUnionIP4(a.As4())}
+	}
+	nodePfx, _ := ip_types.ParseAddressWithPrefix(tNodeIP.String() + "/24")
+	e.call(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: 1, IsAdd: true, Prefix: nodePfx}, &interfaces.SwInterfaceAddDelAddressReply{})
+	e.call(&interfaces.SwInterfaceSetFlags{SwIfIndex: 1, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP}, &interfaces.SwInterfaceSetFlagsReply{})
+	e.call(&ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: 1,
+		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: tGwMAC, IPAddress: addr(tGateway)}}, &ip_neighbor.IPNeighborAddDelReply{})
+	e.call(&ip.IPRouteAddDel{IsAdd: true, Route: ip.IPRoute{Prefix: ip_types.Prefix{Address: addr(netip.IPv4Unspecified())}, NPaths: 1,
+		Paths: []fib_types.FibPath{{SwIfIndex: 1, Proto: fib_types.FIB_API_PATH_NH_PROTO_IP4, Nh: fib_types.FibPathNh{Address: addr(tGateway).Un}}}}},
+		&ip.IPRouteAddDelReply{})
+	e.call(&nat44_ed.Nat44EdPluginEnableDisable{Enable: true, Sessions: 63 * 1024}, &nat44_ed.Nat44EdPluginEnableDisableReply{})
+	e.call(&nat44_ed.Nat44ForwardingEnableDisable{Enable: true}, &nat44_ed.Nat44ForwardingEnableDisableReply{})
+	e.call(&nat44_ed.Nat44EdAddDelOutputInterface{IsAdd: true, SwIfIndex: 1}, &nat44_ed.Nat44EdAddDelOutputInterfaceReply{})
+	e.call(&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: tNodeIP.As4(), LastIPAddress: tNodeIP.As4(), VrfID: ^uint32(0), IsAdd: true},
+		&nat44_ed.Nat44AddDelAddressRangeReply{})
+}
+
+// probeOutside opens a TCP connection from a pod to an outside address; the
+// outside host answers what leaves GbE (SNATed to the node address).
+func (e *trafficEnv) probeOutside(src *tPod, dst netip.Addr, port uint16) bool {
+	e.sport++
+	sport := e.sport
+	e.takeTx()
+	if err := e.sim.InjectFrame(src.vppIf, frame(src.mac2, src.mac, src.ip, dst, true, sport, port, synFlag)); err != nil {
+		e.t.Fatal(err)
+	}
+	var gbeMAC [6]byte
+	if itf, ok := e.sim.InterfaceByName("GbE"); ok {
+		copy(gbeMAC[:], itf.MAC)
+	}
+	for _, f := range e.takeTx() {
+		p, ok := parse(f.frame)
+		if !ok || f.ifName != "GbE" || p.dst != dst || p.dport != port || p.flags != synFlag {
+			continue
+		}
+		if p.src != tNodeIP {
+			e.t.Errorf("%s -> %s left GbE with source %s, want the node address (SNAT)", src.id, dst, p.src)
+		}
+		if err := e.sim.InjectFrame("GbE", frame(gbeMAC, tGwMAC, dst, p.src, true, port, p.sport, synFlag|ackFlag)); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	for _, f := range e.takeTx() {
+		p, ok := parse(f.frame)
+		if ok && f.ifName == src.vppIf && p.src == dst && p.dst == src.ip && p.sport == port && p.dport == sport {
+			return true
+		}
+	}
+	return false
 }
 
 // startAgent runs the scheduler with the real ACL plugin and an interface
@@ -620,4 +684,32 @@ func TestTrafficMatrixMatchesKubernetes(t *testing.T) {
 	}))
 	e.update(&controller.KubeStateChange{Resource: pm.Keyword, Key: pm.Key("live", "x"), PrevValue: changed})
 	e.check("policy deleted", e.expect(func(probeKey) bool { return true }))
+}
+
+// TestTrafficEgressToOutsideHoldsDespiteSNAT: a pod allowed to reach one
+// outside address on one port reaches exactly that, although the NIC
+// SNATs before its output ACL (VPP 25.10), and nothing else; the other pods
+// are not restricted.
+func TestTrafficEgressToOutsideHoldsDespiteSNAT(t *testing.T) {
+	e := newTrafficEnv(t)
+	xa, xb := e.pods[0], e.pods[1]
+	google, other := netip.MustParseAddr("8.8.8.8"), netip.MustParseAddr("8.8.4.4")
+	check := func(what string, src *tPod, dst netip.Addr, port uint16, want bool) {
+		t.Helper()
+		if got := e.probeOutside(src, dst, port); got != want {
+			t.Errorf("%s: %s -> %s:%d reachable = %v, want %v", what, src.id, dst, port, got, want)
+		}
+	}
+	e.resync()
+	check("no policy", xa, other, 80, true)
+	e.resync(&pm.Policy{Namespace: "x", Name: "out", Pods: tsel("pod", "a"), PolicyType: pm.Policy_EGRESS,
+		EgressRule: []*pm.Policy_EgressRule{{Port: []*pm.Policy_Port{tport(true, 80)},
+			To: []*pm.Policy_Peer{{IpBlock: &pm.Policy_Peer_IPBlock{Cidr: "8.8.8.8/32"}}}}}})
+	check("allowed destination and port", xa, google, 80, true)
+	check("other port", xa, google, 443, false)
+	check("other destination", xa, other, 80, false)
+	check("unrestricted pod", xb, other, 443, true)
+	if e.probe(xa, xb, true, 80) {
+		t.Error("x/a reaches x/b although its egress allows only 8.8.8.8:80")
+	}
 }
