@@ -126,16 +126,15 @@ type pod struct {
 
 // Cache keeps the tables and bindings of a node.
 type Cache struct {
-	conf     Config
-	pods     map[podmodel.ID]*pod
-	egress   map[podmodel.ID]*pod // pods with egress rules and an address
-	tables   map[string]*Table
-	refs     map[string]int
-	ifaces   map[string]Binding // the current binding of every interface
-	global   *Table
-	stats    Stats
-	modified map[string]bool // interfaces whose binding changed in this Update
-	created  map[string]bool // tables that came into use in this Update
+	conf    Config
+	pods    map[podmodel.ID]*pod
+	egress  map[podmodel.ID]*pod // pods with egress rules and an address
+	tables  map[string]*Table
+	refs    map[string]int
+	ifaces  map[string]Binding // the current binding of every interface
+	global  *Table
+	stats   Stats
+	created map[string]bool // tables that came into use in this Update
 }
 
 // Stats counts the work of the last Update.
