@@ -126,15 +126,17 @@ type pod struct {
 
 // Cache keeps the tables and bindings of a node.
 type Cache struct {
-	conf    Config
-	pods    map[podmodel.ID]*pod
-	egress  map[podmodel.ID]*pod // pods with egress rules and an address
-	tables  map[string]*Table
-	refs    map[string]int
-	ifaces  map[string]Binding // the current binding of every interface
-	global  *Table
-	stats   Stats
-	created map[string]bool // tables that came into use in this Update
+	conf   Config
+	pods   map[podmodel.ID]*pod
+	egress map[podmodel.ID]*pod // pods with egress rules and an address
+	tables map[string]*Table
+	refs   map[string]int
+	ifaces map[string]Binding // the current binding of every interface
+	global *Table
+	stats  Stats
+	// egAllowed caches what each egress pod allows towards each other pod.
+	egAllowed map[podmodel.ID]map[podmodel.ID]egEntry
+	created   map[string]bool // tables that came into use in this Update
 }
 
 // Stats counts the work of the last Update.
@@ -159,6 +161,29 @@ func (c *Cache) reset() {
 	c.refs = map[string]int{}
 	c.ifaces = map[string]Binding{}
 	c.global = nil
+	c.egAllowed = map[podmodel.ID]map[podmodel.ID]egEntry{}
+}
+
+// egEntry is what S's egress allows towards D (at D's address ip).
+type egEntry struct {
+	ip  netip.Addr
+	set portSet
+}
+
+// egressTowards returns what s's egress allows towards d, from the cache
+// (invalidated when s's egress changes, checked against d's address).
+func (c *Cache) egressTowards(s, d *pod) portSet {
+	m := c.egAllowed[s.cfg.ID]
+	if m == nil {
+		m = map[podmodel.ID]egEntry{}
+		c.egAllowed[s.cfg.ID] = m
+	}
+	if e, ok := m[d.cfg.ID]; ok && e.ip == d.cfg.IP {
+		return e.set
+	}
+	set := portsAllowed(s.cfg.PodEgress, s.cfg.IP, d.cfg.IP)
+	m[d.cfg.ID] = egEntry{ip: d.cfg.IP, set: set}
+	return set
 }
 
 // SetConfig replaces the node configuration; call Update with resync after.
@@ -238,14 +263,19 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		switch {
 		case oldIP != newIP && (oldEg != nil || newEg != nil), (oldEg == nil) != (newEg == nil):
 			egressChanged[cfg.ID] = nil
+			delete(c.egAllowed, cfg.ID)
 		case !sameRules(oldEg, newEg):
 			egressChanged[cfg.ID] = ruleDiff(oldEg, newEg)
+			delete(c.egAllowed, cfg.ID)
 		}
 		if cfg.Removed {
 			if old != nil {
 				c.setBinding(old, Binding{}, deleted)
 				delete(c.pods, cfg.ID)
 				delete(c.egress, cfg.ID)
+				for _, m := range c.egAllowed {
+					delete(m, cfg.ID)
+				}
 			}
 			continue
 		}
@@ -528,7 +558,7 @@ func (c *Cache) part(s, d *pod) []renderer.ContivRule {
 	if s == nil || d == nil || !d.cfg.IP.IsValid() || !s.cfg.IP.IsValid() {
 		return nil
 	}
-	eg := portsAllowed(s.cfg.PodEgress, s.cfg.IP, d.cfg.IP)
+	eg := c.egressTowards(s, d)
 	if eg.all {
 		return nil
 	}
