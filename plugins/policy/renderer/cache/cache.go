@@ -40,6 +40,7 @@ package cache
 import (
 	"cmp"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"net/netip"
 	"slices"
@@ -399,33 +400,60 @@ func (c *Cache) bindingOf(d *pod) Binding {
 		return b
 	}
 	if len(d.parts) > 0 || d.cfg.PodIngress != nil || d.cfg.PodEgress != nil {
-		var rules []renderer.ContivRule
+		ids := sortedIDs(d.parts)
 		var decided map[netip.Prefix]bool // sources whose part decides everything
-		for _, sid := range sortedIDs(d.parts) {
-			part := d.parts[sid]
-			rules = append(rules, part...)
-			if decided == nil {
-				decided = map[netip.Prefix]bool{}
+		if len(ids) > 0 {
+			decided = make(map[netip.Prefix]bool, len(ids))
+			for _, sid := range ids {
+				part := d.parts[sid]
+				decided[part[len(part)-1].SrcNetwork] = true
 			}
-			decided[part[len(part)-1].SrcNetwork] = true
 		}
-		if d.cfg.PodIngress != nil {
-			for _, r := range d.cfg.PodIngress {
-				if !decided[r.SrcNetwork] { // rules of a source with a part are shadowed by it
-					rules = append(rules, r)
+		// each calls fn with the rules of the table in order
+		each := func(fn func(renderer.ContivRule)) {
+			for _, sid := range ids {
+				for _, r := range d.parts[sid] {
+					fn(r)
 				}
 			}
-		} else {
-			rules = append(rules, permitAny)
+			if d.cfg.PodIngress == nil {
+				fn(permitAny)
+				return
+			}
+			for _, r := range d.cfg.PodIngress {
+				if !decided[r.SrcNetwork] { // rules of a source with a part are shadowed by it
+					fn(r)
+				}
+			}
 		}
-		b.Output = c.take(Local, rules)
+		b.Output = c.takeStream(Local, each)
 	}
 	if d.cfg.PodEgress != nil {
-		b.Input = c.take(Egress, c.egressTable(d.cfg.PodEgress))
+		b.Input = c.takeStream(Egress, func(fn func(renderer.ContivRule)) { c.eachEgressRule(d.cfg.PodEgress, fn) })
 	} else if b.Output != "" {
 		b.Input = c.take(Reflection, nil)
 	}
 	return b
+}
+
+// takeStream is take for rules given by a generator: the table is hashed
+// first and built only when no pod uses it yet.
+func (c *Cache) takeStream(kind Kind, each func(fn func(renderer.ContivRule))) string {
+	h := newRuleHash(kind)
+	n := 0
+	each(func(r renderer.ContivRule) { h.add(r); n++ })
+	id := h.id()
+	if c.refs[id] > 0 {
+		c.refs[id]++
+		return id
+	}
+	rules := make([]renderer.ContivRule, 0, n)
+	each(func(r renderer.ContivRule) { rules = append(rules, r) })
+	t := &Table{ID: id, Kind: kind, Rules: rules}
+	c.tables[id] = t
+	c.created[id] = true
+	c.refs[id] = 1
+	return id
 }
 
 var permitAny = renderer.ContivRule{Action: renderer.ActionPermit, Protocol: renderer.ANY}
@@ -435,24 +463,27 @@ func sortedIDs(m map[podmodel.ID][]renderer.ContivRule) []podmodel.ID {
 	for id := range m {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, func(a, b podmodel.ID) int { return cmp.Compare(a.String(), b.String()) })
+	slices.SortFunc(ids, func(a, b podmodel.ID) int {
+		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
 	return ids
 }
 
-// egressTable is the EGRESS table of egress rules: the cluster networks
-// first, the rules towards other destinations after.
-func (c *Cache) egressTable(eg []renderer.ContivRule) []renderer.ContivRule {
-	out := make([]renderer.ContivRule, 0, len(c.conf.ClusterNetworks)+len(eg))
+// eachEgressRule gives the rules of the EGRESS table of egress rules: the
+// cluster networks first, the rules towards other destinations after.
+func (c *Cache) eachEgressRule(eg []renderer.ContivRule, fn func(renderer.ContivRule)) {
 	for _, n := range c.conf.ClusterNetworks {
-		out = append(out, renderer.ContivRule{Action: renderer.ActionPermit, DestNetwork: n, Protocol: renderer.ANY})
+		fn(renderer.ContivRule{Action: renderer.ActionPermit, DestNetwork: n, Protocol: renderer.ANY})
 	}
 	for _, r := range eg {
 		if r.Action == renderer.ActionPermit && r.DestNetwork.IsValid() && c.inCluster(r.DestNetwork) {
 			continue // shadowed by the cluster networks
 		}
-		out = append(out, r)
+		fn(r)
 	}
-	return out
 }
 
 func (c *Cache) inCluster(p netip.Prefix) bool {
@@ -631,19 +662,35 @@ func (c *Cache) setBinding(p *pod, b Binding, deleted map[string]*Table) {
 
 // tableID hashes the kind and the rules (their fields, in binary).
 func tableID(kind Kind, rules []renderer.ContivRule) string {
-	h := fnv.New64a()
-	buf := make([]byte, 0, 48)
-	buf = append(buf, byte(kind))
+	h := newRuleHash(kind)
 	for _, r := range rules {
-		buf = append(buf, byte(r.Action), byte(r.Protocol), byte(r.DestPortFirst>>8), byte(r.DestPortFirst),
-			byte(r.DestPortLast>>8), byte(r.DestPortLast))
-		buf = appendPrefix(buf, r.SrcNetwork)
-		buf = appendPrefix(buf, r.DestNetwork)
-		h.Write(buf)
-		buf = buf[:0]
+		h.add(r)
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	return h.id()
 }
+
+// ruleHash is FNV-64a over a kind and rules, fed one rule at a time.
+type ruleHash struct {
+	h   hash.Hash64
+	buf []byte
+}
+
+func newRuleHash(kind Kind) *ruleHash {
+	h := &ruleHash{h: fnv.New64a(), buf: make([]byte, 0, 48)}
+	h.h.Write([]byte{byte(kind)})
+	return h
+}
+
+func (h *ruleHash) add(r renderer.ContivRule) {
+	buf := append(h.buf[:0], byte(r.Action), byte(r.Protocol), byte(r.DestPortFirst>>8), byte(r.DestPortFirst),
+		byte(r.DestPortLast>>8), byte(r.DestPortLast))
+	buf = appendPrefix(buf, r.SrcNetwork)
+	buf = appendPrefix(buf, r.DestNetwork)
+	h.h.Write(buf)
+	h.buf = buf
+}
+
+func (h *ruleHash) id() string { return fmt.Sprintf("%016x", h.h.Sum64()) }
 
 func appendPrefix(buf []byte, p netip.Prefix) []byte {
 	if !p.IsValid() {
