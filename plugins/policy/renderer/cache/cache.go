@@ -401,13 +401,23 @@ func (c *Cache) bindingOf(d *pod) Binding {
 	}
 	if len(d.parts) > 0 || d.cfg.PodIngress != nil || d.cfg.PodEgress != nil {
 		ids := sortedIDs(d.parts)
-		var decided map[netip.Prefix]bool // sources whose part decides everything
-		if len(ids) > 0 {
-			decided = make(map[netip.Prefix]bool, len(ids))
+		own := d.cfg.PodIngress
+		if own == nil {
+			own = []renderer.ContivRule{permitAny}
+		} else if len(ids) > 0 {
+			// rules of a source with a part are shadowed by it: drop them
+			decided := make(map[netip.Addr]bool, len(ids))
 			for _, sid := range ids {
 				part := d.parts[sid]
-				decided[part[len(part)-1].SrcNetwork] = true
+				decided[part[len(part)-1].SrcNetwork.Addr()] = true
 			}
+			filtered := make([]renderer.ContivRule, 0, len(own))
+			for _, r := range own {
+				if !r.SrcNetwork.IsSingleIP() || !decided[r.SrcNetwork.Addr()] {
+					filtered = append(filtered, r)
+				}
+			}
+			own = filtered
 		}
 		// each calls fn with the rules of the table in order
 		each := func(fn func(renderer.ContivRule)) {
@@ -416,14 +426,8 @@ func (c *Cache) bindingOf(d *pod) Binding {
 					fn(r)
 				}
 			}
-			if d.cfg.PodIngress == nil {
-				fn(permitAny)
-				return
-			}
-			for _, r := range d.cfg.PodIngress {
-				if !decided[r.SrcNetwork] { // rules of a source with a part are shadowed by it
-					fn(r)
-				}
+			for _, r := range own {
+				fn(r)
 			}
 		}
 		b.Output = c.takeStream(Local, each)
