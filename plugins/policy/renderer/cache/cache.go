@@ -123,6 +123,46 @@ type pod struct {
 	cfg     renderer.PodConfig
 	binding Binding
 	parts   map[podmodel.ID][]renderer.ContivRule // S -> S's part of this pod's LOCAL table
+	sources *sourceIndex                          // the sources cfg.PodIngress permits (lazily built)
+}
+
+// sourceIndex answers whether an ingress rule list permits anything from an
+// address: host prefixes in a set, wider ones in a list.
+type sourceIndex struct {
+	any   bool
+	hosts map[netip.Addr]bool
+	nets  []netip.Prefix
+}
+
+// admits tells whether the pod's ingress rules permit anything from a.
+func (p *pod) admits(a netip.Addr) bool {
+	if p.cfg.PodIngress == nil {
+		return true
+	}
+	if p.sources == nil {
+		x := &sourceIndex{hosts: map[netip.Addr]bool{}}
+		for _, r := range p.cfg.PodIngress {
+			switch {
+			case r.Action != renderer.ActionPermit:
+			case !r.SrcNetwork.IsValid():
+				x.any = true
+			case r.SrcNetwork.IsSingleIP():
+				x.hosts[r.SrcNetwork.Addr()] = true
+			default:
+				x.nets = append(x.nets, r.SrcNetwork)
+			}
+		}
+		p.sources = x
+	}
+	if p.sources.any || p.sources.hosts[a] {
+		return true
+	}
+	for _, n := range p.sources.nets {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // Cache keeps the tables and bindings of a node.
@@ -293,6 +333,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			c.setBinding(p, Binding{}, deleted) // moved to another interface
 		}
 		p.cfg = cfg
+		p.sources = nil
 		if cfg.PodEgress != nil && cfg.IP.IsValid() {
 			c.egress[cfg.ID] = p
 		} else {
@@ -596,6 +637,9 @@ func (c *Cache) part(s, d *pod) []renderer.ContivRule {
 	eg := c.egressTowards(s, d)
 	if eg.all {
 		return nil
+	}
+	if eg.empty() && !d.admits(s.cfg.IP) {
+		return nil // the pod's own rules deny s already: no part needed
 	}
 	allowed := eg
 	if !eg.empty() {
