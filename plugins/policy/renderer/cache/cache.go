@@ -10,7 +10,8 @@
 //	                       every other local pod S whose egress is
 //	                       restricted towards it, first the intersection of
 //	                       S's egress and the pod's ingress for source S
-//	                       (PERMITs, then DENY S): local pod-to-pod traffic
+//	                       (PERMITs, then DENY S; omitted when the pod's own
+//	                       rules deny S anyway): local pod-to-pod traffic
 //	                       never reaches a node output. Then the pod's own
 //	                       ingress rules, or PERMIT any. PERMITs reflect, so
 //	                       replies pass the pod's input ACL.
