@@ -282,7 +282,20 @@ type Node struct {
 // (or everything allowed) in that direction.
 func PodRules(policies []*Compiled, pod *cache.Pod, node Node) (ingress, egress []renderer.ContivRule) {
 	var inIso, egIso bool
-	var in, eg []renderer.ContivRule
+	var nIn, nEg int
+	size := func(ms []Match) int {
+		n := 0
+		for i := range ms {
+			n += len(ms[i].Ports) * max(1, len(ms[i].PeerPods)+len(ms[i].Blocks))
+		}
+		return n
+	}
+	for _, p := range policies {
+		nIn += size(p.IngressRules)
+		nEg += size(p.EgressRules)
+	}
+	in := make([]renderer.ContivRule, 0, nIn+len(node.AllowedSources)+1)
+	eg := make([]renderer.ContivRule, 0, nEg+1)
 	for _, p := range policies {
 		if p.Ingress {
 			inIso = true

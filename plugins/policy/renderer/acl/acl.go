@@ -193,7 +193,7 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 		for i, cr := range t.Rules {
 			ar := r.byRule[cr]
 			if ar == nil {
-				ar = Rule(cr, true) // every table but GLOBAL is reflective
+				ar = Rule(cr, t.Reflective()) // (every kind but GLOBAL is reflective: one memo serves them all)
 				r.byRule[cr] = ar
 			}
 			v.Rules[i] = ar

@@ -10,7 +10,8 @@
 //	                       every other local pod S whose egress is
 //	                       restricted towards it, first the intersection of
 //	                       S's egress and the pod's ingress for source S
-//	                       (PERMITs, then DENY S): local pod-to-pod traffic
+//	                       (PERMITs, then DENY S; omitted when the pod's own
+//	                       rules deny S anyway): local pod-to-pod traffic
 //	                       never reaches a node output. Then the pod's own
 //	                       ingress rules, or PERMIT any. PERMITs reflect, so
 //	                       replies pass the pod's input ACL.
@@ -40,6 +41,7 @@ package cache
 import (
 	"cmp"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"net/netip"
 	"slices"
@@ -122,20 +124,61 @@ type pod struct {
 	cfg     renderer.PodConfig
 	binding Binding
 	parts   map[podmodel.ID][]renderer.ContivRule // S -> S's part of this pod's LOCAL table
+	sources *sourceIndex                          // the sources cfg.PodIngress permits (lazily built)
+}
+
+// sourceIndex answers whether an ingress rule list permits anything from an
+// address: host prefixes in a set, wider ones in a list.
+type sourceIndex struct {
+	any   bool
+	hosts map[netip.Addr]bool
+	nets  []netip.Prefix
+}
+
+// admits tells whether the pod's ingress rules permit anything from a.
+func (p *pod) admits(a netip.Addr) bool {
+	if p.cfg.PodIngress == nil {
+		return true
+	}
+	if p.sources == nil {
+		x := &sourceIndex{hosts: map[netip.Addr]bool{}}
+		for _, r := range p.cfg.PodIngress {
+			switch {
+			case r.Action != renderer.ActionPermit:
+			case !r.SrcNetwork.IsValid():
+				x.any = true
+			case r.SrcNetwork.IsSingleIP():
+				x.hosts[r.SrcNetwork.Addr()] = true
+			default:
+				x.nets = append(x.nets, r.SrcNetwork)
+			}
+		}
+		p.sources = x
+	}
+	if p.sources.any || p.sources.hosts[a] {
+		return true
+	}
+	for _, n := range p.sources.nets {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // Cache keeps the tables and bindings of a node.
 type Cache struct {
-	conf     Config
-	pods     map[podmodel.ID]*pod
-	egress   map[podmodel.ID]*pod // pods with egress rules and an address
-	tables   map[string]*Table
-	refs     map[string]int
-	ifaces   map[string]Binding // the current binding of every interface
-	global   *Table
-	stats    Stats
-	modified map[string]bool // interfaces whose binding changed in this Update
-	created  map[string]bool // tables that came into use in this Update
+	conf   Config
+	pods   map[podmodel.ID]*pod
+	egress map[podmodel.ID]*pod // pods with egress rules and an address
+	tables map[string]*Table
+	refs   map[string]int
+	ifaces map[string]Binding // the current binding of every interface
+	global *Table
+	stats  Stats
+	// egAllowed caches what each egress pod allows towards each other pod.
+	egAllowed map[podmodel.ID]map[podmodel.ID]egEntry
+	created   map[string]bool // tables that came into use in this Update
 }
 
 // Stats counts the work of the last Update.
@@ -160,6 +203,29 @@ func (c *Cache) reset() {
 	c.refs = map[string]int{}
 	c.ifaces = map[string]Binding{}
 	c.global = nil
+	c.egAllowed = map[podmodel.ID]map[podmodel.ID]egEntry{}
+}
+
+// egEntry is what S's egress allows towards D (at D's address ip).
+type egEntry struct {
+	ip  netip.Addr
+	set portSet
+}
+
+// egressTowards returns what s's egress allows towards d, from the cache
+// (invalidated when s's egress changes, checked against d's address).
+func (c *Cache) egressTowards(s, d *pod) portSet {
+	m := c.egAllowed[s.cfg.ID]
+	if m == nil {
+		m = map[podmodel.ID]egEntry{}
+		c.egAllowed[s.cfg.ID] = m
+	}
+	if e, ok := m[d.cfg.ID]; ok && e.ip == d.cfg.IP {
+		return e.set
+	}
+	set := portsAllowed(s.cfg.PodEgress, s.cfg.IP, d.cfg.IP)
+	m[d.cfg.ID] = egEntry{ip: d.cfg.IP, set: set}
+	return set
 }
 
 // SetConfig replaces the node configuration; call Update with resync after.
@@ -239,14 +305,19 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		switch {
 		case oldIP != newIP && (oldEg != nil || newEg != nil), (oldEg == nil) != (newEg == nil):
 			egressChanged[cfg.ID] = nil
+			delete(c.egAllowed, cfg.ID)
 		case !sameRules(oldEg, newEg):
 			egressChanged[cfg.ID] = ruleDiff(oldEg, newEg)
+			delete(c.egAllowed, cfg.ID)
 		}
 		if cfg.Removed {
 			if old != nil {
 				c.setBinding(old, Binding{}, deleted)
 				delete(c.pods, cfg.ID)
 				delete(c.egress, cfg.ID)
+				for _, m := range c.egAllowed {
+					delete(m, cfg.ID)
+				}
 			}
 			continue
 		}
@@ -263,6 +334,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			c.setBinding(p, Binding{}, deleted) // moved to another interface
 		}
 		p.cfg = cfg
+		p.sources = nil
 		if cfg.PodEgress != nil && cfg.IP.IsValid() {
 			c.egress[cfg.ID] = p
 		} else {
@@ -370,23 +442,64 @@ func (c *Cache) bindingOf(d *pod) Binding {
 		return b
 	}
 	if len(d.parts) > 0 || d.cfg.PodIngress != nil || d.cfg.PodEgress != nil {
-		var rules []renderer.ContivRule
-		for _, sid := range sortedIDs(d.parts) {
-			rules = append(rules, d.parts[sid]...)
+		ids := sortedIDs(d.parts)
+		own := d.cfg.PodIngress
+		if own == nil {
+			own = []renderer.ContivRule{permitAny}
+		} else if len(ids) > 0 {
+			// rules of a source with a part are shadowed by it: drop them
+			decided := make(map[netip.Addr]bool, len(ids))
+			for _, sid := range ids {
+				part := d.parts[sid]
+				decided[part[len(part)-1].SrcNetwork.Addr()] = true
+			}
+			filtered := make([]renderer.ContivRule, 0, len(own))
+			for _, r := range own {
+				if !r.SrcNetwork.IsSingleIP() || !decided[r.SrcNetwork.Addr()] {
+					filtered = append(filtered, r)
+				}
+			}
+			own = filtered
 		}
-		if d.cfg.PodIngress != nil {
-			rules = append(rules, d.cfg.PodIngress...)
-		} else {
-			rules = append(rules, permitAny)
+		// each calls fn with the rules of the table in order
+		each := func(fn func(renderer.ContivRule)) {
+			for _, sid := range ids {
+				for _, r := range d.parts[sid] {
+					fn(r)
+				}
+			}
+			for _, r := range own {
+				fn(r)
+			}
 		}
-		b.Output = c.take(Local, rules)
+		b.Output = c.takeStream(Local, each)
 	}
 	if d.cfg.PodEgress != nil {
-		b.Input = c.take(Egress, c.egressTable(d.cfg.PodEgress))
+		b.Input = c.takeStream(Egress, func(fn func(renderer.ContivRule)) { c.eachEgressRule(d.cfg.PodEgress, fn) })
 	} else if b.Output != "" {
 		b.Input = c.take(Reflection, nil)
 	}
 	return b
+}
+
+// takeStream is take for rules given by a generator: the table is hashed
+// first and built only when no pod uses it yet.
+func (c *Cache) takeStream(kind Kind, each func(fn func(renderer.ContivRule))) string {
+	h := newRuleHash(kind)
+	n := 0
+	each(func(r renderer.ContivRule) { h.add(r); n++ })
+	id := h.id()
+	if c.refs[id] > 0 {
+		c.refs[id]++
+		return id
+	}
+	rules := make([]renderer.ContivRule, 0, n)
+	each(func(r renderer.ContivRule) { rules = append(rules, r) })
+	t := &Table{ID: id, Kind: kind, Rules: rules}
+	c.tables[id] = t
+	c.created[id] = true
+	c.refs[id] = 1
+	return id
 }
 
 var permitAny = renderer.ContivRule{Action: renderer.ActionPermit, Protocol: renderer.ANY}
@@ -396,24 +509,27 @@ func sortedIDs(m map[podmodel.ID][]renderer.ContivRule) []podmodel.ID {
 	for id := range m {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, func(a, b podmodel.ID) int { return cmp.Compare(a.String(), b.String()) })
+	slices.SortFunc(ids, func(a, b podmodel.ID) int {
+		if c := cmp.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
 	return ids
 }
 
-// egressTable is the EGRESS table of egress rules: the cluster networks
-// first, the rules towards other destinations after.
-func (c *Cache) egressTable(eg []renderer.ContivRule) []renderer.ContivRule {
-	out := make([]renderer.ContivRule, 0, len(c.conf.ClusterNetworks)+len(eg))
+// eachEgressRule gives the rules of the EGRESS table of egress rules: the
+// cluster networks first, the rules towards other destinations after.
+func (c *Cache) eachEgressRule(eg []renderer.ContivRule, fn func(renderer.ContivRule)) {
 	for _, n := range c.conf.ClusterNetworks {
-		out = append(out, renderer.ContivRule{Action: renderer.ActionPermit, DestNetwork: n, Protocol: renderer.ANY})
+		fn(renderer.ContivRule{Action: renderer.ActionPermit, DestNetwork: n, Protocol: renderer.ANY})
 	}
 	for _, r := range eg {
 		if r.Action == renderer.ActionPermit && r.DestNetwork.IsValid() && c.inCluster(r.DestNetwork) {
 			continue // shadowed by the cluster networks
 		}
-		out = append(out, r)
+		fn(r)
 	}
-	return out
 }
 
 func (c *Cache) inCluster(p netip.Prefix) bool {
@@ -519,9 +635,12 @@ func (c *Cache) part(s, d *pod) []renderer.ContivRule {
 	if s == nil || d == nil || !d.cfg.IP.IsValid() || !s.cfg.IP.IsValid() {
 		return nil
 	}
-	eg := portsAllowed(s.cfg.PodEgress, s.cfg.IP, d.cfg.IP)
+	eg := c.egressTowards(s, d)
 	if eg.all {
 		return nil
+	}
+	if eg.empty() && !d.admits(s.cfg.IP) {
+		return nil // the pod's own rules deny s already: no part needed
 	}
 	allowed := eg
 	if !eg.empty() {
@@ -592,19 +711,35 @@ func (c *Cache) setBinding(p *pod, b Binding, deleted map[string]*Table) {
 
 // tableID hashes the kind and the rules (their fields, in binary).
 func tableID(kind Kind, rules []renderer.ContivRule) string {
-	h := fnv.New64a()
-	buf := make([]byte, 0, 48)
-	buf = append(buf, byte(kind))
+	h := newRuleHash(kind)
 	for _, r := range rules {
-		buf = append(buf, byte(r.Action), byte(r.Protocol), byte(r.DestPortFirst>>8), byte(r.DestPortFirst),
-			byte(r.DestPortLast>>8), byte(r.DestPortLast))
-		buf = appendPrefix(buf, r.SrcNetwork)
-		buf = appendPrefix(buf, r.DestNetwork)
-		h.Write(buf)
-		buf = buf[:0]
+		h.add(r)
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	return h.id()
 }
+
+// ruleHash is FNV-64a over a kind and rules, fed one rule at a time.
+type ruleHash struct {
+	h   hash.Hash64
+	buf []byte
+}
+
+func newRuleHash(kind Kind) *ruleHash {
+	h := &ruleHash{h: fnv.New64a(), buf: make([]byte, 0, 48)}
+	h.h.Write([]byte{byte(kind)})
+	return h
+}
+
+func (h *ruleHash) add(r renderer.ContivRule) {
+	buf := append(h.buf[:0], byte(r.Action), byte(r.Protocol), byte(r.DestPortFirst>>8), byte(r.DestPortFirst),
+		byte(r.DestPortLast>>8), byte(r.DestPortLast))
+	buf = appendPrefix(buf, r.SrcNetwork)
+	buf = appendPrefix(buf, r.DestNetwork)
+	h.h.Write(buf)
+	h.buf = buf
+}
+
+func (h *ruleHash) id() string { return fmt.Sprintf("%016x", h.h.Sum64()) }
 
 func appendPrefix(buf []byte, p netip.Prefix) []byte {
 	if !p.IsValid() {
