@@ -48,11 +48,11 @@ type eventHistory struct {
 	permanent  time.Time // records started before this belong to the init period
 	maxRecords int       // 0: no bound
 	maxBytes   int       // 0: no bound
-	records    []*EventRecord
-	sizes      []int // parallel to records
-	bytes      int   // sum of sizes
-	permCount  int   // records[:permCount] belong to the init period
-	permBytes  int
+	// init and later hold the records of the init period and the later ones, in
+	// processing order, with their sizes; dropping the oldest is O(1) amortized.
+	init, later          []*EventRecord
+	initSizes, lateSizes []int
+	bytes, initBytes     int
 }
 
 func newEventHistory(cfg Config, start time.Time) *eventHistory {
@@ -87,82 +87,67 @@ func (h *eventHistory) add(rec *EventRecord) {
 	size := rec.size()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.records = append(h.records, rec)
-	h.sizes = append(h.sizes, size)
 	h.bytes += size
 	if rec.ProcessingStart.Before(h.permanent) {
-		h.permCount++
-		h.permBytes += size
+		h.init = append(h.init, rec)
+		h.initSizes = append(h.initSizes, size)
+		h.initBytes += size
+	} else {
+		h.later = append(h.later, rec)
+		h.lateSizes = append(h.lateSizes, size)
 	}
 	h.bound()
 }
 
-// bound drops records while the history is over maxRecords or maxBytes.
+// bound drops the oldest records while the history is over maxRecords or maxBytes.
 func (h *eventHistory) bound() {
 	over := func(n, bytes, maxN, maxBytes int) bool {
 		return (maxN > 0 && n > maxN) || (maxBytes > 0 && bytes > maxBytes)
 	}
-	var drop []int // indexes to drop, ascending
-	n, bytes := len(h.records), h.bytes
-	perm, permBytes := 0, 0 // the init period's records still kept, from the start
-	nextRecent := h.permCount
-	for n > 1 && over(n, bytes, h.maxRecords, h.maxBytes) {
-		permOverHalf := over(h.permCount-perm, h.permBytes-permBytes, h.maxRecords/2, h.maxBytes/2)
-		recentLeft := len(h.records) - nextRecent
-		if (recentLeft > 1 && !permOverHalf) || perm == h.permCount {
-			drop = append(drop, nextRecent)
-			bytes -= h.sizes[nextRecent]
-			nextRecent++
-		} else {
-			drop = append(drop, perm)
-			bytes -= h.sizes[perm]
-			permBytes += h.sizes[perm]
-			perm++
+	for len(h.init)+len(h.later) > 1 && over(len(h.init)+len(h.later), h.bytes, h.maxRecords, h.maxBytes) {
+		initOverHalf := over(len(h.init), h.initBytes, h.maxRecords/2, h.maxBytes/2)
+		if (len(h.later) > 1 && !initOverHalf) || len(h.init) == 0 {
+			h.bytes -= h.lateSizes[0]
+			h.later, h.lateSizes = dropFirst(h.later, h.lateSizes, 1)
+			continue
 		}
-		n--
+		h.bytes -= h.initSizes[0]
+		h.initBytes -= h.initSizes[0]
+		h.init, h.initSizes = dropFirst(h.init, h.initSizes, 1)
 	}
-	if len(drop) == 0 {
-		return
-	}
-	dropped := make(map[int]bool, len(drop))
-	for _, i := range drop {
-		dropped[i] = true
-	}
-	keptRecs := make([]*EventRecord, 0, len(h.records)-len(drop))
-	keptSizes := make([]int, 0, len(h.records)-len(drop))
-	for i, r := range h.records {
-		if !dropped[i] {
-			keptRecs = append(keptRecs, r)
-			keptSizes = append(keptSizes, h.sizes[i])
-		}
-	}
-	h.records, h.sizes, h.bytes = keptRecs, keptSizes, bytes
-	h.permCount -= perm
-	h.permBytes -= permBytes
 }
 
-// trim drops records older than the age limit, keeping the init period's.
+// dropFirst drops the n first records and sizes, releasing the backing arrays when they
+// are mostly unused.
+func dropFirst(recs []*EventRecord, sizes []int, n int) ([]*EventRecord, []int) {
+	clear(recs[:n])
+	recs, sizes = recs[n:], sizes[n:]
+	if cap(recs) > 64 && len(recs) < cap(recs)/4 {
+		recs = append([]*EventRecord(nil), recs...)
+		sizes = append([]int(nil), sizes...)
+	}
+	return recs, sizes
+}
+
+// trim drops the later records older than the age limit.
 func (h *eventHistory) trim(now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cutoff := now.Add(-h.ageLimit)
-	keptRecs := h.records[:0]
-	keptSizes := h.sizes[:0]
-	for i, r := range h.records {
-		if i < h.permCount || !r.ProcessingStart.Before(cutoff) {
-			keptRecs = append(keptRecs, r)
-			keptSizes = append(keptSizes, h.sizes[i])
-			continue
-		}
-		h.bytes -= h.sizes[i]
+	n := 0
+	for n < len(h.later) && h.later[n].ProcessingStart.Before(cutoff) {
+		h.bytes -= h.lateSizes[n]
+		n++
 	}
-	clear(h.records[len(keptRecs):])
-	h.records, h.sizes = keptRecs, keptSizes
+	if n > 0 {
+		h.later, h.lateSizes = dropFirst(h.later, h.lateSizes, n)
+	}
 }
 
 // snapshot returns the records (shared, read-only) in processing order.
 func (h *eventHistory) snapshot() []*EventRecord {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return append([]*EventRecord(nil), h.records...)
+	out := make([]*EventRecord, 0, len(h.init)+len(h.later))
+	return append(append(out, h.init...), h.later...)
 }

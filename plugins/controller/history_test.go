@@ -63,3 +63,24 @@ func TestEventHistoryIsBoundedByBytesWithTheTransactions(t *testing.T) {
 		t.Errorf("after trimming by age: kept %v (%d bytes), want %v (%d bytes)", got, h.bytes, want, one)
 	}
 }
+
+// BenchmarkEventHistoryAddAtTheBound adds records to a full history (10,000 records of
+// the init period's kind, the bound): each add drops the oldest, at a cost that does
+// not grow with the bound.
+func BenchmarkEventHistoryAddAtTheBound(b *testing.B) {
+	for _, bound := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprint("bound=", bound), func(b *testing.B) {
+			start := time.Unix(0, 0)
+			cfg := DefaultConfig()
+			cfg.EventHistoryMaxRecords, cfg.EventHistoryMaxBytes = bound, 0
+			h := newEventHistory(cfg, start)
+			for i := range bound {
+				h.add(&EventRecord{Name: "e", ProcessingStart: start.Add(time.Duration(i))})
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				h.add(&EventRecord{Name: "e", ProcessingStart: start.Add(time.Duration(bound + i))})
+			}
+		})
+	}
+}

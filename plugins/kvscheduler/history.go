@@ -26,6 +26,7 @@ type history struct {
 	permSizes  []int
 	sizes      []int
 	bytes      int // sum of the sizes
+	permBytes  int // sum of permSizes
 }
 
 func (h *history) init(cfg Config, now time.Time) {
@@ -50,6 +51,7 @@ func (h *history) add(r *api.RecordedTxn) {
 	if r.Start.Sub(h.start) < h.initPeriod {
 		h.permanent = append(h.permanent, r)
 		h.permSizes = append(h.permSizes, size)
+		h.permBytes += size
 	} else {
 		h.recent = append(h.recent, r)
 		h.sizes = append(h.sizes, size)
@@ -67,25 +69,21 @@ func (h *history) bound() {
 		return (maxN > 0 && n > maxN) || (maxBytes > 0 && bytes > maxBytes)
 	}
 	for len(h.permanent)+len(h.recent) > 1 && limited(len(h.permanent)+len(h.recent), h.bytes, h.maxRecords, h.maxBytes) {
-		permOverHalf := limited(len(h.permanent), h.permBytes(), h.maxRecords/2, h.maxBytes/2)
+		permOverHalf := limited(len(h.permanent), h.permBytes, h.maxRecords/2, h.maxBytes/2)
 		if (len(h.recent) > 1 && !permOverHalf) || len(h.permanent) == 0 {
 			h.bytes -= h.sizes[0]
 			h.dropRecent(1)
 			continue
 		}
 		h.bytes -= h.permSizes[0]
+		h.permBytes -= h.permSizes[0]
 		h.permanent[0] = nil
 		h.permanent, h.permSizes = h.permanent[1:], h.permSizes[1:]
+		if cap(h.permanent) > 64 && len(h.permanent) < cap(h.permanent)/4 {
+			h.permanent = append([]*api.RecordedTxn(nil), h.permanent...)
+			h.permSizes = append([]int(nil), h.permSizes...)
+		}
 	}
-}
-
-// permBytes is the size of the records of the init period.
-func (h *history) permBytes() int {
-	n := 0
-	for _, s := range h.permSizes {
-		n += s
-	}
-	return n
 }
 
 // dropRecent drops the n oldest recent records (their bytes already subtracted).

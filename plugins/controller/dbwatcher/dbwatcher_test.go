@@ -455,7 +455,9 @@ func TestRefusedEventsAreMadeUpByAResync(t *testing.T) {
 func TestBurstOfChangesIsCoalescedWithoutAResync(t *testing.T) {
 	te := etcdtest.Start(t)
 	db := kv{t, te.Client(t)}
-	h := newHarness(t, etcdConf(te.Endpoint(), false), t.TempDir())
+	// Generous etcd timeouts: on a loaded machine a slow probe must not look like a lost
+	// connection, whose reconnection resyncs (that is not what this test is about).
+	h := newHarness(t, slowEtcdConf(te.Endpoint()), t.TempDir())
 	h.w.changes = make(chan change, 2) // a small queue: the watch must wait, not overflow
 	db.putKube(podKey("seen"), testPod("seen", "10.1.0.1"))
 	db.putKube(podKey("gone"), testPod("gone", "10.1.0.2"))

@@ -280,6 +280,12 @@ func etcdConf(endpoint string, delayedStart bool) loader {
 		endpoint, testOpTimeout.Nanoseconds(), delayedStart))
 }
 
+// slowEtcdConf returns an etcd.conf for the endpoint with timeouts long enough for a
+// loaded machine (etcd must be up at Init).
+func slowEtcdConf(endpoint string) loader {
+	return loader(fmt.Sprintf("endpoints: [%q]\ninsecure-transport: true\ndial-timeout: 5s\noperation-timeout: 5s\n", endpoint))
+}
+
 // boltConf returns a bolt.conf for a file in dir.
 func boltConf(dir string) loader {
 	return loader(fmt.Sprintf("db-path: %s\nfile-mode: 432\nlock-timeout: 1s\n", filepath.Join(dir, "bolt", "bolt.db")))
