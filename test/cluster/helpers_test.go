@@ -89,7 +89,7 @@ func buildContiv(root string) (string, error) {
 }
 
 // sharedLab returns the lab of this test run, starting it on first use (3 nodes).
-func sharedLab(t *testing.T) *lab.Lab {
+func sharedLab(t testing.TB) *lab.Lab {
 	t.Helper()
 	shared.once.Do(func() {
 		if os.Geteuid() != 0 {
@@ -160,7 +160,7 @@ func etcdClient(t *testing.T, l *lab.Lab) *clientv3.Client {
 }
 
 // eventually polls check every 200 ms until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+func eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -176,7 +176,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 }
 
 // testCtx returns a context ending with the test (or after timeout).
-func testCtx(t *testing.T, timeout time.Duration) context.Context {
+func testCtx(t testing.TB, timeout time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	return ctx

@@ -168,7 +168,7 @@ func echoPod(name, app, node string) *corev1.Pod {
 }
 
 // testNamespace creates a namespace for the test, deleted (and awaited) at its end.
-func testNamespace(t *testing.T, l *lab.Lab, name string) string {
+func testNamespace(t testing.TB, l *lab.Lab, name string) string {
 	t.Helper()
 	ctx := testCtx(t, time.Minute)
 	if err := l.EnsureNamespace(ctx, name); err != nil {

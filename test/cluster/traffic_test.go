@@ -107,7 +107,7 @@ func podDialer(t *testing.T, l *lab.Lab, ns, name string) dialer {
 	return fromNetns(netns)
 }
 
-func createService(t *testing.T, l *lab.Lab, ns string, svc *corev1.Service) *corev1.Service {
+func createService(t testing.TB, l *lab.Lab, ns string, svc *corev1.Service) *corev1.Service {
 	t.Helper()
 	ctx := testCtx(t, time.Minute)
 	out, err := l.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -202,5 +203,55 @@ func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
 	if conn, err := dial(ctx, "tcp", "127.0.0.1:8080"); err == nil {
 		conn.Close()
 		t.Error("the container still listens after stop")
+	}
+}
+
+// A lab whose owner died without Close is swept by the next SweepStale: its namespaces,
+// its temporary directory and its registry entry go; a live owner's lab stays.
+func TestSweepStaleRemovesWhatADeadLabLeft(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("lab: needs root (network namespaces, " + RunDir + ")")
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("ctvlab-sweep%d", os.Getpid())
+	dir := t.TempDir() + "/" + name + "-dir"
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := addNetns(name + "-node1"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = deleteNetns(name + "-node1"); _ = unregisterLab(name) })
+	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entry := fmt.Sprintf("%d\n%s\n", dead.Process.Pid, dir)
+	if err := os.WriteFile(filepath.Join(RunDir, name), []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live := name + "-live"
+	if err := registerLab(live, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unregisterLab(live) })
+
+	swept, err := SweepStale()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(swept, name) || slices.Contains(swept, live) {
+		t.Errorf("swept %v, want %s and not %s", swept, name, live)
+	}
+	if _, err := os.Stat(netnsPath(name + "-node1")); !os.IsNotExist(err) {
+		t.Errorf("the dead lab's namespace survived (%v)", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the dead lab's directory survived (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(RunDir, live)); err != nil {
+		t.Errorf("the live lab's entry was removed: %v", err)
 	}
 }
