@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,9 +216,6 @@ func TestClusterIPServiceReachedFromAPodOnEveryNode(t *testing.T) {
 	})
 }
 
-// knownFailuresEnv runs the traffic checks that fail today for a known reason.
-const knownFailuresEnv = "CONTIV_LAB_KNOWN_FAILURES"
-
 func TestNodePortFromTheExternalClient(t *testing.T) {
 	l := sharedLab(t)
 	requireForwarding(t, l)
@@ -252,12 +248,6 @@ func TestNodePortFromTheExternalClient(t *testing.T) {
 
 	// externalTrafficPolicy Cluster: every node's NodePort reaches every backend.
 	t.Run("Cluster", func(t *testing.T) {
-		if os.Getenv(knownFailuresEnv) == "" {
-			t.Skip("cluster: known failure (set " + knownFailuresEnv + "=1 to run it): a NodePort connection " +
-				"load-balanced to a backend on another node is not source-NATed (static mapping with " +
-				"twice-NAT SELF), so the backend's node sends the reply straight to the client, " +
-				"SNATed to its own IP, and the client drops it")
-		}
 		cluster := createService(t, l, ns, echoService("np", "np", corev1.ServiceTypeNodePort, corev1.ServiceExternalTrafficPolicyCluster))
 		port := strconv.Itoa(int(cluster.Spec.Ports[0].NodePort))
 		for _, n := range l.Nodes() {

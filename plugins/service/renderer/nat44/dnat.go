@@ -69,6 +69,16 @@ func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vp
 		for _, ip := range svc.ClusterIPs.List() {
 			add(ip, port.Port, vpp_nat.DNat44_StaticMapping_SELF)
 		}
+		// External IPs and node ports of a cluster-wide service are reached from outside
+		// the cluster and may be load-balanced to a backend on another node: the source
+		// is translated to this node's NAT loopback (twice-NAT), so the reply comes back
+		// through this node, which holds the session. Without it the backend's node
+		// routes the reply straight to the client, SNATed to its own IP, and the client
+		// drops it. Upstream translated only external IPs this way and left node ports
+		// with self-twice-NAT, so a NodePort answered only when the chosen backend was
+		// local (the cluster lab's NodePort test showed it); kube-proxy likewise SNATs
+		// NodePort traffic of Cluster-policy services. NodeLocal services only have
+		// local backends and keep the client's address.
 		externalTwiceNAT := vpp_nat.DNat44_StaticMapping_ENABLED
 		if svc.TrafficPolicy == renderer.NodeLocal {
 			externalTwiceNAT = vpp_nat.DNat44_StaticMapping_SELF
@@ -78,11 +88,29 @@ func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vp
 		}
 		if port.NodePort != 0 {
 			for _, ip := range rndr.nodeIPs.List() {
-				add(ip, port.NodePort, vpp_nat.DNat44_StaticMapping_SELF)
+				if len(locals) == 1 && rndr.isPeerOnNodeNetwork(ip) {
+					continue
+				}
+				add(ip, port.NodePort, externalTwiceNAT)
 			}
 		}
 	}
 	return key, dnat
+}
+
+// isPeerOnNodeNetwork tells whether ip is another node's address on the network of this
+// node's IP. A single-local mapping is a plain static mapping, and VPP 25.10 puts the
+// external address of every plain static mapping in the FIB of the NAT outside and
+// output-feature interfaces as a local /32 and answers ARP for it there
+// (docs/ARCHITECTURE.md, "Packet paths through the simulator"; NAT addresses answer
+// ARP). Upstream exposed node ports on every node's IPs: on VPP 25.10 a single-backend
+// NodePort Service would make each node claim the other nodes' IPs on the node network
+// (the cluster lab showed clients and VXLAN tunnels sent to the wrong node). So such a
+// mapping is not installed on a peer's address: a pod reaching a peer's node port is
+// routed to that node, which translates it, as with kube-proxy. Load-balanced mappings
+// install no FIB entry and keep upstream's rendering.
+func (rndr *Renderer) isPeerOnNodeNetwork(ip net.IP) bool {
+	return rndr.nodeNet != nil && rndr.nodeNet.Contains(ip) && !ip.Equal(rndr.nodeIP)
 }
 
 // renderedService is a service's DNAT as the last resync staged it.
@@ -96,13 +124,14 @@ type renderedService struct {
 // renderInputs is everything besides the ContivService that serviceDNAT reads.
 type renderInputs struct {
 	nodeIPs          string
+	nodeIP           string
 	mainVRF, podVRF  uint32
 	noOverlay        bool
 	localEndpointWgt uint32
 }
 
 func (rndr *Renderer) renderInputs() renderInputs {
-	return renderInputs{nodeIPs: rndr.nodeIPs.String(), mainVRF: rndr.mainVRF, podVRF: rndr.podVRF,
+	return renderInputs{nodeIPs: rndr.nodeIPs.String(), nodeIP: rndr.nodeIP.String(), mainVRF: rndr.mainVRF, podVRF: rndr.podVRF,
 		noOverlay: rndr.noOverlay, localEndpointWgt: rndr.Config.LocalEndpointWeight()}
 }
 

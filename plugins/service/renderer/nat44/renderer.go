@@ -79,6 +79,9 @@ type Renderer struct {
 	natLoopbackIP   net.IP
 	defaultIfName   string
 	defaultIfIP     net.IP
+	// nodeIP and nodeNet are this node's IP and the node network it is on (IPNet).
+	nodeIP  net.IP
+	nodeNet *net.IPNet
 	// Inputs kept for incremental changes.
 	nodeIPs *renderer.IPAddresses
 	// ipStrings holds the text of the IPv4 addresses formatted during a resync (nil
@@ -304,6 +307,7 @@ func (rndr *Renderer) learnNode() {
 	routing := rndr.ContivConf.GetRoutingConfig()
 	rndr.mainVRF, rndr.podVRF, rndr.noOverlay = routing.MainVRFID, routing.PodVRFID, routing.UseNoOverlay
 	rndr.natLoopbackIP = ipv4(rndr.IPAM.NatLoopbackIP())
+	rndr.nodeIP, rndr.nodeNet = rndr.IPNet.GetNodeIP()
 	rndr.defaultIfName, rndr.defaultIfIP = "", nil
 	if !rndr.ContivConf.NatExternalTraffic() {
 		return

@@ -14,7 +14,9 @@ func TestResyncRestagesUnchangedDNATsAndRendersChangedInputs(t *testing.T) {
 	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
 	kube[svcmodel.Keyword][svcmodel.Key("web", "default")] = st.Service("default", "web", "10.96.0.20", st.Port("http", "TCP", 80, 30080))
 	kube[epmodel.Keyword][epmodel.Key("web", "default")] = st.Endpoints("default", "web",
-		st.Subset([]st.Addr{st.PodAddr("10.1.1.3", "default", "pod1")}, st.EpPort("http", 8080, "")))
+		// Two backends: a load-balanced mapping, installed on every node's IPs (a
+		// single-backend one would skip the peers' node IPs, see isPeerOnNodeNetwork).
+		st.Subset([]st.Addr{st.PodAddr("10.1.1.3", "default", "pod1"), st.PodAddr("10.1.1.4", "default", "pod2")}, st.EpPort("http", 8080, "")))
 	e := newEnv(t, envOptions{kube: kube})
 	key := vpp_nat.DNAT44Key("default/web")
 	first := e.dp.KVs[key].(*vpp_nat.DNat44)
