@@ -139,7 +139,7 @@ type cniConfig struct {
 	Portmap   portmapConf
 }
 
-// contivCNIConf are the keys contiv-cni reads (facts §9.1), besides the CNI standard ones
+// contivCNIConf are the keys contiv-cni reads (docs/dev-guide/UPSTREAM.md §1), besides the CNI standard ones
 // the runtime adds.
 type contivCNIConf struct {
 	Type          string         `json:"type"`

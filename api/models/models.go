@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 	linux_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	linux_l3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
@@ -12,9 +16,6 @@ import (
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // ErrUnknownModel is wrapped by the errors ModelKey (and the ModelKey of

@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
 	linux_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	linux_l3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
@@ -12,10 +17,6 @@ import (
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // sampleValues holds one value of every model with the key it must have.

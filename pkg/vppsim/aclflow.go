@@ -4,7 +4,7 @@ import "net/netip"
 
 // aclFlow is what the ACL plugin's classifier sees of a packet: the 5-tuple
 // and the TCP flags of the packet as it stands at the point where the ACL is
-// applied (input ACLs before NAT, output ACLs after NAT output, spec §8-9).
+// applied (input ACLs before NAT, output ACLs after NAT output, docs/dev-guide/VPP-FORWARDING.md §8-9).
 // The forwarding graph fills it; the ACL state (acl*.go) evaluates it.
 type aclFlow struct {
 	Src, Dst         netip.Addr

@@ -64,7 +64,7 @@
 // # What it forwards
 //
 // The simulator is also a data plane following VPP 25.10's forwarding rules
-// (../shared/spec/vpp-forwarding.md), one pipeline in the fwd_*.go files
+// (docs/dev-guide/VPP-FORWARDING.md), one pipeline in the fwd_*.go files
 // reading the state the handlers write, under the same lock:
 //
 //	device input (virtio-input, af-packet-input, dpdk-input)

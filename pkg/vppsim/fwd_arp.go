@@ -8,7 +8,7 @@ import (
 )
 
 // arp-input, arp-reply, arp-proxy, arp-disabled and neighbour learning
-// (spec §2).
+// (docs/dev-guide/VPP-FORWARDING.md §2).
 
 const (
 	arpLen       = 28
@@ -206,7 +206,7 @@ func (st *state) arpSendReply(p *pkt, i *iface, sha [6]byte, spa, tpa [4]byte) {
 }
 
 // learnNeighbor records a dynamic neighbour; a static entry keeps its MAC
-// (spec §2: a dynamic update never replaces a static entry).
+// (docs/dev-guide/VPP-FORWARDING.md §2: a dynamic update never replaces a static entry).
 func (st *state) learnNeighbor(i *iface, ip [4]byte, mac [6]byte) {
 	k := neighborKey{sw: i.idx, ip: addr4(ip)}
 	n := st.neighbors[k]

@@ -10,7 +10,7 @@ import (
 	"go.fd.io/govpp/binapi/nat_types"
 )
 
-// The flows of spec §10 on a node laid out as the agent programs it
+// The flows of docs/dev-guide/VPP-FORWARDING.md §10 on a node laid out as the agent programs it
 // (docs/ARCHITECTURE.md §4): pods in VRF 1 behind TAPs unnumbered to the
 // pod gateway loopback, the NIC in VRF 0, inter-VRF routes between them,
 // NAT44-ED with the pod TAPs inside and outside, the output feature on the

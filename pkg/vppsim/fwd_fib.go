@@ -10,10 +10,10 @@ import (
 // Compiled IPv4 FIBs for the data plane. The FIB content is what
 // fibEntries computes for the dumps, restricted to what forwards: entries
 // made from interface addresses exist only while the interface is admin-up
-// (spec §3), neighbour /32s only where the covering prefix is attached on
-// the same interface (spec §2), plus the local /32s NAT44-ED adds for its
+// (docs/dev-guide/VPP-FORWARDING.md §3), neighbour /32s only where the covering prefix is attached on
+// the same interface (docs/dev-guide/VPP-FORWARDING.md §2), plus the local /32s NAT44-ED adds for its
 // pool and static external addresses in the VRFs of NAT outside and
-// output-feature interfaces (spec §2, "nat-low"). A view is rebuilt when the
+// output-feature interfaces (docs/dev-guide/VPP-FORWARDING.md §2, "nat-low"). A view is rebuilt when the
 // configuration generation moved, so lookups on the packet path are plain
 // map reads keyed by integers.
 

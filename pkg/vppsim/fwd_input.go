@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Device input and ethernet-input (spec §1).
+// Device input and ethernet-input (docs/dev-guide/VPP-FORWARDING.md §1).
 
 // rxFrame is a frame received on interface i from its wire (TAP, raw
 // socket or the Go API). It is copied into a graph buffer.

@@ -5,7 +5,7 @@ import (
 )
 
 // ip4-input, the ip4-unicast feature arc, ip4-lookup, ip4-local and the
-// ICMP VPP itself sends (spec §1, §3, §8).
+// ICMP VPP itself sends (docs/dev-guide/VPP-FORWARDING.md §1, §3, §8).
 
 func (st *state) ip4Input(p *pkt, i *iface) {
 	h := p.ip()

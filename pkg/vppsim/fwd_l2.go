@@ -4,7 +4,7 @@ import (
 	"go.fd.io/govpp/binapi/l2"
 )
 
-// l2-input, l2-learn, l2-fwd, l2-flood and l2-output (spec §4).
+// l2-input, l2-learn, l2-fwd, l2-flood and l2-output (docs/dev-guide/VPP-FORWARDING.md §4).
 
 const l2PortBVI = l2.L2_API_PORT_TYPE_BVI
 

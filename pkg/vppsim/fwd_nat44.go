@@ -8,7 +8,7 @@ import (
 	"go.fd.io/govpp/binapi/nat_types"
 )
 
-// NAT44-ED in the graph (spec §7, §8): nat44-ed-classify, -in2out, -out2in
+// NAT44-ED in the graph (docs/dev-guide/VPP-FORWARDING.md §7, §8): nat44-ed-classify, -in2out, -out2in
 // on ip4-unicast and nat44-ed-in2out-output on ip4-output. Sessions are
 // the sessions of the traffic; the API dumps and deletes them.
 
@@ -600,7 +600,7 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 	lm := st.natByLocal(k.src, k.sport, k.proto, p.rxVRF)
 	if output && lm != nil && lm.kind == natIdentity {
 		// The output feature's slow path lets identity-mapped sources
-		// through before any session check (spec §7 "Output feature";
+		// through before any session check (docs/dev-guide/VPP-FORWARDING.md §7 "Output feature";
 		// §10: the NodePort reply passes the NIC thanks to Contiv's
 		// identity mapping of the node IP in the pod VRF).
 		if p.tr != nil {

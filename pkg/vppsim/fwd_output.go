@@ -1,6 +1,6 @@
 package vppsim
 
-// interface-output and the wire (spec §1, §4).
+// interface-output and the wire (docs/dev-guide/VPP-FORWARDING.md §1, §4).
 
 // interfaceOutput sends an L3-built frame out of interface o: into the
 // bridge domain when o is a BVI, back into its own input when o is a

@@ -7,7 +7,7 @@ import (
 )
 
 // The forwarding graph (fwd_*.go) moves packets through the state the API
-// handlers write, following ../shared/spec/vpp-forwarding.md (VPP 25.10).
+// handlers write, following docs/dev-guide/VPP-FORWARDING.md (VPP 25.10).
 //
 // Concurrency: a frame is processed whole, depth-first through the nodes,
 // with Sim.mu held, exactly like a handler. The graph therefore reads the

@@ -1,6 +1,6 @@
 package vppsim
 
-// vxlan4-input and vxlan4-encap (spec §5).
+// vxlan4-input and vxlan4-encap (docs/dev-guide/VPP-FORWARDING.md §5).
 
 // vxlanPortRegistered tells whether a VXLAN tunnel registered the UDP
 // port.

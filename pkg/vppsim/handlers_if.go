@@ -387,7 +387,7 @@ func (st *state) createAfPacket(cl *call, hostIfName string, mac ethernet_types.
 		return interface_types.InterfaceIndex(sw), retvalIfAlreadyExists
 	}
 	// The VPP-side MAC is hw_addr, else a random 02:fe:... one - never
-	// the veth's own MAC (spec §6).
+	// the veth's own MAC (docs/dev-guide/VPP-FORWARDING.md §6).
 	hwAddr := [6]byte(mac)
 	if h := st.s.host; h != nil {
 		if _, ok := h.interfaceMAC(hostIfName); !ok {
@@ -535,7 +535,7 @@ func (st *state) vxlanAddDel(cl *call, a vxlanArgs) (interface_types.InterfaceIn
 	v.instance = inst
 	i := st.newIface("vxlan_tunnel"+utoa(inst), kindVxlan)
 	i.vxlan = v
-	i.adminUp = true // VPP creates VXLAN tunnels admin-up (spec §1)
+	i.adminUp = true // VPP creates VXLAN tunnels admin-up (docs/dev-guide/VPP-FORWARDING.md §1)
 	st.vxlanInst[inst] = true
 	st.vxlanKeys[key] = i.idx
 	st.ifEvent(cl, i, false)

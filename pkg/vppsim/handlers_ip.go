@@ -246,7 +246,7 @@ func (st *state) fibEntries(t *vrfTable) []fibEntry { return st.fibEntriesOpt(t,
 // fibEntriesFwd is the content of a table as the data plane sees it:
 // entries made from interface addresses only while the interface is
 // admin-up, and neighbour /32s only where the neighbour is covered by an
-// attached prefix of its interface (spec §2-3).
+// attached prefix of its interface (docs/dev-guide/VPP-FORWARDING.md §2-3).
 func (st *state) fibEntriesFwd(t *vrfTable) []fibEntry { return st.fibEntriesOpt(t, true) }
 
 // fibEntriesOpt computes the entries of a table; fwd selects the data plane's

@@ -49,7 +49,7 @@ func (r *registry) add(m api.Message, stateless bool, fn func(*call, api.Message
 
 // fibNeutral are requests that change state the data plane reads directly
 // (not through its compiled FIBs), so they need no recompilation: LB and
-// identity mappings install no FIB entry (spec §7), and sessions, timeouts,
+// identity mappings install no FIB entry (docs/dev-guide/VPP-FORWARDING.md §7), and sessions, timeouts,
 // forwarding, bridge domains, the L2 FIB and ACLs are read as they are.
 var fibNeutral = map[string]bool{
 	"nat44_add_del_lb_static_mapping":       true,

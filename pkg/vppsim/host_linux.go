@@ -86,7 +86,7 @@ func (t *linuxTap) Close() error {
 }
 
 // setLinkUp sets a Linux interface of the simulator's namespace up or
-// down (af_packet admin state follows to the host veth, spec §1).
+// down (af_packet admin state follows to the host veth, docs/dev-guide/VPP-FORWARDING.md §1).
 func (h *linuxNet) setLinkUp(name string, up bool) error {
 	link, err := netlink.LinkByName(name)
 	if err != nil {

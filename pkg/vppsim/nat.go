@@ -884,7 +884,7 @@ func hNat44UserDump(cl *call, _ *nat44_ed.Nat44UserDump) {
 }
 
 // userSessions returns every session whose inside address is addr; like
-// VPP 25.10 the dump ignores vrf_id (spec §7).
+// VPP 25.10 the dump ignores vrf_id (docs/dev-guide/VPP-FORWARDING.md §7).
 func (st *state) userSessions(addr ip_types.IP4Address) []Session {
 	a := netip.AddrFrom4(addr)
 	var out []Session
@@ -952,7 +952,7 @@ func hNat44UserSessionV3Dump(cl *call, m *nat44_ed.Nat44UserSessionV3Dump) {
 // hNat44DelSession deletes the session whose i2o flow is (address, port
 // -> ext_host, ext_host_port, vrf_id, protocol), as VPP 25.10 does; for a
 // twice-NAT session ext_host is the twice-NAT address. The inside flag is
-// ignored (spec §7).
+// ignored (docs/dev-guide/VPP-FORWARDING.md §7).
 func hNat44DelSession(cl *call, m *nat44_ed.Nat44DelSession) {
 	st := cl.st
 	k := natFlowKey{src: m.Address, dst: m.ExtHostAddress, sport: m.Port, dport: m.ExtHostPort, fib: m.VrfID, proto: m.Protocol}

@@ -10,7 +10,7 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 )
 
-// codeDefaults is the "Code default" column of contiv.conf (facts §3.2), one row per key.
+// codeDefaults is the "Code default" column of contiv.conf (the contiv.conf table of docs/CONFIG.md), one row per key.
 var codeDefaults = []struct {
 	key  string
 	want any

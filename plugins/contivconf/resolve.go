@@ -9,7 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// nodeState is the configuration resolved for this node (facts §3.4).
+// nodeState is the configuration resolved for this node (docs/CONFIG.md, contiv.conf: how the node's settings are resolved).
 type nodeState struct {
 	stnMode            bool
 	useDHCP            bool

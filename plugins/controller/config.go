@@ -3,8 +3,9 @@ package controller
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 // Config is the content of controller.conf. Durations are written in the file as

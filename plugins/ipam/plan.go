@@ -9,7 +9,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 )
 
-// addressPlan is the pure arithmetic of the cluster address plan (facts §4.2): which
+// addressPlan is the pure arithmetic of the cluster address plan (docs/IPAM.md, "The rules"): which
 // subnets and addresses belong to the node with ID N. Every node computes the same
 // answers from the same contiv.conf, which is what lets nodes route to each other
 // without asking. It keeps no state besides the effective ipamConfig (contivCIDR is

@@ -1,10 +1,13 @@
 // Package ipnet builds the VPP and Linux configuration that gives the pods of this node
 // IPv4 connectivity to each other, to the host stack and to the pods and hosts of the
-// other nodes. Like the other contiv plugins it is a pure core: for each event of the
-// controller it computes key-value pairs (vpp-agent models, keys from api/models) and
-// stages them in the event's transaction; the KV scheduler and its descriptors apply
-// them. It reads contivconf (configuration), ipam (address plan, pod IPs), nodesync
-// (node ID, other nodes) and podmanager (local pods).
+// other nodes. For each event of the controller it computes key-value pairs (vpp-agent
+// models, keys from api/models) with builders that do no I/O, and stages them in the
+// event's transaction; the KV scheduler and its descriptors apply them. It is not a pure
+// core, though: it reads the host's link addresses and enables IPv6 in a pod's namespace
+// (the two callbacks of hostio.go), publishes this node's VPP IPs to etcd through
+// nodesync, watches DHCP leases (pushing NodeIPv4Change) and serves GET
+// /contiv/v1/ipam. It reads contivconf (configuration), ipam (address plan, pod IPs),
+// nodesync (node ID, other nodes) and podmanager (local pods).
 //
 //	contivconf ─┐                        ┌─> main NIC / loopbackNIC, default route
 //	ipam ───────┤                        ├─> VPP-host interconnect (TAP or VETH+AF_PACKET)
@@ -49,7 +52,7 @@
 //	config/vpp/v2/route/vrf/<main>/dst/<host IP>/32/gw/<Linux end>   one per host IP
 //	config/linux/l3/v2/route/<pod cluster subnet>/<tap-vpp1|veth-vpp1>  (+ service CIDR if routeServiceCIDRToVPP)
 //	config/vpp/v2/vrf-table/id/<main|pod>/protocol/IPV4   labels mainVRF-IPv4, podVRF-IPv4
-//	config/vpp/v2/route/vrf/...                           inter-VRF and drop routes (facts §5.2 item 4)
+//	config/vpp/v2/route/vrf/...                           inter-VRF and drop routes (docs/dev-guide/UPSTREAM.md §2 item 4)
 //	config/vpp/v2/ipscanneigh-global                      when scanIPNeighbors
 //	config/vpp/v2/interfaces/podGwLoop                    pod gateway IP, pod VRF
 //	config/vpp/v2/interfaces/vxlanBVI                     overlay: VXLAN IP, MAC 12:2b:<N>, pod VRF
@@ -94,7 +97,7 @@
 // # Differences from upstream Contiv-VPP v3.1.0, on purpose
 //
 //   - Nodes without an IP are left out of vxlanBD too (upstream put their tunnels in
-//     the bridge domain, quirk §16.4 of the facts).
+//     the bridge domain, docs/ARCHITECTURE.md §8, quirk 4).
 //   - The VXLAN BVI is not in a split-horizon group (only the tunnels are, group 1):
 //     VPP's split horizon would drop BVI-to-tunnel traffic otherwise.
 //   - VPP routes to the host's IPs and to other nodes' management IPs are made only for

@@ -12,7 +12,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 )
 
-// Expected transactions, written out by hand from facts §5 for node ID 1 with the
+// Expected transactions, written out by hand from docs/dev-guide/UPSTREAM.md §2-3 for node ID 1 with the
 // address plan of the test configurations:
 //
 //	pod subnet 10.1.1.0/24 (gateway .1, first pod .2), VPP-host subnet 172.30.1.0/24

@@ -56,7 +56,7 @@ func (s *settings) hostInterconnectLinuxName() string {
 }
 
 // nodeLocal returns the configuration of this node that does not depend on other nodes
-// or pods (facts §5.2 items 1, 2, 4-7): NICs, the VPP-host interconnect, VRFs, the
+// or pods (docs/dev-guide/UPSTREAM.md §2 items 1, 2, 4-7): NICs, the VPP-host interconnect, VRFs, the
 // inter-VRF and drop routes, the neighbour scan, the pod gateway loopback and the
 // VXLAN BVI. The bridge domain is added by vxlanBD.
 func (b *builder) nodeLocal(hostIPs []net.IP) (api.KeyValuePairs, error) {

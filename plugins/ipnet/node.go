@@ -32,12 +32,12 @@ func (s *settings) peerIP(node *nodesync.Node) net.IP {
 // connectable tells whether this node builds connectivity to the other node: it needs
 // an ID, a VPP address (the tunnel endpoint or next hop) and a management address.
 // Nodes that fail the test are left out everywhere, the VXLAN bridge domain included
-// (upstream v3.1.0 still put their tunnels into the bridge domain, quirk §16.4).
+// (upstream v3.1.0 still put their tunnels into the bridge domain, docs/ARCHITECTURE.md §8, quirk 4).
 func (s *settings) connectable(node *nodesync.Node) bool {
 	return node != nil && node.ID != 0 && s.peerIP(node) != nil && len(node.MgmtIPAddresses) > 0
 }
 
-// peer returns the configuration connecting this node to another (facts §5.2 item 8):
+// peer returns the configuration connecting this node to another (docs/dev-guide/UPSTREAM.md §2 item 8):
 // with the overlay the VXLAN tunnel, the static ARP entry for the peer's BVI and the
 // L2 FIB entry of its BVI MAC, then the routes (pod VRF via the peer's VXLAN IP out of
 // vxlanBVI; without overlay main VRF via the peer's node IP) to its pod subnet

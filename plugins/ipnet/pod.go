@@ -96,7 +96,7 @@ func podNamespace(p *localPod) *linuxif.NetNamespace {
 	return &linuxif.NetNamespace{Type: linuxif.NetNamespace_FD, Reference: p.netns}
 }
 
-// pod returns the configuration wiring one pod to VPP (facts §5.3): the interface pair
+// pod returns the configuration wiring one pod to VPP (docs/dev-guide/UPSTREAM.md §3): the interface pair
 // (TAP, or VETH pair + AF_PACKET) unnumbered to podGwLoop in the pod VRF, the pod's
 // loopback, in the pod a static ARP entry for the gateway (the VPP side's MAC), a link
 // route to the gateway and the default route via it, in VPP a static ARP entry and a

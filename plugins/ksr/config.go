@@ -2,7 +2,6 @@ package ksr
 
 import (
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	restplugin "github.com/contiv-vpp/contiv-vpp/plugins/rest"
 )

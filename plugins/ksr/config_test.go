@@ -1,13 +1,13 @@
 package ksr
 
 import (
-	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	restplugin "github.com/contiv-vpp/contiv-vpp/plugins/rest"
 )

@@ -9,11 +9,11 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
-// execNB executes one NB transaction (transaction goroutine).
 // summaryLimit bounds the lines per list in the logged transaction summary; the REST
 // history keeps every operation.
 const summaryLimit = 50
 
+// execNB executes one NB transaction (transaction goroutine).
 func (s *Scheduler) execNB(ctx context.Context, values []api.KeyValuePair) (uint64, error) {
 	start := s.clock.Now()
 	kind, verbose := api.IsResync(ctx)

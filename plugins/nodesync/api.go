@@ -107,8 +107,10 @@ func (n *Node) clone() *Node {
 
 func cloneIP(ip net.IP) net.IP { return append(net.IP(nil), ip...) }
 
-// NodeUpdateName is the GetName of NodeUpdate; handlers that must not depend on this
-// package match the event by it.
+// NodeUpdateName is the GetName of NodeUpdate. The service plugin matches events by it
+// (so that a NodeUpdate of another type, e.g. in tests, is handled too); ipam, which does
+// not import nodesync (cmd/contiv-agent adapts nodesync to ipam.NodeSync), keeps its own
+// copy, ipam.NodeUpdateEventName, which must stay equal to it.
 const NodeUpdateName = "Node Update"
 
 // NodeUpdate reports that another node joined, left or changed, or that this node's

@@ -45,7 +45,7 @@
 //
 // Differences from upstream Contiv-VPP v3.1.0, on purpose:
 //   - GetAllNodes returns only nodes with an ID (upstream built the filtered map but
-//     returned the unfiltered one, quirk 16.6 of the facts).
+//     returned the unfiltered one, docs/ARCHITECTURE.md §8, quirk 6).
 //   - A change of a node's pod CIDR also produces a NodeUpdate (upstream only looked at
 //     the management IPs), because the IPAM relies on it with external IPAM.
 //   - PublishNodeIPs writes with a transaction conditioned on the revision it read, so

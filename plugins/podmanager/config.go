@@ -3,9 +3,10 @@ package podmanager
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"path/filepath"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 // Defaults of Config.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
 

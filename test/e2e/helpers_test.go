@@ -429,7 +429,7 @@ func (s *netState) String() string {
 	return strings.TrimSuffix(b.String(), "; ")
 }
 
-// podWiring is what a pod wired by the agent has in its namespace (contiv-facts §5.3).
+// podWiring is what a pod wired by the agent has in its namespace (docs/dev-guide/UPSTREAM.md §3).
 type podWiring struct {
 	ifindex int
 	mac     string

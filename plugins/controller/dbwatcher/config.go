@@ -3,13 +3,14 @@ package dbwatcher
 import (
 	"errors"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
-	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 // Defaults of etcd.conf and bolt.conf (those of the Ligato plugins upstream used).

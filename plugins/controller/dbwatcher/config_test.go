@@ -8,7 +8,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"math/big"
 	"net"
 	"net/url"
@@ -20,6 +19,7 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdconf"
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )

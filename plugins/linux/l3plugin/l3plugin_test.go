@@ -86,7 +86,7 @@ func (a *agent) delete(kv kvapi.KeyValuePair) {
 	}
 }
 
-// podConfig is what ipnet stages for one pod in VETH mode (§5.3), in
+// podConfig is what ipnet stages for one pod in VETH mode (docs/dev-guide/UPSTREAM.md §3), in
 // creation order.
 func podConfig(podPath, hostPath string) []kvapi.KeyValuePair {
 	podNs := &linuxif.NetNamespace{Type: linuxif.NetNamespace_FD, Reference: podPath}

@@ -20,8 +20,9 @@ package linux_interfaces
 import (
 	"strings"
 
-	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 )
 
 const (

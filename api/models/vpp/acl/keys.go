@@ -13,8 +13,9 @@ package vpp_acl
 import (
 	"strings"
 
-	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 )
 
 const (

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 )
 
 func TestKeyBuildersFollowVppAgentACLScheme(t *testing.T) {

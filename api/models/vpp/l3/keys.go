@@ -19,8 +19,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 )
 
 const (

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 )
 
 func TestKeyBuildersFollowVppAgentV2Scheme(t *testing.T) {
