@@ -360,3 +360,40 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 		}
 	})
 }
+
+// TestTrafficIdleNATSessionsAreCleanedUp checks the renderer's cleanup of idle NAT
+// sessions against real flows: with timeouts of one minute in service.conf, the
+// sessions of a UDP and a TCP exchange with a Service are deleted within two cleanup
+// periods. The simulator's own expiry (VPP's defaults: 5 minutes for UDP, 2 hours for
+// established TCP) would not remove them that soon.
+func TestTrafficIdleNATSessionsAreCleanedUp(t *testing.T) {
+	t.Parallel()
+	tn := startTrafficNode(t, "cleanupIdleNATSessions: true\ntcpNATSessionTimeout: 1\notherNATSessionTimeout: 1\n")
+	p3 := tn.pods["p3"]
+	web := tn.services["web"]
+	tn.expect(t, "UDP p3 -> web", func() (answer, error) { return askUDP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
+	tn.expect(t, "TCP p3 -> web", func() (answer, error) { return askTCP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
+	sessionsOfP3 := func() (int, string, error) {
+		out, err := tn.rest.vppCLI("show nat44 sessions")
+		return strings.Count(out, "external host "+p3.ip+":"), out, err
+	}
+	n, out, err := sessionsOfP3()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 {
+		t.Fatalf("after a UDP and a TCP exchange, %d sessions of p3, want 2:\n%s", n, out)
+	}
+	start := time.Now()
+	mustEventually(t, 150*time.Second, "the idle sessions are deleted", func() error {
+		n, out, err := sessionsOfP3()
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("%d sessions of p3 left:\n%s", n, out)
+		}
+		return nil
+	})
+	t.Logf("the idle sessions were deleted %v after the exchanges", time.Since(start).Round(time.Second))
+}
