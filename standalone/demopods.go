@@ -145,7 +145,7 @@ func (d *DemoPods) AfterInit() error {
 				continue
 			}
 			d.Log.WithFields(logrus.Fields{"pod": p.namespace + "/" + p.name, "ip": p.ip, "netns": p.netns,
-				"ports": p.ports}).Info("demo pod running: try ip netns exec " + p.netns + " ...")
+				"ports": p.ports}).Info("demo pod running (ip netns exec <netns> ... runs a command in it)")
 		}
 	}()
 	return nil
