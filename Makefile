@@ -56,7 +56,7 @@ run: contiv-agent
 	@echo "REST on http://$(RUN_HTTP): try /contiv/v1/ipam, /readiness, /scheduler/status, or make contiv-netctl && bin/contiv-netctl nodes; Ctrl-C stops it"
 	./$(BIN_DIR)/contiv-agent -standalone -standalone-dir=.run/standalone -node-name=$${MICROSERVICE_LABEL:-k8s-master} \
 	  -cluster=k8s/examples/demo-cluster.yaml -contiv-config=k8s/examples/contiv.conf \
-	  -http-config=k8s/examples/http.conf
+	  -http-config=k8s/examples/http.conf -standalone-demo-pods
 
 # Functions no binary reaches (tests excluded): remove them or use them. Report only; test
 # helper packages (linuxtest, servicetest, etcdtest) are listed by design.

@@ -89,6 +89,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	standaloneVPP := fs.Bool("standalone-vpp", true, "standalone: run the VPP simulator in the agent (false: connect to the VPP of govpp.conf)")
 	standaloneLinux := fs.Bool("standalone-linux", os.Geteuid() == 0, "standalone: the simulator creates the Linux side of TAPs, as VPP does (root; changes the host's network like a real node)")
 	clusterFile := fs.String("cluster", "", "standalone: YAML file of Kubernetes objects loaded into the embedded etcd and watched for changes")
+	demoPods := fs.Bool("standalone-demo-pods", false, "standalone: create the cluster file's pods of this node as network namespaces wired through CNI, answering on their ports (root and -standalone-linux; ignored otherwise)")
+	demoNetnsPrefix := fs.String("standalone-demo-netns-prefix", standalone.DefaultDemoNetnsPrefix, "standalone: prefix of the demo pods' network namespace names (<prefix><namespace>-<name>)")
 	files := registerConfigFiles(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -331,9 +333,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ipNet,
 		services,
 		policies,
-		ctl,     // the event loop; its queue exists after Init, it runs after AfterInit
-		watcher, // last: it feeds the loop, and is closed first
+		ctl, // the event loop; its queue exists after Init, it runs after AfterInit
 	)
+	if standalonePlugin != nil && *clusterFile != "" && *demoPods && *standaloneLinux && *standaloneVPP {
+		// After the event loop: the pods are added once it runs and deleted before it stops.
+		plugins = append(plugins, standalone.NewDemoPods(standalone.DemoPodsDeps{
+			Log: logs.Logger("standalone"), ClusterFile: *clusterFile, NodeName: node,
+			CNISocket: filepath.Join(*standaloneDir, "cni.sock"), NetnsPrefix: *demoNetnsPrefix,
+		}))
+	}
+	plugins = append(plugins, watcher) // last: it feeds the loop, and is closed first
 
 	agentStatus := healthReg.Reporter("agent")
 	agent := infra.NewAgent(

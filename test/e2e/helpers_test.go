@@ -244,6 +244,11 @@ type netns struct {
 
 	mu      sync.Mutex
 	deleted bool
+
+	// keepMounts makes startProcess run binaries in the namespace without "ip netns
+	// exec", which gives them a mount namespace of their own: namespaces they create
+	// with "ip netns add" are then visible outside.
+	keepMounts bool
 }
 
 // newNodeNetns creates a node namespace (loopback up, for the agent's REST API and the
@@ -526,8 +531,13 @@ func startProcess(tb testing.TB, ns *netns, logDir, name string, argv ...string)
 	}
 	defer f.Close()
 	cmd := exec.Command(ns.e.ip, append([]string{"netns", "exec", ns.name}, argv...)...)
+	start := cmd.Start
+	if ns.keepMounts { // started from a thread in the namespace: no mount namespace of its own
+		cmd = exec.Command(argv[0], argv[1:]...)
+		start = func() error { return inNetns(ns.path, cmd.Start) }
+	}
 	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
+	if err := start(); err != nil {
 		tb.Fatalf("start %s: %v", name, err)
 	}
 	p := &process{tb: tb, name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}

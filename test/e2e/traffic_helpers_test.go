@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -237,7 +238,7 @@ func (n *contivNode) expect(tb testing.TB, what string, ask func() (answer, erro
 	tb.Helper()
 	n.armTrace(tb)
 	a, err := ask()
-	if err == nil && !containsName(names, a.name) {
+	if err == nil && !slices.Contains(names, a.name) {
 		err = fmt.Errorf("answered by %q, want one of %v", a.name, names)
 	}
 	if err != nil {
@@ -245,29 +246,4 @@ func (n *contivNode) expect(tb testing.TB, what string, ask func() (answer, erro
 		tb.Fatalf("%s: %v", what, err)
 	}
 	return a
-}
-
-func containsName(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
-// askMany asks n times and counts the answers per responder name; it stops at the
-// first error.
-func askMany(count int, ask func() (answer, error)) (map[string]int, []answer, error) {
-	seen := map[string]int{}
-	var all []answer
-	for i := 0; i < count; i++ {
-		a, err := ask()
-		if err != nil {
-			return seen, all, fmt.Errorf("request %d of %d: %w", i+1, count, err)
-		}
-		seen[a.name]++
-		all = append(all, a)
-	}
-	return seen, all, nil
 }

@@ -250,7 +250,7 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 	t.Run("PodToClusterIP", func(t *testing.T) {
 		web := tn.services["web"]
 		seen := map[string]int{}
-		for i := 0; i < 12; i++ {
+		for i := 0; i < 20; i++ {
 			a := tn.expect(t, "TCP p3 -> web", func() (answer, error) { return askTCP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
 			seen[a.name]++
 			if a.clientIP != p3.ip {
@@ -258,7 +258,7 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 			}
 		}
 		if len(seen) != 2 {
-			t.Errorf("12 connections to %s reached %v, want both backends p1 and p2", web.clusterIP, seen)
+			t.Errorf("20 connections to %s reached %v, want both backends p1 and p2", web.clusterIP, seen)
 		}
 		tn.expect(t, "UDP p3 -> web", func() (answer, error) { return askUDP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
 	})
@@ -280,12 +280,12 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 	t.Run("NodePortCluster", func(t *testing.T) {
 		addr := hostPort(nodeVPPIP, nodePortWeb)
 		seen := map[string]int{}
-		for i := 0; i < 12; i++ {
+		for i := 0; i < 20; i++ {
 			a := tn.expect(t, "TCP external -> NodePort (Cluster)", func() (answer, error) { return askTCP(tn.lan, addr) }, "p1", "p2")
 			seen[a.name]++
 		}
 		if len(seen) != 2 {
-			t.Errorf("12 connections to %s reached %v, want both backends p1 and p2", addr, seen)
+			t.Errorf("20 connections to %s reached %v, want both backends p1 and p2", addr, seen)
 		}
 		tn.expect(t, "UDP external -> NodePort (Cluster)", func() (answer, error) { return askUDP(tn.lan, addr) }, "p1", "p2")
 	})
@@ -334,12 +334,12 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 		svc := tn.services["shrink"]
 		addr := hostPort(svc.clusterIP, svcPort)
 		seen := map[string]int{}
-		for i := 0; i < 12; i++ {
+		for i := 0; i < 20; i++ {
 			a := tn.expect(t, "TCP p1 -> shrink", func() (answer, error) { return askTCP(p1.ns, addr) }, "p2", "p3")
 			seen[a.name]++
 		}
 		if len(seen) != 2 {
-			t.Fatalf("12 connections reached %v, want both p2 and p3 before the removal", seen)
+			t.Fatalf("20 connections reached %v, want both p2 and p3 before the removal", seen)
 		}
 		svc.endpoints = svc.endpoints[:1] // p2 only
 		tn.services["shrink"] = svc
@@ -354,9 +354,46 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 			}
 			return nil
 		})
-		for i := 0; i < 12; i++ {
+		for i := 0; i < 20; i++ {
 			tn.expect(t, "TCP p1 -> shrink after removing p3", func() (answer, error) { return askTCP(p1.ns, addr) }, "p2")
 			tn.expect(t, "UDP p1 -> shrink after removing p3", func() (answer, error) { return askUDP(p1.ns, addr) }, "p2")
 		}
 	})
+}
+
+// TestTrafficIdleNATSessionsAreCleanedUp checks the renderer's cleanup of idle NAT
+// sessions against real flows: with timeouts of one minute in service.conf, the
+// sessions of a UDP and a TCP exchange with a Service are deleted within two cleanup
+// periods. The simulator's own expiry (VPP's defaults: 5 minutes for UDP, 2 hours for
+// established TCP) would not remove them that soon.
+func TestTrafficIdleNATSessionsAreCleanedUp(t *testing.T) {
+	t.Parallel()
+	tn := startTrafficNode(t, "cleanupIdleNATSessions: true\ntcpNATSessionTimeout: 1\notherNATSessionTimeout: 1\n")
+	p3 := tn.pods["p3"]
+	web := tn.services["web"]
+	tn.expect(t, "UDP p3 -> web", func() (answer, error) { return askUDP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
+	tn.expect(t, "TCP p3 -> web", func() (answer, error) { return askTCP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
+	sessionsOfP3 := func() (int, string, error) {
+		out, err := tn.rest.vppCLI("show nat44 sessions")
+		return strings.Count(out, "external host "+p3.ip+":"), out, err
+	}
+	n, out, err := sessionsOfP3()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 2 {
+		t.Fatalf("after a UDP and a TCP exchange, %d sessions of p3, want 2:\n%s", n, out)
+	}
+	start := time.Now()
+	mustEventually(t, 150*time.Second, "the idle sessions are deleted", func() error {
+		n, out, err := sessionsOfP3()
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("%d sessions of p3 left:\n%s", n, out)
+		}
+		return nil
+	})
+	t.Logf("the idle sessions were deleted %v after the exchanges", time.Since(start).Round(time.Second))
 }
