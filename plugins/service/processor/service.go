@@ -269,7 +269,7 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 		s.subsets = make([]endpointSubset, 0, len(eps.GetEndpointSubsets()))
 		for si, sub := range eps.GetEndpointSubsets() {
 			var parsed endpointSubset
-			parsed.addrs = make([]endpointAddr, 0, len(sub.GetAddresses()))
+			parsed.addrs = carve(s.sp.slabs.on, &s.sp.slabs.addrs, len(sub.GetAddresses()))[:0]
 			for _, a := range sub.GetAddresses() {
 				ip := s.sp.parseIP(a.GetIp())
 				if ip == nil {
@@ -319,16 +319,13 @@ func (s *Service) Refresh() {
 		}
 		s.classGen = s.sp.nodeGen
 	}
-	cs := &renderer.ContivService{
-		ID:                     s.id,
-		TrafficPolicy:          spec.policy,
-		SessionAffinityTimeout: spec.affinity,
-		ClusterIPs:             spec.clusterSet,
-		ExternalIPs:            spec.externalSet,
-		Ports:                  make(map[string]*renderer.ServicePort, len(spec.ports)),
-		Backends:               make(map[string][]*renderer.ServiceBackend, len(spec.ports)),
-	}
-	ports := make([]renderer.ServicePort, len(spec.ports))
+	sl := &s.sp.slabs
+	cs := &carve(sl.on, &sl.services, 1)[0]
+	cs.ID, cs.TrafficPolicy, cs.SessionAffinityTimeout = s.id, spec.policy, spec.affinity
+	cs.ClusterIPs, cs.ExternalIPs = spec.clusterSet, spec.externalSet
+	cs.Ports = make(map[string]*renderer.ServicePort, len(spec.ports))
+	cs.Backends = make(map[string][]*renderer.ServiceBackend, len(spec.ports))
+	ports := carve(sl.on, &sl.ports, len(spec.ports))
 	for i := range spec.ports {
 		ports[i] = spec.ports[i].port
 		cs.Ports[spec.ports[i].name] = &ports[i]
@@ -340,10 +337,10 @@ func (s *Service) Refresh() {
 				continue
 			}
 			matched = true
-			backends := make([]renderer.ServiceBackend, len(sub.addrs))
+			backends := carve(sl.on, &sl.backends, len(sub.addrs))
 			list := cs.Backends[ep.name]
 			if list == nil {
-				list = make([]*renderer.ServiceBackend, 0, len(sub.addrs))
+				list = carve(sl.on, &sl.backendPtrs, len(sub.addrs))[:0]
 			}
 			for i := range sub.addrs {
 				a := &sub.addrs[i]
@@ -490,4 +487,36 @@ func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
 		return defaultNodePortFirst, defaultNodePortLast
 	}
 	return sp.NodePortFirst, sp.NodePortLast
+}
+
+// renderSlabs holds the blocks a resync cuts the parsed endpoints and the
+// ContivServices from, so that 10,000 services cost a few hundred allocations for
+// them instead of several per service. Outside a resync the blocks are off and
+// everything is allocated on its own (a change concerns one service). A block stays
+// in memory while one of its elements is referenced: bounded by the last resync.
+type renderSlabs struct {
+	services    []renderer.ContivService
+	ports       []renderer.ServicePort
+	backends    []renderer.ServiceBackend
+	backendPtrs []*renderer.ServiceBackend
+	addrs       []endpointAddr
+	on          bool
+}
+
+// slabSize is the number of elements of one block.
+const slabSize = 1024
+
+// carve returns n zero elements cut from the block (from a new block when it is
+// short), or a slice of their own when blocks are off or n is large. The slice has
+// capacity n, so appending to it never writes into the block.
+func carve[T any](on bool, block *[]T, n int) []T {
+	if !on || n > slabSize/8 {
+		return make([]T, n)
+	}
+	if len(*block) < n {
+		*block = make([]T, slabSize)
+	}
+	out := (*block)[:n:n]
+	*block = (*block)[n:]
+	return out
 }
