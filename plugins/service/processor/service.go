@@ -84,14 +84,16 @@ func (s *Service) reject(counts *rejectedFields, field int, path string, value a
 
 // serviceSpec is the part of the service definition that the rendering needs.
 type serviceSpec struct {
-	policy      renderer.TrafficPolicyType
-	affinity    uint32
-	clusterIPs  []net.IP
-	externalIPs []net.IP
-	ports       []specPort
-	// clusterSet and externalSet hold clusterIPs and externalIPs; every rendering
-	// of the service shares them (renderers never modify them).
+	policy   renderer.TrafficPolicyType
+	affinity uint32
+	ports    []specPort
+	// clusterSet and externalSet hold the cluster IP and the external IPs; every
+	// rendering of the service shares them (renderers never modify them). They point
+	// to the two sets below, and ports to portArr for a single port, so that a
+	// definition costs few allocations.
 	clusterSet, externalSet *renderer.IPAddresses
+	clusterSetV, externalV  renderer.IPAddresses
+	portArr                 [1]specPort
 }
 
 // specPort is one supported (TCP or UDP) service port.
@@ -185,7 +187,9 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		s.spec = nil
 		return
 	}
-	spec := &serviceSpec{}
+	spec := &carve(s.sp.slabs.on, &s.sp.slabs.specs, 1)[0]
+	var clusterBuf, externalBuf [1]net.IP // the common case, on the stack
+	clusterIPs, externalIPs := clusterBuf[:0], externalBuf[:0]
 	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal {
 		spec.policy = renderer.NodeLocal
 	}
@@ -193,22 +197,25 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		spec.affinity = uint32(meta.GetSessionAffinityTimeout())
 	}
 	if ip := meta.GetClusterIp(); ip != "" && ip != clusterIPNone {
-		n := len(spec.clusterIPs)
-		spec.clusterIPs = s.appendIP(spec.clusterIPs, ip, "clusterIP")
-		if sn := s.sp.node.serviceNet; len(spec.clusterIPs) > n && sn != nil && !sn.Contains(spec.clusterIPs[n]) {
+		n := len(clusterIPs)
+		clusterIPs = s.appendIP(clusterIPs, ip, "clusterIP")
+		if sn := s.sp.node.serviceNet; len(clusterIPs) > n && sn != nil && !sn.Contains(clusterIPs[n]) {
 			s.reject(&s.rejectedMeta, fieldClusterIP, "spec.clusterIP", ip, "outside the service CIDR "+sn.String())
-			spec.clusterIPs = spec.clusterIPs[:n]
+			clusterIPs = clusterIPs[:n]
 		}
 	}
 	for _, ip := range meta.GetExternalIps() {
-		spec.externalIPs = s.appendIP(spec.externalIPs, ip, "externalIPs")
+		externalIPs = s.appendIP(externalIPs, ip, "externalIPs")
 	}
 	if meta.GetServiceType() == serviceTypeLB {
 		for _, ip := range meta.GetLbIngressIps() {
-			spec.externalIPs = s.appendIP(spec.externalIPs, ip, "loadBalancer ingress IP")
+			externalIPs = s.appendIP(externalIPs, ip, "loadBalancer ingress IP")
 		}
 	}
-	spec.ports = make([]specPort, 0, len(meta.GetPort()))
+	spec.ports = spec.portArr[:0]
+	if len(meta.GetPort()) > len(spec.portArr) {
+		spec.ports = make([]specPort, 0, len(meta.GetPort()))
+	}
 	firstNP, lastNP := s.sp.nodePortRange()
 	for i, p := range meta.GetPort() {
 		if p.GetPort() < 1 || p.GetPort() > 65535 {
@@ -242,8 +249,13 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(nodePort),
 		}})
 	}
-	spec.clusterSet = renderer.NewIPAddresses(spec.clusterIPs...)
-	spec.externalSet = renderer.NewIPAddresses(spec.externalIPs...)
+	for _, ip := range clusterIPs {
+		spec.clusterSetV.Add(ip)
+	}
+	for _, ip := range externalIPs {
+		spec.externalV.Add(ip)
+	}
+	spec.clusterSet, spec.externalSet = &spec.clusterSetV, &spec.externalV
 	s.spec = spec
 }
 
@@ -266,7 +278,7 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 	s.badEndpointIPs, s.rejectedEndpoints = 0, rejectedFields{}
 	s.subsets = nil
 	if eps != nil {
-		s.subsets = make([]endpointSubset, 0, len(eps.GetEndpointSubsets()))
+		s.subsets = carve(s.sp.slabs.on, &s.sp.slabs.subsets, len(eps.GetEndpointSubsets()))[:0]
 		for si, sub := range eps.GetEndpointSubsets() {
 			var parsed endpointSubset
 			parsed.addrs = carve(s.sp.slabs.on, &s.sp.slabs.addrs, len(sub.GetAddresses()))[:0]
@@ -285,7 +297,7 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 				}
 				parsed.addrs = append(parsed.addrs, ea)
 			}
-			parsed.ports = make([]endpointPort, 0, len(sub.GetPorts()))
+			parsed.ports = carve(s.sp.slabs.on, &s.sp.slabs.epPorts, len(sub.GetPorts()))[:0]
 			for pi, p := range sub.GetPorts() {
 				if p.GetPort() < 1 || p.GetPort() > 65535 {
 					s.reject(&s.rejectedEndpoints, fieldEndpointPort, fmt.Sprintf("endpoints subsets[%d].ports[%d].port", si, pi),
@@ -489,7 +501,7 @@ func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
 	return sp.NodePortFirst, sp.NodePortLast
 }
 
-// renderSlabs holds the blocks a resync cuts the parsed endpoints and the
+// renderSlabs holds the blocks a resync cuts the parsed objects and the
 // ContivServices from, so that 10,000 services cost a few hundred allocations for
 // them instead of several per service. Outside a resync the blocks are off and
 // everything is allocated on its own (a change concerns one service). A block stays
@@ -500,6 +512,9 @@ type renderSlabs struct {
 	backends    []renderer.ServiceBackend
 	backendPtrs []*renderer.ServiceBackend
 	addrs       []endpointAddr
+	subsets     []endpointSubset
+	epPorts     []endpointPort
+	specs       []serviceSpec
 	on          bool
 }
 
