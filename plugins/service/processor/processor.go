@@ -89,6 +89,8 @@ type ServiceProcessor struct {
 	nodeGen uint64
 	// ipBlock is the rest of the block parsed IPv4 addresses are cut from.
 	ipBlock []byte
+	// slabs holds the blocks of the resync in progress (off otherwise).
+	slabs renderSlabs
 	// resyncGen counts resyncs; services not seen in the current one are dropped.
 	resyncGen uint64
 }
@@ -175,6 +177,8 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	sp.refreshNodeContext()
 	data := sp.parseResyncData(kubeStateData)
 	sp.resetDerived()
+	sp.slabs = renderSlabs{on: true}
+	defer func() { sp.slabs = renderSlabs{} }()
 
 	// A service whose Kubernetes objects are the very ones the processor holds (the
 	// controller hands the same objects to every resync until they change), parsed for

@@ -84,14 +84,16 @@ func (s *Service) reject(counts *rejectedFields, field int, path string, value a
 
 // serviceSpec is the part of the service definition that the rendering needs.
 type serviceSpec struct {
-	policy      renderer.TrafficPolicyType
-	affinity    uint32
-	clusterIPs  []net.IP
-	externalIPs []net.IP
-	ports       []specPort
-	// clusterSet and externalSet hold clusterIPs and externalIPs; every rendering
-	// of the service shares them (renderers never modify them).
+	policy   renderer.TrafficPolicyType
+	affinity uint32
+	ports    []specPort
+	// clusterSet and externalSet hold the cluster IP and the external IPs; every
+	// rendering of the service shares them (renderers never modify them). They point
+	// to the two sets below, and ports to portArr for a single port, so that a
+	// definition costs few allocations.
 	clusterSet, externalSet *renderer.IPAddresses
+	clusterSetV, externalV  renderer.IPAddresses
+	portArr                 [1]specPort
 }
 
 // specPort is one supported (TCP or UDP) service port.
@@ -185,7 +187,9 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		s.spec = nil
 		return
 	}
-	spec := &serviceSpec{}
+	spec := &carve(s.sp.slabs.on, &s.sp.slabs.specs, 1)[0]
+	var clusterBuf, externalBuf [1]net.IP // the common case, on the stack
+	clusterIPs, externalIPs := clusterBuf[:0], externalBuf[:0]
 	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal {
 		spec.policy = renderer.NodeLocal
 	}
@@ -193,22 +197,25 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		spec.affinity = uint32(meta.GetSessionAffinityTimeout())
 	}
 	if ip := meta.GetClusterIp(); ip != "" && ip != clusterIPNone {
-		n := len(spec.clusterIPs)
-		spec.clusterIPs = s.appendIP(spec.clusterIPs, ip, "clusterIP")
-		if sn := s.sp.node.serviceNet; len(spec.clusterIPs) > n && sn != nil && !sn.Contains(spec.clusterIPs[n]) {
+		n := len(clusterIPs)
+		clusterIPs = s.appendIP(clusterIPs, ip, "clusterIP")
+		if sn := s.sp.node.serviceNet; len(clusterIPs) > n && sn != nil && !sn.Contains(clusterIPs[n]) {
 			s.reject(&s.rejectedMeta, fieldClusterIP, "spec.clusterIP", ip, "outside the service CIDR "+sn.String())
-			spec.clusterIPs = spec.clusterIPs[:n]
+			clusterIPs = clusterIPs[:n]
 		}
 	}
 	for _, ip := range meta.GetExternalIps() {
-		spec.externalIPs = s.appendIP(spec.externalIPs, ip, "externalIPs")
+		externalIPs = s.appendIP(externalIPs, ip, "externalIPs")
 	}
 	if meta.GetServiceType() == serviceTypeLB {
 		for _, ip := range meta.GetLbIngressIps() {
-			spec.externalIPs = s.appendIP(spec.externalIPs, ip, "loadBalancer ingress IP")
+			externalIPs = s.appendIP(externalIPs, ip, "loadBalancer ingress IP")
 		}
 	}
-	spec.ports = make([]specPort, 0, len(meta.GetPort()))
+	spec.ports = spec.portArr[:0]
+	if len(meta.GetPort()) > len(spec.portArr) {
+		spec.ports = make([]specPort, 0, len(meta.GetPort()))
+	}
 	firstNP, lastNP := s.sp.nodePortRange()
 	for i, p := range meta.GetPort() {
 		if p.GetPort() < 1 || p.GetPort() > 65535 {
@@ -242,8 +249,13 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(nodePort),
 		}})
 	}
-	spec.clusterSet = renderer.NewIPAddresses(spec.clusterIPs...)
-	spec.externalSet = renderer.NewIPAddresses(spec.externalIPs...)
+	for _, ip := range clusterIPs {
+		spec.clusterSetV.Add(ip)
+	}
+	for _, ip := range externalIPs {
+		spec.externalV.Add(ip)
+	}
+	spec.clusterSet, spec.externalSet = &spec.clusterSetV, &spec.externalV
 	s.spec = spec
 }
 
@@ -266,10 +278,10 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 	s.badEndpointIPs, s.rejectedEndpoints = 0, rejectedFields{}
 	s.subsets = nil
 	if eps != nil {
-		s.subsets = make([]endpointSubset, 0, len(eps.GetEndpointSubsets()))
+		s.subsets = carve(s.sp.slabs.on, &s.sp.slabs.subsets, len(eps.GetEndpointSubsets()))[:0]
 		for si, sub := range eps.GetEndpointSubsets() {
 			var parsed endpointSubset
-			parsed.addrs = make([]endpointAddr, 0, len(sub.GetAddresses()))
+			parsed.addrs = carve(s.sp.slabs.on, &s.sp.slabs.addrs, len(sub.GetAddresses()))[:0]
 			for _, a := range sub.GetAddresses() {
 				ip := s.sp.parseIP(a.GetIp())
 				if ip == nil {
@@ -285,7 +297,7 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 				}
 				parsed.addrs = append(parsed.addrs, ea)
 			}
-			parsed.ports = make([]endpointPort, 0, len(sub.GetPorts()))
+			parsed.ports = carve(s.sp.slabs.on, &s.sp.slabs.epPorts, len(sub.GetPorts()))[:0]
 			for pi, p := range sub.GetPorts() {
 				if p.GetPort() < 1 || p.GetPort() > 65535 {
 					s.reject(&s.rejectedEndpoints, fieldEndpointPort, fmt.Sprintf("endpoints subsets[%d].ports[%d].port", si, pi),
@@ -319,16 +331,13 @@ func (s *Service) Refresh() {
 		}
 		s.classGen = s.sp.nodeGen
 	}
-	cs := &renderer.ContivService{
-		ID:                     s.id,
-		TrafficPolicy:          spec.policy,
-		SessionAffinityTimeout: spec.affinity,
-		ClusterIPs:             spec.clusterSet,
-		ExternalIPs:            spec.externalSet,
-		Ports:                  make(map[string]*renderer.ServicePort, len(spec.ports)),
-		Backends:               make(map[string][]*renderer.ServiceBackend, len(spec.ports)),
-	}
-	ports := make([]renderer.ServicePort, len(spec.ports))
+	sl := &s.sp.slabs
+	cs := &carve(sl.on, &sl.services, 1)[0]
+	cs.ID, cs.TrafficPolicy, cs.SessionAffinityTimeout = s.id, spec.policy, spec.affinity
+	cs.ClusterIPs, cs.ExternalIPs = spec.clusterSet, spec.externalSet
+	cs.Ports = make(map[string]*renderer.ServicePort, len(spec.ports))
+	cs.Backends = make(map[string][]*renderer.ServiceBackend, len(spec.ports))
+	ports := carve(sl.on, &sl.ports, len(spec.ports))
 	for i := range spec.ports {
 		ports[i] = spec.ports[i].port
 		cs.Ports[spec.ports[i].name] = &ports[i]
@@ -340,10 +349,10 @@ func (s *Service) Refresh() {
 				continue
 			}
 			matched = true
-			backends := make([]renderer.ServiceBackend, len(sub.addrs))
+			backends := carve(sl.on, &sl.backends, len(sub.addrs))
 			list := cs.Backends[ep.name]
 			if list == nil {
-				list = make([]*renderer.ServiceBackend, 0, len(sub.addrs))
+				list = carve(sl.on, &sl.backendPtrs, len(sub.addrs))[:0]
 			}
 			for i := range sub.addrs {
 				a := &sub.addrs[i]
@@ -490,4 +499,39 @@ func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
 		return defaultNodePortFirst, defaultNodePortLast
 	}
 	return sp.NodePortFirst, sp.NodePortLast
+}
+
+// renderSlabs holds the blocks a resync cuts the parsed objects and the
+// ContivServices from, so that 10,000 services cost a few hundred allocations for
+// them instead of several per service. Outside a resync the blocks are off and
+// everything is allocated on its own (a change concerns one service). A block stays
+// in memory while one of its elements is referenced: bounded by the last resync.
+type renderSlabs struct {
+	services    []renderer.ContivService
+	ports       []renderer.ServicePort
+	backends    []renderer.ServiceBackend
+	backendPtrs []*renderer.ServiceBackend
+	addrs       []endpointAddr
+	subsets     []endpointSubset
+	epPorts     []endpointPort
+	specs       []serviceSpec
+	on          bool
+}
+
+// slabSize is the number of elements of one block.
+const slabSize = 1024
+
+// carve returns n zero elements cut from the block (from a new block when it is
+// short), or a slice of their own when blocks are off or n is large. The slice has
+// capacity n, so appending to it never writes into the block.
+func carve[T any](on bool, block *[]T, n int) []T {
+	if !on || n > slabSize/8 {
+		return make([]T, n)
+	}
+	if len(*block) < n {
+		*block = make([]T, slabSize)
+	}
+	out := (*block)[:n:n]
+	*block = (*block)[n:]
+	return out
 }

@@ -9,14 +9,6 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
-// local is one backend of a service port as it goes into every mapping of the port.
-type local struct {
-	ip          string
-	port        uint32
-	vrf         uint32
-	probability uint32
-}
-
 // serviceDNAT builds the DNat44 of a service, labelled "<namespace>/<name>". For each
 // port (in name order) with at least one usable backend it has one static mapping per
 // exposed address: every cluster IP and external IP on the service port, every node IP
@@ -35,14 +27,19 @@ func (rndr *Renderer) serviceDNAT(svc *renderer.ContivService) *vpp_nat.DNat44 {
 // is a substring of the key, so both cost one string.
 func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vpp_nat.DNat44) {
 	key := vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name
-	dnat := &vpp_nat.DNat44{Label: key[len(vpp_nat.DNAT44Prefix):]}
+	dnat := &carve(rndr.slabs.on, &rndr.slabs.dnats, 1)[0]
+	dnat.Label = key[len(vpp_nat.DNAT44Prefix):]
 	perPort := svc.ClusterIPs.Len() + svc.ExternalIPs.Len()
-	if svc.HasNodePort() {
-		perPort += rndr.nodeIPs.Len()
-	}
-	dnat.StMappings = make([]*vpp_nat.DNat44_StaticMapping, 0, perPort*len(svc.Ports))
 	var oneName [1]string
-	for _, name := range portNames(svc, oneName[:0]) {
+	names := portNames(svc, oneName[:0])
+	for _, name := range names {
+		if svc.Ports[name].NodePort != 0 {
+			perPort += rndr.nodeIPs.Len()
+			break
+		}
+	}
+	dnat.StMappings = carve(rndr.slabs.on, &rndr.slabs.mappingPtrs, perPort*len(names))[:0]
+	for _, name := range names {
 		port := svc.Ports[name]
 		locals := rndr.portLocals(svc, svc.Backends[name])
 		if len(locals) == 0 {
@@ -52,19 +49,21 @@ func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vp
 		if port.Protocol == renderer.UDP {
 			proto = vpp_nat.DNat44_UDP
 		}
+		used := false
 		add := func(ip net.IP, extPort uint16, twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode) {
 			ip4 := ip.To4()
 			if ip4 == nil || extPort == 0 {
 				return
 			}
-			dnat.StMappings = append(dnat.StMappings, &vpp_nat.DNat44_StaticMapping{
-				ExternalIp:      rndr.ip4String(ip4),
-				ExternalPort:    uint32(extPort),
-				Protocol:        proto,
-				TwiceNat:        twiceNAT,
-				SessionAffinity: svc.SessionAffinityTimeout,
-				LocalIps:        newLocalIPs(locals),
-			})
+			m := &carve(rndr.slabs.on, &rndr.slabs.mappings, 1)[0]
+			m.ExternalIp, m.ExternalPort, m.Protocol = rndr.ip4String(ip4), uint32(extPort), proto
+			m.TwiceNat, m.SessionAffinity = twiceNAT, svc.SessionAffinityTimeout
+			if used {
+				m.LocalIps = rndr.copyLocalIPs(locals)
+			} else {
+				m.LocalIps, used = locals, true // the first mapping takes the messages built
+			}
+			dnat.StMappings = append(dnat.StMappings, m)
 		}
 		for _, ip := range svc.ClusterIPs.List() {
 			add(ip, port.Port, vpp_nat.DNat44_StaticMapping_SELF)
@@ -150,18 +149,29 @@ func (rndr *Renderer) ip4String(ip4 net.IP) string {
 	return s
 }
 
-// portLocals returns the locals of one service port. A node-local service uses only
-// the backends of this node. Weights: serviceLocalEndpointWeight for local backends,
-// 1 for remote ones, 0 when there is a single local (no load balancing). VRF: the
-// main VRF for this node's own addresses (host-network backends of this node) and, in
-// no-overlay mode, for everything that is not a pod of this node (routed through the
-// node interconnect); the pod VRF otherwise.
-func (rndr *Renderer) portLocals(svc *renderer.ContivService, backends []*renderer.ServiceBackend) []local {
+// portLocals returns the locals of one service port as the messages of a static
+// mapping. A node-local service uses only the backends of this node. Weights:
+// serviceLocalEndpointWeight for local backends, 1 for remote ones, 0 when there is a
+// single local (no load balancing). VRF: the main VRF for this node's own addresses
+// (host-network backends of this node) and, in no-overlay mode, for everything that is
+// not a pod of this node (routed through the node interconnect); the pod VRF
+// otherwise.
+func (rndr *Renderer) portLocals(svc *renderer.ContivService, backends []*renderer.ServiceBackend) []*vpp_nat.DNat44_StaticMapping_LocalIP {
 	if len(backends) == 0 {
 		return nil
 	}
+	n := len(backends)
+	if svc.TrafficPolicy == renderer.NodeLocal {
+		n = 0
+		for _, b := range backends {
+			if b.Local {
+				n++
+			}
+		}
+	}
 	weight := rndr.Config.LocalEndpointWeight()
-	locals := make([]local, 0, len(backends))
+	msgs := carve(rndr.slabs.on, &rndr.slabs.localIPs, n)
+	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, n)[:0]
 	for _, b := range backends {
 		if svc.TrafficPolicy == renderer.NodeLocal && !b.Local {
 			continue
@@ -170,32 +180,67 @@ func (rndr *Renderer) portLocals(svc *renderer.ContivService, backends []*render
 		if ip4 == nil {
 			continue
 		}
-		l := local{ip: rndr.ip4String(ip4), port: uint32(b.Port), vrf: rndr.podVRF, probability: 1}
+		l := &msgs[len(out)]
+		l.LocalIp, l.LocalPort, l.VrfId, l.Probability = rndr.ip4String(ip4), uint32(b.Port), rndr.podVRF, 1
 		localPod := b.Local && !b.HostNetwork
 		thisNode := b.Local && b.HostNetwork
 		if thisNode || (rndr.noOverlay && !localPod) {
-			l.vrf = rndr.mainVRF
+			l.VrfId = rndr.mainVRF
 		}
 		if b.Local {
-			l.probability = weight
+			l.Probability = weight
 		}
-		locals = append(locals, l)
+		out = append(out, l)
 	}
-	if len(locals) == 1 {
-		locals[0].probability = 0
+	if len(out) == 1 {
+		out[0].Probability = 0
 	}
-	return locals
+	return out
 }
 
-// newLocalIPs instantiates the locals as protobuf messages, allocated in one block.
-func newLocalIPs(locals []local) []*vpp_nat.DNat44_StaticMapping_LocalIP {
-	block := make([]vpp_nat.DNat44_StaticMapping_LocalIP, len(locals))
-	out := make([]*vpp_nat.DNat44_StaticMapping_LocalIP, len(locals))
+// copyLocalIPs returns new messages with the contents of locals.
+func (rndr *Renderer) copyLocalIPs(locals []*vpp_nat.DNat44_StaticMapping_LocalIP) []*vpp_nat.DNat44_StaticMapping_LocalIP {
+	msgs := carve(rndr.slabs.on, &rndr.slabs.localIPs, len(locals))
+	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, len(locals))
 	for i, l := range locals {
-		m := &block[i]
-		m.LocalIp, m.LocalPort, m.VrfId, m.Probability = l.ip, l.port, l.vrf, l.probability
+		m := &msgs[i]
+		m.LocalIp, m.LocalPort, m.VrfId, m.Probability = l.LocalIp, l.LocalPort, l.VrfId, l.Probability
 		out[i] = m
 	}
+	return out
+}
+
+// dnatSlabs hands out the messages of the DNATs a resync builds from shared blocks,
+// so that rendering 10,000 services costs a few hundred allocations instead of one per
+// message. Outside a resync the blocks are empty and every message is allocated on its
+// own (an incremental change renders one service). A block stays in memory as long as
+// one of its messages is referenced: at most slabSize messages of each kind per
+// rendering kept, bounded by the size of the last resync.
+type dnatSlabs struct {
+	dnats       []vpp_nat.DNat44
+	mappings    []vpp_nat.DNat44_StaticMapping
+	mappingPtrs []*vpp_nat.DNat44_StaticMapping
+	localIPs    []vpp_nat.DNat44_StaticMapping_LocalIP
+	localPtrs   []*vpp_nat.DNat44_StaticMapping_LocalIP
+	services    []renderedService
+	on          bool
+}
+
+// slabSize is the number of elements of one block.
+const slabSize = 1024
+
+// carve returns n zero elements cut from the block (from a new block when it is
+// short), or a slice of their own when blocks are off or n is large. The
+// slice has capacity n, so appending to it never writes into the block.
+func carve[T any](on bool, block *[]T, n int) []T {
+	if !on || n > slabSize/8 {
+		return make([]T, n)
+	}
+	if len(*block) < n {
+		*block = make([]T, slabSize)
+	}
+	out := (*block)[:n:n]
+	*block = (*block)[n:]
 	return out
 }
 

@@ -53,7 +53,10 @@
 // otherNATSessionTimeout minutes over the GoVPP channel (nat44_user_dump,
 // nat44_user_session_v3_dump) and deletes (nat44_del_session) TCP sessions idle longer
 // than tcpNATSessionTimeout and others idle longer than otherNATSessionTimeout, idle
-// time measured on VPP's clock (see cleanupIdleSessions). Metrics, when Deps.Stats is
+// time measured on VPP's clock (see cleanupIdleSessions). A twice-NAT session is
+// deleted by the twice-NAT address of its remote end (its inside lookup key); as the
+// session dump ignores vrf_id, the sessions of an address that is a NAT user in several
+// VRFs are counted once and deleted in the VRF that has them. Metrics, when Deps.Stats is
 // set: contiv_nat_sessions{proto}, contiv_nat_sessions_deleted_total{proto},
 // contiv_nat_session_delete_errors_total. This goroutine is the renderer's only I/O;
 // the rendering itself is pure.

@@ -87,6 +87,8 @@ type Renderer struct {
 	// ipStrings holds the text of the IPv4 addresses formatted during a resync (nil
 	// otherwise): a pod backs many services, its address is formatted once.
 	ipStrings map[uint32]string
+	// slabs holds the blocks the DNATs of a resync are cut from (off otherwise).
+	slabs dnatSlabs
 	// rendered holds the DNATs of the last resync by service, rendered with the
 	// inputs renderedWith: a resync given the same ContivService again (the processor
 	// keeps the rendering of unchanged services) stages the same DNAT.
@@ -268,7 +270,8 @@ func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
 	rndr.ipStrings = make(map[uint32]string, 1024)
-	defer func() { rndr.ipStrings = nil }()
+	rndr.slabs = dnatSlabs{on: true}
+	defer func() { rndr.ipStrings, rndr.slabs = nil, dnatSlabs{} }()
 	if inputs := rndr.renderInputs(); inputs != rndr.renderedWith || rndr.rendered == nil {
 		rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(resyncEv.Services))
 		rndr.renderedWith = inputs
@@ -277,7 +280,7 @@ func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
 	for _, svc := range resyncEv.Services {
 		r := rndr.rendered[svc.ID]
 		if r == nil {
-			r = &renderedService{}
+			r = &carve(true, &rndr.slabs.services, 1)[0]
 			rndr.rendered[svc.ID] = r
 		}
 		if r.svc != svc {

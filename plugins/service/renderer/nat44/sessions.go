@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	govppapi "go.fd.io/govpp/api"
@@ -68,10 +69,14 @@ func (m *sessionMetrics) register(r prometheus.Registerer) error {
 
 // natSession is what the cleanup keeps of one dumped session.
 type natSession struct {
-	inside    netip.AddrPort
-	extHost   netip.AddrPort // the remote end as seen from the inside
-	proto     uint8
-	vrf       uint32
+	inside  netip.AddrPort
+	extHost netip.AddrPort // the remote end as seen from the inside
+	proto   uint8
+	// vrfs are the VRFs of the NAT users whose dump returned the session: VPP's
+	// session dump ignores vrf_id, so a session of an address that is a user in
+	// several VRFs comes back once per VRF, and the dump does not tell which is its
+	// own.
+	vrfs      []uint32
 	lastHeard uint64 // VPP time (seconds since VPP started)
 	idleFor   uint64 // VPP's own "time since last heard", seconds
 }
@@ -126,7 +131,15 @@ func (rndr *Renderer) cleanupIdleSessions(ctx context.Context) (cleanupResult, e
 	if err != nil {
 		return res, err
 	}
+	// A session is identified by its inside lookup key without the VRF (inside end,
+	// remote end as seen from inside, protocol): a session returned again by the dump
+	// of the same address in another VRF is counted once and remembers both VRFs.
+	type sessionKey struct {
+		inside, extHost netip.AddrPort
+		proto           uint8
+	}
 	var sessions []natSession
+	index := make(map[sessionKey]int)
 	var newest uint64
 	for _, u := range users {
 		if err := ctx.Err(); err != nil {
@@ -138,8 +151,16 @@ func (rndr *Renderer) cleanupIdleSessions(ctx context.Context) (cleanupResult, e
 		}
 		for _, s := range list {
 			newest = max(newest, s.lastHeard)
+			k := sessionKey{inside: s.inside, extHost: s.extHost, proto: s.proto}
+			if i, dup := index[k]; dup {
+				if !slices.Contains(sessions[i].vrfs, u.vrf) {
+					sessions[i].vrfs = append(sessions[i].vrfs, u.vrf)
+				}
+				continue
+			}
+			index[k] = len(sessions)
+			sessions = append(sessions, s)
 		}
-		sessions = append(sessions, list...)
 	}
 
 	tcpTimeout := uint64(rndr.Config.TCPSessionTimeout() / time.Second)
@@ -225,7 +246,7 @@ func (rndr *Renderer) dumpUserSessions(u natUser) ([]natSession, error) {
 			inside:    netip.AddrPortFrom(netip.AddrFrom4(d.InsideIPAddress), d.InsidePort),
 			extHost:   netip.AddrPortFrom(netip.AddrFrom4(d.ExtHostAddress), d.ExtHostPort),
 			proto:     uint8(d.Protocol),
-			vrf:       u.vrf,
+			vrfs:      []uint32{u.vrf},
 			lastHeard: d.LastHeard,
 			idleFor:   d.TimeSinceLastHeard,
 		}
@@ -238,23 +259,37 @@ func (rndr *Renderer) dumpUserSessions(u natUser) ([]natSession, error) {
 	}
 }
 
-// deleteSession deletes one session by its inside end and remote host.
+// deleteSession deletes one session by its inside end and remote host, trying the
+// VRFs it may be in until one has it. (A session of an address that is a user in
+// several VRFs is deleted in the first VRF that has one with its key; should each VRF
+// have one, the others follow in later passes.)
 func (rndr *Renderer) deleteSession(s natSession) error {
+	var err error
+	for _, vrf := range s.vrfs {
+		if err = rndr.deleteSessionIn(s, vrf); !errors.Is(err, govppapi.NO_SUCH_ENTRY) {
+			return err
+		}
+	}
+	return err
+}
+
+// deleteSessionIn deletes one session in the given VRF.
+func (rndr *Renderer) deleteSessionIn(s natSession, vrf uint32) error {
 	req := &nat44_ed.Nat44DelSession{
 		Address:        s.inside.Addr().As4(),
 		Port:           s.inside.Port(),
 		Protocol:       s.proto,
-		VrfID:          s.vrf,
+		VrfID:          vrf,
 		Flags:          nat_types.NAT_IS_INSIDE | nat_types.NAT_IS_EXT_HOST_VALID,
 		ExtHostAddress: s.extHost.Addr().As4(),
 		ExtHostPort:    s.extHost.Port(),
 	}
 	reply := &nat44_ed.Nat44DelSessionReply{}
 	if err := rndr.GoVPPChan.SendRequest(req).ReceiveReply(reply); err != nil {
-		return fmt.Errorf("delete NAT session %s -> %s (proto %d, VRF %d): %w", s.inside, s.extHost, s.proto, s.vrf, err)
+		return fmt.Errorf("delete NAT session %s -> %s (proto %d, VRF %d): %w", s.inside, s.extHost, s.proto, vrf, err)
 	}
 	if reply.Retval != 0 {
-		return fmt.Errorf("delete NAT session %s -> %s (proto %d, VRF %d): %w", s.inside, s.extHost, s.proto, s.vrf,
+		return fmt.Errorf("delete NAT session %s -> %s (proto %d, VRF %d): %w", s.inside, s.extHost, s.proto, vrf,
 			govppapi.RetvalToVPPApiError(reply.Retval))
 	}
 	return nil

@@ -267,3 +267,37 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	}
 	return out
 }
+
+// TestSessionsOfAUserInTwoVRFsAreCountedAndDeletedOnce: VPP's session dump ignores
+// vrf_id, so an inside address that is a NAT user in two VRFs returns all its sessions
+// for each of them. Each session must be counted once and deleted in its own VRF,
+// without failed deletes in the other.
+func TestSessionsOfAUserInTwoVRFsAreCountedAndDeletedOnce(t *testing.T) {
+	v := startVPP(t, true)
+	for _, s := range []vppsim.Session{
+		session(17, "10.1.1.3:53", "10.1.2.9:40000", 0, 900, true),
+		session(17, "10.1.1.3:54", "10.1.2.9:40001", 2, 900, true),
+		session(17, "10.1.1.3:55", "10.1.2.9:40002", 2, 10, true),
+	} {
+		if err := v.sim.InjectSession(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, envOptions{})
+	e.rndr.GoVPPChan = v.ch
+	if err := e.rndr.sessionMetrics.register(reg); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.rndr.cleanupIdleSessions(context.Background())
+	if want := (cleanupResult{other: 3, deletedOther: 2}); err != nil || res != want {
+		t.Errorf("pass %+v, %v; want %+v", res, err, want)
+	}
+	if left := v.sim.Sessions(); len(left) != 1 || left[0].InsideAddr.Port() != 55 {
+		t.Errorf("sessions left %+v, want the fresh one", left)
+	}
+	got := gather(t, reg)
+	if got[`contiv_nat_sessions{proto="other"}`] != 3 || got["contiv_nat_session_delete_errors_total"] != 0 {
+		t.Errorf("metrics %v", got)
+	}
+}
