@@ -164,8 +164,9 @@ func (out *Compiled) compileMatch(c *cache.Cache, ns, where string, ports []*pm.
 
 // UpdatePod re-evaluates one pod (removed when pod is nil) against the peers
 // of every rule, at the cost of the policy's peers instead of a cluster
-// scan; it reports whether anything changed. nsLabels are the labels of the
-// pod's namespace.
+// scan; it reports whether the rules it yields changed (a peer pod that
+// stays selected with the same address and named ports changes nothing).
+// nsLabels are the labels of the pod's namespace.
 func (out *Compiled) UpdatePod(id podmodel.ID, pod *cache.Pod, nsLabels map[string]string) bool {
 	changed := false
 	for _, rules := range [][]Match{out.IngressRules, out.EgressRules} {
@@ -180,9 +181,15 @@ func (out *Compiled) UpdatePod(id podmodel.ID, pod *cache.Pod, nsLabels map[stri
 			}
 			old, had := m.PeerPods[id]
 			switch {
-			case selected && (!had || old != pod):
+			case selected && !had:
 				m.PeerPods[id] = pod
 				changed = true
+			case selected && old != pod:
+				// the rules use a peer's address and named ports only: a new
+				// label (or anything else) of a pod that stays selected
+				// changes nothing
+				m.PeerPods[id] = pod
+				changed = changed || old.IP != pod.IP || !slices.Equal(old.Ports, pod.Ports)
 			case !selected && had:
 				delete(m.PeerPods, id)
 				changed = true

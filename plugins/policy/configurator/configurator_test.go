@@ -344,3 +344,33 @@ func TestBadIPBlockIsReportedAndAllowsNothing(t *testing.T) {
 		t.Errorf("bad ipBlock allowed traffic: %v", in)
 	}
 }
+
+func TestUpdatePodReportsOnlyChangesOfTheRules(t *testing.T) {
+	c := cluster()
+	pol := &pm.Policy{Name: "p", Namespace: "x", Pods: podSel("a"),
+		IngressRule: []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Pods: podSel("b")}}}},
+		EgressRule:  []*pm.Policy_EgressRule{{Port: []*pm.Policy_Port{named("serve-80-tcp", pm.Policy_Port_TCP)}}}}
+	comp := Compile(c, pol)
+	b := *c.Pod(podmodel.ID{Namespace: "x", Name: "b"})
+	nsLabels, _ := c.NamespaceLabels("x")
+	step := func(name string, p *cache.Pod, want bool) {
+		t.Helper()
+		if got := comp.UpdatePod(b.ID, p, nsLabels); got != want {
+			t.Errorf("%s: UpdatePod = %v, want %v", name, got, want)
+		}
+	}
+	relabelled := b
+	relabelled.Labels = map[string]string{"pod": "b", "extra": "yes"}
+	step("new label, still selected", &relabelled, false)
+	moved := relabelled
+	moved.IP = netip.MustParseAddr("10.1.1.77")
+	step("new address", &moved, true)
+	renamed := moved
+	renamed.Ports = []cache.NamedPort{{Name: "serve-80-tcp", Protocol: cache.TCP, Port: 8080}}
+	step("named port renumbered (egress named port of every pod)", &renamed, true)
+	unselected := renamed
+	unselected.Labels = map[string]string{"pod": "z"}
+	step("no longer selected by the ingress peer (still by the egress rule)", &unselected, true)
+	step("same again", &unselected, false)
+	step("deleted", nil, true)
+}
