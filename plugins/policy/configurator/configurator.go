@@ -77,6 +77,24 @@ type Compiled struct {
 	NamedIngress bool
 	// Problems lists what could not be used (bad CIDRs), for logs.
 	Problems []string
+	// sorted caches the policy's rules, normalized, sorted and deduplicated
+	// (PodRules merges them); dropped when UpdatePod changes the rules.
+	sorted sortedRules
+}
+
+// sortedRules are the rule lists of one policy, ready to merge.
+type sortedRules struct {
+	// in by the target pod's named ports ("" when the policy has no named
+	// ingress port)
+	in map[string]ruleList
+	eg *ruleList
+}
+
+// ruleList is a normalized, sorted, deduplicated list of PERMITs; all is true
+// when one of them allows everything.
+type ruleList struct {
+	rules []renderer.ContivRule
+	all   bool
 }
 
 // Compile resolves a policy's peers against the cluster state.
@@ -196,7 +214,105 @@ func (out *Compiled) UpdatePod(id podmodel.ID, pod *cache.Pod, nsLabels map[stri
 			}
 		}
 	}
+	if changed {
+		out.sorted = sortedRules{}
+	}
 	return changed
+}
+
+// ingressOf returns the policy's ingress rules for the pod, from the cache.
+func (out *Compiled) ingressOf(pod *cache.Pod) ruleList {
+	key := ""
+	if out.NamedIngress {
+		key = portsKey(pod)
+	}
+	if l, ok := out.sorted.in[key]; ok {
+		return l
+	}
+	var rules []renderer.ContivRule
+	for _, m := range out.IngressRules {
+		rules = appendIngress(rules, m, pod)
+	}
+	l := normalizeList(rules)
+	if out.sorted.in == nil {
+		out.sorted.in = map[string]ruleList{}
+	}
+	out.sorted.in[key] = l
+	return l
+}
+
+// egressOf returns the policy's egress rules, from the cache.
+func (out *Compiled) egressOf() ruleList {
+	if out.sorted.eg == nil {
+		var rules []renderer.ContivRule
+		for _, m := range out.EgressRules {
+			rules = appendEgress(rules, m)
+		}
+		l := normalizeList(rules)
+		out.sorted.eg = &l
+	}
+	return *out.sorted.eg
+}
+
+// normalizeList normalizes the ports of PERMITs (every port: 0-0), sorts
+// them and drops duplicates.
+func normalizeList(rules []renderer.ContivRule) ruleList {
+	l := ruleList{}
+	for i := range rules {
+		if rules[i].AnyPort() {
+			rules[i].DestPortFirst, rules[i].DestPortLast = 0, 0
+		}
+		if !rules[i].SrcNetwork.IsValid() && !rules[i].DestNetwork.IsValid() && rules[i].Protocol == renderer.ANY {
+			l.all = true
+		}
+	}
+	slices.SortFunc(rules, renderer.Compare)
+	l.rules = slices.Clip(slices.Compact(rules))
+	return l
+}
+
+// merge merges sorted lists into one sorted list without duplicates,
+// followed by DENY any; nil when a list allows everything.
+func merge(lists []ruleList) []renderer.ContivRule {
+	n := 1
+	for _, l := range lists {
+		if l.all {
+			return nil
+		}
+		n += len(l.rules)
+	}
+	out := make([]renderer.ContivRule, 0, n)
+	heads := make([][]renderer.ContivRule, 0, len(lists))
+	for _, l := range lists {
+		if len(l.rules) > 0 {
+			heads = append(heads, l.rules)
+		}
+	}
+	for len(heads) > 0 {
+		lo := 0
+		for i := 1; i < len(heads); i++ {
+			if renderer.Compare(heads[i][0], heads[lo][0]) < 0 {
+				lo = i
+			}
+		}
+		r := heads[lo][0]
+		if len(out) == 0 || out[len(out)-1] != r {
+			out = append(out, r)
+		}
+		if heads[lo] = heads[lo][1:]; len(heads[lo]) == 0 {
+			heads = slices.Delete(heads, lo, lo+1)
+		}
+	}
+	return append(out, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
+}
+
+// portsKey identifies the named container ports of a pod.
+func portsKey(pod *cache.Pod) string {
+	var b strings.Builder
+	for _, np := range pod.Ports {
+		fmt.Fprintf(&b, "|%s/%d/%d", np.Name, np.Protocol, np.Port)
+	}
+	return b.String()
 }
 
 func protocol(p pm.Policy_Port_Protocol) renderer.Protocol {
@@ -287,46 +403,30 @@ type Node struct {
 // PodRules returns the ingress and egress rules of a pod given the compiled
 // policies that select it (sorted by namespace/name). nil means not isolated
 // (or everything allowed) in that direction.
+//
+// Each policy's rules are kept sorted (recomputed only when its peers
+// change), so a pod's lists are merged, not sorted.
 func PodRules(policies []*Compiled, pod *cache.Pod, node Node) (ingress, egress []renderer.ContivRule) {
-	var inIso, egIso bool
-	var nIn, nEg int
-	size := func(ms []Match) int {
-		n := 0
-		for i := range ms {
-			n += len(ms[i].Ports) * max(1, len(ms[i].PeerPods)+len(ms[i].Blocks))
-		}
-		return n
-	}
-	for _, p := range policies {
-		nIn += size(p.IngressRules)
-		nEg += size(p.EgressRules)
-	}
-	in := make([]renderer.ContivRule, 0, nIn+len(node.AllowedSources)+1)
-	eg := make([]renderer.ContivRule, 0, nEg+1)
+	var in, eg []ruleList
 	for _, p := range policies {
 		if p.Ingress {
-			inIso = true
-			for _, m := range p.IngressRules {
-				in = appendIngress(in, m, pod)
-			}
+			in = append(in, p.ingressOf(pod))
 		}
 		if p.Egress {
-			egIso = true
-			for _, m := range p.EgressRules {
-				eg = appendEgress(eg, m)
-			}
+			eg = append(eg, p.egressOf())
 		}
 	}
-	if inIso {
+	if in != nil {
+		var src []renderer.ContivRule
 		for _, a := range node.AllowedSources {
 			if a.IsValid() {
-				in = append(in, renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: netip.PrefixFrom(a, a.BitLen()), Protocol: renderer.ANY})
+				src = append(src, renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: netip.PrefixFrom(a, a.BitLen()), Protocol: renderer.ANY})
 			}
 		}
-		ingress = finish(in)
+		ingress = merge(append(in, normalizeList(src)))
 	}
-	if egIso {
-		egress = finish(eg)
+	if eg != nil {
+		egress = merge(eg)
 	}
 	return ingress, egress
 }
@@ -387,22 +487,6 @@ func appendEgress(out []renderer.ContivRule, m Match) []renderer.ContivRule {
 	return out
 }
 
-// finish sorts and deduplicates the permits and appends DENY any; nil if a
-// permit allows everything.
-func finish(rules []renderer.ContivRule) []renderer.ContivRule {
-	for i := range rules {
-		if rules[i].AnyPort() {
-			rules[i].DestPortFirst, rules[i].DestPortLast = 0, 0
-		}
-		if !rules[i].SrcNetwork.IsValid() && !rules[i].DestNetwork.IsValid() && rules[i].Protocol == renderer.ANY {
-			return nil
-		}
-	}
-	slices.SortFunc(rules, renderer.Compare)
-	rules = slices.Compact(rules)
-	return append(rules, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
-}
-
 // Key identifies the rules a pod gets from a set of compiled policies: the
 // policies, plus the pod's named container ports when a policy has named
 // ingress ports (then the rules depend on them). Pods with equal keys get
@@ -416,9 +500,7 @@ func Key(policies []*Compiled, pod *cache.Pod) string {
 		b.WriteByte(',')
 	}
 	if named {
-		for _, np := range pod.Ports {
-			fmt.Fprintf(&b, "|%s/%d/%d", np.Name, np.Protocol, np.Port)
-		}
+		b.WriteString(portsKey(pod))
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package configurator
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 
 	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
@@ -373,4 +374,34 @@ func TestUpdatePodReportsOnlyChangesOfTheRules(t *testing.T) {
 	step("no longer selected by the ingress peer (still by the egress rule)", &unselected, true)
 	step("same again", &unselected, false)
 	step("deleted", nil, true)
+}
+
+// TestPodRulesFollowPeerUpdates: the sorted rules a policy keeps are
+// dropped when a peer changes, and rules of several policies are merged
+// without duplicates.
+func TestPodRulesFollowPeerUpdates(t *testing.T) {
+	c := cluster()
+	mk := func(name string) *Compiled {
+		return Compile(c, &pm.Policy{Name: name, Namespace: "x", Pods: podSel("a"),
+			IngressRule: []*pm.Policy_IngressRule{{Port: []*pm.Policy_Port{tcp(80)}, From: []*pm.Policy_Peer{{Pods: podSel("b")}}}}})
+	}
+	p1, p2 := mk("p1"), mk("p2")
+	a := c.Pod(podmodel.ID{Namespace: "x", Name: "a"})
+	b := *c.Pod(podmodel.ID{Namespace: "x", Name: "b"})
+	in, _ := PodRules([]*Compiled{p1, p2}, a, node)
+	if len(in) != 1+len(node.AllowedSources)+1 || !allows(in, b.IP, a.IP, renderer.TCP, 80) || allows(in, b.IP, a.IP, renderer.TCP, 81) {
+		t.Fatalf("two equal policies: %v", in)
+	}
+	moved := b
+	moved.IP = netip.MustParseAddr("10.1.1.77")
+	nsLabels, _ := c.NamespaceLabels("x")
+	p1.UpdatePod(b.ID, &moved, nsLabels)
+	in, _ = PodRules([]*Compiled{p1}, a, node)
+	if !allows(in, moved.IP, a.IP, renderer.TCP, 80) || allows(in, b.IP, a.IP, renderer.TCP, 80) {
+		t.Errorf("after the peer moved: %v", in)
+	}
+	in, _ = PodRules([]*Compiled{p1, p2}, a, node)
+	if !allows(in, moved.IP, a.IP, renderer.TCP, 80) || !allows(in, b.IP, a.IP, renderer.TCP, 80) || !slices.IsSortedFunc(in[:len(in)-1], renderer.Compare) {
+		t.Errorf("merged with the policy that still has the old address: %v", in)
+	}
 }
