@@ -405,3 +405,27 @@ func TestPodRulesFollowPeerUpdates(t *testing.T) {
 		t.Errorf("merged with the policy that still has the old address: %v", in)
 	}
 }
+
+// TestMergeEqualsSortingTheUnion: merging sorted lists gives what sorting
+// and deduplicating their concatenation gives.
+func TestMergeEqualsSortingTheUnion(t *testing.T) {
+	for seed := 0; seed < 300; seed++ {
+		var lists []ruleList
+		var all []renderer.ContivRule
+		for l := 0; l < 1+seed%5; l++ {
+			var rules []renderer.ContivRule
+			for i := 0; i < (seed*3+l*7)%23; i++ {
+				v := (seed*31 + l*17 + i*i*13) % 29
+				rules = append(rules, renderer.ContivRule{Action: renderer.ActionPermit, Protocol: renderer.Protocol(v % 3),
+					SrcNetwork:    netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 1, 1, byte(v % 7)}), 32),
+					DestPortFirst: uint16(80 + v%4), DestPortLast: uint16(80 + v%4)})
+			}
+			all = append(all, rules...)
+			lists = append(lists, normalizeList(slices.Clone(rules)))
+		}
+		want := append(normalizeList(all).rules, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
+		if got := merge(lists); !slices.Equal(got, want) {
+			t.Fatalf("seed %d:\n got %v\nwant %v", seed, got, want)
+		}
+	}
+}
