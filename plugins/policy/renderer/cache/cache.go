@@ -276,6 +276,7 @@ type Cache struct {
 	// buffers of bindingOf, reused
 	ids     []podmodel.ID
 	decided map[netip.Addr]bool
+	skip    [][2]int
 }
 
 // Stats counts the work of the last Update.
@@ -544,13 +545,26 @@ func (c *Cache) bindingOf(d *pod) Binding {
 		if own == nil {
 			own = []renderer.ContivRule{permitAny}
 		}
-		// rules of a source with a part are shadowed by it: dropped
+		// rules of a source with a part are shadowed by it: dropped (in a
+		// sorted list they are ranges, found by binary search)
 		decided := c.decided
 		clear(decided)
+		skip := c.skip[:0]
 		for _, sid := range ids {
 			part := d.parts[sid]
-			decided[part[len(part)-1].SrcNetwork.Addr()] = true
+			src := part[len(part)-1].SrcNetwork.Addr()
+			if d.inSorted && d.cfg.PodIngress != nil {
+				host, _ := window(own, src, srcSide)
+				if len(host) > 0 {
+					lo := cap(own) - cap(host) // host is own[lo:hi]
+					skip = append(skip, [2]int{lo, lo + len(host)})
+				}
+			} else {
+				decided[src] = true
+			}
 		}
+		slices.SortFunc(skip, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
+		c.skip = skip
 		// each calls fn with the rules of the table in order
 		each := func(fn func(renderer.ContivRule)) {
 			for _, sid := range ids {
@@ -558,7 +572,14 @@ func (c *Cache) bindingOf(d *pod) Binding {
 					fn(r)
 				}
 			}
-			for _, r := range own {
+			next := 0
+			for _, sk := range skip {
+				for _, r := range own[next:sk[0]] {
+					fn(r)
+				}
+				next = sk[1]
+			}
+			for _, r := range own[next:] {
 				if len(decided) == 0 || !r.SrcNetwork.IsSingleIP() || !decided[r.SrcNetwork.Addr()] {
 					fn(r)
 				}
