@@ -88,12 +88,20 @@ func benchState(policies int) controller.KubeStateData {
 	return st
 }
 
-func benchPlugin(b *testing.B) *Plugin {
+// benchIPNet names pod interfaces by namespace and name (fakeIPNet's names
+// by pod name alone would make pods of ns-0 and ns-1 share interfaces).
+type benchIPNet struct{ fakeIPNet }
+
+func (benchIPNet) GetPodIfNames(ns, name string) (string, string, string, bool) {
+	return "tap-" + ns + "-" + name, "eth0", "", true
+}
+
+func benchPlugin(b testing.TB) *Plugin {
 	b.Helper()
 	l := logrus.New()
 	l.SetOutput(&strings.Builder{})
 	l.SetLevel(logrus.ErrorLevel)
-	p := NewPlugin(Deps{Log: l, ContivConf: fakeConf{}, IPAM: fakeIPAM{pods: map[podmodel.ID]string{}}, IPNet: fakeIPNet{},
+	p := NewPlugin(Deps{Log: l, ContivConf: fakeConf{}, IPAM: fakeIPAM{pods: map[podmodel.ID]string{}}, IPNet: benchIPNet{},
 		PodManager: fakePods{pods: podmanager.LocalPods{}}})
 	if err := p.Init(); err != nil {
 		b.Fatal(err)
@@ -139,6 +147,72 @@ func BenchmarkLabelChange(b *testing.B) {
 			pods := [2]*podmodel.Pod{benchPod(0, 91, 1), benchPod(0, 91, 2)}
 			recomputed, msgs := 0, 0
 			runtime.GC() // the garbage of the resync is not the event's
+			b.ResetTimer()
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				ev := &controller.KubeStateChange{Resource: podmodel.Keyword, Key: podmodel.Key("p91", "ns-0"),
+					PrevValue: pods[i%2], NewValue: pods[(i+1)%2]}
+				if _, err := p.Update(ev, mapTxn{}); err != nil {
+					b.Fatal(err)
+				}
+				recomputed += p.processor.LastStats().PodsRecomputed
+				s := p.Stats()
+				msgs += s.Puts + s.Deletes
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64(recomputed)/float64(b.N), "pods-recomputed")
+			b.ReportMetric(float64(msgs)/float64(b.N), "vpp-msgs")
+		})
+	}
+}
+
+// benchTargetState is benchState plus a probe policy in ns-0: it selects
+// the first k local pods of ns-0 (label role=target) and allows in, on TCP
+// 9000, the pods of ns-0 labelled probe=on. Toggling probe on the remote pod
+// p91 changes the rules of exactly those k pods.
+func benchTargetState(policies, k int) controller.KubeStateData {
+	st := benchState(policies)
+	for i := 0; i < k; i++ {
+		p := benchPod(0, i, i%10)
+		p.Label = append(p.Label, &podmodel.Pod_Label{Key: "role", Value: "target"})
+		st[podmodel.Keyword][podmodel.Key(p.Name, p.Namespace)] = p
+	}
+	probe := &pm.Policy{Name: "probe", Namespace: "ns-0",
+		Pods: &pm.Policy_LabelSelector{MatchLabel: []*pm.Policy_Label{{Key: "role", Value: "target"}}},
+		IngressRule: []*pm.Policy_IngressRule{{
+			Port: []*pm.Policy_Port{{Port: &pm.Policy_Port_PortNameOrNumber{Number: 9000}}},
+			From: []*pm.Policy_Peer{{Pods: &pm.Policy_LabelSelector{MatchLabel: []*pm.Policy_Label{{Key: "probe", Value: "on"}}}}},
+		}}}
+	st[pm.Keyword][pm.Key(probe.Name, probe.Namespace)] = probe
+	return st
+}
+
+// probePods are p91 of ns-0 (app-1) with probe=off and probe=on.
+func probePods() [2]*podmodel.Pod {
+	var out [2]*podmodel.Pod
+	for i, v := range []string{"off", "on"} {
+		out[i] = benchPod(0, 91, 1)
+		out[i].Label = append(out[i].Label, &podmodel.Pod_Label{Key: "probe", Value: v})
+	}
+	return out
+}
+
+// BenchmarkLabelChangeAffecting: with 1,000 policies and the probe policy
+// selecting k local pods, the remote pod p91 toggles its probe label: the
+// rules of exactly k local pods change (proportionality of a label change).
+func BenchmarkLabelChangeAffecting(b *testing.B) {
+	for _, k := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("pods=%d", k), func(b *testing.B) {
+			st := benchTargetState(1000, k)
+			pods := probePods()
+			st[podmodel.Keyword][podmodel.Key("p91", "ns-0")] = pods[0]
+			p := benchPlugin(b)
+			if err := p.Resync(controller.NewDBResync(), st, 1, mapTxn{}); err != nil {
+				b.Fatal(err)
+			}
+			recomputed, msgs := 0, 0
+			runtime.GC()
 			b.ResetTimer()
 			cpu := cpuTime()
 			for i := 0; i < b.N; i++ {

@@ -77,6 +77,24 @@ type Compiled struct {
 	NamedIngress bool
 	// Problems lists what could not be used (bad CIDRs), for logs.
 	Problems []string
+	// sorted caches the policy's rules, normalized, sorted and deduplicated
+	// (PodRules merges them); dropped when UpdatePod changes the rules.
+	sorted sortedRules
+}
+
+// sortedRules are the rule lists of one policy, ready to merge.
+type sortedRules struct {
+	// in by the target pod's named ports ("" when the policy has no named
+	// ingress port)
+	in map[string]ruleList
+	eg *ruleList
+}
+
+// ruleList is a normalized, sorted, deduplicated list of PERMITs; all is true
+// when one of them allows everything.
+type ruleList struct {
+	rules []renderer.ContivRule
+	all   bool
 }
 
 // Compile resolves a policy's peers against the cluster state.
@@ -164,8 +182,9 @@ func (out *Compiled) compileMatch(c *cache.Cache, ns, where string, ports []*pm.
 
 // UpdatePod re-evaluates one pod (removed when pod is nil) against the peers
 // of every rule, at the cost of the policy's peers instead of a cluster
-// scan; it reports whether anything changed. nsLabels are the labels of the
-// pod's namespace.
+// scan; it reports whether the rules it yields changed (a peer pod that
+// stays selected with the same address and named ports changes nothing).
+// nsLabels are the labels of the pod's namespace.
 func (out *Compiled) UpdatePod(id podmodel.ID, pod *cache.Pod, nsLabels map[string]string) bool {
 	changed := false
 	for _, rules := range [][]Match{out.IngressRules, out.EgressRules} {
@@ -180,16 +199,132 @@ func (out *Compiled) UpdatePod(id podmodel.ID, pod *cache.Pod, nsLabels map[stri
 			}
 			old, had := m.PeerPods[id]
 			switch {
-			case selected && (!had || old != pod):
+			case selected && !had:
 				m.PeerPods[id] = pod
 				changed = true
+			case selected && old != pod:
+				// the rules use a peer's address and named ports only: a new
+				// label (or anything else) of a pod that stays selected
+				// changes nothing
+				m.PeerPods[id] = pod
+				changed = changed || old.IP != pod.IP || !slices.Equal(old.Ports, pod.Ports)
 			case !selected && had:
 				delete(m.PeerPods, id)
 				changed = true
 			}
 		}
 	}
+	if changed {
+		out.sorted = sortedRules{}
+	}
 	return changed
+}
+
+// ingressOf returns the policy's ingress rules for the pod, from the cache.
+func (out *Compiled) ingressOf(pod *cache.Pod) ruleList {
+	key := ""
+	if out.NamedIngress {
+		key = portsKey(pod)
+	}
+	if l, ok := out.sorted.in[key]; ok {
+		return l
+	}
+	var rules []renderer.ContivRule
+	for _, m := range out.IngressRules {
+		rules = appendIngress(rules, m, pod)
+	}
+	l := normalizeList(rules)
+	if out.sorted.in == nil {
+		out.sorted.in = map[string]ruleList{}
+	}
+	out.sorted.in[key] = l
+	return l
+}
+
+// egressOf returns the policy's egress rules, from the cache.
+func (out *Compiled) egressOf() ruleList {
+	if out.sorted.eg == nil {
+		var rules []renderer.ContivRule
+		for _, m := range out.EgressRules {
+			rules = appendEgress(rules, m)
+		}
+		l := normalizeList(rules)
+		out.sorted.eg = &l
+	}
+	return *out.sorted.eg
+}
+
+// normalizeList normalizes the ports of PERMITs (every port: 0-0), sorts
+// them and drops duplicates.
+func normalizeList(rules []renderer.ContivRule) ruleList {
+	l := ruleList{}
+	for i := range rules {
+		if rules[i].AnyPort() {
+			rules[i].DestPortFirst, rules[i].DestPortLast = 0, 0
+		}
+		if !rules[i].SrcNetwork.IsValid() && !rules[i].DestNetwork.IsValid() && rules[i].Protocol == renderer.ANY {
+			l.all = true
+		}
+	}
+	slices.SortFunc(rules, renderer.Compare)
+	l.rules = slices.Clip(slices.Compact(rules))
+	return l
+}
+
+// merge merges sorted lists into one sorted list without duplicates,
+// followed by DENY any; nil when a list allows everything.
+func merge(lists []ruleList) []renderer.ContivRule {
+	n := 1
+	for _, l := range lists {
+		if l.all {
+			return nil
+		}
+		n += len(l.rules)
+	}
+	out := make([]renderer.ContivRule, 0, n)
+	heads := make([][]renderer.ContivRule, 0, len(lists))
+	for _, l := range lists {
+		if len(l.rules) > 0 {
+			heads = append(heads, l.rules)
+		}
+	}
+	for len(heads) > 0 {
+		// the list with the smallest head gives its run of rules below the
+		// other heads at once (lists are long runs in practice)
+		lo, next := 0, -1
+		for i := 1; i < len(heads); i++ {
+			switch {
+			case renderer.Compare(heads[i][0], heads[lo][0]) < 0:
+				lo, next = i, lo
+			case next < 0 || renderer.Compare(heads[i][0], heads[next][0]) < 0:
+				next = i
+			}
+		}
+		run := len(heads[lo])
+		if next >= 0 {
+			bound := heads[next][0]
+			run, _ = slices.BinarySearchFunc(heads[lo], bound, renderer.Compare)
+			run = max(run, 1)
+		}
+		rules := heads[lo][:run]
+		if len(out) > 0 && out[len(out)-1] == rules[0] {
+			rules = rules[1:] // (lists have no duplicates: only a run's first rule can repeat)
+		}
+		out = append(out, rules...)
+		if heads[lo] = heads[lo][run:]; len(heads[lo]) == 0 {
+			heads = slices.Delete(heads, lo, lo+1)
+		}
+	}
+	return append(out, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
+}
+
+// portsKey identifies the named container ports of a pod.
+func portsKey(pod *cache.Pod) string {
+	var b strings.Builder
+	for _, np := range pod.Ports {
+		fmt.Fprintf(&b, "|%s/%d/%d", np.Name, np.Protocol, np.Port)
+	}
+	return b.String()
 }
 
 func protocol(p pm.Policy_Port_Protocol) renderer.Protocol {
@@ -280,46 +415,30 @@ type Node struct {
 // PodRules returns the ingress and egress rules of a pod given the compiled
 // policies that select it (sorted by namespace/name). nil means not isolated
 // (or everything allowed) in that direction.
+//
+// Each policy's rules are kept sorted (recomputed only when its peers
+// change), so a pod's lists are merged, not sorted.
 func PodRules(policies []*Compiled, pod *cache.Pod, node Node) (ingress, egress []renderer.ContivRule) {
-	var inIso, egIso bool
-	var nIn, nEg int
-	size := func(ms []Match) int {
-		n := 0
-		for i := range ms {
-			n += len(ms[i].Ports) * max(1, len(ms[i].PeerPods)+len(ms[i].Blocks))
-		}
-		return n
-	}
-	for _, p := range policies {
-		nIn += size(p.IngressRules)
-		nEg += size(p.EgressRules)
-	}
-	in := make([]renderer.ContivRule, 0, nIn+len(node.AllowedSources)+1)
-	eg := make([]renderer.ContivRule, 0, nEg+1)
+	var in, eg []ruleList
 	for _, p := range policies {
 		if p.Ingress {
-			inIso = true
-			for _, m := range p.IngressRules {
-				in = appendIngress(in, m, pod)
-			}
+			in = append(in, p.ingressOf(pod))
 		}
 		if p.Egress {
-			egIso = true
-			for _, m := range p.EgressRules {
-				eg = appendEgress(eg, m)
-			}
+			eg = append(eg, p.egressOf())
 		}
 	}
-	if inIso {
+	if in != nil {
+		var src []renderer.ContivRule
 		for _, a := range node.AllowedSources {
 			if a.IsValid() {
-				in = append(in, renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: netip.PrefixFrom(a, a.BitLen()), Protocol: renderer.ANY})
+				src = append(src, renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: netip.PrefixFrom(a, a.BitLen()), Protocol: renderer.ANY})
 			}
 		}
-		ingress = finish(in)
+		ingress = merge(append(in, normalizeList(src)))
 	}
-	if egIso {
-		egress = finish(eg)
+	if eg != nil {
+		egress = merge(eg)
 	}
 	return ingress, egress
 }
@@ -380,22 +499,6 @@ func appendEgress(out []renderer.ContivRule, m Match) []renderer.ContivRule {
 	return out
 }
 
-// finish sorts and deduplicates the permits and appends DENY any; nil if a
-// permit allows everything.
-func finish(rules []renderer.ContivRule) []renderer.ContivRule {
-	for i := range rules {
-		if rules[i].AnyPort() {
-			rules[i].DestPortFirst, rules[i].DestPortLast = 0, 0
-		}
-		if !rules[i].SrcNetwork.IsValid() && !rules[i].DestNetwork.IsValid() && rules[i].Protocol == renderer.ANY {
-			return nil
-		}
-	}
-	slices.SortFunc(rules, renderer.Compare)
-	rules = slices.Compact(rules)
-	return append(rules, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
-}
-
 // Key identifies the rules a pod gets from a set of compiled policies: the
 // policies, plus the pod's named container ports when a policy has named
 // ingress ports (then the rules depend on them). Pods with equal keys get
@@ -409,9 +512,7 @@ func Key(policies []*Compiled, pod *cache.Pod) string {
 		b.WriteByte(',')
 	}
 	if named {
-		for _, np := range pod.Ports {
-			fmt.Fprintf(&b, "|%s/%d/%d", np.Name, np.Protocol, np.Port)
-		}
+		b.WriteString(portsKey(pod))
 	}
 	return b.String()
 }

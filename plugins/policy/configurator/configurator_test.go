@@ -3,6 +3,7 @@ package configurator
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 
 	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
@@ -342,5 +343,89 @@ func TestBadIPBlockIsReportedAndAllowsNothing(t *testing.T) {
 	in, _ := PodRules([]*Compiled{comp}, c.Pod(podmodel.ID{Namespace: "x", Name: "a"}), Node{})
 	if allows(in, ip(c, "x/b"), ip(c, "x/a"), renderer.TCP, 80) {
 		t.Errorf("bad ipBlock allowed traffic: %v", in)
+	}
+}
+
+func TestUpdatePodReportsOnlyChangesOfTheRules(t *testing.T) {
+	c := cluster()
+	pol := &pm.Policy{Name: "p", Namespace: "x", Pods: podSel("a"),
+		IngressRule: []*pm.Policy_IngressRule{{From: []*pm.Policy_Peer{{Pods: podSel("b")}}}},
+		EgressRule:  []*pm.Policy_EgressRule{{Port: []*pm.Policy_Port{named("serve-80-tcp", pm.Policy_Port_TCP)}}}}
+	comp := Compile(c, pol)
+	b := *c.Pod(podmodel.ID{Namespace: "x", Name: "b"})
+	nsLabels, _ := c.NamespaceLabels("x")
+	step := func(name string, p *cache.Pod, want bool) {
+		t.Helper()
+		if got := comp.UpdatePod(b.ID, p, nsLabels); got != want {
+			t.Errorf("%s: UpdatePod = %v, want %v", name, got, want)
+		}
+	}
+	relabelled := b
+	relabelled.Labels = map[string]string{"pod": "b", "extra": "yes"}
+	step("new label, still selected", &relabelled, false)
+	moved := relabelled
+	moved.IP = netip.MustParseAddr("10.1.1.77")
+	step("new address", &moved, true)
+	renamed := moved
+	renamed.Ports = []cache.NamedPort{{Name: "serve-80-tcp", Protocol: cache.TCP, Port: 8080}}
+	step("named port renumbered (egress named port of every pod)", &renamed, true)
+	unselected := renamed
+	unselected.Labels = map[string]string{"pod": "z"}
+	step("no longer selected by the ingress peer (still by the egress rule)", &unselected, true)
+	step("same again", &unselected, false)
+	step("deleted", nil, true)
+}
+
+// TestPodRulesFollowPeerUpdates: the sorted rules a policy keeps are
+// dropped when a peer changes, and rules of several policies are merged
+// without duplicates.
+func TestPodRulesFollowPeerUpdates(t *testing.T) {
+	c := cluster()
+	mk := func(name string) *Compiled {
+		return Compile(c, &pm.Policy{Name: name, Namespace: "x", Pods: podSel("a"),
+			IngressRule: []*pm.Policy_IngressRule{{Port: []*pm.Policy_Port{tcp(80)}, From: []*pm.Policy_Peer{{Pods: podSel("b")}}}}})
+	}
+	p1, p2 := mk("p1"), mk("p2")
+	a := c.Pod(podmodel.ID{Namespace: "x", Name: "a"})
+	b := *c.Pod(podmodel.ID{Namespace: "x", Name: "b"})
+	in, _ := PodRules([]*Compiled{p1, p2}, a, node)
+	if len(in) != 1+len(node.AllowedSources)+1 || !allows(in, b.IP, a.IP, renderer.TCP, 80) || allows(in, b.IP, a.IP, renderer.TCP, 81) {
+		t.Fatalf("two equal policies: %v", in)
+	}
+	moved := b
+	moved.IP = netip.MustParseAddr("10.1.1.77")
+	nsLabels, _ := c.NamespaceLabels("x")
+	p1.UpdatePod(b.ID, &moved, nsLabels)
+	in, _ = PodRules([]*Compiled{p1}, a, node)
+	if !allows(in, moved.IP, a.IP, renderer.TCP, 80) || allows(in, b.IP, a.IP, renderer.TCP, 80) {
+		t.Errorf("after the peer moved: %v", in)
+	}
+	in, _ = PodRules([]*Compiled{p1, p2}, a, node)
+	if !allows(in, moved.IP, a.IP, renderer.TCP, 80) || !allows(in, b.IP, a.IP, renderer.TCP, 80) || !slices.IsSortedFunc(in[:len(in)-1], renderer.Compare) {
+		t.Errorf("merged with the policy that still has the old address: %v", in)
+	}
+}
+
+// TestMergeEqualsSortingTheUnion: merging sorted lists gives what sorting
+// and deduplicating their concatenation gives.
+func TestMergeEqualsSortingTheUnion(t *testing.T) {
+	for seed := 0; seed < 300; seed++ {
+		var lists []ruleList
+		var all []renderer.ContivRule
+		for l := 0; l < 1+seed%5; l++ {
+			var rules []renderer.ContivRule
+			for i := 0; i < (seed*3+l*7)%23; i++ {
+				v := (seed*31 + l*17 + i*i*13) % 29
+				rules = append(rules, renderer.ContivRule{Action: renderer.ActionPermit, Protocol: renderer.Protocol(v % 3),
+					SrcNetwork:    netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 1, 1, byte(v % 7)}), 32),
+					DestPortFirst: uint16(80 + v%4), DestPortLast: uint16(80 + v%4)})
+			}
+			all = append(all, rules...)
+			lists = append(lists, normalizeList(slices.Clone(rules)))
+		}
+		want := append(normalizeList(all).rules, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
+		if got := merge(lists); !slices.Equal(got, want) {
+			t.Fatalf("seed %d:\n got %v\nwant %v", seed, got, want)
+		}
 	}
 }

@@ -139,10 +139,10 @@ func (r ContivRule) ports() (uint16, uint16) {
 // a sorted list of PERMITs followed by DENYs of wider scope keeps its
 // meaning under first-match evaluation.
 func Compare(a, b ContivRule) int {
-	if c := comparePrefix(a.SrcNetwork, b.SrcNetwork); c != 0 {
+	if c := ComparePrefix(a.SrcNetwork, b.SrcNetwork); c != 0 {
 		return c
 	}
-	if c := comparePrefix(a.DestNetwork, b.DestNetwork); c != 0 {
+	if c := ComparePrefix(a.DestNetwork, b.DestNetwork); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.Protocol, b.Protocol); c != 0 {
@@ -161,8 +161,11 @@ func Compare(a, b ContivRule) int {
 	return cmp.Compare(a.Action, b.Action)
 }
 
-// comparePrefix orders prefixes: longer first, then by address, any last.
-func comparePrefix(a, b netip.Prefix) int {
+// ComparePrefix is the order of Compare over one side's prefixes: longer
+// first, then by address, any (invalid) last. In a list sorted by Compare
+// the rules with one source prefix are contiguous, and so are those with a
+// source shorter than n bits (with the "any" sources after them).
+func ComparePrefix(a, b netip.Prefix) int {
 	switch {
 	case !a.IsValid() && !b.IsValid():
 		return 0

@@ -41,8 +41,6 @@ package cache
 import (
 	"cmp"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"net/netip"
 	"slices"
 	"strings"
@@ -124,7 +122,92 @@ type pod struct {
 	cfg     renderer.PodConfig
 	binding Binding
 	parts   map[podmodel.ID][]renderer.ContivRule // S -> S's part of this pod's LOCAL table
-	sources *sourceIndex                          // the sources cfg.PodIngress permits (lazily built)
+	sources *sourceIndex                          // the sources cfg.PodIngress permits (lazily built, unsorted lists only)
+	// inSorted: cfg.PodIngress is sorted by renderer.Compare; egSorted:
+	// cfg.PodEgress is too and has no source prefixes (so it is sorted by
+	// destination). The rules concerning one address are then found by
+	// binary search (window) instead of a scan of the list.
+	inSorted, egSorted bool
+}
+
+// setConfig sets the pod's configuration and what is derived from it.
+func (p *pod) setConfig(cfg renderer.PodConfig) {
+	p.cfg = cfg
+	p.sources = nil
+	p.inSorted = slices.IsSortedFunc(cfg.PodIngress, renderer.Compare)
+	p.egSorted = slices.IsSortedFunc(cfg.PodEgress, renderer.Compare)
+	for i := 0; p.egSorted && i < len(cfg.PodEgress); i++ {
+		p.egSorted = !cfg.PodEgress[i].SrcNetwork.IsValid()
+	}
+}
+
+// ingressFrom returns the rules of the pod's ingress that can match traffic
+// from a, in list order (all of them when the list is not sorted).
+func (p *pod) ingressFrom(a netip.Addr) (host, wide []renderer.ContivRule) {
+	if !p.inSorted {
+		return p.cfg.PodIngress, nil
+	}
+	return window(p.cfg.PodIngress, a, srcSide)
+}
+
+// egressTo returns the rules of the pod's egress that can match traffic to
+// a, in list order (all of them when the list is not sorted).
+func (p *pod) egressTo(a netip.Addr) (host, wide []renderer.ContivRule) {
+	if !p.egSorted {
+		return p.cfg.PodEgress, nil
+	}
+	return window(p.cfg.PodEgress, a, destSide)
+}
+
+// The sides of window.
+const (
+	srcSide  = false
+	destSide = true
+)
+
+func side(r *renderer.ContivRule, dest bool) netip.Prefix {
+	if dest {
+		return r.DestNetwork
+	}
+	return r.SrcNetwork
+}
+
+// window returns, of rules sorted by renderer.Compare on one side (the
+// source, or the destination of rules without sources), those whose prefix
+// on that side can contain a: the ones with exactly a's host prefix, then
+// the ones with a shorter prefix or any, both in list order (the host ones
+// come first in the list). The others have a prefix at least as long as a
+// host prefix of a's family and different from it, which cannot contain a.
+func window(rules []renderer.ContivRule, a netip.Addr, dest bool) (host, wide []renderer.ContivRule) {
+	hp := netip.PrefixFrom(a, a.BitLen())
+	bits := a.BitLen()
+	// first rule with a shorter prefix or any (the predicate turns true
+	// once: longer prefixes first, any last)
+	lo, hi := 0, len(rules)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if n := side(&rules[m], dest); n.IsValid() && n.Bits() >= bits {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	w := lo
+	// first rule with a prefix not before a's host prefix
+	lo, hi = 0, w
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if renderer.ComparePrefix(side(&rules[m], dest), hp) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	hi = lo
+	for hi < w && side(&rules[hi], dest) == hp {
+		hi++
+	}
+	return rules[lo:hi], rules[w:]
 }
 
 // sourceIndex answers whether an ingress rule list permits anything from an
@@ -139,6 +222,17 @@ type sourceIndex struct {
 func (p *pod) admits(a netip.Addr) bool {
 	if p.cfg.PodIngress == nil {
 		return true
+	}
+	if p.inSorted {
+		host, wide := p.ingressFrom(a)
+		for _, list := range [2][]renderer.ContivRule{host, wide} {
+			for _, r := range list {
+				if r.Action == renderer.ActionPermit && (!r.SrcNetwork.IsValid() || r.SrcNetwork.Contains(a)) {
+					return true
+				}
+			}
+		}
+		return false
 	}
 	if p.sources == nil {
 		x := &sourceIndex{hosts: map[netip.Addr]bool{}}
@@ -179,6 +273,10 @@ type Cache struct {
 	// egAllowed caches what each egress pod allows towards each other pod.
 	egAllowed map[podmodel.ID]map[podmodel.ID]egEntry
 	created   map[string]bool // tables that came into use in this Update
+	// buffers of bindingOf, reused
+	ids     []podmodel.ID
+	decided map[netip.Addr]bool
+	skip    [][2]int
 }
 
 // Stats counts the work of the last Update.
@@ -191,7 +289,7 @@ type Stats struct {
 
 // New returns an empty cache.
 func New(conf Config) *Cache {
-	c := &Cache{conf: conf}
+	c := &Cache{conf: conf, decided: map[netip.Addr]bool{}}
 	c.reset()
 	return c
 }
@@ -223,7 +321,8 @@ func (c *Cache) egressTowards(s, d *pod) portSet {
 	if e, ok := m[d.cfg.ID]; ok && e.ip == d.cfg.IP {
 		return e.set
 	}
-	set := portsAllowed(s.cfg.PodEgress, s.cfg.IP, d.cfg.IP)
+	host, wide := s.egressTo(d.cfg.IP)
+	set := portsAllowedIn([2][]renderer.ContivRule{host, wide}, s.cfg.PodEgress == nil, s.cfg.IP, d.cfg.IP)
 	m[d.cfg.ID] = egEntry{ip: d.cfg.IP, set: set}
 	return set
 }
@@ -333,8 +432,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		if old != nil && old.cfg.Interface != cfg.Interface && old.cfg.Interface != "" {
 			c.setBinding(p, Binding{}, deleted) // moved to another interface
 		}
-		p.cfg = cfg
-		p.sources = nil
+		p.setConfig(cfg)
 		if cfg.PodEgress != nil && cfg.IP.IsValid() {
 			c.egress[cfg.ID] = p
 		} else {
@@ -442,25 +540,31 @@ func (c *Cache) bindingOf(d *pod) Binding {
 		return b
 	}
 	if len(d.parts) > 0 || d.cfg.PodIngress != nil || d.cfg.PodEgress != nil {
-		ids := sortedIDs(d.parts)
+		ids := c.sortedIDs(d.parts)
 		own := d.cfg.PodIngress
 		if own == nil {
 			own = []renderer.ContivRule{permitAny}
-		} else if len(ids) > 0 {
-			// rules of a source with a part are shadowed by it: drop them
-			decided := make(map[netip.Addr]bool, len(ids))
-			for _, sid := range ids {
-				part := d.parts[sid]
-				decided[part[len(part)-1].SrcNetwork.Addr()] = true
-			}
-			filtered := make([]renderer.ContivRule, 0, len(own))
-			for _, r := range own {
-				if !r.SrcNetwork.IsSingleIP() || !decided[r.SrcNetwork.Addr()] {
-					filtered = append(filtered, r)
-				}
-			}
-			own = filtered
 		}
+		// rules of a source with a part are shadowed by it: dropped (in a
+		// sorted list they are ranges, found by binary search)
+		decided := c.decided
+		clear(decided)
+		skip := c.skip[:0]
+		for _, sid := range ids {
+			part := d.parts[sid]
+			src := part[len(part)-1].SrcNetwork.Addr()
+			if d.inSorted && d.cfg.PodIngress != nil {
+				host, _ := window(own, src, srcSide)
+				if len(host) > 0 {
+					lo := cap(own) - cap(host) // host is own[lo:hi]
+					skip = append(skip, [2]int{lo, lo + len(host)})
+				}
+			} else {
+				decided[src] = true
+			}
+		}
+		slices.SortFunc(skip, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
+		c.skip = skip
 		// each calls fn with the rules of the table in order
 		each := func(fn func(renderer.ContivRule)) {
 			for _, sid := range ids {
@@ -468,8 +572,17 @@ func (c *Cache) bindingOf(d *pod) Binding {
 					fn(r)
 				}
 			}
-			for _, r := range own {
-				fn(r)
+			next := 0
+			for _, sk := range skip {
+				for _, r := range own[next:sk[0]] {
+					fn(r)
+				}
+				next = sk[1]
+			}
+			for _, r := range own[next:] {
+				if len(decided) == 0 || !r.SrcNetwork.IsSingleIP() || !decided[r.SrcNetwork.Addr()] {
+					fn(r)
+				}
 			}
 		}
 		b.Output = c.takeStream(Local, each)
@@ -504,8 +617,11 @@ func (c *Cache) takeStream(kind Kind, each func(fn func(renderer.ContivRule))) s
 
 var permitAny = renderer.ContivRule{Action: renderer.ActionPermit, Protocol: renderer.ANY}
 
-func sortedIDs(m map[podmodel.ID][]renderer.ContivRule) []podmodel.ID {
-	ids := make([]podmodel.ID, 0, len(m))
+// sortedIDs returns the keys of m sorted, in a buffer reused by the next
+// call.
+func (c *Cache) sortedIDs(m map[podmodel.ID][]renderer.ContivRule) []podmodel.ID {
+	ids := c.ids[:0]
+	defer func() { c.ids = ids[:0] }()
 	for id := range m {
 		ids = append(ids, id)
 	}
@@ -644,7 +760,8 @@ func (c *Cache) part(s, d *pod) []renderer.ContivRule {
 	}
 	allowed := eg
 	if !eg.empty() {
-		allowed = eg.intersect(portsAllowed(d.cfg.PodIngress, s.cfg.IP, d.cfg.IP))
+		host, wide := d.ingressFrom(s.cfg.IP)
+		allowed = eg.intersect(portsAllowedIn([2][]renderer.ContivRule{host, wide}, d.cfg.PodIngress == nil, s.cfg.IP, d.cfg.IP))
 	}
 	src := netip.PrefixFrom(s.cfg.IP, s.cfg.IP.BitLen())
 	var out []renderer.ContivRule
@@ -718,35 +835,52 @@ func tableID(kind Kind, rules []renderer.ContivRule) string {
 	return h.id()
 }
 
-// ruleHash is FNV-64a over a kind and rules, fed one rule at a time.
-type ruleHash struct {
-	h   hash.Hash64
-	buf []byte
-}
+// ruleHash is FNV-64a over a kind and rules, fed one rule at a time (the
+// bytes of a rule: action, protocol, ports big-endian, then each prefix as
+// its length and 16 address bytes, or 0xff for any).
+type ruleHash uint64
+
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
 
 func newRuleHash(kind Kind) *ruleHash {
-	h := &ruleHash{h: fnv.New64a(), buf: make([]byte, 0, 48)}
-	h.h.Write([]byte{byte(kind)})
-	return h
+	h := ruleHash(fnvOffset64)
+	h.byte(byte(kind))
+	return &h
 }
+
+func (h *ruleHash) byte(b byte) { *h = (*h ^ ruleHash(b)) * fnvPrime64 }
 
 func (h *ruleHash) add(r renderer.ContivRule) {
-	buf := append(h.buf[:0], byte(r.Action), byte(r.Protocol), byte(r.DestPortFirst>>8), byte(r.DestPortFirst),
-		byte(r.DestPortLast>>8), byte(r.DestPortLast))
-	buf = appendPrefix(buf, r.SrcNetwork)
-	buf = appendPrefix(buf, r.DestNetwork)
-	h.h.Write(buf)
-	h.buf = buf
+	for _, b := range [...]byte{byte(r.Action), byte(r.Protocol), byte(r.DestPortFirst >> 8), byte(r.DestPortFirst),
+		byte(r.DestPortLast >> 8), byte(r.DestPortLast)} {
+		h.byte(b)
+	}
+	h.prefix(r.SrcNetwork)
+	h.prefix(r.DestNetwork)
 }
 
-func (h *ruleHash) id() string { return fmt.Sprintf("%016x", h.h.Sum64()) }
-
-func appendPrefix(buf []byte, p netip.Prefix) []byte {
+func (h *ruleHash) prefix(p netip.Prefix) {
 	if !p.IsValid() {
-		return append(buf, 0xff)
+		h.byte(0xff)
+		return
 	}
+	h.byte(byte(p.Bits()))
 	a := p.Addr().As16()
-	return append(append(buf, byte(p.Bits())), a[:]...)
+	for _, b := range a {
+		h.byte(b)
+	}
+}
+
+func (h *ruleHash) id() string {
+	const digits = "0123456789abcdef"
+	var out [16]byte
+	for i, v := 15, uint64(*h); i >= 0; i, v = i-1, v>>4 {
+		out[i] = digits[v&0xf]
+	}
+	return string(out[:])
 }
 
 func sameRules(a, b []renderer.ContivRule) bool {
@@ -769,11 +903,17 @@ type portSet struct {
 // portsAllowed evaluates a list of PERMITs followed by DENY any (nil:
 // everything allowed) for traffic from src to dst.
 func portsAllowed(rules []renderer.ContivRule, src, dst netip.Addr) portSet {
-	if rules == nil {
+	return portsAllowedIn([2][]renderer.ContivRule{rules}, rules == nil, src, dst)
+}
+
+// portsAllowedIn is portsAllowed for a list given in two pieces, in order
+// (the rules of a list that can match, see window); none: the list is nil.
+func portsAllowedIn(pieces [2][]renderer.ContivRule, none bool, src, dst netip.Addr) portSet {
+	if none {
 		return portSet{all: true}
 	}
 	var s portSet
-	for _, r := range rules {
+	for _, r := range eachOf(pieces) {
 		if r.SrcNetwork.IsValid() && !r.SrcNetwork.Contains(src) || r.DestNetwork.IsValid() && !r.DestNetwork.Contains(dst) {
 			continue
 		}
@@ -789,6 +929,25 @@ func portsAllowed(rules []renderer.ContivRule, src, dst netip.Addr) portSet {
 		}
 		s.ranges[r.Protocol] = append(s.ranges[r.Protocol], portRange{first, last})
 	}
+	return normalized(s)
+}
+
+// eachOf iterates over the rules of the pieces in order.
+func eachOf(pieces [2][]renderer.ContivRule) func(yield func(int, renderer.ContivRule) bool) {
+	return func(yield func(int, renderer.ContivRule) bool) {
+		i := 0
+		for _, list := range pieces {
+			for _, r := range list {
+				if !yield(i, r) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
+
+func normalized(s portSet) portSet {
 	for i := range s.ranges {
 		s.ranges[i] = normalize(s.ranges[i])
 	}

@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -311,5 +312,48 @@ func TestPortSetIntersection(t *testing.T) {
 	}
 	if got := s.intersect(portSet{all: true}); fmt.Sprint(got.ranges) != fmt.Sprint(s.ranges) {
 		t.Errorf("intersect with all = %+v", got)
+	}
+}
+
+// TestWindowKeepsEveryRuleThatCanMatch: on sorted lists with host, wider,
+// IPv6 and "any" prefixes, the rules window keeps give the same verdicts as
+// the whole list, for addresses inside and outside the lists.
+func TestWindowKeepsEveryRuleThatCanMatch(t *testing.T) {
+	prefixes := []string{"", "0.0.0.0/0", "10.0.0.0/8", "10.1.1.0/24", "10.1.1.2/32", "10.1.1.3/32", "10.1.1.9/32",
+		"10.1.2.0/23", "10.1.1.3/31", "fd00::/8", "fd00::3/128", "::/0", "10.1.1.0/32"}
+	addrs := []string{"10.1.1.2", "10.1.1.3", "10.1.1.4", "10.1.1.9", "10.1.2.7", "192.168.1.1", "fd00::3", "fd00::4", "10.1.1.0"}
+	for seed := 0; seed < 200; seed++ {
+		var in, eg []renderer.ContivRule
+		for i := 0; i < 1+seed%17; i++ {
+			pf := prefixes[(seed*7+i*5+i*i)%len(prefixes)]
+			proto := renderer.Protocol((seed + i) % 4)
+			port := uint16(80 + (seed+3*i)%3)
+			in = append(in, permit(pf, "", proto, port))
+			eg = append(eg, permit("", pf, proto, port))
+		}
+		in = append(in, denyAll)
+		eg = append(eg, denyAll)
+		slices.SortFunc(in, renderer.Compare)
+		slices.SortFunc(eg, renderer.Compare)
+		d := &pod{}
+		d.setConfig(renderer.PodConfig{IP: a("10.1.1.5"), PodIngress: in, PodEgress: eg})
+		if !d.inSorted || !d.egSorted {
+			t.Fatalf("seed %d: sorted lists not recognized", seed)
+		}
+		for _, as := range addrs {
+			x := a(as)
+			host, wide := d.ingressFrom(x)
+			if got, want := portsAllowedIn([2][]renderer.ContivRule{host, wide}, false, x, d.cfg.IP), portsAllowed(in, x, d.cfg.IP); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("seed %d, from %s: window %v, whole list %v\n%v", seed, x, got, want, in)
+			}
+			host, wide = d.egressTo(x)
+			if got, want := portsAllowedIn([2][]renderer.ContivRule{host, wide}, false, d.cfg.IP, x), portsAllowed(eg, d.cfg.IP, x); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("seed %d, to %s: window %v, whole list %v\n%v", seed, x, got, want, eg)
+			}
+			full := &pod{cfg: d.cfg} // unsorted path: the source index
+			if got, want := d.admits(x), full.admits(x); got != want {
+				t.Errorf("seed %d, from %s: admits %v, source index %v", seed, x, got, want)
+			}
+		}
 	}
 }
