@@ -30,7 +30,8 @@ maxDelayAfterErrorHealing: 2s
 eventLoopStallTimeout: 30s
 `
 
-// faultNode is a contivNode whose VPP is the fault simulator (faults_sim_test.go), driven through its control socket.
+// faultNode is a contivNode whose VPP is the fault simulator (faults_sim_test.go),
+// driven through its control socket.
 type faultNode struct {
 	*contivNode
 	ctlPath string
