@@ -18,15 +18,15 @@ import (
 )
 
 // faultControllerConf is the controller.conf of the fault tests: the production logic
-// with timings short enough for a test of seconds. The retry delay (the default, 1 s)
-// makes a transient fault degrade the node for a few seconds, long enough for the test
-// to see it and to add a pod meanwhile.
+// with timings short enough for a test of seconds. The retry and healing delays (2 s)
+// make a transient fault degrade the node for several seconds, long enough for the
+// test to see it and to add a pod meanwhile on a loaded machine.
 const faultControllerConf = `enableRetry: true
-delayRetry: 1s
+delayRetry: 2s
 maxRetryAttempts: 3
 enableExpBackoffRetry: true
-delayAfterErrorHealing: 1s
-maxDelayAfterErrorHealing: 2s
+delayAfterErrorHealing: 2s
+maxDelayAfterErrorHealing: 4s
 eventLoopStallTimeout: 30s
 `
 
