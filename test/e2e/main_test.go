@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -25,9 +26,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "e2e: list network namespaces: %v\n", err)
 		os.Exit(1)
 	}
+	// Only this process's namespaces count (their names hold "-<pid>-"): another e2e
+	// run on the machine may create and remove its own meanwhile.
+	own := fmt.Sprintf("-%d-", os.Getpid())
 	var leaked []string
 	for _, name := range after {
-		if !slices.Contains(before, name) {
+		if strings.Contains(name, own) && !slices.Contains(before, name) {
 			leaked = append(leaked, name)
 		}
 	}
