@@ -289,29 +289,17 @@ func merge(lists []ruleList) []renderer.ContivRule {
 		}
 	}
 	for len(heads) > 0 {
-		// the list with the smallest head gives its run of rules below the
-		// other heads at once (lists are long runs in practice)
-		lo, next := 0, -1
+		lo := 0
 		for i := 1; i < len(heads); i++ {
-			switch {
-			case renderer.Compare(heads[i][0], heads[lo][0]) < 0:
-				lo, next = i, lo
-			case next < 0 || renderer.Compare(heads[i][0], heads[next][0]) < 0:
-				next = i
+			if renderer.Compare(heads[i][0], heads[lo][0]) < 0 {
+				lo = i
 			}
 		}
-		run := len(heads[lo])
-		if next >= 0 {
-			bound := heads[next][0]
-			run, _ = slices.BinarySearchFunc(heads[lo], bound, renderer.Compare)
-			run = max(run, 1)
+		r := heads[lo][0]
+		if len(out) == 0 || out[len(out)-1] != r {
+			out = append(out, r)
 		}
-		rules := heads[lo][:run]
-		if len(out) > 0 && out[len(out)-1] == rules[0] {
-			rules = rules[1:] // (lists have no duplicates: only a run's first rule can repeat)
-		}
-		out = append(out, rules...)
-		if heads[lo] = heads[lo][run:]; len(heads[lo]) == 0 {
+		if heads[lo] = heads[lo][1:]; len(heads[lo]) == 0 {
 			heads = slices.Delete(heads, lo, lo+1)
 		}
 	}
