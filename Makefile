@@ -24,7 +24,7 @@ CNI_PLUGINS_DIR ?= $(shell $(GO) env GOPATH)/cni-plugins
 # Where `make run` serves the agent REST API (as set in k8s/examples/http.conf).
 RUN_HTTP    := 127.0.0.1:9999
 
-.PHONY: all build test lint deadcode generate run bench fuzz clean tools k8s-control-plane cluster test-cluster $(BINARIES)
+.PHONY: all build test lint deadcode generate run bench bench-scale fuzz clean tools k8s-control-plane cluster test-cluster $(BINARIES)
 
 all: build
 
@@ -65,6 +65,11 @@ deadcode:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The whole-agent scale benchmark (root; etcd, vpp-sim and the agent in their own
+# processes), this tree against CONTIV_SCALE_BEFORE; setup: see test/scale/doc.go.
+bench-scale:
+	CONTIV_SCALE=1 $(GO) test -run '^TestScale$$' -v -count=1 -timeout 120m ./test/scale/
 
 # Go native fuzzing of every parser of outside input (<package>:<target>), one target
 # after the other, each for FUZZTIME (a duration, or Nx for N executions), one worker.

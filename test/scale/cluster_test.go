@@ -1,0 +1,217 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/contiv-vpp/contiv-vpp/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/convert"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/store"
+)
+
+// setup is the size of the generated cluster.
+type setup struct {
+	Nodes, Pods, Services, Endpoints, NodePorts int
+}
+
+func (s setup) String() string {
+	return fmt.Sprintf("%d nodes, %d pods/node, %d Services x %d endpoints, %d NodePorts",
+		s.Nodes, s.Pods, s.Services, s.Endpoints, s.NodePorts)
+}
+
+// Address plan of the generated cluster (node k is 1-based; the agent runs as node 1).
+const (
+	namespaceName = "default"
+	servicePort   = 80
+	targetPort    = 8080
+	nodePortBase  = 30000
+)
+
+func nodeName(k int) string { return fmt.Sprintf("scale-node-%d", k) }
+
+// nodeIP is node k's InternalIP.
+func nodeIP(k int) string { return fmt.Sprintf("10.20.%d.%d", k/200, k%200+10) }
+
+// nodeVPPIP is node k's VPP address in the node interconnect network (node ID k).
+func nodeVPPIP(k int) string { return fmt.Sprintf("192.168.16.%d/24", k) }
+
+// podIP is the IP of pod p (0-based) of node k, in the node's pod subnet 10.1.k.0/24,
+// host part 2..199 (200..249 are the backends of changed Endpoints).
+func podIP(k, p int) string { return fmt.Sprintf("10.1.%d.%d", k, p%198+2) }
+
+// serviceIP is Service i's ClusterIP.
+func serviceIP(i int) string { return fmt.Sprintf("10.96.%d.%d", i/250, i%250+1) }
+
+func serviceName(i int) string { return fmt.Sprintf("svc-%d", i) }
+
+// changedBackend is the first address of Service i's Endpoints at version v > 0: a pod
+// IP of a remote node outside the range of the generated pods (host part 200..249),
+// different from version v-1's.
+func (s setup) changedBackend(i, v int) (ip string, node int) {
+	node = 2 + i%(s.Nodes-1)
+	return fmt.Sprintf("10.1.%d.%d", node, 200+v%50), node
+}
+
+func k8sNode(k int) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: nodeName(k)},
+		Spec:       corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.1.%d.0/24", k)},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
+			{Type: corev1.NodeInternalIP, Address: nodeIP(k)},
+			{Type: corev1.NodeHostName, Address: nodeName(k)},
+		}},
+	}
+}
+
+func k8sPod(k, p int) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d-%d", k, p), Namespace: namespaceName,
+			Labels: map[string]string{"app": fmt.Sprintf("app-%d", p%20)}},
+		Spec: corev1.PodSpec{NodeName: nodeName(k), Containers: []corev1.Container{{Name: "c", Image: "x",
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: targetPort}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, HostIP: nodeIP(k), PodIP: podIP(k, p)},
+	}
+}
+
+func (s setup) k8sService(i int) *corev1.Service {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: serviceName(i), Namespace: namespaceName},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: serviceIP(i),
+			Selector: map[string]string{"app": fmt.Sprintf("app-%d", i%20)},
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: servicePort,
+				TargetPort: intstr.FromInt32(targetPort)}}},
+	}
+	if i < s.NodePorts {
+		svc.Spec.Type = corev1.ServiceTypeNodePort
+		svc.Spec.Ports[0].NodePort = int32(nodePortBase + i)
+	}
+	return svc
+}
+
+// k8sEndpoints is Service i's Endpoints at version v: E addresses on the nodes after
+// node i's (the local node among them), the first replaced by changedBackend from
+// version 1 on.
+func (s setup) k8sEndpoints(i, v int) *corev1.Endpoints {
+	var addrs []corev1.EndpointAddress
+	for j := 0; j < s.Endpoints; j++ {
+		k := 1 + (i+j)%s.Nodes
+		ip := podIP(k, i/s.Nodes+j)
+		if j == 0 && v > 0 {
+			ip, k = s.changedBackend(i, v)
+		}
+		n := nodeName(k)
+		addrs = append(addrs, corev1.EndpointAddress{IP: ip, NodeName: &n})
+	}
+	return &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Name: serviceName(i), Namespace: namespaceName},
+		Subsets: []corev1.EndpointSubset{{Addresses: addrs,
+			Ports: []corev1.EndpointPort{{Name: "http", Port: targetPort, Protocol: corev1.ProtocolTCP}}}},
+	}
+}
+
+// kv is a converted object: its key relative to ksrkey.KsrPrefix and its value.
+type kv struct {
+	key   string
+	value proto.Message
+}
+
+func mustConvert(obj runtime.Object) kv {
+	k, v, err := convert.Object(obj)
+	if err != nil {
+		panic(fmt.Sprintf("convert %T: %v", obj, err))
+	}
+	return kv{k, v}
+}
+
+// writeCluster writes the whole cluster into etcd, prefix by prefix, and the node ID
+// allocations of nodes 2..N (node 1 is the agent's: it claims its ID itself).
+func (s setup) writeCluster(ctx context.Context, cli *clientv3.Client) error {
+	objs := []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceName}}}
+	for k := 1; k <= s.Nodes; k++ {
+		objs = append(objs, k8sNode(k))
+		for p := 0; p < s.Pods; p++ {
+			objs = append(objs, k8sPod(k, p))
+		}
+	}
+	for i := 0; i < s.Services; i++ {
+		objs = append(objs, s.k8sService(i), s.k8sEndpoints(i, 0))
+	}
+	byPrefix := map[string]map[string]proto.Message{}
+	for _, o := range objs {
+		c := mustConvert(o)
+		prefix := ""
+		for _, p := range []string{namespace.KeyPrefix(), node.KeyPrefix(), pod.KeyPrefix(), service.KeyPrefix(), endpoints.KeyPrefix()} {
+			if strings.HasPrefix(c.key, p) {
+				prefix = p
+			}
+		}
+		if prefix == "" {
+			return fmt.Errorf("%s: no known prefix", c.key)
+		}
+		if byPrefix[prefix] == nil {
+			byPrefix[prefix] = map[string]proto.Message{}
+		}
+		byPrefix[prefix][c.key] = c.value
+	}
+	w := store.New(store.Options{KV: cli})
+	for prefix, part := range byPrefix {
+		if _, err := w.Resync(ctx, prefix, part); err != nil {
+			return fmt.Errorf("write %s (%d values): %w", prefix, len(part), err)
+		}
+	}
+	for k := 2; k <= s.Nodes; k++ {
+		if err := putVPPNode(ctx, cli, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putVPPNode writes node k's ID allocation (ID k) with its VPP address.
+func putVPPNode(ctx context.Context, cli *clientv3.Client, k int) error {
+	data, err := dbresources.Marshal(&vppnode.VppNode{Id: uint32(k), Name: nodeName(k), IpAddresses: []string{nodeVPPIP(k)}})
+	if err != nil {
+		return fmt.Errorf("node %d ID: %w", k, err)
+	}
+	if _, err := cli.Put(ctx, ksrkey.KsrPrefix+vppnode.Key(uint32(k)), string(data)); err != nil {
+		return fmt.Errorf("node %d ID: %w", k, err)
+	}
+	return nil
+}
+
+// putObject converts obj and writes it into etcd.
+func putObject(ctx context.Context, cli *clientv3.Client, obj runtime.Object) error {
+	c := mustConvert(obj)
+	data, err := dbresources.Marshal(c.value)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.key, err)
+	}
+	if _, err := cli.Put(ctx, ksrkey.KsrPrefix+c.key, string(data)); err != nil {
+		return fmt.Errorf("put %s: %w", c.key, err)
+	}
+	return nil
+}
+
+// deleteObject deletes obj's key from etcd.
+func deleteObject(ctx context.Context, cli *clientv3.Client, obj runtime.Object) error {
+	c := mustConvert(obj)
+	if _, err := cli.Delete(ctx, ksrkey.KsrPrefix+c.key); err != nil {
+		return fmt.Errorf("delete %s: %w", c.key, err)
+	}
+	return nil
+}

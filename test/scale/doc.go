@@ -1,0 +1,44 @@
+// Package scale is the whole-agent scale benchmark (issue #17 item 4): etcd, the VPP
+// simulator and contiv-agent each in their own process, a generated cluster written
+// into etcd in the contiv-ksr layout, and the agent measured from the outside.
+//
+// It runs only when asked: `make bench-scale`, or CONTIV_SCALE=1 go test -run
+// TestScale -v ./test/scale/ (plain `go test ./...` and `make bench` skip it). The
+// setup comes from environment variables (defaults in brackets):
+//
+//	CONTIV_SCALE_NODES      N nodes [50] (2..200; the agent runs as the first)
+//	CONTIV_SCALE_PODS       P pods per node [110]
+//	CONTIV_SCALE_SERVICES   S Services [10000]
+//	CONTIV_SCALE_ENDPOINTS  E endpoints per Service [10]
+//	CONTIV_SCALE_NODEPORTS  K of the Services are NodePort [1000]
+//	CONTIV_SCALE_CHANGES    Endpoints changes measured one by one [1000]
+//	CONTIV_SCALE_BURST      Endpoints changes of the burst [10000]
+//	CONTIV_SCALE_BEFORE     git ref of the code to compare with [bb8e401]; "none" = only this tree
+//	CONTIV_SCALE_ROUNDS     rounds of before/after, interleaved [1]
+//
+// etcd and the simulator are this test binary started again in a role (the etcd of
+// pkg/etcdembed; pkg/vppsim with a small control server on a unix socket that reports
+// message counts and waits for NAT mappings). The simulator of this tree serves both
+// agents, so that the comparison is of the agents alone. The agent is built from this
+// tree and, for the comparison, from the other ref (a temporary detached worktree),
+// and run in production mode (etcd.conf, govpp.conf, ...), as root in a private mount
+// namespace whose /var/run/contiv is a tmpfs (its node-ID file stays its own).
+//
+// What is measured, and how:
+//   - first resync: from the agent's start to contiv_controller_events_total of
+//     "Database Resync" becoming non-zero (polled every 10 ms), and the resync event's
+//     own processing time (contiv_controller_event_processing_duration_seconds);
+//   - memory: VmRSS and VmHWM from /proc/<pid>/status, go_memstats_heap_alloc_bytes
+//     from /metrics; the burst's peak is VmHWM after writing 5 to /proc/<pid>/clear_refs
+//     before the burst;
+//   - one Endpoints change: the time from just before the etcd Put to the moment the
+//     simulator's NAT mapping of the Service holds the new backend (the simulator's
+//     control server polls its own state every 200 us, so the figure is exact to that);
+//   - node join and leave: event time is the sum of ProcessingEnd - ProcessingStart of
+//     the controller events the change caused (/controller/event-history), wall time
+//     until the simulator maps every NodePort on (or no longer on) the node's IP;
+//   - the burst: time from the first Put until the simulator holds the final backends of
+//     every changed Service; no full resync means contiv_controller_events_total of
+//     resync events did not grow;
+//   - VPP messages: the simulator's per-message counters, reset before each phase.
+package scale

@@ -1,0 +1,373 @@
+package scale
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// process is a child process with its output in a log file.
+type process struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// startProcess starts argv with its stdout and stderr in dir/<name>.log. If ready is
+// set, stdout goes through a pipe instead and startProcess waits (up to 60 s) for a
+// line starting with readyPrefix, whose rest it returns.
+func startProcess(tb testing.TB, dir, name string, env []string, ready bool, argv ...string) (*process, string) {
+	tb.Helper()
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = f
+	var stdout io.ReadCloser
+	if ready {
+		if stdout, err = cmd.StdoutPipe(); err != nil {
+			tb.Fatal(err)
+		}
+	} else {
+		cmd.Stdout = f
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %s: %v", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	lines := make(chan string, 1)
+	if ready {
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if rest, ok := strings.CutPrefix(sc.Text(), readyPrefix); ok {
+					lines <- rest
+				}
+				_, _ = fmt.Fprintln(f, sc.Text())
+			}
+		}()
+	}
+	go func() {
+		p.err = cmd.Wait()
+		_ = f.Close()
+		close(p.done)
+	}()
+	tb.Cleanup(func() { p.stop() })
+	if !ready {
+		return p, ""
+	}
+	select {
+	case rest := <-lines:
+		return p, rest
+	case <-p.done:
+		tb.Fatalf("%s %v (%v); log %s:\n%s", name, errRoleExited, p.err, logPath, tail(logPath, 30))
+	case <-time.After(60 * time.Second):
+		tb.Fatalf("%s not ready within 60s; log %s:\n%s", name, logPath, tail(logPath, 30))
+	}
+	return nil, ""
+}
+
+// stop sends SIGTERM and, after 15 s, SIGKILL.
+func (p *process) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *process) exited() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s exited: %v; log %s:\n%s", p.name, p.err, p.log, tail(p.log, 30))
+	default:
+		return nil
+	}
+}
+
+func tail(path string, n int) string {
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// memory is a process's memory from /proc/<pid>/status, in bytes.
+type memory struct{ RSS, HWM int64 }
+
+func readMemory(pid int) (memory, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memory{}, err
+	}
+	var m memory
+	for _, ln := range strings.Split(string(data), "\n") {
+		f := strings.Fields(ln)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			m.RSS = v * 1024
+		case "VmHWM:":
+			m.HWM = v * 1024
+		}
+	}
+	return m, nil
+}
+
+// resetPeak makes VmHWM start again from the current RSS.
+func resetPeak(pid int) error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+// simClient talks to the simulator role's control socket.
+type simClient struct{ http *http.Client }
+
+func newSimClient(socket string) *simClient {
+	return &simClient{http: &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		}}}}
+}
+
+func (c *simClient) call(method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = strings.NewReader(string(data))
+	}
+	req, err := http.NewRequest(method, "http://sim"+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("simulator %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("simulator %s %s: %s: %s", method, path, resp.Status, data)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+func (c *simClient) reset() error { return c.call(http.MethodPost, "/reset", nil, &struct{}{}) }
+
+// messages returns the total of the message counters and the three most frequent.
+func (c *simClient) messages() (int64, string, error) {
+	var counts map[string]int64
+	if err := c.call(http.MethodGet, "/counts", nil, &counts); err != nil {
+		return 0, "", err
+	}
+	var total int64
+	type nc struct {
+		n string
+		c int64
+	}
+	var top []nc
+	for n, v := range counts {
+		if v == 0 {
+			continue
+		}
+		total += v
+		top = append(top, nc{n, v})
+	}
+	for i := range top { // tiny: selection of the three largest
+		for j := i + 1; j < len(top); j++ {
+			if top[j].c > top[i].c {
+				top[i], top[j] = top[j], top[i]
+			}
+		}
+	}
+	var parts []string
+	for i := 0; i < len(top) && i < 3; i++ {
+		parts = append(parts, fmt.Sprintf("%s %d", top[i].n, top[i].c))
+	}
+	return total, strings.Join(parts, ", "), nil
+}
+
+// wait asks the simulator to wait until every expectation holds; it returns the
+// simulator's time of that moment.
+func (c *simClient) wait(expect []mappingExpect, timeout time.Duration) (time.Time, error) {
+	var r waitReply
+	if err := c.call(http.MethodPost, "/wait", waitRequest{Expect: expect, Timeout: timeout}, &r); err != nil {
+		return time.Time{}, err
+	}
+	if r.Error != "" {
+		return time.Time{}, errors.New(r.Error)
+	}
+	return time.Unix(0, r.DoneUnixNano), nil
+}
+
+// agentClient reads the agent's REST API.
+type agentClient struct {
+	base string
+	http *http.Client
+}
+
+func (c *agentClient) get(path string) ([]byte, error) {
+	resp, err := c.http.Get(c.base + path)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, data)
+	}
+	return data, nil
+}
+
+// metric returns the sum of the samples of a metric whose labels contain every
+// given fragment (`event="Database Resync"`), from /metrics.
+func (c *agentClient) metric(name string, fragments ...string) (float64, error) {
+	data, err := c.get("/metrics")
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, ln := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(ln, name) || (len(ln) > len(name) && ln[len(name)] != '{' && ln[len(name)] != ' ') {
+			continue
+		}
+		ok := true
+		for _, f := range fragments {
+			ok = ok && strings.Contains(ln, f)
+		}
+		if !ok {
+			continue
+		}
+		f := strings.Fields(ln)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err == nil {
+			sum += v
+		}
+	}
+	return sum, nil
+}
+
+// event is a record of /controller/event-history (the fields used here).
+type event struct {
+	SeqNum          uint64    `json:"SeqNum"`
+	Name            string    `json:"Name"`
+	Method          string    `json:"Method"`
+	ProcessingStart time.Time `json:"ProcessingStart"`
+	ProcessingEnd   time.Time `json:"ProcessingEnd"`
+}
+
+// events returns the records with sequence numbers from..to (at most 1000).
+func (c *agentClient) events(query string) ([]event, error) {
+	data, err := c.get("/controller/event-history?" + query)
+	if err != nil {
+		return nil, err
+	}
+	var evs []event
+	if err := json.Unmarshal(data, &evs); err != nil {
+		return nil, fmt.Errorf("event history: %w", err)
+	}
+	return evs, nil
+}
+
+// lastSeq returns the sequence number of the newest event.
+func (c *agentClient) lastSeq() (uint64, error) {
+	evs, err := c.events("last=1")
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	return evs[len(evs)-1].SeqNum, nil
+}
+
+var netnsSeq atomic.Int64
+
+// newNetns creates a network namespace of this run (loopback up), deleted when tb
+// ends, and returns its name.
+func newNetns(tb testing.TB) string {
+	tb.Helper()
+	name := fmt.Sprintf("ctvscale-%d-%d", os.Getpid(), netnsSeq.Add(1))
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		tb.Fatalf("ip netns add %s: %v: %s", name, err, out)
+	}
+	tb.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+			tb.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+	})
+	if out, err := exec.Command("ip", "-n", name, "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		tb.Fatalf("ip -n %s link set lo up: %v: %s", name, err, out)
+	}
+	return name
+}
+
+// dialInNetns returns a DialContext that opens connections from inside the named
+// network namespace: each dial runs on an OS thread of its own that enters the
+// namespace and is never unlocked (it ends with its goroutine); the socket stays in
+// the namespace it was created in.
+func dialInNetns(name string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	path := "/var/run/netns/" + name
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		type result struct {
+			conn net.Conn
+			err  error
+		}
+		ch := make(chan result, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: see above
+			fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				ch <- result{err: fmt.Errorf("open %s: %w", path, err)}
+				return
+			}
+			defer unix.Close(fd)
+			if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+				ch <- result{err: fmt.Errorf("setns %s: %w", path, err)}
+				return
+			}
+			var d net.Dialer
+			conn, err := d.DialContext(ctx, network, addr)
+			ch <- result{conn, err}
+		}()
+		r := <-ch
+		return r.conn, r.err
+	}
+}

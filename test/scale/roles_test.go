@@ -1,0 +1,198 @@
+package scale
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/etcdembed"
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
+)
+
+// roleEnv names the role this test binary plays when the harness starts it again.
+const roleEnv = "CONTIV_SCALE_ROLE"
+
+// readyPrefix starts the line a role prints on stdout once it serves.
+const readyPrefix = "SCALE-READY "
+
+// TestMain runs the tests, or a role (etcd, vppsim) when roleEnv says so.
+func TestMain(m *testing.M) {
+	switch os.Getenv(roleEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "etcd":
+		os.Exit(runEtcdRole(os.Getenv("CONTIV_SCALE_DIR")))
+	case "vppsim":
+		os.Exit(runSimRole(os.Getenv("CONTIV_SCALE_DIR")))
+	default:
+		fmt.Fprintf(os.Stderr, "scale: %s=%q: unknown role (etcd, vppsim)\n", roleEnv, os.Getenv(roleEnv))
+		os.Exit(2)
+	}
+}
+
+// runEtcdRole serves etcd with its data in dir until SIGTERM; it prints the client
+// endpoint after readyPrefix.
+func runEtcdRole(dir string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	srv, err := etcdembed.Start(etcdembed.Options{Dir: dir, ClientAddr: "127.0.0.1:0"})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scale etcd: %v\n", err)
+		return 1
+	}
+	fmt.Println(readyPrefix + srv.Endpoint())
+	<-ctx.Done()
+	if err := srv.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "scale etcd: close: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// Files of the simulator role in its directory.
+const (
+	simAPISocket = "api.sock"
+	simCtlSocket = "ctl.sock"
+	simNIC       = "GigabitEthernet0/8/0"
+)
+
+// mappingExpect is one condition on the simulator's NAT mappings: the backends of
+// Proto IP:Port include Backend (an IP), or, with Absent, there is no mapping.
+type mappingExpect struct {
+	Proto   uint8  `json:"proto"`
+	IP      string `json:"ip"`
+	Port    uint16 `json:"port"`
+	Backend string `json:"backend,omitempty"`
+	Absent  bool   `json:"absent,omitempty"`
+}
+
+// waitRequest asks the simulator role to wait until every expectation holds.
+type waitRequest struct {
+	Expect  []mappingExpect `json:"expect"`
+	Timeout time.Duration   `json:"timeout"`
+	Poll    time.Duration   `json:"poll"`
+}
+
+// waitReply says when all expectations held (unix nanoseconds of the simulator's
+// clock), or which did not.
+type waitReply struct {
+	DoneUnixNano int64  `json:"doneUnixNano"`
+	Error        string `json:"error,omitempty"`
+}
+
+// runSimRole serves the simulated VPP API in dir/api.sock and a control server on
+// dir/ctl.sock (GET /counts, POST /reset, POST /wait) until SIGTERM.
+func runSimRole(dir string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	sim, err := vppsim.New(vppsim.Options{SocketPath: dir + "/" + simAPISocket, NICs: []string{simNIC},
+		Linux: os.Getenv("CONTIV_SCALE_SIM_LINUX") == "1"})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scale vppsim: %v\n", err)
+		return 1
+	}
+	if err := sim.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "scale vppsim: %v\n", err)
+		return 1
+	}
+	defer sim.Close()
+	ln, err := net.Listen("unix", dir+"/"+simCtlSocket)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scale vppsim: control socket: %v\n", err)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /counts", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, sim.MessageCounts())
+	})
+	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, _ *http.Request) {
+		sim.ResetMessageCounts()
+		writeJSON(w, struct{}{})
+	})
+	mux.HandleFunc("POST /wait", func(w http.ResponseWriter, req *http.Request) {
+		var wr waitRequest
+		if err := json.NewDecoder(req.Body).Decode(&wr); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, waitMappings(req.Context(), sim, wr))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Println(readyPrefix + sim.SocketPath())
+	<-ctx.Done()
+	_ = srv.Close()
+	return 0
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// waitMappings polls the simulator until every expectation holds, checking them in
+// order and resuming at the first that failed (a lookup of a missing mapping scans
+// all mappings, so only one failing lookup is made per poll).
+func waitMappings(ctx context.Context, sim *vppsim.Sim, wr waitRequest) waitReply {
+	type parsed struct {
+		e       mappingExpect
+		ip      netip.Addr
+		backend netip.Addr
+	}
+	ps := make([]parsed, len(wr.Expect))
+	for i, e := range wr.Expect {
+		ip, err := netip.ParseAddr(e.IP)
+		if err != nil {
+			return waitReply{Error: fmt.Sprintf("expect[%d].ip: %v", i, err)}
+		}
+		ps[i] = parsed{e: e, ip: ip}
+		if !e.Absent {
+			if ps[i].backend, err = netip.ParseAddr(e.Backend); err != nil {
+				return waitReply{Error: fmt.Sprintf("expect[%d].backend: %v", i, err)}
+			}
+		}
+	}
+	if wr.Poll <= 0 {
+		wr.Poll = 200 * time.Microsecond
+	}
+	deadline := time.Now().Add(wr.Timeout)
+	holds := func(p parsed) bool {
+		backends := sim.LookupDNAT(p.e.Proto, p.ip, p.e.Port)
+		if p.e.Absent {
+			return len(backends) == 0
+		}
+		for _, b := range backends {
+			if b.Addr.Addr() == p.backend {
+				return true
+			}
+		}
+		return false
+	}
+	next := 0
+	for {
+		for next < len(ps) && holds(ps[next]) {
+			next++
+		}
+		if next == len(ps) {
+			return waitReply{DoneUnixNano: time.Now().UnixNano()}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			e := ps[next].e
+			return waitReply{Error: fmt.Sprintf("not within %v: %d/%d hold; proto %d %s:%d backend %q absent %v does not",
+				wr.Timeout, next, len(ps), e.Proto, e.IP, e.Port, e.Backend, e.Absent)}
+		}
+		time.Sleep(wr.Poll)
+	}
+}
+
+// errRoleExited is returned when a role process exits before it is ready.
+var errRoleExited = errors.New("exited before it was ready")

@@ -1,0 +1,533 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+)
+
+// envInt reads a positive integer setting, def when unset.
+func envInt(tb testing.TB, name string, def int) int {
+	tb.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 0 {
+		tb.Fatalf("%s=%q: want a non-negative integer", name, s)
+	}
+	return v
+}
+
+// variant is one agent build.
+type variant struct {
+	name  string // "before" or "after"
+	ref   string
+	agent string // binary
+}
+
+// result is what one run of the workload measured.
+type result struct {
+	firstResync, resyncEvent   time.Duration
+	rest                       memory
+	heapRest                   float64
+	changeP50, changeP99       time.Duration
+	changeMsgs                 int64
+	joinEvents                 int
+	joinEventTime, joinWall    time.Duration
+	joinMsgs                   int64
+	leaveEvents                int
+	leaveEventTime, leaveWall  time.Duration
+	leaveMsgs                  int64
+	burst                      time.Duration
+	burstMsgs                  int64
+	burstResyncs               float64
+	burstPeak                  memory
+	heapAfterBurst             float64
+	resyncMsgs                 int64
+	resyncTop, burstTop, joinT string
+}
+
+// TestScale runs the whole-agent scale benchmark (see the package documentation).
+func TestScale(t *testing.T) {
+	if os.Getenv("CONTIV_SCALE") != "1" {
+		t.Skip("the whole-agent scale benchmark runs with CONTIV_SCALE=1 (make bench-scale)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the scale benchmark runs the agent in a private mount namespace (its /var/run/contiv): root only")
+	}
+	s := setup{
+		Nodes:     envInt(t, "CONTIV_SCALE_NODES", 50),
+		Pods:      envInt(t, "CONTIV_SCALE_PODS", 110),
+		Services:  envInt(t, "CONTIV_SCALE_SERVICES", 10000),
+		Endpoints: envInt(t, "CONTIV_SCALE_ENDPOINTS", 10),
+		NodePorts: envInt(t, "CONTIV_SCALE_NODEPORTS", 1000),
+	}
+	changes := envInt(t, "CONTIV_SCALE_CHANGES", 1000)
+	burst := envInt(t, "CONTIV_SCALE_BURST", 10000)
+	rounds := max(1, envInt(t, "CONTIV_SCALE_ROUNDS", 1))
+	switch {
+	case s.Nodes < 2 || s.Nodes > 200:
+		t.Fatalf("CONTIV_SCALE_NODES=%d: want 2..200", s.Nodes)
+	case s.Pods > 198:
+		t.Fatalf("CONTIV_SCALE_PODS=%d: want at most 198 (host parts 2..199 of the node's /24)", s.Pods)
+	case s.Services < 1 || s.Services > 60000:
+		t.Fatalf("CONTIV_SCALE_SERVICES=%d: want 1..60000", s.Services)
+	case s.Endpoints < 1:
+		t.Fatalf("CONTIV_SCALE_ENDPOINTS=%d: want at least 1", s.Endpoints)
+	case s.NodePorts > s.Services || s.NodePorts > 2767:
+		t.Fatalf("CONTIV_SCALE_NODEPORTS=%d: want at most the Services (%d) and 2767", s.NodePorts, s.Services)
+	}
+	burst = min(burst, s.Services) // one change per Service, so that the final state is known
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	variants := []*variant{{name: "after", ref: "HEAD (this tree)"}}
+	if ref := os.Getenv("CONTIV_SCALE_BEFORE"); ref != "none" {
+		if ref == "" {
+			ref = "bb8e401"
+		}
+		variants = append([]*variant{{name: "before", ref: ref}}, variants...)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(variants))
+	for i, v := range variants {
+		v.agent = filepath.Join(work, "contiv-agent-"+v.name)
+		wg.Go(func() {
+			start := time.Now()
+			if v.name == "after" {
+				errs[i] = goBuild(root, v.agent)
+			} else {
+				errs[i] = buildAtRef(root, v.ref, v.agent)
+			}
+			t.Logf("built the %s agent (%s) in %v", v.name, v.ref, time.Since(start).Round(time.Second))
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("setup: %s; %d single changes, burst of %d; %d round(s)", s, changes, burst, rounds)
+	results := map[string][]result{}
+	for r := 0; r < rounds; r++ {
+		order := slices.Clone(variants)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, v := range order {
+			t.Run(fmt.Sprintf("%s-%d", v.name, r+1), func(t *testing.T) {
+				res := runWorkload(t, root, v, s, changes, burst)
+				results[v.name] = append(results[v.name], res)
+			})
+		}
+	}
+	report(t, s, variants, results)
+}
+
+// moduleRoot is the directory of go.mod above the working directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func goBuild(dir, out string) error {
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/contiv-agent")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if data, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build contiv-agent in %s: %v\n%s", dir, err, data)
+	}
+	return nil
+}
+
+// buildAtRef builds the agent of ref in a temporary detached worktree.
+func buildAtRef(root, ref, out string) error {
+	tmp, err := os.MkdirTemp("", "contiv-scale-ref-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	wt := filepath.Join(tmp, "src")
+	if data, err := exec.Command("git", "-C", root, "worktree", "add", "--detach", wt, ref).CombinedOutput(); err != nil {
+		return fmt.Errorf("git worktree add %s: %v\n%s", ref, err, data)
+	}
+	defer func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", wt).Run() }()
+	return goBuild(wt, out)
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// runWorkload starts etcd, the simulator and the agent v, and measures every phase.
+func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst int) result {
+	var res result
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcdDir, simDir := filepath.Join(dir, "etcd"), filepath.Join(dir, "sim")
+	for _, d := range []string{etcdDir, simDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// etcd, the simulator (with the Linux side of its TAPs) and the agent share a network
+	// namespace of their own; the harness dials into it.
+	ns := newNetns(t)
+	inNS := []string{"ip", "netns", "exec", ns}
+	_, etcdEP := startProcess(t, dir, "etcd", []string{roleEnv + "=etcd", "CONTIV_SCALE_DIR=" + etcdDir}, true,
+		append(inNS, self, "-test.run=^$")...)
+	_, apiSocket := startProcess(t, dir, "vpp-sim", []string{roleEnv + "=vppsim", "CONTIV_SCALE_DIR=" + simDir, "CONTIV_SCALE_SIM_LINUX=1"}, true,
+		append(inNS, self, "-test.run=^$")...)
+	sim := newSimClient(filepath.Join(simDir, simCtlSocket))
+	dial := dialInNetns(ns)
+
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEP}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
+		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return dial(ctx, "tcp", addr)
+		})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	start := time.Now()
+	if err := s.writeCluster(ctx, cli); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cluster written into etcd in %v", time.Since(start).Round(time.Millisecond))
+
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := map[string]string{
+		"etcd.conf":       "endpoints: [" + etcdEP + "]\n",
+		"http.conf":       fmt.Sprintf("endpoint: 127.0.0.1:%d\nenable-pprof: true\n", port),
+		"govpp.conf":      "binapi-socket-path: " + apiSocket + "\n",
+		"bolt.conf":       "db-path: " + filepath.Join(dir, "bolt.db") + "\n",
+		"podmanager.conf": "socketPath: " + filepath.Join(dir, "cni.sock") + "\nstateFile: " + filepath.Join(dir, "pods.json") + "\n",
+		"logs.conf":       "default-level: warning\n",
+	}
+	argv := []string{"ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+		`mkdir -p /var/run/contiv && mount -t tmpfs contiv-scale /var/run/contiv && exec "$0" "$@"`,
+		v.agent, "-node-name", nodeName(1), "-contiv-config", filepath.Join(root, "k8s", "examples", "contiv.conf")}
+	for name, content := range conf {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		argv = append(argv, "-"+strings.TrimSuffix(name, ".conf")+"-config", path)
+	}
+	if err := sim.reset(); err != nil {
+		t.Fatal(err)
+	}
+
+	// --- first resync ---------------------------------------------------------------
+	agentStart := time.Now()
+	agent, _ := startProcess(t, dir, "contiv-agent", nil, false, argv...)
+	ac := &agentClient{base: fmt.Sprintf("http://127.0.0.1:%d", port), http: &http.Client{Timeout: 60 * time.Second,
+		Transport: &http.Transport{DialContext: dial}}}
+	for {
+		if err := agent.exited(); err != nil {
+			t.Fatal(err)
+		}
+		n, err := ac.metric("contiv_controller_events_total", `event="Database Resync"`)
+		if err == nil && n > 0 {
+			res.firstResync = time.Since(agentStart)
+			break
+		}
+		if time.Since(agentStart) > 10*time.Minute {
+			t.Fatalf("no first resync within 10 min: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	pid := agent.cmd.Process.Pid
+	sum, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", `event="Database Resync"`)
+	res.resyncEvent = time.Duration(sum * float64(time.Second))
+	res.resyncMsgs, res.resyncTop, _ = sim.messages()
+	// The Services of the last NodePort and the last Service must be programmed.
+	if _, err := sim.wait(s.restExpect(), 2*time.Minute); err != nil {
+		t.Fatalf("after the first resync: %v", err)
+	}
+	time.Sleep(2 * time.Second) // settle (follow-up events, GC)
+	if res.rest, err = readMemory(pid); err != nil {
+		t.Fatal(err)
+	}
+	res.heapRest, _ = ac.metric("go_memstats_heap_alloc_bytes")
+	t.Logf("%s: first resync %v (event %v), %d VPP messages (%s); RSS %s, HWM %s, heap %s",
+		v.name, ms(res.firstResync), ms(res.resyncEvent), res.resyncMsgs, res.resyncTop,
+		mb(res.rest.RSS), mb(res.rest.HWM), mb(int64(res.heapRest)))
+
+	// --- single Endpoints changes ---------------------------------------------------
+	version := make([]int, s.Services)
+	if err := sim.reset(); err != nil {
+		t.Fatal(err)
+	}
+	var lat []time.Duration
+	for c := 0; c < changes; c++ {
+		i := (c * 7919) % s.Services
+		version[i]++
+		ip, _ := s.changedBackend(i, version[i])
+		type reply struct {
+			at  time.Time
+			err error
+		}
+		done := make(chan reply, 1)
+		go func() {
+			at, err := sim.wait([]mappingExpect{{Proto: 6, IP: serviceIP(i), Port: servicePort, Backend: ip}}, 30*time.Second)
+			done <- reply{at, err}
+		}()
+		time.Sleep(time.Millisecond) // the wait is in place before the write
+		t0 := time.Now()
+		if err := putObject(ctx, cli, s.k8sEndpoints(i, version[i])); err != nil {
+			t.Fatal(err)
+		}
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("change %d (service %d): %v", c, i, r.err)
+		}
+		lat = append(lat, r.at.Sub(t0))
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		res.changeP50, res.changeP99 = lat[len(lat)/2], lat[(len(lat)*99)/100]
+		res.changeMsgs, _, _ = sim.messages()
+		t.Logf("%s: %d Endpoints changes: p50 %v, p99 %v, max %v; %.1f VPP messages per change",
+			v.name, len(lat), ms(res.changeP50), ms(res.changeP99), ms(lat[len(lat)-1]), float64(res.changeMsgs)/float64(len(lat)))
+	}
+
+	// --- node join and leave --------------------------------------------------------
+	joining := s.Nodes + 1
+	nodePortsOn := func(ip string, absent bool) []mappingExpect {
+		var out []mappingExpect
+		for i := 0; i < s.NodePorts; i++ {
+			e := mappingExpect{Proto: 6, IP: ip, Port: uint16(nodePortBase + i), Absent: absent}
+			if !absent {
+				e.Backend = s.currentBackend(i, version[i])
+			}
+			out = append(out, e)
+		}
+		if absent && len(out) > 2 { // a lookup of an absent mapping scans them all
+			out = []mappingExpect{out[0], out[len(out)-1]}
+		}
+		return out
+	}
+	phase := func(what string, change func() error, expect []mappingExpect) (events int, eventTime, wall time.Duration, msgs int64, top string) {
+		seq, err := ac.lastSeq()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.reset(); err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		at, err := sim.wait(expect, 2*time.Minute)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		wall = at.Sub(t0)
+		time.Sleep(500 * time.Millisecond) // follow-up events
+		evs, err := ac.events(fmt.Sprintf("from=%d&to=%d&limit=1000", seq+1, seq+100000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			events++
+			eventTime += ev.ProcessingEnd.Sub(ev.ProcessingStart)
+		}
+		msgs, top, _ = sim.messages()
+		t.Logf("%s: %s: %d events, %v of event time, VPP has it %v after the write; %d VPP messages (%s)",
+			v.name, what, events, ms(eventTime), ms(wall), msgs, top)
+		return
+	}
+	if s.NodePorts > 0 {
+		res.joinEvents, res.joinEventTime, res.joinWall, res.joinMsgs, res.joinT = phase("node join", func() error {
+			if err := putObject(ctx, cli, k8sNode(joining)); err != nil {
+				return err
+			}
+			return putVPPNode(ctx, cli, joining)
+		}, nodePortsOn(nodeIP(joining), false))
+		res.leaveEvents, res.leaveEventTime, res.leaveWall, res.leaveMsgs, _ = phase("node leave", func() error {
+			if _, err := cli.Delete(ctx, vppNodeKey(joining)); err != nil {
+				return err
+			}
+			return deleteObject(ctx, cli, k8sNode(joining))
+		}, nodePortsOn(nodeIP(joining), true))
+	}
+
+	// --- the burst ------------------------------------------------------------------
+	resyncsBefore, _ := ac.metric("contiv_controller_events_total", `Resync`)
+	if err := sim.reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := resetPeak(pid); err != nil {
+		t.Logf("reset VmHWM: %v (the burst's peak is the lifetime peak)", err)
+	}
+	var expect []mappingExpect
+	t0 := time.Now()
+	for i := 0; i < burst; i++ {
+		version[i]++
+		ip, _ := s.changedBackend(i, version[i])
+		expect = append(expect, mappingExpect{Proto: 6, IP: serviceIP(i), Port: servicePort, Backend: ip})
+	}
+	var werr error
+	var mu sync.Mutex
+	var bw sync.WaitGroup
+	const writers = 8
+	for w := 0; w < writers; w++ {
+		bw.Go(func() {
+			for i := w; i < burst; i += writers {
+				if err := putObject(ctx, cli, s.k8sEndpoints(i, version[i])); err != nil {
+					mu.Lock()
+					werr = err
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	bw.Wait()
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	written := time.Since(t0)
+	at, err := sim.wait(expect, 10*time.Minute)
+	if err != nil {
+		t.Fatalf("burst: %v", err)
+	}
+	res.burst = at.Sub(t0)
+	if res.burstPeak, err = readMemory(pid); err != nil {
+		t.Fatal(err)
+	}
+	resyncsAfter, _ := ac.metric("contiv_controller_events_total", `Resync`)
+	res.burstResyncs = resyncsAfter - resyncsBefore
+	res.burstMsgs, res.burstTop, _ = sim.messages()
+	res.heapAfterBurst, _ = ac.metric("go_memstats_heap_alloc_bytes")
+	t.Logf("%s: burst of %d Endpoints changes (written in %v): VPP holds the final state %v after the first write; "+
+		"%v resync events; %d VPP messages (%s); peak RSS %s during the burst, heap after %s",
+		v.name, burst, ms(written), ms(res.burst), res.burstResyncs, res.burstMsgs, res.burstTop,
+		mb(res.burstPeak.HWM), mb(int64(res.heapAfterBurst)))
+	if err := agent.exited(); err != nil {
+		t.Fatal(err)
+	}
+	agent.stop()
+	return res
+}
+
+func vppNodeKey(k int) string { return ksrkey.KsrPrefix + vppnode.Key(uint32(k)) }
+
+// currentBackend is an address Service i's Endpoints hold at version v.
+func (s setup) currentBackend(i, v int) string {
+	if v > 0 {
+		ip, _ := s.changedBackend(i, v)
+		return ip
+	}
+	e := s.k8sEndpoints(i, 0)
+	return e.Subsets[0].Addresses[0].IP
+}
+
+// restExpect is what the simulator holds after the first resync: the first and last
+// Service's ClusterIP and, if any, the last NodePort on the agent's own node IP.
+func (s setup) restExpect() []mappingExpect {
+	out := []mappingExpect{
+		{Proto: 6, IP: serviceIP(0), Port: servicePort, Backend: s.currentBackend(0, 0)},
+		{Proto: 6, IP: serviceIP(s.Services - 1), Port: servicePort, Backend: s.currentBackend(s.Services-1, 0)},
+	}
+	if s.NodePorts > 0 {
+		out = append(out, mappingExpect{Proto: 6, IP: nodeIP(2), Port: uint16(nodePortBase + s.NodePorts - 1),
+			Backend: s.currentBackend(s.NodePorts-1, 0)})
+	}
+	return out
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func mb(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/(1<<20)) }
+
+// report logs the before/after table (medians over the rounds).
+func report(t *testing.T, s setup, variants []*variant, results map[string][]result) {
+	type row struct {
+		name string
+		f    func(r result) string
+	}
+	rows := []row{
+		{"first resync (start to done)", func(r result) string { return ms(r.firstResync) }},
+		{"  its event", func(r result) string { return ms(r.resyncEvent) }},
+		{"RSS at rest", func(r result) string { return mb(r.rest.RSS) }},
+		{"Go heap at rest", func(r result) string { return mb(int64(r.heapRest)) }},
+		{"Endpoints change p50", func(r result) string { return ms(r.changeP50) }},
+		{"Endpoints change p99", func(r result) string { return ms(r.changeP99) }},
+		{"node join event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.joinEventTime), r.joinEvents) }},
+		{"node join VPP messages", func(r result) string { return strconv.FormatInt(r.joinMsgs, 10) }},
+		{"node leave event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.leaveEventTime), r.leaveEvents) }},
+		{"node leave VPP messages", func(r result) string { return strconv.FormatInt(r.leaveMsgs, 10) }},
+		{"burst until VPP final", func(r result) string { return ms(r.burst) }},
+		{"burst resync events", func(r result) string { return fmt.Sprint(r.burstResyncs) }},
+		{"burst VPP messages", func(r result) string { return strconv.FormatInt(r.burstMsgs, 10) }},
+		{"peak RSS during burst", func(r result) string { return mb(r.burstPeak.HWM) }},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nsetup: %s\n%-32s", s, "")
+	for _, v := range variants {
+		fmt.Fprintf(&b, " | %-28s", v.name+" ("+v.ref+")")
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-32s", r.name)
+		for _, v := range variants {
+			var cells []string
+			for _, res := range results[v.name] {
+				cells = append(cells, r.f(res))
+			}
+			fmt.Fprintf(&b, " | %-28s", strings.Join(cells, " / "))
+		}
+		b.WriteString("\n")
+	}
+	t.Log(b.String())
+}
