@@ -34,9 +34,11 @@
 //   - one Endpoints change: the time from just before the etcd Put to the moment the
 //     simulator's NAT mapping of the Service holds the new backend (the simulator's
 //     control server polls its own state every 200 us, so the figure is exact to that);
-//   - node join and leave: event time is the sum of ProcessingEnd - ProcessingStart of
-//     the controller events the change caused (/controller/event-history), wall time
-//     until the simulator maps every NodePort on (or no longer on) the node's IP;
+//   - node join and leave: event time is the processing time of the controller events
+//     of the phase (the growth of contiv_controller_event_processing_duration_seconds
+//     _sum and _count: the event history would encode each event's transaction, which
+//     older agents made hundreds of MB large), wall time until the simulator maps every
+//     NodePort on (or no longer on) the node's IP;
 //   - the burst: time from the first Put until the simulator holds the final backends of
 //     every changed Service; no full resync means contiv_controller_events_total of
 //     resync events did not grow;

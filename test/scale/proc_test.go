@@ -287,37 +287,6 @@ func (c *agentClient) metric(name string, fragments ...string) (float64, error) 
 	return sum, nil
 }
 
-// event is a record of /controller/event-history (the fields used here).
-type event struct {
-	SeqNum          uint64    `json:"SeqNum"`
-	Name            string    `json:"Name"`
-	Method          string    `json:"Method"`
-	ProcessingStart time.Time `json:"ProcessingStart"`
-	ProcessingEnd   time.Time `json:"ProcessingEnd"`
-}
-
-// events returns the records with sequence numbers from..to (at most 1000).
-func (c *agentClient) events(query string) ([]event, error) {
-	data, err := c.get("/controller/event-history?" + query)
-	if err != nil {
-		return nil, err
-	}
-	var evs []event
-	if err := json.Unmarshal(data, &evs); err != nil {
-		return nil, fmt.Errorf("event history: %w", err)
-	}
-	return evs, nil
-}
-
-// lastSeq returns the sequence number of the newest event.
-func (c *agentClient) lastSeq() (uint64, error) {
-	evs, err := c.events("last=1")
-	if err != nil || len(evs) == 0 {
-		return 0, err
-	}
-	return evs[len(evs)-1].SeqNum, nil
-}
-
 var netnsSeq atomic.Int64
 
 // newNetns creates a network namespace of this run (loopback up), deleted when tb
