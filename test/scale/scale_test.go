@@ -375,7 +375,21 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 			t.Fatalf("%s: %v", what, err)
 		}
 		wall = at.Sub(t0)
-		time.Sleep(500 * time.Millisecond) // follow-up events
+		// VPP can hold the change before its event ends (the transaction's record is
+		// written after the commit): wait until the event count stays the same for 1 s
+		// with nothing queued.
+		prev := -1.0
+		for settle := time.Now(); time.Since(settle) < 5*time.Minute; time.Sleep(time.Second) {
+			n, err := ac.metric("contiv_controller_event_processing_duration_seconds_count")
+			if err != nil {
+				t.Fatal(err)
+			}
+			queued, _ := ac.metric("contiv_controller_event_queue_length")
+			if n == prev && queued == 0 {
+				break
+			}
+			prev = n
+		}
 		count1, err := ac.metric("contiv_controller_event_processing_duration_seconds_count")
 		if err != nil {
 			t.Fatal(err)
