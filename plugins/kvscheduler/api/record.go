@@ -71,14 +71,58 @@ type RecordedTxn struct {
 	OmittedValues   int `json:"omittedValues,omitempty"`
 	OmittedPlanned  int `json:"omittedPlanned,omitempty"`
 	OmittedExecuted int `json:"omittedExecuted,omitempty"`
+	// OmittedContents counts the operations kept without their values (Value and
+	// PrevValue) because the record had reached RecordContentBudget.
+	OmittedContents int `json:"omittedContents,omitempty"`
 }
+
+// RecordContentBudget is about how many bytes of protobuf values one recorded
+// transaction keeps (their encoded size). Past it, further values are omitted and
+// further operations keep their key, operation and error but not their values: a
+// node joining a cluster with 1,000 NodePort Services updates 1,000 DNATs of about
+// 100 mappings each, and a record of all their contents would be hundreds of MB of
+// JSON for whoever reads the history.
+const RecordContentBudget = 4 << 20
 
 // Bound keeps at most max entries of each list (Values, Planned, Executed), counting
 // the others in the Omitted fields. Executed keeps its first max operations and, after
 // them, up to max failed ones, so the errors of a large transaction stay visible. The
 // kept entries are copied, so the long lists can be garbage collected. max <= 0 keeps
-// everything.
+// every entry. Then the values are bounded by RecordContentBudget (boundContents).
 func (t *RecordedTxn) Bound(max int) {
+	t.boundCount(max)
+	t.boundContents(RecordContentBudget)
+}
+
+// boundContents keeps values while their encoded sizes add up to at most budget:
+// later Values are omitted, later Planned and Executed operations lose Value and
+// PrevValue (counted in OmittedContents). Errors and keys are always kept.
+func (t *RecordedTxn) boundContents(budget int) {
+	used := 0
+	for i, v := range t.Values {
+		used += protoSize(v.Value)
+		if used > budget {
+			t.OmittedValues += len(t.Values) - i
+			t.Values = append([]RecordedKVPair(nil), t.Values[:i]...)
+			break
+		}
+	}
+	for _, ops := range [][]RecordedOp{t.Planned, t.Executed} {
+		for i := range ops {
+			op := &ops[i]
+			if op.Value == nil && op.PrevValue == nil {
+				continue
+			}
+			used += protoSize(op.Value) + protoSize(op.PrevValue)
+			if used > budget {
+				op.Value, op.PrevValue = nil, nil
+				t.OmittedContents++
+			}
+		}
+	}
+}
+
+func (t *RecordedTxn) boundCount(max int) {
 	if max <= 0 {
 		return
 	}

@@ -1,0 +1,63 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+// A transaction of large values (a node joining a cluster with many NodePort
+// Services) is recorded with at most about RecordContentBudget bytes of values:
+// the keys, operations and errors stay, the contents past the budget do not.
+func TestBoundKeepsTheContentsOfARecordWithinItsBudget(t *testing.T) {
+	big := wrapperspb.String(strings.Repeat("m", 600<<10)) // ~600 KiB, one DNAT of 100 mappings
+	const n = 50
+	rec := &RecordedTxn{}
+	for i := range n {
+		key := fmt.Sprintf("config/vpp/nat/v2/dnat44/ns/svc%02d", i)
+		rec.Values = append(rec.Values, RecordedKVPair{Key: key, Value: big})
+		op := RecordedOp{Key: key, Operation: OpUpdate, Value: big, PrevValue: big}
+		if i == n-1 {
+			op.Error = "failed"
+		}
+		rec.Executed = append(rec.Executed, op)
+	}
+	rec.Bound(1000)
+
+	if got := rec.ApproxSize(); got > RecordContentBudget+64<<10 {
+		t.Errorf("the record holds about %d bytes, want at most about %d", got, RecordContentBudget)
+	}
+	if len(rec.Values)+rec.OmittedValues != n || rec.OmittedValues == 0 || len(rec.Values) == 0 {
+		t.Errorf("values: %d kept, %d omitted; want some of each, %d in all", len(rec.Values), rec.OmittedValues, n)
+	}
+	if len(rec.Executed) != n {
+		t.Fatalf("executed: %d operations kept, want all %d (only their contents are cut)", len(rec.Executed), n)
+	}
+	stripped := 0
+	for i, op := range rec.Executed {
+		if op.Key == "" || op.Operation != OpUpdate {
+			t.Errorf("operation %d lost its key or kind: %+v", i, op)
+		}
+		if op.Value == nil {
+			stripped++
+		}
+	}
+	if stripped == 0 || stripped != rec.OmittedContents {
+		t.Errorf("%d operations without values, OmittedContents %d; want the same, more than 0", stripped, rec.OmittedContents)
+	}
+	if last := rec.Executed[n-1]; last.Error != "failed" {
+		t.Errorf("the failed operation lost its error: %+v", last)
+	}
+}
+
+// A small transaction keeps everything.
+func TestBoundKeepsSmallRecordsWhole(t *testing.T) {
+	v := wrapperspb.String("x")
+	rec := &RecordedTxn{Values: []RecordedKVPair{{Key: "a", Value: v}}, Executed: []RecordedOp{{Key: "a", Operation: OpCreate, Value: v}}}
+	rec.Bound(1000)
+	if len(rec.Values) != 1 || rec.Executed[0].Value == nil || rec.OmittedValues+rec.OmittedContents != 0 {
+		t.Errorf("small record changed: %+v", rec)
+	}
+}
