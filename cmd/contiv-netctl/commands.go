@@ -217,6 +217,27 @@ func selectNodes(ctx context.Context, c *cluster, name string) ([]node, error) {
 // eachNode calls fn for every node. For one named node its error is the command's;
 // across all nodes an unreachable agent is reported on stderr and skipped, and the
 // command fails only when no node answered.
+// rowsOfNodes collects the rows fetch returns for each selected node (every node, or
+// the one named), as eachNode visits them.
+func rowsOfNodes[R any](o *options, cmd *cobra.Command, nodeName string,
+	fetch func(*cluster, context.Context, node) ([]R, error)) ([]R, error) {
+	c, err := o.cluster(cmd)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := selectNodes(cmd.Context(), c, nodeName)
+	if err != nil {
+		return nil, err
+	}
+	rows := []R{}
+	err = o.eachNode(nodes, nodeName != "", func(n node) error {
+		r, err := fetch(c, cmd.Context(), n)
+		rows = append(rows, r...)
+		return err
+	})
+	return rows, err
+}
+
 func (o *options) eachNode(nodes []node, named bool, fn func(node) error) error {
 	var failed []error
 	for _, n := range nodes {
@@ -317,20 +338,7 @@ func (o *options) podsCommand() *cobra.Command {
 		Short: "List the pods wired by the agents: pod, IP, VPP and Linux interface",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.cluster(cmd)
-			if err != nil {
-				return err
-			}
-			nodes, err := selectNodes(cmd.Context(), c, nodeName)
-			if err != nil {
-				return err
-			}
-			rows := []podRow{}
-			err = o.eachNode(nodes, nodeName != "", func(n node) error {
-				r, err := c.pods(cmd.Context(), n)
-				rows = append(rows, r...)
-				return err
-			})
+			rows, err := rowsOfNodes(o, cmd, nodeName, (*cluster).pods)
 			if err != nil {
 				return err
 			}
@@ -474,20 +482,7 @@ func (o *options) servicesCommand() *cobra.Command {
 		Short: "List the service frontends and their backends as rendered in VPP (NAT44 static mappings)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.cluster(cmd)
-			if err != nil {
-				return err
-			}
-			nodes, err := selectNodes(cmd.Context(), c, nodeName)
-			if err != nil {
-				return err
-			}
-			rows := []serviceRow{}
-			err = o.eachNode(nodes, nodeName != "", func(n node) error {
-				r, err := c.services(cmd.Context(), n)
-				rows = append(rows, r...)
-				return err
-			})
+			rows, err := rowsOfNodes(o, cmd, nodeName, (*cluster).services)
 			if err != nil {
 				return err
 			}
