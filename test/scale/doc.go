@@ -15,6 +15,8 @@
 //	CONTIV_SCALE_BURST      Endpoints changes of the burst [10000]
 //	CONTIV_SCALE_BEFORE     git ref of the code to compare with [bb8e401]; "none" = only this tree
 //	CONTIV_SCALE_ROUNDS     rounds of before/after, interleaved [1]
+//	CONTIV_SCALE_PROFILE    a directory: CPU profiles of each phase and heap profiles at
+//	                        rest and after the burst are saved there [none]
 //
 // etcd and the simulator are this test binary started again in a role (the etcd of
 // pkg/etcdembed; pkg/vppsim with a small control server on a unix socket that reports
@@ -26,7 +28,7 @@
 //
 // What is measured, and how:
 //   - first resync: from the agent's start to contiv_controller_events_total of
-//     "Database Resync" becoming non-zero (polled every 10 ms), and the resync event's
+//     "Database Resync" becoming non-zero (polled every 25 ms), and the resync event's
 //     own processing time (contiv_controller_event_processing_duration_seconds);
 //   - memory: VmRSS and VmHWM from /proc/<pid>/status, go_memstats_heap_alloc_bytes
 //     from /metrics; the burst's peak is VmHWM after writing 5 to /proc/<pid>/clear_refs

@@ -189,6 +189,23 @@ func (c *simClient) call(method, path string, in, out any) error {
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
+// get returns the body of a GET of the control server (a profile).
+func (c *simClient) get(path string) ([]byte, error) {
+	resp, err := c.http.Get("http://sim" + path)
+	if err != nil {
+		return nil, fmt.Errorf("simulator GET %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("simulator GET %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("simulator GET %s: %s: %s", path, resp.Status, data)
+	}
+	return data, nil
+}
+
 func (c *simClient) reset() error { return c.call(http.MethodPost, "/reset", nil, &struct{}{}) }
 
 // messages returns the total of the message counters and the three most frequent.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -126,6 +127,9 @@ func runSimRole(dir string) int {
 		}
 		writeJSON(w, waitMappings(req.Context(), sim, wr))
 	})
+	// CONTIV_SCALE_PROFILE: the harness profiles the simulator too (VPP's share of a
+	// phase's time).
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	fmt.Println(readyPrefix + sim.SocketPath())

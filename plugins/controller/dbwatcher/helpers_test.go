@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -242,15 +241,6 @@ func assertKubeState(t *testing.T, what string, state api.KubeStateData, want ma
 			t.Errorf("%s: unexpected resource %s", what, res)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func contains(list []string, s string) bool {

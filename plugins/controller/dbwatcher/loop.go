@@ -2,10 +2,13 @@ package dbwatcher
 
 import (
 	"context"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/contiv-vpp/contiv-vpp/dbresources"
@@ -165,14 +168,17 @@ func (w *DBWatcher) remoteResync(ctx context.Context) {
 		return
 	}
 	ev, keys, mirror := w.buildSnapshot(snap)
-	if err := w.local.replaceAll(mirror); err != nil {
-		w.Log.WithError(err).Error("local database not updated; a start without etcd would use older state")
-	}
+	// The resync is delivered first: the event loop processes it while the mirror is
+	// written (the mirror matters only for a later start without etcd, and the changes
+	// watched from now on are mirrored after it, by this goroutine).
 	w.pending.reset(ev)
 	w.loop.keys = keys
 	w.loop.synced = true
 	w.loop.resynced = true
 	w.startWatch(ctx, snap.rev+1)
+	if err := w.local.replaceAll(mirror); err != nil {
+		w.Log.WithError(err).Error("local database not updated; a start without etcd would use older state")
+	}
 	w.metrics.resyncs.WithLabelValues(sourceRemote, outcomeOK).Inc()
 	w.Log.WithFields(logrus.Fields{
 		"revision": snap.rev,
@@ -199,15 +205,13 @@ func (w *DBWatcher) buildSnapshot(snap *snapshot) (*api.DBResync, map[string]ent
 	ev.KubeState = api.NewKubeStateData(dbresources.Keywords()...)
 	keys := make(map[string]entry, len(snap.ksr)+len(snap.ext))
 	mirror := make(map[string][]byte, len(snap.ksr))
-	for _, kv := range snap.ksr {
-		key := string(kv.Key)
-		rel := strings.TrimPrefix(key, ksrkey.KsrPrefix)
-		res, ok := dbresources.GetResourceByKey(rel)
-		if !ok {
-			w.Log.WithField("key", key).Debug("key of no known resource ignored")
+	decoded := w.decodeAll(snap.ksr)
+	for i, kv := range snap.ksr {
+		d := decoded[i]
+		if d.res == nil {
 			continue
 		}
-		v := w.decodeKube(res, key, rel, kv.Value)
+		key, rel, res, v := d.key, d.rel, d.res, d.value
 		keys[key] = entry{rev: kv.ModRevision, value: v}
 		if v != nil {
 			ev.KubeState[res.Keyword][rel] = v
@@ -226,6 +230,49 @@ func (w *DBWatcher) buildSnapshot(snap *snapshot) (*api.DBResync, map[string]ent
 	}
 	return ev, keys, mirror
 }
+
+// decodedKV is one listed Kubernetes value decoded: res is nil for a key of no known
+// resource, value nil for a bad value (logged and counted).
+type decodedKV struct {
+	key, rel string
+	res      *dbresources.DBResource
+	value    proto.Message
+}
+
+// decodeAll decodes the listed Kubernetes values, on every CPU the process may use:
+// decoding (JSON) is most of the CPU time of listing a large cluster, and nothing else
+// runs in the agent before the first resync is delivered.
+func (w *DBWatcher) decodeAll(kvs []*mvccpb.KeyValue) []decodedKV {
+	out := make([]decodedKV, len(kvs))
+	decodeRange := func(from, to int) {
+		for i := from; i < to; i++ {
+			key := string(kvs[i].Key)
+			rel := strings.TrimPrefix(key, ksrkey.KsrPrefix)
+			res, ok := dbresources.GetResourceByKey(rel)
+			if !ok {
+				w.Log.WithField("key", key).Debug("key of no known resource ignored")
+				continue
+			}
+			out[i] = decodedKV{key: key, rel: rel, res: res, value: w.decodeKube(res, key, rel, kvs[i].Value)}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(kvs)/decodeChunk+1)
+	if workers <= 1 {
+		decodeRange(0, len(kvs))
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(kvs) + workers - 1) / workers
+	for from := 0; from < len(kvs); from += per {
+		to := min(from+per, len(kvs))
+		wg.Go(func() { decodeRange(from, to) })
+	}
+	wg.Wait()
+	return out
+}
+
+// decodeChunk is the fewest values worth a decoding goroutine of their own.
+const decodeChunk = 512
 
 // localResync delivers the state kept in the bolt mirror. Unless forced (etcd disabled,
 // or asked for explicitly without etcd) it is skipped once any resync was delivered,

@@ -1,6 +1,7 @@
 package dbwatcher
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,6 +129,38 @@ func TestBuildSnapshotTrimsKeysAndSkipsBadValues(t *testing.T) {
 	}
 	if _, ok := keys[ksrkey.KsrPrefix+"k8s/sfc/x"]; ok {
 		t.Error("unknown key tracked")
+	}
+}
+
+// A listing large enough to be decoded in parallel gives what decoding it in order
+// gives: every good value under its key, bad ones counted and skipped wherever they are.
+func TestLargeListingIsDecodedWhole(t *testing.T) {
+	w, _ := loopOnly(t)
+	const n = 20 * decodeChunk
+	snap := &snapshot{rev: 7}
+	want := map[string]bool{}
+	for i := range n {
+		name := fmt.Sprintf("p%d", i)
+		data, _ := dbresources.Marshal(testPod(name, fmt.Sprintf("10.1.%d.%d", i/200, i%200+1)))
+		if i%997 == 3 {
+			data = []byte("garbage")
+		} else {
+			want[podKey(name)] = true
+		}
+		snap.ksr = append(snap.ksr, &mvccpb.KeyValue{Key: []byte(ksrkey.KsrPrefix + podKey(name)), Value: data, ModRevision: int64(i + 1)})
+	}
+	ev, keys, mirror := w.buildSnapshot(snap)
+	if got := len(ev.KubeState["pod"]); got != len(want) || len(mirror) != len(want) || len(keys) != n {
+		t.Fatalf("%d pods, %d mirrored, %d keys; want %d, %d, %d", got, len(mirror), len(keys), len(want), len(want), n)
+	}
+	for rel, v := range ev.KubeState["pod"] {
+		pod, ok := v.(interface{ GetName() string })
+		if !want[rel] || !ok || podKey(pod.GetName()) != rel {
+			t.Fatalf("%s holds %v", rel, v)
+		}
+	}
+	if bad := testutil.ToFloat64(w.metrics.badValues.WithLabelValues("pod")); bad != float64(n-len(want)) {
+		t.Errorf("bad values counted %v, want %d", bad, n-len(want))
 	}
 }
 
