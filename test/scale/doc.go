@@ -17,6 +17,8 @@
 //	CONTIV_SCALE_ROUNDS     rounds of before/after, interleaved [1]
 //	CONTIV_SCALE_PROFILE    a directory: CPU profiles of each phase and heap profiles at
 //	                        rest and after the burst are saved there [none]
+//	CONTIV_SCALE_TRACE      1: execution traces of the first resync, the node join and
+//	                        leave too (with CONTIV_SCALE_PROFILE) [0]
 //
 // etcd and the simulator are this test binary started again in a role (the etcd of
 // pkg/etcdembed; pkg/vppsim with a small control server on a unix socket that reports

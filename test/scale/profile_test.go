@@ -65,6 +65,30 @@ func (p *profiler) cpu(phase string, length time.Duration) {
 	})
 }
 
+// trace starts an execution trace of the given length in the background (with
+// CONTIV_SCALE_TRACE=1 only: traces are large); it runs beside a CPU profile.
+func (p *profiler) trace(phase string, length time.Duration) {
+	if p.dir == "" || os.Getenv("CONTIV_SCALE_TRACE") != "1" {
+		return
+	}
+	p.running.Go(func() {
+		path := fmt.Sprintf("/debug/pprof/trace?seconds=%d", int(length.Seconds()))
+		deadline := time.Now().Add(length)
+		for {
+			data, err := p.ac.get(path)
+			if err == nil {
+				p.save(phase+".trace", data)
+				return
+			}
+			if time.Now().After(deadline) {
+				p.t.Logf("trace %s: %v", phase, err)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
 // heap saves a heap profile now (after a GC, so it shows what is live).
 func (p *profiler) heap(phase string) {
 	if p.dir == "" {

@@ -278,6 +278,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		Transport: &http.Transport{DialContext: dial, DisableCompression: true}}}
 	prof := newProfiler(t, ac, sim, v.name)
 	prof.cpu("first-resync", 8*time.Second)
+	prof.trace("first-resync", 6*time.Second)
 	for {
 		if err := agent.exited(); err != nil {
 			t.Fatal(err)
@@ -378,6 +379,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 			t.Fatal(err)
 		}
 		prof.cpu(strings.ReplaceAll(what, " ", "-"), 4*time.Second)
+		prof.trace(strings.ReplaceAll(what, " ", "-"), 3*time.Second)
 		t0 := time.Now()
 		if err := change(); err != nil {
 			t.Fatal(err)
