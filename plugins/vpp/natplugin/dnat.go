@@ -51,6 +51,7 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 			return nil, d.update(nil, v)
 		},
 		CreateAsync: d.createAsync,
+		UpdateAsync: d.updateAsync,
 		Update: func(_ string, old, v *nat.DNat44, _ kvapi.Metadata) (kvapi.Metadata, error) {
 			return nil, d.update(old, v)
 		},
@@ -78,12 +79,17 @@ func ValidateDNat44(key string, d *nat.DNat44) error {
 // any order, ignoring what VPP ignores.
 //
 // Cost: O(1) when the numbers of entries differ (every entry of a valid DNat44 is
-// one mapping, and values that differ in length are not equal either), otherwise
-// O(entries + locals) without formatting.
+// one mapping, and values that differ in length are not equal either), O(entries +
+// locals) comparisons without parsing or allocation when the entries are equal field
+// by field in the same order (an unchanged value rebuilt by the renderer), otherwise
+// O(entries + locals) parsing without formatting.
 func EquivalentDNat44(a, b *nat.DNat44) bool {
 	if a.GetLabel() != b.GetLabel() ||
 		len(a.GetStMappings()) != len(b.GetStMappings()) || len(a.GetIdMappings()) != len(b.GetIdMappings()) {
 		return false
+	}
+	if sameDNat44(a, b) {
+		return true
 	}
 	ma, errA := parseMappings(a)
 	mb, errB := parseMappings(b)
@@ -112,21 +118,30 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 // locals and identity mappings, and the interfaces it takes addresses from.
 func DNat44Dependencies(d *nat.DNat44) []kvapi.Dependency {
 	deps := []kvapi.Dependency{{Label: DepNAT44Global, Key: nat.GlobalNAT44Key}}
-	seen := map[string]bool{}
+	// a DNat44 has a handful of dependencies: a linear search costs less than a map
 	add := func(label, key string) {
-		if !seen[key] {
-			seen[key] = true
-			deps = append(deps, kvapi.Dependency{Label: label, Key: key})
+		for _, d := range deps {
+			if d.Key == key {
+				return
+			}
 		}
+		deps = append(deps, kvapi.Dependency{Label: label, Key: key})
 	}
+	var vrfs []uint32 // the VRFs added, to format the key of each once
 	vrf := func(id uint32) {
-		if id != 0 && id != noIndex {
+		if id != 0 && id != noIndex && !slices.Contains(vrfs, id) {
+			vrfs = append(vrfs, id)
 			add(DepVrfTableExists, l3.VrfTableKey(id, l3.VrfTable_IPV4))
 		}
 	}
+	var prev []*nat.DNat44_StaticMapping_LocalIP
 	for _, sm := range d.GetStMappings() {
-		for _, l := range sm.GetLocalIps() {
-			vrf(l.GetVrfId())
+		// mappings sharing one list of locals (one per port of a service) read it once
+		if ls := sm.GetLocalIps(); len(ls) == 0 || len(prev) != len(ls) || &ls[0] != &prev[0] {
+			for _, l := range ls {
+				vrf(l.GetVrfId())
+			}
+			prev = ls
 		}
 		if sm.GetExternalInterface() != "" {
 			add(DepInterfaceExists, ifmodel.InterfaceKey(sm.GetExternalInterface()))
@@ -156,14 +171,26 @@ type step struct {
 // that succeeded (as Create does). The scheduler starts many creations before waiting,
 // so 10k DNATs go to VPP as one pipeline instead of 10k round trips.
 func (d *dnatDescriptor) createAsync(_ string, to *nat.DNat44) func() (kvapi.Metadata, error) {
-	label := to.GetLabel()
-	newM, err := parseMappings(to)
-	var steps []step
-	if err == nil {
-		steps, err = d.plan(Tag(label), nil, newM)
+	return d.startAsync(nil, to)
+}
+
+// updateAsync is createAsync for an update (UpdateAsync): a node joining changes every
+// NodePort DNat44, and their requests go to VPP as one pipeline.
+func (d *dnatDescriptor) updateAsync(_ string, from, to *nat.DNat44, _ kvapi.Metadata) func() (kvapi.Metadata, error) {
+	return d.startAsync(from, to)
+}
+
+// startAsync sends the requests that move VPP from the mappings of from to those of to
+// (nil from: create) through the pipeline; the returned function waits for their
+// replies and, if some failed, undoes the ones that succeeded.
+func (d *dnatDescriptor) startAsync(from, to *nat.DNat44) func() (kvapi.Metadata, error) {
+	label, op := to.GetLabel(), "update"
+	if from == nil {
+		op = "create"
 	}
+	steps, err := d.planChange(from, to)
 	if err != nil {
-		err = fmt.Errorf("create DNAT44 %s: %w", label, err)
+		err = fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 		return func() (kvapi.Metadata, error) { return nil, err }
 	}
 	sent := make([]*pending, len(steps))
@@ -171,12 +198,15 @@ func (d *dnatDescriptor) createAsync(_ string, to *nat.DNat44) func() (kvapi.Met
 		sent[i] = d.pipe.send(s.do)
 	}
 	return func() (kvapi.Metadata, error) {
+		if len(sent) == 0 {
+			return nil, nil
+		}
 		errs := make([]error, len(sent))
 		for i, pd := range sent {
 			errs[i] = d.pipe.wait(pd)
 		}
 		if err := d.finish(steps, errs); err != nil {
-			return nil, fmt.Errorf("create DNAT44 %s: %w", label, err)
+			return nil, fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 		}
 		return nil, nil
 	}
@@ -194,19 +224,7 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 	case to == nil:
 		op, label = "delete", from.GetLabel()
 	}
-	var oldM, newM []mapping
-	var err error
-	if from != nil {
-		if oldM, err = parseMappings(from); err != nil {
-			return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
-		}
-	}
-	if to != nil {
-		if newM, err = parseMappings(to); err != nil {
-			return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
-		}
-	}
-	steps, err := d.plan(Tag(label), oldM, newM)
+	steps, err := d.planChange(from, to)
 	if err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
@@ -217,6 +235,27 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 		d.Log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
 	}
 	return nil
+}
+
+// planChange lists the requests that move VPP from the mappings of from to those of
+// to (nil from: create, nil to: delete).
+func (d *dnatDescriptor) planChange(from, to *nat.DNat44) ([]step, error) {
+	label := to.GetLabel()
+	if to == nil {
+		label = from.GetLabel()
+	}
+	// entries equal field by field in both are left alone without being parsed
+	oldSt, newSt := dropCommon(from.GetStMappings(), to.GetStMappings(), sameStatic, keyOfStatic)
+	oldID, newID := dropCommon(from.GetIdMappings(), to.GetIdMappings(), sameIdentity, keyOfIdentity)
+	oldM, err := parseEntries(oldSt, oldID)
+	if err != nil {
+		return nil, err
+	}
+	newM, err := parseEntries(newSt, newID)
+	if err != nil {
+		return nil, err
+	}
+	return d.plan(Tag(label), oldM, newM)
 }
 
 // plan lists the requests that turn the mappings oldM into newM: deletes of
@@ -462,7 +501,7 @@ func rebuild(tag string, ms []mapping, want *nat.DNat44) *nat.DNat44 {
 		label = want.GetLabel()
 		for _, sm := range want.GetStMappings() {
 			var p problems
-			if m, ok := parseStatic(&p, fieldPath{}, sm); ok {
+			if m, ok := parseStatic(&p, fieldPath{}, sm, nil); ok {
 				nbSt[m.matchKey()] = append(nbSt[m.matchKey()], sm)
 			}
 		}
