@@ -82,7 +82,8 @@ func ValidateDNat44(key string, d *nat.DNat44) error {
 // one mapping, and values that differ in length are not equal either), O(entries +
 // locals) comparisons without parsing or allocation when the entries are equal field
 // by field in the same order (an unchanged value rebuilt by the renderer), otherwise
-// O(entries + locals) parsing without formatting.
+// O(entries + locals) comparisons and the parsing of the entries that differ, without
+// formatting.
 func EquivalentDNat44(a, b *nat.DNat44) bool {
 	if a.GetLabel() != b.GetLabel() ||
 		len(a.GetStMappings()) != len(b.GetStMappings()) || len(a.GetIdMappings()) != len(b.GetIdMappings()) {
@@ -91,12 +92,16 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 	if sameDNat44(a, b) {
 		return true
 	}
-	ma, errA := parseMappings(a)
-	mb, errB := parseMappings(b)
+	// entries equal field by field are the same mappings: only the others are parsed
+	var c staticComparer
+	sa, sb := dropCommon(a.GetStMappings(), b.GetStMappings(), c.same, keyOfStatic)
+	ia, ib := dropCommon(a.GetIdMappings(), b.GetIdMappings(), sameIdentity, keyOfIdentity)
+	ma, errA := parseEntries(sa, ia)
+	mb, errB := parseEntries(sb, ib)
 	if errA != nil || errB != nil {
 		return proto.Equal(a, b)
 	}
-	if a.GetLabel() != b.GetLabel() || len(ma) != len(mb) {
+	if len(ma) != len(mb) {
 		return false
 	}
 	// parseMappings refuses two mappings with one ident, so pairing by ident
@@ -137,7 +142,7 @@ func DNat44Dependencies(d *nat.DNat44) []kvapi.Dependency {
 	var prev []*nat.DNat44_StaticMapping_LocalIP
 	for _, sm := range d.GetStMappings() {
 		// mappings sharing one list of locals (one per port of a service) read it once
-		if ls := sm.GetLocalIps(); len(ls) == 0 || len(prev) != len(ls) || &ls[0] != &prev[0] {
+		if ls := sm.GetLocalIps(); !sameSlice(ls, prev) {
 			for _, l := range ls {
 				vrf(l.GetVrfId())
 			}
@@ -245,7 +250,8 @@ func (d *dnatDescriptor) planChange(from, to *nat.DNat44) ([]step, error) {
 		label = from.GetLabel()
 	}
 	// entries equal field by field in both are left alone without being parsed
-	oldSt, newSt := dropCommon(from.GetStMappings(), to.GetStMappings(), sameStatic, keyOfStatic)
+	var c staticComparer
+	oldSt, newSt := dropCommon(from.GetStMappings(), to.GetStMappings(), c.same, keyOfStatic)
 	oldID, newID := dropCommon(from.GetIdMappings(), to.GetIdMappings(), sameIdentity, keyOfIdentity)
 	oldM, err := parseEntries(oldSt, oldID)
 	if err != nil {

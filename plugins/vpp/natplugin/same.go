@@ -10,16 +10,41 @@ import (
 // NodePort DNat44: comparing finds the 98 kept ones, and only the changed ones are
 // parsed and planned.
 
-// sameStatic tells whether two static mappings of the model are equal field by field
-// (locals in order); unknown fields are ignored, as parsing ignores them.
-func sameStatic(a, b *nat.DNat44_StaticMapping) bool {
-	if a == b {
-		return true
-	}
+// sameStaticButLocals tells whether two static mappings of the model are equal field by
+// field, locals aside; unknown fields are ignored, as parsing ignores them.
+func sameStaticButLocals(a, b *nat.DNat44_StaticMapping) bool {
 	return a.GetExternalIp() == b.GetExternalIp() && a.GetExternalPort() == b.GetExternalPort() &&
 		a.GetProtocol() == b.GetProtocol() && a.GetExternalInterface() == b.GetExternalInterface() &&
 		a.GetTwiceNat() == b.GetTwiceNat() && a.GetTwiceNatPoolIp() == b.GetTwiceNatPoolIp() &&
-		a.GetSessionAffinity() == b.GetSessionAffinity() && sameLocals(a.GetLocalIps(), b.GetLocalIps())
+		a.GetSessionAffinity() == b.GetSessionAffinity()
+}
+
+// staticComparer compares static mappings of the model field by field (locals in
+// order), remembering the last two lists of locals it compared:
+// the mappings of a service's port share one list of locals in each value, which is
+// then compared once, not once per node IP.
+type staticComparer struct {
+	a, b []*nat.DNat44_StaticMapping_LocalIP
+	eq   bool
+}
+
+func (c *staticComparer) same(x, y *nat.DNat44_StaticMapping) bool {
+	if x == y {
+		return true
+	}
+	if !sameStaticButLocals(x, y) {
+		return false
+	}
+	a, b := x.GetLocalIps(), y.GetLocalIps()
+	if c.a == nil || !sameSlice(a, c.a) || !sameSlice(b, c.b) {
+		c.a, c.b, c.eq = a, b, sameLocals(a, b)
+	}
+	return c.eq
+}
+
+// sameSlice tells whether a and b are the same slice (same backing array and length).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // sameLocals tells whether two lists of locals are equal field by field, in order. Lists
@@ -29,7 +54,7 @@ func sameLocals(a, b []*nat.DNat44_StaticMapping_LocalIP) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	if len(a) == 0 || &a[0] == &b[0] {
+	if sameSlice(a, b) {
 		return true
 	}
 	for i, x := range a {
@@ -59,8 +84,9 @@ func sameDNat44(a, b *nat.DNat44) bool {
 	if a.GetLabel() != b.GetLabel() || len(as) != len(bs) || len(ai) != len(bi) {
 		return false
 	}
+	var c staticComparer
 	for i := range as {
-		if !sameStatic(as[i], bs[i]) {
+		if !c.same(as[i], bs[i]) {
 			return false
 		}
 	}
