@@ -169,6 +169,9 @@ type step struct {
 	undo func() (r request, ok bool)
 	// missingOK: a delete of something VPP no longer has counts as done.
 	missingOK bool
+	// adds is the mapping an add of a whole mapping adds (nil for other steps): if VPP
+	// already has it, tagged as ours and equal, the add counts as done (see finish).
+	adds *mapping
 }
 
 // createAsync sends the requests that create a DNat44 without waiting for their
@@ -210,7 +213,7 @@ func (d *dnatDescriptor) startAsync(from, to *nat.DNat44) func() (kvapi.Metadata
 		for i, pd := range sent {
 			errs[i] = d.pipe.wait(pd)
 		}
-		if err := d.finish(steps, errs); err != nil {
+		if err := d.finish(Tag(label), steps, errs); err != nil {
 			return nil, fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 		}
 		return nil, nil
@@ -233,7 +236,7 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 	if err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
-	if err := d.run(steps); err != nil {
+	if err := d.run(Tag(label), steps); err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
 	if len(steps) > 0 {
@@ -289,6 +292,7 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 		}
 		s := step{do: do, undo: undo, missingOK: !isAdd}
 		if isAdd {
+			s.adds = m
 			adds = append(adds, s)
 		} else {
 			dels = append(dels, s)
@@ -361,7 +365,7 @@ func localsDiffable(o, n *mapping) bool {
 // run sends the steps pipelined. If some fail, the ones that succeeded are
 // undone, in reverse order, and the error lists the failures (and any undo
 // that failed too).
-func (d *dnatDescriptor) run(steps []step) error {
+func (d *dnatDescriptor) run(tag string, steps []step) error {
 	if len(steps) == 0 {
 		return nil
 	}
@@ -369,25 +373,41 @@ func (d *dnatDescriptor) run(steps []step) error {
 	for i, s := range steps {
 		reqs[i] = s.do
 	}
-	return d.finish(steps, sendBatch(d.Ch, reqs))
+	return d.finish(tag, steps, sendBatch(d.Ch, reqs))
 }
 
 // finish collects the outcome of steps sent with errs as their results: when some
 // failed, the ones that succeeded are undone, in reverse order, and the error lists
 // the failures (and any undo that failed too).
-func (d *dnatDescriptor) finish(steps []step, errs []error) error {
+//
+// An add failing because VPP already has the mapping, tagged with this value's tag and
+// equal to it, counts as done: a call whose undo failed (with an error other than BUSY)
+// left it there, and the retried call would otherwise fail for good.
+func (d *dnatDescriptor) finish(tag string, steps []step, errs []error) error {
 	var failed []error
 	var undo []request
+	var held map[mappingID]mapping // VPP's mappings with tag, read at the first "exists"
 	for i, err := range errs {
 		switch {
 		case err == nil:
-			if u, ok := steps[i].undo(); ok {
-				undo = append(undo, u)
-			}
 		case steps[i].missingOK && vppbase.IsRetval(err, govppapi.NO_SUCH_ENTRY):
 			// already gone: nothing to undo either
+			continue
+		case steps[i].adds != nil && vppbase.IsRetval(err, govppapi.VALUE_EXIST):
+			if held == nil {
+				held = d.heldMappings(tag)
+			}
+			if m, ok := held[steps[i].adds.ident()]; !ok || !m.equal(steps[i].adds) {
+				failed = append(failed, err)
+				continue
+			}
+			// ours already: done (and undone with the others if the call fails)
 		default:
 			failed = append(failed, err)
+			continue
+		}
+		if u, ok := steps[i].undo(); ok {
+			undo = append(undo, u)
 		}
 	}
 	if len(failed) == 0 {
@@ -413,6 +433,22 @@ func (d *dnatDescriptor) finish(steps []step, errs []error) error {
 		undo = again
 	}
 	return errors.Join(failed...)
+}
+
+// heldMappings reads the mappings VPP holds with tag, by ident (none if they cannot be
+// read: the adds that found their mapping existing then fail as VPP said).
+func (d *dnatDescriptor) heldMappings(tag string) map[mappingID]mapping {
+	d.pipe.drain() // the dumps use the channel
+	held := map[mappingID]mapping{}
+	groups, _, err := d.dumpMappings()
+	if err != nil {
+		d.Log.WithError(err).WithField("tag", tag).Warn("DNAT44: cannot read back the mappings VPP already has")
+		return held
+	}
+	for _, m := range groups[tag] {
+		held[m.ident()] = m
+	}
+	return held
 }
 
 // undoAttempts bounds the sends of one undo request failing with VPP's BUSY.

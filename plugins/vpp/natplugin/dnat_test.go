@@ -424,3 +424,35 @@ func TestEquivalentDNat44(t *testing.T) {
 		t.Error("changed local port not seen")
 	}
 }
+
+// TestDNat44CreateCompletesWhatAFailedUndoLeft: a create that failed and whose undo
+// failed too (with an error other than BUSY) left some of its mappings in VPP. The
+// retried create finds them existing, tagged as this value's and equal to what it
+// adds, and counts them as done instead of failing with "already exists" for good.
+// A mapping VPP has with another tag or other locals is still an error.
+func TestDNat44CreateCompletesWhatAFailedUndoLeft(t *testing.T) {
+	e := newEnv(t)
+	e.enableNAT()
+	d := dnatDescriptor44(e.deps())
+	v := testDNAT("svc")
+	// what the failed undo left: two of the mappings, tagged "svc"
+	left := &nat.DNat44{Label: "svc", StMappings: []*nat.DNat44_StaticMapping{v.StMappings[0], v.StMappings[2]},
+		IdMappings: v.IdMappings[:1]}
+	createDNAT(t, d, left)
+	createDNAT(t, dnatDescriptor44(e.deps()), v)
+	expectRetrieved(t, d, map[string]proto.Message{nat.DNAT44Key("svc"): v})
+
+	// another service's mapping on the same external endpoint is not ours
+	other := &nat.DNat44{Label: "other", StMappings: []*nat.DNat44_StaticMapping{v.StMappings[2]}}
+	if _, err := d.Create(nat.DNAT44Key("other"), other); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
+		t.Errorf("create over another tag's mapping: %v, want VPP's VALUE_EXIST", err)
+	}
+	// ours, but with other locals: not what the create adds
+	changed := proto.Clone(v).(*nat.DNat44)
+	changed.StMappings, changed.IdMappings = changed.StMappings[2:3], nil
+	changed.StMappings[0].LocalIps = changed.StMappings[0].LocalIps[:2]
+	if _, err := d.Create(nat.DNAT44Key("svc"), changed); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
+		t.Errorf("create over our mapping with other locals: %v, want VPP's VALUE_EXIST", err)
+	}
+	expectRetrieved(t, d, map[string]proto.Message{nat.DNAT44Key("svc"): v})
+}
