@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -28,7 +30,7 @@ func asyncSetup(t *testing.T) (*Scheduler, *fakeDP) {
 func startsAndWaits(calls []string) []string {
 	var out []string
 	for _, c := range calls {
-		if strings.HasPrefix(c, "start ") || strings.HasPrefix(c, "wait ") {
+		if strings.HasPrefix(c, "start") || strings.HasPrefix(c, "wait") {
 			out = append(out, c)
 		}
 	}
@@ -101,5 +103,77 @@ func TestAsyncCreationsRecordTheirStart(t *testing.T) {
 		if op.Duration < 3*time.Millisecond {
 			t.Errorf("%s recorded %v, want at least the 3ms its start took", op.Key, op.Duration)
 		}
+	}
+}
+
+// TestChangedValuesAreUpdatedAsOnePipeline: updates of independent values (a node
+// joining changes every NodePort DNAT) are all started before the first is waited for;
+// a value staged unchanged among them does not break the run and is not touched.
+func TestChangedValuesAreUpdatedAsOnePipeline(t *testing.T) {
+	s, dp := asyncSetup(t)
+	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"), set("a/4", "4"))
+	dp.takeCalls()
+	seq := mustCommit(t, s, set("a/1", "1b"), set("a/2", "2"), set("a/3", "3b"), set("a/4", "4b"))
+	got := startsAndWaits(dp.takeCalls())
+	want := []string{"start-update a/1", "start-update a/3", "start-update a/4",
+		"wait-update a/1", "wait-update a/3", "wait-update a/4"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls = %v, want %v", got, want)
+	}
+	for k, v := range map[string]string{"a/1": "1b", "a/2": "2", "a/3": "3b", "a/4": "4b"} {
+		wantState(t, s, k, api.StateConfigured)
+		if dp.value(k) != v {
+			t.Errorf("%s = %q in the dataplane, want %q", k, dp.value(k), v)
+		}
+	}
+	var ops []string
+	for _, op := range s.GetRecordedTransaction(seq).Executed {
+		ops = append(ops, op.Operation.String()+" "+op.Key+" "+text(op.PrevValue)+" -> "+text(op.Value))
+	}
+	wantOps := []string{"UPDATE a/1 1 -> 1b", "UPDATE a/3 3 -> 3b", "UPDATE a/4 4 -> 4b"}
+	if !reflect.DeepEqual(ops, wantOps) {
+		t.Errorf("recorded %v, want %v", ops, wantOps)
+	}
+}
+
+// TestCreationsAndUpdatesShareOnePipeline: new and changed values of one descriptor
+// staged together are started together.
+func TestCreationsAndUpdatesShareOnePipeline(t *testing.T) {
+	s, dp := asyncSetup(t)
+	mustCommit(t, s, set("a/1", "1"))
+	dp.takeCalls()
+	mustCommit(t, s, set("a/1", "1b"), set("a/2", "2"))
+	got := startsAndWaits(dp.takeCalls())
+	want := []string{"start-update a/1", "start a/2", "wait-update a/1", "wait a/2"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls = %v, want %v", got, want)
+	}
+}
+
+// TestFailedAsynchronousUpdateKeepsTheOldValueAndIsRetried: an update run together with
+// others fails alone, the old value counts as applied (as with Update), and the retry
+// applies the new one.
+func TestFailedAsynchronousUpdateKeepsTheOldValueAndIsRetried(t *testing.T) {
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	dp := newFakeDP()
+	s := newTestSchedulerWithClock(t, nil, fc, dp.register(fakeDesc{name: "a", prefix: "a/", deps: depsFromValue, async: true}))
+	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"))
+	dp.failOn("a/2", api.OpUpdate, 1, true)
+	ctx := api.WithRetry(context.Background(), time.Second, 3, false)
+	_, err := commitCtx(ctx, s, set("a/1", "1b"), set("a/2", "2b"), set("a/3", "3b"))
+	var te *api.TransactionError
+	if !errors.As(err, &te) || len(te.FailedKeys()) != 1 || te.FailedKeys()[0] != "a/2" {
+		t.Fatalf("commit error = %v, want a/2 failed", err)
+	}
+	wantState(t, s, "a/1", api.StateConfigured)
+	wantState(t, s, "a/3", api.StateConfigured)
+	wantState(t, s, "a/2", api.StateRetrying)
+	if dp.value("a/2") != "2" || dp.value("a/1") != "1b" || dp.value("a/3") != "3b" {
+		t.Fatalf("dataplane = %v", dp.state())
+	}
+	fc.Step(time.Second)
+	waitFor(t, "a/2 retried", func() bool { return stateOf(s, "a/2") == api.StateConfigured })
+	if dp.value("a/2") != "2b" {
+		t.Fatalf("a/2 = %q after the retry, want 2b", dp.value("a/2"))
 	}
 }

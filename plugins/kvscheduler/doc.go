@@ -19,7 +19,9 @@
 //	│            values replace the NB state                           │
 //	│ [simulate] enable-txn-simulation: plan on the graph, record,     │
 //	│            roll back (undo log)                                  │
-//	│ execute    reconcile each changed key in graph order:            │
+//	│ execute    reconcile each changed key in graph order (runs of    │
+//	│            independent creations/updates of one descriptor with  │
+//	│            CreateAsync/UpdateAsync are started, then awaited):   │
 //	│              deps missing  -> PENDING (created when they appear) │
 //	│              delete        -> dependents, derived values first   │
 //	│              create/update -> then derived values, then the      │
@@ -45,7 +47,9 @@
 // descriptor per node. An ordinary transaction therefore costs time proportional to
 // the values it changes and their neighbours, not to the number of values held. A
 // resync is O(values held) by nature (Retrieve lists everything) but records and
-// executes only the differences.
+// executes only the differences. A record keeps at most RecordContentBudget bytes of
+// values and sizes only those; the logged summary formats at most the first
+// summaryValueBytes of a value.
 //
 // Failures. A failed Create leaves the value absent (its dependents stay PENDING); a
 // failed Update or Delete leaves the old value in place and assumed unchanged. A

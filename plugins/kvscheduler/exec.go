@@ -694,96 +694,162 @@ func (t *txnExec) timedAfter(d *descriptor, op api.TxnOperation, before time.Dur
 	return err
 }
 
-// maxAsyncRun bounds how many creations are started before their results are awaited.
+// maxAsyncRun bounds how many operations are started before their results are awaited.
 const maxAsyncRun = 1024
 
-// reconcileAll reconciles nodes in order. Runs of values that can be created
-// asynchronously (see KVDescriptor.CreateAsync) are started together, then awaited in
-// order; everything else goes through reconcile one by one.
+// reconcileAll reconciles nodes in order. Runs of values that can be created or updated
+// asynchronously (see KVDescriptor.CreateAsync and UpdateAsync) are started together,
+// then awaited in order; everything else goes through reconcile one by one.
 func (t *txnExec) reconcileAll(nodes []*node) {
 	for i := 0; i < len(nodes); {
 		run := t.asyncRun(nodes[i:])
-		if len(run) < 2 {
+		switch {
+		case len(run) == 0:
 			t.reconcile(nodes[i])
 			i++
-			continue
+		case run.started() < 2:
+			// nothing to overlap: the values of the run one by one, as reconcile does
+			for _, op := range run {
+				t.reconcile(op.n)
+			}
+			i += len(run)
+		default:
+			t.execRun(run)
+			i += len(run)
 		}
-		t.createRun(run)
-		i += len(run)
 	}
 }
 
-// asyncRun returns the longest prefix of nodes whose values can be created together:
-// same descriptor with CreateAsync, each new and top-level, its dependencies satisfied,
-// no derived values and nothing depending on it (so creating one cannot change whether
-// another may be created).
-func (t *txnExec) asyncRun(nodes []*node) []asyncCreate {
+// asyncKind is what a value of a run needs.
+type asyncKind uint8
+
+const (
+	asyncNothing asyncKind = iota // already as wanted: nothing to do
+	asyncCreate                   // CreateAsync
+	asyncUpdate                   // UpdateAsync
+)
+
+// asyncOp is one value of a run: the node, the value being applied, what is done
+// and the function that waits for its outcome.
+type asyncOp struct {
+	n    *node
+	v    proto.Message
+	kind asyncKind
+	wait func() (api.Metadata, error)
+	// started is how long CreateAsync or UpdateAsync took to start it.
+	started time.Duration
+}
+
+// asyncOps is a run of operations started together.
+type asyncOps []asyncOp
+
+// started counts the operations of the run that call the descriptor.
+func (r asyncOps) started() int {
+	n := 0
+	for i := range r {
+		if r[i].kind != asyncNothing {
+			n++
+		}
+	}
+	return n
+}
+
+// asyncRun returns the longest prefix of nodes whose values can be applied together:
+// top-level values of one descriptor, with their dependencies satisfied and no derived
+// values, each either new (the descriptor has CreateAsync; nothing depends on it, so
+// creating one cannot change whether another may be created), or in the dataplane and
+// changed (UpdateAsync; no recreate needed), or in the dataplane as wanted with nothing
+// to do. Updating a value does not change whether it exists, so it cannot change what
+// another value of the run may do either.
+func (t *txnExec) asyncRun(nodes []*node) asyncOps {
 	if t.sim || t.reverting {
 		return nil
 	}
-	var run []asyncCreate
+	var run asyncOps
 	var desc *descriptor
 	for _, n := range nodes {
 		if len(run) == maxAsyncRun {
 			break
 		}
 		d := n.desc
-		if d == nil || d.CreateAsync == nil || (desc != nil && d != desc) {
+		if d == nil || (d.CreateAsync == nil && d.UpdateAsync == nil) || (desc != nil && d != desc) {
 			break
 		}
-		if n.dead || n.removing || n.parent != nil || n.applied != nil || n.adopted ||
-			(n.failedIn == t.seq) {
+		if n.dead || n.removing || n.parent != nil || n.adopted || len(n.children) > 0 || n.failedIn == t.seq {
 			break
 		}
 		v := t.target(n)
-		if v == nil || !t.g.depsSatisfied(n) || len(t.derive(n, v)) > 0 ||
-			len(t.g.dependentsOf(n.key, func(*node) bool { return true })) > 0 {
+		if v == nil || len(t.derive(n, v)) > 0 {
 			break
 		}
+		op := asyncOp{n: n, v: v}
+		switch {
+		case n.applied == nil:
+			if d.CreateAsync == nil || len(t.g.dependentsOf(n.key, func(*node) bool { return true })) > 0 {
+				return run
+			}
+			op.kind = asyncCreate
+		case !n.managed():
+			return run
+		case d.equal(n.key, n.applied, v):
+			if n.state != api.StateConfigured || n.lastErr != nil {
+				return run // reconcile settles its state
+			}
+			op.kind = asyncNothing
+		case d.UpdateAsync == nil || d.Update == nil ||
+			(d.UpdateWithRecreate != nil && d.UpdateWithRecreate(n.key, n.applied, v, n.metadata)):
+			return run
+		default:
+			op.kind = asyncUpdate
+		}
 		desc = d
-		run = append(run, asyncCreate{n: n, v: v})
+		run = append(run, op)
 	}
 	return run
 }
 
-// asyncCreate is one value of a run: the node, the value being created and the
-// function that waits for its creation.
-type asyncCreate struct {
-	n    *node
-	v    proto.Message
-	wait func() (api.Metadata, error)
-	// started is how long CreateAsync took to start it.
-	started time.Duration
-}
-
-// createRun starts the creation of every value of the run, then awaits them in order,
-// recording each like create does.
-func (t *txnExec) createRun(run []asyncCreate) {
+// execRun starts every operation of the run, then awaits them in order, recording each
+// like create and update do.
+func (t *txnExec) execRun(run asyncOps) {
 	_ = t.unlocked(func() error {
 		for i := range run {
 			c := &run[i]
 			start := time.Now()
-			c.wait = startCreate(c.n.desc, c.n.key, c.v)
+			switch c.kind {
+			case asyncCreate:
+				c.wait = startCreate(c.n.desc, c.n.key, c.v)
+			case asyncUpdate:
+				c.wait = startUpdate(c.n.desc, c.n.key, c.n.applied, c.v, c.n.metadata)
+			}
 			c.started = time.Since(start)
 		}
 		return nil
 	})
 	for i := range run {
 		c := &run[i]
-		prevState := c.n.state
+		if c.kind == asyncNothing {
+			continue
+		}
+		op := api.OpCreate
+		if c.kind == asyncUpdate {
+			op = api.OpUpdate
+		}
+		prevState, prevValue := c.n.state, c.n.applied
 		var meta api.Metadata
-		err := t.timedAfter(c.n.desc, api.OpCreate, c.started, func() (err error) {
+		err := t.timedAfter(c.n.desc, op, c.started, func() (err error) {
 			meta, err = c.wait()
 			return err
 		})
 		if err != nil {
-			t.fail(c.n, api.OpCreate, err, prevState, nil, c.v)
+			t.fail(c.n, op, err, prevState, prevValue, c.v)
 			continue
 		}
 		t.g.setApplied(c.n, c.v, meta, api.FromNB)
-		t.g.setState(c.n, api.StateConfigured, api.OpCreate, nil)
-		t.record(c.n, api.OpCreate, prevState, nil, c.v, nil)
-		t.buildUp(c.n)
+		t.g.setState(c.n, api.StateConfigured, op, nil)
+		t.record(c.n, op, prevState, prevValue, c.v, nil)
+		if op == api.OpCreate {
+			t.buildUp(c.n)
+		}
 	}
 }
 
@@ -799,6 +865,24 @@ func startCreate(d *descriptor, key string, v proto.Message) (wait func() (api.M
 	if w == nil {
 		return func() (api.Metadata, error) {
 			return nil, fmt.Errorf("descriptor %s: CreateAsync returned no wait function", d.Name)
+		}
+	}
+	return w
+}
+
+// startUpdate calls UpdateAsync, turning a panic into the update's error (the old
+// value and metadata then stay).
+func startUpdate(d *descriptor, key string, old, v proto.Message, meta api.Metadata) (wait func() (api.Metadata, error)) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("descriptor panicked: %v", r)
+			wait = func() (api.Metadata, error) { return meta, err }
+		}
+	}()
+	w := d.UpdateAsync(key, old, v, meta)
+	if w == nil {
+		return func() (api.Metadata, error) {
+			return meta, fmt.Errorf("descriptor %s: UpdateAsync returned no wait function", d.Name)
 		}
 	}
 	return w

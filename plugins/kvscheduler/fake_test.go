@@ -91,8 +91,8 @@ type fakeDesc struct {
 	// derived objects ("d/<label>/<name>") that really exist, with their content, as
 	// a dataplane reports an interface with the addresses it really has.
 	retrieveDerived bool
-	// async gives the descriptor a CreateAsync that applies the value when started
-	// and reports the outcome when waited for.
+	// async gives the descriptor a CreateAsync (and, with Update, an UpdateAsync) that
+	// applies the value when started and reports the outcome when waited for.
 	async bool
 }
 
@@ -150,6 +150,20 @@ func (dp *fakeDP) register(fd fakeDesc) *api.KVDescriptor {
 	if !d.noUpdate {
 		kd.Update = func(key string, oldV, newV proto.Message, md api.Metadata) (api.Metadata, error) {
 			return dp.update(d, key, newV, md)
+		}
+	}
+	if d.async && !d.noUpdate {
+		kd.UpdateAsync = func(key string, oldV, newV proto.Message, md api.Metadata) func() (api.Metadata, error) {
+			dp.mu.Lock()
+			dp.calls = append(dp.calls, "start-update "+key)
+			dp.mu.Unlock()
+			md, err := kd.Update(key, oldV, newV, md)
+			return func() (api.Metadata, error) {
+				dp.mu.Lock()
+				dp.calls = append(dp.calls, "wait-update "+key)
+				dp.mu.Unlock()
+				return md, err
+			}
 		}
 	}
 	if d.recreate != nil {

@@ -191,7 +191,7 @@ func TestSummaryCutsLongValues(t *testing.T) {
 	}
 	line := short[strings.Index(short, "config/long = "):]
 	line = line[:strings.IndexByte(line, '\n')]
-	if !strings.HasSuffix(line, "more bytes: GET /scheduler/txn-history?seq-num=7)") || len(line) > 700 {
+	if !strings.HasSuffix(line, "(more: GET /scheduler/txn-history?seq-num=7)") || len(line) > 700 {
 		t.Errorf("long value not cut (%d bytes): %s", len(line), line)
 	}
 	if !utf8.ValidString(line) {

@@ -197,6 +197,21 @@ type KVDescriptor struct {
 	// place, unchanged.
 	Update func(key string, oldValue, newValue proto.Message, oldMetadata Metadata) (Metadata, error)
 
+	// UpdateAsync optionally starts an Update and returns a function that waits for its
+	// outcome (what Update would have returned), the way CreateAsync does for Create.
+	// When the scheduler has several values of the descriptor to update (or create, or
+	// leave as they are) one after another, each top-level and in the dataplane, with
+	// its dependencies satisfied, no derived values (before or after) and no recreate
+	// needed (UpdateWithRecreate), it starts them all before waiting for the first: a
+	// node joining a cluster changes 1,000 NodePort DNATs, which then cost one pipeline
+	// to VPP instead of 1,000 round trips. The semantics are those of Update: on error
+	// the old value is assumed to be in place, unchanged (the descriptor undoes what it
+	// did), and the failure is retried like that of Update. Every started update is
+	// waited for, in start order, and no other callback of the descriptor that changes
+	// or reads the dataplane is called in between. Update must be set as well: it is
+	// used for every other update.
+	UpdateAsync func(key string, oldValue, newValue proto.Message, oldMetadata Metadata) (wait func() (Metadata, error))
+
 	// UpdateWithRecreate reports whether the change from oldValue to newValue needs
 	// a delete and create instead of Update (e.g. a changed interface type). Optional;
 	// without it Update is used whenever it exists.

@@ -3,12 +3,14 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // TxnType tells where a transaction came from.
@@ -74,6 +76,11 @@ type RecordedTxn struct {
 	// OmittedContents counts the operations kept without their values (Value and
 	// PrevValue) because the record had reached RecordContentBudget.
 	OmittedContents int `json:"omittedContents,omitempty"`
+
+	// contentBytes is the encoded size of the values kept, as Bound computed it
+	// (contentKnown), so that ApproxSize need not compute it again.
+	contentBytes int
+	contentKnown bool
 }
 
 // RecordContentBudget is about how many bytes of protobuf values one recorded
@@ -96,30 +103,40 @@ func (t *RecordedTxn) Bound(max int) {
 
 // boundContents keeps values while their encoded sizes add up to at most budget:
 // later Values are omitted, later Planned and Executed operations lose Value and
-// PrevValue (counted in OmittedContents). Errors and keys are always kept.
+// PrevValue (counted in OmittedContents). Errors and keys are always kept. Sizes are
+// computed only until the budget is reached, so bounding a transaction of 1,000 large
+// values costs the values kept, not all of them.
 func (t *RecordedTxn) boundContents(budget int) {
 	used := 0
 	for i, v := range t.Values {
-		used += protoSize(v.Value)
-		if used > budget {
+		size := protoSize(v.Value)
+		if used+size > budget {
 			t.OmittedValues += len(t.Values) - i
 			t.Values = append([]RecordedKVPair(nil), t.Values[:i]...)
 			break
 		}
+		used += size
 	}
+	full := false
 	for _, ops := range [][]RecordedOp{t.Planned, t.Executed} {
 		for i := range ops {
 			op := &ops[i]
 			if op.Value == nil && op.PrevValue == nil {
 				continue
 			}
-			used += protoSize(op.Value) + protoSize(op.PrevValue)
-			if used > budget {
-				op.Value, op.PrevValue = nil, nil
-				t.OmittedContents++
+			if !full {
+				size := protoSize(op.Value) + protoSize(op.PrevValue)
+				if used+size <= budget {
+					used += size
+					continue
+				}
+				full = true
 			}
+			op.Value, op.PrevValue = nil, nil
+			t.OmittedContents++
 		}
 	}
+	t.contentBytes, t.contentKnown = used, true
 }
 
 func (t *RecordedTxn) boundCount(max int) {
@@ -155,17 +172,30 @@ const recordOverhead = 256
 // ApproxSize estimates the memory the record holds, in bytes: the strings and the
 // encoded size of every protobuf value, plus a fixed overhead per entry. It bounds
 // the histories by size; it is a cost estimate, not an exact figure.
+//
+// Cost: after Bound, O(entries) without encoding any value (Bound has summed the sizes
+// of the values it kept); before, the values are sized.
 func (t *RecordedTxn) ApproxSize() int {
 	size := recordOverhead + len(t.Description) + len(t.Error)
+	content := 0
 	for _, v := range t.Values {
-		size += recordOverhead/4 + len(v.Key) + protoSize(v.Value)
+		size += recordOverhead/4 + len(v.Key)
+		if !t.contentKnown {
+			content += protoSize(v.Value)
+		}
 	}
 	for _, ops := range [][]RecordedOp{t.Planned, t.Executed} {
 		for _, op := range ops {
-			size += recordOverhead/2 + len(op.Key) + len(op.Error) + protoSize(op.Value) + protoSize(op.PrevValue)
+			size += recordOverhead/2 + len(op.Key) + len(op.Error)
+			if !t.contentKnown {
+				content += protoSize(op.Value) + protoSize(op.PrevValue)
+			}
 		}
 	}
-	return size
+	if t.contentKnown {
+		content = t.contentBytes
+	}
+	return size + content
 }
 
 func protoSize(m proto.Message) int {
@@ -306,13 +336,18 @@ func (t *RecordedTxn) Summary(limit int) string {
 				fmt.Fprintf(&b, "    %s = <delete>\n", v.Key)
 				continue
 			}
-			text := compact(v.Value)
+			var text string
+			if limit > 0 {
+				text = compactPrefix(v.Value, summaryValueBytes+1)
+			} else {
+				text = compact(v.Value)
+			}
 			if limit > 0 && len(text) > summaryValueBytes {
 				cut := summaryValueBytes
 				for cut > 0 && !utf8.RuneStart(text[cut]) {
 					cut--
 				}
-				text = fmt.Sprintf("%s ... (%d more bytes: GET /scheduler/txn-history?seq-num=%d)", text[:cut], len(text)-cut, t.SeqNum)
+				text = fmt.Sprintf("%s ... (more: GET /scheduler/txn-history?seq-num=%d)", text[:cut], t.SeqNum)
 			}
 			fmt.Fprintf(&b, "    %s = %s\n", v.Key, text)
 		}
@@ -381,4 +416,82 @@ func durationText(d time.Duration) string {
 func compact(m proto.Message) string {
 	s := fmt.Sprint(m)
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// compactPrefix is compact(m) when that is at most max bytes long, otherwise a text
+// longer than max that compact(m) starts with (or, for a value of a type that writes
+// itself, at least its first max bytes): a summary shows the beginning of a large value
+// (a DNAT of 100 mappings, 30 kB of text) without formatting all of it.
+func compactPrefix(m proto.Message, max int) string {
+	if protoSize(m) <= max/2 {
+		return compact(m) // small: the text is short anyway
+	}
+	w := &prefixWriter{max: max}
+	w.message(m.ProtoReflect())
+	return w.b.String()
+}
+
+// prefixWriter writes a message in the one-line text form of compact until it has
+// written more than max bytes.
+type prefixWriter struct {
+	b   strings.Builder
+	max int
+}
+
+func (w *prefixWriter) full() bool { return w.b.Len() > w.max }
+
+func (w *prefixWriter) sep() {
+	if w.b.Len() > 0 {
+		if last := w.b.String()[w.b.Len()-1]; last != '{' {
+			w.b.WriteByte(' ')
+		}
+	}
+}
+
+func (w *prefixWriter) message(m protoreflect.Message) {
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len() && !w.full(); i++ {
+		fd := fields.Get(i)
+		if !m.Has(fd) {
+			continue
+		}
+		v := m.Get(fd)
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for j := 0; j < l.Len() && !w.full(); j++ {
+				w.field(fd, l.Get(j))
+			}
+		case fd.IsMap():
+			w.sep()
+			w.b.WriteString(string(fd.Name()) + ":{...}")
+		default:
+			w.field(fd, v)
+		}
+	}
+}
+
+func (w *prefixWriter) field(fd protoreflect.FieldDescriptor, v protoreflect.Value) {
+	w.sep()
+	w.b.WriteString(string(fd.Name()))
+	w.b.WriteByte(':')
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		w.b.WriteByte('{')
+		if w.message(v.Message()); !w.full() {
+			w.b.WriteByte('}')
+		}
+	case protoreflect.StringKind:
+		w.b.WriteString(strconv.Quote(v.String()))
+	case protoreflect.BytesKind:
+		w.b.WriteString(strconv.Quote(string(v.Bytes())))
+	case protoreflect.EnumKind:
+		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
+			w.b.WriteString(string(ev.Name()))
+		} else {
+			w.b.WriteString(strconv.Itoa(int(v.Enum())))
+		}
+	default:
+		w.b.WriteString(v.String())
+	}
 }

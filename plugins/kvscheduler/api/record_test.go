@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -59,5 +61,32 @@ func TestBoundKeepsSmallRecordsWhole(t *testing.T) {
 	rec.Bound(1000)
 	if len(rec.Values) != 1 || rec.Executed[0].Value == nil || rec.OmittedValues+rec.OmittedContents != 0 {
 		t.Errorf("small record changed: %+v", rec)
+	}
+}
+
+// A summary shows the beginning of a large value as compact would write it, without
+// formatting all of it.
+func TestCompactPrefixStartsLikeTheWholeText(t *testing.T) {
+	m := &descriptorpb.FileDescriptorProto{Name: proto.String("big.proto")}
+	for i := range 2000 {
+		m.MessageType = append(m.MessageType, &descriptorpb.DescriptorProto{Name: proto.String(fmt.Sprintf("M%d", i)),
+			Field: []*descriptorpb.FieldDescriptorProto{{Name: proto.String("f"), Number: proto.Int32(int32(i)),
+				Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum()}}})
+	}
+	whole := compact(m)
+	for _, max := range []int{1, 100, 513, 5000} {
+		got := compactPrefix(m, max)
+		if len(got) <= max || len(got) > max+200 || !strings.HasPrefix(whole, got) {
+			t.Errorf("compactPrefix(%d) = %q (%d bytes), want a little more than %d bytes that the whole text %q... starts with",
+				max, got, len(got), max, whole[:min(len(whole), max+200)])
+		}
+	}
+	small := wrapperspb.String("tap1")
+	if got := compactPrefix(small, 512); got != compact(small) {
+		t.Errorf("compactPrefix of a small value = %q, want %q", got, compact(small))
+	}
+	allocs := testing.AllocsPerRun(10, func() { compactPrefix(m, 512) })
+	if allocs > 50 {
+		t.Errorf("compactPrefix of a large value allocates %v times: it formats more than it shows", allocs)
 	}
 }

@@ -42,6 +42,8 @@ type TypedDescriptor[V proto.Message, M any] struct {
 	Delete func(key string, value V, metadata M) error
 	// Update is KVDescriptor.Update.
 	Update func(key string, oldValue, newValue V, oldMetadata M) (M, error)
+	// UpdateAsync is KVDescriptor.UpdateAsync.
+	UpdateAsync func(key string, oldValue, newValue V, oldMetadata M) (wait func() (M, error))
 	// UpdateWithRecreate is KVDescriptor.UpdateWithRecreate.
 	UpdateWithRecreate func(key string, oldValue, newValue V, metadata M) bool
 	// Retrieve is KVDescriptor.Retrieve (untyped, see above).
@@ -161,6 +163,22 @@ func Typed[V proto.Message, M any](d TypedDescriptor[V, M]) *KVDescriptor {
 				return oldMetadata, err
 			}
 			return untypedMetadata(f(key, o, n, m))
+		}
+	}
+	if f := d.UpdateAsync; f != nil {
+		kd.UpdateAsync = func(key string, oldValue, newValue proto.Message, oldMetadata Metadata) func() (Metadata, error) {
+			o, err := typedValue[V](name, key, oldValue)
+			if err == nil {
+				var n V
+				if n, err = typedValue[V](name, key, newValue); err == nil {
+					var m M
+					if m, err = typedMetadata[M](name, key, oldMetadata); err == nil {
+						wait := f(key, o, n, m)
+						return func() (Metadata, error) { return untypedMetadata(wait()) }
+					}
+				}
+			}
+			return func() (Metadata, error) { return oldMetadata, err }
 		}
 	}
 	if f := d.UpdateWithRecreate; f != nil {

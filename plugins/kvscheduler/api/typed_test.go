@@ -33,6 +33,13 @@ func typedTestDescriptor(calls *[]string) *KVDescriptor {
 			*calls = append(*calls, "update "+o.GetValue()+"->"+n.GetValue())
 			return nil, nil
 		},
+		UpdateAsync: func(_ string, o, n *wrapperspb.StringValue, m *testMeta) func() (*testMeta, error) {
+			*calls = append(*calls, "start update "+o.GetValue()+"->"+n.GetValue())
+			return func() (*testMeta, error) {
+				*calls = append(*calls, "wait update "+o.GetValue()+"->"+n.GetValue())
+				return &testMeta{index: m.index + 1}, nil
+			}
+		},
 		ValueComparator: func(_ string, a, b *wrapperspb.StringValue) bool {
 			return strings.EqualFold(a.GetValue(), b.GetValue())
 		},
@@ -73,6 +80,13 @@ func TestTypedDescriptorRejectsWrongTypedValue(t *testing.T) {
 	if _, err := d.Update(key, wrapperspb.String("x"), wrong, nil); !errors.Is(err, ErrInvalidValueType) {
 		t.Errorf("Update(wrong type) = %v", err)
 	}
+	if _, err := d.UpdateAsync(key, wrapperspb.String("x"), wrong, nil)(); !errors.Is(err, ErrInvalidValueType) {
+		t.Errorf("UpdateAsync(wrong type) = %v", err)
+	}
+	if md, err := d.UpdateAsync(key, wrapperspb.String("x"), wrapperspb.String("y"), "not *testMeta")(); !errors.Is(err, ErrInvalidValueType) ||
+		md != "not *testMeta" {
+		t.Errorf("UpdateAsync(wrong metadata) = %v, %v; want the old metadata and the error", md, err)
+	}
 	if err := d.Delete(key, wrapperspb.String("x"), "not *testMeta"); !errors.Is(err, ErrInvalidValueType) || !strings.Contains(err.Error(), "metadata") {
 		t.Errorf("Delete(wrong metadata) = %v", err)
 	}
@@ -110,6 +124,12 @@ func TestTypedDescriptorPassesTypedValues(t *testing.T) {
 	if err != nil || md != nil {
 		t.Errorf("Update = %#v, %v; want nil metadata (a nil *testMeta is no metadata)", md, err)
 	}
+	wait := d.UpdateAsync(key, wrapperspb.String("abcd"), wrapperspb.String("abcde"), &testMeta{index: 4})
+	if md, err = wait(); err != nil {
+		t.Errorf("UpdateAsync = %v", err)
+	} else if m, ok := md.(*testMeta); !ok || m.index != 5 {
+		t.Errorf("UpdateAsync metadata = %#v", md)
+	}
 	if err := d.Delete(key, wrapperspb.String("abcd"), nil); err != nil {
 		t.Error(err)
 	}
@@ -122,7 +142,7 @@ func TestTypedDescriptorPassesTypedValues(t *testing.T) {
 	if !d.IsRetriableFailure(errors.New("vpp busy")) {
 		t.Error("typed IsRetriableFailure not consulted")
 	}
-	want := []string{"create abc", "update abc->abcd", "delete abcd"}
+	want := []string{"create abc", "update abc->abcd", "start update abcd->abcde", "wait update abcd->abcde", "delete abcd"}
 	if strings.Join(calls, ";") != strings.Join(want, ";") {
 		t.Errorf("calls = %v, want %v", calls, want)
 	}

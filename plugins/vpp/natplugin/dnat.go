@@ -51,6 +51,7 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 			return nil, d.update(nil, v)
 		},
 		CreateAsync: d.createAsync,
+		UpdateAsync: d.updateAsync,
 		Update: func(_ string, old, v *nat.DNat44, _ kvapi.Metadata) (kvapi.Metadata, error) {
 			return nil, d.update(old, v)
 		},
@@ -78,19 +79,29 @@ func ValidateDNat44(key string, d *nat.DNat44) error {
 // any order, ignoring what VPP ignores.
 //
 // Cost: O(1) when the numbers of entries differ (every entry of a valid DNat44 is
-// one mapping, and values that differ in length are not equal either), otherwise
-// O(entries + locals) without formatting.
+// one mapping, and values that differ in length are not equal either), O(entries +
+// locals) comparisons without parsing or allocation when the entries are equal field
+// by field in the same order (an unchanged value rebuilt by the renderer), otherwise
+// O(entries + locals) comparisons and the parsing of the entries that differ, without
+// formatting.
 func EquivalentDNat44(a, b *nat.DNat44) bool {
 	if a.GetLabel() != b.GetLabel() ||
 		len(a.GetStMappings()) != len(b.GetStMappings()) || len(a.GetIdMappings()) != len(b.GetIdMappings()) {
 		return false
 	}
-	ma, errA := parseMappings(a)
-	mb, errB := parseMappings(b)
+	if sameDNat44(a, b) {
+		return true
+	}
+	// entries equal field by field are the same mappings: only the others are parsed
+	var c staticComparer
+	sa, sb := dropCommon(a.GetStMappings(), b.GetStMappings(), c.same, keyOfStatic)
+	ia, ib := dropCommon(a.GetIdMappings(), b.GetIdMappings(), sameIdentity, keyOfIdentity)
+	ma, errA := parseEntries(sa, ia)
+	mb, errB := parseEntries(sb, ib)
 	if errA != nil || errB != nil {
 		return proto.Equal(a, b)
 	}
-	if a.GetLabel() != b.GetLabel() || len(ma) != len(mb) {
+	if len(ma) != len(mb) {
 		return false
 	}
 	// parseMappings refuses two mappings with one ident, so pairing by ident
@@ -112,21 +123,30 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 // locals and identity mappings, and the interfaces it takes addresses from.
 func DNat44Dependencies(d *nat.DNat44) []kvapi.Dependency {
 	deps := []kvapi.Dependency{{Label: DepNAT44Global, Key: nat.GlobalNAT44Key}}
-	seen := map[string]bool{}
+	// a DNat44 has a handful of dependencies: a linear search costs less than a map
 	add := func(label, key string) {
-		if !seen[key] {
-			seen[key] = true
-			deps = append(deps, kvapi.Dependency{Label: label, Key: key})
+		for _, d := range deps {
+			if d.Key == key {
+				return
+			}
 		}
+		deps = append(deps, kvapi.Dependency{Label: label, Key: key})
 	}
+	var vrfs []uint32 // the VRFs added, to format the key of each once
 	vrf := func(id uint32) {
-		if id != 0 && id != noIndex {
+		if id != 0 && id != noIndex && !slices.Contains(vrfs, id) {
+			vrfs = append(vrfs, id)
 			add(DepVrfTableExists, l3.VrfTableKey(id, l3.VrfTable_IPV4))
 		}
 	}
+	var prev []*nat.DNat44_StaticMapping_LocalIP
 	for _, sm := range d.GetStMappings() {
-		for _, l := range sm.GetLocalIps() {
-			vrf(l.GetVrfId())
+		// mappings sharing one list of locals (one per port of a service) read it once
+		if ls := sm.GetLocalIps(); !sameSlice(ls, prev) {
+			for _, l := range ls {
+				vrf(l.GetVrfId())
+			}
+			prev = ls
 		}
 		if sm.GetExternalInterface() != "" {
 			add(DepInterfaceExists, ifmodel.InterfaceKey(sm.GetExternalInterface()))
@@ -149,6 +169,9 @@ type step struct {
 	undo func() (r request, ok bool)
 	// missingOK: a delete of something VPP no longer has counts as done.
 	missingOK bool
+	// adds is the mapping an add of a whole mapping adds (nil for other steps): if VPP
+	// already has it, tagged as ours and equal, the add counts as done (see finish).
+	adds *mapping
 }
 
 // createAsync sends the requests that create a DNat44 without waiting for their
@@ -156,14 +179,26 @@ type step struct {
 // that succeeded (as Create does). The scheduler starts many creations before waiting,
 // so 10k DNATs go to VPP as one pipeline instead of 10k round trips.
 func (d *dnatDescriptor) createAsync(_ string, to *nat.DNat44) func() (kvapi.Metadata, error) {
-	label := to.GetLabel()
-	newM, err := parseMappings(to)
-	var steps []step
-	if err == nil {
-		steps, err = d.plan(Tag(label), nil, newM)
+	return d.startAsync(nil, to)
+}
+
+// updateAsync is createAsync for an update (UpdateAsync): a node joining changes every
+// NodePort DNat44, and their requests go to VPP as one pipeline.
+func (d *dnatDescriptor) updateAsync(_ string, from, to *nat.DNat44, _ kvapi.Metadata) func() (kvapi.Metadata, error) {
+	return d.startAsync(from, to)
+}
+
+// startAsync sends the requests that move VPP from the mappings of from to those of to
+// (nil from: create) through the pipeline; the returned function waits for their
+// replies and, if some failed, undoes the ones that succeeded.
+func (d *dnatDescriptor) startAsync(from, to *nat.DNat44) func() (kvapi.Metadata, error) {
+	label, op := to.GetLabel(), "update"
+	if from == nil {
+		op = "create"
 	}
+	steps, err := d.planChange(from, to)
 	if err != nil {
-		err = fmt.Errorf("create DNAT44 %s: %w", label, err)
+		err = fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 		return func() (kvapi.Metadata, error) { return nil, err }
 	}
 	sent := make([]*pending, len(steps))
@@ -171,12 +206,15 @@ func (d *dnatDescriptor) createAsync(_ string, to *nat.DNat44) func() (kvapi.Met
 		sent[i] = d.pipe.send(s.do)
 	}
 	return func() (kvapi.Metadata, error) {
+		if len(sent) == 0 {
+			return nil, nil
+		}
 		errs := make([]error, len(sent))
 		for i, pd := range sent {
 			errs[i] = d.pipe.wait(pd)
 		}
-		if err := d.finish(steps, errs); err != nil {
-			return nil, fmt.Errorf("create DNAT44 %s: %w", label, err)
+		if err := d.finish(Tag(label), steps, errs); err != nil {
+			return nil, fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 		}
 		return nil, nil
 	}
@@ -194,29 +232,39 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 	case to == nil:
 		op, label = "delete", from.GetLabel()
 	}
-	var oldM, newM []mapping
-	var err error
-	if from != nil {
-		if oldM, err = parseMappings(from); err != nil {
-			return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
-		}
-	}
-	if to != nil {
-		if newM, err = parseMappings(to); err != nil {
-			return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
-		}
-	}
-	steps, err := d.plan(Tag(label), oldM, newM)
+	steps, err := d.planChange(from, to)
 	if err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
-	if err := d.run(steps); err != nil {
+	if err := d.run(Tag(label), steps); err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
 	if len(steps) > 0 {
 		d.Log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
 	}
 	return nil
+}
+
+// planChange lists the requests that move VPP from the mappings of from to those of
+// to (nil from: create, nil to: delete).
+func (d *dnatDescriptor) planChange(from, to *nat.DNat44) ([]step, error) {
+	label := to.GetLabel()
+	if to == nil {
+		label = from.GetLabel()
+	}
+	// entries equal field by field in both are left alone without being parsed
+	var c staticComparer
+	oldSt, newSt := dropCommon(from.GetStMappings(), to.GetStMappings(), c.same, keyOfStatic)
+	oldID, newID := dropCommon(from.GetIdMappings(), to.GetIdMappings(), sameIdentity, keyOfIdentity)
+	oldM, err := parseEntries(oldSt, oldID)
+	if err != nil {
+		return nil, err
+	}
+	newM, err := parseEntries(newSt, newID)
+	if err != nil {
+		return nil, err
+	}
+	return d.plan(Tag(label), oldM, newM)
 }
 
 // plan lists the requests that turn the mappings oldM into newM: deletes of
@@ -244,6 +292,7 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 		}
 		s := step{do: do, undo: undo, missingOK: !isAdd}
 		if isAdd {
+			s.adds = m
 			adds = append(adds, s)
 		} else {
 			dels = append(dels, s)
@@ -316,7 +365,7 @@ func localsDiffable(o, n *mapping) bool {
 // run sends the steps pipelined. If some fail, the ones that succeeded are
 // undone, in reverse order, and the error lists the failures (and any undo
 // that failed too).
-func (d *dnatDescriptor) run(steps []step) error {
+func (d *dnatDescriptor) run(tag string, steps []step) error {
 	if len(steps) == 0 {
 		return nil
 	}
@@ -324,25 +373,41 @@ func (d *dnatDescriptor) run(steps []step) error {
 	for i, s := range steps {
 		reqs[i] = s.do
 	}
-	return d.finish(steps, sendBatch(d.Ch, reqs))
+	return d.finish(tag, steps, sendBatch(d.Ch, reqs))
 }
 
 // finish collects the outcome of steps sent with errs as their results: when some
 // failed, the ones that succeeded are undone, in reverse order, and the error lists
 // the failures (and any undo that failed too).
-func (d *dnatDescriptor) finish(steps []step, errs []error) error {
+//
+// An add failing because VPP already has the mapping, tagged with this value's tag and
+// equal to it, counts as done: a call whose undo failed (with an error other than BUSY)
+// left it there, and the retried call would otherwise fail for good.
+func (d *dnatDescriptor) finish(tag string, steps []step, errs []error) error {
 	var failed []error
 	var undo []request
+	var held map[mappingID]mapping // VPP's mappings with tag, read at the first "exists"
 	for i, err := range errs {
 		switch {
 		case err == nil:
-			if u, ok := steps[i].undo(); ok {
-				undo = append(undo, u)
-			}
 		case steps[i].missingOK && vppbase.IsRetval(err, govppapi.NO_SUCH_ENTRY):
 			// already gone: nothing to undo either
+			continue
+		case steps[i].adds != nil && vppbase.IsRetval(err, govppapi.VALUE_EXIST):
+			if held == nil {
+				held = d.heldMappings(tag)
+			}
+			if m, ok := held[steps[i].adds.ident()]; !ok || !m.equal(steps[i].adds) {
+				failed = append(failed, err)
+				continue
+			}
+			// ours already: done (and undone with the others if the call fails)
 		default:
 			failed = append(failed, err)
+			continue
+		}
+		if u, ok := steps[i].undo(); ok {
+			undo = append(undo, u)
 		}
 	}
 	if len(failed) == 0 {
@@ -368,6 +433,22 @@ func (d *dnatDescriptor) finish(steps []step, errs []error) error {
 		undo = again
 	}
 	return errors.Join(failed...)
+}
+
+// heldMappings reads the mappings VPP holds with tag, by ident (none if they cannot be
+// read: the adds that found their mapping existing then fail as VPP said).
+func (d *dnatDescriptor) heldMappings(tag string) map[mappingID]mapping {
+	d.pipe.drain() // the dumps use the channel
+	held := map[mappingID]mapping{}
+	groups, _, err := d.dumpMappings()
+	if err != nil {
+		d.Log.WithError(err).WithField("tag", tag).Warn("DNAT44: cannot read back the mappings VPP already has")
+		return held
+	}
+	for _, m := range groups[tag] {
+		held[m.ident()] = m
+	}
+	return held
 }
 
 // undoAttempts bounds the sends of one undo request failing with VPP's BUSY.
@@ -462,7 +543,7 @@ func rebuild(tag string, ms []mapping, want *nat.DNat44) *nat.DNat44 {
 		label = want.GetLabel()
 		for _, sm := range want.GetStMappings() {
 			var p problems
-			if m, ok := parseStatic(&p, fieldPath{}, sm); ok {
+			if m, ok := parseStatic(&p, fieldPath{}, sm, nil); ok {
 				nbSt[m.matchKey()] = append(nbSt[m.matchKey()], sm)
 			}
 		}

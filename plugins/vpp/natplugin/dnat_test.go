@@ -378,3 +378,81 @@ func TestDNat44AnyVRFMeansInsideVRF(t *testing.T) {
 	}
 	expectRetrieved(t, dnatDescriptor44(e.freshDeps()), map[string]proto.Message{nat.DNAT44Key("ids"): v})
 }
+
+// TestDNat44ValidateChecksSharedLocalsForEveryMapping: mappings listing the same locals
+// share their parsed form, but what depends on the mapping is still checked for each
+// (local ports of an address-only mapping), and so are locals that were wrong.
+func TestDNat44ValidateChecksSharedLocalsForEveryMapping(t *testing.T) {
+	locals := []*nat.DNat44_StaticMapping_LocalIP{lip("10.1.1.1", 8080, 0, 1), lip("10.1.1.2", 8080, 0, 1)}
+	port := func(ip string, p uint32) *nat.DNat44_StaticMapping {
+		return &nat.DNat44_StaticMapping{ExternalIp: ip, ExternalPort: p, LocalIps: locals}
+	}
+	v := &nat.DNat44{Label: "svc", StMappings: []*nat.DNat44_StaticMapping{port("10.96.0.1", 80), port("10.96.0.2", 80)}}
+	if err := ValidateDNat44(nat.DNAT44Key("svc"), v); err != nil {
+		t.Fatalf("valid value refused: %v", err)
+	}
+	// the same locals on an address-only mapping: their ports are wrong there
+	v.StMappings = append(v.StMappings, port("10.96.0.3", 0))
+	checkInvalid(t, ValidateDNat44(nat.DNAT44Key("svc"), v), "st_mappings[2].local_ips[0].local_port")
+	// wrong locals shared by two mappings are reported for both
+	bad := []*nat.DNat44_StaticMapping_LocalIP{lip("x", 8080, 0, 1), lip("10.1.1.2", 8080, 0, 1)}
+	v.StMappings = []*nat.DNat44_StaticMapping{port("10.96.0.1", 80), port("10.96.0.2", 80)}
+	v.StMappings[0].LocalIps, v.StMappings[1].LocalIps = bad, bad
+	err := ValidateDNat44(nat.DNAT44Key("svc"), v)
+	checkInvalid(t, err, "st_mappings[0].local_ips[0].local_ip")
+	checkInvalid(t, err, "st_mappings[1].local_ips[0].local_ip")
+}
+
+// TestEquivalentDNat44 compares values by the mappings they program: equal field by
+// field, reordered, or written differently (an IPv4-mapped address, the probability of
+// a single local) they are equivalent; a changed local is not.
+func TestEquivalentDNat44(t *testing.T) {
+	a := testDNAT("svc")
+	if !EquivalentDNat44(a, testDNAT("svc")) {
+		t.Error("equal values not equivalent")
+	}
+	b := testDNAT("svc")
+	b.StMappings[0], b.StMappings[1] = b.StMappings[1], b.StMappings[0]
+	b.StMappings[1].LocalIps[0].Probability = 7 // one local: VPP ignores it
+	b.StMappings[2].LocalIps[0], b.StMappings[2].LocalIps[1] = b.StMappings[2].LocalIps[1], b.StMappings[2].LocalIps[0]
+	b.StMappings[2].LocalIps[0].LocalIp = "::ffff:" + b.StMappings[2].LocalIps[0].LocalIp
+	if !EquivalentDNat44(a, b) {
+		t.Error("reordered value not equivalent")
+	}
+	b.StMappings[2].LocalIps[0].LocalPort++
+	if EquivalentDNat44(a, b) {
+		t.Error("changed local port not seen")
+	}
+}
+
+// TestDNat44CreateCompletesWhatAFailedUndoLeft: a create that failed and whose undo
+// failed too (with an error other than BUSY) left some of its mappings in VPP. The
+// retried create finds them existing, tagged as this value's and equal to what it
+// adds, and counts them as done instead of failing with "already exists" for good.
+// A mapping VPP has with another tag or other locals is still an error.
+func TestDNat44CreateCompletesWhatAFailedUndoLeft(t *testing.T) {
+	e := newEnv(t)
+	e.enableNAT()
+	d := dnatDescriptor44(e.deps())
+	v := testDNAT("svc")
+	// what the failed undo left: two of the mappings, tagged "svc"
+	left := &nat.DNat44{Label: "svc", StMappings: []*nat.DNat44_StaticMapping{v.StMappings[0], v.StMappings[2]},
+		IdMappings: v.IdMappings[:1]}
+	createDNAT(t, d, left)
+	createDNAT(t, dnatDescriptor44(e.deps()), v)
+	expectRetrieved(t, d, map[string]proto.Message{nat.DNAT44Key("svc"): v})
+
+	// another service's mapping on the same external endpoint is not ours
+	other := &nat.DNat44{Label: "other", StMappings: []*nat.DNat44_StaticMapping{v.StMappings[2]}}
+	if _, err := d.Create(nat.DNAT44Key("other"), other); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
+		t.Errorf("create over another tag's mapping: %v, want VPP's VALUE_EXIST", err)
+	}
+	// ours, but with other locals: not what the create adds
+	changed := proto.Clone(v).(*nat.DNat44)
+	changed.StMappings, changed.IdMappings = changed.StMappings[2:3], nil
+	changed.StMappings[0].LocalIps = changed.StMappings[0].LocalIps[:2]
+	if _, err := d.Create(nat.DNAT44Key("svc"), changed); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
+		t.Errorf("create over our mapping with other locals: %v, want VPP's VALUE_EXIST", err)
+	}
+	expectRetrieved(t, d, map[string]proto.Message{nat.DNAT44Key("svc"): v})
+}

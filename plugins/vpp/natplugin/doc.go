@@ -30,15 +30,20 @@
 // nat44_identity_mapping_dump.
 //
 // Cost: the requests of one descriptor call are pipelined (sendBatch), so a
-// DNat44 with many mappings costs about one round trip; the scheduler calls
-// Create once per DNat44 and expects its result, so separate DNat44s are
-// separate round trips (measured in BenchmarkProgram10kDNAT; creations are
-// pipelined across values through CreateAsync, updates are not). An update sends
-// only the mappings that differ: a node joining adds the two mappings of its IPs
-// to each NodePort DNat44, an endpoint added to a service one local to each of its
-// LB mappings (TestNodePortUpdateProgramsOnlyTheChangedMappings,
-// BenchmarkNodeJoin1kNodePorts). Comparing and planning still parse the whole
-// DNat44, without formatting: O(mappings + locals) of the changed values.
+// DNat44 with many mappings costs about one round trip; creations and updates of
+// many DNat44s in one transaction are pipelined across values too (CreateAsync,
+// UpdateAsync: the scheduler starts them all, then waits for each), so 10k new
+// services or a node join changing 1,000 NodePort services cost one pipeline, not
+// one round trip per value (BenchmarkProgram10kDNAT, BenchmarkNodeJoin1kNodePorts).
+// An update sends only the mappings that differ: a node joining adds the two
+// mappings of its IPs to each NodePort DNat44, an endpoint added to a service one
+// local to each of its LB mappings (TestNodePortUpdateProgramsOnlyTheChangedMappings).
+// Nothing is parsed twice needlessly: entries equal field by field in the old and the
+// new value are paired by comparison (no address parsing, no allocation) and only the
+// others are parsed and planned; an unchanged value is recognised the same way; the
+// mappings of a value that list the same locals (every port of a NodePort service)
+// share one parsed copy of them. Validate still reads every entry of the new value:
+// O(mappings + locals) comparisons, O(mappings) address parsing.
 //
 // DNat44 in VPP: every entry of a DNat44 becomes one VPP mapping, tagged
 // with the label (see Tag): a static mapping with one local becomes
@@ -55,7 +60,10 @@
 // sessions of the other locals; other changed mappings are deleted and
 // added again. If a request of a Create, Update or Delete fails, the
 // requests of the call that succeeded are undone (best effort), so VPP keeps
-// the old value, as the scheduler assumes. Retrieve groups the static, LB
+// the old value, as the scheduler assumes. An add that VPP refuses because the
+// mapping exists, with this value's tag and equal to what is added (left by a call
+// whose undo failed), counts as done, so a retry completes instead of failing for
+// good (TestDNat44CreateCompletesWhatAFailedUndoLeft). Retrieve groups the static, LB
 // and identity mappings VPP dumps by tag; a tag is the label of a DNat44
 // (NB's label when its truncated form is the tag). Mappings without a tag
 // are not the agent's and are skipped; tagged ones are reported as the

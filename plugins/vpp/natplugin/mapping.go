@@ -268,14 +268,23 @@ func parsePort(p *problems, field func() string, v uint32) uint16 {
 // parseMappings turns a DNat44 into VPP mappings, checking it; the error is
 // an *kvapi.InvalidValueError naming every wrong field.
 func parseMappings(d *nat.DNat44) ([]mapping, error) {
+	return parseEntries(d.GetStMappings(), d.GetIdMappings())
+}
+
+// parseEntries is parseMappings of a list of entries (all of a value, or the ones of a
+// value that changed; field paths count from the first entry given). Mappings whose
+// locals equal those of the mapping parsed before them (every node port of a service
+// has the same backends) share that mapping's parsed locals, checked once.
+func parseEntries(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMapping) ([]mapping, error) {
 	var p problems
-	out := make([]mapping, 0, len(d.GetStMappings())+len(d.GetIdMappings()))
-	for i, sm := range d.GetStMappings() {
-		if m, ok := parseStatic(&p, fieldPath{"st_mappings", i}, sm); ok {
+	var memo localsMemo
+	out := make([]mapping, 0, len(sts)+len(ids))
+	for i, sm := range sts {
+		if m, ok := parseStatic(&p, fieldPath{"st_mappings", i}, sm, &memo); ok {
 			out = append(out, m)
 		}
 	}
-	for i, im := range d.GetIdMappings() {
+	for i, im := range ids {
 		if m, ok := parseIdentity(&p, fieldPath{"id_mappings", i}, im); ok {
 			out = append(out, m)
 		}
@@ -294,7 +303,18 @@ func parseMappings(d *nat.DNat44) ([]mapping, error) {
 	return out, nil
 }
 
-func parseStatic(p *problems, f fieldPath, sm *nat.DNat44_StaticMapping) (mapping, bool) {
+// localsMemo is the last list of locals parseStatic parsed without problems, to share
+// its result with the next mappings listing the same locals.
+type localsMemo struct {
+	raw      []*nat.DNat44_StaticMapping_LocalIP
+	addrOnly bool // the checks of local ports depend on it
+	locals   []local
+}
+
+// parseStatic parses and checks one static mapping. memo (nil: none) carries the
+// parsed locals of the mapping before, which a mapping with the same locals shares:
+// parsed locals are never modified.
+func parseStatic(p *problems, f fieldPath, sm *nat.DNat44_StaticMapping, memo *localsMemo) (mapping, bool) {
 	n := len(p.msgs)
 	m := mapping{kind: kindStatic, twice: twiceFlags(sm.GetTwiceNat()), extIf: sm.GetExternalInterface()}
 	if len(sm.GetLocalIps()) > 1 {
@@ -317,7 +337,45 @@ func parseStatic(p *problems, f fieldPath, sm *nat.DNat44_StaticMapping) (mappin
 	if len(sm.GetLocalIps()) == 0 {
 		p.add(f.field(".local_ips"), "a static mapping needs at least one local IP")
 	}
-	m.locals = make([]local, 0, len(sm.GetLocalIps()))
+	if memo != nil && memo.locals != nil && memo.addrOnly == (m.extPort == 0) && sameLocals(memo.raw, sm.GetLocalIps()) {
+		m.locals = memo.locals
+	} else {
+		before := len(p.msgs)
+		m.locals = parseLocals(p, f, sm, &m)
+		if memo != nil && len(p.msgs) == before {
+			*memo = localsMemo{raw: sm.GetLocalIps(), addrOnly: m.extPort == 0, locals: m.locals}
+		}
+	}
+	if s := sm.GetTwiceNatPoolIp(); s != "" {
+		if m.pool, ok = parseIPv4(s); !ok {
+			p.add(f.field(".twice_nat_pool_ip"), "twice_nat_pool_ip %q is not an IPv4 address", s)
+		}
+	}
+	if m.extPort == 0 && m.twice != 0 {
+		p.add(f.field(".twice_nat"), "VPP does not twice-NAT address-only mappings")
+	}
+	if m.kind == kindLB {
+		if m.extIf != "" {
+			p.add(f.field(".external_interface"), "a mapping with several locals needs an external_ip")
+		}
+		if m.pool.IsValid() {
+			p.add(f.field(".twice_nat_pool_ip"), "a mapping with several locals cannot choose its twice-NAT pool address")
+		}
+		if m.extPort == 0 {
+			p.add(f.field(".external_port"), "a mapping with several locals needs ports")
+		}
+		m.affinity = sm.GetSessionAffinity()
+	}
+	if m.addrOnly() {
+		m.proto = 0
+	}
+	return m, len(p.msgs) == n
+}
+
+// parseLocals parses and checks the locals of static mapping sm (m: what is parsed of
+// it so far: kind and external port), sorted for an LB mapping.
+func parseLocals(p *problems, f fieldPath, sm *nat.DNat44_StaticMapping, m *mapping) []local {
+	locals := make([]local, 0, len(sm.GetLocalIps()))
 	for j, l := range sm.GetLocalIps() {
 		lf := func(name string) string { return f.field(".local_ips[" + strconv.Itoa(j) + "]." + name) }
 		ip, ok := parseIPv4(l.GetLocalIp())
@@ -340,39 +398,18 @@ func parseStatic(p *problems, f fieldPath, sm *nat.DNat44_StaticMapping) (mappin
 			}
 			lo.prob = uint8(l.GetProbability())
 		}
-		m.locals = append(m.locals, lo)
-	}
-	if s := sm.GetTwiceNatPoolIp(); s != "" {
-		if m.pool, ok = parseIPv4(s); !ok {
-			p.add(f.field(".twice_nat_pool_ip"), "twice_nat_pool_ip %q is not an IPv4 address", s)
-		}
-	}
-	if m.extPort == 0 && m.twice != 0 {
-		p.add(f.field(".twice_nat"), "VPP does not twice-NAT address-only mappings")
+		locals = append(locals, lo)
 	}
 	if m.kind == kindLB {
-		if m.extIf != "" {
-			p.add(f.field(".external_interface"), "a mapping with several locals needs an external_ip")
-		}
-		if m.pool.IsValid() {
-			p.add(f.field(".twice_nat_pool_ip"), "a mapping with several locals cannot choose its twice-NAT pool address")
-		}
-		if m.extPort == 0 {
-			p.add(f.field(".external_port"), "a mapping with several locals needs ports")
-		}
-		m.affinity = sm.GetSessionAffinity()
-		sortLocals(m.locals)
-		for j := 1; j < len(m.locals); j++ {
-			a, b := m.locals[j-1], m.locals[j]
+		sortLocals(locals)
+		for j := 1; j < len(locals); j++ {
+			a, b := locals[j-1], locals[j]
 			if a.ip == b.ip && a.port == b.port && a.vrf == b.vrf {
 				p.add(f.field(".local_ips"), "local %s:%d in VRF %d is listed twice", a.ip, a.port, a.vrf)
 			}
 		}
 	}
-	if m.addrOnly() {
-		m.proto = 0
-	}
-	return m, len(p.msgs) == n
+	return locals
 }
 
 func parseIdentity(p *problems, f fieldPath, im *nat.DNat44_IdentityMapping) (mapping, bool) {

@@ -1,0 +1,165 @@
+package natplugin
+
+import (
+	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+)
+
+// Comparing the model field by field is much cheaper than parsing it (no address
+// parsing, no allocation), and two entries that are the same field by field become the
+// same VPP mapping. A node joining a cluster changes 2 of the ~100 mappings of every
+// NodePort DNat44: comparing finds the 98 kept ones, and only the changed ones are
+// parsed and planned.
+
+// sameStaticButLocals tells whether two static mappings of the model are equal field by
+// field, locals aside; unknown fields are ignored, as parsing ignores them.
+func sameStaticButLocals(a, b *nat.DNat44_StaticMapping) bool {
+	return a.GetExternalIp() == b.GetExternalIp() && a.GetExternalPort() == b.GetExternalPort() &&
+		a.GetProtocol() == b.GetProtocol() && a.GetExternalInterface() == b.GetExternalInterface() &&
+		a.GetTwiceNat() == b.GetTwiceNat() && a.GetTwiceNatPoolIp() == b.GetTwiceNatPoolIp() &&
+		a.GetSessionAffinity() == b.GetSessionAffinity()
+}
+
+// staticComparer compares static mappings of the model field by field (locals in
+// order), remembering the last two lists of locals it compared:
+// the mappings of a service's port share one list of locals in each value, which is
+// then compared once, not once per node IP.
+type staticComparer struct {
+	a, b []*nat.DNat44_StaticMapping_LocalIP
+	eq   bool
+}
+
+func (c *staticComparer) same(x, y *nat.DNat44_StaticMapping) bool {
+	if x == y {
+		return true
+	}
+	if !sameStaticButLocals(x, y) {
+		return false
+	}
+	a, b := x.GetLocalIps(), y.GetLocalIps()
+	if c.a == nil || !sameSlice(a, c.a) || !sameSlice(b, c.b) {
+		c.a, c.b, c.eq = a, b, sameLocals(a, b)
+	}
+	return c.eq
+}
+
+// sameSlice tells whether a and b are the same slice (same backing array and length).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// sameLocals tells whether two lists of locals are equal field by field, in order. Lists
+// sharing their backing array (a renderer giving every mapping of a port the same
+// locals) compare in O(1).
+func sameLocals(a, b []*nat.DNat44_StaticMapping_LocalIP) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if sameSlice(a, b) {
+		return true
+	}
+	for i, x := range a {
+		y := b[i]
+		if x != y && (x.GetLocalIp() != y.GetLocalIp() || x.GetLocalPort() != y.GetLocalPort() ||
+			x.GetVrfId() != y.GetVrfId() || x.GetProbability() != y.GetProbability()) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameIdentity tells whether two identity mappings of the model are equal field by field.
+func sameIdentity(a, b *nat.DNat44_IdentityMapping) bool {
+	if a == b {
+		return true
+	}
+	return a.GetIpAddress() == b.GetIpAddress() && a.GetPort() == b.GetPort() && a.GetProtocol() == b.GetProtocol() &&
+		a.GetInterface() == b.GetInterface() && a.GetVrfId() == b.GetVrfId()
+}
+
+// sameDNat44 tells whether a and b list equal mappings field by field in the same
+// order: then they are equivalent without parsing either.
+func sameDNat44(a, b *nat.DNat44) bool {
+	as, bs := a.GetStMappings(), b.GetStMappings()
+	ai, bi := a.GetIdMappings(), b.GetIdMappings()
+	if a.GetLabel() != b.GetLabel() || len(as) != len(bs) || len(ai) != len(bi) {
+		return false
+	}
+	var c staticComparer
+	for i := range as {
+		if !c.same(as[i], bs[i]) {
+			return false
+		}
+	}
+	for i := range ai {
+		if !sameIdentity(ai[i], bi[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// staticKey is the raw form of what identifies a static mapping, to pair the entries of
+// two values without parsing them.
+type staticKey struct {
+	ip, iface string
+	port      uint32
+	proto     nat.DNat44_Protocol
+}
+
+func keyOfStatic(m *nat.DNat44_StaticMapping) staticKey {
+	return staticKey{ip: m.GetExternalIp(), iface: m.GetExternalInterface(), port: m.GetExternalPort(), proto: m.GetProtocol()}
+}
+
+// identityKey is staticKey for identity mappings.
+type identityKey struct {
+	staticKey
+	vrf uint32
+}
+
+func keyOfIdentity(m *nat.DNat44_IdentityMapping) identityKey {
+	return identityKey{staticKey: staticKey{ip: m.GetIpAddress(), iface: m.GetInterface(), port: m.GetPort(), proto: m.GetProtocol()},
+		vrf: m.GetVrfId()}
+}
+
+// dropCommon removes from a and b the entries they have in common (equal field by
+// field), returning what remains of each. Entries are paired by position first (the
+// common prefix and suffix: the usual case of entries added or removed at one place),
+// the rest by key. The entries of a valid value have distinct keys.
+//
+// Cost: O(len(a) + len(b)) comparisons; no allocation when only the prefix and suffix
+// differ.
+func dropCommon[T any, K comparable](a, b []T, same func(x, y T) bool, key func(T) K) ([]T, []T) {
+	n := 0
+	for n < len(a) && n < len(b) && same(a[n], b[n]) {
+		n++
+	}
+	a, b = a[n:], b[n:]
+	m := 0
+	for m < len(a) && m < len(b) && same(a[len(a)-1-m], b[len(b)-1-m]) {
+		m++
+	}
+	a, b = a[:len(a)-m], b[:len(b)-m]
+	if len(a) == 0 || len(b) == 0 {
+		return a, b
+	}
+	index := make(map[K]int, len(a))
+	for i, x := range a {
+		index[key(x)] = i
+	}
+	paired := make([]bool, len(a))
+	var restB []T
+	for _, y := range b {
+		if i, ok := index[key(y)]; ok && !paired[i] && same(a[i], y) {
+			paired[i] = true
+			continue
+		}
+		restB = append(restB, y)
+	}
+	var restA []T
+	for i, x := range a {
+		if !paired[i] {
+			restA = append(restA, x)
+		}
+	}
+	return restA, restB
+}
