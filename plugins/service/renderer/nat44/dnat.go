@@ -49,7 +49,6 @@ func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vp
 		if port.Protocol == renderer.UDP {
 			proto = vpp_nat.DNat44_UDP
 		}
-		used := false
 		add := func(ip net.IP, extPort uint16, twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode) {
 			ip4 := ip.To4()
 			if ip4 == nil || extPort == 0 {
@@ -58,11 +57,9 @@ func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vp
 			m := &carve(rndr.slabs.on, &rndr.slabs.mappings, 1)[0]
 			m.ExternalIp, m.ExternalPort, m.Protocol = rndr.ip4String(ip4), uint32(extPort), proto
 			m.TwiceNat, m.SessionAffinity = twiceNAT, svc.SessionAffinityTimeout
-			if used {
-				m.LocalIps = rndr.copyLocalIPs(locals)
-			} else {
-				m.LocalIps, used = locals, true // the first mapping takes the messages built
-			}
+			// Every mapping of the port shares the locals (slice and messages): nothing
+			// modifies a staged value, and a later change builds new messages.
+			m.LocalIps = locals
 			dnat.StMappings = append(dnat.StMappings, m)
 		}
 		for _, ip := range svc.ClusterIPs.List() {
@@ -194,18 +191,6 @@ func (rndr *Renderer) portLocals(svc *renderer.ContivService, backends []*render
 	}
 	if len(out) == 1 {
 		out[0].Probability = 0
-	}
-	return out
-}
-
-// copyLocalIPs returns new messages with the contents of locals.
-func (rndr *Renderer) copyLocalIPs(locals []*vpp_nat.DNat44_StaticMapping_LocalIP) []*vpp_nat.DNat44_StaticMapping_LocalIP {
-	msgs := carve(rndr.slabs.on, &rndr.slabs.localIPs, len(locals))
-	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, len(locals))
-	for i, l := range locals {
-		m := &msgs[i]
-		m.LocalIp, m.LocalPort, m.VrfId, m.Probability = l.LocalIp, l.LocalPort, l.VrfId, l.Probability
-		out[i] = m
 	}
 	return out
 }
