@@ -170,15 +170,27 @@ func BenchmarkEndpointsChange(b *testing.B) {
 	}
 }
 
-// nopRenderer receives the processor's output and does nothing with it.
-type nopRenderer struct{ last *renderer.ResyncEventData }
+// nopRenderer receives the processor's output (in flat form, as the NAT44 renderer)
+// and does nothing with it.
+type nopRenderer struct{ last *renderer.FlatResyncEventData }
+
+func (nopRenderer) AddFlatService(*renderer.FlatService) error         { return nil }
+func (nopRenderer) UpdateFlatService(_, _ *renderer.FlatService) error { return nil }
+func (nopRenderer) DeleteFlatService(*renderer.FlatService) error      { return nil }
+func (r *nopRenderer) ResyncFlat(ev *renderer.FlatResyncEventData) error {
+	r.last = ev
+	return nil
+}
+func (nopRenderer) UpdateFlatNodePortServices(*renderer.IPAddresses, []*renderer.FlatService) error {
+	return nil
+}
 
 func (nopRenderer) AddService(*renderer.ContivService) error              { return nil }
 func (nopRenderer) UpdateService(_, _ *renderer.ContivService) error      { return nil }
 func (nopRenderer) DeleteService(*renderer.ContivService) error           { return nil }
 func (nopRenderer) UpdateLocalFrontendIfs(_, _ renderer.Interfaces) error { return nil }
 func (nopRenderer) UpdateLocalBackendIfs(_, _ renderer.Interfaces) error  { return nil }
-func (r *nopRenderer) Resync(ev *renderer.ResyncEventData) error          { r.last = ev; return nil }
+func (nopRenderer) Resync(*renderer.ResyncEventData) error                { return nil }
 func (nopRenderer) UpdateNodePortServices(*renderer.IPAddresses, []*renderer.ContivService) error {
 	return nil
 }
@@ -236,7 +248,7 @@ func BenchmarkRendererResync(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				txn = st.NewTxn()
-				if err := r.Resync(capture.last); err != nil {
+				if err := r.ResyncFlat(capture.last); err != nil {
 					b.Fatal(err)
 				}
 			}

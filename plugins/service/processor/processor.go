@@ -212,10 +212,8 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 		}
 	}
 
-	ev := renderer.NewResyncEventData()
 	sp.nodeIPs = sp.clusterNodeIPs()
-	ev.NodeIPs = sp.nodeIPs
-	ev.Services = make([]*renderer.ContivService, 0, len(sp.services))
+	ev := &renderer.FlatResyncEventData{NodeIPs: sp.nodeIPs, Services: make([]*renderer.FlatService, 0, len(sp.services))}
 	for id, s := range sp.services {
 		if s.metaSeen != gen && s.meta != nil { // gone from Kubernetes
 			s.setMetadata(nil)
@@ -233,12 +231,12 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 			s.Refresh()
 			s.dirty = false
 		}
-		cs := s.contivSvc
-		if cs == nil {
+		fs := s.flat
+		if fs == nil {
 			continue
 		}
-		ev.Services = append(ev.Services, cs)
-		if cs.HasNodePort() {
+		ev.Services = append(ev.Services, fs)
+		if fs.HasNodePort() {
 			sp.nodePortServices[id] = s
 		}
 		for _, pod := range s.localBackends {
@@ -287,8 +285,22 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	}).Info("services resynced")
 
 	var errs []error
+	var plain *renderer.ResyncEventData // built for the first renderer of the plain API
 	for _, r := range sp.renderers {
-		if err := r.Resync(ev); err != nil {
+		var err error
+		if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+			err = fr.ResyncFlat(ev)
+		} else {
+			if plain == nil {
+				plain = &renderer.ResyncEventData{NodeIPs: ev.NodeIPs, FrontendIfs: frontends, BackendIfs: backends,
+					Services: make([]*renderer.ContivService, 0, len(ev.Services))}
+				for _, fs := range ev.Services {
+					plain.Services = append(plain.Services, sp.services[fs.ID].GetContivService())
+				}
+			}
+			err = r.Resync(plain)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("service renderer resync: %w", err))
 		}
 	}
@@ -401,44 +413,83 @@ func (sp *ServiceProcessor) updateService(id renderer.ServiceID, change func(*Se
 		s = sp.newService(id)
 		sp.services[id] = s
 	}
-	oldSvc, oldBackends := s.contivSvc, s.localBackends
+	old := rendering{flat: s.flat, localBackends: s.localBackends}
+	if sp.hasPlainRenderer() {
+		old.contiv = s.GetContivService()
+	}
 	change(s)
 	s.Refresh()
 	if s.meta == nil && s.endpoints == nil {
 		delete(sp.services, id)
 	}
-	return sp.renderService(s, oldSvc, oldBackends)
+	return sp.renderService(s, old)
+}
+
+// rendering is what a service was rendered as before a change.
+type rendering struct {
+	flat          *renderer.FlatService
+	contiv        *renderer.ContivService // only with a renderer of the plain API
+	localBackends []podmodel.ID
+}
+
+// hasPlainRenderer tells whether a registered renderer needs ContivServices.
+func (sp *ServiceProcessor) hasPlainRenderer() bool {
+	for _, r := range sp.renderers {
+		if _, ok := r.(renderer.FlatServiceRenderer); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // renderService passes the change of one service to the renderers (add, update or
 // delete; nothing when the rendering did not change), keeps the node-port index and
 // updates the backend interfaces for pods that started or stopped backing a service.
-func (sp *ServiceProcessor) renderService(s *Service, oldSvc *renderer.ContivService, oldBackends []podmodel.ID) error {
-	newSvc := s.contivSvc
+func (sp *ServiceProcessor) renderService(s *Service, old rendering) error {
+	newSvc := s.flat
 	var errs []error
 	switch {
-	case newSvc != nil && oldSvc == nil:
+	case newSvc != nil && old.flat == nil:
 		sp.Log.WithField("service", s.id.String()).Debug("service added")
 		for _, r := range sp.renderers {
-			if err := r.AddService(newSvc); err != nil {
+			var err error
+			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+				err = fr.AddFlatService(newSvc)
+			} else {
+				err = r.AddService(s.GetContivService())
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("service %s: add: %w", s.id, err))
 			}
 		}
-	case newSvc != nil && oldSvc != nil:
-		if sameContivService(oldSvc, newSvc) {
+	case newSvc != nil && old.flat != nil:
+		if old.flat.Equal(newSvc) {
 			sp.Log.WithField("service", s.id.String()).Debug("service change does not affect its rendering")
+			s.flat, s.contivSvc = old.flat, old.contiv // renderers keep seeing the same value
 			break
 		}
 		sp.Log.WithField("service", s.id.String()).Debug("service updated")
 		for _, r := range sp.renderers {
-			if err := r.UpdateService(oldSvc, newSvc); err != nil {
+			var err error
+			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+				err = fr.UpdateFlatService(old.flat, newSvc)
+			} else {
+				err = r.UpdateService(old.contiv, s.GetContivService())
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("service %s: update: %w", s.id, err))
 			}
 		}
-	case newSvc == nil && oldSvc != nil:
+	case newSvc == nil && old.flat != nil:
 		sp.Log.WithField("service", s.id.String()).Debug("service removed")
 		for _, r := range sp.renderers {
-			if err := r.DeleteService(oldSvc); err != nil {
+			var err error
+			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+				err = fr.DeleteFlatService(old.flat)
+			} else {
+				err = r.DeleteService(old.contiv)
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("service %s: delete: %w", s.id, err))
 			}
 		}
@@ -448,7 +499,7 @@ func (sp *ServiceProcessor) renderService(s *Service, oldSvc *renderer.ContivSer
 	} else {
 		delete(sp.nodePortServices, s.id)
 	}
-	if err := sp.updateLocalBackends(oldBackends, s.localBackends); err != nil {
+	if err := sp.updateLocalBackends(old.localBackends, s.localBackends); err != nil {
 		errs = append(errs, fmt.Errorf("service %s: %w", s.id, err))
 	}
 	return errors.Join(errs...)
@@ -627,15 +678,38 @@ func (sp *ServiceProcessor) processNodeUpdate() error {
 		return nil
 	}
 	sp.nodeIPs = nodeIPs
-	npServices := make([]*renderer.ContivService, 0, len(sp.nodePortServices))
+	npServices := make([]*Service, 0, len(sp.nodePortServices))
 	for _, s := range sp.nodePortServices {
-		npServices = append(npServices, s.contivSvc)
+		npServices = append(npServices, s)
 	}
-	sort.Slice(npServices, func(i, j int) bool { return npServices[i].ID.String() < npServices[j].ID.String() })
+	sort.Slice(npServices, func(i, j int) bool {
+		a, b := npServices[i].id, npServices[j].id
+		return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
+	})
 	sp.Log.WithFields(logrus.Fields{"nodeIPs": nodeIPs.String(), "nodePortServices": len(npServices)}).Info("node IPs changed")
 	var errs []error
+	var flat []*renderer.FlatService
+	var plain []*renderer.ContivService
 	for _, r := range sp.renderers {
-		if err := r.UpdateNodePortServices(nodeIPs, npServices); err != nil {
+		var err error
+		if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+			if flat == nil {
+				flat = make([]*renderer.FlatService, len(npServices))
+				for i, s := range npServices {
+					flat[i] = s.flat
+				}
+			}
+			err = fr.UpdateFlatNodePortServices(nodeIPs, flat)
+		} else {
+			if plain == nil {
+				plain = make([]*renderer.ContivService, len(npServices))
+				for i, s := range npServices {
+					plain[i] = s.GetContivService()
+				}
+			}
+			err = r.UpdateNodePortServices(nodeIPs, plain)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("update node-port services: %w", err))
 		}
 	}
