@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
@@ -74,7 +75,7 @@ type ServiceProcessor struct {
 
 	renderers []renderer.ServiceRendererAPI
 
-	services         map[renderer.ServiceID]*Service
+	services         map[string]*Service             // by serviceKey
 	nodePortServices map[renderer.ServiceID]*Service // rendered services with a node port
 	localEps         map[podmodel.ID]*LocalEndpoint
 	frontendIfs      renderer.Interfaces // never modified in place: replaced on change
@@ -139,7 +140,7 @@ func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) erro
 
 // reset forgets all state.
 func (sp *ServiceProcessor) reset(services int) {
-	sp.services = make(map[renderer.ServiceID]*Service, services)
+	sp.services = make(map[string]*Service, services)
 	sp.resetDerived()
 }
 
@@ -175,7 +176,6 @@ func (sp *ServiceProcessor) refreshNodeContext() {
 // gives every renderer the complete snapshot.
 func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error {
 	sp.refreshNodeContext()
-	data := sp.parseResyncData(kubeStateData)
 	sp.resetDerived()
 	sp.slabs = renderSlabs{on: true}
 	defer func() { sp.slabs = renderSlabs{} }()
@@ -184,27 +184,40 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	// controller hands the same objects to every resync until they change), parsed for
 	// the current node context, keeps its parsed halves and its rendering; anything
 	// else is parsed again. The gauges follow by difference (setMetadata and
-	// setEndpoints account for what a service's objects add and remove).
+	// setEndpoints account for what a service's objects add and remove). Values of an
+	// unexpected type, without a name or under a malformed key are logged and skipped.
 	sp.resyncGen++
 	gen := sp.resyncGen
-	service := func(id renderer.ServiceID) *Service {
-		s := sp.services[id]
-		if s == nil {
-			s = sp.newService(id)
-			sp.services[id] = s
+	for key, v := range kubeStateData[svcmodel.Keyword] {
+		meta, ok := v.(*svcmodel.Service)
+		k, okKey := serviceKey(key, svcmodel.KeyPrefix())
+		if !ok || !okKey || meta.GetName() == "" {
+			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid service value skipped")
+			continue
 		}
-		return s
-	}
-	for _, meta := range data.Services {
-		s := service(renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()})
+		s := sp.services[k]
+		if s == nil {
+			s = sp.newService(renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()})
+			sp.services[k] = s
+		}
 		s.metaSeen = gen
 		if s.meta != meta || s.metaGen != sp.nodeGen {
 			s.setMetadata(meta)
 			s.dirty = true
 		}
 	}
-	for _, eps := range data.Endpoints {
-		s := service(renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()})
+	for key, v := range kubeStateData[epmodel.Keyword] {
+		eps, ok := v.(*epmodel.Endpoints)
+		k, okKey := serviceKey(key, epmodel.KeyPrefix())
+		if !ok || !okKey || eps.GetName() == "" {
+			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid endpoints value skipped")
+			continue
+		}
+		s := sp.services[k]
+		if s == nil {
+			s = sp.newService(renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()})
+			sp.services[k] = s
+		}
 		s.endpointsSeen = gen
 		if s.endpoints != eps || s.classGen != sp.nodeGen {
 			s.setEndpoints(eps)
@@ -214,7 +227,8 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 
 	sp.nodeIPs = sp.clusterNodeIPs()
 	ev := &renderer.FlatResyncEventData{NodeIPs: sp.nodeIPs, Services: make([]*renderer.FlatService, 0, len(sp.services))}
-	for id, s := range sp.services {
+	rendered := make([]*Service, 0, len(sp.services)) // aligned with ev.Services
+	for key, s := range sp.services {
 		if s.metaSeen != gen && s.meta != nil { // gone from Kubernetes
 			s.setMetadata(nil)
 			s.dirty = true
@@ -224,7 +238,7 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 			s.dirty = true
 		}
 		if s.meta == nil && s.endpoints == nil {
-			delete(sp.services, id)
+			delete(sp.services, key)
 			continue
 		}
 		if s.dirty {
@@ -236,8 +250,9 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 			continue
 		}
 		ev.Services = append(ev.Services, fs)
+		rendered = append(rendered, s)
 		if fs.HasNodePort() {
-			sp.nodePortServices[id] = s
+			sp.nodePortServices[s.id] = s
 		}
 		for _, pod := range s.localBackends {
 			sp.localEndpoint(pod).svcCount++
@@ -294,8 +309,8 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 			if plain == nil {
 				plain = &renderer.ResyncEventData{NodeIPs: ev.NodeIPs, FrontendIfs: frontends, BackendIfs: backends,
 					Services: make([]*renderer.ContivService, 0, len(ev.Services))}
-				for _, fs := range ev.Services {
-					plain.Services = append(plain.Services, sp.services[fs.ID].GetContivService())
+				for _, s := range rendered {
+					plain.Services = append(plain.Services, s.GetContivService())
 				}
 			}
 			err = r.Resync(plain)
@@ -307,37 +322,19 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	return errors.Join(errs...)
 }
 
-// parseResyncData picks the services, endpoints and pods out of the Kubernetes state;
-// values of an unexpected type or without a name are logged and skipped.
-func (sp *ServiceProcessor) parseResyncData(kubeStateData controller.KubeStateData) *ResyncEventData {
-	data := NewResyncEventData()
-	services := kubeStateData[svcmodel.Keyword]
-	data.Services = make([]*svcmodel.Service, 0, len(services))
-	for key, v := range services {
-		meta, ok := v.(*svcmodel.Service)
-		if !ok || meta.GetName() == "" {
-			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid service value skipped")
-			continue
-		}
-		data.Services = append(data.Services, meta)
+// serviceKey returns the part of a Service or Endpoints key that identifies the
+// service: "<name>/namespace/<namespace>", the same for both objects (their keys
+// differ in the prefix only). ok is false for a key of another form.
+func serviceKey(key, prefix string) (k string, ok bool) {
+	k, ok = strings.CutPrefix(key, prefix)
+	if !ok || strings.Count(k, "/") != 2 {
+		return "", false
 	}
-	endpoints := kubeStateData[epmodel.Keyword]
-	data.Endpoints = make([]*epmodel.Endpoints, 0, len(endpoints))
-	for key, v := range endpoints {
-		eps, ok := v.(*epmodel.Endpoints)
-		if !ok || eps.GetName() == "" {
-			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid endpoints value skipped")
-			continue
-		}
-		data.Endpoints = append(data.Endpoints, eps)
-	}
-	for key := range kubeStateData[podmodel.Keyword] {
-		if name, ns, err := podmodel.ParsePodFromKey(key); err == nil {
-			data.Pods = append(data.Pods, podmodel.ID{Name: name, Namespace: ns})
-		}
-	}
-	return data
+	return k, true
 }
+
+// serviceKeyOf returns the serviceKey of a service.
+func serviceKeyOf(name, namespace string) string { return name + "/namespace/" + namespace }
 
 // Update handles one event: a change of a Service or Endpoints, AddPod, DeletePod or
 // NodeUpdate (recognised by its name). Other events are ignored.
@@ -408,10 +405,11 @@ func (sp *ServiceProcessor) newService(id renderer.ServiceID) *Service {
 // updateService changes one half of a service, refreshes it and renders the
 // difference. A service with neither half left is forgotten.
 func (sp *ServiceProcessor) updateService(id renderer.ServiceID, change func(*Service)) error {
-	s := sp.services[id]
+	key := serviceKeyOf(id.Name, id.Namespace)
+	s := sp.services[key]
 	if s == nil {
 		s = sp.newService(id)
-		sp.services[id] = s
+		sp.services[key] = s
 	}
 	old := rendering{flat: s.flat, localBackends: s.localBackends}
 	if sp.hasPlainRenderer() {
@@ -420,7 +418,7 @@ func (sp *ServiceProcessor) updateService(id renderer.ServiceID, change func(*Se
 	change(s)
 	s.Refresh()
 	if s.meta == nil && s.endpoints == nil {
-		delete(sp.services, id)
+		delete(sp.services, key)
 	}
 	return sp.renderService(s, old)
 }

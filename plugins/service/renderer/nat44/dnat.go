@@ -19,8 +19,6 @@ type renderedService struct {
 	ports []renderedPort
 	// nodeGen is the generation of the node IPs the node ports were rendered for.
 	nodeGen uint64
-	// seen is the last resync that had the service.
-	seen uint64
 }
 
 // renderedPort is the part of a DNAT that renders one port of a node-port service.
@@ -50,7 +48,7 @@ type renderedPort struct {
 // (SELF, source becomes the NAT loopback).
 func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
 	r.svc, r.ports, r.nodeGen = svc, nil, rndr.nodeGen
-	if r.key == "" { // r is kept by service ID: the key never changes
+	if r.key == "" { // a record renders one service: the key never changes
 		// The label is a substring of the key: both cost one string.
 		r.key = vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name
 	}
@@ -221,11 +219,24 @@ func (rndr *Renderer) renderInputs() renderInputs {
 	return in
 }
 
-// localKey identifies a LocalIP message by its content.
-type localKey struct {
-	ip          uint32
-	port        uint16
-	vrf, weight uint32
+// localKey identifies a LocalIP message by its content, packed for the fast path of
+// Go maps: the IPv4 address, the port, whether the VRF is the main one and the
+// weight's kind (localWeight... constants).
+type localKey uint64
+
+// Kinds of weight of a LocalIP.
+const (
+	remoteWeight = iota // 1
+	localWeight         // serviceLocalEndpointWeight
+	singleLocal         // 0: the only local of a mapping
+)
+
+func newLocalKey(ip4 net.IP, port uint16, mainVRF bool, weight int) localKey {
+	k := uint64(binary.BigEndian.Uint32(ip4))<<32 | uint64(port)<<16 | uint64(weight)
+	if mainVRF {
+		k |= 1 << 8
+	}
+	return localKey(k)
 }
 
 // portLocals returns the locals of one service port as the messages of a static
@@ -249,7 +260,6 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 	if n == 0 {
 		return nil
 	}
-	weight := rndr.localWeight
 	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, n)[:0]
 	for _, g := range port.Backends {
 		for k := range g.Endpoints {
@@ -258,19 +268,17 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 			if (nodeLocal && !ep.Local) || ip4 == nil {
 				continue
 			}
-			key := localKey{ip: binary.BigEndian.Uint32(ip4), port: g.TargetPort, vrf: rndr.podVRF, weight: 1}
 			localPod := ep.Local && !ep.HostNetwork
 			thisNode := ep.Local && ep.HostNetwork
-			if thisNode || (rndr.noOverlay && !localPod) {
-				key.vrf = rndr.mainVRF
+			mainVRF := thisNode || (rndr.noOverlay && !localPod)
+			weight := remoteWeight
+			switch {
+			case n == 1:
+				weight = singleLocal
+			case ep.Local:
+				weight = localWeight
 			}
-			if ep.Local {
-				key.weight = weight
-			}
-			if n == 1 {
-				key.weight = 0
-			}
-			out = append(out, rndr.localIP(key, ep.Text))
+			out = append(out, rndr.localIP(newLocalKey(ip4, g.TargetPort, mainVRF, weight), ep.Text))
 		}
 	}
 	return out
@@ -283,7 +291,16 @@ func (rndr *Renderer) localIP(key localKey, text string) *vpp_nat.DNat44_StaticM
 		return l
 	}
 	l := &carve(rndr.slabs.on, &rndr.slabs.localIPs, 1)[0]
-	l.LocalIp, l.LocalPort, l.VrfId, l.Probability = text, uint32(key.port), key.vrf, key.weight
+	l.LocalIp, l.LocalPort, l.VrfId, l.Probability = text, uint32(uint16(key>>16)), rndr.podVRF, 1
+	if key&(1<<8) != 0 {
+		l.VrfId = rndr.mainVRF
+	}
+	switch key & 0xff {
+	case localWeight:
+		l.Probability = rndr.localWeight
+	case singleLocal:
+		l.Probability = 0
+	}
 	if rndr.locals != nil {
 		rndr.locals[key] = l
 	}

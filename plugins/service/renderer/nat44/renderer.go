@@ -95,16 +95,19 @@ type Renderer struct {
 	locals map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP
 	// slabs holds the blocks the DNATs of a resync are cut from (off otherwise).
 	slabs dnatSlabs
-	// rendered holds the DNAT last staged for each service, rendered with the inputs
-	// renderedWith (and, for node-port services, the node IPs of generation nodeGen):
-	// a resync given the same FlatService again (the processor keeps the rendering of
-	// unchanged services) stages the same DNAT, and a change of the node IPs builds a
-	// node-port service's DNAT from the previous one.
-	rendered     map[renderer.ServiceID]*renderedService
+	// rendered holds the DNAT last staged for each service by the FlatService it was
+	// rendered from (the processor passes the same pointer while the service does not
+	// change), with the inputs renderedWith (and, for node-port services, the node IPs
+	// of generation nodeGen): a resync given the same FlatService again stages the same
+	// DNAT, and a change of the node IPs builds a node-port service's DNAT from the
+	// previous one. Keyed by pointer: a lookup hashes no strings.
+	rendered     map[*renderer.FlatService]*renderedService
 	renderedWith renderInputs
-	resyncGen    uint64
-	frontendIfs  renderer.Interfaces
-	backendIfs   renderer.Interfaces
+	// plain holds the flat form of the ContivServices received through the plain
+	// ServiceRendererAPI (not used by the service processor, which passes FlatServices).
+	plain       map[renderer.ServiceID]plainService
+	frontendIfs renderer.Interfaces
+	backendIfs  renderer.Interfaces
 
 	// Session cleanup.
 	sessionMetrics *sessionMetrics
@@ -139,7 +142,8 @@ func (rndr *Renderer) Init(snatOnly bool) error {
 	rndr.natGlobalCfg = &vpp_nat.Nat44Global{Forwarding: true}
 	rndr.setNodeIPs(renderer.NewIPAddresses())
 	rndr.localWeight = rndr.Config.LocalEndpointWeight()
-	rndr.rendered = make(map[renderer.ServiceID]*renderedService)
+	rndr.rendered = make(map[*renderer.FlatService]*renderedService)
+	rndr.plain = make(map[renderer.ServiceID]plainService)
 	rndr.frontendIfs = renderer.NewInterfaces()
 	rndr.backendIfs = renderer.NewInterfaces()
 	rndr.sessionMetrics = newSessionMetrics()
@@ -185,23 +189,51 @@ func (rndr *Renderer) Close() error {
 	return nil
 }
 
+// plainService is a ContivService received through the plain API with its flat form.
+type plainService struct {
+	cs *renderer.ContivService
+	fs *renderer.FlatService
+}
+
+// flatOf returns the flat form of a ContivService received through the plain API: the
+// same FlatService as before for the same ContivService.
+func (rndr *Renderer) flatOf(cs *renderer.ContivService) *renderer.FlatService {
+	if p, ok := rndr.plain[cs.ID]; ok && p.cs == cs {
+		return p.fs
+	}
+	fs := renderer.NewFlatService(cs)
+	rndr.plain[cs.ID] = plainService{cs: cs, fs: fs}
+	return fs
+}
+
+// forgetPlain returns the flat form last given for the service through the plain API
+// (a stub with its ID if none) and forgets it.
+func (rndr *Renderer) forgetPlain(id renderer.ServiceID) *renderer.FlatService {
+	p, ok := rndr.plain[id]
+	if !ok {
+		return &renderer.FlatService{ID: id}
+	}
+	delete(rndr.plain, id)
+	return p.fs
+}
+
 // AddService stages the DNAT of a new service.
 func (rndr *Renderer) AddService(service *renderer.ContivService) error {
-	return rndr.AddFlatService(renderer.NewFlatService(service))
+	return rndr.AddFlatService(rndr.flatOf(service))
 }
 
 // UpdateService stages the new DNAT of a changed service.
 func (rndr *Renderer) UpdateService(oldService, newService *renderer.ContivService) error {
 	var old *renderer.FlatService
 	if oldService != nil {
-		old = &renderer.FlatService{ID: oldService.ID}
+		old = rndr.forgetPlain(oldService.ID)
 	}
-	return rndr.UpdateFlatService(old, renderer.NewFlatService(newService))
+	return rndr.UpdateFlatService(old, rndr.flatOf(newService))
 }
 
 // DeleteService stages the removal of the service's DNAT.
 func (rndr *Renderer) DeleteService(service *renderer.ContivService) error {
-	return rndr.DeleteFlatService(&renderer.FlatService{ID: service.ID})
+	return rndr.DeleteFlatService(rndr.forgetPlain(service.ID))
 }
 
 // UpdateNodePortServices stages the DNAT of every node-port service for the new node
@@ -209,7 +241,7 @@ func (rndr *Renderer) DeleteService(service *renderer.ContivService) error {
 func (rndr *Renderer) UpdateNodePortServices(nodeIPs *renderer.IPAddresses, npServices []*renderer.ContivService) error {
 	flat := make([]*renderer.FlatService, len(npServices))
 	for i, svc := range npServices {
-		flat[i] = renderer.NewFlatService(svc)
+		flat[i] = rndr.flatOf(svc)
 	}
 	return rndr.UpdateFlatNodePortServices(nodeIPs, flat)
 }
@@ -217,13 +249,17 @@ func (rndr *Renderer) UpdateNodePortServices(nodeIPs *renderer.IPAddresses, npSe
 // Resync recomputes everything from the snapshot; see ResyncFlat.
 func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
 	if resyncEv == nil {
+		clear(rndr.plain)
 		return rndr.ResyncFlat(nil)
 	}
 	ev := &renderer.FlatResyncEventData{NodeIPs: resyncEv.NodeIPs, FrontendIfs: resyncEv.FrontendIfs, BackendIfs: resyncEv.BackendIfs,
 		Services: make([]*renderer.FlatService, len(resyncEv.Services))}
+	plain := make(map[renderer.ServiceID]plainService, len(resyncEv.Services))
 	for i, svc := range resyncEv.Services {
-		ev.Services[i] = renderer.NewFlatService(svc)
+		ev.Services[i] = rndr.flatOf(svc)
+		plain[svc.ID] = rndr.plain[svc.ID]
 	}
+	rndr.plain = plain
 	return rndr.ResyncFlat(ev)
 }
 
@@ -232,7 +268,7 @@ func (rndr *Renderer) AddFlatService(service *renderer.FlatService) error {
 	if rndr.snatOnly {
 		return nil
 	}
-	r := rndr.renderIncremental(service)
+	r := rndr.renderIncremental(service, nil)
 	rndr.UpdateTxnFactory(fmt.Sprintf("add service '%s'", service.ID)).Put(r.key, r.dnat)
 	return nil
 }
@@ -244,11 +280,16 @@ func (rndr *Renderer) UpdateFlatService(oldService, newService *renderer.FlatSer
 		return nil
 	}
 	txn := rndr.UpdateTxnFactory(fmt.Sprintf("update service '%s'", newService.ID))
-	if oldService != nil && oldService.ID != newService.ID {
-		delete(rndr.rendered, oldService.ID)
-		txn.Delete(vpp_nat.DNAT44Key(oldService.ID.String()))
+	var old *renderedService
+	if oldService != nil {
+		old = rndr.rendered[oldService]
+		delete(rndr.rendered, oldService)
+		if oldService.ID != newService.ID {
+			old = nil
+			txn.Delete(vpp_nat.DNAT44Key(oldService.ID.String()))
+		}
 	}
-	r := rndr.renderIncremental(newService)
+	r := rndr.renderIncremental(newService, old)
 	txn.Put(r.key, r.dnat)
 	return nil
 }
@@ -258,20 +299,20 @@ func (rndr *Renderer) DeleteFlatService(service *renderer.FlatService) error {
 	if rndr.snatOnly {
 		return nil
 	}
-	delete(rndr.rendered, service.ID)
+	delete(rndr.rendered, service)
 	rndr.UpdateTxnFactory(fmt.Sprintf("delete service '%s'", service.ID)).Delete(vpp_nat.DNAT44Key(service.ID.String()))
 	return nil
 }
 
-// renderIncremental renders one service into a new record (the previous one, still
-// referenced by the scheduler's copy of the old value, is left as it was).
-func (rndr *Renderer) renderIncremental(svc *renderer.FlatService) *renderedService {
+// renderIncremental renders one service into a new record; old is the record of its
+// previous rendering (nil if none), whose key is reused.
+func (rndr *Renderer) renderIncremental(svc *renderer.FlatService, old *renderedService) *renderedService {
 	r := &renderedService{}
-	if old := rndr.rendered[svc.ID]; old != nil {
+	if old != nil {
 		r.key = old.key
 	}
 	rndr.render(svc, r)
-	rndr.rendered[svc.ID] = r
+	rndr.rendered[svc] = r
 	return r
 }
 
@@ -300,7 +341,7 @@ func (rndr *Renderer) UpdateFlatNodePortServices(nodeIPs *renderer.IPAddresses, 
 	}
 	txn := rndr.UpdateTxnFactory("update node-port services")
 	for _, svc := range npServices {
-		old := rndr.rendered[svc.ID]
+		old := rndr.rendered[svc]
 		r := &renderedService{}
 		switch {
 		case old != nil && old.svc == svc && old.nodeGen == prevGen && old.ports != nil:
@@ -312,7 +353,7 @@ func (rndr *Renderer) UpdateFlatNodePortServices(nodeIPs *renderer.IPAddresses, 
 			}
 			rndr.render(svc, r)
 		}
-		rndr.rendered[svc.ID] = r
+		rndr.rendered[svc] = r
 		txn.Put(r.key, r.dnat)
 	}
 	return nil
@@ -372,27 +413,19 @@ func (rndr *Renderer) ResyncFlat(resyncEv *renderer.FlatResyncEventData) error {
 	rndr.locals = make(map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP, 1024)
 	rndr.slabs = dnatSlabs{on: true}
 	defer func() { rndr.locals, rndr.slabs = nil, dnatSlabs{} }()
+	previous := rndr.rendered
 	if inputs := rndr.renderInputs(); inputs != rndr.renderedWith {
-		rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(resyncEv.Services))
-		rndr.renderedWith = inputs
+		previous, rndr.renderedWith = nil, inputs
 	}
-	rndr.resyncGen++
+	rndr.rendered = make(map[*renderer.FlatService]*renderedService, len(resyncEv.Services))
 	for _, svc := range resyncEv.Services {
-		r := rndr.rendered[svc.ID]
-		if r == nil {
+		r := previous[svc]
+		if r == nil || (r.ports != nil && r.nodeGen != rndr.nodeGen) {
 			r = &carve(true, &rndr.slabs.services, 1)[0]
-			rndr.rendered[svc.ID] = r
-		}
-		if r.svc != svc || (r.ports != nil && r.nodeGen != rndr.nodeGen) {
 			rndr.render(svc, r)
 		}
-		r.seen = rndr.resyncGen
+		rndr.rendered[svc] = r
 		txn.Put(r.key, r.dnat)
-	}
-	for id, r := range rndr.rendered {
-		if r.seen != rndr.resyncGen {
-			delete(rndr.rendered, id)
-		}
 	}
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
 
