@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
@@ -74,7 +75,7 @@ type ServiceProcessor struct {
 
 	renderers []renderer.ServiceRendererAPI
 
-	services         map[renderer.ServiceID]*Service
+	services         map[string]*Service             // by serviceKey
 	nodePortServices map[renderer.ServiceID]*Service // rendered services with a node port
 	localEps         map[podmodel.ID]*LocalEndpoint
 	frontendIfs      renderer.Interfaces // never modified in place: replaced on change
@@ -139,7 +140,7 @@ func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) erro
 
 // reset forgets all state.
 func (sp *ServiceProcessor) reset(services int) {
-	sp.services = make(map[renderer.ServiceID]*Service, services)
+	sp.services = make(map[string]*Service, services)
 	sp.resetDerived()
 }
 
@@ -175,7 +176,6 @@ func (sp *ServiceProcessor) refreshNodeContext() {
 // gives every renderer the complete snapshot.
 func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error {
 	sp.refreshNodeContext()
-	data := sp.parseResyncData(kubeStateData)
 	sp.resetDerived()
 	sp.slabs = renderSlabs{on: true}
 	defer func() { sp.slabs = renderSlabs{} }()
@@ -184,27 +184,40 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	// controller hands the same objects to every resync until they change), parsed for
 	// the current node context, keeps its parsed halves and its rendering; anything
 	// else is parsed again. The gauges follow by difference (setMetadata and
-	// setEndpoints account for what a service's objects add and remove).
+	// setEndpoints account for what a service's objects add and remove). Values of an
+	// unexpected type, without a name or under a malformed key are logged and skipped.
 	sp.resyncGen++
 	gen := sp.resyncGen
-	service := func(id renderer.ServiceID) *Service {
-		s := sp.services[id]
-		if s == nil {
-			s = sp.newService(id)
-			sp.services[id] = s
+	for key, v := range kubeStateData[svcmodel.Keyword] {
+		meta, ok := v.(*svcmodel.Service)
+		k, okKey := serviceKey(key, svcmodel.KeyPrefix())
+		if !ok || !okKey || meta.GetName() == "" {
+			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid service value skipped")
+			continue
 		}
-		return s
-	}
-	for _, meta := range data.Services {
-		s := service(renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()})
+		s := sp.services[k]
+		if s == nil {
+			s = sp.newService(renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()})
+			sp.services[k] = s
+		}
 		s.metaSeen = gen
 		if s.meta != meta || s.metaGen != sp.nodeGen {
 			s.setMetadata(meta)
 			s.dirty = true
 		}
 	}
-	for _, eps := range data.Endpoints {
-		s := service(renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()})
+	for key, v := range kubeStateData[epmodel.Keyword] {
+		eps, ok := v.(*epmodel.Endpoints)
+		k, okKey := serviceKey(key, epmodel.KeyPrefix())
+		if !ok || !okKey || eps.GetName() == "" {
+			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid endpoints value skipped")
+			continue
+		}
+		s := sp.services[k]
+		if s == nil {
+			s = sp.newService(renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()})
+			sp.services[k] = s
+		}
 		s.endpointsSeen = gen
 		if s.endpoints != eps || s.classGen != sp.nodeGen {
 			s.setEndpoints(eps)
@@ -212,11 +225,10 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 		}
 	}
 
-	ev := renderer.NewResyncEventData()
 	sp.nodeIPs = sp.clusterNodeIPs()
-	ev.NodeIPs = sp.nodeIPs
-	ev.Services = make([]*renderer.ContivService, 0, len(sp.services))
-	for id, s := range sp.services {
+	ev := &renderer.FlatResyncEventData{NodeIPs: sp.nodeIPs, Services: make([]*renderer.FlatService, 0, len(sp.services))}
+	rendered := make([]*Service, 0, len(sp.services)) // aligned with ev.Services
+	for key, s := range sp.services {
 		if s.metaSeen != gen && s.meta != nil { // gone from Kubernetes
 			s.setMetadata(nil)
 			s.dirty = true
@@ -226,20 +238,21 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 			s.dirty = true
 		}
 		if s.meta == nil && s.endpoints == nil {
-			delete(sp.services, id)
+			delete(sp.services, key)
 			continue
 		}
 		if s.dirty {
 			s.Refresh()
 			s.dirty = false
 		}
-		cs := s.contivSvc
-		if cs == nil {
+		fs := s.flat
+		if fs == nil {
 			continue
 		}
-		ev.Services = append(ev.Services, cs)
-		if cs.HasNodePort() {
-			sp.nodePortServices[id] = s
+		ev.Services = append(ev.Services, fs)
+		rendered = append(rendered, s)
+		if fs.HasNodePort() {
+			sp.nodePortServices[s.id] = s
 		}
 		for _, pod := range s.localBackends {
 			sp.localEndpoint(pod).svcCount++
@@ -287,45 +300,41 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	}).Info("services resynced")
 
 	var errs []error
+	var plain *renderer.ResyncEventData // built for the first renderer of the plain API
 	for _, r := range sp.renderers {
-		if err := r.Resync(ev); err != nil {
+		var err error
+		if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+			err = fr.ResyncFlat(ev)
+		} else {
+			if plain == nil {
+				plain = &renderer.ResyncEventData{NodeIPs: ev.NodeIPs, FrontendIfs: frontends, BackendIfs: backends,
+					Services: make([]*renderer.ContivService, 0, len(ev.Services))}
+				for _, s := range rendered {
+					plain.Services = append(plain.Services, s.GetContivService())
+				}
+			}
+			err = r.Resync(plain)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("service renderer resync: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// parseResyncData picks the services, endpoints and pods out of the Kubernetes state;
-// values of an unexpected type or without a name are logged and skipped.
-func (sp *ServiceProcessor) parseResyncData(kubeStateData controller.KubeStateData) *ResyncEventData {
-	data := NewResyncEventData()
-	services := kubeStateData[svcmodel.Keyword]
-	data.Services = make([]*svcmodel.Service, 0, len(services))
-	for key, v := range services {
-		meta, ok := v.(*svcmodel.Service)
-		if !ok || meta.GetName() == "" {
-			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid service value skipped")
-			continue
-		}
-		data.Services = append(data.Services, meta)
+// serviceKey returns the part of a Service or Endpoints key that identifies the
+// service: "<name>/namespace/<namespace>", the same for both objects (their keys
+// differ in the prefix only). ok is false for a key of another form.
+func serviceKey(key, prefix string) (k string, ok bool) {
+	k, ok = strings.CutPrefix(key, prefix)
+	if !ok || strings.Count(k, "/") != 2 {
+		return "", false
 	}
-	endpoints := kubeStateData[epmodel.Keyword]
-	data.Endpoints = make([]*epmodel.Endpoints, 0, len(endpoints))
-	for key, v := range endpoints {
-		eps, ok := v.(*epmodel.Endpoints)
-		if !ok || eps.GetName() == "" {
-			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid endpoints value skipped")
-			continue
-		}
-		data.Endpoints = append(data.Endpoints, eps)
-	}
-	for key := range kubeStateData[podmodel.Keyword] {
-		if name, ns, err := podmodel.ParsePodFromKey(key); err == nil {
-			data.Pods = append(data.Pods, podmodel.ID{Name: name, Namespace: ns})
-		}
-	}
-	return data
+	return k, true
 }
+
+// serviceKeyOf returns the serviceKey of a service.
+func serviceKeyOf(name, namespace string) string { return name + "/namespace/" + namespace }
 
 // Update handles one event: a change of a Service or Endpoints, AddPod, DeletePod or
 // NodeUpdate (recognised by its name). Other events are ignored.
@@ -396,49 +405,89 @@ func (sp *ServiceProcessor) newService(id renderer.ServiceID) *Service {
 // updateService changes one half of a service, refreshes it and renders the
 // difference. A service with neither half left is forgotten.
 func (sp *ServiceProcessor) updateService(id renderer.ServiceID, change func(*Service)) error {
-	s := sp.services[id]
+	key := serviceKeyOf(id.Name, id.Namespace)
+	s := sp.services[key]
 	if s == nil {
 		s = sp.newService(id)
-		sp.services[id] = s
+		sp.services[key] = s
 	}
-	oldSvc, oldBackends := s.contivSvc, s.localBackends
+	old := rendering{flat: s.flat, localBackends: s.localBackends}
+	if sp.hasPlainRenderer() {
+		old.contiv = s.GetContivService()
+	}
 	change(s)
 	s.Refresh()
 	if s.meta == nil && s.endpoints == nil {
-		delete(sp.services, id)
+		delete(sp.services, key)
 	}
-	return sp.renderService(s, oldSvc, oldBackends)
+	return sp.renderService(s, old)
+}
+
+// rendering is what a service was rendered as before a change.
+type rendering struct {
+	flat          *renderer.FlatService
+	contiv        *renderer.ContivService // only with a renderer of the plain API
+	localBackends []podmodel.ID
+}
+
+// hasPlainRenderer tells whether a registered renderer needs ContivServices.
+func (sp *ServiceProcessor) hasPlainRenderer() bool {
+	for _, r := range sp.renderers {
+		if _, ok := r.(renderer.FlatServiceRenderer); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // renderService passes the change of one service to the renderers (add, update or
 // delete; nothing when the rendering did not change), keeps the node-port index and
 // updates the backend interfaces for pods that started or stopped backing a service.
-func (sp *ServiceProcessor) renderService(s *Service, oldSvc *renderer.ContivService, oldBackends []podmodel.ID) error {
-	newSvc := s.contivSvc
+func (sp *ServiceProcessor) renderService(s *Service, old rendering) error {
+	newSvc := s.flat
 	var errs []error
 	switch {
-	case newSvc != nil && oldSvc == nil:
+	case newSvc != nil && old.flat == nil:
 		sp.Log.WithField("service", s.id.String()).Debug("service added")
 		for _, r := range sp.renderers {
-			if err := r.AddService(newSvc); err != nil {
+			var err error
+			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+				err = fr.AddFlatService(newSvc)
+			} else {
+				err = r.AddService(s.GetContivService())
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("service %s: add: %w", s.id, err))
 			}
 		}
-	case newSvc != nil && oldSvc != nil:
-		if sameContivService(oldSvc, newSvc) {
+	case newSvc != nil && old.flat != nil:
+		if old.flat.Equal(newSvc) {
 			sp.Log.WithField("service", s.id.String()).Debug("service change does not affect its rendering")
+			s.flat, s.contivSvc = old.flat, old.contiv // renderers keep seeing the same value
 			break
 		}
 		sp.Log.WithField("service", s.id.String()).Debug("service updated")
 		for _, r := range sp.renderers {
-			if err := r.UpdateService(oldSvc, newSvc); err != nil {
+			var err error
+			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+				err = fr.UpdateFlatService(old.flat, newSvc)
+			} else {
+				err = r.UpdateService(old.contiv, s.GetContivService())
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("service %s: update: %w", s.id, err))
 			}
 		}
-	case newSvc == nil && oldSvc != nil:
+	case newSvc == nil && old.flat != nil:
 		sp.Log.WithField("service", s.id.String()).Debug("service removed")
 		for _, r := range sp.renderers {
-			if err := r.DeleteService(oldSvc); err != nil {
+			var err error
+			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+				err = fr.DeleteFlatService(old.flat)
+			} else {
+				err = r.DeleteService(old.contiv)
+			}
+			if err != nil {
 				errs = append(errs, fmt.Errorf("service %s: delete: %w", s.id, err))
 			}
 		}
@@ -448,7 +497,7 @@ func (sp *ServiceProcessor) renderService(s *Service, oldSvc *renderer.ContivSer
 	} else {
 		delete(sp.nodePortServices, s.id)
 	}
-	if err := sp.updateLocalBackends(oldBackends, s.localBackends); err != nil {
+	if err := sp.updateLocalBackends(old.localBackends, s.localBackends); err != nil {
 		errs = append(errs, fmt.Errorf("service %s: %w", s.id, err))
 	}
 	return errors.Join(errs...)
@@ -627,15 +676,38 @@ func (sp *ServiceProcessor) processNodeUpdate() error {
 		return nil
 	}
 	sp.nodeIPs = nodeIPs
-	npServices := make([]*renderer.ContivService, 0, len(sp.nodePortServices))
+	npServices := make([]*Service, 0, len(sp.nodePortServices))
 	for _, s := range sp.nodePortServices {
-		npServices = append(npServices, s.contivSvc)
+		npServices = append(npServices, s)
 	}
-	sort.Slice(npServices, func(i, j int) bool { return npServices[i].ID.String() < npServices[j].ID.String() })
+	sort.Slice(npServices, func(i, j int) bool {
+		a, b := npServices[i].id, npServices[j].id
+		return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
+	})
 	sp.Log.WithFields(logrus.Fields{"nodeIPs": nodeIPs.String(), "nodePortServices": len(npServices)}).Info("node IPs changed")
 	var errs []error
+	var flat []*renderer.FlatService
+	var plain []*renderer.ContivService
 	for _, r := range sp.renderers {
-		if err := r.UpdateNodePortServices(nodeIPs, npServices); err != nil {
+		var err error
+		if fr, ok := r.(renderer.FlatServiceRenderer); ok {
+			if flat == nil {
+				flat = make([]*renderer.FlatService, len(npServices))
+				for i, s := range npServices {
+					flat[i] = s.flat
+				}
+			}
+			err = fr.UpdateFlatNodePortServices(nodeIPs, flat)
+		} else {
+			if plain == nil {
+				plain = make([]*renderer.ContivService, len(npServices))
+				for i, s := range npServices {
+					plain[i] = s.GetContivService()
+				}
+			}
+			err = r.UpdateNodePortServices(nodeIPs, plain)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("update node-port services: %w", err))
 		}
 	}

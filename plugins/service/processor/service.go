@@ -43,6 +43,9 @@ type Service struct {
 	spec      *serviceSpec     // parsed meta, nil when meta is nil
 	subsets   []endpointSubset // parsed endpoints
 
+	// flat is the rendering (nil while a half is missing); contivSvc is its
+	// ContivService form, built on demand for renderers of the plain API only.
+	flat          *renderer.FlatService
 	contivSvc     *renderer.ContivService
 	localBackends []podmodel.ID
 	// classGen is the node context generation the addresses were classified for,
@@ -86,13 +89,14 @@ func (s *Service) reject(counts *rejectedFields, field int, path string, value a
 type serviceSpec struct {
 	policy   renderer.TrafficPolicyType
 	affinity uint32
-	ports    []specPort
-	// clusterSet and externalSet hold the cluster IP and the external IPs; every
-	// rendering of the service shares them (renderers never modify them). They point
-	// to the two sets below, and ports to portArr for a single port, so that a
-	// definition costs few allocations.
-	clusterSet, externalSet *renderer.IPAddresses
-	clusterSetV, externalV  renderer.IPAddresses
+	// ports are sorted by name (names unique).
+	ports []specPort
+	// clusterIPs and externalIPs hold the cluster IP and the external IPs (no
+	// duplicates); every rendering of the service shares them (renderers never modify
+	// them). A single cluster IP lives in clusterArr, a single port in portArr, so
+	// that a definition costs one allocation.
+	clusterIPs, externalIPs []renderer.Address
+	clusterArr              [1]renderer.Address
 	portArr                 [1]specPort
 }
 
@@ -102,21 +106,13 @@ type specPort struct {
 	port renderer.ServicePort
 }
 
-// endpointSubset is one parsed subset of the Endpoints: ready addresses and ports.
+// endpointSubset is one parsed subset of the Endpoints: ready addresses (classified
+// for the node context of generation Service.classGen), ports, and the pods of this
+// node among the addresses (targetRef kind Pod). The renderings share addrs.
 type endpointSubset struct {
-	addrs []endpointAddr
-	ports []endpointPort
-}
-
-// endpointAddr is one ready endpoint address; pod is set when the address belongs to
-// a pod (targetRef kind Pod). local and hostNet classify the address for the node
-// context of generation Service.classGen.
-type endpointAddr struct {
-	ip      net.IP
-	pod     podmodel.ID
-	isPod   bool
-	local   bool
-	hostNet bool
+	addrs     []renderer.Endpoint
+	ports     []endpointPort
+	localPods []podmodel.ID
 }
 
 // endpointPort is one port of a subset, matched to service ports by name.
@@ -159,7 +155,16 @@ func (s *Service) SetEndpoints(endpoints *epmodel.Endpoints) {
 
 // GetContivService returns the service as rendered, nil while the definition or the
 // endpoints are missing. The returned value must not be modified.
-func (s *Service) GetContivService() *renderer.ContivService { return s.contivSvc }
+func (s *Service) GetContivService() *renderer.ContivService {
+	if s.contivSvc == nil && s.flat != nil {
+		s.contivSvc = s.flat.ContivService()
+	}
+	return s.contivSvc
+}
+
+// GetFlatService returns the service as rendered in flat form, nil while the
+// definition or the endpoints are missing. The returned value must not be modified.
+func (s *Service) GetFlatService() *renderer.FlatService { return s.flat }
 
 // GetLocalBackends returns the pods of this node that back the service (each once).
 func (s *Service) GetLocalBackends() []podmodel.ID { return s.localBackends }
@@ -188,8 +193,7 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		return
 	}
 	spec := &carve(s.sp.slabs.on, &s.sp.slabs.specs, 1)[0]
-	var clusterBuf, externalBuf [1]net.IP // the common case, on the stack
-	clusterIPs, externalIPs := clusterBuf[:0], externalBuf[:0]
+	clusterIPs, externalIPs := spec.clusterArr[:0], []renderer.Address(nil)
 	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal {
 		spec.policy = renderer.NodeLocal
 	}
@@ -199,7 +203,7 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 	if ip := meta.GetClusterIp(); ip != "" && ip != clusterIPNone {
 		n := len(clusterIPs)
 		clusterIPs = s.appendIP(clusterIPs, ip, "clusterIP")
-		if sn := s.sp.node.serviceNet; len(clusterIPs) > n && sn != nil && !sn.Contains(clusterIPs[n]) {
+		if sn := s.sp.node.serviceNet; len(clusterIPs) > n && sn != nil && !sn.Contains(clusterIPs[n].IP) {
 			s.reject(&s.rejectedMeta, fieldClusterIP, "spec.clusterIP", ip, "outside the service CIDR "+sn.String())
 			clusterIPs = clusterIPs[:n]
 		}
@@ -249,55 +253,72 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 			Protocol: proto, Port: uint16(p.GetPort()), NodePort: uint16(nodePort),
 		}})
 	}
-	for _, ip := range clusterIPs {
-		spec.clusterSetV.Add(ip)
+	if len(spec.ports) > 1 {
+		slices.SortStableFunc(spec.ports, func(a, b specPort) int { return strings.Compare(a.name, b.name) })
+		// A name given twice keeps its last port, as a map keyed by name would
+		// (Kubernetes rejects such a service anyway).
+		out := spec.ports[:0]
+		for _, p := range spec.ports {
+			if n := len(out); n > 0 && out[n-1].name == p.name {
+				out[n-1] = p
+				continue
+			}
+			out = append(out, p)
+		}
+		spec.ports = out
 	}
-	for _, ip := range externalIPs {
-		spec.externalV.Add(ip)
-	}
-	spec.clusterSet, spec.externalSet = &spec.clusterSetV, &spec.externalV
+	spec.clusterIPs, spec.externalIPs = clusterIPs, externalIPs
 	s.spec = spec
 }
 
-// appendIP parses ip and appends it, or logs and counts it as invalid.
-func (s *Service) appendIP(list []net.IP, ip, field string) []net.IP {
-	parsed := s.sp.parseIP(ip)
-	if parsed == nil {
+// appendIP parses ip and appends it unless already in list, or logs and counts it as
+// invalid.
+func (s *Service) appendIP(list []renderer.Address, ip, field string) []renderer.Address {
+	parsed := s.sp.parseAddress(ip)
+	if parsed.IP == nil {
 		s.badMetaIPs++
 		s.log().WithFields(logrus.Fields{"field": field, "ip": ip}).Warn("unparseable service IP skipped")
 		return list
+	}
+	for _, a := range list {
+		if a.IP.Equal(parsed.IP) {
+			return list
+		}
 	}
 	return append(list, parsed)
 }
 
 // setEndpoints parses the endpoints; not-ready addresses are ignored, unparseable IPs
-// are logged, counted and skipped.
+// are logged, counted and skipped. Each address is classified for the current node
+// context; the target reference is read for the addresses of this node only.
 func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 	s.endpoints = eps
 	oldBad, oldRejected := s.badEndpointIPs, s.rejectedEndpoints
 	s.badEndpointIPs, s.rejectedEndpoints = 0, rejectedFields{}
 	s.subsets = nil
 	if eps != nil {
-		s.subsets = carve(s.sp.slabs.on, &s.sp.slabs.subsets, len(eps.GetEndpointSubsets()))[:0]
+		sl := &s.sp.slabs
+		s.subsets = carve(sl.on, &sl.subsets, len(eps.GetEndpointSubsets()))[:0]
 		for si, sub := range eps.GetEndpointSubsets() {
 			var parsed endpointSubset
-			parsed.addrs = carve(s.sp.slabs.on, &s.sp.slabs.addrs, len(sub.GetAddresses()))[:0]
+			parsed.addrs = carve(sl.on, &sl.addrs, len(sub.GetAddresses()))[:0]
 			for _, a := range sub.GetAddresses() {
-				ip := s.sp.parseIP(a.GetIp())
-				if ip == nil {
+				addr := s.sp.parseAddress(a.GetIp())
+				if addr.IP == nil {
 					s.badEndpointIPs++
 					s.log().WithField("ip", a.GetIp()).Warn("unparseable endpoint IP skipped")
 					continue
 				}
-				ea := endpointAddr{ip: ip}
-				ea.local, ea.hostNet = s.sp.node.classify(ip)
-				if ref := a.GetTargetRef(); ref.GetKind() == targetKindPod {
-					ea.isPod = true
-					ea.pod = podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()}
+				ep := renderer.Endpoint{Address: addr}
+				ep.Local, ep.HostNetwork = s.sp.node.classify(addr.IP)
+				if ep.Local {
+					if ref := a.GetTargetRef(); ref.GetKind() == targetKindPod {
+						parsed.localPods = append(parsed.localPods, podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()})
+					}
 				}
-				parsed.addrs = append(parsed.addrs, ea)
+				parsed.addrs = append(parsed.addrs, ep)
 			}
-			parsed.ports = carve(s.sp.slabs.on, &s.sp.slabs.epPorts, len(sub.GetPorts()))[:0]
+			parsed.ports = carve(sl.on, &sl.epPorts, len(sub.GetPorts()))[:0]
 			for pi, p := range sub.GetPorts() {
 				if p.GetPort() < 1 || p.GetPort() > 65535 {
 					s.reject(&s.rejectedEndpoints, fieldEndpointPort, fmt.Sprintf("endpoints subsets[%d].ports[%d].port", si, pi),
@@ -314,67 +335,67 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 	s.sp.stats.addRejected(&oldRejected, &s.rejectedEndpoints)
 }
 
-// Refresh combines the definition with the endpoints into a new ContivService (nil
-// when either is missing) and recomputes the local backend pods. The previous
-// ContivService is left untouched, so the caller can still compare with it.
+// Refresh combines the definition with the endpoints into a new rendering (nil when
+// either is missing) and recomputes the local backend pods. The previous rendering is
+// left untouched, so the caller can still compare with it.
 func (s *Service) Refresh() {
-	s.contivSvc, s.localBackends = nil, nil
+	s.flat, s.contivSvc, s.localBackends = nil, nil, nil
 	if s.spec == nil || s.endpoints == nil {
 		return
 	}
 	spec := s.spec
 	if s.classGen != s.sp.nodeGen { // this node's subnets or addresses changed
-		for _, sub := range s.subsets {
-			for i := range sub.addrs {
-				sub.addrs[i].local, sub.addrs[i].hostNet = s.sp.node.classify(sub.addrs[i].ip)
-			}
-		}
-		s.classGen = s.sp.nodeGen
+		s.setEndpoints(s.endpoints) // parsed anew: renderings keep the old addresses
 	}
 	sl := &s.sp.slabs
-	cs := &carve(sl.on, &sl.services, 1)[0]
-	cs.ID, cs.TrafficPolicy, cs.SessionAffinityTimeout = s.id, spec.policy, spec.affinity
-	cs.ClusterIPs, cs.ExternalIPs = spec.clusterSet, spec.externalSet
-	cs.Ports = make(map[string]*renderer.ServicePort, len(spec.ports))
-	cs.Backends = make(map[string][]*renderer.ServiceBackend, len(spec.ports))
-	ports := carve(sl.on, &sl.ports, len(spec.ports))
+	fs := &carve(sl.on, &sl.services, 1)[0]
+	fs.ID, fs.TrafficPolicy, fs.SessionAffinityTimeout = s.id, spec.policy, spec.affinity
+	fs.ClusterIPs, fs.ExternalIPs = spec.clusterIPs, spec.externalIPs
+	fs.Ports = carve(sl.on, &sl.ports, len(spec.ports))
 	for i := range spec.ports {
-		ports[i] = spec.ports[i].port
-		cs.Ports[spec.ports[i].name] = &ports[i]
-	}
-	for _, sub := range s.subsets {
-		matched := false
-		for _, ep := range sub.ports {
-			if _, ok := cs.Ports[ep.name]; !ok || len(sub.addrs) == 0 {
+		port := &fs.Ports[i]
+		port.Name, port.Port = spec.ports[i].name, spec.ports[i].port
+		for si := range s.subsets {
+			sub := &s.subsets[si]
+			if len(sub.addrs) == 0 {
 				continue
 			}
-			matched = true
-			backends := carve(sl.on, &sl.backends, len(sub.addrs))
-			list := cs.Backends[ep.name]
-			if list == nil {
-				list = carve(sl.on, &sl.backendPtrs, len(sub.addrs))[:0]
+			for _, ep := range sub.ports {
+				if ep.name != port.Name {
+					continue
+				}
+				if port.Backends == nil {
+					port.Backends = carve(sl.on, &sl.groups, 1)[:0]
+				}
+				port.Backends = append(port.Backends, renderer.BackendGroup{TargetPort: ep.port, Endpoints: sub.addrs})
 			}
-			for i := range sub.addrs {
-				a := &sub.addrs[i]
-				backends[i] = renderer.ServiceBackend{IP: a.ip, Port: ep.port, Local: a.local, HostNetwork: a.hostNet}
-				list = append(list, &backends[i])
-			}
-			cs.Backends[ep.name] = list
 		}
-		if !matched {
+	}
+	// The local pods of the subsets that back at least one port, each once.
+	for si := range s.subsets {
+		sub := &s.subsets[si]
+		if len(sub.localPods) == 0 || !s.backsAPort(sub) {
 			continue
 		}
-		for i := range sub.addrs {
-			a := &sub.addrs[i]
-			if !a.isPod {
-				continue
-			}
-			if a.local && !containsPod(s.localBackends, a.pod) {
-				s.localBackends = append(s.localBackends, a.pod)
+		for _, pod := range sub.localPods {
+			if !containsPod(s.localBackends, pod) {
+				s.localBackends = append(s.localBackends, pod)
 			}
 		}
 	}
-	s.contivSvc = cs
+	s.flat = fs
+}
+
+// backsAPort tells whether one of the subset's ports is a port of the service.
+func (s *Service) backsAPort(sub *endpointSubset) bool {
+	for _, ep := range sub.ports {
+		for i := range s.spec.ports {
+			if s.spec.ports[i].name == ep.name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nodeContext is what the processor knows about this node while it classifies
@@ -422,13 +443,19 @@ func (n *nodeContext) classify(ip net.IP) (local, hostNetwork bool) {
 	return false, true
 }
 
-// parseIP parses an IP like the package function. IPv4 addresses are cut from
-// ipBlock, a few kilobytes at a time, instead of one allocation each (a resync
-// parses about 100,000 of them).
-func (sp *ServiceProcessor) parseIP(s string) net.IP {
+// parseAddress parses an IP like parseIP, and keeps its text: the string given when it
+// is the canonical form of an IPv4 address (netip accepts IPv4 in that form only), the
+// formatted address otherwise. IPv4 addresses are cut from ipBlock, a few kilobytes at
+// a time, instead of one allocation each (a resync parses about 100,000 of them). The
+// IP is nil when s is not an address.
+func (sp *ServiceProcessor) parseAddress(s string) renderer.Address {
 	a, err := netip.ParseAddr(s)
 	if err != nil || !a.Is4() {
-		return parseIP(s) // IPv6, IPv4-mapped, surrounding spaces, or invalid
+		ip := parseIP(s) // IPv6, IPv4-mapped, surrounding spaces, or invalid
+		if ip == nil {
+			return renderer.Address{}
+		}
+		return renderer.NewAddress(ip)
 	}
 	if len(sp.ipBlock) < net.IPv4len {
 		sp.ipBlock = make([]byte, ipBlockSize)
@@ -437,7 +464,7 @@ func (sp *ServiceProcessor) parseIP(s string) net.IP {
 	sp.ipBlock = sp.ipBlock[net.IPv4len:]
 	a4 := a.As4()
 	copy(ip, a4[:])
-	return ip
+	return renderer.Address{IP: ip, Text: s}
 }
 
 // ipBlockSize is the size of the blocks IPv4 addresses are cut from.
@@ -461,38 +488,6 @@ func containsPod(list []podmodel.ID, id podmodel.ID) bool {
 	return false
 }
 
-// sameContivService tells whether two renderings of a service are identical, so that
-// a change of the Kubernetes objects that does not change them (a new resource
-// version, a not-ready address) is not passed on to the renderers.
-func sameContivService(a, b *renderer.ContivService) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	if a.ID != b.ID || a.TrafficPolicy != b.TrafficPolicy || a.SessionAffinityTimeout != b.SessionAffinityTimeout ||
-		!a.ClusterIPs.Equal(b.ClusterIPs) || !a.ExternalIPs.Equal(b.ExternalIPs) ||
-		len(a.Ports) != len(b.Ports) || len(a.Backends) != len(b.Backends) {
-		return false
-	}
-	for name, p := range a.Ports {
-		q, ok := b.Ports[name]
-		if !ok || *p != *q {
-			return false
-		}
-	}
-	for name, x := range a.Backends {
-		y, ok := b.Backends[name]
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if x[i].Port != y[i].Port || x[i].Local != y[i].Local || x[i].HostNetwork != y[i].HostNetwork || !x[i].IP.Equal(y[i].IP) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // nodePortRange returns the node ports the processor accepts.
 func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
 	if sp.NodePortFirst == 0 && sp.NodePortLast == 0 {
@@ -502,20 +497,19 @@ func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
 }
 
 // renderSlabs holds the blocks a resync cuts the parsed objects and the
-// ContivServices from, so that 10,000 services cost a few hundred allocations for
+// FlatServices from, so that 10,000 services cost a few hundred allocations for
 // them instead of several per service. Outside a resync the blocks are off and
 // everything is allocated on its own (a change concerns one service). A block stays
 // in memory while one of its elements is referenced: bounded by the last resync.
 type renderSlabs struct {
-	services    []renderer.ContivService
-	ports       []renderer.ServicePort
-	backends    []renderer.ServiceBackend
-	backendPtrs []*renderer.ServiceBackend
-	addrs       []endpointAddr
-	subsets     []endpointSubset
-	epPorts     []endpointPort
-	specs       []serviceSpec
-	on          bool
+	services []renderer.FlatService
+	ports    []renderer.FlatPort
+	groups   []renderer.BackendGroup
+	addrs    []renderer.Endpoint
+	subsets  []endpointSubset
+	epPorts  []endpointPort
+	specs    []serviceSpec
+	on       bool
 }
 
 // slabSize is the number of elements of one block.

@@ -3,70 +3,74 @@ package nat44
 import (
 	"encoding/binary"
 	"net"
-	"sort"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
-// serviceDNAT builds the DNat44 of a service, labelled "<namespace>/<name>". For each
-// port (in name order) with at least one usable backend it has one static mapping per
-// exposed address: every cluster IP and external IP on the service port, every node IP
-// on the node port. IPv6 addresses are left out (NAT44), and so are ports 0.
+// renderedService is a service's DNAT as last staged, with what a change of the node
+// IPs needs to build the next one from it.
+type renderedService struct {
+	svc  *renderer.FlatService
+	key  string
+	dnat *vpp_nat.DNat44
+	// ports are the rendered ports of a service with a node port (nil otherwise), in
+	// the order of their mappings in dnat.
+	ports []renderedPort
+	// nodeGen is the generation of the node IPs the node ports were rendered for.
+	nodeGen uint64
+}
+
+// renderedPort is the part of a DNAT that renders one port of a node-port service.
+type renderedPort struct {
+	// fixed are the mappings on the cluster and external IPs.
+	fixed []*vpp_nat.DNat44_StaticMapping
+	// onNodes are the mappings on the node IPs, aligned with the renderer's node IPs of
+	// generation renderedService.nodeGen (nil: none on that IP; all nil without node
+	// port).
+	onNodes []*vpp_nat.DNat44_StaticMapping
+	// What a mapping of the port on one more node IP is made of.
+	locals   []*vpp_nat.DNat44_StaticMapping_LocalIP
+	proto    vpp_nat.DNat44_Protocol
+	twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode
+	nodePort uint16
+}
+
+// render builds the DNat44 of a service, labelled "<namespace>/<name>", into r. For
+// each port (in name order) with at least one usable backend it has one static
+// mapping per exposed address: every cluster IP and external IP on the service port,
+// every node IP on the node port. IPv6 addresses are left out (NAT44), and so are
+// ports 0. The mappings of a port share its locals.
 //
 // Twice-NAT: external IPs of cluster-wide services translate the source too
 // (ENABLED), so that a remote backend answers through this node; everything else
 // translates the source only when a backend reaches itself through the service
 // (SELF, source becomes the NAT loopback).
-func (rndr *Renderer) serviceDNAT(svc *renderer.ContivService) *vpp_nat.DNat44 {
-	_, dnat := rndr.keyedServiceDNAT(svc)
-	return dnat
-}
-
-// keyedServiceDNAT is serviceDNAT that also returns the key of the DNat44; the label
-// is a substring of the key, so both cost one string.
-func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vpp_nat.DNat44) {
-	key := vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name
-	dnat := &carve(rndr.slabs.on, &rndr.slabs.dnats, 1)[0]
-	dnat.Label = key[len(vpp_nat.DNAT44Prefix):]
-	perPort := svc.ClusterIPs.Len() + svc.ExternalIPs.Len()
-	var oneName [1]string
-	names := portNames(svc, oneName[:0])
-	for _, name := range names {
-		if svc.Ports[name].NodePort != 0 {
-			perPort += rndr.nodeIPs.Len()
-			break
-		}
+func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
+	r.svc, r.ports, r.nodeGen = svc, nil, rndr.nodeGen
+	if r.key == "" { // a record renders one service: the key never changes
+		// The label is a substring of the key: both cost one string.
+		r.key = vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name
 	}
-	dnat.StMappings = carve(rndr.slabs.on, &rndr.slabs.mappingPtrs, perPort*len(names))[:0]
-	for _, name := range names {
-		port := svc.Ports[name]
-		locals := rndr.portLocals(svc, svc.Backends[name])
+	dnat := &carve(rndr.slabs.on, &rndr.slabs.dnats, 1)[0]
+	dnat.Label = r.key[len(vpp_nat.DNAT44Prefix):]
+	r.dnat = dnat
+	perPort := len(svc.ClusterIPs) + len(svc.ExternalIPs)
+	hasNodePort := svc.HasNodePort()
+	if hasNodePort {
+		perPort += len(rndr.nodeAddrs)
+		r.ports = make([]renderedPort, 0, len(svc.Ports))
+	}
+	dnat.StMappings = carve(rndr.slabs.on, &rndr.slabs.mappingPtrs, perPort*len(svc.Ports))[:0]
+	for i := range svc.Ports {
+		port := &svc.Ports[i]
+		locals := rndr.portLocals(svc, port)
 		if len(locals) == 0 {
 			continue
 		}
-		proto := vpp_nat.DNat44_TCP
-		if port.Protocol == renderer.UDP {
-			proto = vpp_nat.DNat44_UDP
-		}
-		used := false
-		add := func(ip net.IP, extPort uint16, twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode) {
-			ip4 := ip.To4()
-			if ip4 == nil || extPort == 0 {
-				return
-			}
-			m := &carve(rndr.slabs.on, &rndr.slabs.mappings, 1)[0]
-			m.ExternalIp, m.ExternalPort, m.Protocol = rndr.ip4String(ip4), uint32(extPort), proto
-			m.TwiceNat, m.SessionAffinity = twiceNAT, svc.SessionAffinityTimeout
-			if used {
-				m.LocalIps = rndr.copyLocalIPs(locals)
-			} else {
-				m.LocalIps, used = locals, true // the first mapping takes the messages built
-			}
-			dnat.StMappings = append(dnat.StMappings, m)
-		}
-		for _, ip := range svc.ClusterIPs.List() {
-			add(ip, port.Port, vpp_nat.DNat44_StaticMapping_SELF)
+		rp := renderedPort{locals: locals, proto: vpp_nat.DNat44_TCP, twiceNAT: vpp_nat.DNat44_StaticMapping_ENABLED, nodePort: port.Port.NodePort}
+		if port.Port.Protocol == renderer.UDP {
+			rp.proto = vpp_nat.DNat44_UDP
 		}
 		// External IPs and node ports of a cluster-wide service are reached from outside
 		// the cluster and may be load-balanced to a backend on another node: the source
@@ -78,23 +82,91 @@ func (rndr *Renderer) keyedServiceDNAT(svc *renderer.ContivService) (string, *vp
 		// local (the cluster lab's NodePort test showed it); kube-proxy likewise SNATs
 		// NodePort traffic of Cluster-policy services. NodeLocal services only have
 		// local backends and keep the client's address.
-		externalTwiceNAT := vpp_nat.DNat44_StaticMapping_ENABLED
 		if svc.TrafficPolicy == renderer.NodeLocal {
-			externalTwiceNAT = vpp_nat.DNat44_StaticMapping_SELF
+			rp.twiceNAT = vpp_nat.DNat44_StaticMapping_SELF
 		}
-		for _, ip := range svc.ExternalIPs.List() {
-			add(ip, port.Port, externalTwiceNAT)
-		}
-		if port.NodePort != 0 {
-			for _, ip := range rndr.nodeIPs.List() {
-				if len(locals) == 1 && rndr.isPeerOnNodeNetwork(ip) {
-					continue
-				}
-				add(ip, port.NodePort, externalTwiceNAT)
+		start := len(dnat.StMappings)
+		for _, a := range svc.ClusterIPs {
+			if a.IP.To4() != nil && port.Port.Port != 0 {
+				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, vpp_nat.DNat44_StaticMapping_SELF))
 			}
 		}
+		for _, a := range svc.ExternalIPs {
+			if a.IP.To4() != nil && port.Port.Port != 0 {
+				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, rp.twiceNAT))
+			}
+		}
+		if !hasNodePort {
+			continue
+		}
+		rp.fixed = dnat.StMappings[start:len(dnat.StMappings):len(dnat.StMappings)]
+		rp.onNodes = make([]*vpp_nat.DNat44_StaticMapping, len(rndr.nodeAddrs))
+		if rp.nodePort != 0 {
+			for j := range rndr.nodeAddrs {
+				if m := rndr.nodeMapping(svc, &rp, j); m != nil {
+					rp.onNodes[j] = m
+					dnat.StMappings = append(dnat.StMappings, m)
+				}
+			}
+		}
+		r.ports = append(r.ports, rp)
 	}
-	return key, dnat
+}
+
+// mapping returns a new static mapping of the port.
+func (rndr *Renderer) mapping(svc *renderer.FlatService, rp *renderedPort, extIP string, extPort uint16,
+	twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode) *vpp_nat.DNat44_StaticMapping {
+	m := &carve(rndr.slabs.on, &rndr.slabs.mappings, 1)[0]
+	m.ExternalIp, m.ExternalPort, m.Protocol = extIP, uint32(extPort), rp.proto
+	m.TwiceNat, m.SessionAffinity = twiceNAT, svc.SessionAffinityTimeout
+	m.LocalIps = rp.locals // shared by the mappings of the port; never modified
+	return m
+}
+
+// nodeMapping returns the mapping of a node port on the j-th node IP, nil when there is
+// none (IPv6, or a single local on a peer's address: see isPeerOnNodeNetwork).
+func (rndr *Renderer) nodeMapping(svc *renderer.FlatService, rp *renderedPort, j int) *vpp_nat.DNat44_StaticMapping {
+	a := &rndr.nodeAddrs[j]
+	if a.IP.To4() == nil || (len(rp.locals) == 1 && rndr.nodePeers[j]) {
+		return nil
+	}
+	return rndr.mapping(svc, rp, a.Text, rp.nodePort, rp.twiceNAT)
+}
+
+// withNodeIPs returns the DNAT of a node-port service for the current node IPs, built
+// from the one rendered for the previous node IPs: the mappings on cluster, external
+// and remaining node IPs are the same messages, only the mappings on new node IPs are
+// new. oldIndex gives, for each current node IP, its index among the previous ones (-1:
+// new). The DNat44 and its list of mappings are new objects.
+func (rndr *Renderer) withNodeIPs(r *renderedService, oldIndex []int) {
+	count := 0
+	for i := range r.ports {
+		count += len(r.ports[i].fixed) + len(oldIndex)
+	}
+	dnat := &vpp_nat.DNat44{Label: r.dnat.Label, StMappings: make([]*vpp_nat.DNat44_StaticMapping, 0, count)}
+	ports := make([]renderedPort, len(r.ports))
+	for i := range r.ports {
+		rp := r.ports[i]
+		dnat.StMappings = append(dnat.StMappings, rp.fixed...)
+		onNodes := make([]*vpp_nat.DNat44_StaticMapping, len(oldIndex))
+		if rp.nodePort != 0 {
+			for j, old := range oldIndex {
+				var m *vpp_nat.DNat44_StaticMapping
+				if old >= 0 {
+					m = rp.onNodes[old] // same IP, same port: the same mapping (or none)
+				} else {
+					m = rndr.nodeMapping(r.svc, &rp, j)
+				}
+				if m != nil {
+					onNodes[j] = m
+					dnat.StMappings = append(dnat.StMappings, m)
+				}
+			}
+		}
+		rp.onNodes = onNodes
+		ports[i] = rp
+	}
+	r.dnat, r.ports, r.nodeGen = dnat, ports, rndr.nodeGen
 }
 
 // isPeerOnNodeNetwork tells whether ip is another node's address on the network of this
@@ -112,41 +184,59 @@ func (rndr *Renderer) isPeerOnNodeNetwork(ip net.IP) bool {
 	return rndr.nodeNet != nil && rndr.nodeNet.Contains(ip) && !ip.Equal(rndr.nodeIP)
 }
 
-// renderedService is a service's DNAT as the last resync staged it.
-type renderedService struct {
-	svc  *renderer.ContivService
-	key  string
-	dnat *vpp_nat.DNat44
-	seen uint64 // the last resync that had the service
+// setNodeIPs keeps the node IPs with their text and whether each is a peer's address
+// on this node's network, and counts a new generation of them.
+func (rndr *Renderer) setNodeIPs(nodeIPs *renderer.IPAddresses) {
+	rndr.nodeIPs = nodeIPs.Copy()
+	rndr.nodeAddrs = make([]renderer.Address, nodeIPs.Len())
+	rndr.nodePeers = make([]bool, nodeIPs.Len())
+	for i, ip := range nodeIPs.List() {
+		if ip4 := ip.To4(); ip4 != nil {
+			ip = ip4
+		}
+		rndr.nodeAddrs[i] = renderer.NewAddress(ip)
+		rndr.nodePeers[i] = rndr.isPeerOnNodeNetwork(ip)
+	}
+	rndr.nodeGen++
 }
 
-// renderInputs is everything besides the ContivService that serviceDNAT reads.
+// renderInputs is everything besides the service and the node IPs that a rendering
+// reads: when it changes, a resync renders every service anew.
 type renderInputs struct {
-	nodeIPs          string
 	nodeIP           string
+	nodeNet          string
 	mainVRF, podVRF  uint32
 	noOverlay        bool
 	localEndpointWgt uint32
 }
 
 func (rndr *Renderer) renderInputs() renderInputs {
-	return renderInputs{nodeIPs: rndr.nodeIPs.String(), nodeIP: rndr.nodeIP.String(), mainVRF: rndr.mainVRF, podVRF: rndr.podVRF,
+	in := renderInputs{nodeIP: rndr.nodeIP.String(), mainVRF: rndr.mainVRF, podVRF: rndr.podVRF,
 		noOverlay: rndr.noOverlay, localEndpointWgt: rndr.Config.LocalEndpointWeight()}
+	if rndr.nodeNet != nil {
+		in.nodeNet = rndr.nodeNet.String()
+	}
+	return in
 }
 
-// ip4String formats an IPv4 address (4-byte form), through the resync's cache when
-// one is set.
-func (rndr *Renderer) ip4String(ip4 net.IP) string {
-	if rndr.ipStrings == nil {
-		return ip4.String()
+// localKey identifies a LocalIP message by its content, packed for the fast path of
+// Go maps: the IPv4 address, the port, whether the VRF is the main one and the
+// weight's kind (localWeight... constants).
+type localKey uint64
+
+// Kinds of weight of a LocalIP.
+const (
+	remoteWeight = iota // 1
+	localWeight         // serviceLocalEndpointWeight
+	singleLocal         // 0: the only local of a mapping
+)
+
+func newLocalKey(ip4 net.IP, port uint16, mainVRF bool, weight int) localKey {
+	k := uint64(binary.BigEndian.Uint32(ip4))<<32 | uint64(port)<<16 | uint64(weight)
+	if mainVRF {
+		k |= 1 << 8
 	}
-	key := binary.BigEndian.Uint32(ip4) // maps with uint32 keys hash fastest
-	if s, ok := rndr.ipStrings[key]; ok {
-		return s
-	}
-	s := ip4.String()
-	rndr.ipStrings[key] = s
-	return s
+	return localKey(k)
 }
 
 // portLocals returns the locals of one service port as the messages of a static
@@ -155,59 +245,66 @@ func (rndr *Renderer) ip4String(ip4 net.IP) string {
 // single local (no load balancing). VRF: the main VRF for this node's own addresses
 // (host-network backends of this node) and, in no-overlay mode, for everything that is
 // not a pod of this node (routed through the node interconnect); the pod VRF
-// otherwise.
-func (rndr *Renderer) portLocals(svc *renderer.ContivService, backends []*renderer.ServiceBackend) []*vpp_nat.DNat44_StaticMapping_LocalIP {
-	if len(backends) == 0 {
-		return nil
-	}
-	n := len(backends)
-	if svc.TrafficPolicy == renderer.NodeLocal {
-		n = 0
-		for _, b := range backends {
-			if b.Local {
+// otherwise. During a resync a message is shared by every port with the same backend
+// (a pod backs many services).
+func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatPort) []*vpp_nat.DNat44_StaticMapping_LocalIP {
+	nodeLocal := svc.TrafficPolicy == renderer.NodeLocal
+	n := 0
+	for _, g := range port.Backends {
+		for k := range g.Endpoints {
+			if (!nodeLocal || g.Endpoints[k].Local) && g.Endpoints[k].IP.To4() != nil {
 				n++
 			}
 		}
 	}
-	weight := rndr.Config.LocalEndpointWeight()
-	msgs := carve(rndr.slabs.on, &rndr.slabs.localIPs, n)
-	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, n)[:0]
-	for _, b := range backends {
-		if svc.TrafficPolicy == renderer.NodeLocal && !b.Local {
-			continue
-		}
-		ip4 := b.IP.To4()
-		if ip4 == nil {
-			continue
-		}
-		l := &msgs[len(out)]
-		l.LocalIp, l.LocalPort, l.VrfId, l.Probability = rndr.ip4String(ip4), uint32(b.Port), rndr.podVRF, 1
-		localPod := b.Local && !b.HostNetwork
-		thisNode := b.Local && b.HostNetwork
-		if thisNode || (rndr.noOverlay && !localPod) {
-			l.VrfId = rndr.mainVRF
-		}
-		if b.Local {
-			l.Probability = weight
-		}
-		out = append(out, l)
+	if n == 0 {
+		return nil
 	}
-	if len(out) == 1 {
-		out[0].Probability = 0
+	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, n)[:0]
+	for _, g := range port.Backends {
+		for k := range g.Endpoints {
+			ep := &g.Endpoints[k]
+			ip4 := ep.IP.To4()
+			if (nodeLocal && !ep.Local) || ip4 == nil {
+				continue
+			}
+			localPod := ep.Local && !ep.HostNetwork
+			thisNode := ep.Local && ep.HostNetwork
+			mainVRF := thisNode || (rndr.noOverlay && !localPod)
+			weight := remoteWeight
+			switch {
+			case n == 1:
+				weight = singleLocal
+			case ep.Local:
+				weight = localWeight
+			}
+			out = append(out, rndr.localIP(newLocalKey(ip4, g.TargetPort, mainVRF, weight), ep.Text))
+		}
 	}
 	return out
 }
 
-// copyLocalIPs returns new messages with the contents of locals.
-func (rndr *Renderer) copyLocalIPs(locals []*vpp_nat.DNat44_StaticMapping_LocalIP) []*vpp_nat.DNat44_StaticMapping_LocalIP {
-	msgs := carve(rndr.slabs.on, &rndr.slabs.localIPs, len(locals))
-	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, len(locals))
-	for i, l := range locals {
-		m := &msgs[i]
-		m.LocalIp, m.LocalPort, m.VrfId, m.Probability = l.LocalIp, l.LocalPort, l.VrfId, l.Probability
-		out[i] = m
+// localIP returns a LocalIP message with the given content: during a resync the one
+// already built for it, if any.
+func (rndr *Renderer) localIP(key localKey, text string) *vpp_nat.DNat44_StaticMapping_LocalIP {
+	if l := rndr.locals[key]; l != nil {
+		return l
 	}
-	return out
+	l := &carve(rndr.slabs.on, &rndr.slabs.localIPs, 1)[0]
+	l.LocalIp, l.LocalPort, l.VrfId, l.Probability = text, uint32(uint16(key>>16)), rndr.podVRF, 1
+	if key&(1<<8) != 0 {
+		l.VrfId = rndr.mainVRF
+	}
+	switch key & 0xff {
+	case localWeight:
+		l.Probability = rndr.localWeight
+	case singleLocal:
+		l.Probability = 0
+	}
+	if rndr.locals != nil {
+		rndr.locals[key] = l
+	}
+	return l
 }
 
 // dnatSlabs hands out the messages of the DNATs a resync builds from shared blocks,
@@ -242,16 +339,4 @@ func carve[T any](on bool, block *[]T, n int) []T {
 	out := (*block)[:n:n]
 	*block = (*block)[n:]
 	return out
-}
-
-// portNames returns the port names of the service in ascending order, appended to
-// names (which the caller may give a capacity for the common single port).
-func portNames(svc *renderer.ContivService, names []string) []string {
-	for name := range svc.Ports {
-		names = append(names, name)
-	}
-	if len(names) > 1 {
-		sort.Strings(names)
-	}
-	return names
 }

@@ -36,6 +36,12 @@
 // ClientIP affinity becomes the mapping's session affinity. Mappings without locals
 // are left out; IPv6 addresses are ignored.
 //
+// Shared messages: the mappings of one port share one locals slice and its LocalIP
+// messages (a NodePort port has a mapping per node IP; 1,000 NodePorts at 50 nodes
+// would otherwise hold a million LocalIP copies). Staged values are never modified:
+// every change builds new messages, and nothing downstream (scheduler, NAT
+// descriptors, Clone/Equal, JSON) writes into a value it was given.
+//
 // Identity mappings (DNAT-identities, staged on every resync, empty without a default
 // interface): UDP 4789 (VXLAN) of the default interface's IP in the main VRF and the
 // address itself in the pod and the main VRF, so that traffic between nodes keeps the

@@ -82,21 +82,32 @@ type Renderer struct {
 	// nodeIP and nodeNet are this node's IP and the node network it is on (IPNet).
 	nodeIP  net.IP
 	nodeNet *net.IPNet
-	// Inputs kept for incremental changes.
-	nodeIPs *renderer.IPAddresses
-	// ipStrings holds the text of the IPv4 addresses formatted during a resync (nil
-	// otherwise): a pod backs many services, its address is formatted once.
-	ipStrings map[uint32]string
+	// nodeIPs are the node IPs (node ports); nodeAddrs their text, nodePeers whether
+	// each is a peer's address on this node's network; nodeGen counts their changes.
+	nodeIPs   *renderer.IPAddresses
+	nodeAddrs []renderer.Address
+	nodePeers []bool
+	nodeGen   uint64
+	// localWeight is serviceLocalEndpointWeight.
+	localWeight uint32
+	// locals holds the LocalIP messages built during a resync by content (nil
+	// otherwise): a pod backs many services, its message is shared by them.
+	locals map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP
 	// slabs holds the blocks the DNATs of a resync are cut from (off otherwise).
 	slabs dnatSlabs
-	// rendered holds the DNATs of the last resync by service, rendered with the
-	// inputs renderedWith: a resync given the same ContivService again (the processor
-	// keeps the rendering of unchanged services) stages the same DNAT.
-	rendered     map[renderer.ServiceID]*renderedService
+	// rendered holds the DNAT last staged for each service by the FlatService it was
+	// rendered from (the processor passes the same pointer while the service does not
+	// change), with the inputs renderedWith (and, for node-port services, the node IPs
+	// of generation nodeGen): a resync given the same FlatService again stages the same
+	// DNAT, and a change of the node IPs builds a node-port service's DNAT from the
+	// previous one. Keyed by pointer: a lookup hashes no strings.
+	rendered     map[*renderer.FlatService]*renderedService
 	renderedWith renderInputs
-	resyncGen    uint64
-	frontendIfs  renderer.Interfaces
-	backendIfs   renderer.Interfaces
+	// plain holds the flat form of the ContivServices received through the plain
+	// ServiceRendererAPI (not used by the service processor, which passes FlatServices).
+	plain       map[renderer.ServiceID]plainService
+	frontendIfs renderer.Interfaces
+	backendIfs  renderer.Interfaces
 
 	// Session cleanup.
 	sessionMetrics *sessionMetrics
@@ -104,7 +115,7 @@ type Renderer struct {
 	cleanupDone    sync.WaitGroup
 }
 
-var _ renderer.ServiceRendererAPI = (*Renderer)(nil)
+var _ renderer.FlatServiceRenderer = (*Renderer)(nil)
 
 // Init prepares the renderer. With snatOnly the renderer configures only the SNAT of
 // traffic leaving the cluster and leaves services to another renderer.
@@ -129,7 +140,10 @@ func (rndr *Renderer) Init(snatOnly bool) error {
 	}
 	rndr.snatOnly = snatOnly
 	rndr.natGlobalCfg = &vpp_nat.Nat44Global{Forwarding: true}
-	rndr.nodeIPs = renderer.NewIPAddresses()
+	rndr.setNodeIPs(renderer.NewIPAddresses())
+	rndr.localWeight = rndr.Config.LocalEndpointWeight()
+	rndr.rendered = make(map[*renderer.FlatService]*renderedService)
+	rndr.plain = make(map[renderer.ServiceID]plainService)
 	rndr.frontendIfs = renderer.NewInterfaces()
 	rndr.backendIfs = renderer.NewInterfaces()
 	rndr.sessionMetrics = newSessionMetrics()
@@ -175,51 +189,172 @@ func (rndr *Renderer) Close() error {
 	return nil
 }
 
-// AddService stages the DNAT of a new service.
-func (rndr *Renderer) AddService(service *renderer.ContivService) error {
-	if rndr.snatOnly {
-		return nil
-	}
-	dnat := rndr.serviceDNAT(service)
-	rndr.UpdateTxnFactory(fmt.Sprintf("add service '%s'", service.ID)).Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
-	return nil
+// plainService is a ContivService received through the plain API with its flat form.
+type plainService struct {
+	cs *renderer.ContivService
+	fs *renderer.FlatService
 }
 
-// UpdateService stages the new DNAT of a changed service (the whole value replaces
-// the old one).
+// flatOf returns the flat form of a ContivService received through the plain API: the
+// same FlatService as before for the same ContivService.
+func (rndr *Renderer) flatOf(cs *renderer.ContivService) *renderer.FlatService {
+	if p, ok := rndr.plain[cs.ID]; ok && p.cs == cs {
+		return p.fs
+	}
+	fs := renderer.NewFlatService(cs)
+	rndr.plain[cs.ID] = plainService{cs: cs, fs: fs}
+	return fs
+}
+
+// forgetPlain returns the flat form last given for the service through the plain API
+// (a stub with its ID if none) and forgets it.
+func (rndr *Renderer) forgetPlain(id renderer.ServiceID) *renderer.FlatService {
+	p, ok := rndr.plain[id]
+	if !ok {
+		return &renderer.FlatService{ID: id}
+	}
+	delete(rndr.plain, id)
+	return p.fs
+}
+
+// AddService stages the DNAT of a new service.
+func (rndr *Renderer) AddService(service *renderer.ContivService) error {
+	return rndr.AddFlatService(rndr.flatOf(service))
+}
+
+// UpdateService stages the new DNAT of a changed service.
 func (rndr *Renderer) UpdateService(oldService, newService *renderer.ContivService) error {
-	if rndr.snatOnly {
-		return nil
+	var old *renderer.FlatService
+	if oldService != nil {
+		old = rndr.forgetPlain(oldService.ID)
 	}
-	dnat := rndr.serviceDNAT(newService)
-	txn := rndr.UpdateTxnFactory(fmt.Sprintf("update service '%s'", newService.ID))
-	if oldService != nil && oldService.ID != newService.ID {
-		txn.Delete(vpp_nat.DNAT44Key(oldService.ID.String()))
-	}
-	txn.Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
-	return nil
+	return rndr.UpdateFlatService(old, rndr.flatOf(newService))
 }
 
 // DeleteService stages the removal of the service's DNAT.
 func (rndr *Renderer) DeleteService(service *renderer.ContivService) error {
+	return rndr.DeleteFlatService(rndr.forgetPlain(service.ID))
+}
+
+// UpdateNodePortServices stages the DNAT of every node-port service for the new node
+// IPs.
+func (rndr *Renderer) UpdateNodePortServices(nodeIPs *renderer.IPAddresses, npServices []*renderer.ContivService) error {
+	flat := make([]*renderer.FlatService, len(npServices))
+	for i, svc := range npServices {
+		flat[i] = rndr.flatOf(svc)
+	}
+	return rndr.UpdateFlatNodePortServices(nodeIPs, flat)
+}
+
+// Resync recomputes everything from the snapshot; see ResyncFlat.
+func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
+	if resyncEv == nil {
+		clear(rndr.plain)
+		return rndr.ResyncFlat(nil)
+	}
+	ev := &renderer.FlatResyncEventData{NodeIPs: resyncEv.NodeIPs, FrontendIfs: resyncEv.FrontendIfs, BackendIfs: resyncEv.BackendIfs,
+		Services: make([]*renderer.FlatService, len(resyncEv.Services))}
+	plain := make(map[renderer.ServiceID]plainService, len(resyncEv.Services))
+	for i, svc := range resyncEv.Services {
+		ev.Services[i] = rndr.flatOf(svc)
+		plain[svc.ID] = rndr.plain[svc.ID]
+	}
+	rndr.plain = plain
+	return rndr.ResyncFlat(ev)
+}
+
+// AddFlatService stages the DNAT of a new service.
+func (rndr *Renderer) AddFlatService(service *renderer.FlatService) error {
 	if rndr.snatOnly {
 		return nil
 	}
+	r := rndr.renderIncremental(service, nil)
+	rndr.UpdateTxnFactory(fmt.Sprintf("add service '%s'", service.ID)).Put(r.key, r.dnat)
+	return nil
+}
+
+// UpdateFlatService stages the new DNAT of a changed service (the whole value replaces
+// the old one).
+func (rndr *Renderer) UpdateFlatService(oldService, newService *renderer.FlatService) error {
+	if rndr.snatOnly {
+		return nil
+	}
+	txn := rndr.UpdateTxnFactory(fmt.Sprintf("update service '%s'", newService.ID))
+	var old *renderedService
+	if oldService != nil {
+		old = rndr.rendered[oldService]
+		delete(rndr.rendered, oldService)
+		if oldService.ID != newService.ID {
+			old = nil
+			txn.Delete(vpp_nat.DNAT44Key(oldService.ID.String()))
+		}
+	}
+	r := rndr.renderIncremental(newService, old)
+	txn.Put(r.key, r.dnat)
+	return nil
+}
+
+// DeleteFlatService stages the removal of the service's DNAT.
+func (rndr *Renderer) DeleteFlatService(service *renderer.FlatService) error {
+	if rndr.snatOnly {
+		return nil
+	}
+	delete(rndr.rendered, service)
 	rndr.UpdateTxnFactory(fmt.Sprintf("delete service '%s'", service.ID)).Delete(vpp_nat.DNAT44Key(service.ID.String()))
 	return nil
 }
 
-// UpdateNodePortServices keeps the new node IPs and re-stages the DNAT of every
-// node-port service.
-func (rndr *Renderer) UpdateNodePortServices(nodeIPs *renderer.IPAddresses, npServices []*renderer.ContivService) error {
-	rndr.nodeIPs = nodeIPs.Copy()
+// renderIncremental renders one service into a new record; old is the record of its
+// previous rendering (nil if none), whose key is reused.
+func (rndr *Renderer) renderIncremental(svc *renderer.FlatService, old *renderedService) *renderedService {
+	r := &renderedService{}
+	if old != nil {
+		r.key = old.key
+	}
+	rndr.render(svc, r)
+	rndr.rendered[svc] = r
+	return r
+}
+
+// UpdateFlatNodePortServices keeps the new node IPs and stages the DNAT of every
+// node-port service for them. A service rendered before (the same FlatService) keeps
+// its mappings: only those on the node IPs that appeared are built, those of the node
+// IPs that disappeared are left out, so the cost follows the changed mappings (plus
+// one pointer per mapping for the new list).
+func (rndr *Renderer) UpdateFlatNodePortServices(nodeIPs *renderer.IPAddresses, npServices []*renderer.FlatService) error {
+	previous := make(map[string]int, len(rndr.nodeAddrs))
+	for i, a := range rndr.nodeAddrs {
+		previous[a.Text] = i
+	}
+	prevGen := rndr.nodeGen
+	rndr.setNodeIPs(nodeIPs)
 	if rndr.snatOnly {
 		return nil
 	}
+	oldIndex := make([]int, len(rndr.nodeAddrs))
+	for j, a := range rndr.nodeAddrs {
+		i, ok := previous[a.Text]
+		if !ok {
+			i = -1
+		}
+		oldIndex[j] = i
+	}
 	txn := rndr.UpdateTxnFactory("update node-port services")
 	for _, svc := range npServices {
-		dnat := rndr.serviceDNAT(svc)
-		txn.Put(vpp_nat.DNAT44Key(dnat.Label), dnat)
+		old := rndr.rendered[svc]
+		r := &renderedService{}
+		switch {
+		case old != nil && old.svc == svc && old.nodeGen == prevGen && old.ports != nil:
+			*r = *old
+			rndr.withNodeIPs(r, oldIndex)
+		default:
+			if old != nil {
+				r.key = old.key
+			}
+			rndr.render(svc, r)
+		}
+		rndr.rendered[svc] = r
+		txn.Put(r.key, r.dnat)
 	}
 	return nil
 }
@@ -253,47 +388,44 @@ func (rndr *Renderer) stageGlobal(change string) {
 	rndr.UpdateTxnFactory(change).Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
 }
 
-// Resync recomputes everything from the snapshot and this node's configuration: the
-// default interface, the global NAT configuration, one DNAT per service and the
+// ResyncFlat recomputes everything from the snapshot and this node's configuration:
+// the default interface, the global NAT configuration, one DNAT per service and the
 // identity mappings, all staged in the resync transaction (stale DNATs are removed by
-// the resync itself). In snatOnly mode the snapshot is taken as empty.
-func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
+// the resync itself). In snatOnly mode the snapshot is taken as empty. A service given
+// as the same FlatService as before, rendered with the same inputs, is staged with
+// the same DNAT.
+func (rndr *Renderer) ResyncFlat(resyncEv *renderer.FlatResyncEventData) error {
 	if rndr.snatOnly || resyncEv == nil {
-		resyncEv = renderer.NewResyncEventData()
+		resyncEv = &renderer.FlatResyncEventData{NodeIPs: renderer.NewIPAddresses(), FrontendIfs: renderer.NewInterfaces(),
+			BackendIfs: renderer.NewInterfaces()}
 	}
 	rndr.learnNode()
-	rndr.nodeIPs = resyncEv.NodeIPs.Copy()
+	rndr.localWeight = rndr.Config.LocalEndpointWeight()
+	if !resyncEv.NodeIPs.Equal(rndr.nodeIPs) {
+		rndr.setNodeIPs(resyncEv.NodeIPs)
+	}
 	rndr.frontendIfs = resyncEv.FrontendIfs.Copy()
 	rndr.backendIfs = resyncEv.BackendIfs.Copy()
 
 	txn := rndr.ResyncTxnFactory()
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
-	rndr.ipStrings = make(map[uint32]string, 1024)
+	rndr.locals = make(map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP, 1024)
 	rndr.slabs = dnatSlabs{on: true}
-	defer func() { rndr.ipStrings, rndr.slabs = nil, dnatSlabs{} }()
-	if inputs := rndr.renderInputs(); inputs != rndr.renderedWith || rndr.rendered == nil {
-		rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(resyncEv.Services))
-		rndr.renderedWith = inputs
+	defer func() { rndr.locals, rndr.slabs = nil, dnatSlabs{} }()
+	previous := rndr.rendered
+	if inputs := rndr.renderInputs(); inputs != rndr.renderedWith {
+		previous, rndr.renderedWith = nil, inputs
 	}
-	rndr.resyncGen++
+	rndr.rendered = make(map[*renderer.FlatService]*renderedService, len(resyncEv.Services))
 	for _, svc := range resyncEv.Services {
-		r := rndr.rendered[svc.ID]
-		if r == nil {
+		r := previous[svc]
+		if r == nil || (r.ports != nil && r.nodeGen != rndr.nodeGen) {
 			r = &carve(true, &rndr.slabs.services, 1)[0]
-			rndr.rendered[svc.ID] = r
+			rndr.render(svc, r)
 		}
-		if r.svc != svc {
-			r.svc = svc
-			r.key, r.dnat = rndr.keyedServiceDNAT(svc)
-		}
-		r.seen = rndr.resyncGen
+		rndr.rendered[svc] = r
 		txn.Put(r.key, r.dnat)
-	}
-	for id, r := range rndr.rendered {
-		if r.seen != rndr.resyncGen {
-			delete(rndr.rendered, id)
-		}
 	}
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
 

@@ -1,0 +1,221 @@
+package renderer
+
+import (
+	"net"
+	"sort"
+)
+
+// FlatServiceRenderer is an optional extension of ServiceRendererAPI. A renderer that
+// implements it receives every service in the processor's flat form (FlatService)
+// instead of as a ContivService: the processor's parsed form handed over as is, with
+// the addresses' text kept from the Kubernetes objects. For such a renderer the
+// processor builds no ContivService (two maps and a backend per endpoint and port),
+// and the renderer formats no address, which is most of the cost of a resync of new
+// services. The call contract is the one of ServiceRendererAPI, method by method;
+// UpdateLocalFrontendIfs and UpdateLocalBackendIfs are called as for any renderer.
+//
+// The FlatServices passed, and everything they reference, are never modified by the
+// processor afterwards: a renderer may keep them, and compare pointers (the same
+// *FlatService is passed again, by a later resync, while the service did not change).
+type FlatServiceRenderer interface {
+	ServiceRendererAPI
+	// AddFlatService renders a service that was not rendered before.
+	AddFlatService(service *FlatService) error
+	// UpdateFlatService re-renders a service whose configuration or backends changed.
+	UpdateFlatService(oldService, newService *FlatService) error
+	// DeleteFlatService removes everything rendered for the service.
+	DeleteFlatService(service *FlatService) error
+	// UpdateFlatNodePortServices gives the new set of node IPs of the cluster
+	// together with every service exposed on node ports.
+	UpdateFlatNodePortServices(nodeIPs *IPAddresses, npServices []*FlatService) error
+	// ResyncFlat hands over the complete state.
+	ResyncFlat(resyncEv *FlatResyncEventData) error
+}
+
+// FlatService is a ContivService in the processor's flat form: slices instead of maps,
+// ports in name order, each port's backends in groups that share the target port
+// (one group per matching Endpoints subset, whose address list the group shares).
+// Renderings are equal when ContivService() of both are.
+type FlatService struct {
+	// ID identifies the service.
+	ID ServiceID
+	// TrafficPolicy is NodeLocal for externalTrafficPolicy "Local", else ClusterWide.
+	TrafficPolicy TrafficPolicyType
+	// SessionAffinityTimeout is the ClientIP affinity timeout in seconds; 0 means no
+	// session affinity.
+	SessionAffinityTimeout uint32
+	// ClusterIPs are the virtual IPs of the service inside the cluster (no duplicates).
+	ClusterIPs []Address
+	// ExternalIPs are the external and load balancer ingress IPs (no duplicates).
+	ExternalIPs []Address
+	// Ports are the exposed ports in ascending name order (names are unique).
+	Ports []FlatPort
+}
+
+// FlatPort is one service port with its backends.
+type FlatPort struct {
+	// Name is the service port name.
+	Name string
+	// Port is the exposed port.
+	Port ServicePort
+	// Backends are the backends of the port, in groups sharing the target port.
+	Backends []BackendGroup
+}
+
+// BackendGroup is a list of endpoints listening on the same port.
+type BackendGroup struct {
+	// TargetPort is the port the endpoints listen on.
+	TargetPort uint16
+	// Endpoints are the endpoint addresses (never empty).
+	Endpoints []Endpoint
+}
+
+// Address is an IP address with its text form.
+type Address struct {
+	// IP is the address (4-byte form for IPv4).
+	IP net.IP
+	// Text is IP.String() (kept from the Kubernetes object when it was canonical).
+	Text string
+}
+
+// Endpoint is one endpoint address of a service with its locality.
+type Endpoint struct {
+	Address
+	// Local is true when the endpoint runs on this node.
+	Local bool
+	// HostNetwork is true when the address lies outside the pod network.
+	HostNetwork bool
+}
+
+// NewAddress returns the address with its text form.
+func NewAddress(ip net.IP) Address {
+	return Address{IP: ip, Text: ip.String()}
+}
+
+// HasNodePort tells whether any port of the service is also exposed on the node IPs.
+func (fs *FlatService) HasNodePort() bool {
+	for i := range fs.Ports {
+		if fs.Ports[i].Port.NodePort != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ContivService returns the service as a ContivService (built anew on every call).
+func (fs *FlatService) ContivService() *ContivService {
+	cs := &ContivService{
+		ID: fs.ID, TrafficPolicy: fs.TrafficPolicy, SessionAffinityTimeout: fs.SessionAffinityTimeout,
+		ClusterIPs: addressSet(fs.ClusterIPs), ExternalIPs: addressSet(fs.ExternalIPs),
+		Ports:    make(map[string]*ServicePort, len(fs.Ports)),
+		Backends: make(map[string][]*ServiceBackend, len(fs.Ports)),
+	}
+	for i := range fs.Ports {
+		p := &fs.Ports[i]
+		port := p.Port
+		cs.Ports[p.Name] = &port
+		var list []*ServiceBackend
+		for _, g := range p.Backends {
+			for _, ep := range g.Endpoints {
+				list = append(list, &ServiceBackend{IP: ep.IP, Port: g.TargetPort, Local: ep.Local, HostNetwork: ep.HostNetwork})
+			}
+		}
+		if list != nil {
+			cs.Backends[p.Name] = list
+		}
+	}
+	return cs
+}
+
+func addressSet(addrs []Address) *IPAddresses {
+	set := &IPAddresses{list: make([]net.IP, 0, len(addrs))}
+	for _, a := range addrs {
+		set.Add(a.IP)
+	}
+	return set
+}
+
+// NewFlatService returns the flat form of a ContivService (the backends of a port
+// grouped by consecutive equal ports, IP texts formatted).
+func NewFlatService(cs *ContivService) *FlatService {
+	fs := &FlatService{ID: cs.ID, TrafficPolicy: cs.TrafficPolicy, SessionAffinityTimeout: cs.SessionAffinityTimeout}
+	for _, ip := range cs.ClusterIPs.List() {
+		fs.ClusterIPs = append(fs.ClusterIPs, NewAddress(ip))
+	}
+	for _, ip := range cs.ExternalIPs.List() {
+		fs.ExternalIPs = append(fs.ExternalIPs, NewAddress(ip))
+	}
+	names := make([]string, 0, len(cs.Ports))
+	for name := range cs.Ports {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := FlatPort{Name: name, Port: *cs.Ports[name]}
+		for _, b := range cs.Backends[name] {
+			ep := Endpoint{Address: NewAddress(b.IP), Local: b.Local, HostNetwork: b.HostNetwork}
+			if n := len(p.Backends); n > 0 && p.Backends[n-1].TargetPort == b.Port {
+				p.Backends[n-1].Endpoints = append(p.Backends[n-1].Endpoints, ep)
+				continue
+			}
+			p.Backends = append(p.Backends, BackendGroup{TargetPort: b.Port, Endpoints: []Endpoint{ep}})
+		}
+		fs.Ports = append(fs.Ports, p)
+	}
+	return fs
+}
+
+// Equal tells whether both services render the same (same ID, settings, addresses,
+// ports and backends in the same order).
+func (fs *FlatService) Equal(o *FlatService) bool {
+	if fs == nil || o == nil {
+		return fs == o
+	}
+	if fs.ID != o.ID || fs.TrafficPolicy != o.TrafficPolicy || fs.SessionAffinityTimeout != o.SessionAffinityTimeout ||
+		!sameAddresses(fs.ClusterIPs, o.ClusterIPs) || !sameAddresses(fs.ExternalIPs, o.ExternalIPs) || len(fs.Ports) != len(o.Ports) {
+		return false
+	}
+	for i := range fs.Ports {
+		p, q := &fs.Ports[i], &o.Ports[i]
+		if p.Name != q.Name || p.Port != q.Port || len(p.Backends) != len(q.Backends) {
+			return false
+		}
+		for j := range p.Backends {
+			g, h := &p.Backends[j], &q.Backends[j]
+			if g.TargetPort != h.TargetPort || len(g.Endpoints) != len(h.Endpoints) {
+				return false
+			}
+			for k := range g.Endpoints {
+				a, b := &g.Endpoints[k], &h.Endpoints[k]
+				if a.Local != b.Local || a.HostNetwork != b.HostNetwork || !a.IP.Equal(b.IP) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func sameAddresses(a, b []Address) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].IP.Equal(b[i].IP) {
+			return false
+		}
+	}
+	return true
+}
+
+// FlatResyncEventData is ResyncEventData with the services in flat form.
+type FlatResyncEventData struct {
+	// NodeIPs are the IPs of every node of the cluster, on which node ports are exposed.
+	NodeIPs *IPAddresses
+	// Services are all services that have both a definition and endpoints.
+	Services []*FlatService
+	// FrontendIfs are the interfaces connecting clients to VPP (VPP specific).
+	FrontendIfs Interfaces
+	// BackendIfs are the interfaces connecting service backends to VPP (VPP specific).
+	BackendIfs Interfaces
+}
