@@ -58,7 +58,12 @@ func (m *fakeMsg) GetCrcString() string                 { return "0badc0de" }
 func (m *fakeMsg) GetMessageType() govppapi.MessageType { return govppapi.RequestMessage }
 
 // TestMain silences govpp's own (package-global) logger for the whole test binary.
+// Started with simProcessEnv set, the binary is instead the benchmarks' simulator
+// process (see startSimProcess).
 func TestMain(m *testing.M) {
+	if sock := os.Getenv(simProcessEnv); sock != "" {
+		os.Exit(runSimProcess(sock))
+	}
 	core.SetLogLevel(logrus.PanicLevel)
 	os.Exit(m.Run())
 }

@@ -195,6 +195,7 @@ func (c *Client) Connect() error {
 	}
 	c.sess.Store(s)
 	go s.readLoop(&c.cb)
+	go s.flushLoop()
 	return nil
 }
 
@@ -266,6 +267,9 @@ type Stats struct {
 	Messages uint64
 	// Writes is the number of write syscalls (one per batch).
 	Writes uint64
+	// FlusherWrites is the part of Writes made by the flusher goroutine for
+	// pipelined senders; the others were made by a sender in its own goroutine.
+	FlusherWrites uint64
 }
 
 // Stats returns the write counters of the current connection (zero when not
@@ -301,16 +305,27 @@ type session struct {
 	closing bool      // Disconnect started: refuse new frames
 	stats   Stats
 
-	readerDone chan struct{}
+	// outstanding approximates the requests sent whose reply was not read yet: +1
+	// per frame sent, -1 per message read, never below 0 (a dump's many replies
+	// clamp it). A send that finds it above 0 belongs to a pipeline (its sender did
+	// not wait for the previous reply) and leaves the write to the flusher.
+	outstanding atomic.Int64
+	kick        chan struct{} // capacity 1: wakes the flusher
+	stop        chan struct{} // closed by close: the flusher returns
+	flusherDone chan struct{}
+	readerDone  chan struct{}
 }
 
 func newSession(opts Options, nc *net.UnixConn) *session {
 	s := &session{
-		path:       opts.SocketPath,
-		nc:         nc,
-		rd:         bufio.NewReaderSize(nc, opts.ReadBufferSize),
-		maxPend:    opts.MaxPendingBytes,
-		readerDone: make(chan struct{}),
+		path:        opts.SocketPath,
+		nc:          nc,
+		rd:          bufio.NewReaderSize(nc, opts.ReadBufferSize),
+		maxPend:     opts.MaxPendingBytes,
+		kick:        make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+		flusherDone: make(chan struct{}),
+		readerDone:  make(chan struct{}),
 	}
 	s.room.L = &s.mu
 	return s
@@ -414,6 +429,8 @@ func (s *session) readLoop(cb *atomic.Pointer[adapter.MsgCallback]) {
 		if len(payload) < 2 {
 			continue // VPP never sends these; nothing to dispatch on
 		}
+		for v := s.outstanding.Load(); v > 0 && !s.outstanding.CompareAndSwap(v, v-1); v = s.outstanding.Load() {
+		}
 		id := binary.BigEndian.Uint16(payload[0:2])
 		if id == s.delRepID && s.delRepID != 0 {
 			continue // our own sockclnt_delete: govpp's core does not know it
@@ -457,13 +474,43 @@ func (s *session) send(context uint32, data []byte) error {
 	p := s.pending[start+frameHeaderLen:]
 	binary.BigEndian.PutUint32(p[2:6], s.index)
 	binary.BigEndian.PutUint32(p[6:10], context)
+	pipelined := s.outstanding.Add(1) > 1
 	if s.writing {
 		s.mu.Unlock()
+		return nil
+	}
+	if pipelined {
+		s.mu.Unlock()
+		select {
+		case s.kick <- struct{}{}:
+		default: // already kicked: the flusher will find this frame too
+		}
 		return nil
 	}
 	err := s.writeLocked()
 	s.mu.Unlock()
 	return err
+}
+
+// flushLoop writes the frames of pipelined senders: woken by a kick, it writes
+// everything pending (and whatever is queued while it writes) in as few syscalls as
+// the senders allow.
+func (s *session) flushLoop() {
+	defer close(s.flusherDone)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.kick:
+		}
+		s.mu.Lock()
+		if !s.writing {
+			w := s.stats.Writes
+			_ = s.writeLocked() // the error is sticky: later senders get it
+			s.stats.FlusherWrites += s.stats.Writes - w
+		}
+		s.mu.Unlock()
+	}
 }
 
 // refusal returns why a frame cannot be queued now, or nil.
@@ -547,8 +594,10 @@ func (s *session) close(timeout time.Duration) {
 	case <-t.C:
 	}
 	t.Stop()
+	close(s.stop)
 	_ = s.nc.Close()
 	<-s.readerDone
+	<-s.flusherDone
 	s.mu.Lock()
 	if s.err == nil {
 		s.err = fmt.Errorf("vppsock: send to %s: %w", s.path, ErrClosed)

@@ -476,3 +476,72 @@ func encodePing(id uint16) ([]byte, error) {
 	binary.BigEndian.PutUint16(b[0:2], id)
 	return b, nil
 }
+
+// TestLoneRequestsAreWrittenByTheCaller: a sender that waits for every reply (no
+// request outstanding) writes in its own goroutine, one syscall per request; the
+// flusher writes nothing.
+func TestLoneRequestsAreWrittenByTheCaller(t *testing.T) {
+	_, sock := startSim(t)
+	c := newClient(t, Options{SocketPath: sock})
+	conn, err := core.Connect(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Disconnect()
+	ch, err := conn.NewAPIChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	ch.SetReplyTimeout(2 * time.Second)
+	before := c.Stats()
+	const n = 50
+	for range n {
+		if err := ch.SendRequest(&memclnt.ControlPing{}).ReceiveReply(&memclnt.ControlPingReply{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := c.Stats()
+	if w, m := st.Writes-before.Writes, st.Messages-before.Messages; m != n || w != n {
+		t.Errorf("%d requests in %d writes of %d messages, want one write each", n, w, m)
+	}
+	if st.FlusherWrites != before.FlusherWrites {
+		t.Errorf("the flusher wrote %d times for lone requests", st.FlusherWrites-before.FlusherWrites)
+	}
+}
+
+// TestOnePipelinedSenderIsBatched: a single goroutine (as govpp's core sends a
+// channel's requests) keeping many requests in flight gets them written several per
+// syscall, in order.
+func TestOnePipelinedSenderIsBatched(t *testing.T) {
+	peer := newFakePeer(t, false)
+	c := newClient(t, Options{SocketPath: peer.path, ClientName: "fake-test"})
+	const n, window = 5000, 64
+	replies := make(chan uint32, window)
+	rawConnect(t, c, func(_ uint16, data []byte) { replies <- binary.BigEndian.Uint32(data[6:10]) })
+	inflight, want := 0, uint32(0)
+	receive := func() {
+		if got := <-replies; got != want {
+			t.Fatalf("reply %d arrived as number %d", got, want)
+		}
+		want++
+		inflight--
+	}
+	for i := range n {
+		if inflight == window {
+			receive()
+		}
+		if err := c.SendMsg(uint32(i), echoRequest(300, 7)); err != nil {
+			t.Fatal(err)
+		}
+		inflight++
+	}
+	for inflight > 0 {
+		receive()
+	}
+	st := c.Stats()
+	t.Logf("%d messages in %d writes (%d by the flusher)", st.Messages, st.Writes, st.FlusherWrites)
+	if st.Messages != n || st.Writes*2 > st.Messages {
+		t.Errorf("%d messages in %d writes: want at least 2 per write on average", st.Messages, st.Writes)
+	}
+}

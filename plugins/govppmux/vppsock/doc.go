@@ -9,13 +9,20 @@
 //	SendMsg(ctx, payload) ── copies the frame (16-byte header, length at bytes 8..11;
 //	    │                    client index and context patched into the copy) into the
 //	    │                    pending buffer
-//	    ├─ no write in progress: the caller writes the buffer at once, in its own
-//	    │  goroutine (a lone request costs one syscall and no goroutine hop), and goes
-//	    │  on writing whatever other senders appended meanwhile
-//	    └─ a write in progress: the frame waits, and the writer sends it together with
-//	       every other waiting frame in its next syscall (group commit). The pending
-//	       buffer is bounded (Options.MaxPendingBytes): when the peer stops reading,
-//	       senders block until there is room, the connection fails, or Disconnect.
+//	    ├─ a write in progress: the frame waits, and the writer sends it together with
+//	    │  every other waiting frame in its next syscall (group commit)
+//	    ├─ no write in progress, no request outstanding (a lone request, or a sender
+//	    │  that waits for each reply): the caller writes at once, in its own goroutine
+//	    │  (one syscall, no goroutine hop)
+//	    └─ no write in progress, requests outstanding (a pipeline: the sender did not
+//	       wait for the earlier replies, more frames are coming): the flusher goroutine
+//	       is woken and the caller returns; by the time the flusher runs, the sender has
+//	       usually queued more frames, and they all go in one syscall. govpp's core
+//	       sends each channel's requests from one goroutine, so without this a
+//	       pipelined channel would still cost one syscall per message.
+//	    The pending buffer is bounded (Options.MaxPendingBytes): when the peer stops
+//	    reading, senders block until there is room, the connection fails, or
+//	    Disconnect.
 //
 //	reader goroutine ── bufio.Reader (Options.ReadBufferSize) ──> MsgCallback per message
 //	    a message that fits the buffer is handed over in place (no copy; govpp's core
@@ -25,8 +32,13 @@
 //	    Options.DisconnectTimeout for VPP to close, closes the socket, waits for the
 //	    reader goroutine. Idempotent; senders blocked on a full buffer get an error.
 //
+// "Outstanding" is approximate: +1 per request sent, -1 per message read, never below
+// zero. A count that stays high by mistake only routes lone requests through the
+// flusher (one goroutine hop), it never delays a frame.
+//
 // Errors: a failed write or read breaks the connection for good; the sender whose
-// write failed gets the error and so does every later SendMsg, until the next Connect.
+// write failed gets the error (when it wrote itself) and so does every later
+// SendMsg, until the next Connect.
 // Frames that were queued behind a failed write are dropped (their requests time out
 // in govpp, which then reconnects). Every error names the socket path.
 //
