@@ -223,6 +223,9 @@ func TestFramingOfMessagesLargerThanTheReadBuffer(t *testing.T) {
 		}
 	}
 	eventually(t, "every echo", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == len(sizes) })
+	if in := peer.received(); len(in) != len(sizes) || len(in[6]) != requestHeaderLen+1<<20 {
+		t.Fatalf("the peer received %d messages, want %d whole", len(in), len(sizes))
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for i, n := range sizes {
