@@ -35,6 +35,19 @@ const (
 	DefaultRetryConnectTimeout = time.Second
 	// DefaultRetryConnectMaxTimeout caps the pause between connection attempts.
 	DefaultRetryConnectMaxTimeout = 5 * time.Second
+	// DefaultSocketClient is the transport used when socket-client is not set.
+	DefaultSocketClient = SocketClientVPPSock
+)
+
+// Values of the socket-client key: which implementation of VPP's socket API carries
+// the messages.
+const (
+	// SocketClientVPPSock is this repository's client (package vppsock): writes of
+	// concurrent senders are batched, replies are read through a large buffer.
+	SocketClientVPPSock = "vppsock"
+	// SocketClientGovpp is govpp's adapter/socketclient (one write per message); kept
+	// as a fallback for operators.
+	SocketClientGovpp = "govpp"
 )
 
 // Duration is a duration in the configuration file: nanoseconds or a string like "5s".
@@ -70,6 +83,11 @@ type Config struct {
 	// StatsSocketPath is VPP's stats socket. The agent reads no statistics; the key is
 	// accepted for compatibility and a missing socket is only logged.
 	StatsSocketPath string `json:"stats-socket-path"`
+	// SocketClient selects the implementation of VPP's socket API:
+	// SocketClientVPPSock ("vppsock", the default) or SocketClientGovpp ("govpp",
+	// govpp's own socketclient, the fallback). Both speak the same protocol; only
+	// the batching of writes and the read buffering differ.
+	SocketClient string `json:"socket-client"`
 }
 
 // DefaultConfig returns the configuration used when govpp.conf is absent.
@@ -84,6 +102,7 @@ func DefaultConfig() Config {
 		RetryConnectCount:        DefaultRetryConnectCount,
 		RetryConnectTimeout:      Duration(DefaultRetryConnectTimeout),
 		RetryConnectMaxTimeout:   Duration(DefaultRetryConnectMaxTimeout),
+		SocketClient:             DefaultSocketClient,
 	}
 }
 
@@ -126,6 +145,11 @@ func (c Config) Validate() error {
 	}
 	if c.StatsSocketPath != "" && !filepath.IsAbs(c.StatsSocketPath) {
 		bad("stats-socket-path", "must be an absolute path, got %q", c.StatsSocketPath)
+	}
+	switch c.SocketClient {
+	case SocketClientVPPSock, SocketClientGovpp:
+	default:
+		bad("socket-client", "must be %q or %q, got %q", SocketClientVPPSock, SocketClientGovpp, c.SocketClient)
 	}
 	if len(problems) == 0 {
 		return nil

@@ -27,7 +27,7 @@ func TestDefaultsAreUpstreamConfigMap(t *testing.T) {
 			t.Errorf("%s = %v, want %v", tc.key, tc.got, tc.want)
 		}
 	}
-	if c.HealthCheckThreshold != 3 || c.BinAPISocketPath != "/run/vpp/api.sock" {
+	if c.HealthCheckThreshold != 3 || c.BinAPISocketPath != "/run/vpp/api.sock" || c.SocketClient != SocketClientVPPSock {
 		t.Errorf("defaults = %+v", c)
 	}
 }
@@ -67,6 +67,8 @@ func TestValidateNamesEveryBadKey(t *testing.T) {
 		{"threshold and retries", func(c *Config) { c.HealthCheckThreshold, c.RetryConnectCount, c.RetryConnectTimeout = 0, -1, 0 },
 			[]string{"health-check-threshold", "retry-connect-count", "retry-connect-timeout"}},
 		{"relative stats socket", func(c *Config) { c.StatsSocketPath = "stats.sock" }, []string{"stats-socket-path"}},
+		{"unknown socket client", func(c *Config) { c.SocketClient = "shm" }, []string{"socket-client"}},
+		{"empty socket client", func(c *Config) { c.SocketClient = "" }, []string{"socket-client"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

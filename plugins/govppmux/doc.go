@@ -1,7 +1,10 @@
 // Package govppmux owns the agent's connection to VPP's binary API and hands out govpp
 // channels to the plugins that program VPP (the descriptors of plugins/vpp/...).
 //
-//	Init ──> govpp.conf (defaults, validation) ──> socketclient ──> core.AsyncConnect
+//	Init ──> govpp.conf (defaults, validation) ──> transport ──> core.AsyncConnect
+//	           socket-client: vppsock (default, package vppsock: writes of
+//	           concurrent senders batched, replies read through a large buffer)
+//	           or govpp (govpp's adapter/socketclient, the fallback)
 //	           │ waits for the first Connected event, logs show_version
 //	           ▼
 //	plugins: RegisterMessages(msgs...) ──> AfterInit: CheckCompatiblity(all) ──> error

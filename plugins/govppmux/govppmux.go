@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"go.fd.io/govpp/adapter"
 	"go.fd.io/govpp/adapter/socketclient"
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/vpe"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux/vppsock"
 )
 
 // ExpectedVPPVersion is the VPP release the pinned govpp binapi was generated from.
@@ -85,7 +87,7 @@ type Plugin struct {
 	log    logrus.FieldLogger
 	config Config
 
-	adapter  *socketclient.Client
+	adapter  adapter.VppAPI
 	retry    *retryingAdapter
 	stop     chan struct{} // closed to interrupt the reconnect backoff
 	stopOnce sync.Once
@@ -144,9 +146,12 @@ func (p *Plugin) Init() error {
 	p.checkStatsSocket()
 	p.applyHealthCheckConfig()
 
-	p.adapter = socketclient.NewVppClient(p.config.BinAPISocketPath)
-	p.adapter.SetClientName(ClientName)
-	p.adapter.SetConnectTimeout(time.Duration(p.config.ConnectTimeout))
+	transport, err := NewTransport(p.config)
+	if err != nil {
+		return fmt.Errorf("govppmux: %w", err)
+	}
+	p.adapter = transport
+	p.log.WithField("socket-client", p.config.SocketClient).Debug("VPP socket API transport selected")
 	clk := p.Deps.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -172,6 +177,30 @@ func (p *Plugin) Init() error {
 	p.wg.Add(1)
 	go p.watch()
 	return nil
+}
+
+// NewTransport returns the implementation of VPP's socket API that cfg.SocketClient
+// selects, for cfg.BinAPISocketPath, registering as ClientName. The plugin uses it;
+// benchmarks and tests use it to compare the transports.
+func NewTransport(cfg Config) (adapter.VppAPI, error) {
+	switch cfg.SocketClient {
+	case SocketClientGovpp:
+		c := socketclient.NewVppClient(cfg.BinAPISocketPath)
+		c.SetClientName(ClientName)
+		c.SetConnectTimeout(time.Duration(cfg.ConnectTimeout))
+		return c, nil
+	case SocketClientVPPSock, "":
+		c, err := vppsock.New(vppsock.Options{
+			SocketPath:     cfg.BinAPISocketPath,
+			ClientName:     ClientName,
+			ConnectTimeout: time.Duration(cfg.ConnectTimeout),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("socket-client %s: %w", cfg.SocketClient, err)
+		}
+		return c, nil
+	}
+	return nil, fmt.Errorf("socket-client: must be %q or %q, got %q", SocketClientVPPSock, SocketClientGovpp, cfg.SocketClient)
 }
 
 // waitConnected waits for the first connection, or until the start-up budget of

@@ -13,78 +13,82 @@ import (
 )
 
 func TestPipelineSendsEveryRequestBeforeReadingAndKeepsOrder(t *testing.T) {
-	e := newEnv(t)
-	ch, err := e.plugin.NewAPIChannel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	const n = 150 // more than one window and more than the reply buffer
-	calls := make([]Call, n)
-	for i := range calls {
-		calls[i] = Call{Request: &interfaces.CreateLoopback{}, Reply: &interfaces.CreateLoopbackReply{}}
-	}
-	if err := e.sim.FailMessage("create_loopback", int32(govppapi.INVALID_REGISTRATION), 1); err != nil {
-		t.Fatal(err)
-	}
-	errs := PipelineEach(ch, 0, calls)
-	if !errors.Is(errs[0], govppapi.INVALID_REGISTRATION) {
-		t.Errorf("first call error = %v", errs[0])
-	}
-	seen := map[interface_types.InterfaceIndex]bool{}
-	for i := 1; i < n; i++ {
-		if errs[i] != nil {
-			t.Fatalf("call %d: %v", i, errs[i])
+	forEachTransport(t, func(t *testing.T, sc string) {
+		e := newEnvWith(t, sc)
+		ch, err := e.plugin.NewAPIChannel()
+		if err != nil {
+			t.Fatal(err)
 		}
-		sw := calls[i].Reply.(*interfaces.CreateLoopbackReply).SwIfIndex
-		if seen[sw] {
-			t.Fatalf("sw_if_index %d returned twice", sw)
+		defer ch.Close()
+		const n = 150 // more than one window and more than the reply buffer
+		calls := make([]Call, n)
+		for i := range calls {
+			calls[i] = Call{Request: &interfaces.CreateLoopback{}, Reply: &interfaces.CreateLoopbackReply{}}
 		}
-		seen[sw] = true
-	}
-	if got := len(e.sim.Interfaces()); got != 1+1+n-1 { // local0, NIC, loopbacks
-		t.Errorf("simulator holds %d interfaces", got)
-	}
-	joined := JoinErrors(calls, errs)
-	if joined == nil || !strings.HasPrefix(joined.Error(), "create_loopback: ") {
-		t.Errorf("JoinErrors = %v", joined)
-	}
-	if err := Pipeline(ch, calls[:2]...); err != nil {
-		t.Errorf("Pipeline of two loopbacks: %v", err)
-	}
+		if err := e.sim.FailMessage("create_loopback", int32(govppapi.INVALID_REGISTRATION), 1); err != nil {
+			t.Fatal(err)
+		}
+		errs := PipelineEach(ch, 0, calls)
+		if !errors.Is(errs[0], govppapi.INVALID_REGISTRATION) {
+			t.Errorf("first call error = %v", errs[0])
+		}
+		seen := map[interface_types.InterfaceIndex]bool{}
+		for i := 1; i < n; i++ {
+			if errs[i] != nil {
+				t.Fatalf("call %d: %v", i, errs[i])
+			}
+			sw := calls[i].Reply.(*interfaces.CreateLoopbackReply).SwIfIndex
+			if seen[sw] {
+				t.Fatalf("sw_if_index %d returned twice", sw)
+			}
+			seen[sw] = true
+		}
+		if got := len(e.sim.Interfaces()); got != 1+1+n-1 { // local0, NIC, loopbacks
+			t.Errorf("simulator holds %d interfaces", got)
+		}
+		joined := JoinErrors(calls, errs)
+		if joined == nil || !strings.HasPrefix(joined.Error(), "create_loopback: ") {
+			t.Errorf("JoinErrors = %v", joined)
+		}
+		if err := Pipeline(ch, calls[:2]...); err != nil {
+			t.Errorf("Pipeline of two loopbacks: %v", err)
+		}
+	})
 }
 
 func TestDumpAndDumpEach(t *testing.T) {
-	e := newEnv(t)
-	ch, err := e.plugin.NewAPIChannel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ch.Close()
-	ifs, err := Dump[interfaces.SwInterfaceDetails](ch, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
-	if err != nil || len(ifs) != 2 || ifs[1].InterfaceName != testNIC {
-		t.Fatalf("Dump = %v, %v", ifs, err)
-	}
-	pfx, _ := ip_types.ParseAddressWithPrefix("10.1.1.1/24")
-	add := &interfaces.SwInterfaceAddDelAddress{SwIfIndex: ifs[1].SwIfIndex, IsAdd: true, Prefix: pfx}
-	if err := Pipeline(ch, Call{Request: add, Reply: &interfaces.SwInterfaceAddDelAddressReply{}}); err != nil {
-		t.Fatal(err)
-	}
-	reqs := []govppapi.Message{
-		&ip.IPAddressDump{SwIfIndex: ifs[0].SwIfIndex},
-		&ip.IPAddressDump{SwIfIndex: ifs[1].SwIfIndex},
-		&ip.IPAddressDump{SwIfIndex: ifs[1].SwIfIndex, IsIPv6: true},
-	}
-	for i := 0; i < 10; i++ { // more than the dump window
-		reqs = append(reqs, &ip.IPAddressDump{SwIfIndex: ifs[1].SwIfIndex})
-	}
-	out, errs := DumpEach[ip.IPAddressDetails](ch, reqs)
-	for i, err := range errs {
+	forEachTransport(t, func(t *testing.T, sc string) {
+		e := newEnvWith(t, sc)
+		ch, err := e.plugin.NewAPIChannel()
 		if err != nil {
-			t.Fatalf("dump %d: %v", i, err)
+			t.Fatal(err)
 		}
-	}
-	if len(out[0]) != 0 || len(out[1]) != 1 || out[1][0].Prefix.String() != "10.1.1.1/24" || len(out[2]) != 0 || len(out[12]) != 1 {
-		t.Fatalf("DumpEach = %v", out)
-	}
+		defer ch.Close()
+		ifs, err := Dump[interfaces.SwInterfaceDetails](ch, &interfaces.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)})
+		if err != nil || len(ifs) != 2 || ifs[1].InterfaceName != testNIC {
+			t.Fatalf("Dump = %v, %v", ifs, err)
+		}
+		pfx, _ := ip_types.ParseAddressWithPrefix("10.1.1.1/24")
+		add := &interfaces.SwInterfaceAddDelAddress{SwIfIndex: ifs[1].SwIfIndex, IsAdd: true, Prefix: pfx}
+		if err := Pipeline(ch, Call{Request: add, Reply: &interfaces.SwInterfaceAddDelAddressReply{}}); err != nil {
+			t.Fatal(err)
+		}
+		reqs := []govppapi.Message{
+			&ip.IPAddressDump{SwIfIndex: ifs[0].SwIfIndex},
+			&ip.IPAddressDump{SwIfIndex: ifs[1].SwIfIndex},
+			&ip.IPAddressDump{SwIfIndex: ifs[1].SwIfIndex, IsIPv6: true},
+		}
+		for i := 0; i < 10; i++ { // more than the dump window
+			reqs = append(reqs, &ip.IPAddressDump{SwIfIndex: ifs[1].SwIfIndex})
+		}
+		out, errs := DumpEach[ip.IPAddressDetails](ch, reqs)
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("dump %d: %v", i, err)
+			}
+		}
+		if len(out[0]) != 0 || len(out[1]) != 1 || out[1][0].Prefix.String() != "10.1.1.1/24" || len(out[2]) != 0 || len(out[12]) != 1 {
+			t.Fatalf("DumpEach = %v", out)
+		}
+	})
 }
