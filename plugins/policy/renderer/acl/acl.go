@@ -60,13 +60,23 @@ type Renderer struct {
 	Deps
 	stats Stats
 	// Converted values are immutable once built and reused: tables by ID
-	// (their ID is their content, except GLOBAL's), GLOBAL by pod segment.
-	// Both are pruned as tables and pods go, and cleared at every resync.
+	// (their ID is their content, except GLOBAL's), GLOBAL by pod segment,
+	// the rules of the other tables by rule. All are pruned as tables and
+	// pods go, and cleared at every resync.
 	byID      map[string]*vpp_acl.ACL
 	bySegment map[segmentKey][]*vpp_acl.ACL_Rule
-	// byRule memoizes the rules of LOCAL and EGRESS tables (tables with new
-	// content mostly repeat rules of the tables they replace).
-	byRule map[renderer.ContivRule]*vpp_acl.ACL_Rule
+	// byRule memoizes the rules of LOCAL, EGRESS and REFLECTION tables
+	// (tables with new content mostly repeat rules of the tables they
+	// replace), counting the tables of byID that use each: a rule goes with
+	// the last such table, so the memo never outgrows the live tables.
+	byRule map[renderer.ContivRule]*memoRule
+}
+
+// memoRule is a converted rule and the number of its uses by the tables
+// of byID.
+type memoRule struct {
+	rule *vpp_acl.ACL_Rule
+	refs int
 }
 
 // segmentKey identifies a pod's egress rules by the pod, its address and
@@ -163,9 +173,25 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 	for _, t := range ch.Deleted {
 		txn.Delete(vpp_acl.ACLKey(ACLName(t)))
 		r.stats.Deletes++
-		delete(r.byID, t.ID)
+		r.forget(t)
 	}
 	return nil
+}
+
+// forget drops a deleted table from the memo, and the rules that no other
+// memoized table uses (cost: the rules of the table).
+func (r *Renderer) forget(t *cache.Table) {
+	if _, ok := r.byID[t.ID]; !ok {
+		return
+	}
+	delete(r.byID, t.ID)
+	for _, cr := range t.Rules {
+		if m := r.byRule[cr]; m != nil {
+			if m.refs--; m.refs <= 0 {
+				delete(r.byRule, cr)
+			}
+		}
+	}
 }
 
 func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs {
@@ -183,7 +209,7 @@ func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs
 func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 	if r.byID == nil {
 		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
-		r.byRule = map[renderer.ContivRule]*vpp_acl.ACL_Rule{}
+		r.byRule = map[renderer.ContivRule]*memoRule{}
 	}
 	if t.Kind != cache.Global {
 		if v := r.byID[t.ID]; v != nil {
@@ -191,12 +217,13 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 		}
 		v := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, len(t.Rules))}
 		for i, cr := range t.Rules {
-			ar := r.byRule[cr]
-			if ar == nil {
-				ar = Rule(cr, t.Reflective()) // (every kind but GLOBAL is reflective: one memo serves them all)
-				r.byRule[cr] = ar
+			m := r.byRule[cr]
+			if m == nil {
+				m = &memoRule{rule: Rule(cr, t.Reflective())} // (every kind but GLOBAL is reflective: one memo serves them all)
+				r.byRule[cr] = m
 			}
-			v.Rules[i] = ar
+			m.refs++
+			v.Rules[i] = m.rule
 		}
 		r.byID[t.ID] = v
 		return v
