@@ -67,17 +67,17 @@ type Renderer struct {
 	bySegment map[segmentKey][]*vpp_acl.ACL_Rule
 	// byRule memoizes the rules of LOCAL, EGRESS and REFLECTION tables
 	// (tables with new content mostly repeat rules of the tables they
-	// replace), counting the tables of byID that use each: a rule goes with
-	// the last such table, so the memo never outgrows the live tables.
-	byRule map[renderer.ContivRule]*memoRule
+	// replace). byIDRules counts the rules of the tables of byID (with
+	// repeats); when the memo holds more than twice that, the rules no
+	// table of byID uses are swept out, so the memo stays bounded by the
+	// live tables at an amortized O(1) per rule converted.
+	byRule    map[renderer.ContivRule]*vpp_acl.ACL_Rule
+	byIDRules int
 }
 
-// memoRule is a converted rule and the number of its uses by the tables
-// of byID.
-type memoRule struct {
-	rule *vpp_acl.ACL_Rule
-	refs int
-}
+// sweepSlack is how many rules the memo may hold beyond twice the rules of
+// the memoized tables before it is swept.
+const sweepSlack = 256
 
 // segmentKey identifies a pod's egress rules by the pod, its address and
 // the identity of its rule list.
@@ -173,25 +173,32 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 	for _, t := range ch.Deleted {
 		txn.Delete(vpp_acl.ACLKey(ACLName(t)))
 		r.stats.Deletes++
-		r.forget(t)
+		if _, ok := r.byID[t.ID]; ok {
+			delete(r.byID, t.ID)
+			r.byIDRules -= len(t.Rules)
+		}
+	}
+	if len(r.byRule) > 2*r.byIDRules+sweepSlack {
+		r.sweepRules()
 	}
 	return nil
 }
 
-// forget drops a deleted table from the memo, and the rules that no other
-// memoized table uses (cost: the rules of the table).
-func (r *Renderer) forget(t *cache.Table) {
-	if _, ok := r.byID[t.ID]; !ok {
-		return
-	}
-	delete(r.byID, t.ID)
-	for _, cr := range t.Rules {
-		if m := r.byRule[cr]; m != nil {
-			if m.refs--; m.refs <= 0 {
-				delete(r.byRule, cr)
+// sweepRules drops from the memo the rules that no memoized table uses
+// (cost: the rules of the live tables).
+func (r *Renderer) sweepRules() {
+	kept := make(map[renderer.ContivRule]*vpp_acl.ACL_Rule, len(r.byRule)/2)
+	for _, t := range r.Cache.Tables() {
+		if r.byID[t.ID] == nil {
+			continue
+		}
+		for _, cr := range t.Rules {
+			if ar := r.byRule[cr]; ar != nil {
+				kept[cr] = ar
 			}
 		}
 	}
+	r.byRule = kept
 }
 
 func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs {
@@ -209,7 +216,7 @@ func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs
 func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 	if r.byID == nil {
 		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
-		r.byRule = map[renderer.ContivRule]*memoRule{}
+		r.byRule, r.byIDRules = map[renderer.ContivRule]*vpp_acl.ACL_Rule{}, 0
 	}
 	if t.Kind != cache.Global {
 		if v := r.byID[t.ID]; v != nil {
@@ -217,15 +224,15 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 		}
 		v := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, len(t.Rules))}
 		for i, cr := range t.Rules {
-			m := r.byRule[cr]
-			if m == nil {
-				m = &memoRule{rule: Rule(cr, t.Reflective())} // (every kind but GLOBAL is reflective: one memo serves them all)
-				r.byRule[cr] = m
+			ar := r.byRule[cr]
+			if ar == nil {
+				ar = Rule(cr, t.Reflective()) // (every kind but GLOBAL is reflective: one memo serves them all)
+				r.byRule[cr] = ar
 			}
-			m.refs++
-			v.Rules[i] = m.rule
+			v.Rules[i] = ar
 		}
 		r.byID[t.ID] = v
+		r.byIDRules += len(t.Rules)
 		return v
 	}
 	out := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, len(t.Rules))}
