@@ -141,8 +141,9 @@
 // of the state-changing requests (faultspec.go), DropConnections
 // and Restart simulate VPP closing the socket and crashing, MessageCount
 // counts requests per message (e.g. to measure how many messages
-// programming N services takes), and Interfaces, Routes, NAT, Sessions,
-// LookupDNAT and Translate let tests inspect the state without going
-// through the API. InjectFrame, SetTxHook, InterfaceCounters and ErrorCount
+// programming N services takes), SetRequestHook sees each request as it is
+// executed (to check the state between two requests of a transaction), and
+// Interfaces, InterfaceACLs, Routes, NAT, Sessions, LookupDNAT and Translate
+// let tests inspect the state without going through the API. InjectFrame, SetTxHook, InterfaceCounters and ErrorCount
 // drive and observe the data plane; Options.Clock makes time injectable.
 package vppsim
