@@ -95,7 +95,11 @@
 // and drops ("show interface", InterfaceCounters; sw_interface_clear_stats
 // and "clear interfaces" zero them); "trace add <input-node> <n>", "show
 // trace", "clear trace", "show errors", "clear errors" and "show nat44
-// sessions" answer through cli_inband.
+// sessions" answer through cli_inband. A trace record lists each node a
+// packet visits once per visit, in the feature order, with what the node
+// decided (a NAT node: the session it hit or created and the packet it
+// made; a dropping node: why); a packet a node creates (an ARP request)
+// has its own record.
 //
 // Frames enter with InjectFrame and leave through the TxHook; with
 // Options.Linux, TAPs move frames through the device the simulator
