@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -276,10 +277,15 @@ func TestRequestHookSeesTheStateEachRequestLeft(t *testing.T) {
 	a, _ := e.addACL(noIndex, "a", rule(aclPermit, "0.0.0.0/0", "0.0.0.0/0", 0, 0))
 	b, _ := e.addACL(noIndex, "", rule(aclDeny, "0.0.0.0/0", "0.0.0.0/0", 0, 0))
 	lo := e.loopback()
-	var seen []string
+	var (
+		mu   sync.Mutex // the hook runs on the simulator's goroutine
+		seen []string
+	)
 	e.sim.SetRequestHook(func(name string) {
 		in, out := e.sim.InterfaceACLs(uint32(lo))
+		mu.Lock()
 		seen = append(seen, fmt.Sprintf("%s %v %v", name, in, out))
+		mu.Unlock()
 	})
 	if rv := e.setACLs(lo, []uint32{a}, b); rv != 0 {
 		t.Fatalf("set: %d", rv)
@@ -292,7 +298,10 @@ func TestRequestHookSeesTheStateEachRequestLeft(t *testing.T) {
 		t.Fatalf("set again: %d", rv)
 	}
 	want := fmt.Sprintf("acl_interface_set_acl_list [a] [#%d]\nacl_interface_set_acl_list [] []", b)
-	if got := strings.Join(seen, "\n"); got != want {
+	mu.Lock()
+	got := strings.Join(seen, "\n")
+	mu.Unlock()
+	if got != want {
 		t.Errorf("hook saw:\n%s\nwant:\n%s", got, want)
 	}
 	if in, out := e.sim.InterfaceACLs(uint32(lo)); fmt.Sprint(in, out) != fmt.Sprintf("[#%d] []", b) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -394,17 +395,24 @@ func TestFullResyncReplacingAnACLNeverLeavesTheInterfaceUnfiltered(t *testing.T)
 			if in, out := e.sim.InterfaceACLs(sw); fmt.Sprint(in, out) != fmt.Sprintf("[%s] [%s]", refl.Name, c.old) {
 				t.Fatalf("before: tap-a lists %v %v", in, out)
 			}
-			var seen []string
+			var (
+				mu   sync.Mutex // the hook runs on the simulator's goroutine
+				seen []string
+			)
 			e.sim.SetRequestHook(func(name string) {
 				if !strings.HasPrefix(name, "acl_") || name == "acl_dump" || name == "acl_interface_list_dump" {
 					return
 				}
 				in, out := e.sim.InterfaceACLs(sw)
+				mu.Lock()
 				seen = append(seen, fmt.Sprintf("%s -> %v %v", name, in, out))
+				mu.Unlock()
 			})
 			e.sim.ResetMessageCounts()
 			resync(c.new, 81)
 			e.sim.SetRequestHook(nil)
+			mu.Lock()
+			defer mu.Unlock()
 			for _, step := range seen {
 				if strings.HasSuffix(step, "[] []") || strings.HasSuffix(step, " []") {
 					t.Errorf("tap-a was unfiltered at a step of the resync; VPP saw:\n%s", strings.Join(seen, "\n"))
