@@ -252,7 +252,28 @@ func testIfaceDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 			if err := vppbase.Call(ch, &interfaces.CreateLoopback{}, rep); err != nil {
 				return nil, err
 			}
+			tag := &interfaces.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: rep.SwIfIndex, Tag: v.(*ifmodel.Interface).GetName()}
+			if err := vppbase.Call(ch, tag, &interfaces.SwInterfaceTagAddDelReply{}); err != nil {
+				return nil, err
+			}
 			return &ifaceidx.Metadata{SwIfIndex: uint32(rep.SwIfIndex)}, nil
+		},
+		// Retrieve finds the loopbacks by tag, so a new scheduler over the same
+		// VPP (an agent restart) knows them.
+		Retrieve: func([]kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+			var out []kvapi.KVWithMetadata
+			mr := ch.SendMultiRequest(&interfaces.SwInterfaceDump{SwIfIndex: interface_types.InterfaceIndex(noIndex)})
+			for {
+				det := &interfaces.SwInterfaceDetails{}
+				last, err := mr.ReceiveReply(det)
+				if err != nil || last {
+					return out, err
+				}
+				if det.Tag != "" {
+					out = append(out, kvapi.KVWithMetadata{Key: ifmodel.InterfaceKey(det.Tag), Value: &ifmodel.Interface{Name: det.Tag},
+						Metadata: &ifaceidx.Metadata{SwIfIndex: uint32(det.SwIfIndex)}, Origin: kvapi.FromNB})
+				}
+			}
 		},
 		Delete: func(_ string, _ proto.Message, md kvapi.Metadata) error {
 			return vppbase.Call(ch, &interfaces.DeleteLoopback{SwIfIndex: interface_types.InterfaceIndex(md.(*ifaceidx.Metadata).SwIfIndex)}, &interfaces.DeleteLoopbackReply{})
@@ -338,7 +359,8 @@ const schedulerMovesDependents = false
 // interface in one acl_interface_set_acl_list before deleting the old ACL:
 // VPP must never see the interface without its output ACL, nor an acl_del of
 // an ACL still applied. Both orders of the ACL names (the resync works in
-// key order) are checked.
+// key order) are checked, and the first resync of a new agent over the same
+// VPP (the policies changed while it was down).
 //
 // It fails with the scheduler as it is: the resync reconciles in key order,
 // and deleting the old ACL first deletes the interface's lists (one
@@ -352,25 +374,35 @@ func TestFullResyncReplacingAnACLNeverLeavesTheInterfaceUnfiltered(t *testing.T)
 	if !schedulerMovesDependents {
 		t.Skip("known scheduler defect: a full resync replacing ACL A by B unbinds the interface before rebinding it (see the test's comment)")
 	}
-	for _, c := range []struct{ name, old, new string }{
-		{"new ACL sorts after the old one", "contiv-policy-A", "contiv-policy-B"},
-		{"new ACL sorts before the old one", "contiv-policy-Z", "contiv-policy-B"},
+	for _, c := range []struct {
+		name, old, new string
+		restart        bool // the second resync is the first of a new agent
+	}{
+		{"new ACL sorts after the old one", "contiv-policy-A", "contiv-policy-B", false},
+		{"new ACL sorts before the old one", "contiv-policy-Z", "contiv-policy-B", false},
+		{"after an agent restart", "contiv-policy-A", "contiv-policy-B", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t)
-			s, err := kvscheduler.NewScheduler(kvscheduler.Deps{Log: quietLog()})
-			if err != nil {
-				t.Fatal(err)
+			var s *kvscheduler.Scheduler
+			start := func() {
+				t.Helper()
+				var err error
+				if s, err = kvscheduler.NewScheduler(kvscheduler.Deps{Log: quietLog()}); err != nil {
+					t.Fatal(err)
+				}
+				sched := s
+				t.Cleanup(func() { _ = sched.Close() })
+				if err := s.RegisterKVDescriptor(testIfaceDescriptor(e.ch)); err != nil {
+					t.Fatal(err)
+				}
+				p := &Plugin{Deps: Deps{Log: quietLog(), Scheduler: s, GoVPP: e.conn}}
+				if err := p.Init(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = p.Close() })
 			}
-			t.Cleanup(func() { _ = s.Close() })
-			if err := s.RegisterKVDescriptor(testIfaceDescriptor(e.ch)); err != nil {
-				t.Fatal(err)
-			}
-			p := &Plugin{Deps: Deps{Log: quietLog(), Scheduler: s, GoVPP: e.conn}}
-			if err := p.Init(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = p.Close() })
+			start()
 			refl := &vpp_acl.ACL{Name: "contiv-policy-REFLECTION", Rules: []*vpp_acl.ACL_Rule{{Action: vpp_acl.ACL_Rule_REFLECT}}}
 			bind := func(out string) *vpp_acl.InterfaceACLs {
 				return &vpp_acl.InterfaceACLs{Interface: "tap-a", InputAcls: []string{refl.Name}, OutputAcls: []string{out}}
@@ -394,6 +426,9 @@ func TestFullResyncReplacingAnACLNeverLeavesTheInterfaceUnfiltered(t *testing.T)
 			sw := md.(*ifaceidx.Metadata).SwIfIndex
 			if in, out := e.sim.InterfaceACLs(sw); fmt.Sprint(in, out) != fmt.Sprintf("[%s] [%s]", refl.Name, c.old) {
 				t.Fatalf("before: tap-a lists %v %v", in, out)
+			}
+			if c.restart {
+				start()
 			}
 			var (
 				mu   sync.Mutex // the hook runs on the simulator's goroutine
