@@ -1,8 +1,10 @@
 package vppsim
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -265,4 +267,47 @@ func TestACLInTheForwardingPathAndTheSNATHazard(t *testing.T) {
 	// 4. an unsolicited packet to the pod is dropped by the output ACL
 	n.fromOutside(ipPkt("8.8.8.8", pod1IP, protoTCP, 60, tcpL4(443, 5555, tcpSYN)))
 	none(t, n.c)
+}
+
+// TestRequestHookSeesTheStateEachRequestLeft: the hook runs for every
+// executed request, before its reply, and the inspection methods show the
+// state that request left (InterfaceACLs by tag, "#<index>" if untagged).
+func TestRequestHookSeesTheStateEachRequestLeft(t *testing.T) {
+	e := newEnv(t)
+	a, _ := e.addACL(noIndex, "a", rule(aclPermit, "0.0.0.0/0", "0.0.0.0/0", 0, 0))
+	b, _ := e.addACL(noIndex, "", rule(aclDeny, "0.0.0.0/0", "0.0.0.0/0", 0, 0))
+	lo := e.loopback()
+	var (
+		mu   sync.Mutex // the hook runs on the simulator's goroutine
+		seen []string
+	)
+	e.sim.SetRequestHook(func(name string) {
+		in, out := e.sim.InterfaceACLs(uint32(lo))
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s %v %v", name, in, out))
+		mu.Unlock()
+	})
+	if rv := e.setACLs(lo, []uint32{a}, b); rv != 0 {
+		t.Fatalf("set: %d", rv)
+	}
+	if rv := e.setACLs(lo, nil); rv != 0 {
+		t.Fatalf("clear: %d", rv)
+	}
+	e.sim.SetRequestHook(nil)
+	if rv := e.setACLs(lo, []uint32{b}); rv != 0 {
+		t.Fatalf("set again: %d", rv)
+	}
+	want := fmt.Sprintf("acl_interface_set_acl_list [a] [#%d]\nacl_interface_set_acl_list [] []", b)
+	mu.Lock()
+	got := strings.Join(seen, "\n")
+	mu.Unlock()
+	if got != want {
+		t.Errorf("hook saw:\n%s\nwant:\n%s", got, want)
+	}
+	if in, out := e.sim.InterfaceACLs(uint32(lo)); fmt.Sprint(in, out) != fmt.Sprintf("[#%d] []", b) {
+		t.Errorf("InterfaceACLs = %v %v", in, out)
+	}
+	if in, out := e.sim.InterfaceACLs(999); in != nil || out != nil {
+		t.Errorf("InterfaceACLs of an unknown interface = %v %v", in, out)
+	}
 }

@@ -95,7 +95,11 @@
 // and drops ("show interface", InterfaceCounters; sw_interface_clear_stats
 // and "clear interfaces" zero them); "trace add <input-node> <n>", "show
 // trace", "clear trace", "show errors", "clear errors" and "show nat44
-// sessions" answer through cli_inband.
+// sessions" answer through cli_inband. A trace record lists each node a
+// packet visits once per visit, in the feature order, with what the node
+// decided (a NAT node: the session it hit or created and the packet it
+// made; a dropping node: why); a packet a node creates (an ARP request)
+// has its own record.
 //
 // Frames enter with InjectFrame and leave through the TxHook; with
 // Options.Linux, TAPs move frames through the device the simulator
@@ -141,8 +145,9 @@
 // of the state-changing requests (faultspec.go), DropConnections
 // and Restart simulate VPP closing the socket and crashing, MessageCount
 // counts requests per message (e.g. to measure how many messages
-// programming N services takes), and Interfaces, Routes, NAT, Sessions,
-// LookupDNAT and Translate let tests inspect the state without going
-// through the API. InjectFrame, SetTxHook, InterfaceCounters and ErrorCount
+// programming N services takes), SetRequestHook sees each request as it is
+// executed (to check the state between two requests of a transaction), and
+// Interfaces, InterfaceACLs, Routes, NAT, Sessions, LookupDNAT and Translate
+// let tests inspect the state without going through the API. InjectFrame, SetTxHook, InterfaceCounters and ErrorCount
 // drive and observe the data plane; Options.Clock makes time injectable.
 package vppsim

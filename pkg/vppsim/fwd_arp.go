@@ -267,7 +267,7 @@ func (st *state) arpRequest(p *pkt, i *iface, target [4]byte) {
 	q.off = pktHeadroom
 	q.l3 = q.off + ethHdrLen
 	q.end = q.l3 + arpLen
-	q.tr = p.tr
+	q.tr = st.newBufferTrace(p) // its own record: the packet p is dropped
 	q.localOrig = true
 	q.depth = p.depth
 	f := q.buf[q.off:q.end]

@@ -143,7 +143,7 @@ func (st *state) forwardPath(p *pkt, path *fib_types.FibPath, target [4]byte, rd
 				node = "ip4-glean"
 			}
 			if p.tr != nil {
-				st.tracef(p, node, "no neighbour %s on %s: ARP and drop", addr4(target), o.name)
+				st.tracef(p, node, "no neighbour %s on %s", addr4(target), o.name)
 			}
 			st.arpRequest(p, o, target)
 			st.drop(p, node, "address resolution required")

@@ -1,6 +1,7 @@
 package vppsim
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"time"
@@ -246,7 +247,10 @@ func (st *state) natInput(p *pkt, i *iface) bool {
 	now := st.uptime()
 	if s := n.sess.flows[k]; s != nil {
 		if !st.natExpired(s, now) {
-			st.natApply(p, s, k, now, node)
+			st.natApply(p, s, k, now)
+			if p.tr != nil {
+				st.traceNAT(p, node, "session hit")
+			}
 			return true
 		}
 		st.natDelSession(s)
@@ -279,8 +283,9 @@ func (st *state) natClassify(p *pkt) bool {
 	return true
 }
 
-// natApply translates a packet by the flow it matched and accounts it.
-func (st *state) natApply(p *pkt, s *natSess, k natFlowKey, now time.Duration, node string) {
+// natApply translates a packet by the flow it matched and accounts it. The
+// caller traces the node once, with what it did (traceNAT).
+func (st *state) natApply(p *pkt, s *natSess, k natFlowKey, now time.Duration) {
 	rw, dir := &s.o2i, 1
 	if k == s.i2oKey {
 		rw, dir = &s.i2o, 0
@@ -297,9 +302,13 @@ func (st *state) natApply(p *pkt, s *natSess, k natFlowKey, now time.Duration, n
 	if s.proto == protoTCP {
 		st.natTCPState(s, dir, tcpFlags(h))
 	}
-	if p.tr != nil {
-		st.tracef(p, node, "session hit: %s:%d -> %s:%d fib %d", addr4(ip4Src(h)), l4SrcPort(h), addr4(ip4Dst(h)), l4DstPort(h), p.vrf)
-	}
+}
+
+// traceNAT records the one trace line of a NAT node that translated a
+// packet: what it did (session hit, new session ...) and the packet it made.
+func (st *state) traceNAT(p *pkt, node, what string) {
+	h := p.ip()
+	st.tracef(p, node, "%s: %s:%d -> %s:%d fib %d", what, addr4(ip4Src(h)), l4SrcPort(h), addr4(ip4Dst(h)), l4DstPort(h), p.vrf)
 }
 
 func (st *state) natRewritePkt(h []byte, k natFlowKey, rw *natRewrite) {
@@ -506,10 +515,10 @@ func (st *state) natOut2InSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 		s.aff = aff
 	}
 	st.natAddSession(s)
+	st.natApply(p, s, k, now)
 	if p.tr != nil {
-		st.tracef(p, node, "new static session: %s:%d -> %s:%d (twice-NAT %v) fib %d", addr4(k.dst), k.dport, addr4(local), lport, twice, lvrf)
+		st.traceNAT(p, node, fmt.Sprintf("new static session %s:%d -> %s:%d (twice-NAT %v)", addr4(k.dst), k.dport, addr4(local), lport, twice))
 	}
-	st.natApply(p, s, k, now, node)
 	return true
 }
 
@@ -666,12 +675,12 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 	}
 	s.insideVRF, s.outsideVRF = k.fib, keyVRF
 	st.natAddSession(s)
-	if p.tr != nil {
-		st.tracef(p, node, "new session: %s:%d -> %s:%d", addr4(k.src), k.sport, addr4(src), sport)
-	}
-	st.natApply(p, s, k, now, node)
+	st.natApply(p, s, k, now)
 	if output {
 		p.vrf = p.rxVRF // the output feature never changes the table
+	}
+	if p.tr != nil {
+		st.traceNAT(p, node, fmt.Sprintf("new session %s:%d -> %s:%d", addr4(k.src), k.sport, addr4(src), sport))
 	}
 	return true
 }
@@ -815,8 +824,11 @@ func (st *state) natOutputFeature(p *pkt, o *iface) bool {
 				return true
 			}
 			vrf := p.vrf
-			st.natApply(p, s, k, now, node)
+			st.natApply(p, s, k, now)
 			p.vrf = vrf
+			if p.tr != nil {
+				st.traceNAT(p, node, "session hit")
+			}
 			return true
 		}
 		st.natDelSession(s)

@@ -1,7 +1,9 @@
 package vppsim
 
 import (
+	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -452,5 +454,74 @@ func TestNATPingThroughSNAT(t *testing.T) {
 	n.fromOutside(ipPkt(hostAIP, nodeIP, protoICMP, 64, icmpEcho(icmpEchoRequest, 5, 1)))
 	if r := oneFrame(t, n.c, nic1); r.icmpType != icmpEchoReply || r.dst.String() != hostAIP {
 		t.Errorf("node IP echo %v", r)
+	}
+}
+
+// traceNodes returns, per traced packet of "show trace", the nodes it
+// visited in order and the text of each node's line.
+func traceNodes(out string) (nodes [][]string, texts [][]string) {
+	lines := strings.Split(out, "\n")
+	for k := 0; k < len(lines); k++ {
+		l := lines[k]
+		switch {
+		case strings.HasPrefix(l, "Packet "):
+			nodes, texts = append(nodes, nil), append(texts, nil)
+		case len(nodes) > 0 && len(l) > 17 && l[2] == ':' && strings.HasPrefix(l[15:], ": "):
+			last := len(nodes) - 1
+			nodes[last] = append(nodes[last], l[17:])
+			text := ""
+			if k+1 < len(lines) {
+				text = strings.TrimSpace(lines[k+1])
+			}
+			texts[last] = append(texts[last], text)
+		}
+	}
+	return nodes, texts
+}
+
+// TestTraceListsEachNATNodeOnceForANewSession: a packet that creates a
+// NAT session shows its NAT node once, at its place in the feature order
+// (ip4-unicast: ACL-in, NAT, lookup; ip4-output: NAT output, ACL-out), with
+// what the node did and the packet it made.
+func TestTraceListsEachNATNodeOnceForANewSession(t *testing.T) {
+	n := newNATEnv(t, 0)
+	cli(n.testEnv, "trace add dpdk-input 5")
+	// out2in: a NodePort SYN from outside creates a static session.
+	n.fromOutside(ipPkt(hostAIP, nodeIP, protoTCP, 64, tcpL4(41000, nodePort, tcpSYN)))
+	r := oneFrame(t, n.c, nic2)
+	// in2out-output: a pod's connection to the Internet creates a dynamic
+	// session on the NIC's output feature.
+	n.fromPod(pod1MAC, ipPkt(pod1IP, "1.1.1.1", protoTCP, 64, tcpL4(7000, 443, tcpSYN)))
+	oneFrame(t, n.c, nic1)
+	nodes, texts := traceNodes(cli(n.testEnv, "show trace"))
+	want := [][]string{
+		{"dpdk-input", "ethernet-input", "ip4-input", "acl-plugin-in-ip4-fa", "nat44-ed-out2in", "ip4-lookup", "ip4-rewrite",
+			"acl-plugin-out-ip4-fa", "GigabitEthernet0/9/0-output", "GigabitEthernet0/9/0-tx"},
+		{"dpdk-input", "ethernet-input", "ip4-input", "acl-plugin-in-ip4-fa", "nat44-ed-classify", "nat44-ed-in2out", "ip4-lookup",
+			"ip4-rewrite", "nat44-ed-in2out-output", "acl-plugin-out-ip4-fa", "GigabitEthernet0/8/0-output", "GigabitEthernet0/8/0-tx"},
+	}
+	if len(nodes) != len(want) {
+		t.Fatalf("%d packets traced, want %d: %v", len(nodes), len(want), nodes)
+	}
+	for k := range want {
+		if strings.Join(nodes[k], "\n") != strings.Join(want[k], "\n") {
+			t.Errorf("packet %d visited:\n  %s\nwant:\n  %s", k+1, strings.Join(nodes[k], "\n  "), strings.Join(want[k], "\n  "))
+		}
+	}
+	nat := func(k int, node string) string {
+		for j, nd := range nodes[k] {
+			if nd == node {
+				return texts[k][j]
+			}
+		}
+		return ""
+	}
+	if got, w := nat(0, "nat44-ed-out2in"), fmt.Sprintf("new static session %s:%d -> %s:%d (twice-NAT false): %s:41000 -> %s:%d fib 0",
+		nodeIP, nodePort, r.dst, podPort, hostAIP, r.dst, podPort); got != w {
+		t.Errorf("out2in line %q, want %q", got, w)
+	}
+	if got := nat(1, "nat44-ed-in2out-output"); !strings.HasPrefix(got, fmt.Sprintf("new session %s:7000 -> %s:", pod1IP, nodeIP)) ||
+		!strings.HasSuffix(got, " -> 1.1.1.1:443 fib 0") {
+		t.Errorf("in2out-output line %q", got)
 	}
 }

@@ -84,6 +84,20 @@ func (st *state) startTrace(node string) *traceRec {
 	return r
 }
 
+// newBufferTrace returns the trace record of a packet a node creates while
+// handling p (an ARP request): VPP copies the trace flag to the new buffer,
+// which then has its own record; nil if p is not traced or the buffer is
+// full.
+func (st *state) newBufferTrace(p *pkt) *traceRec {
+	t := &st.fwd.trace
+	if p.tr == nil || len(t.records) >= maxTraceRecords {
+		return nil
+	}
+	r := &traceRec{}
+	t.records = append(t.records, r)
+	return r
+}
+
 // tracef records what a node decided. Callers check p.tr != nil first, so
 // nothing is formatted for untraced packets.
 func (st *state) tracef(p *pkt, node, format string, args ...any) {
@@ -100,7 +114,13 @@ func (st *state) drop(p *pkt, node, reason string) {
 		i.ctr.drops++
 	}
 	if p.tr != nil {
-		st.tracef(p, node, "drop: %s", reason)
+		// One line per node: a node that traced its decision already says
+		// why on that line.
+		if l := p.tr.lines; len(l) > 0 && l[len(l)-1].node == node {
+			l[len(l)-1].text += "; drop: " + reason
+		} else {
+			st.tracef(p, node, "drop: %s", reason)
+		}
 		st.tracef(p, "error-drop", "rx:%s %s: %s", st.ifName(p.rx), node, reason)
 	}
 	st.putPkt(p)

@@ -123,6 +123,31 @@ func (s *Sim) InterfaceByName(name string) (Interface, bool) {
 	return s.st.exportIface(i), true
 }
 
+// InterfaceACLs returns the input and output ACL lists of an interface,
+// each ACL by its tag ("#<acl_index>" if it has none); both nil if the
+// interface has no lists or does not exist.
+func (s *Sim) InterfaceACLs(swIfIndex uint32) (input, output []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.st.aclBinding(swIfIndex)
+	if b == nil {
+		return nil, nil
+	}
+	tag := func(idx uint32) string {
+		if e := s.st.acl.acls[idx]; e != nil && e.tag != "" {
+			return e.tag
+		}
+		return fmt.Sprintf("#%d", idx)
+	}
+	for _, x := range b.input {
+		input = append(input, tag(x))
+	}
+	for _, x := range b.output {
+		output = append(output, tag(x))
+	}
+	return input, output
+}
+
 // InterfaceByTag returns the interface with the given tag.
 func (s *Sim) InterfaceByTag(tag string) (Interface, bool) {
 	s.mu.Lock()

@@ -393,6 +393,9 @@ func (c *conn) dispatch(payload []byte) error {
 		fn()
 	}
 	clear(cl.after)
+	if h := s.reqHook.Load(); h != nil {
+		(*h)(info.name)
+	}
 	if cl.close {
 		if err := c.flush(); err != nil {
 			return err

@@ -65,6 +65,7 @@ type Sim struct {
 	host     hostNet        // Linux side of TAPs; nil unless Options.Linux
 	clock    clock.PassiveClock
 	txHook   TxHook // guarded by mu
+	reqHook  atomic.Pointer[RequestHook]
 	nicNames []string
 	nicLinks map[string]string // NIC name -> Linux interface it is bound to
 	portWG   sync.WaitGroup    // port reader goroutines
@@ -97,6 +98,25 @@ type Sim struct {
 	// epoch is incremented whenever connections are dropped; a connection
 	// of an older epoch is dead and its pending requests are discarded.
 	epoch atomic.Uint64
+}
+
+// RequestHook sees every request the simulator executed, by message name
+// (e.g. "acl_del"), after its handler ran and the state lock was released
+// and before its reply is sent: the client still waits, so the state the
+// hook reads with the inspection methods (Interfaces, InterfaceACLs, ...;
+// not the API, which waits for the reply) is exactly what the request left.
+// Requests failed by an injected fault are not seen. It runs on the
+// connection's goroutine.
+type RequestHook func(name string)
+
+// SetRequestHook installs (or, with nil, removes) the hook that sees every
+// executed request.
+func (s *Sim) SetRequestHook(h RequestHook) {
+	if h == nil {
+		s.reqHook.Store(nil)
+		return
+	}
+	s.reqHook.Store(&h)
 }
 
 // New creates a simulator in VPP's start state. It does not touch the

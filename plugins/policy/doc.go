@@ -37,7 +37,10 @@
 // rules). A pod or namespace change evaluates each policy's peer selectors
 // once (O(policies)), recompiles the policies that reference the object and
 // recomputes only the local pods those select; a pod's egress change also
-// revisits every local pod's part for it (O(local pods)).
+// revisits every local pod's part for it (O(local pods)). Memory is bounded
+// by what is live, without a resync: tables and their pods' parts go with
+// the last pod that uses them, and the ACL renderer's memo of converted
+// rules is swept once it holds more than twice the rules of the live tables.
 //
 // Not done: IPv6 clusters (nothing is rendered, a warning is logged);
 // SCTP named ports (the pod model has no SCTP container ports, so they do

@@ -136,28 +136,36 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.serveAudited(w, r, user)
 }
 
-// serveAudited runs a state-changing request and writes its audit line.
+// serveAudited runs a state-changing request and writes its audit line. A request
+// that only reads (readOnlyRequest: a VPP "show" command) gets a debug line instead and
+// is not counted.
 func (g *guarded) serveAudited(w http.ResponseWriter, r *http.Request, user string) {
 	peek, _ := io.ReadAll(io.LimitReader(r.Body, maxAuditPeek))
 	r.Body = struct {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(peek), r.Body), r.Body}
+	readOnly := readOnlyRequest(g.pattern, peek)
 	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 	g.next(rec, r)
 	body := string(peek)
 	if len(body) > maxAuditBody {
 		body = body[:maxAuditBody] + "..."
 	}
-	g.p.Log.WithFields(logrus.Fields{
-		"audit":  true,
+	fields := logrus.Fields{
 		"caller": r.RemoteAddr,
 		"user":   user,
 		"method": r.Method,
 		"path":   r.URL.RequestURI(),
 		"body":   body,
 		"status": rec.code,
-	}).Info("state-changing request over REST")
+	}
+	if readOnly {
+		g.p.Log.WithFields(fields).Debug("read-only request over REST")
+		return
+	}
+	fields["audit"] = true
+	g.p.Log.WithFields(fields).Info("state-changing request over REST")
 	g.p.metrics.stateChanging.WithLabelValues(g.pattern, strconv.Itoa(rec.code)).Inc()
 }
 

@@ -396,3 +396,86 @@ func (ca *testCA) issue(t *testing.T, dir, name string, server bool) (certFile, 
 	}
 	return certFile, keyFile
 }
+
+func TestReadOnlyVPPCLIIsAConservativeAllowList(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"show interface":              true,
+		"sh int":                      true,
+		"sho run":                     true,
+		"  show version  ":            true,
+		"show":                        true,
+		"show\tip fib":                true,
+		"set interface state G0 down": false,
+		"clear trace":                 false,
+		"trace add dpdk-input 10":     false,
+		"showx":                       false,
+		"shell ls":                    false,
+		"SHOW int":                    false,
+		"":                            false,
+		"show version\nset interface state G0 down": false,
+		"show version\rclear trace":                 false,
+		"show version; clear trace":                 false,
+	} {
+		if got := ReadOnlyVPPCLI(cmd); got != want {
+			t.Errorf("ReadOnlyVPPCLI(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+// TestReadOnlyVPPCommandIsLoggedAtDebugNotAudited: polling POST /vpp/command with
+// show commands writes no audit line and counts no state-changing request; any
+// other command (or a body that cannot be read as one) is audited.
+func TestReadOnlyVPPCommandIsLoggedAtDebugNotAudited(t *testing.T) {
+	log, hook := logtest.NewNullLogger()
+	log.SetLevel(logrus.DebugLevel)
+	p, port, _ := startWith(t, Config{Endpoint: "127.0.0.1:0"}, log)
+	var served atomic.Int32
+	p.RegisterAdmin(VPPCommandPattern, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		served.Add(1)
+		WriteJSON(w, 200, string(body))
+	})
+	base := "http://127.0.0.1:" + port
+	audited := func() (n int) {
+		for _, e := range hook.AllEntries() {
+			if e.Data["audit"] == true {
+				n++
+			}
+		}
+		return n
+	}
+	for i := 0; i < 3; i++ {
+		if code, body := do(t, http.DefaultClient, "POST", base+"/vpp/command", "application/json", `{"vppclicommand":"show interface"}`); code != 200 || !strings.Contains(body, "show interface") {
+			t.Fatalf("POST show = %d %s", code, body)
+		}
+	}
+	if n := audited(); n != 0 {
+		t.Errorf("%d audit lines for read-only commands", n)
+	}
+	var debug *logrus.Entry
+	for _, e := range hook.AllEntries() {
+		if e.Level == logrus.DebugLevel && e.Data["body"] == `{"vppclicommand":"show interface"}` {
+			debug = e
+		}
+	}
+	if debug == nil || debug.Data["caller"] == nil || debug.Data["status"] != 200 {
+		t.Errorf("no debug line with caller and status for the read-only command: %+v", debug)
+	}
+	_, metrics := get(t, base+MetricsPath)
+	if strings.Contains(metrics, `pattern="POST /vpp/command"`) {
+		t.Errorf("read-only commands counted as state-changing:\n%s", metrics)
+	}
+	for k, body := range []string{`{"vppclicommand":"set interface state G0 down"}`, `{"vppclicommand":"show version\nclear trace"}`, `not json`} {
+		do(t, http.DefaultClient, "POST", base+"/vpp/command", "application/json", body)
+		if n := audited(); n != k+1 {
+			t.Errorf("after %q: %d audit lines, want %d", body, n, k+1)
+		}
+	}
+	_, metrics = get(t, base+MetricsPath)
+	if want := `contiv_rest_state_changing_requests_total{code="200",pattern="POST /vpp/command"} 3`; !strings.Contains(metrics, want) {
+		t.Errorf("metrics lack %q", want)
+	}
+	if n := served.Load(); n != 6 {
+		t.Errorf("handler served %d requests, want 6", n)
+	}
+}

@@ -60,14 +60,24 @@ type Renderer struct {
 	Deps
 	stats Stats
 	// Converted values are immutable once built and reused: tables by ID
-	// (their ID is their content, except GLOBAL's), GLOBAL by pod segment.
-	// Both are pruned as tables and pods go, and cleared at every resync.
+	// (their ID is their content, except GLOBAL's), GLOBAL by pod segment,
+	// the rules of the other tables by rule. All are pruned as tables and
+	// pods go, and cleared at every resync.
 	byID      map[string]*vpp_acl.ACL
 	bySegment map[segmentKey][]*vpp_acl.ACL_Rule
-	// byRule memoizes the rules of LOCAL and EGRESS tables (tables with new
-	// content mostly repeat rules of the tables they replace).
-	byRule map[renderer.ContivRule]*vpp_acl.ACL_Rule
+	// byRule memoizes the rules of LOCAL, EGRESS and REFLECTION tables
+	// (tables with new content mostly repeat rules of the tables they
+	// replace). byIDRules counts the rules of the tables of byID (with
+	// repeats); when the memo holds more than twice that, the rules no
+	// table of byID uses are swept out, so the memo stays bounded by the
+	// live tables at an amortized O(1) per rule converted.
+	byRule    map[renderer.ContivRule]*vpp_acl.ACL_Rule
+	byIDRules int
 }
+
+// sweepSlack is how many rules the memo may hold beyond twice the rules of
+// the memoized tables before it is swept.
+const sweepSlack = 256
 
 // segmentKey identifies a pod's egress rules by the pod, its address and
 // the identity of its rule list.
@@ -163,9 +173,32 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 	for _, t := range ch.Deleted {
 		txn.Delete(vpp_acl.ACLKey(ACLName(t)))
 		r.stats.Deletes++
-		delete(r.byID, t.ID)
+		if _, ok := r.byID[t.ID]; ok {
+			delete(r.byID, t.ID)
+			r.byIDRules -= len(t.Rules)
+		}
+	}
+	if len(r.byRule) > 2*r.byIDRules+sweepSlack {
+		r.sweepRules()
 	}
 	return nil
+}
+
+// sweepRules drops from the memo the rules that no memoized table uses
+// (cost: the rules of the live tables).
+func (r *Renderer) sweepRules() {
+	kept := make(map[renderer.ContivRule]*vpp_acl.ACL_Rule, len(r.byRule)/2)
+	for _, t := range r.Cache.Tables() {
+		if r.byID[t.ID] == nil {
+			continue
+		}
+		for _, cr := range t.Rules {
+			if ar := r.byRule[cr]; ar != nil {
+				kept[cr] = ar
+			}
+		}
+	}
+	r.byRule = kept
 }
 
 func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs {
@@ -183,7 +216,7 @@ func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs
 func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 	if r.byID == nil {
 		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
-		r.byRule = map[renderer.ContivRule]*vpp_acl.ACL_Rule{}
+		r.byRule, r.byIDRules = map[renderer.ContivRule]*vpp_acl.ACL_Rule{}, 0
 	}
 	if t.Kind != cache.Global {
 		if v := r.byID[t.ID]; v != nil {
@@ -199,6 +232,7 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 			v.Rules[i] = ar
 		}
 		r.byID[t.ID] = v
+		r.byIDRules += len(t.Rules)
 		return v
 	}
 	out := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, len(t.Rules))}

@@ -160,3 +160,61 @@ func TestIncrementalValuesEqualFreshConversions(t *testing.T) {
 		}
 	}
 }
+
+// liveRules counts the rules (with repeats) of the live LOCAL, EGRESS and
+// REFLECTION tables.
+func liveRules(r *Renderer) int {
+	n := 0
+	for _, t := range r.Cache.Tables() {
+		if t.Kind != cache.Global {
+			n += len(t.Rules)
+		}
+	}
+	return n
+}
+
+// TestRuleMemoStaysBoundedByLiveTablesUnderChurn: pods come and go with
+// ever new rules (distinct ports and peers), with no resync in between; the
+// memo of converted rules stays within twice the rules of the live tables
+// (plus the sweep slack), and the memo of tables holds only live tables.
+func TestRuleMemoStaysBoundedByLiveTablesUnderChurn(t *testing.T) {
+	r, txn := newRenderer()
+	if err := r.Render(nil, true); err != nil {
+		t.Fatal(err)
+	}
+	const live = 5
+	maxMemo := 0
+	for i := 0; i < 1000; i++ {
+		name := fmt.Sprintf("p%d", i)
+		ip := fmt.Sprintf("10.1.%d.%d", 2+i/200, 2+i%200)
+		in := []renderer.ContivRule{from(fmt.Sprintf("10.1.9.%d/32", i%250), uint16(1000+i)), denyAll}
+		eg := []renderer.ContivRule{{Action: renderer.ActionPermit, DestNetwork: netip.MustParsePrefix("8.8.8.8/32"),
+			Protocol: renderer.UDP, DestPortFirst: uint16(3000 + i), DestPortLast: uint16(3000 + i)}, denyAll}
+		change := []renderer.PodConfig{pod(name, ip, in, eg)}
+		if i >= live { // keep the last few pods, remove the oldest
+			old := pod(fmt.Sprintf("p%d", i-live), "10.1.0.1", nil, nil)
+			old.Removed = true
+			change = append(change, old)
+		}
+		if err := r.Render(change, false); err != nil {
+			t.Fatal(err)
+		}
+		if got, max := len(r.byRule), 2*liveRules(r)+sweepSlack; got > max {
+			t.Fatalf("step %d: rule memo holds %d rules, the live tables have %d", i, got, liveRules(r))
+		}
+		if got, max := len(r.byID), len(r.Cache.Tables()); got > max {
+			t.Fatalf("step %d: table memo holds %d tables, %d are live", i, got, max)
+		}
+		maxMemo = max(maxMemo, len(r.byRule))
+	}
+	if n := len(r.Cache.Tables()); n > 2*live+2 {
+		t.Errorf("%d tables live after the churn, want at most %d", n, 2*live+2)
+	}
+	// the rules that stayed are converted as from scratch
+	for _, tb := range r.Cache.Tables() {
+		if got := txn.values[vpp_acl.ACLKey(ACLName(tb))]; !proto.Equal(got, ACL(tb)) {
+			t.Errorf("staged %s = %v, want %v", ACLName(tb), got, ACL(tb))
+		}
+	}
+	t.Logf("memo peaked at %d rules", maxMemo)
+}

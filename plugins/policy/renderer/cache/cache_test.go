@@ -357,3 +357,42 @@ func TestWindowKeepsEveryRuleThatCanMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestChurnKeepsTheCacheBoundedByTheLivePods: pods with ever new rules come
+// and go (egress towards each other, so the per-pair caches fill), with no
+// resync; what the cache holds stays proportional to the live pods.
+func TestChurnKeepsTheCacheBoundedByTheLivePods(t *testing.T) {
+	c := New(conf)
+	c.Update(nil, true)
+	const live = 4
+	maxPairs, maxParts := 0, 0
+	for i := 0; i < 400; i++ {
+		ip := fmt.Sprintf("10.1.1.%d", 2+i%250)
+		in := []renderer.ContivRule{permit(fmt.Sprintf("10.1.2.%d/32", i%250), "", renderer.TCP, uint16(1000+i)), denyAll}
+		eg := []renderer.ContivRule{permit("", "10.1.1.0/24", renderer.TCP, uint16(2000+i)), denyAll}
+		change := []renderer.PodConfig{podCfg(fmt.Sprintf("p%d", i), ip, in, eg)}
+		if i >= live {
+			old := podCfg(fmt.Sprintf("p%d", i-live), "10.1.1.1", nil, nil)
+			old.Removed = true
+			change = append(change, old)
+		}
+		c.Update(change, false)
+		pairs := 0
+		for _, m := range c.egAllowed {
+			pairs += len(m)
+		}
+		parts := 0
+		for _, pd := range c.pods {
+			parts += len(pd.parts)
+		}
+		if len(c.pods) > live+1 || len(c.egress) > live+1 || len(c.egAllowed) > live+1 || pairs > (live+1)*(live+1) ||
+			parts > (live+1)*(live+1) || len(c.tables) > 2*(live+1)+2 || len(c.refs) > len(c.tables) || len(c.ifaces) > live+1+len(conf.NodeInterfaces) {
+			t.Fatalf("step %d: pods %d, egress %d, egAllowed %d (%d pairs), parts %d, tables %d, refs %d, interfaces %d",
+				i, len(c.pods), len(c.egress), len(c.egAllowed), pairs, parts, len(c.tables), len(c.refs), len(c.ifaces))
+		}
+		maxPairs, maxParts = max(maxPairs, pairs), max(maxParts, parts)
+	}
+	if maxPairs == 0 || maxParts == 0 {
+		t.Errorf("the churn never filled the per-pair caches (pairs %d, parts %d): the test checks nothing", maxPairs, maxParts)
+	}
+}
