@@ -85,6 +85,8 @@ type Plugin struct {
 	connected bool // last probe succeeded
 	leader    bool
 	synced    bool // leader and the last resync succeeded
+	// reportMu serializes report (snapshot and publication together).
+	reportMu sync.Mutex
 }
 
 // NewPlugin returns the plugin with its dependencies set.
@@ -205,6 +207,10 @@ func (p *Plugin) setState(connected, leader, synced *bool) {
 
 // report turns the state into the health status and the gauges.
 func (p *Plugin) report() {
+	// Reports are published in the order their snapshots were taken: two goroutines
+	// reporting at once must not leave an older state (standby) after a newer one.
+	p.reportMu.Lock()
+	defer p.reportMu.Unlock()
 	p.mu.Lock()
 	connected, leader, synced := p.connected, p.leader, p.synced
 	p.mu.Unlock()

@@ -19,6 +19,8 @@
 //	                        rest and after the burst are saved there [none]
 //	CONTIV_SCALE_TRACE      1: execution traces of the first resync, the node join and
 //	                        leave too (with CONTIV_SCALE_PROFILE) [0]
+//	CONTIV_SCALE_LOG_LEVEL  the agent's log level [warning]; with CONTIV_SCALE_PROFILE its
+//	                        log is kept there too
 //
 // etcd and the simulator are this test binary started again in a role (the etcd of
 // pkg/etcdembed; pkg/vppsim with a small control server on a unix socket that reports

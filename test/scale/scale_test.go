@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -252,7 +253,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		"govpp.conf":      "binapi-socket-path: " + apiSocket + "\n",
 		"bolt.conf":       "db-path: " + filepath.Join(dir, "bolt.db") + "\n",
 		"podmanager.conf": "socketPath: " + filepath.Join(dir, "cni.sock") + "\nstateFile: " + filepath.Join(dir, "pods.json") + "\n",
-		"logs.conf":       "default-level: warning\n",
+		"logs.conf":       "default-level: " + cmp.Or(os.Getenv("CONTIV_SCALE_LOG_LEVEL"), "warning") + "\n",
 	}
 	argv := []string{"ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
 		`mkdir -p /var/run/contiv && mount -t tmpfs contiv-scale /var/run/contiv && exec "$0" "$@"`,
@@ -492,6 +493,11 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		t.Fatal(err)
 	}
 	agent.stop()
+	if dst := os.Getenv("CONTIV_SCALE_PROFILE"); dst != "" {
+		if data, err := os.ReadFile(agent.log); err == nil {
+			_ = os.WriteFile(filepath.Join(dst, v.name+"-agent.log"), data, 0o644)
+		}
+	}
 	return res
 }
 
