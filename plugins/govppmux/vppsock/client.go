@@ -55,7 +55,7 @@ const (
 	// one write are parsed from one read.
 	DefaultReadBufferSize = 256 << 10
 	// DefaultMaxPendingBytes bounds the frames waiting for the writer.
-	DefaultMaxPendingBytes = 4 << 20
+	DefaultMaxPendingBytes = 1 << 20
 	// waitReadyPoll is how often WaitReady looks for the socket file.
 	waitReadyPoll = 50 * time.Millisecond
 )
