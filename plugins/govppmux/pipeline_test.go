@@ -92,3 +92,71 @@ func TestDumpAndDumpEach(t *testing.T) {
 		}
 	})
 }
+
+// countingChannel answers every request at once and records the most requests in
+// flight (sent, reply not received yet).
+type countingChannel struct {
+	govppapi.Channel
+	inflight, peak int
+}
+
+func (c *countingChannel) SendRequest(govppapi.Message) govppapi.RequestCtx {
+	c.inflight++
+	c.peak = max(c.peak, c.inflight)
+	return countingReply{c}
+}
+
+type countingReply struct{ c *countingChannel }
+
+func (r countingReply) ReceiveReply(govppapi.Message) error {
+	r.c.inflight--
+	return nil
+}
+
+// TestWindowFollowsTheChannelsReplyBuffer: channels of NewAPIChannel take
+// ChannelWindow requests in flight, those of NewAPIChannelBuffered at most their
+// reply buffer, any other channel DefaultWindow; PipelineEach with window 0 uses it.
+func TestWindowFollowsTheChannelsReplyBuffer(t *testing.T) {
+	e := newEnv(t)
+	ch, err := e.plugin.NewAPIChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	small, err := e.plugin.NewAPIChannelBuffered(10, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	if w := Window(ch); w != ChannelWindow {
+		t.Errorf("Window(NewAPIChannel) = %d, want %d", w, ChannelWindow)
+	}
+	if w := Window(small); w != 40 {
+		t.Errorf("Window(reply buffer 40) = %d, want 40", w)
+	}
+	if err := ping(t, ch); err != nil {
+		t.Errorf("control_ping on a plugin channel: %v", err)
+	}
+	calls := make([]Call, 1000)
+	for i := range calls {
+		calls[i] = Call{Request: &interfaces.CreateLoopback{}, Reply: &interfaces.CreateLoopbackReply{}}
+	}
+	for _, tc := range []struct {
+		name string
+		ch   govppapi.Channel
+		want int
+	}{
+		{"plugin channel", &sizedChannel{Channel: &countingChannel{}, replyBuf: 2 * ChannelWindow}, ChannelWindow},
+		{"small reply buffer", &sizedChannel{Channel: &countingChannel{}, replyBuf: 40}, 40},
+		{"foreign channel", &countingChannel{}, DefaultWindow},
+	} {
+		PipelineEach(tc.ch, 0, calls)
+		cc, ok := tc.ch.(*countingChannel)
+		if !ok {
+			cc = tc.ch.(*sizedChannel).Channel.(*countingChannel)
+		}
+		if cc.peak != tc.want {
+			t.Errorf("%s: %d requests in flight at most, want %d", tc.name, cc.peak, tc.want)
+		}
+	}
+}
