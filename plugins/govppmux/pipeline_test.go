@@ -4,12 +4,15 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	govppapi "go.fd.io/govpp/api"
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/memclnt"
+	"go.fd.io/govpp/core"
 )
 
 func TestPipelineSendsEveryRequestBeforeReadingAndKeepsOrder(t *testing.T) {
@@ -159,4 +162,29 @@ func TestWindowFollowsTheChannelsReplyBuffer(t *testing.T) {
 			t.Errorf("%s: %d requests in flight at most, want %d", tc.name, cc.peak, tc.want)
 		}
 	}
+}
+
+// TestPluginChannelHoldsAWindowOfRepliesForASlowReader: a whole window of replies
+// waits for a reader that comes back later than govpp's core.ReplyChannelTimeout
+// (100 ms, after which core drops a reply that finds the reply buffer full); none is
+// lost, on either transport.
+func TestPluginChannelHoldsAWindowOfRepliesForASlowReader(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, sc string) {
+		e := newEnvWith(t, sc)
+		ch, err := e.plugin.NewAPIChannel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ch.Close()
+		ctxs := make([]govppapi.RequestCtx, Window(ch))
+		for i := range ctxs {
+			ctxs[i] = ch.SendRequest(&memclnt.ControlPing{})
+		}
+		time.Sleep(2 * core.ReplyChannelTimeout) // real time: the drop timer is what is tested
+		for i, rc := range ctxs {
+			if err := rc.ReceiveReply(&memclnt.ControlPingReply{}); err != nil {
+				t.Fatalf("reply %d of %d: %v", i, len(ctxs), err)
+			}
+		}
+	})
 }
