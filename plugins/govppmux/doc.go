@@ -32,8 +32,12 @@
 // on the same connection); requests sent while VPP is away fail, which descriptors
 // report as retriable errors. Pipeline, PipelineEach, Dump and DumpEach help
 // descriptors batch requests: a window of requests is sent before the first reply is
-// read, saving round trips. The plugin also implements govppapi.Connection (streams,
-// Invoke, WatchEvent) for requests channels cannot carry.
+// read, saving round trips. Window(ch) is that window: ChannelWindow (256) on the
+// channels this plugin hands out, whose reply buffers hold twice as many, and
+// DefaultWindow (64) on any other channel (govpp drops replies that find a full reply
+// buffer for 100 ms, so a window must never exceed the buffer). The plugin also
+// implements govppapi.Connection (streams, Invoke, WatchEvent) for requests channels
+// cannot carry.
 //
 // Not done here: statistics (the stats socket is only checked for presence and
 // otherwise ignored), shared-memory transport, the govpp proxy, request tracing.

@@ -329,12 +329,15 @@ func (p *Plugin) checkMessages(msgs []govppapi.Message) error {
 	}
 }
 
-// NewAPIChannel implements API.
+// NewAPIChannel implements API. The channel's request and reply buffers hold
+// 2*ChannelWindow messages, so pipelines on it may keep ChannelWindow requests in
+// flight (Window).
 func (p *Plugin) NewAPIChannel() (govppapi.Channel, error) {
-	return p.NewAPIChannelBuffered(core.RequestChanBufSize, core.ReplyChanBufSize)
+	return p.NewAPIChannelBuffered(2*ChannelWindow, 2*ChannelWindow)
 }
 
-// NewAPIChannelBuffered implements API.
+// NewAPIChannelBuffered implements API. Window of the channel is at most
+// replyChanBufSize.
 func (p *Plugin) NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize int) (govppapi.Channel, error) {
 	if p.conn == nil || p.closedFlag.Load() {
 		return nil, errNotConnected
@@ -344,7 +347,7 @@ func (p *Plugin) NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize int) (go
 		return nil, fmt.Errorf("govppmux: new channel: %w", err)
 	}
 	ch.SetReplyTimeout(time.Duration(p.config.ReplyTimeout))
-	return ch, nil
+	return &sizedChannel{Channel: ch, replyBuf: replyChanBufSize}, nil
 }
 
 // IsConnected tells whether the connection to VPP is up now.

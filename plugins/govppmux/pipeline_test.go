@@ -4,12 +4,15 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	govppapi "go.fd.io/govpp/api"
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/memclnt"
+	"go.fd.io/govpp/core"
 )
 
 func TestPipelineSendsEveryRequestBeforeReadingAndKeepsOrder(t *testing.T) {
@@ -89,6 +92,99 @@ func TestDumpAndDumpEach(t *testing.T) {
 		}
 		if len(out[0]) != 0 || len(out[1]) != 1 || out[1][0].Prefix.String() != "10.1.1.1/24" || len(out[2]) != 0 || len(out[12]) != 1 {
 			t.Fatalf("DumpEach = %v", out)
+		}
+	})
+}
+
+// countingChannel answers every request at once and records the most requests in
+// flight (sent, reply not received yet).
+type countingChannel struct {
+	govppapi.Channel
+	inflight, peak int
+}
+
+func (c *countingChannel) SendRequest(govppapi.Message) govppapi.RequestCtx {
+	c.inflight++
+	c.peak = max(c.peak, c.inflight)
+	return countingReply{c}
+}
+
+type countingReply struct{ c *countingChannel }
+
+func (r countingReply) ReceiveReply(govppapi.Message) error {
+	r.c.inflight--
+	return nil
+}
+
+// TestWindowFollowsTheChannelsReplyBuffer: channels of NewAPIChannel take
+// ChannelWindow requests in flight, those of NewAPIChannelBuffered at most their
+// reply buffer, any other channel DefaultWindow; PipelineEach with window 0 uses it.
+func TestWindowFollowsTheChannelsReplyBuffer(t *testing.T) {
+	e := newEnv(t)
+	ch, err := e.plugin.NewAPIChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	small, err := e.plugin.NewAPIChannelBuffered(10, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	if w := Window(ch); w != ChannelWindow {
+		t.Errorf("Window(NewAPIChannel) = %d, want %d", w, ChannelWindow)
+	}
+	if w := Window(small); w != 40 {
+		t.Errorf("Window(reply buffer 40) = %d, want 40", w)
+	}
+	if err := ping(t, ch); err != nil {
+		t.Errorf("control_ping on a plugin channel: %v", err)
+	}
+	calls := make([]Call, 1000)
+	for i := range calls {
+		calls[i] = Call{Request: &interfaces.CreateLoopback{}, Reply: &interfaces.CreateLoopbackReply{}}
+	}
+	for _, tc := range []struct {
+		name string
+		ch   govppapi.Channel
+		want int
+	}{
+		{"plugin channel", &sizedChannel{Channel: &countingChannel{}, replyBuf: 2 * ChannelWindow}, ChannelWindow},
+		{"small reply buffer", &sizedChannel{Channel: &countingChannel{}, replyBuf: 40}, 40},
+		{"foreign channel", &countingChannel{}, DefaultWindow},
+	} {
+		PipelineEach(tc.ch, 0, calls)
+		cc, ok := tc.ch.(*countingChannel)
+		if !ok {
+			cc = tc.ch.(*sizedChannel).Channel.(*countingChannel)
+		}
+		if cc.peak != tc.want {
+			t.Errorf("%s: %d requests in flight at most, want %d", tc.name, cc.peak, tc.want)
+		}
+	}
+}
+
+// TestPluginChannelHoldsAWindowOfRepliesForASlowReader: a whole window of replies
+// waits for a reader that comes back later than govpp's core.ReplyChannelTimeout
+// (100 ms, after which core drops a reply that finds the reply buffer full); none is
+// lost, on either transport.
+func TestPluginChannelHoldsAWindowOfRepliesForASlowReader(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, sc string) {
+		e := newEnvWith(t, sc)
+		ch, err := e.plugin.NewAPIChannel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ch.Close()
+		ctxs := make([]govppapi.RequestCtx, Window(ch))
+		for i := range ctxs {
+			ctxs[i] = ch.SendRequest(&memclnt.ControlPing{})
+		}
+		time.Sleep(2 * core.ReplyChannelTimeout) // real time: the drop timer is what is tested
+		for i, rc := range ctxs {
+			if err := rc.ReceiveReply(&memclnt.ControlPingReply{}); err != nil {
+				t.Fatalf("reply %d of %d: %v", i, len(ctxs), err)
+			}
 		}
 	})
 }

@@ -55,7 +55,7 @@ const (
 	// one write are parsed from one read.
 	DefaultReadBufferSize = 256 << 10
 	// DefaultMaxPendingBytes bounds the frames waiting for the writer.
-	DefaultMaxPendingBytes = 4 << 20
+	DefaultMaxPendingBytes = 1 << 20
 	// waitReadyPoll is how often WaitReady looks for the socket file.
 	waitReadyPoll = 50 * time.Millisecond
 )
@@ -263,9 +263,10 @@ func (c *Client) ClientIndex() uint32 {
 
 // Stats counts the writes of the current connection.
 type Stats struct {
-	// Messages is the number of frames written.
+	// Messages is the number of frames handed to write syscalls.
 	Messages uint64
-	// Writes is the number of write syscalls (one per batch).
+	// Writes is the number of write syscalls (one per batch), counted when they
+	// start.
 	Writes uint64
 	// FlusherWrites is the part of Writes made by the flusher goroutine for
 	// pipelined senders; the others were made by a sender in its own goroutine.
@@ -299,6 +300,7 @@ type session struct {
 	mu      sync.Mutex
 	room    sync.Cond // signalled when pending shrinks or the session fails
 	pending []byte    // frames waiting for the writer
+	queued  int       // number of frames in pending
 	spare   []byte    // the writer's previous buffer, reused
 	writing bool      // a sender is writing
 	err     error     // sticky: the connection is broken
@@ -450,7 +452,7 @@ func (s *session) fail(err error) {
 	if s.err == nil {
 		s.err = err
 	}
-	s.pending = s.pending[:0]
+	s.pending, s.queued = s.pending[:0], 0
 	s.room.Broadcast()
 	s.mu.Unlock()
 }
@@ -471,6 +473,7 @@ func (s *session) send(context uint32, data []byte) error {
 	}
 	start := len(s.pending)
 	s.pending = appendFrame(s.pending, data)
+	s.queued++
 	p := s.pending[start+frameHeaderLen:]
 	binary.BigEndian.PutUint32(p[2:6], s.index)
 	binary.BigEndian.PutUint32(p[6:10], context)
@@ -533,6 +536,10 @@ func (s *session) writeLocked() error {
 		out := s.pending
 		s.pending = s.spare[:0]
 		s.spare = nil
+		// counted before the syscall: a reply may be read before it returns
+		s.stats.Writes++
+		s.stats.Messages += uint64(s.queued)
+		s.queued = 0
 		s.room.Broadcast()
 		s.mu.Unlock()
 		_, err := s.nc.Write(out)
@@ -542,28 +549,15 @@ func (s *session) writeLocked() error {
 			if s.err == nil {
 				s.err = err
 			}
-			s.pending = s.pending[:0]
+			s.pending, s.queued = s.pending[:0], 0
 			s.room.Broadcast()
 			return s.err
 		}
-		s.stats.Writes++
-		s.stats.Messages += uint64(countFrames(out))
 		if cap(out) <= 2*s.maxPend {
 			s.spare = out[:0]
 		}
 	}
 	return s.err
-}
-
-// countFrames counts the frames in a buffer of complete frames.
-func countFrames(b []byte) int {
-	n := 0
-	for len(b) >= frameHeaderLen {
-		l := int(binary.BigEndian.Uint32(b[8:12]))
-		b = b[min(len(b), frameHeaderLen+l):]
-		n++
-	}
-	return n
 }
 
 // close unregisters the client (best effort), closes the socket and waits for the
@@ -578,6 +572,7 @@ func (s *session) close(timeout time.Duration) {
 			binary.BigEndian.PutUint32(del[2:6], s.index)
 			binary.BigEndian.PutUint32(del[6:10], deleteContext)
 			s.pending = appendFrame(s.pending, del)
+			s.queued++
 			if !s.writing {
 				_ = s.nc.SetWriteDeadline(time.Now().Add(timeout))
 				_ = s.writeLocked()

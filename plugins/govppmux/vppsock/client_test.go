@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -546,5 +547,30 @@ func TestOnePipelinedSenderIsBatched(t *testing.T) {
 	t.Logf("%d messages in %d writes (%d by the flusher)", st.Messages, st.Writes, st.FlusherWrites)
 	if st.Messages != n || st.Writes*2 > st.Messages {
 		t.Errorf("%d messages in %d writes: want at least 2 per write on average", st.Messages, st.Writes)
+	}
+}
+
+// TestCorruptFrameLengthBreaksTheConnection: a frame announcing more than the limit
+// ends the reader with an error naming the socket, sends fail from then on, and
+// Disconnect still returns.
+func TestCorruptFrameLengthBreaksTheConnection(t *testing.T) {
+	peer := newFakePeer(t, false)
+	sendBad := make(chan struct{})
+	peer.after = func(c net.Conn) {
+		<-sendBad
+		var hdr [frameHeaderLen]byte
+		binary.BigEndian.PutUint32(hdr[8:12], maxFrameLen+1)
+		_, _ = c.Write(hdr[:])
+	}
+	c := newClient(t, Options{SocketPath: peer.path, ClientName: "fake-test"})
+	rawConnect(t, c, func(uint16, []byte) { t.Error("callback called for a corrupt frame") })
+	close(sendBad)
+	var err error
+	eventually(t, "the send to fail", func() bool { err = c.SendMsg(1, echoRequest(1, 1)); return err != nil })
+	if !strings.Contains(err.Error(), peer.path) || !strings.Contains(err.Error(), "exceeds the limit") {
+		t.Errorf("SendMsg after a corrupt frame = %v, want the read error naming %s", err, peer.path)
+	}
+	if err := c.Disconnect(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -30,6 +30,8 @@ type fakePeer struct {
 	path  string
 	ln    *net.UnixListener
 	stall bool
+	// after, when set, takes over the connection after the handshake.
+	after func(c net.Conn)
 	done  chan struct{} // closed by close: a stalled peer stops waiting
 	once  sync.Once
 
@@ -122,6 +124,11 @@ func (p *fakePeer) serve(c net.Conn) {
 		return
 	}
 	if _, err := c.Write(appendFrame(nil, reply)); err != nil {
+		return
+	}
+	if p.after != nil {
+		p.after(c)
+		<-p.done
 		return
 	}
 	if p.stall {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	govppapi "go.fd.io/govpp/api"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 )
 
 // pipeline keeps requests in flight on one channel across descriptor calls (the
-// DNat44 descriptor's CreateAsync): requests are sent at once, with at most window
-// outstanding, and their replies, which arrive in order, are read as late as possible.
+// DNat44 descriptor's CreateAsync): requests are sent at once, with at most
+// govppmux.Window(ch) outstanding, and their replies, which arrive in order, are read as late as possible.
 // It is used from the scheduler's goroutine only.
 type pipeline struct {
 	ch       govppapi.Channel
@@ -26,7 +28,7 @@ type pending struct {
 
 // send sends r, first reading the oldest reply if the window is full.
 func (p *pipeline) send(r request) *pending {
-	if len(p.inflight) >= window {
+	if len(p.inflight) >= govppmux.Window(p.ch) {
 		p.receiveOne()
 	}
 	pd := &pending{ctx: p.ch.SendRequest(r.req), r: r}

@@ -12,8 +12,9 @@ import (
 // noIndex is VPP's ~0: "no interface", "any VRF".
 const noIndex = ^uint32(0)
 
-// window is the largest number of requests a batch keeps in flight (below govpp's
-// reply buffer, see govppmux.DefaultWindow).
+// window is the number of requests kept in flight on a channel of unknown reply
+// buffer (the tests' channels, opened on govpp's core); channels of govppmux take
+// govppmux.Window(ch), 256.
 const window = govppmux.DefaultWindow
 
 // request is one request of a batch.
@@ -25,15 +26,16 @@ type request struct {
 	what func() string
 }
 
-// sendBatch sends the requests pipelined (govppmux.PipelineEach: at most window in
-// flight, in order, as VPP executes them) and returns the error of each, naming the
-// request (nil: done). It costs one round trip per window instead of one per request.
+// sendBatch sends the requests pipelined (govppmux.PipelineEach: at most
+// govppmux.Window(ch) in flight, in order, as VPP executes them) and returns the
+// error of each, naming the request (nil: done). It costs one round trip per window
+// instead of one per request.
 func sendBatch(ch govppapi.Channel, reqs []request) []error {
 	calls := make([]govppmux.Call, len(reqs))
 	for i, r := range reqs {
 		calls[i] = govppmux.Call{Request: r.req, Reply: r.reply}
 	}
-	errs := govppmux.PipelineEach(ch, window, calls)
+	errs := govppmux.PipelineEach(ch, 0, calls) // govppmux.Window(ch) in flight
 	for i, err := range errs {
 		if err != nil {
 			errs[i] = fmt.Errorf("%s: %s: %w", reqs[i].what(), reqs[i].req.GetMessageName(), err)
