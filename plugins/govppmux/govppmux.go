@@ -235,6 +235,10 @@ func (p *Plugin) attemptFailed(at attempt) {
 		what = "reconnecting to"
 	}
 	reason := fmt.Sprintf("%s VPP at %s: attempt %d failed (%v), next in %v", what, p.config.BinAPISocketPath, at.n, at.err, at.next)
+	// govpp starts reconnecting as it sends the Disconnected event: a failed attempt can
+	// be reported before watch has handled that event, and must not leave the plugin
+	// saying it is connected while its health says it is reconnecting.
+	p.connected.Store(false)
 	p.report(health.Init, reason)
 	log := p.log.WithFields(logrus.Fields{"attempt": at.n, "next-in": at.next}).WithError(at.err)
 	if at.n&(at.n-1) == 0 { // 1, 2, 4, 8, ...: the log stays short during a long outage
