@@ -161,6 +161,7 @@ func BenchmarkEndpointsChange(b *testing.B) {
 			txn := st.NewTxn()
 			b.ReportAllocs()
 			i := 0
+			start := processCPU(b)
 			for b.Loop() {
 				i++
 				clear(txn.Values)
@@ -170,6 +171,7 @@ func BenchmarkEndpointsChange(b *testing.B) {
 					b.Fatalf("%q %v", change, err)
 				}
 			}
+			b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(i), "cpu-ns/op")
 		})
 	}
 }

@@ -261,6 +261,10 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 		return nil
 	}
 	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, n)[:0]
+	var msgs []vpp_nat.DNat44_StaticMapping_LocalIP // outside a resync: one allocation for the port
+	if rndr.locals == nil {
+		msgs = make([]vpp_nat.DNat44_StaticMapping_LocalIP, n)
+	}
 	for _, g := range port.Backends {
 		for k := range g.Endpoints {
 			ep := &g.Endpoints[k]
@@ -278,19 +282,33 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 			case ep.Local:
 				weight = localWeight
 			}
-			out = append(out, rndr.localIP(newLocalKey(ip4, g.TargetPort, mainVRF, weight), ep.Text))
+			key := newLocalKey(ip4, g.TargetPort, mainVRF, weight)
+			if msgs != nil {
+				l := &msgs[len(out)]
+				rndr.fillLocalIP(l, key, ep.Text)
+				out = append(out, l)
+				continue
+			}
+			out = append(out, rndr.localIP(key, ep.Text))
 		}
 	}
 	return out
 }
 
-// localIP returns a LocalIP message with the given content: during a resync the one
-// already built for it, if any.
+// localIP returns the LocalIP message with the given content that this resync built,
+// building it on first use.
 func (rndr *Renderer) localIP(key localKey, text string) *vpp_nat.DNat44_StaticMapping_LocalIP {
 	if l := rndr.locals[key]; l != nil {
 		return l
 	}
 	l := &carve(rndr.slabs.on, &rndr.slabs.localIPs, 1)[0]
+	rndr.fillLocalIP(l, key, text)
+	rndr.locals[key] = l
+	return l
+}
+
+// fillLocalIP sets the content of a LocalIP message.
+func (rndr *Renderer) fillLocalIP(l *vpp_nat.DNat44_StaticMapping_LocalIP, key localKey, text string) {
 	l.LocalIp, l.LocalPort, l.VrfId, l.Probability = text, uint32(uint16(key>>16)), rndr.podVRF, 1
 	if key&(1<<8) != 0 {
 		l.VrfId = rndr.mainVRF
@@ -301,10 +319,6 @@ func (rndr *Renderer) localIP(key localKey, text string) *vpp_nat.DNat44_StaticM
 	case singleLocal:
 		l.Probability = 0
 	}
-	if rndr.locals != nil {
-		rndr.locals[key] = l
-	}
-	return l
 }
 
 // dnatSlabs hands out the messages of the DNATs a resync builds from shared blocks,
