@@ -5,7 +5,7 @@
 //	controller event ──> Plugin (EventHandler)
 //	                        │ Resync / Update / Revert
 //	                        ▼
-//	                     processor ──ContivService, interfaces, node IPs──> nat44 renderer
+//	                     processor ──FlatService, interfaces, node IPs──> nat44 renderer
 //	                     (processor/)                                      (renderer/nat44/)
 //	                                                                          │ UpdateTxnFactory(change)
 //	                                                                          │ ResyncTxnFactory()

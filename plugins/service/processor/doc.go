@@ -1,12 +1,15 @@
 // Package processor turns Kubernetes Services and Endpoints into ContivServices and
-// hands them to the registered service renderers.
+// hands them to the registered service renderers: in flat form (renderer.FlatService,
+// the parsed halves combined without copying the endpoint lists) to renderers that
+// implement renderer.FlatServiceRenderer, such as the NAT44 renderer, and as
+// ContivServices, built from it on demand, to renderers of the plain API.
 //
 //	KubeStateChange service ──┐                      ┌──> AddService / UpdateService / DeleteService
 //	KubeStateChange endpoints ┤                      │
 //	                          ├─> Service (per ID) ──┤──> UpdateLocalBackendIfs (pods starting or
 //	resync (Kubernetes state) ┘   definition +       │    stopping to back a service)
 //	                              endpoints ->       │
-//	                              ContivService      └──> Resync (full snapshot)
+//	                              FlatService        └──> Resync (full snapshot)
 //	AddPod / DeletePod ──────────> frontend/backend interfaces ──> UpdateLocalFrontendIfs / ...BackendIfs
 //	NodeUpdate ──────────────────> node IPs ──> UpdateNodePortServices (node-port services only)
 //
@@ -35,7 +38,11 @@
 // Cost: a change of one Service or Endpoints object costs the re-rendering of that
 // one service, whatever the number of services (no scan of all services); a change that
 // leaves the rendering unchanged (resource version, not-ready addresses) reaches no
-// renderer. A NodeUpdate that changes the node IPs re-renders the node-port services
-// only, found through an index; one that does not change them does nothing. The
-// processor does no I/O and starts no goroutines.
+// renderer. A NodeUpdate that changes the node IPs passes the node-port services only,
+// found through an index, with their unchanged renderings (the renderer adds and
+// removes the mappings of the changed node IPs); one that does not change them does
+// nothing. A resync parses only the objects it did not parse before; an Endpoints
+// address is parsed once (its text kept for the renderers), and the target reference
+// is read only for this node's addresses. The processor does no I/O and starts no
+// goroutines.
 package processor

@@ -38,9 +38,20 @@
 //
 // Shared messages: the mappings of one port share one locals slice and its LocalIP
 // messages (a NodePort port has a mapping per node IP; 1,000 NodePorts at 50 nodes
-// would otherwise hold a million LocalIP copies). Staged values are never modified:
-// every change builds new messages, and nothing downstream (scheduler, NAT
-// descriptors, Clone/Equal, JSON) writes into a value it was given.
+// would otherwise hold a million LocalIP copies), and during a resync the LocalIP
+// messages of equal content (a pod backing several services) are one message. Staged
+// values are never modified: every change builds new messages, and nothing downstream
+// (scheduler, NAT descriptors, Clone/Equal, JSON) writes into a value it was given.
+//
+// Input: the renderer implements renderer.FlatServiceRenderer and renders from the
+// processor's flat form (address texts as given, no formatting); the plain
+// ServiceRendererAPI methods convert ContivServices to it. It keeps the DNAT it last
+// staged for each FlatService (keyed by pointer; the processor passes the same pointer
+// while a service is unchanged): a resync stages the same DNAT again for an unchanged
+// service, and a change of the node IPs builds each node-port service's DNAT from the
+// previous one (the mappings of the unchanged addresses are the same messages; only the
+// new node IPs' mappings are built), a new DNat44 value with a new mapping list, since
+// the scheduler compares the old value with the new.
 //
 // Identity mappings (DNAT-identities, staged on every resync, empty without a default
 // interface): UDP 4789 (VXLAN) of the default interface's IP in the main VRF and the
@@ -49,8 +60,9 @@
 //
 // Resync recomputes everything into the resync transaction; the incremental methods
 // stage only what they change: one DNat44 per added, changed or removed service, the
-// DNat44 of every node-port service when the node IPs change, the global configuration
-// when an interface set changes. In snatOnly mode services are ignored and only the
+// DNat44 of every node-port service when the node IPs change (built at the cost of the
+// changed mappings plus one pointer per mapping), the global configuration when an
+// interface set changes. In snatOnly mode services are ignored and only the
 // SNAT part (forwarding, pool, output feature, identities) is rendered.
 //
 // Idle NAT sessions: VPP 19.01 did not time NAT sessions out, so upstream Contiv
