@@ -9,7 +9,8 @@ import (
 )
 
 // ResyncEventData is the part of the Kubernetes state that the processor rebuilds its
-// state from on a resync.
+// state from on a resync (type of the seed API: Resync reads the Kubernetes state
+// directly, without collecting it here first).
 type ResyncEventData struct {
 	// Pods are the pods of the cluster.
 	Pods []podmodel.ID
