@@ -88,8 +88,6 @@ type ServiceProcessor struct {
 	// nodeGen counts the changes of node; parsed endpoint addresses are classified
 	// again when it moved.
 	nodeGen uint64
-	// ipBlock is the rest of the block parsed IPv4 addresses are cut from.
-	ipBlock []byte
 	// slabs holds the blocks of the resync in progress (off otherwise).
 	slabs renderSlabs
 	// resyncGen counts resyncs; services not seen in the current one are dropped.
@@ -167,6 +165,7 @@ func (sp *ServiceProcessor) refreshNodeContext() {
 		hostIPs:           sp.IPNet.GetHostIPs(),
 	}
 	if !n.equal(&sp.node) {
+		n.prepare()
 		sp.node = n
 		sp.nodeGen++
 	}

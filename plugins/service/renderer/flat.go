@@ -1,6 +1,7 @@
 package renderer
 
 import (
+	"encoding/binary"
 	"net"
 	"sort"
 )
@@ -70,12 +71,48 @@ type BackendGroup struct {
 	Endpoints []Endpoint
 }
 
-// Address is an IP address with its text form.
+// Address is an IP address in its text form, with IPv4 addresses also as a number (an
+// address costs no allocation of its own: the text is usually the one of the Kubernetes
+// object). Build one with NewAddress or NewIPv4Address.
 type Address struct {
-	// IP is the address (4-byte form for IPv4).
-	IP net.IP
-	// Text is IP.String() (kept from the Kubernetes object when it was canonical).
+	// Text is the canonical text of the address (net.IP.String()).
 	Text string
+	v4   uint32
+	is4  bool
+}
+
+// NewAddress returns the address of ip (nil: the zero Address).
+func NewAddress(ip net.IP) Address {
+	if ip == nil {
+		return Address{}
+	}
+	if ip4 := ip.To4(); ip4 != nil {
+		return Address{Text: ip4.String(), v4: binary.BigEndian.Uint32(ip4), is4: true}
+	}
+	return Address{Text: ip.String()}
+}
+
+// NewIPv4Address returns the IPv4 address v4 whose canonical text is text (the caller
+// guarantees that they match).
+func NewIPv4Address(v4 uint32, text string) Address {
+	return Address{Text: text, v4: v4, is4: true}
+}
+
+// IsIPv4 tells whether the address is an IPv4 address.
+func (a Address) IsIPv4() bool { return a.is4 }
+
+// IPv4 returns an IPv4 address as a number (big-endian order: 10.0.0.1 is 0x0a000001).
+func (a Address) IPv4() (v4 uint32, ok bool) { return a.v4, a.is4 }
+
+// IP returns the address as a net.IP (4-byte form for IPv4; a new slice on each call),
+// nil for the zero Address.
+func (a Address) IP() net.IP {
+	if a.is4 {
+		ip := make(net.IP, net.IPv4len)
+		binary.BigEndian.PutUint32(ip, a.v4)
+		return ip
+	}
+	return net.ParseIP(a.Text)
 }
 
 // Endpoint is one endpoint address of a service with its locality.
@@ -85,11 +122,6 @@ type Endpoint struct {
 	Local bool
 	// HostNetwork is true when the address lies outside the pod network.
 	HostNetwork bool
-}
-
-// NewAddress returns the address with its text form.
-func NewAddress(ip net.IP) Address {
-	return Address{IP: ip, Text: ip.String()}
 }
 
 // HasNodePort tells whether any port of the service is also exposed on the node IPs.
@@ -117,7 +149,7 @@ func (fs *FlatService) ContivService() *ContivService {
 		var list []*ServiceBackend
 		for _, g := range p.Backends {
 			for _, ep := range g.Endpoints {
-				list = append(list, &ServiceBackend{IP: ep.IP, Port: g.TargetPort, Local: ep.Local, HostNetwork: ep.HostNetwork})
+				list = append(list, &ServiceBackend{IP: ep.IP(), Port: g.TargetPort, Local: ep.Local, HostNetwork: ep.HostNetwork})
 			}
 		}
 		if list != nil {
@@ -130,7 +162,7 @@ func (fs *FlatService) ContivService() *ContivService {
 func addressSet(addrs []Address) *IPAddresses {
 	set := &IPAddresses{list: make([]net.IP, 0, len(addrs))}
 	for _, a := range addrs {
-		set.Add(a.IP)
+		set.Add(a.IP())
 	}
 	return set
 }
@@ -187,7 +219,7 @@ func (fs *FlatService) Equal(o *FlatService) bool {
 			}
 			for k := range g.Endpoints {
 				a, b := &g.Endpoints[k], &h.Endpoints[k]
-				if a.Local != b.Local || a.HostNetwork != b.HostNetwork || !a.IP.Equal(b.IP) {
+				if a.Local != b.Local || a.HostNetwork != b.HostNetwork || a.Address != b.Address {
 					return false
 				}
 			}
@@ -201,7 +233,7 @@ func sameAddresses(a, b []Address) bool {
 		return false
 	}
 	for i := range a {
-		if !a[i].IP.Equal(b[i].IP) {
+		if a[i] != b[i] {
 			return false
 		}
 	}

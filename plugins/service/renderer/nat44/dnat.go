@@ -1,7 +1,6 @@
 package nat44
 
 import (
-	"encoding/binary"
 	"net"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
@@ -87,12 +86,12 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
 		}
 		start := len(dnat.StMappings)
 		for _, a := range svc.ClusterIPs {
-			if a.IP.To4() != nil && port.Port.Port != 0 {
+			if a.IsIPv4() && port.Port.Port != 0 {
 				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, vpp_nat.DNat44_StaticMapping_SELF))
 			}
 		}
 		for _, a := range svc.ExternalIPs {
-			if a.IP.To4() != nil && port.Port.Port != 0 {
+			if a.IsIPv4() && port.Port.Port != 0 {
 				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, rp.twiceNAT))
 			}
 		}
@@ -127,7 +126,7 @@ func (rndr *Renderer) mapping(svc *renderer.FlatService, rp *renderedPort, extIP
 // none (IPv6, or a single local on a peer's address: see isPeerOnNodeNetwork).
 func (rndr *Renderer) nodeMapping(svc *renderer.FlatService, rp *renderedPort, j int) *vpp_nat.DNat44_StaticMapping {
 	a := &rndr.nodeAddrs[j]
-	if a.IP.To4() == nil || (len(rp.locals) == 1 && rndr.nodePeers[j]) {
+	if !a.IsIPv4() || (len(rp.locals) == 1 && rndr.nodePeers[j]) {
 		return nil
 	}
 	return rndr.mapping(svc, rp, a.Text, rp.nodePort, rp.twiceNAT)
@@ -231,8 +230,8 @@ const (
 	singleLocal         // 0: the only local of a mapping
 )
 
-func newLocalKey(ip4 net.IP, port uint16, mainVRF bool, weight int) localKey {
-	k := uint64(binary.BigEndian.Uint32(ip4))<<32 | uint64(port)<<16 | uint64(weight)
+func newLocalKey(v4 uint32, port uint16, mainVRF bool, weight int) localKey {
+	k := uint64(v4)<<32 | uint64(port)<<16 | uint64(weight)
 	if mainVRF {
 		k |= 1 << 8
 	}
@@ -252,7 +251,7 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 	n := 0
 	for _, g := range port.Backends {
 		for k := range g.Endpoints {
-			if (!nodeLocal || g.Endpoints[k].Local) && g.Endpoints[k].IP.To4() != nil {
+			if (!nodeLocal || g.Endpoints[k].Local) && g.Endpoints[k].IsIPv4() {
 				n++
 			}
 		}
@@ -268,8 +267,8 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 	for _, g := range port.Backends {
 		for k := range g.Endpoints {
 			ep := &g.Endpoints[k]
-			ip4 := ep.IP.To4()
-			if (nodeLocal && !ep.Local) || ip4 == nil {
+			v4, ok := ep.IPv4()
+			if (nodeLocal && !ep.Local) || !ok {
 				continue
 			}
 			localPod := ep.Local && !ep.HostNetwork
@@ -282,7 +281,7 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 			case ep.Local:
 				weight = localWeight
 			}
-			key := newLocalKey(ip4, g.TargetPort, mainVRF, weight)
+			key := newLocalKey(v4, g.TargetPort, mainVRF, weight)
 			if msgs != nil {
 				l := &msgs[len(out)]
 				rndr.fillLocalIP(l, key, ep.Text)
