@@ -534,3 +534,30 @@ func BenchmarkNodeJoin(b *testing.B) {
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(len(txn.Values)), "dnats-staged")
 }
+
+// BenchmarkEndpointsChangeNodePort is one Endpoints change (all 10 backends move) of a
+// NodePort service (about 100 mappings) in the setup of the whole-agent scale
+// benchmark, processor + renderer.
+func BenchmarkEndpointsChangeNodePort(b *testing.B) {
+	f, _, kube := scaleFixture(b)
+	if err := f.p.Resync(controller.NewDBResync(), kube, 1, st.NewTxn()); err != nil {
+		b.Fatal(err)
+	}
+	svc, _ := benchService(0) // every tenth service, from the first, is a NodePort service
+	key := epmodel.Key(svc.Name, svc.Namespace)
+	versions := [2]*epmodel.Endpoints{benchEndpointsOf(svc.Namespace, svc.Name, 0, 0), benchEndpointsOf(svc.Namespace, svc.Name, 0, 1)}
+	txn := st.NewTxn()
+	b.ReportAllocs()
+	i := 0
+	start := processCPU(b)
+	for b.Loop() {
+		i++
+		clear(txn.Values)
+		ev := &controller.KubeStateChange{Resource: epmodel.Keyword, Key: key, PrevValue: versions[(i+1)%2], NewValue: versions[i%2]}
+		if _, err := f.p.Update(ev, txn); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(i), "cpu-ns/op")
+	b.ReportMetric(float64(countMappings(txn)), "mappings-staged")
+}

@@ -61,6 +61,12 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
 		r.ports = make([]renderedPort, 0, len(svc.Ports))
 	}
 	dnat.StMappings = carve(rndr.slabs.on, &rndr.slabs.mappingPtrs, perPort*len(svc.Ports))[:0]
+	if !rndr.slabs.on {
+		// Outside a resync the mappings of the service are one block (a node-port
+		// service has one per node IP), handed out by mapping.
+		rndr.slabs.mappings = make([]vpp_nat.DNat44_StaticMapping, perPort*len(svc.Ports))
+		defer func() { rndr.slabs.mappings = nil }()
+	}
 	for i := range svc.Ports {
 		port := &svc.Ports[i]
 		locals := rndr.portLocals(svc, port)
@@ -115,7 +121,7 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
 // mapping returns a new static mapping of the port.
 func (rndr *Renderer) mapping(svc *renderer.FlatService, rp *renderedPort, extIP string, extPort uint16,
 	twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode) *vpp_nat.DNat44_StaticMapping {
-	m := &carve(rndr.slabs.on, &rndr.slabs.mappings, 1)[0]
+	m := &carve(rndr.slabs.on || len(rndr.slabs.mappings) > 0, &rndr.slabs.mappings, 1)[0]
 	m.ExternalIp, m.ExternalPort, m.Protocol = extIP, uint32(extPort), rp.proto
 	m.TwiceNat, m.SessionAffinity = twiceNAT, svc.SessionAffinityTimeout
 	m.LocalIps = rp.locals // shared by the mappings of the port; never modified
