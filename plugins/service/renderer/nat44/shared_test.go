@@ -3,6 +3,7 @@ package nat44
 import (
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
@@ -43,6 +44,19 @@ func TestMappingsOfAPortShareLocalsThatLaterChangesNeverEdit(t *testing.T) {
 		}
 	}
 	snapshot := proto.Clone(first)
+	// Encoders and copies see every mapping with its locals (the REST API and the
+	// transaction records encode values to JSON).
+	js, err := protojson.Marshal(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded := &vpp_nat.DNat44{}
+	if err := protojson.Unmarshal(js, decoded); err != nil || !proto.Equal(decoded, first) || !proto.Equal(snapshot, first) {
+		t.Fatalf("JSON round trip or clone of shared locals differs (%v):\n%v\n%v", err, decoded, snapshot)
+	}
+	if m := snapshot.(*vpp_nat.DNat44).StMappings; &m[0].LocalIps[0] == &m[1].LocalIps[0] {
+		t.Error("a clone shares the locals of the original")
+	}
 	unchanged := func(after string) {
 		t.Helper()
 		if !proto.Equal(first, snapshot) {
