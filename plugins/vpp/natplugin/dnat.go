@@ -31,6 +31,8 @@ type dnatDescriptor struct {
 	pipe *pipeline // requests of asynchronous creations in flight
 	// leftovers are the adds whose undo failed, still in VPP (see finish).
 	leftovers map[leftover]mapping
+	// parsed keeps what Validate parsed until Create uses it.
+	parsed parsedCache
 }
 
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
@@ -47,8 +49,14 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 			label, _ := nat.ParseDNAT44Key(key)
 			return label
 		},
-		ValueComparator: func(_ string, a, b *nat.DNat44) bool { return EquivalentDNat44(a, b) },
-		Validate:        func(key string, v *nat.DNat44) error { return ValidateDNat44(key, v) },
+		ValueComparator: func(_ string, a, b *nat.DNat44) bool {
+			if EquivalentDNat44(a, b) {
+				d.parsed.drop(b) // nothing will be created from b
+				return true
+			}
+			return false
+		},
+		Validate: d.validate,
 		Create: func(_ string, v *nat.DNat44) (kvapi.Metadata, error) {
 			return nil, d.update(nil, v)
 		},
@@ -65,16 +73,31 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 	}), d
 }
 
+// validate is ValidateDNat44 keeping the parsed mappings of a valid value for its
+// creation (see parsedCache).
+func (d *dnatDescriptor) validate(key string, v *nat.DNat44) error {
+	ms, err := validDNat44(key, v)
+	if err == nil {
+		d.parsed.put(v, ms)
+	}
+	return err
+}
+
 // ValidateDNat44 checks a DNat44 and that key is its key.
 func ValidateDNat44(key string, d *nat.DNat44) error {
+	_, err := validDNat44(key, d)
+	return err
+}
+
+// validDNat44 is ValidateDNat44 returning the parsed mappings of a valid value.
+func validDNat44(key string, d *nat.DNat44) ([]mapping, error) {
 	if d.GetLabel() == "" {
-		return kvapi.NewInvalidValueError(ErrDNAT44WithEmptyLabel, "label")
+		return nil, kvapi.NewInvalidValueError(ErrDNAT44WithEmptyLabel, "label")
 	}
 	if want := nat.DNAT44Key(d.GetLabel()); key != "" && key != want {
-		return kvapi.NewInvalidValueError(fmt.Errorf("DNAT44 key %q does not match its label (want %q)", key, want), "label")
+		return nil, kvapi.NewInvalidValueError(fmt.Errorf("DNAT44 key %q does not match its label (want %q)", key, want), "label")
 	}
-	_, err := parseMappings(d)
-	return err
+	return parseMappings(d)
 }
 
 // EquivalentDNat44 reports whether a and b program the same mappings, in
@@ -276,6 +299,9 @@ func (d *dnatDescriptor) planChange(from, to *nat.DNat44) ([]step, error) {
 	label := to.GetLabel()
 	if to == nil {
 		label = from.GetLabel()
+	}
+	if ms, ok := d.parsed.take(to); ok && from == nil {
+		return d.plan(Tag(label), nil, ms) // parsed when validated
 	}
 	// entries equal field by field in both are left alone without being parsed
 	var c staticComparer
