@@ -33,6 +33,8 @@ type dnatDescriptor struct {
 	leftovers map[leftover]mapping
 	// parsed keeps what Validate parsed until Create uses it.
 	parsed parsedCache
+	// seen is validate's map for finding duplicate mappings, empty between calls.
+	seen map[mappingID]bool
 }
 
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
@@ -76,28 +78,40 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 // validate is ValidateDNat44 keeping the parsed mappings of a valid value for its
 // creation (see parsedCache).
 func (d *dnatDescriptor) validate(key string, v *nat.DNat44) error {
-	ms, err := validDNat44(key, v)
+	if d.seen == nil {
+		d.seen = map[mappingID]bool{}
+	}
+	seen := d.seen
+	if len(v.GetStMappings())+len(v.GetIdMappings()) > maxScratchMappings {
+		seen = nil // a map of its own: clearing a map grown that large would cost every later call
+	}
+	ms, err := validDNat44(key, v, seen)
 	if err == nil {
 		d.parsed.put(v, ms)
 	}
 	return err
 }
 
+// maxScratchMappings bounds the values whose duplicate check reuses the descriptor's
+// map (clearing a map costs its largest size).
+const maxScratchMappings = 1024
+
 // ValidateDNat44 checks a DNat44 and that key is its key.
 func ValidateDNat44(key string, d *nat.DNat44) error {
-	_, err := validDNat44(key, d)
+	_, err := validDNat44(key, d, nil)
 	return err
 }
 
-// validDNat44 is ValidateDNat44 returning the parsed mappings of a valid value.
-func validDNat44(key string, d *nat.DNat44) ([]mapping, error) {
+// validDNat44 is ValidateDNat44 returning the parsed mappings of a valid value (seen:
+// see parseEntries).
+func validDNat44(key string, d *nat.DNat44, seen map[mappingID]bool) ([]mapping, error) {
 	if d.GetLabel() == "" {
 		return nil, kvapi.NewInvalidValueError(ErrDNAT44WithEmptyLabel, "label")
 	}
 	if want := nat.DNAT44Key(d.GetLabel()); key != "" && key != want {
 		return nil, kvapi.NewInvalidValueError(fmt.Errorf("DNAT44 key %q does not match its label (want %q)", key, want), "label")
 	}
-	return parseMappings(d)
+	return parseEntries(d.GetStMappings(), d.GetIdMappings(), seen)
 }
 
 // EquivalentDNat44 reports whether a and b program the same mappings, in
@@ -121,15 +135,15 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 	var c staticComparer
 	sa, sb := dropCommon(a.GetStMappings(), b.GetStMappings(), c.same, keyOfStatic)
 	ia, ib := dropCommon(a.GetIdMappings(), b.GetIdMappings(), sameIdentity, keyOfIdentity)
-	ma, errA := parseEntries(sa, ia)
-	mb, errB := parseEntries(sb, ib)
+	ma, errA := parseEntries(sa, ia, nil)
+	mb, errB := parseEntries(sb, ib, nil)
 	if errA != nil || errB != nil {
 		return proto.Equal(a, b)
 	}
 	if len(ma) != len(mb) {
 		return false
 	}
-	// parseMappings refuses two mappings with one ident, so pairing by ident
+	// parseEntries refuses two mappings with one ident, so pairing by ident
 	// compares the two sets
 	byID := make(map[mappingID]*mapping, len(ma))
 	for i := range ma {
@@ -307,11 +321,11 @@ func (d *dnatDescriptor) planChange(from, to *nat.DNat44) ([]step, error) {
 	var c staticComparer
 	oldSt, newSt := dropCommon(from.GetStMappings(), to.GetStMappings(), c.same, keyOfStatic)
 	oldID, newID := dropCommon(from.GetIdMappings(), to.GetIdMappings(), sameIdentity, keyOfIdentity)
-	oldM, err := parseEntries(oldSt, oldID)
+	oldM, err := parseEntries(oldSt, oldID, nil)
 	if err != nil {
 		return nil, err
 	}
-	newM, err := parseEntries(newSt, newID)
+	newM, err := parseEntries(newSt, newID, nil)
 	if err != nil {
 		return nil, err
 	}
