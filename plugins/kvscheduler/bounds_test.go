@@ -49,7 +49,7 @@ func TestHistoryIsBoundedByBytes(t *testing.T) {
 		return &api.RecordedTxn{SeqNum: seq, Start: start.Add(time.Duration(seq) * time.Second),
 			Values: []api.RecordedKVPair{{Key: "v/a", Value: str(fmt.Sprintf("%01000d", seq))}}}
 	}
-	one := rec(1).ApproxSize()
+	one := rec(1).ApproxMemory()
 	cfg.TransactionHistoryMaxBytes = 3*one + one/2
 	h.init(cfg, start)
 	for seq := uint64(1); seq <= 10; seq++ {

@@ -47,9 +47,15 @@
 // descriptor per node. An ordinary transaction therefore costs time proportional to
 // the values it changes and their neighbours, not to the number of values held. A
 // resync is O(values held) by nature (Retrieve lists everything) but records and
-// executes only the differences. A record keeps at most RecordContentBudget bytes of
-// values and sizes only those; the logged summary formats at most the first
-// summaryValueBytes of a value.
+// executes only the differences. A record keeps values of at most RecordContentBudget
+// bytes of estimated memory (ValueMemoryFactor times their encoded size) and sizes
+// only those; the history counts the values its records keep alive (previous values
+// of updates included) against transaction-history-max-bytes; the logged summary
+// formats at most the first summaryValueBytes of a value.
+//
+// Memory at rest: a value is held once (the desired and the applied value are the
+// same message once applied); the graph keeps about 380 bytes per value besides it
+// (BenchmarkMemoryPerValue); superseded values stay alive only through the history.
 //
 // Failures. A failed Create leaves the value absent (its dependents stay PENDING); a
 // failed Update or Delete leaves the old value in place and assumed unchanged. A

@@ -762,8 +762,8 @@ func (r asyncOps) started() int {
 // to do. Updating a value does not change whether it exists, so it cannot change what
 // another value of the run may do either.
 func (t *txnExec) asyncRun(nodes []*node) asyncOps {
-	if t.sim || t.reverting {
-		return nil
+	if t.sim || t.reverting || len(nodes) < 2 {
+		return nil // (one value: nothing to overlap, and its comparison is not done twice)
 	}
 	var run asyncOps
 	var desc *descriptor

@@ -10,7 +10,7 @@ import (
 
 // history keeps recorded transactions: those started within the permanently
 // recorded init period, and later ones until they are older than the age limit; all of
-// them within maxRecords and maxBytes (api.RecordedTxn.ApproxSize), the oldest recent
+// them within maxRecords and maxBytes (api.RecordedTxn.ApproxMemory), the oldest recent
 // ones dropped first, then the oldest of the init period. Both lists are ordered by
 // sequence number and start time; the sizes run parallel to them.
 type history struct {
@@ -44,7 +44,7 @@ func (h *history) add(r *api.RecordedTxn) {
 	if !h.enabled {
 		return
 	}
-	size := r.ApproxSize()
+	size := r.ApproxMemory()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.bytes += size

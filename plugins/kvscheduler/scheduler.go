@@ -56,7 +56,8 @@ type Config struct {
 	// first, recent ones before those of the init period); 0 means no bound.
 	TransactionHistoryMaxRecords int `json:"transaction-history-max-records"`
 	// TransactionHistoryMaxBytes bounds the approximate memory of the recorded
-	// transactions (api.RecordedTxn.ApproxSize); 0 means no bound.
+	// transactions (api.RecordedTxn.ApproxMemory, which counts the heap of the values
+	// they keep alive, the previous values of updates included); 0 means no bound.
 	TransactionHistoryMaxBytes int `json:"transaction-history-max-bytes"`
 	// TransactionHistoryMaxOps bounds the values and operations one record keeps
 	// (api.RecordedTxn.Bound): a resync of 100k values keeps a bounded record, not a

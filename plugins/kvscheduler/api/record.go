@@ -83,13 +83,22 @@ type RecordedTxn struct {
 	contentKnown bool
 }
 
-// RecordContentBudget is about how many bytes of protobuf values one recorded
-// transaction keeps (their encoded size). Past it, further values are omitted and
-// further operations keep their key, operation and error but not their values: a
-// node joining a cluster with 1,000 NodePort Services updates 1,000 DNATs of about
-// 100 mappings each, and a record of all their contents would be hundreds of MB of
-// JSON for whoever reads the history.
+// RecordContentBudget is about how many bytes of memory the protobuf values one
+// recorded transaction keeps may take (estimated as ValueMemoryFactor times their
+// encoded size). Past it, further values are omitted and further operations keep
+// their key, operation and error but not their values: a node joining a cluster with
+// 1,000 NodePort Services updates 1,000 DNATs of about 100 mappings each, and a record
+// of all their contents would be hundreds of MB of JSON for whoever reads the history,
+// and would keep every previous value alive.
 const RecordContentBudget = 4 << 20
+
+// ValueMemoryFactor is how many bytes of heap a protobuf value takes per byte of its
+// encoded size, for the memory estimates of records: a DNat44 of short strings and
+// small integers, the bulk of what a node's records hold, takes 5.9-6.3 times its
+// encoded size (one Go struct and string header per local IP). A history bounded by
+// encoded size would hold six times its bound; values of long strings are
+// overestimated, which only makes the bound stricter.
+const ValueMemoryFactor = 6
 
 // Bound keeps at most max entries of each list (Values, Planned, Executed), counting
 // the others in the Omitted fields. Executed keeps its first max operations and, after
@@ -101,13 +110,15 @@ func (t *RecordedTxn) Bound(max int) {
 	t.boundContents(RecordContentBudget)
 }
 
-// boundContents keeps values while their encoded sizes add up to at most budget:
+// boundContents keeps values while their estimated memory (ValueMemoryFactor times
+// their encoded size) adds up to at most budget:
 // later Values are omitted, later Planned and Executed operations lose Value and
 // PrevValue (counted in OmittedContents). Errors and keys are always kept. Sizes are
 // computed only until the budget is reached, so bounding a transaction of 1,000 large
 // values costs the values kept, not all of them.
 func (t *RecordedTxn) boundContents(budget int) {
-	used := 0
+	used := 0 // encoded bytes kept; the budget is for ValueMemoryFactor times as much
+	budget /= ValueMemoryFactor
 	for i, v := range t.Values {
 		size := protoSize(v.Value)
 		if used+size > budget {
@@ -169,15 +180,30 @@ func (t *RecordedTxn) boundCount(max int) {
 // strings and protobuf contents.
 const recordOverhead = 256
 
-// ApproxSize estimates the memory the record holds, in bytes: the strings and the
-// encoded size of every protobuf value, plus a fixed overhead per entry. It bounds
-// the histories by size; it is a cost estimate, not an exact figure.
+// ApproxSize estimates the size of the record, in bytes: the strings and the encoded
+// size of every protobuf value, plus a fixed overhead per entry. It is a cost
+// estimate, not an exact figure; the heap the record keeps alive is ApproxMemory.
 //
 // Cost: after Bound, O(entries) without encoding any value (Bound has summed the sizes
 // of the values it kept); before, the values are sized.
 func (t *RecordedTxn) ApproxSize() int {
-	size := recordOverhead + len(t.Description) + len(t.Error)
-	content := 0
+	size, content := t.approx()
+	return size + content
+}
+
+// ApproxMemory estimates the heap the record keeps alive, in bytes: ApproxSize with
+// ValueMemoryFactor times the encoded size of the values (which a record may be the
+// last to refer to: the previous value of an update). Histories bound by it hold about
+// what they are given, not six times as much. Cost: that of ApproxSize.
+func (t *RecordedTxn) ApproxMemory() int {
+	size, content := t.approx()
+	return size + ValueMemoryFactor*content
+}
+
+// approx returns the size of the record without its values and the encoded size of
+// the values.
+func (t *RecordedTxn) approx() (size, content int) {
+	size = recordOverhead + len(t.Description) + len(t.Error)
 	for _, v := range t.Values {
 		size += recordOverhead/4 + len(v.Key)
 		if !t.contentKnown {
@@ -195,7 +221,7 @@ func (t *RecordedTxn) ApproxSize() int {
 	if t.contentKnown {
 		content = t.contentBytes
 	}
-	return size + content
+	return size, content
 }
 
 func protoSize(m proto.Message) int {

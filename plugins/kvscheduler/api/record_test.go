@@ -28,7 +28,7 @@ func TestBoundKeepsTheContentsOfARecordWithinItsBudget(t *testing.T) {
 	}
 	rec.Bound(1000)
 
-	if got := rec.ApproxSize(); got > RecordContentBudget+64<<10 {
+	if got := rec.ApproxMemory(); got > RecordContentBudget+64<<10 {
 		t.Errorf("the record holds about %d bytes, want at most about %d", got, RecordContentBudget)
 	}
 	if len(rec.Values)+rec.OmittedValues != n || rec.OmittedValues == 0 || len(rec.Values) == 0 {

@@ -227,3 +227,55 @@ func BenchmarkCommitOneEndpointsChange(b *testing.B) {
 		})
 	}
 }
+
+// clusterServices is the DNat44s of the issue #17 cluster: total services of
+// backends endpoints, the first nodePorts of them NodePort services on nodes nodes (101
+// mappings each at 50 nodes), plus the global NAT configuration.
+func clusterServices(total, nodePorts, nodes, backends int) map[string]proto.Message {
+	vals := services(total-nodePorts, backends)
+	for s := range nodePorts {
+		d := nodePortService(s, nodes, backends)
+		d.StMappings[0].ExternalIp = fmt.Sprintf("10.97.%d.%d", s>>8, s&0xff) // not one of services'
+		vals[nat.DNAT44Key(d.Label)] = d
+	}
+	return vals
+}
+
+// BenchmarkFirstResync110kMappings is the agent's first resync of the NAT part of the
+// issue #17 cluster into an empty VPP: 10,000 services of 10 endpoints, 1,000 of them
+// NodePort services of 50 nodes (110,000 static mappings), committed as a full resync
+// through the real scheduler and the NAT descriptors into the simulator over its
+// socket. Reported: time of the commit, CPU time of the whole process during it
+// (scheduler, descriptors, govpp, the simulator, GC), VPP messages.
+func BenchmarkFirstResync110kMappings(b *testing.B) {
+	var total, cpu time.Duration
+	var msgs int64
+	full := kvapi.WithResync(context.Background(), kvapi.FullResync, false)
+	for range b.N {
+		b.StopTimer()
+		func() {
+			sub := &subTB{TB: b}
+			defer sub.cleanup()
+			e := newEnv(sub)
+			a := newAgent(sub, e.conn)
+			vals := clusterServices(10000, 1000, 50, 10)
+			e.sim.ResetMessageCounts()
+			c0 := processCPU(b)
+			start := time.Now()
+			b.StartTimer()
+			if err := a.commit(full, vals); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			total += time.Since(start)
+			cpu += processCPU(b) - c0
+			msgs = e.sim.TotalMessageCount()
+			if got := len(e.sim.NAT().LBMappings); got != 9000+1000*101 {
+				b.Fatalf("%d LB mappings in VPP, want %d", got, 9000+1000*101)
+			}
+		}()
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "commit-s/op")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(msgs), "vpp-msgs/op")
+}

@@ -29,6 +29,12 @@ var ErrDNAT44WithEmptyLabel = errors.New("DNAT44 with empty label")
 type dnatDescriptor struct {
 	base
 	pipe *pipeline // requests of asynchronous creations in flight
+	// leftovers are the adds whose undo failed, still in VPP (see finish).
+	leftovers map[leftover]mapping
+	// parsed keeps what Validate parsed until Create uses it.
+	parsed parsedCache
+	// seen is validate's map for finding duplicate mappings, empty between calls.
+	seen map[mappingID]bool
 }
 
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
@@ -45,8 +51,14 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 			label, _ := nat.ParseDNAT44Key(key)
 			return label
 		},
-		ValueComparator: func(_ string, a, b *nat.DNat44) bool { return EquivalentDNat44(a, b) },
-		Validate:        func(key string, v *nat.DNat44) error { return ValidateDNat44(key, v) },
+		ValueComparator: func(_ string, a, b *nat.DNat44) bool {
+			if EquivalentDNat44(a, b) {
+				d.parsed.drop(b) // nothing will be created from b
+				return true
+			}
+			return false
+		},
+		Validate: d.validate,
 		Create: func(_ string, v *nat.DNat44) (kvapi.Metadata, error) {
 			return nil, d.update(nil, v)
 		},
@@ -63,16 +75,43 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 	}), d
 }
 
+// validate is ValidateDNat44 keeping the parsed mappings of a valid value for its
+// creation (see parsedCache).
+func (d *dnatDescriptor) validate(key string, v *nat.DNat44) error {
+	if d.seen == nil {
+		d.seen = map[mappingID]bool{}
+	}
+	seen := d.seen
+	if len(v.GetStMappings())+len(v.GetIdMappings()) > maxScratchMappings {
+		seen = nil // a map of its own: clearing a map grown that large would cost every later call
+	}
+	ms, err := validDNat44(key, v, seen)
+	if err == nil {
+		d.parsed.put(v, ms)
+	}
+	return err
+}
+
+// maxScratchMappings bounds the values whose duplicate check reuses the descriptor's
+// map (clearing a map costs its largest size).
+const maxScratchMappings = 1024
+
 // ValidateDNat44 checks a DNat44 and that key is its key.
 func ValidateDNat44(key string, d *nat.DNat44) error {
+	_, err := validDNat44(key, d, nil)
+	return err
+}
+
+// validDNat44 is ValidateDNat44 returning the parsed mappings of a valid value (seen:
+// see parseEntries).
+func validDNat44(key string, d *nat.DNat44, seen map[mappingID]bool) ([]mapping, error) {
 	if d.GetLabel() == "" {
-		return kvapi.NewInvalidValueError(ErrDNAT44WithEmptyLabel, "label")
+		return nil, kvapi.NewInvalidValueError(ErrDNAT44WithEmptyLabel, "label")
 	}
 	if want := nat.DNAT44Key(d.GetLabel()); key != "" && key != want {
-		return kvapi.NewInvalidValueError(fmt.Errorf("DNAT44 key %q does not match its label (want %q)", key, want), "label")
+		return nil, kvapi.NewInvalidValueError(fmt.Errorf("DNAT44 key %q does not match its label (want %q)", key, want), "label")
 	}
-	_, err := parseMappings(d)
-	return err
+	return parseEntries(d.GetStMappings(), d.GetIdMappings(), seen)
 }
 
 // EquivalentDNat44 reports whether a and b program the same mappings, in
@@ -96,15 +135,15 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 	var c staticComparer
 	sa, sb := dropCommon(a.GetStMappings(), b.GetStMappings(), c.same, keyOfStatic)
 	ia, ib := dropCommon(a.GetIdMappings(), b.GetIdMappings(), sameIdentity, keyOfIdentity)
-	ma, errA := parseEntries(sa, ia)
-	mb, errB := parseEntries(sb, ib)
+	ma, errA := parseEntries(sa, ia, nil)
+	mb, errB := parseEntries(sb, ib, nil)
 	if errA != nil || errB != nil {
 		return proto.Equal(a, b)
 	}
 	if len(ma) != len(mb) {
 		return false
 	}
-	// parseMappings refuses two mappings with one ident, so pairing by ident
+	// parseEntries refuses two mappings with one ident, so pairing by ident
 	// compares the two sets
 	byID := make(map[mappingID]*mapping, len(ma))
 	for i := range ma {
@@ -169,10 +208,33 @@ type step struct {
 	undo func() (r request, ok bool)
 	// missingOK: a delete of something VPP no longer has counts as done.
 	missingOK bool
-	// adds is the mapping an add of a whole mapping adds (nil for other steps): if VPP
-	// already has it, tagged as ours and equal, the add counts as done (see finish).
-	adds *mapping
+	// adds is the mapping an add of a whole mapping adds, or the LB mapping a local
+	// add (isLocal) adds local to; nil for deletes. See leftover.
+	adds    *mapping
+	isLocal bool
+	local   local
 }
+
+// leftover identifies what an add put into VPP when undoing it failed, so that the
+// same add, tried again, can take VPP's "already exists" for done.
+type leftover struct {
+	tag     string
+	id      mappingID
+	isLocal bool
+	local   local // the local of a local add
+}
+
+// leftoverOf returns the leftover key of an add step; ok is false for other steps.
+func (s *step) leftoverOf(tag string) (k leftover, ok bool) {
+	if s.adds == nil {
+		return leftover{}, false
+	}
+	return leftover{tag: tag, id: s.adds.ident(), isLocal: s.isLocal, local: s.local}, true
+}
+
+// maxLeftovers bounds what the descriptor remembers of failed undos (a handful in
+// practice: each one is a failed request followed by a failed undo).
+const maxLeftovers = 4096
 
 // createAsync sends the requests that create a DNat44 without waiting for their
 // replies; the returned function waits for them and, if some failed, undoes the ones
@@ -252,15 +314,18 @@ func (d *dnatDescriptor) planChange(from, to *nat.DNat44) ([]step, error) {
 	if to == nil {
 		label = from.GetLabel()
 	}
+	if ms, ok := d.parsed.take(to); ok && from == nil {
+		return d.plan(Tag(label), nil, ms) // parsed when validated
+	}
 	// entries equal field by field in both are left alone without being parsed
 	var c staticComparer
 	oldSt, newSt := dropCommon(from.GetStMappings(), to.GetStMappings(), c.same, keyOfStatic)
 	oldID, newID := dropCommon(from.GetIdMappings(), to.GetIdMappings(), sameIdentity, keyOfIdentity)
-	oldM, err := parseEntries(oldSt, oldID)
+	oldM, err := parseEntries(oldSt, oldID, nil)
 	if err != nil {
 		return nil, err
 	}
-	newM, err := parseEntries(newSt, newID)
+	newM, err := parseEntries(newSt, newID, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +397,8 @@ func localSteps(o, n *mapping) []step {
 	var adds, dels []step
 	for _, l := range n.locals {
 		if !slices.Contains(o.locals, l) {
-			adds = append(adds, step{do: n.localRequest(true, l), undo: func() (request, bool) { return n.localRequest(false, l), true }})
+			adds = append(adds, step{do: n.localRequest(true, l), undo: func() (request, bool) { return n.localRequest(false, l), true },
+				adds: n, isLocal: true, local: l})
 		}
 	}
 	for _, l := range o.locals {
@@ -380,75 +446,88 @@ func (d *dnatDescriptor) run(tag string, steps []step) error {
 // failed, the ones that succeeded are undone, in reverse order, and the error lists
 // the failures (and any undo that failed too).
 //
-// An add failing because VPP already has the mapping, tagged with this value's tag and
-// equal to it, counts as done: a call whose undo failed (with an error other than BUSY)
-// left it there, and the retried call would otherwise fail for good.
+// An add failing because VPP already has what it adds counts as done if an earlier
+// call's undo of that very add failed (with an error other than BUSY, see leftovers):
+// the retried call would otherwise fail with "already exists" for good.
 func (d *dnatDescriptor) finish(tag string, steps []step, errs []error) error {
 	var failed []error
 	var undo []request
-	var held map[mappingID]mapping // VPP's mappings with tag, read at the first "exists"
+	var undone []int // the step each undo request undoes
 	for i, err := range errs {
 		switch {
 		case err == nil:
 		case steps[i].missingOK && vppbase.IsRetval(err, govppapi.NO_SUCH_ENTRY):
 			// already gone: nothing to undo either
 			continue
-		case steps[i].adds != nil && vppbase.IsRetval(err, govppapi.VALUE_EXIST):
-			if held == nil {
-				held = d.heldMappings(tag)
-			}
-			if m, ok := held[steps[i].adds.ident()]; !ok || !m.equal(steps[i].adds) {
-				failed = append(failed, err)
-				continue
-			}
-			// ours already: done (and undone with the others if the call fails)
+		case vppbase.IsRetval(err, govppapi.VALUE_EXIST) && d.takeLeftover(tag, &steps[i]):
+			// what a failed undo left: done (and undone with the others if the call fails)
 		default:
 			failed = append(failed, err)
 			continue
 		}
 		if u, ok := steps[i].undo(); ok {
 			undo = append(undo, u)
+			undone = append(undone, i)
 		}
 	}
 	if len(failed) == 0 {
 		return nil
 	}
-	for i, j := 0, len(undo)-1; i < j; i, j = i+1, j-1 {
-		undo[i], undo[j] = undo[j], undo[i]
-	}
+	slices.Reverse(undo)
+	slices.Reverse(undone)
 	d.pipe.drain()
 	// An undo left undone makes the retried create fail with "already exists"
-	// for good, so undos failing with a transient error are sent again.
+	// for good, so undos failing with a transient error are sent again, and what
+	// stays undone is remembered.
 	for attempt := 1; len(undo) > 0; attempt++ {
 		var again []request
+		var againSteps []int
 		for i, err := range sendBatch(d.Ch, undo) {
 			switch {
 			case err == nil:
 			case attempt < undoAttempts && vppbase.IsRetval(err, govppapi.BUSY):
 				again = append(again, undo[i])
+				againSteps = append(againSteps, undone[i])
 			default:
 				failed = append(failed, fmt.Errorf("undo: %w", err))
+				d.keepLeftover(tag, &steps[undone[i]])
 			}
 		}
-		undo = again
+		undo, undone = again, againSteps
 	}
 	return errors.Join(failed...)
 }
 
-// heldMappings reads the mappings VPP holds with tag, by ident (none if they cannot be
-// read: the adds that found their mapping existing then fail as VPP said).
-func (d *dnatDescriptor) heldMappings(tag string) map[mappingID]mapping {
-	d.pipe.drain() // the dumps use the channel
-	held := map[mappingID]mapping{}
-	groups, _, err := d.dumpMappings()
-	if err != nil {
-		d.Log.WithError(err).WithField("tag", tag).Warn("DNAT44: cannot read back the mappings VPP already has")
-		return held
+// keepLeftover remembers that the add of step s stayed in VPP (its undo failed).
+func (d *dnatDescriptor) keepLeftover(tag string, s *step) {
+	k, ok := s.leftoverOf(tag)
+	if !ok {
+		return
 	}
-	for _, m := range groups[tag] {
-		held[m.ident()] = m
+	if len(d.leftovers) >= maxLeftovers {
+		d.Log.WithField("count", len(d.leftovers)).Warn("DNAT44: too many mappings left by failed undos to remember; forgetting them (a resync repairs VPP)")
+		clear(d.leftovers)
 	}
-	return held
+	if d.leftovers == nil {
+		d.leftovers = map[leftover]mapping{}
+	}
+	d.leftovers[k] = *s.adds
+}
+
+// takeLeftover reports whether the add of step s, refused by VPP as existing, put in
+// what a failed undo left there (the same mapping, tagged the same, or the same local
+// of the same LB mapping), and forgets it.
+func (d *dnatDescriptor) takeLeftover(tag string, s *step) bool {
+	k, ok := s.leftoverOf(tag)
+	if !ok {
+		return false
+	}
+	m, ok := d.leftovers[k]
+	if !ok || (!k.isLocal && !m.equal(s.adds)) {
+		return false
+	}
+	delete(d.leftovers, k)
+	return true
 }
 
 // undoAttempts bounds the sends of one undo request failing with VPP's BUSY.

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/nat44_ed"
@@ -425,34 +426,58 @@ func TestEquivalentDNat44(t *testing.T) {
 	}
 }
 
-// TestDNat44CreateCompletesWhatAFailedUndoLeft: a create that failed and whose undo
-// failed too (with an error other than BUSY) left some of its mappings in VPP. The
-// retried create finds them existing, tagged as this value's and equal to what it
-// adds, and counts them as done instead of failing with "already exists" for good.
-// A mapping VPP has with another tag or other locals is still an error.
+// TestDNat44CreateCompletesWhatAFailedUndoLeft: a create fails (one add refused) and
+// the undo of an add that succeeded fails too, with an error other than BUSY, so that
+// mapping stays in VPP. The retried create finds it existing and takes it for done
+// instead of failing with "already exists" for good. A mapping on the same external
+// endpoint that no failed undo left (another service's) is still an error.
 func TestDNat44CreateCompletesWhatAFailedUndoLeft(t *testing.T) {
 	e := newEnv(t)
 	e.enableNAT()
-	d := dnatDescriptor44(e.deps())
-	v := testDNAT("svc")
-	// what the failed undo left: two of the mappings, tagged "svc"
-	left := &nat.DNat44{Label: "svc", StMappings: []*nat.DNat44_StaticMapping{v.StMappings[0], v.StMappings[2]},
-		IdMappings: v.IdMappings[:1]}
-	createDNAT(t, d, left)
-	createDNAT(t, dnatDescriptor44(e.deps()), v)
-	expectRetrieved(t, d, map[string]proto.Message{nat.DNAT44Key("svc"): v})
+	_, d := newDNat44(e.deps())
+	v := &nat.DNat44{Label: "svc",
+		StMappings: []*nat.DNat44_StaticMapping{{ExternalIp: "10.96.0.10", ExternalPort: 80, Protocol: nat.DNat44_TCP,
+			LocalIps: []*nat.DNat44_StaticMapping_LocalIP{lip("10.1.1.2", 8080, 0, 0)}}},
+		IdMappings: []*nat.DNat44_IdentityMapping{{IpAddress: "192.168.16.1", Port: 4789, Protocol: nat.DNat44_UDP}}}
+	key := nat.DNAT44Key("svc")
+	if err := e.sim.FailMessage("nat44_add_del_identity_mapping", int32(govppapi.UNSPECIFIED), 1); err != nil {
+		t.Fatal(err)
+	}
+	wait := d.createAsync(key, v)
+	// once VPP has handled both adds, its deletes of static mappings fail: the undo
+	// of the static mapping's add
+	waitForCondition(t, "both adds handled", func() bool {
+		c := e.sim.MessageCounts()
+		return c["nat44_add_del_static_mapping_v2"] == 1 && c["nat44_add_del_identity_mapping"] == 1
+	})
+	if err := e.sim.FailMessage("nat44_add_del_static_mapping_v2", int32(govppapi.UNSPECIFIED), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wait(); err == nil || !strings.Contains(err.Error(), "undo") {
+		t.Fatalf("create with a failed add and a failed undo: %v, want both errors", err)
+	}
+	if n := len(e.sim.NAT().StaticMappings); n != 1 {
+		t.Fatalf("%d static mappings in VPP, want the one the failed undo left", n)
+	}
+	// another service on the same endpoint: VPP's error stays
+	other := &nat.DNat44{Label: "other", StMappings: v.StMappings}
+	if err := d.update(nil, other); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
+		t.Errorf("create over another service's mapping: %v, want VPP's VALUE_EXIST", err)
+	}
+	if err := d.update(nil, v); err != nil {
+		t.Fatalf("retried create: %v", err)
+	}
+	expectRetrieved(t, dnatDescriptor44(e.deps()), map[string]proto.Message{key: v})
+}
 
-	// another service's mapping on the same external endpoint is not ours
-	other := &nat.DNat44{Label: "other", StMappings: []*nat.DNat44_StaticMapping{v.StMappings[2]}}
-	if _, err := d.Create(nat.DNAT44Key("other"), other); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
-		t.Errorf("create over another tag's mapping: %v, want VPP's VALUE_EXIST", err)
+// waitForCondition polls cond until it holds (or fails the test after 10 s).
+func waitForCondition(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	// ours, but with other locals: not what the create adds
-	changed := proto.Clone(v).(*nat.DNat44)
-	changed.StMappings, changed.IdMappings = changed.StMappings[2:3], nil
-	changed.StMappings[0].LocalIps = changed.StMappings[0].LocalIps[:2]
-	if _, err := d.Create(nat.DNAT44Key("svc"), changed); !vppbase.IsRetval(err, govppapi.VALUE_EXIST) {
-		t.Errorf("create over our mapping with other locals: %v, want VPP's VALUE_EXIST", err)
-	}
-	expectRetrieved(t, d, map[string]proto.Message{nat.DNAT44Key("svc"): v})
 }

@@ -60,10 +60,10 @@
 // sessions of the other locals; other changed mappings are deleted and
 // added again. If a request of a Create, Update or Delete fails, the
 // requests of the call that succeeded are undone (best effort), so VPP keeps
-// the old value, as the scheduler assumes. An add that VPP refuses because the
-// mapping exists, with this value's tag and equal to what is added (left by a call
-// whose undo failed), counts as done, so a retry completes instead of failing for
-// good (TestDNat44CreateCompletesWhatAFailedUndoLeft). Retrieve groups the static, LB
+// the old value, as the scheduler assumes. The descriptor remembers the adds whose
+// undo failed (with an error other than BUSY, which is tried again): the same add,
+// refused later by VPP as existing, counts as done, so a retry completes instead of
+// failing for good (TestDNat44CreateCompletesWhatAFailedUndoLeft). Retrieve groups the static, LB
 // and identity mappings VPP dumps by tag; a tag is the label of a DNat44
 // (NB's label when its truncated form is the tag). Mappings without a tag
 // are not the agent's and are skipped; tagged ones are reported as the

@@ -265,17 +265,14 @@ func parsePort(p *problems, field func() string, v uint32) uint16 {
 	return uint16(v)
 }
 
-// parseMappings turns a DNat44 into VPP mappings, checking it; the error is
-// an *kvapi.InvalidValueError naming every wrong field.
-func parseMappings(d *nat.DNat44) ([]mapping, error) {
-	return parseEntries(d.GetStMappings(), d.GetIdMappings())
-}
-
-// parseEntries is parseMappings of a list of entries (all of a value, or the ones of a
-// value that changed; field paths count from the first entry given). Mappings whose
+// parseEntries turns entries of a DNat44 into VPP mappings, checking them (all of a
+// value, or the ones of a value that changed; field paths count from the first entry
+// given); the error is an *kvapi.InvalidValueError naming every wrong field. Mappings whose
 // locals equal those of the mapping parsed before them (every node port of a service
-// has the same backends) share that mapping's parsed locals, checked once.
-func parseEntries(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMapping) ([]mapping, error) {
+// has the same backends) share that mapping's parsed locals, checked once. seen, if not
+// nil, is an empty map to find duplicates with (left empty again), so that checking a
+// value allocates no map.
+func parseEntries(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMapping, seen map[mappingID]bool) ([]mapping, error) {
 	var p problems
 	var memo localsMemo
 	out := make([]mapping, 0, len(sts)+len(ids))
@@ -289,7 +286,9 @@ func parseEntries(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMap
 			out = append(out, m)
 		}
 	}
-	seen := make(map[mappingID]bool, len(out))
+	if seen == nil {
+		seen = make(map[mappingID]bool, len(out))
+	}
 	for i := range out {
 		id := out[i].ident()
 		if seen[id] {
@@ -297,6 +296,7 @@ func parseEntries(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMap
 		}
 		seen[id] = true
 	}
+	clear(seen)
 	if err := p.err(); err != nil {
 		return nil, err
 	}

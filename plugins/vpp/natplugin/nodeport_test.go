@@ -43,6 +43,21 @@ func nodePortService(svc, nodes, backends int) *nat.DNat44 {
 	return d
 }
 
+// nodePortServiceAsRendered is nodePortService built the way the service renderer
+// builds it: the mappings of the port share one list of locals, and the backend
+// addresses are the strings the renderer keeps (the same strings in every rendering).
+func nodePortServiceAsRendered(svc, nodes, backends int, addrs []string) *nat.DNat44 {
+	d := nodePortService(svc, nodes, 0)
+	locals := make([]*nat.DNat44_StaticMapping_LocalIP, backends)
+	for k := range locals {
+		locals[k] = lip(addrs[(svc*backends+k)%len(addrs)], 8080, 0, 1)
+	}
+	for _, sm := range d.StMappings {
+		sm.LocalIps = locals
+	}
+	return d
+}
+
 // normalizedNAT is the simulator's NAT state in a canonical order, for comparing two
 // VPPs that got the same configuration along different paths.
 func normalizedNAT(s *vppsim.Sim) vppsim.NAT {
@@ -198,15 +213,30 @@ func TestFailedUpdateAmongPipelinedUpdatesKeepsItsOldMappings(t *testing.T) {
 // and the messages VPP received (2 per service), CPU time of the whole process per
 // commit (scheduler, descriptors, govpp, simulator, GC).
 func BenchmarkNodeJoin1kNodePorts(b *testing.B) {
+	benchmarkNodeJoin(b, func(s, nodes, backends int) *nat.DNat44 { return nodePortService(s, nodes, backends) })
+}
+
+// BenchmarkNodeJoin1kNodePortsAsRendered is BenchmarkNodeJoin1kNodePorts with the
+// values built as the service renderer builds them (nodePortServiceAsRendered): the
+// mappings of a port share their locals, the address strings are the renderer's.
+func BenchmarkNodeJoin1kNodePortsAsRendered(b *testing.B) {
+	addrs := make([]string, 5000)
+	for i := range addrs {
+		addrs[i] = fmt.Sprintf("10.1.%d.%d", i>>8, i&0xff)
+	}
+	benchmarkNodeJoin(b, func(s, nodes, backends int) *nat.DNat44 { return nodePortServiceAsRendered(s, nodes, backends, addrs) })
+}
+
+func benchmarkNodeJoin(b *testing.B, service func(s, nodes, backends int) *nat.DNat44) {
 	const services, nodes, backends = 1000, 50, 10
 	e := newEnv(b)
 	a := newAgent(b, e.conn)
 	before := map[string]proto.Message{nat.GlobalNAT44Key: &nat.Nat44Global{Forwarding: true}}
 	after := map[string]proto.Message{}
 	for s := range services {
-		d := nodePortService(s, nodes, backends)
+		d := service(s, nodes, backends)
 		before[nat.DNAT44Key(d.Label)] = d
-		after[nat.DNAT44Key(d.Label)] = nodePortService(s, nodes+1, backends)
+		after[nat.DNAT44Key(d.Label)] = service(s, nodes+1, backends)
 	}
 	if err := a.commit(context.Background(), before); err != nil {
 		b.Fatal(err)
