@@ -123,6 +123,9 @@ type Controller struct {
 	stalled   bool
 
 	history *eventHistory
+
+	// releaser returns the memory of full resyncs to the system.
+	releaser *memoryReleaser
 }
 
 // NewController returns a controller with its dependencies set.
@@ -187,6 +190,10 @@ func (c *Controller) DBWatcherTiming() (delayLocalResync, remoteDBProbingInterva
 // AfterInit starts the event loop.
 func (c *Controller) AfterInit() error {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if c.releaser == nil {
+		c.releaser = newMemoryReleaser(nil)
+	}
+	c.releaser.start(c.ctx)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -220,6 +227,7 @@ func (c *Controller) Close() error {
 	c.pushMu.Unlock()
 	c.cancel()
 	c.wg.Wait()
+	c.releaser.wait()
 	// Nobody will process what is still queued: release producers waiting on it.
 	drain(c.followUpQueue)
 	drain(c.eventQueue)

@@ -248,6 +248,9 @@ func (c *Controller) afterEvent(r *eventRun, eventErr error) {
 			c.healingFailures = 0
 		}
 	}
+	if r.method == api.FullResync {
+		c.releaser.request()
+	}
 	if r.needsHealing {
 		cause := eventErr
 		if cause == nil {

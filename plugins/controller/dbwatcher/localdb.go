@@ -22,12 +22,20 @@ type localDB struct {
 	db   *bolt.DB
 }
 
+// initialMmapSize is the address space bolt maps at open: room for the mirror of a
+// cluster of about 100k objects before the first remap.
+const initialMmapSize = 256 << 20
+
 // openLocalDB opens (creating it and its directory if needed) the bolt file.
 func openLocalDB(cfg BoltConfig) (*localDB, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.DBPath), 0o755); err != nil {
 		return nil, fmt.Errorf("bolt DB %s: create directory: %w", cfg.DBPath, err)
 	}
-	db, err := bolt.Open(cfg.DBPath, os.FileMode(cfg.FileMode), &bolt.Options{Timeout: time.Duration(cfg.LockTimeout)})
+	// The initial mapping is reserved address space, not memory: without it bolt remaps
+	// (and copies every page it holds) each time the file outgrows the mapping while
+	// the first resync of a large cluster is mirrored.
+	db, err := bolt.Open(cfg.DBPath, os.FileMode(cfg.FileMode), &bolt.Options{Timeout: time.Duration(cfg.LockTimeout),
+		InitialMmapSize: initialMmapSize})
 	if err != nil {
 		return nil, fmt.Errorf("bolt DB %s: open: %w", cfg.DBPath, err)
 	}
