@@ -200,13 +200,27 @@ func putVPPNode(ctx context.Context, cli *clientv3.Client, k int) error {
 
 // putObject converts obj and writes it into etcd.
 func putObject(ctx context.Context, cli *clientv3.Client, obj runtime.Object) error {
+	key, value, err := encodeObject(obj)
+	if err != nil {
+		return err
+	}
+	return putEncoded(ctx, cli, key, value)
+}
+
+// encodeObject returns the etcd key and value contiv-ksr would write for obj.
+func encodeObject(obj runtime.Object) (key, value string, err error) {
 	c := mustConvert(obj)
 	data, err := dbresources.Marshal(c.value)
 	if err != nil {
-		return fmt.Errorf("%s: %w", c.key, err)
+		return "", "", fmt.Errorf("%s: %w", c.key, err)
 	}
-	if _, err := cli.Put(ctx, ksrkey.KsrPrefix+c.key, string(data)); err != nil {
-		return fmt.Errorf("put %s: %w", c.key, err)
+	return ksrkey.KsrPrefix + c.key, string(data), nil
+}
+
+// putEncoded writes what encodeObject returned.
+func putEncoded(ctx context.Context, cli *clientv3.Client, key, value string) error {
+	if _, err := cli.Put(ctx, key, value); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
 	}
 	return nil
 }
