@@ -200,19 +200,22 @@ func DNat44Dependencies(d *nat.DNat44) []kvapi.Dependency {
 	return deps
 }
 
-// step is one request of a change plan with the request undoing it.
+// step is one request of a change plan.
 type step struct {
 	do request
-	// undo builds the request that reverts do (only needed on failure);
-	// ok is false if it cannot be built.
-	undo func() (r request, ok bool)
 	// missingOK: a delete of something VPP no longer has counts as done.
 	missingOK bool
-	// adds is the mapping an add of a whole mapping adds, or the LB mapping a local
-	// add (isLocal) adds local to; nil for deletes. See leftover.
-	adds    *mapping
-	isLocal bool
-	local   local
+}
+
+// undo builds the request that reverts the step (only needed on failure); ok is false
+// if it cannot be built.
+func (s *step) undo(tag string, resolve resolver) (r request, ok bool) {
+	m := s.do.m
+	if s.do.isLocal {
+		return m.localRequest(!s.do.isAdd, s.do.local), true
+	}
+	r, err := m.request(!s.do.isAdd, tag, resolve)
+	return r, err == nil
 }
 
 // leftover identifies what an add put into VPP when undoing it failed, so that the
@@ -226,10 +229,10 @@ type leftover struct {
 
 // leftoverOf returns the leftover key of an add step; ok is false for other steps.
 func (s *step) leftoverOf(tag string) (k leftover, ok bool) {
-	if s.adds == nil {
+	if !s.do.isAdd {
 		return leftover{}, false
 	}
-	return leftover{tag: tag, id: s.adds.ident(), isLocal: s.isLocal, local: s.local}, true
+	return leftover{tag: tag, id: s.do.m.ident(), isLocal: s.do.isLocal, local: s.do.local}, true
 }
 
 // maxLeftovers bounds what the descriptor remembers of failed undos (a handful in
@@ -351,13 +354,8 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 		if err != nil {
 			return err
 		}
-		undo := func() (request, bool) {
-			r, err := m.request(!isAdd, tag, d.SwIfIndex)
-			return r, err == nil
-		}
-		s := step{do: do, undo: undo, missingOK: !isAdd}
+		s := step{do: do, missingOK: !isAdd}
 		if isAdd {
-			s.adds = m
 			adds = append(adds, s)
 		} else {
 			dels = append(dels, s)
@@ -397,14 +395,12 @@ func localSteps(o, n *mapping) []step {
 	var adds, dels []step
 	for _, l := range n.locals {
 		if !slices.Contains(o.locals, l) {
-			adds = append(adds, step{do: n.localRequest(true, l), undo: func() (request, bool) { return n.localRequest(false, l), true },
-				adds: n, isLocal: true, local: l})
+			adds = append(adds, step{do: n.localRequest(true, l)})
 		}
 	}
 	for _, l := range o.locals {
 		if !slices.Contains(n.locals, l) {
-			dels = append(dels, step{do: o.localRequest(false, l), undo: func() (request, bool) { return o.localRequest(true, l), true },
-				missingOK: true})
+			dels = append(dels, step{do: o.localRequest(false, l), missingOK: true})
 		}
 	}
 	return append(adds, dels...)
@@ -465,7 +461,7 @@ func (d *dnatDescriptor) finish(tag string, steps []step, errs []error) error {
 			failed = append(failed, err)
 			continue
 		}
-		if u, ok := steps[i].undo(); ok {
+		if u, ok := steps[i].undo(tag, d.SwIfIndex); ok {
 			undo = append(undo, u)
 			undone = append(undone, i)
 		}
@@ -511,7 +507,7 @@ func (d *dnatDescriptor) keepLeftover(tag string, s *step) {
 	if d.leftovers == nil {
 		d.leftovers = map[leftover]mapping{}
 	}
-	d.leftovers[k] = *s.adds
+	d.leftovers[k] = *s.do.m
 }
 
 // takeLeftover reports whether the add of step s, refused by VPP as existing, put in
@@ -523,7 +519,7 @@ func (d *dnatDescriptor) takeLeftover(tag string, s *step) bool {
 		return false
 	}
 	m, ok := d.leftovers[k]
-	if !ok || (!k.isLocal && !m.equal(s.adds)) {
+	if !ok || (!k.isLocal && !m.equal(s.do.m)) {
 		return false
 	}
 	delete(d.leftovers, k)

@@ -477,27 +477,21 @@ func (m *mapping) flags() nat_types.NatConfigFlags {
 	return f
 }
 
-// extSw resolves the external interface, ~0 for none.
-func (m *mapping) extSw(resolve resolver, what func() string) (interface_types.InterfaceIndex, error) {
+// extSw resolves the external interface of request r of the mapping, ~0 for none.
+func (m *mapping) extSw(resolve resolver, r *request) (interface_types.InterfaceIndex, error) {
 	if m.extIf == "" {
 		return interface_types.InterfaceIndex(noIndex), nil
 	}
-	sw, err := resolve(m.extIf, what())
+	sw, err := resolve(m.extIf, r.what())
 	return interface_types.InterfaceIndex(sw), err
 }
 
 // request builds the add or delete request of the mapping, tagged with tag.
 func (m *mapping) request(isAdd bool, tag string, resolve resolver) (request, error) {
-	op := "delete"
-	if isAdd {
-		op = "add"
-	}
+	r := request{m: m, isAdd: isAdd}
 	switch m.kind {
 	case kindStatic:
-		what := func() string {
-			return fmt.Sprintf("%s static mapping %s -> %s:%d", op, m.ext(), m.locals[0].ip, m.locals[0].port)
-		}
-		sw, err := m.extSw(resolve, what)
+		sw, err := m.extSw(resolve, &r)
 		if err != nil {
 			return request{}, err
 		}
@@ -510,22 +504,18 @@ func (m *mapping) request(isAdd bool, tag string, resolve resolver) (request, er
 		if m.pool.IsValid() {
 			req.MatchPool, req.PoolIPAddress = true, m.pool.As4()
 		}
-		return request{req: req, reply: &nat44_ed.Nat44AddDelStaticMappingV2Reply{}, what: what}, nil
+		r.req, r.reply = req, &nat44_ed.Nat44AddDelStaticMappingV2Reply{}
 	case kindLB:
 		locals := make([]nat44_ed.Nat44LbAddrPort, len(m.locals))
 		for i, l := range m.locals {
 			locals[i] = nat44_ed.Nat44LbAddrPort{Addr: l.ip.As4(), Port: l.port, Probability: l.prob, VrfID: l.vrf}
 		}
-		req := &nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: isAdd, Flags: m.flags(), ExternalAddr: m.extIP.As4(),
+		r.req = &nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: isAdd, Flags: m.flags(), ExternalAddr: m.extIP.As4(),
 			ExternalPort: m.extPort, Protocol: m.proto, Affinity: m.affinity, Tag: tag,
 			LocalNum: uint32(len(locals)), Locals: locals}
-		what := func() string {
-			return fmt.Sprintf("%s load-balancing mapping %s (%d locals)", op, m.ext(), len(locals))
-		}
-		return request{req: req, reply: &nat44_ed.Nat44AddDelLbStaticMappingReply{}, what: what}, nil
+		r.reply = &nat44_ed.Nat44AddDelLbStaticMappingReply{}
 	default:
-		what := func() string { return fmt.Sprintf("%s identity mapping %s in VRF %d", op, m.ext(), m.vrf) }
-		sw, err := m.extSw(resolve, what)
+		sw, err := m.extSw(resolve, &r)
 		if err != nil {
 			return request{}, err
 		}
@@ -537,24 +527,19 @@ func (m *mapping) request(isAdd bool, tag string, resolve resolver) (request, er
 		if m.extIP.IsValid() {
 			req.IPAddress = m.extIP.As4()
 		}
-		return request{req: req, reply: &nat44_ed.Nat44AddDelIdentityMappingReply{}, what: what}, nil
+		r.req, r.reply = req, &nat44_ed.Nat44AddDelIdentityMappingReply{}
 	}
+	return r, nil
 }
 
 // localRequest builds the request adding or removing one local of an LB
 // mapping.
 func (m *mapping) localRequest(isAdd bool, l local) request {
-	op := "remove"
-	if isAdd {
-		op = "add"
-	}
 	return request{
 		req: &nat44_ed.Nat44LbStaticMappingAddDelLocal{IsAdd: isAdd, ExternalAddr: m.extIP.As4(), ExternalPort: m.extPort,
 			Protocol: m.proto, Local: nat44_ed.Nat44LbAddrPort{Addr: l.ip.As4(), Port: l.port, Probability: l.prob, VrfID: l.vrf}},
 		reply: &nat44_ed.Nat44LbStaticMappingAddDelLocalReply{},
-		what: func() string {
-			return fmt.Sprintf("%s local %s:%d (VRF %d) of load-balancing mapping %s", op, l.ip, l.port, l.vrf, m.ext())
-		},
+		m:     m, isAdd: isAdd, isLocal: true, local: l,
 	}
 }
 
