@@ -42,8 +42,13 @@
 // new value are paired by comparison (no address parsing, no allocation) and only the
 // others are parsed and planned; an unchanged value is recognised the same way; the
 // mappings of a value that list the same locals (every port of a NodePort service)
-// share one parsed copy of them. Validate still reads every entry of the new value:
-// O(mappings + locals) comparisons, O(mappings) address parsing.
+// share one parsed copy of them; the Create of a value uses what its Validate parsed
+// (parsedCache: bounded, emptied as values are created or found unchanged, so nothing
+// of it stays at rest). Validate still reads every entry of the new value:
+// O(mappings + locals) comparisons, O(mappings) address parsing. Requests carry what
+// they do as data and are described only when they fail (no closure per request).
+// Measured in docs/PERFORMANCE.md ("The scheduler and the NAT descriptors at the
+// scale of issue #17").
 //
 // DNat44 in VPP: every entry of a DNat44 becomes one VPP mapping, tagged
 // with the label (see Tag): a static mapping with one local becomes
