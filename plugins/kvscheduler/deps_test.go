@@ -448,3 +448,30 @@ func TestRepeatedKeyInOneTxnLastValueWins(t *testing.T) {
 		t.Fatalf("empty key: err = %v", err)
 	}
 }
+
+// A full resync in which a dependent (an interface bound to ACL a) is rebound to a new
+// value (ACL x) and the old one goes away: the dependent is updated in place, after x
+// is created and before a is deleted, whatever the order of the keys. It never leaves
+// the dataplane in between (an interface without its ACLs would be unfiltered).
+func TestFullResyncMovesADependentToItsNewDependencyBeforeDeletingTheOld(t *testing.T) {
+	for _, c := range []struct{ old, new string }{{"v/a", "v/x"}, {"v/x", "v/a"}} {
+		t.Run(c.old+"->"+c.new, func(t *testing.T) {
+			s, dp := basicSetup(t, nil)
+			mustCommit(t, s, set(c.old, "acl"), set("v/i", "i;dep="+c.old))
+			dp.takeCalls()
+			mustCommitCtx(t, api.WithResync(context.Background(), api.FullResync, false), s,
+				set(c.new, "acl"), set("v/i", "i;dep="+c.new))
+			calls := dp.takeCalls()
+			wantOrder(t, calls, "create "+c.new, "update v/i", "delete "+c.old)
+			for _, call := range calls {
+				if call == "delete v/i" || call == "create v/i" {
+					t.Fatalf("the dependent left the dataplane: %v", calls)
+				}
+			}
+			wantState(t, s, "v/i", api.StateConfigured)
+			if got := dp.value("v/i"); got != "i;dep="+c.new {
+				t.Fatalf("v/i = %q", got)
+			}
+		})
+	}
+}

@@ -311,6 +311,9 @@ func (t *txnExec) tearDown(n *node, vanishing bool) error {
 	t.g.setRemoving(n, true)
 	var blocked error
 	for _, d := range t.g.dependentsOf(n.key, isAppliedManaged) {
+		if d.available() && !t.g.canStay(d) && !vanishing && t.moveAway(d) {
+			continue // updated in place to a value that no longer needs n
+		}
 		if d.available() && !t.g.canStay(d) {
 			if d.failedIn != t.seq || t.reverting {
 				t.delete(d) // (not again if it already failed in this transaction)
@@ -334,6 +337,31 @@ func (t *txnExec) tearDown(n *node, vanishing bool) error {
 		}
 	}
 	return blocked
+}
+
+// moveAway updates in place a dependent whose desired value no longer needs the value
+// being removed, creating first the desired values it waits for instead, so that the
+// dependent never leaves the dataplane in between: an interface rebound from ACL A to
+// ACL B gets B before A is deleted, whatever the order of their keys in a full resync.
+// It reports whether the dependent can stay once n is gone.
+func (t *txnExec) moveAway(d *node) bool {
+	if d.nb == nil || d.nbErr != nil || (d.failedIn == t.seq && !t.reverting) {
+		return false
+	}
+	for i := range d.deps {
+		dep := &d.deps[i]
+		if dep.Key == "" || t.g.depSatisfied(dep) {
+			continue
+		}
+		if dn := t.g.nodes[dep.Key]; dn != nil && dn.nb != nil && dn.applied == nil && !dn.removing {
+			t.reconcile(dn)
+		}
+	}
+	if t.target(d) == nil {
+		return false
+	}
+	t.update(d, d.nb)
+	return t.g.canStay(d)
 }
 
 // causeOf is the error that kept n in the dataplane.

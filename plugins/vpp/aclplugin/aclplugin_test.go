@@ -348,10 +348,6 @@ func TestSchedulerRebindsAtomicallyAndDeletesTheOldACL(t *testing.T) {
 	}
 }
 
-// schedulerMovesDependents tells whether the KV scheduler updates a dependent
-// in place before deleting a value its old content used (see below).
-const schedulerMovesDependents = false
-
 // TestFullResyncReplacingAnACLNeverLeavesTheInterfaceUnfiltered: a full
 // resync whose NB state binds the interface to a new ACL and no longer has
 // the old one (what the policy renderer stages when a pod's rules changed
@@ -362,18 +358,12 @@ const schedulerMovesDependents = false
 // key order) are checked, and the first resync of a new agent over the same
 // VPP (the policies changed while it was down).
 //
-// It fails with the scheduler as it is: the resync reconciles in key order,
-// and deleting the old ACL first deletes the interface's lists (one
-// acl_interface_set_acl_list with none) before the new ones are set: the pod
-// is unfiltered for a moment (VPP is never asked to delete an ACL in use).
-// The fix belongs to the scheduler's tearDown: update in place a dependent
-// whose desired value no longer needs the value being removed, creating
-// first the desired values it waits for. Set schedulerMovesDependents once
-// the scheduler does.
+// The resync reconciles in key order; before the scheduler's tearDown updated
+// such a dependent in place (creating first the values its new content waits
+// for), deleting the old ACL deleted the interface's lists (one
+// acl_interface_set_acl_list with none) before the new ones were set, and the
+// pod was unfiltered for a moment.
 func TestFullResyncReplacingAnACLNeverLeavesTheInterfaceUnfiltered(t *testing.T) {
-	if !schedulerMovesDependents {
-		t.Skip("known scheduler defect: a full resync replacing ACL A by B unbinds the interface before rebinding it (see the test's comment)")
-	}
 	for _, c := range []struct {
 		name, old, new string
 		restart        bool // the second resync is the first of a new agent

@@ -20,13 +20,11 @@
 // index: VPP replaces the rules in place, the interfaces that use the ACL
 // keep it. Delete sends acl_del; VPP refuses to delete an ACL an interface
 // still uses (ACL_IN_USE_INBOUND/OUTBOUND), which the dependency of
-// InterfaceACLs on its ACLs prevents. Known limitation (of the scheduler, not
-// of this plugin): in a full resync that replaces ACL A by B on an
-// interface, deleting A makes the scheduler delete the interface's lists
-// first and set the new ones after, so the interface is unfiltered for a
-// moment; an ordinary transaction staged in the order new ACL, lists, old
-// ACL is atomic (TestFullResyncReplacingAnACLNeverLeavesTheInterfaceUnfiltered,
-// skipped until the scheduler updates such a dependent in place). Retrieve dumps every ACL (acl_dump
+// InterfaceACLs on its ACLs prevents. Replacing ACL A by B on an interface
+// never leaves it unfiltered: an ordinary transaction staged in the order new
+// ACL, lists, old ACL is atomic, and in a full resync the scheduler rebinds the
+// interface to B (created first) before it deletes A
+// (TestFullResyncReplacingAnACLNeverLeavesTheInterfaceUnfiltered). Retrieve dumps every ACL (acl_dump
 // ~0) and maps each back to its key by tag; untagged ACLs are not the
 // agent's and are skipped, tagged ones are reported as the agent's (FromNB),
 // so a full resync deletes the ACLs NB no longer has.
