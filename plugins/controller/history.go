@@ -75,7 +75,9 @@ func (r *EventRecord) size() int {
 		n += eventRecordOverhead/4 + len(h.Handler) + len(h.Change) + len(h.ErrorStr)
 	}
 	if r.Txn != nil {
-		n += r.Txn.ApproxSize()
+		// the heap the transaction's values keep alive, not their encoded size (a
+		// DNAT44 takes about six times its encoding)
+		n += r.Txn.ApproxMemory()
 	}
 	return n
 }

@@ -44,8 +44,9 @@ func TestEventHistoryIsBoundedByBytesWithTheTransactions(t *testing.T) {
 		return &EventRecord{Name: fmt.Sprint("e", i), ProcessingStart: start.Add(time.Duration(i) * time.Minute), Txn: txn}
 	}
 	one := rec(0).size()
-	if one < 10000 {
-		t.Fatalf("a record with a 10 kB transaction counts %d bytes", one)
+	// what the value keeps alive on the heap, not its 10 kB encoding
+	if one < kvs.ValueMemoryFactor*10000 {
+		t.Fatalf("a record with a 10 kB transaction value counts %d bytes, want at least %d", one, kvs.ValueMemoryFactor*10000)
 	}
 	cfg.EventHistoryMaxBytes = 3*one + one/2
 	h := newEventHistory(cfg, start)

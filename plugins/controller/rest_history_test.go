@@ -33,6 +33,8 @@ func historyOf(t testing.TB, n int) *Controller {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
+	// room for every event: this is a test of paging, not of the bound
+	c.history.maxBytes = 1 << 30
 	for i := 1; i <= n; i++ {
 		start := time.Unix(int64(1000+i), 0)
 		txn := &kvs.RecordedTxn{SeqNum: uint64(i), Start: start, Stop: start.Add(time.Millisecond), ValueCount: 10}
