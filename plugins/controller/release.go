@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 )
 
 // memoryReleaser returns the memory of a full resync to the operating system once the
@@ -15,9 +16,10 @@ import (
 // takes tens of ms of CPU, which the event loop does not wait for. Requests made
 // while one release runs are coalesced into one more.
 type memoryReleaser struct {
-	release func() // debug.FreeOSMemory outside tests
-	wake    chan struct{}
-	wg      sync.WaitGroup
+	release   func() // debug.FreeOSMemory outside tests
+	wake      chan struct{}
+	wg        sync.WaitGroup
+	requested atomic.Int64 // requests made, coalesced or not
 }
 
 func newMemoryReleaser(release func()) *memoryReleaser {
@@ -49,6 +51,7 @@ func (m *memoryReleaser) request() {
 	if m == nil {
 		return
 	}
+	m.requested.Add(1)
 	select {
 	case m.wake <- struct{}{}:
 	default: // one is already pending

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
@@ -35,9 +34,9 @@ func TestFullResyncReleasesMemoryAndUpdatesDoNot(t *testing.T) {
 			t.Fatalf("update %d: %v", i, err)
 		}
 	}
-	time.Sleep(20 * time.Millisecond) // a release would run on its own goroutine
-	if n := releases.Load(); n != 1 {
-		t.Errorf("%d releases after 20 updates, want still 1", n)
+	// requests are made before an event is reported done
+	if n := c.releaser.requested.Load(); n != 1 {
+		t.Errorf("%d release requests after a resync and 20 updates, want 1", n)
 	}
 	resyncNow(t, c)
 	waitFor(t, "a release after the second resync", func() bool { return releases.Load() == 2 })
@@ -61,11 +60,9 @@ func TestMemoryReleasesAreCoalesced(t *testing.T) {
 		m.request()
 	}
 	close(unblock)
-	<-started // one more for the five requests
-	waitFor(t, "two releases", func() bool { return releases.Load() == 2 })
-	time.Sleep(20 * time.Millisecond)
-	if n := releases.Load(); n != 2 {
-		t.Errorf("%d releases, want 2", n)
+	<-started // one more for the five requests, and none pending after it
+	if n := len(m.wake); n != 0 || releases.Load() != 2 {
+		t.Errorf("%d releases and %d pending after 6 requests, want 2 and 0", releases.Load(), n)
 	}
 	cancel()
 	m.wait()
