@@ -33,9 +33,10 @@ func openLocalDB(cfg BoltConfig) (*localDB, error) {
 	}
 	// The initial mapping is reserved address space, not memory: without it bolt remaps
 	// (and copies every page it holds) each time the file outgrows the mapping while
-	// the first resync of a large cluster is mirrored.
+	// the first resync of a large cluster is mirrored. The free-page list is not written
+	// at each commit (bolt rebuilds it when it opens the file, as etcd has it).
 	db, err := bolt.Open(cfg.DBPath, os.FileMode(cfg.FileMode), &bolt.Options{Timeout: time.Duration(cfg.LockTimeout),
-		InitialMmapSize: initialMmapSize})
+		InitialMmapSize: initialMmapSize, NoFreelistSync: true})
 	if err != nil {
 		return nil, fmt.Errorf("bolt DB %s: open: %w", cfg.DBPath, err)
 	}
@@ -71,6 +72,9 @@ func (l *localDB) replaceAll(kvs map[string][]byte) error {
 		}
 		// In key order: bolt inserts sorted keys into its pages without the splits and
 		// moves random order costs (a third of the CPU of mirroring 25k objects).
+		// Pages filled to 90% (bolt splits at 50% by default, made for random
+		// inserts): a third fewer pages to write for a sorted snapshot.
+		b.FillPercent = 0.9
 		for _, k := range sortedKeys(kvs) {
 			v := kvs[k]
 			if old := b.Get([]byte(k)); old != nil && bytes.Equal(old, v) {
