@@ -37,7 +37,9 @@
 //
 // Nothing is committed before the first database resync: events that arrive earlier are
 // parked and replayed right after it, so the first transaction is a consistent snapshot.
-// Without a resync by startupResyncDeadline the agent reports an error.
+// Without a resync by startupResyncDeadline the agent reports an error. After a full
+// resync the memory it used is returned to the system (release.go), so the agent's RSS
+// at rest follows what it keeps, not the resync's peak.
 //
 // The controller does not read etcd (that is dbwatcher), and knows nothing about what the
 // handlers configure.
