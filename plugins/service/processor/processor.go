@@ -194,11 +194,7 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid service value skipped")
 			continue
 		}
-		s := sp.services[k]
-		if s == nil {
-			s = sp.newService(renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()})
-			sp.services[k] = s
-		}
+		s := sp.serviceAt(k, renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()})
 		s.metaSeen = gen
 		if s.meta != meta || s.metaGen != sp.nodeGen {
 			s.setMetadata(meta)
@@ -212,11 +208,7 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warn("invalid endpoints value skipped")
 			continue
 		}
-		s := sp.services[k]
-		if s == nil {
-			s = sp.newService(renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()})
-			sp.services[k] = s
-		}
+		s := sp.serviceAt(k, renderer.ServiceID{Name: eps.GetName(), Namespace: eps.GetNamespace()})
 		s.endpointsSeen = gen
 		if s.endpoints != eps || s.classGen != sp.nodeGen {
 			s.setEndpoints(eps)
@@ -396,20 +388,22 @@ func (sp *ServiceProcessor) processKubeStateChange(ev *controller.KubeStateChang
 	return nil
 }
 
-// newService returns an empty service with the given ID.
-func (sp *ServiceProcessor) newService(id renderer.ServiceID) *Service {
-	return &Service{sp: sp, id: id}
+// serviceAt returns the service kept under key, a new empty one with the given ID
+// when there is none.
+func (sp *ServiceProcessor) serviceAt(key string, id renderer.ServiceID) *Service {
+	s := sp.services[key]
+	if s == nil {
+		s = &Service{sp: sp, id: id}
+		sp.services[key] = s
+	}
+	return s
 }
 
 // updateService changes one half of a service, refreshes it and renders the
 // difference. A service with neither half left is forgotten.
 func (sp *ServiceProcessor) updateService(id renderer.ServiceID, change func(*Service)) error {
 	key := serviceKeyOf(id.Name, id.Namespace)
-	s := sp.services[key]
-	if s == nil {
-		s = sp.newService(id)
-		sp.services[key] = s
-	}
+	s := sp.serviceAt(key, id)
 	old := rendering{flat: s.flat, localBackends: s.localBackends}
 	if sp.hasPlainRenderer() {
 		old.contiv = s.GetContivService()
