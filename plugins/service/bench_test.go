@@ -111,12 +111,7 @@ func BenchmarkResyncFresh(b *testing.B) {
 			var cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				fresh := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
-				for res, objs := range kube {
-					for k, v := range objs {
-						fresh[res][k] = proto.Clone(v)
-					}
-				}
+				fresh := cloneKubeState(kube)
 				// The garbage of the setup (the previous iteration's objects, the
 				// clones' temporaries) is collected here, not during the resync.
 				runtime.GC()
@@ -132,6 +127,18 @@ func BenchmarkResyncFresh(b *testing.B) {
 	}
 }
 
+// cloneKubeState returns a copy of kube whose objects are new to the process, as the
+// objects of a resync decoded anew are.
+func cloneKubeState(kube controller.KubeStateData) controller.KubeStateData {
+	fresh := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	for res, objs := range kube {
+		for k, v := range objs {
+			fresh[res][k] = proto.Clone(v)
+		}
+	}
+	return fresh
+}
+
 // BenchmarkResyncInputFloor reads, from 10,000 Services and Endpoints objects new to
 // the process (as BenchmarkResyncFresh gets them), only the fields a resync must read,
 // parsing each endpoint address: the floor of any resync that reads the decoded
@@ -144,12 +151,7 @@ func BenchmarkResyncInputFloor(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		fresh := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
-		for res, objs := range kube {
-			for k, v := range objs {
-				fresh[res][k] = proto.Clone(v)
-			}
-		}
+		fresh := cloneKubeState(kube)
 		runtime.GC()
 		b.StartTimer()
 		start := processCPU(b)
@@ -478,12 +480,7 @@ func BenchmarkResyncScale(b *testing.B) {
 			b.Fatal(err)
 		}
 		txn = nil
-		fresh := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
-		for res, objs := range kube {
-			for k, v := range objs {
-				fresh[res][k] = proto.Clone(v)
-			}
-		}
+		fresh := cloneKubeState(kube)
 		before := heapInUse()
 		b.StartTimer()
 		start := processCPU(b)
