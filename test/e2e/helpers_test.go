@@ -27,7 +27,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +35,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
 )
 
 // netnsDir is where ip netns keeps the namespaces it names.
@@ -534,7 +533,7 @@ func startProcess(tb testing.TB, ns *netns, logDir, name string, argv ...string)
 	start := cmd.Start
 	if ns.keepMounts { // started from a thread in the namespace: no mount namespace of its own
 		cmd = exec.Command(argv[0], argv[1:]...)
-		start = func() error { return inNetns(ns.path, cmd.Start) }
+		start = func() error { return nsrun.Run(ns.path, cmd.Start) }
 	}
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := start(); err != nil {
@@ -627,38 +626,6 @@ func (p *process) printLog(lines int) {
 
 // --- REST from inside a namespace -----------------------------------------------------
 
-// dialInNetns returns a DialContext that opens connections from inside the namespace at
-// path. Each dial runs on an OS thread of its own that enters the namespace and is never
-// unlocked, so the thread ends with the goroutine instead of returning to the scheduler
-// in the wrong namespace. The socket stays in the namespace it was created in.
-func dialInNetns(path string) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		type result struct {
-			conn net.Conn
-			err  error
-		}
-		ch := make(chan result, 1)
-		go func() {
-			runtime.LockOSThread() // never unlocked: see above
-			fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				ch <- result{err: fmt.Errorf("open %s: %w", path, err)}
-				return
-			}
-			defer unix.Close(fd)
-			if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-				ch <- result{err: fmt.Errorf("setns %s: %w", path, err)}
-				return
-			}
-			var d net.Dialer
-			conn, err := d.DialContext(ctx, network, addr)
-			ch <- result{conn, err}
-		}()
-		r := <-ch
-		return r.conn, r.err
-	}
-}
-
 // restClient talks to an agent's REST API inside a node namespace.
 type restClient struct {
 	base string
@@ -666,7 +633,7 @@ type restClient struct {
 }
 
 func newRESTClient(tb testing.TB, ns *netns, endpoint string) *restClient {
-	tr := &http.Transport{DialContext: dialInNetns(ns.path), DisableKeepAlives: true}
+	tr := &http.Transport{DialContext: nsrun.Dialer(ns.path), DisableKeepAlives: true}
 	tb.Cleanup(tr.CloseIdleConnections)
 	return &restClient{base: "http://" + endpoint, hc: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
 )
 
 // TestTrafficStandaloneDemo runs the demo as `make run` does as root (README, "The demo
@@ -70,7 +72,7 @@ func TestTrafficStandaloneDemo(t *testing.T) {
 
 	// As in the README: curl http://10.1.1.2/ and http://10.96.0.100/ from the client.
 	httpGet := func(url string) (answer, error) {
-		tr := &http.Transport{DialContext: dialInNetns(client.path), DisableKeepAlives: true}
+		tr := &http.Transport{DialContext: nsrun.Dialer(client.path), DisableKeepAlives: true}
 		defer tr.CloseIdleConnections()
 		resp, err := (&http.Client{Transport: tr, Timeout: 2 * time.Second}).Get(url)
 		if err != nil {
@@ -146,7 +148,7 @@ func TestTrafficStandaloneDemo(t *testing.T) {
 // askUDPRaw sends a datagram from inside ns to addr and returns the answer's text.
 func askUDPRaw(ns *netns, addr string) (string, error) {
 	var answer string
-	err := inNetns(ns.path, func() error {
+	err := nsrun.Run(ns.path, func() error {
 		c, err := net.Dial("udp4", addr)
 		if err != nil {
 			return err

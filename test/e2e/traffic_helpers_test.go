@@ -5,14 +5,13 @@ import (
 	"io"
 	"net"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
 )
 
 // The node network of the traffic tests: the NIC of the node's simulated VPP is bound to
@@ -26,28 +25,6 @@ const (
 	lanHostCIDR = lanHostIP + "/24" // as configured on the peer
 	askTimeout  = 3 * time.Second   // for one request/answer exchange
 )
-
-// inNetns runs f on an OS thread that entered the namespace at path. The thread is
-// never unlocked, so it ends with its goroutine instead of returning to the scheduler in
-// the wrong namespace; sockets f creates stay in that namespace.
-func inNetns(path string, f func() error) error {
-	ch := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: see above
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			ch <- fmt.Errorf("open %s: %w", path, err)
-			return
-		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-			ch <- fmt.Errorf("setns %s: %w", path, err)
-			return
-		}
-		ch <- f()
-	}()
-	return <-ch
-}
 
 // ip runs "ip -n <ns> args..." and fails tb on error.
 func (ns *netns) mustIP(tb testing.TB, args ...string) {
@@ -86,7 +63,7 @@ func startResponder(tb testing.TB, ns *netns, name string, port int) *responder 
 	tb.Helper()
 	r := &responder{name: name}
 	addr := fmt.Sprintf(":%d", port)
-	err := inNetns(ns.path, func() error {
+	err := nsrun.Run(ns.path, func() error {
 		var err error
 		if r.tcp, err = net.Listen("tcp4", addr); err != nil {
 			return err
@@ -163,7 +140,7 @@ func parseAnswer(data string) (answer, error) {
 // askTCP connects from inside ns to addr (host:port) and returns the answer.
 func askTCP(ns *netns, addr string) (answer, error) {
 	var data []byte
-	err := inNetns(ns.path, func() error {
+	err := nsrun.Run(ns.path, func() error {
 		c, err := net.DialTimeout("tcp4", addr, askTimeout)
 		if err != nil {
 			return err
@@ -182,7 +159,7 @@ func askTCP(ns *netns, addr string) (answer, error) {
 // askUDP sends a datagram from inside ns to addr and returns the answer.
 func askUDP(ns *netns, addr string) (answer, error) {
 	var data []byte
-	err := inNetns(ns.path, func() error {
+	err := nsrun.Run(ns.path, func() error {
 		c, err := net.Dial("udp4", addr)
 		if err != nil {
 			return err

@@ -12,15 +12,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // process is a child process with its output in a log file.
@@ -323,37 +320,4 @@ func newNetns(tb testing.TB) string {
 		tb.Fatalf("ip -n %s link set lo up: %v: %s", name, err, out)
 	}
 	return name
-}
-
-// dialInNetns returns a DialContext that opens connections from inside the named
-// network namespace: each dial runs on an OS thread of its own that enters the
-// namespace and is never unlocked (it ends with its goroutine); the socket stays in
-// the namespace it was created in.
-func dialInNetns(name string) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	path := "/var/run/netns/" + name
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		type result struct {
-			conn net.Conn
-			err  error
-		}
-		ch := make(chan result, 1)
-		go func() {
-			runtime.LockOSThread() // never unlocked: see above
-			fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				ch <- result{err: fmt.Errorf("open %s: %w", path, err)}
-				return
-			}
-			defer unix.Close(fd)
-			if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-				ch <- result{err: fmt.Errorf("setns %s: %w", path, err)}
-				return
-			}
-			var d net.Dialer
-			conn, err := d.DialContext(ctx, network, addr)
-			ch <- result{conn, err}
-		}()
-		r := <-ch
-		return r.conn, r.err
-	}
 }

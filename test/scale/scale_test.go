@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
 )
@@ -226,7 +227,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	_, apiSocket := startProcess(t, dir, "vpp-sim", []string{roleEnv + "=vppsim", "CONTIV_SCALE_DIR=" + simDir, "CONTIV_SCALE_SIM_LINUX=1"}, true,
 		append(inNS, self, "-test.run=^$")...)
 	sim := newSimClient(filepath.Join(simDir, simCtlSocket))
-	dial := dialInNetns(ns)
+	dial := nsrun.Dialer(nsrun.Path(ns))
 
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdEP}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
 		DialOptions: []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
 )
 
 // Reply is what a pod's container answers on each of its declared ports: the pod's name
@@ -65,7 +67,7 @@ func startContainer(podName, netnsPath string, ports []containerPort) (*containe
 		addr := ":" + strconv.Itoa(int(p.port))
 		switch p.proto {
 		case corev1.ProtocolTCP:
-			ln, err := listenIn(netnsPath, "tcp4", addr)
+			ln, err := nsrun.Listen(netnsPath, "tcp4", addr)
 			if err != nil {
 				c.stop()
 				return nil, fmt.Errorf("pod %s: listen on TCP %d: %w", podName, p.port, err)
@@ -74,7 +76,7 @@ func startContainer(podName, netnsPath string, ports []containerPort) (*containe
 			c.wg.Add(1)
 			go c.serveTCP(ln)
 		case corev1.ProtocolUDP:
-			pc, err := listenPacketIn(netnsPath, "udp4", addr)
+			pc, err := nsrun.ListenPacket(netnsPath, "udp4", addr)
 			if err != nil {
 				c.stop()
 				return nil, fmt.Errorf("pod %s: listen on UDP %d: %w", podName, p.port, err)

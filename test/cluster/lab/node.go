@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
 )
 
 // Inside every node namespace (a private loopback, so fixed ports are safe):
@@ -126,7 +128,7 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	}
 
 	// The agent's path to the Contiv etcd.
-	ln, err := listenIn(n.NetnsPath(), "tcp", NodeEtcdAddr)
+	ln, err := nsrun.Listen(n.NetnsPath(), "tcp", NodeEtcdAddr)
 	if err != nil {
 		return nil, fmt.Errorf("etcd relay: %w", err)
 	}
