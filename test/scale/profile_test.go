@@ -31,60 +31,52 @@ func newProfiler(t *testing.T, ac *agentClient, sim *simClient, variant string) 
 	return p
 }
 
-// cpu starts a CPU profile of the given length in the background, after the previous
-// one has ended (the runtime takes one at a time). It retries until the agent's REST
-// answers (the first resync starts before it does), for at most the profile's length.
+// cpu starts a CPU profile of the agent and one of the simulator, of the given length,
+// in the background, after the previous ones have ended (the runtime takes one at a
+// time).
 func (p *profiler) cpu(phase string, length time.Duration) {
 	if p.dir == "" {
 		return
 	}
 	p.wait()
+	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(length.Seconds()))
 	p.running.Go(func() {
-		path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(length.Seconds()))
-		p.running.Go(func() {
-			data, err := p.sim.get(path)
-			if err != nil {
-				p.t.Logf("simulator CPU profile %s: %v", phase, err)
-				return
-			}
-			p.save(phase+".sim-cpu", data)
-		})
-		deadline := time.Now().Add(length)
-		for {
-			data, err := p.ac.get(path)
-			if err == nil {
-				p.save(phase+".cpu", data)
-				return
-			}
-			if time.Now().After(deadline) {
-				p.t.Logf("CPU profile %s: %v", phase, err)
-				return
-			}
-			time.Sleep(20 * time.Millisecond) // the agent's REST is not up yet
+		data, err := p.sim.get(path)
+		if err != nil {
+			p.t.Logf("simulator CPU profile %s: %v", phase, err)
+			return
 		}
+		p.save(phase+".sim-cpu", data)
 	})
+	p.fromAgent(phase+".cpu", path, length)
 }
 
-// trace starts an execution trace of the given length in the background (with
-// CONTIV_SCALE_TRACE=1 only: traces are large); it runs beside a CPU profile.
+// trace starts an execution trace of the agent of the given length in the background
+// (with CONTIV_SCALE_TRACE=1 only: traces are large); it runs beside a CPU profile.
 func (p *profiler) trace(phase string, length time.Duration) {
 	if p.dir == "" || os.Getenv("CONTIV_SCALE_TRACE") != "1" {
 		return
 	}
+	p.fromAgent(phase+".trace", fmt.Sprintf("/debug/pprof/trace?seconds=%d", int(length.Seconds())), length)
+}
+
+// fromAgent saves what the agent answers to path, in the background. It retries until
+// the agent's REST answers (the first resync starts before it does), for at most
+// length.
+func (p *profiler) fromAgent(name, path string, length time.Duration) {
 	p.running.Go(func() {
-		path := fmt.Sprintf("/debug/pprof/trace?seconds=%d", int(length.Seconds()))
 		deadline := time.Now().Add(length)
 		for {
 			data, err := p.ac.get(path)
 			if err == nil {
-				p.save(phase+".trace", data)
+				p.save(name, data)
 				return
 			}
 			if time.Now().After(deadline) {
-				p.t.Logf("trace %s: %v", phase, err)
+				p.t.Logf("%s: %v", name, err)
 				return
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // polling: the agent's REST is not up yet
 		}
 	})
 }
@@ -102,7 +94,7 @@ func (p *profiler) heap(phase string) {
 	p.save(phase+".heap", data)
 }
 
-// wait waits for the CPU profile in progress.
+// wait waits for the profiles and traces in progress.
 func (p *profiler) wait() { p.running.Wait() }
 
 func (p *profiler) save(name string, data []byte) {

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -386,6 +387,7 @@ func TestDisconnectWhileSendsArePending(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
+	var batches atomic.Int32
 	stop := make(chan struct{})
 	for range 8 {
 		ch, err := conn.NewAPIChannel()
@@ -410,10 +412,11 @@ func TestDisconnectWhileSendsArePending(t *testing.T) {
 				for _, rc := range ctxs {
 					_ = rc.ReceiveReply(&memclnt.ControlPingReply{})
 				}
+				batches.Add(1)
 			}
 		}()
 	}
-	time.Sleep(20 * time.Millisecond) // real time: let the traffic run
+	eventually(t, "traffic on the channels", func() bool { return batches.Load() >= 16 })
 	done := make(chan struct{})
 	go func() {
 		_ = c.Disconnect()
