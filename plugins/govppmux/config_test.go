@@ -86,3 +86,13 @@ func TestValidateNamesEveryBadKey(t *testing.T) {
 		})
 	}
 }
+
+// An unknown transport is refused with the choices and the value given.
+func TestUnknownSocketClientIsNamed(t *testing.T) {
+	c := DefaultConfig()
+	c.SocketClient = "shm"
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), `socket-client: must be "vppsock" or "govpp", got "shm"`) {
+		t.Errorf("error %v", err)
+	}
+}
