@@ -73,14 +73,7 @@ current-context: c
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	// The leader metric is set just before the ksr component leaves "standby": under
-	// load the readiness can still say standby for a moment.
-	body, code := get(base + "/readiness")
-	for strings.Contains(body, "standby") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-		body, code = get(base + "/readiness")
-	}
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "resync pending") {
+	if body, code := get(base + "/readiness"); code != http.StatusServiceUnavailable || !strings.Contains(body, "resync pending") {
 		t.Errorf("readiness = %d %s", code, body)
 	}
 	if _, code := get(base + "/liveness"); code != http.StatusOK {

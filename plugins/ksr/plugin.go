@@ -214,21 +214,22 @@ func (p *Plugin) report() {
 	p.mu.Lock()
 	connected, leader, synced := p.connected, p.leader, p.synced
 	p.mu.Unlock()
+	// Health first, gauges last: whoever sees the leader gauge sees the health that
+	// goes with it.
+	if p.Health != nil {
+		switch {
+		case !connected:
+			p.Health.Report(health.Init, "etcd not reachable")
+		case leader && !synced:
+			p.Health.Report(health.Init, "leader: resync pending")
+		case leader:
+			p.Health.Report(health.OK, "leader")
+		default:
+			p.Health.Report(health.OK, "standby")
+		}
+	}
 	p.metrics.leader.Set(boolGauge(leader))
 	p.metrics.inSync.Set(boolGauge(synced))
-	if p.Health == nil {
-		return
-	}
-	switch {
-	case !connected:
-		p.Health.Report(health.Init, "etcd not reachable")
-	case leader && !synced:
-		p.Health.Report(health.Init, "leader: resync pending")
-	case leader:
-		p.Health.Report(health.OK, "leader")
-	default:
-		p.Health.Report(health.OK, "standby")
-	}
 }
 
 // probeLoop checks every reconnect-interval that etcd answers. When it answers again
