@@ -36,9 +36,6 @@ const (
 const (
 	changeQueueSize = 1000
 	resyncQueueSize = 10
-	// changeBatch bounds how many queued changes the loop takes in one go (and mirrors
-	// into bolt in one transaction).
-	changeBatch = 512
 )
 
 // probeKey is read to check the etcd connection; it need not exist.
@@ -95,6 +92,7 @@ type DBWatcher struct {
 	boltCfg BoltConfig
 	client  *clientv3.Client
 	local   *localDB
+	mirrorW *mirrorWriter // writes local
 	metrics *metrics
 	// registered is set once the metrics are registered with Registerer.
 	registered bool
@@ -166,6 +164,7 @@ func (w *DBWatcher) Init() (err error) {
 	if err != nil {
 		return fmt.Errorf("dbwatcher: %w", err)
 	}
+	w.mirrorW = newMirrorWriter(w.local, w.Clock, w.Log)
 	defer func() {
 		if err != nil {
 			w.releaseResources()
@@ -285,6 +284,7 @@ func (w *DBWatcher) AfterInit() error {
 	}
 	w.wg.Add(1)
 	go w.run(w.ctx)
+	w.wg.Go(func() { w.mirrorW.run(w.ctx) })
 	if w.client != nil {
 		w.wg.Add(1)
 		go w.probe(w.ctx)
@@ -300,6 +300,9 @@ func (w *DBWatcher) Close() error {
 			w.cancel()
 		}
 		w.wg.Wait()
+		if w.mirrorW != nil {
+			w.mirrorW.flush() // what the loop queued last: a clean stop loses nothing
+		}
 		w.closeErr = w.releaseResources()
 	})
 	return w.closeErr

@@ -105,7 +105,9 @@ func TestInitialRemoteResyncDeliversEveryResourceAndExternalConfig(t *testing.T)
 		t.Errorf("status reports %v, want connected last", got)
 	}
 
-	// The Kubernetes part is mirrored into bolt, keys relative to the KSR prefix.
+	// The Kubernetes part is mirrored into bolt, keys relative to the KSR prefix (the
+	// writer was given the snapshot before the resync was delivered).
+	h.w.mirrorW.flush()
 	mirrored, err := h.w.local.loadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +169,7 @@ func TestChangesOfEveryResourceBecomeKubeStateChanges(t *testing.T) {
 	if evs := h.loop.snapshot(); len(evs) != 1+3*len(samples()) {
 		t.Errorf("%d events, want %d:\n%s", len(evs), 1+3*len(samples()), describe(evs))
 	}
+	h.w.mirrorW.flush()
 	if mirrored, _ := h.w.local.loadAll(); len(mirrored) != 0 {
 		t.Errorf("deleted keys still mirrored: %v", sortedKeys(mirrored))
 	}
@@ -632,7 +635,7 @@ func TestLocalResyncFollowsTheDelayOnTheClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := dbresources.Marshal(testPod("a", "10.1.1.1"))
-	if err := l.put(podKey("a"), data); err != nil {
+	if err := l.apply(map[string][]byte{podKey("a"): data}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.close(); err != nil {

@@ -18,16 +18,20 @@
 //     prefix that belongs to a dbresources resource is decoded (protobuf JSON) into
 //     api.KubeStateData (keys without the KSR prefix), the external keys are decoded by
 //     Deps.ExternalConfigCodec (keys without /vnf-agent/<node>/); the decoded Kubernetes
-//     values are mirrored into bolt (stale keys deleted), a DBResync is pushed, each key's
+//     values are queued to the bolt mirror (stale keys deleted), a DBResync is pushed, each key's
 //     revision is remembered and a new watch starts at R+1, so nothing falls between the
 //     listing and the watch. A failure of etcd retries after the probing interval.
 //     Requests arriving together are served by one resync.
 //   - Changes: dropped when they come from a replaced watch or before the first resync
 //     after a (re)connection (that resync covers them), and when their revision was
-//     already processed; otherwise mirrored into bolt (one bolt transaction per batch of
-//     queued changes) and recorded as pending. A value rewritten unchanged is not
+//     already processed; otherwise queued to the bolt mirror and recorded as pending. A
+//     value rewritten unchanged is not
 //     recorded. A failed watch requests a remote resync; a full change queue (1000) only
 //     makes the watch wait.
+//   - The bolt mirror (mirror.go) is written by a goroutine of its own, 100 ms after the
+//     first update of each round, in one bolt transaction: a snapshot replaces what was
+//     queued before it, changes are coalesced per key, Close writes what is left. The
+//     mirror may lag the event loop by that much; it only serves a start without etcd.
 //
 // Pending events (pending.go) are coalesced per key, as kube-proxy's change trackers do:
 // the latest value wins and the value the event loop saw last is kept, so the event is

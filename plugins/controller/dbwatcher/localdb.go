@@ -116,28 +116,6 @@ func (l *localDB) apply(kvs map[string][]byte) error {
 	return nil
 }
 
-// put stores one value.
-func (l *localDB) put(key string, value []byte) error {
-	err := l.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(ksrBucket).Put([]byte(key), value)
-	})
-	if err != nil {
-		return fmt.Errorf("bolt DB %s: put %s: %w", l.path, key, err)
-	}
-	return nil
-}
-
-// delete removes one key (no error when absent).
-func (l *localDB) delete(key string) error {
-	err := l.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(ksrBucket).Delete([]byte(key))
-	})
-	if err != nil {
-		return fmt.Errorf("bolt DB %s: delete %s: %w", l.path, key, err)
-	}
-	return nil
-}
-
 // loadAll returns a copy of every mirrored key and value.
 func (l *localDB) loadAll() (map[string][]byte, error) {
 	kvs := make(map[string][]byte)

@@ -56,9 +56,6 @@ type loopState struct {
 	floor [2]int64
 	// retryC fires the retry of a failed resync.
 	retryC <-chan time.Time
-	// mirror collects the bolt updates of a batch of changes (nil value: delete); nil
-	// outside applyChanges (each change is then mirrored at once).
-	mirror map[string][]byte
 }
 
 func newLoopState() loopState {
@@ -91,7 +88,7 @@ func (w *DBWatcher) run(ctx context.Context) {
 			w.loop.retryC = nil
 			w.resync(ctx)
 		case c := <-w.changes:
-			w.applyChanges(c)
+			w.applyChange(c)
 		case <-localC:
 			localC = nil
 			w.localResync(false)
@@ -168,17 +165,15 @@ func (w *DBWatcher) remoteResync(ctx context.Context) {
 		return
 	}
 	ev, keys, mirror := w.buildSnapshot(snap)
-	// The resync is delivered first: the event loop processes it while the mirror is
-	// written (the mirror matters only for a later start without etcd, and the changes
-	// watched from now on are mirrored after it, by this goroutine).
+	// The mirror writer writes the snapshot in its own goroutine while the event loop
+	// processes the resync (the mirror matters only for a later start without etcd);
+	// the changes watched from now on are queued to it after the snapshot.
+	w.mirrorW.replace(mirror)
 	w.pending.reset(ev)
 	w.loop.keys = keys
 	w.loop.synced = true
 	w.loop.resynced = true
 	w.startWatch(ctx, snap.rev+1)
-	if err := w.local.replaceAll(mirror); err != nil {
-		w.Log.WithError(err).Error("local database not updated; a start without etcd would use older state")
-	}
 	w.metrics.resyncs.WithLabelValues(sourceRemote, outcomeOK).Inc()
 	w.Log.WithFields(logrus.Fields{
 		"revision": snap.rev,
@@ -283,6 +278,7 @@ func (w *DBWatcher) localResync(force bool) {
 		w.metrics.resyncs.WithLabelValues(sourceLocal, outcomeSkipped).Inc()
 		return
 	}
+	w.mirrorW.flush() // what is still queued belongs to the mirror being read
 	kvs, err := w.local.loadAll()
 	if err != nil {
 		w.metrics.resyncs.WithLabelValues(sourceLocal, outcomeError).Inc()
@@ -311,28 +307,6 @@ func (w *DBWatcher) localResync(force bool) {
 	w.loop.resynced = true
 	w.metrics.resyncs.WithLabelValues(sourceLocal, outcomeOK).Inc()
 	w.Log.WithFields(logrus.Fields{"path": w.local.path, "objects": len(kvs)}).Info("local resync delivered")
-}
-
-// applyChanges applies c and the changes queued behind it (up to changeBatch), and
-// mirrors them into bolt in one transaction.
-func (w *DBWatcher) applyChanges(c change) {
-	w.loop.mirror = make(map[string][]byte)
-	w.applyChange(c)
-batch:
-	for range changeBatch - 1 {
-		select {
-		case c = <-w.changes:
-			w.applyChange(c)
-		default:
-			break batch
-		}
-	}
-	if len(w.loop.mirror) > 0 {
-		if err := w.local.apply(w.loop.mirror); err != nil {
-			w.Log.WithError(err).Error("local database not updated")
-		}
-	}
-	w.loop.mirror = nil
 }
 
 // applyChange turns one watched change into an event, unless it is stale (older watch,
@@ -419,23 +393,9 @@ func (w *DBWatcher) applyExternalChange(c change) {
 	w.pending.record(c.key, rel, externalResource, prev, v)
 }
 
-// mirror writes (value != nil) or deletes one key of the bolt mirror, in the batch of
-// applyChanges when there is one; a failure is logged: the mirror only matters for the
-// next start without etcd.
+// mirror queues the write (value != nil) or the delete of one key of the bolt mirror.
 func (w *DBWatcher) mirror(rel string, value []byte) {
-	if w.loop.mirror != nil {
-		w.loop.mirror[rel] = value
-		return
-	}
-	var err error
-	if value == nil {
-		err = w.local.delete(rel)
-	} else {
-		err = w.local.put(rel, value)
-	}
-	if err != nil {
-		w.Log.WithError(err).Error("local database not updated")
-	}
+	w.mirrorW.update(rel, value)
 }
 
 // decodeKube decodes a Kubernetes value read under key (rel: relative to the KSR

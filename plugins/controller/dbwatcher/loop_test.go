@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/clock"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
@@ -30,6 +32,7 @@ func loopOnly(t *testing.T) (*DBWatcher, *fakeLoop) {
 	w := &DBWatcher{
 		Deps:      Deps{Log: log, NodeName: testNode, EventLoop: loop, ExternalConfigCodec: testCodec},
 		local:     l,
+		mirrorW:   newMirrorWriter(l, clock.RealClock{}, log),
 		metrics:   newMetrics(func() int { return 0 }),
 		resyncReq: make(chan struct{}, resyncQueueSize),
 		pending:   newChangeTracker(),

@@ -1,0 +1,114 @@
+package dbwatcher
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/utils/clock"
+)
+
+// mirrorFlushDelay is how long the mirror writer collects updates before it writes them
+// in one bolt transaction. The mirror only serves a later start without etcd, so it may
+// lag this much; in exchange a burst of changes costs a few bolt commits (each one
+// copies the touched pages and syncs the file) instead of one per watched batch.
+const mirrorFlushDelay = 100 * time.Millisecond
+
+// mirrorWriter writes the bolt mirror in its own goroutine, so that neither the first
+// snapshot of a large cluster nor the commits of a burst run on the watcher's loop (the
+// path from etcd to the event loop). Updates are coalesced per key while they wait: what
+// it holds is bounded by the number of keys (the snapshot, whose values the watcher read
+// anyway, and the latest value of each changed key), and repeated changes of a key cost
+// one write.
+type mirrorWriter struct {
+	local *localDB
+	clock clock.Clock
+	delay time.Duration
+	log   logrus.FieldLogger
+
+	mu sync.Mutex
+	// snapshot is a pending replacement of the whole mirror (nil: none); changes are
+	// the puts (value) and deletes (nil) to apply after it, by key.
+	snapshot map[string][]byte
+	changes  map[string][]byte
+	wake     chan struct{}
+
+	// writing serialises flushes: a synchronous flush (before the mirror is read)
+	// waits for the writer goroutine's flush in progress.
+	writing sync.Mutex
+}
+
+func newMirrorWriter(local *localDB, clk clock.Clock, log logrus.FieldLogger) *mirrorWriter {
+	return &mirrorWriter{local: local, clock: clk, delay: mirrorFlushDelay, log: log,
+		changes: make(map[string][]byte), wake: make(chan struct{}, 1)}
+}
+
+// replace queues a replacement of the whole mirror by kvs (keys relative to the KSR
+// prefix); the changes pending before it are covered by it and dropped.
+func (m *mirrorWriter) replace(kvs map[string][]byte) {
+	m.mu.Lock()
+	m.snapshot = kvs
+	clear(m.changes)
+	m.mu.Unlock()
+	m.signal()
+}
+
+// update queues the put (value != nil) or the delete (nil) of one key.
+func (m *mirrorWriter) update(key string, value []byte) {
+	m.mu.Lock()
+	m.changes[key] = value
+	m.mu.Unlock()
+	m.signal()
+}
+
+func (m *mirrorWriter) signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run writes what is queued, mirrorFlushDelay after the first update of each round,
+// until ctx is done (the watcher's Close then writes what is still queued, once every
+// goroutine that queues has stopped).
+func (m *mirrorWriter) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.wake:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.clock.After(m.delay):
+		}
+		m.flush()
+	}
+}
+
+// flush writes what is queued now: the pending snapshot first, then the changes after
+// it. A failure is logged (the mirror only matters for the next start without etcd;
+// the next snapshot rewrites it whole).
+func (m *mirrorWriter) flush() {
+	m.writing.Lock()
+	defer m.writing.Unlock()
+	m.mu.Lock()
+	snapshot, changes := m.snapshot, m.changes
+	m.snapshot = nil
+	if len(changes) > 0 {
+		m.changes = make(map[string][]byte)
+	}
+	m.mu.Unlock()
+	if snapshot != nil {
+		if err := m.local.replaceAll(snapshot); err != nil {
+			m.log.WithError(err).Error("local database not updated; a start without etcd would use older state")
+		}
+	}
+	if len(changes) > 0 {
+		if err := m.local.apply(changes); err != nil {
+			m.log.WithError(err).Error("local database not updated")
+		}
+	}
+}

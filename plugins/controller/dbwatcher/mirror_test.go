@@ -1,0 +1,95 @@
+package dbwatcher
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// newTestMirror returns a mirror writer on a new bolt file, driven by a fake clock.
+func newTestMirror(t *testing.T) (*mirrorWriter, *testingclock.FakeClock) {
+	t.Helper()
+	cfg := DefaultBoltConfig()
+	cfg.DBPath = filepath.Join(t.TempDir(), "mirror.db")
+	local, err := openLocalDB(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = local.close() })
+	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	return newMirrorWriter(local, fc, logrus.New()), fc
+}
+
+// startMirror runs the writer until the test ends.
+func startMirror(t *testing.T, m *mirrorWriter) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { m.run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+func mirrored(t *testing.T, m *mirrorWriter) map[string]string {
+	t.Helper()
+	kvs, err := m.local.loadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(kvs))
+	for k, v := range kvs {
+		out[k] = string(v)
+	}
+	return out
+}
+
+func TestMirrorWritesAfterTheFlushDelayOnly(t *testing.T) {
+	m, fc := newTestMirror(t)
+	startMirror(t, m)
+	m.update("k8s/pod/a", []byte("A"))
+	waitUntil(t, "the flush timer", func() bool { return fc.HasWaiters() })
+	fc.Step(mirrorFlushDelay - time.Nanosecond)
+	if got := mirrored(t, m); len(got) != 0 {
+		t.Fatalf("mirror written before the flush delay: %v", got)
+	}
+	fc.Step(time.Nanosecond)
+	waitUntil(t, "the write", func() bool { return mirrored(t, m)["k8s/pod/a"] == "A" })
+}
+
+func TestMirrorCoalescesChangesOfAKey(t *testing.T) {
+	m, _ := newTestMirror(t)
+	for i := range 100 {
+		m.update("k8s/pod/a", fmt.Appendf(nil, "v%d", i))
+	}
+	m.update("k8s/pod/b", []byte("B"))
+	m.update("k8s/pod/b", nil) // created and deleted while waiting
+	m.mu.Lock()
+	pending := len(m.changes)
+	m.mu.Unlock()
+	if pending != 2 {
+		t.Errorf("%d pending updates, want 2 (one per key)", pending)
+	}
+	m.flush()
+	if got := mirrored(t, m); len(got) != 1 || got["k8s/pod/a"] != "v99" {
+		t.Errorf("mirror %v, want only k8s/pod/a = v99", got)
+	}
+}
+
+func TestMirrorSnapshotReplacesWhatWasQueuedBeforeIt(t *testing.T) {
+	m, _ := newTestMirror(t)
+	m.update("k8s/pod/old", []byte("O"))
+	m.flush()
+	m.update("k8s/pod/stale", []byte("S")) // covered by the snapshot below
+	m.replace(map[string][]byte{"k8s/pod/a": []byte("A"), "k8s/pod/b": []byte("B")})
+	m.update("k8s/pod/b", []byte("B2")) // after the snapshot: applied on top of it
+	m.update("k8s/pod/c", []byte("C"))
+	m.flush()
+	want := map[string]string{"k8s/pod/a": "A", "k8s/pod/b": "B2", "k8s/pod/c": "C"}
+	if got := mirrored(t, m); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("mirror %v, want %v", got, want)
+	}
+}
