@@ -171,3 +171,16 @@ func (r *LogRegistry) Names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// LevelEnabled tells whether log writes entries of level; a logger that cannot say
+// (neither a *logrus.Entry nor a *logrus.Logger) is taken as writing them. Hot paths
+// ask it before they build fields or format values for a line that would be dropped.
+func LevelEnabled(log logrus.FieldLogger, level logrus.Level) bool {
+	switch l := log.(type) {
+	case *logrus.Entry:
+		return l.Logger.IsLevelEnabled(level)
+	case *logrus.Logger:
+		return l.IsLevelEnabled(level)
+	}
+	return true
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/sirupsen/logrus"
 )
 
 func TestLogRegistryPerLoggerLevels(t *testing.T) {
@@ -84,3 +86,28 @@ func TestLogRegistryRejectsBadInput(t *testing.T) {
 		t.Errorf("level after rejected config = %s, want info", lvl)
 	}
 }
+
+func TestLevelEnabledReadsTheLoggerBehindAnEntry(t *testing.T) {
+	log := logrus.New()
+	log.SetLevel(logrus.WarnLevel)
+	entry := log.WithField("plugin", "x")
+	for _, c := range []struct {
+		name  string
+		log   logrus.FieldLogger
+		level logrus.Level
+		want  bool
+	}{
+		{"entry, info under warn", entry, logrus.InfoLevel, false},
+		{"entry, error under warn", entry, logrus.ErrorLevel, true},
+		{"logger, debug under warn", log, logrus.DebugLevel, false},
+		{"logger, warn under warn", log, logrus.WarnLevel, true},
+		{"unknown logger", otherLogger{log}, logrus.DebugLevel, true},
+	} {
+		if got := LevelEnabled(c.log, c.level); got != c.want {
+			t.Errorf("%s: LevelEnabled = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// otherLogger is a FieldLogger that is neither a *logrus.Entry nor a *logrus.Logger.
+type otherLogger struct{ *logrus.Logger }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -367,6 +370,9 @@ func (c *Controller) txnContext(ev api.Event, method api.EventMethodType, txnTyp
 
 // logNewEvent writes the opening banner of an event: one line, details in fields.
 func (c *Controller) logNewEvent(rec *EventRecord, handlers []api.EventHandler) {
+	if !infra.LevelEnabled(c.Log, logrus.InfoLevel) {
+		return
+	}
 	names := make([]string, len(handlers))
 	for i, h := range handlers {
 		names[i] = h.String()
@@ -386,6 +392,9 @@ func (c *Controller) logNewEvent(rec *EventRecord, handlers []api.EventHandler) 
 // logFinalizedEvent writes the closing banner: what each handler did, the transaction,
 // the errors and the duration.
 func (c *Controller) logFinalizedEvent(rec *EventRecord, err error) {
+	if err == nil && !infra.LevelEnabled(c.Log, logrus.InfoLevel) {
+		return
+	}
 	var handled []string
 	for _, h := range rec.Handlers {
 		entry := h.Handler

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/contiv-vpp/contiv-vpp/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
 )
@@ -313,17 +314,21 @@ func (w *DBWatcher) localResync(force bool) {
 // not resynced since the connection came back) or already processed (by revision).
 func (w *DBWatcher) applyChange(c change) {
 	st := &w.loop
-	log := w.Log.WithFields(logrus.Fields{"key": c.key, "revision": c.rev})
+	dropped := func(why string) {
+		if infra.LevelEnabled(w.Log, logrus.DebugLevel) {
+			w.Log.WithFields(logrus.Fields{"key": c.key, "revision": c.rev}).Debug("change dropped: " + why)
+		}
+	}
 	if c.gen != st.gen || !st.synced {
-		log.Debug("change dropped: the next resync covers it")
+		dropped("the next resync covers it")
 		return
 	}
 	if c.rev < st.floor[c.stream()] {
-		log.Debug("change dropped: revision already processed")
+		dropped("revision already processed")
 		return
 	}
 	if e, ok := st.keys[c.key]; ok && c.rev <= e.rev {
-		log.Debug("change dropped: key already at this revision")
+		dropped("key already at this revision")
 		return
 	}
 	st.floor[c.stream()] = c.rev

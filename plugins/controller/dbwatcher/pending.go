@@ -17,6 +17,10 @@ type pendingChange struct {
 	prev proto.Message
 	// next is the latest value (nil: deleted).
 	next proto.Message
+	// coalesced is set once a second change of the key merged into this one: only
+	// then can next equal prev (the watcher records a change only when the value
+	// differs from the one before it).
+	coalesced bool
 }
 
 // changeTracker holds the events the watcher produced and the event loop has not taken
@@ -46,11 +50,13 @@ func newChangeTracker() *changeTracker {
 }
 
 // record adds a change of key from prev (the latest value the watcher knew, delivered
-// or pending) to next (nil: deleted).
+// or pending) to next (nil: deleted); next must differ from prev (the watcher does not
+// record a value rewritten unchanged), so only coalesced changes are compared again.
 func (t *changeTracker) record(key, rel, resource string, prev, next proto.Message) {
 	t.mu.Lock()
 	if p, ok := t.byKey[key]; ok {
 		p.next = next
+		p.coalesced = true
 		t.coalesced()
 	} else {
 		t.byKey[key] = &pendingChange{rel: rel, resource: resource, prev: prev, next: next}
@@ -91,7 +97,7 @@ func (t *changeTracker) Next() api.Event {
 		case t.head > 1024 && t.head*2 > len(t.order):
 			t.order, t.head = append([]string(nil), t.order[t.head:]...), 0
 		}
-		if equalOrNil(p.prev, p.next) {
+		if p.coalesced && equalOrNil(p.prev, p.next) {
 			continue // e.g. created and deleted before the loop saw it
 		}
 		t.delivered(p.resource)

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,7 +236,7 @@ func (c *Client) GetMsgID(msgName, msgCrc string) (uint16, error) {
 	if s == nil {
 		return 0, fmt.Errorf("vppsock: %s: message table unknown: %w", c.opts.SocketPath, ErrNotConnected)
 	}
-	if id, ok := s.table[msgName+"_"+msgCrc]; ok {
+	if id, ok := s.table[msgKey{msgName, msgCrc}]; ok {
 		return id, nil
 	}
 	return 0, &adapter.UnknownMsgError{MsgName: msgName, MsgCrc: msgCrc}
@@ -293,7 +294,7 @@ type session struct {
 	maxPend int
 
 	index    uint32            // client index from sockclnt_create_reply
-	table    map[string]uint16 // name_crc -> ID; read-only after the handshake
+	table    map[msgKey]uint16 // name and CRC -> ID; read-only after the handshake
 	deleteID uint16            // sockclnt_delete
 	delRepID uint16            // sockclnt_delete_reply, not passed to the callback
 
@@ -359,17 +360,31 @@ func (s *session) handshake(name string, timeout time.Duration) error {
 		return fmt.Errorf("sockclnt_create refused: response %d", reply.Response)
 	}
 	s.index = reply.Index
-	s.table = make(map[string]uint16, len(reply.MessageTable))
+	s.table = make(map[msgKey]uint16, len(reply.MessageTable))
 	for _, e := range reply.MessageTable {
-		s.table[e.Name] = e.Index
+		s.table[msgKeyOf(e.Name)] = e.Index
 	}
 	var ok bool
 	del, delRep := &memclnt.SockclntDelete{}, &memclnt.SockclntDeleteReply{}
-	if s.deleteID, ok = s.table[del.GetMessageName()+"_"+del.GetCrcString()]; !ok {
+	if s.deleteID, ok = s.table[msgKey{del.GetMessageName(), del.GetCrcString()}]; !ok {
 		return fmt.Errorf("message table of %d entries lacks %s_%s", len(s.table), del.GetMessageName(), del.GetCrcString())
 	}
-	s.delRepID = s.table[delRep.GetMessageName()+"_"+delRep.GetCrcString()]
+	s.delRepID = s.table[msgKey{delRep.GetMessageName(), delRep.GetCrcString()}]
 	return s.nc.SetDeadline(time.Time{})
+}
+
+// msgKey identifies a message of the table by name and CRC: GetMsgID looks it up
+// without building the table's "name_crc" string (one allocation per request).
+type msgKey struct{ name, crc string }
+
+// msgKeyOf splits an entry of VPP's message table, "<name>_<crc>", at its last
+// underscore (names contain underscores, CRCs do not).
+func msgKeyOf(nameCrc string) msgKey {
+	i := strings.LastIndexByte(nameCrc, '_')
+	if i < 0 {
+		return msgKey{name: nameCrc}
+	}
+	return msgKey{nameCrc[:i], nameCrc[i+1:]}
 }
 
 // appendFrame appends the frame header and payload to buf.

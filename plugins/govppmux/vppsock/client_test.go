@@ -21,6 +21,7 @@ import (
 	"go.fd.io/govpp/adapter"
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/memclnt"
+	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/vpe"
 	"go.fd.io/govpp/core"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -102,6 +103,26 @@ func TestGovppCoreTalksToTheSimulatorThroughTheClient(t *testing.T) {
 	var unknown *adapter.UnknownMsgError
 	if _, err := c.GetMsgID("no_such_message", "deadbeef"); !errors.As(err, &unknown) {
 		t.Errorf("GetMsgID of an unknown message = %v, want *adapter.UnknownMsgError", err)
+	}
+	if _, err := c.GetMsgID("control_ping", "deadbeef"); !errors.As(err, &unknown) {
+		t.Errorf("GetMsgID of a known name with another CRC = %v, want *adapter.UnknownMsgError", err)
+	}
+	// govpp asks for the ID of every request it sends.
+	crc := (&nat44_ed.Nat44LbStaticMappingAddDelLocal{}).GetCrcString()
+	if n := testing.AllocsPerRun(100, func() { _, _ = c.GetMsgID("nat44_lb_static_mapping_add_del_local", crc) }); n != 0 {
+		t.Errorf("GetMsgID allocates %v times per call, want 0", n)
+	}
+}
+
+func TestMessageTableEntriesSplitAtTheLastUnderscore(t *testing.T) {
+	for in, want := range map[string]msgKey{
+		"nat44_lb_static_mapping_add_del_local_7ca1ff0e": {"nat44_lb_static_mapping_add_del_local", "7ca1ff0e"},
+		"control_ping_51077d14":                          {"control_ping", "51077d14"},
+		"noseparator":                                    {name: "noseparator"},
+	} {
+		if got := msgKeyOf(in); got != want {
+			t.Errorf("msgKeyOf(%q) = %+v, want %+v", in, got, want)
+		}
 	}
 }
 
