@@ -301,6 +301,28 @@ func (c *agentClient) metric(name string, fragments ...string) (float64, error) 
 	return sum, nil
 }
 
+// gcState is what the agent's Go runtime reports of its allocations and collections.
+type gcState struct {
+	allocated, cycles, pauses float64 // bytes allocated, GC cycles, seconds of stop-the-world pauses
+}
+
+// gcState reads the agent's allocation and GC counters (zero when they cannot be read:
+// they only explain the figures, they are not figures of the benchmark).
+func (c *agentClient) gcState() gcState {
+	var g gcState
+	g.allocated, _ = c.metric("go_memstats_alloc_bytes_total")
+	g.cycles, _ = c.metric("go_gc_duration_seconds_count")
+	g.pauses, _ = c.metric("go_gc_duration_seconds_sum")
+	return g
+}
+
+// since describes the allocations and collections from before to g, per one of n
+// operations.
+func (g gcState) since(before gcState, n int) string {
+	return fmt.Sprintf("agent allocated %.1f kB per change, %.0f GC cycles (%.2f ms of pauses)",
+		(g.allocated-before.allocated)/1e3/float64(max(n, 1)), g.cycles-before.cycles, (g.pauses-before.pauses)*1e3)
+}
+
 var netnsSeq atomic.Int64
 
 // newNetns creates a network namespace of this run (loopback up), deleted when tb

@@ -321,6 +321,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		t.Fatal(err)
 	}
 	var lat, latNP, latCluster, putDone []time.Duration
+	gcBefore := ac.gcState()
 	for c := 0; c < changes; c++ {
 		i := (c * 7919) % s.Services
 		version[i]++
@@ -359,8 +360,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		slices.Sort(lat)
 		res.changeP50, res.changeP99 = lat[len(lat)/2], lat[(len(lat)*99)/100]
 		res.changeMsgs, _, _ = sim.messages()
-		t.Logf("%s: %d Endpoints changes: p50 %v, p99 %v, max %v; %.1f VPP messages per change",
-			v.name, len(lat), ms(res.changeP50), ms(res.changeP99), ms(lat[len(lat)-1]), float64(res.changeMsgs)/float64(len(lat)))
+		t.Logf("%s: %d Endpoints changes: p50 %v, p99 %v, max %v; %.1f VPP messages per change; %s",
+			v.name, len(lat), ms(res.changeP50), ms(res.changeP99), ms(lat[len(lat)-1]), float64(res.changeMsgs)/float64(len(lat)),
+			ac.gcState().since(gcBefore, len(lat)))
 		slices.Sort(putDone)
 		t.Logf("%s:   etcd Put alone (the harness's write returning): p50 %v, p99 %v", v.name,
 			ms(putDone[len(putDone)/2]), ms(putDone[(len(putDone)*99)/100]))
@@ -482,6 +484,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	}
 	prof.wait()
 	prof.cpu("burst", 6*time.Second)
+	gcBefore = ac.gcState()
 	t0 := time.Now()
 	var werr error
 	var mu sync.Mutex
@@ -515,13 +518,14 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	resyncsAfter, _ := ac.metric("contiv_controller_events_total", `Resync`)
 	res.burstResyncs = resyncsAfter - resyncsBefore
 	res.burstMsgs, res.burstTop, _ = sim.messages()
+	burstGC := ac.gcState().since(gcBefore, burst)
 	res.heapAfterBurst, _ = ac.metric("go_memstats_heap_alloc_bytes")
 	prof.wait()
 	prof.heap("after-burst")
 	t.Logf("%s: burst of %d Endpoints changes (written in %v): VPP holds the final state %v after the first write; "+
-		"%v resync events; %d VPP messages (%s); peak RSS %s during the burst, heap after %s",
+		"%v resync events; %d VPP messages (%s); peak RSS %s during the burst, heap after %s; %s",
 		v.name, burst, ms(written), ms(res.burst), res.burstResyncs, res.burstMsgs, res.burstTop,
-		mb(res.burstPeak.HWM), mb(int64(res.heapAfterBurst)))
+		mb(res.burstPeak.HWM), mb(int64(res.heapAfterBurst)), burstGC)
 	if err := agent.exited(); err != nil {
 		t.Fatal(err)
 	}
