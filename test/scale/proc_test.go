@@ -2,6 +2,7 @@ package scale
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -241,14 +242,41 @@ func (c *simClient) messages() (int64, string, error) {
 // wait asks the simulator to wait until every expectation holds; it returns the
 // simulator's time of that moment.
 func (c *simClient) wait(expect []mappingExpect, timeout time.Duration) (time.Time, error) {
-	var r waitReply
-	if err := c.call(http.MethodPost, "/wait", waitRequest{Expect: expect, Timeout: timeout}, &r); err != nil {
+	done, err := c.startWait(expect, timeout)
+	if err != nil {
 		return time.Time{}, err
 	}
-	if r.Error != "" {
-		return time.Time{}, errors.New(r.Error)
+	return done()
+}
+
+// startWait puts a wait in place in the simulator and returns once it is (the
+// simulator answers with the headers at once); done returns the simulator's time of
+// the moment every expectation held.
+func (c *simClient) startWait(expect []mappingExpect, timeout time.Duration) (done func() (time.Time, error), err error) {
+	data, err := json.Marshal(waitRequest{Expect: expect, Timeout: timeout})
+	if err != nil {
+		return nil, err
 	}
-	return time.Unix(0, r.DoneUnixNano), nil
+	resp, err := c.http.Post("http://sim/wait", "application/json", bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("simulator POST /wait: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("simulator POST /wait: %s: %s", resp.Status, data)
+	}
+	return func() (time.Time, error) {
+		defer resp.Body.Close()
+		var r waitReply
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return time.Time{}, fmt.Errorf("simulator POST /wait: %w", err)
+		}
+		if r.Error != "" {
+			return time.Time{}, errors.New(r.Error)
+		}
+		return time.Unix(0, r.DoneUnixNano), nil
+	}, nil
 }
 
 // agentClient reads the agent's REST API.

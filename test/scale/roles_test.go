@@ -11,6 +11,8 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -119,13 +121,24 @@ func runSimRole(dir string) int {
 		sim.ResetMessageCounts()
 		writeJSON(w, struct{}{})
 	})
+	nat := newNATNotifier()
+	sim.SetRequestHook(func(name string) {
+		if strings.HasPrefix(name, "nat44_") {
+			nat.changed()
+		}
+	})
 	mux.HandleFunc("POST /wait", func(w http.ResponseWriter, req *http.Request) {
 		var wr waitRequest
 		if err := json.NewDecoder(req.Body).Decode(&wr); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		writeJSON(w, waitMappings(req.Context(), sim, wr))
+		// The headers tell the harness that the wait is in place (it writes to etcd
+		// only then); the body, when the expectations hold.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		_ = json.NewEncoder(w).Encode(waitMappings(req.Context(), sim, nat, wr))
 	})
 	// CONTIV_SCALE_PROFILE: the harness profiles the simulator too (VPP's share of a
 	// phase's time).
@@ -143,10 +156,37 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// waitMappings polls the simulator until every expectation holds, checking them in
-// order and resuming at the first that failed (a lookup of a missing mapping scans
-// all mappings, so only one failing lookup is made per poll).
-func waitMappings(ctx context.Context, sim *vppsim.Sim, wr waitRequest) waitReply {
+// natNotifier tells waiters that the simulator executed a NAT request: changed closes
+// the channel the waiters hold and starts a new one.
+type natNotifier struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newNATNotifier() *natNotifier { return &natNotifier{ch: make(chan struct{})} }
+
+// changed is called by the simulator's request hook, before the request's reply is
+// sent.
+func (n *natNotifier) changed() {
+	n.mu.Lock()
+	close(n.ch)
+	n.ch = make(chan struct{})
+	n.mu.Unlock()
+}
+
+// next returns the channel closed by the next change.
+func (n *natNotifier) next() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ch
+}
+
+// waitMappings waits until every expectation holds, checking them in order and
+// resuming at the first that failed (a lookup of a missing mapping scans all mappings,
+// so only one failing lookup is made per check). A single expectation (one Endpoints
+// change, timed to the request that completes it) is checked after every NAT request
+// the simulator executes; more (the burst, the first resync) are checked every Poll.
+func waitMappings(ctx context.Context, sim *vppsim.Sim, nat *natNotifier, wr waitRequest) waitReply {
 	type parsed struct {
 		e       mappingExpect
 		ip      netip.Addr
@@ -168,7 +208,6 @@ func waitMappings(ctx context.Context, sim *vppsim.Sim, wr waitRequest) waitRepl
 	if wr.Poll <= 0 {
 		wr.Poll = 200 * time.Microsecond
 	}
-	deadline := time.Now().Add(wr.Timeout)
 	holds := func(p parsed) bool {
 		backends := sim.LookupDNAT(p.e.Proto, p.ip, p.e.Port)
 		if p.e.Absent {
@@ -182,19 +221,35 @@ func waitMappings(ctx context.Context, sim *vppsim.Sim, wr waitRequest) waitRepl
 		return false
 	}
 	next := 0
+	expired := time.NewTimer(wr.Timeout)
+	defer expired.Stop()
+	var polls <-chan time.Time // nil for a single expectation: its check follows the changes
+	if len(ps) > 1 {
+		poll := time.NewTicker(wr.Poll)
+		defer poll.Stop()
+		polls = poll.C
+	}
 	for {
+		changed := nat.next() // before the check: a change during it is not missed
 		for next < len(ps) && holds(ps[next]) {
 			next++
 		}
 		if next == len(ps) {
 			return waitReply{DoneUnixNano: time.Now().UnixNano()}
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if len(ps) > 1 {
+			changed = nil
+		}
+		select {
+		case <-changed:
+		case <-polls:
+		case <-expired.C:
 			e := ps[next].e
 			return waitReply{Error: fmt.Sprintf("not within %v: %d/%d hold; proto %d %s:%d backend %q absent %v does not",
 				wr.Timeout, next, len(ps), e.Proto, e.IP, e.Port, e.Backend, e.Absent)}
+		case <-ctx.Done():
+			return waitReply{Error: "wait cancelled: " + ctx.Err().Error()}
 		}
-		time.Sleep(wr.Poll)
 	}
 }
 

@@ -326,34 +326,28 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		i := (c * 7919) % s.Services
 		version[i]++
 		ip, _ := s.changedBackend(i, version[i])
-		type reply struct {
-			at  time.Time
-			err error
-		}
-		done := make(chan reply, 1)
-		go func() {
-			at, err := sim.wait([]mappingExpect{{Proto: 6, IP: serviceIP(i), Port: servicePort, Backend: ip}}, 30*time.Second)
-			done <- reply{at, err}
-		}()
 		key, value, err := encodeObject(s.k8sEndpoints(i, version[i])) // contiv-ksr's work, not timed
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond) // the wait is in place before the write
+		done, err := sim.startWait([]mappingExpect{{Proto: 6, IP: serviceIP(i), Port: servicePort, Backend: ip}}, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t0 := time.Now()
 		if err := putEncoded(ctx, cli, key, value); err != nil {
 			t.Fatal(err)
 		}
 		putDone = append(putDone, time.Since(t0))
-		r := <-done
-		if r.err != nil {
-			t.Fatalf("change %d (service %d): %v", c, i, r.err)
+		at, err := done()
+		if err != nil {
+			t.Fatalf("change %d (service %d): %v", c, i, err)
 		}
-		lat = append(lat, r.at.Sub(t0))
+		lat = append(lat, at.Sub(t0))
 		if i < s.NodePorts {
-			latNP = append(latNP, r.at.Sub(t0))
+			latNP = append(latNP, at.Sub(t0))
 		} else {
-			latCluster = append(latCluster, r.at.Sub(t0))
+			latCluster = append(latCluster, at.Sub(t0))
 		}
 	}
 	if len(lat) > 0 {
