@@ -159,14 +159,14 @@ func TestInitErrorsNameTheProblem(t *testing.T) {
 		want string
 	}{
 		{"no event loop", Deps{}, "event loop"},
-		{"bolt path under a file", Deps{EventLoop: &fakeLoop{}, BoltConfig: loader("db-path: " + filepath.Join(notADir, "bolt.db"))}, notADir},
-		{"bad bolt key", Deps{EventLoop: &fakeLoop{}, BoltConfig: loader("file-mode: 4095")}, "file-mode"},
-		{"bad etcd key", Deps{EventLoop: &fakeLoop{}, BoltConfig: boltConf(dir), NodeName: testNode, EtcdConfig: loader("endpoints: []")}, "endpoints"},
-		{"unknown etcd key", Deps{EventLoop: &fakeLoop{}, BoltConfig: boltConf(dir), NodeName: testNode, EtcdConfig: loader("endpoint: [x]")}, "endpoint"},
-		{"no node name", Deps{EventLoop: &fakeLoop{}, BoltConfig: boltConf(dir), EtcdConfig: good}, "node name"},
-		{"missing CA file", Deps{EventLoop: &fakeLoop{}, BoltConfig: boltConf(dir), NodeName: testNode,
+		{"bolt path under a file", Deps{EventLoop: newFakeLoop(), BoltConfig: loader("db-path: " + filepath.Join(notADir, "bolt.db"))}, notADir},
+		{"bad bolt key", Deps{EventLoop: newFakeLoop(), BoltConfig: loader("file-mode: 4095")}, "file-mode"},
+		{"bad etcd key", Deps{EventLoop: newFakeLoop(), BoltConfig: boltConf(dir), NodeName: testNode, EtcdConfig: loader("endpoints: []")}, "endpoints"},
+		{"unknown etcd key", Deps{EventLoop: newFakeLoop(), BoltConfig: boltConf(dir), NodeName: testNode, EtcdConfig: loader("endpoint: [x]")}, "endpoint"},
+		{"no node name", Deps{EventLoop: newFakeLoop(), BoltConfig: boltConf(dir), EtcdConfig: good}, "node name"},
+		{"missing CA file", Deps{EventLoop: newFakeLoop(), BoltConfig: boltConf(dir), NodeName: testNode,
 			EtcdConfig: loader("endpoints: [\"127.0.0.1:2379\"]\nca-file: " + filepath.Join(dir, "none.pem"))}, "none.pem"},
-		{"negative probing interval", Deps{EventLoop: &fakeLoop{}, RemoteDBProbingInterval: -1}, "remoteDBProbingInterval"},
+		{"negative probing interval", Deps{EventLoop: newFakeLoop(), RemoteDBProbingInterval: -1}, "remoteDBProbingInterval"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,7 +185,7 @@ func TestInitErrorsNameTheProblem(t *testing.T) {
 
 func TestInitCreatesBoltDirectoryWithFileMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b", "bolt.db")
-	w := NewDBWatcher(Deps{EventLoop: &fakeLoop{}, BoltConfig: loader(fmt.Sprintf("db-path: %s\nfile-mode: 384\n", path))})
+	w := NewDBWatcher(Deps{EventLoop: newFakeLoop(), BoltConfig: loader(fmt.Sprintf("db-path: %s\nfile-mode: 384\n", path))})
 	if err := w.Init(); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestInitCreatesBoltDirectoryWithFileMode(t *testing.T) {
 func TestMetricsRegistrationConflictFailsInit(t *testing.T) {
 	dir := t.TempDir()
 	h := newHarness(t, nil, dir)
-	other := NewDBWatcher(Deps{EventLoop: &fakeLoop{}, BoltConfig: boltConf(t.TempDir()), Registerer: h.reg})
+	other := NewDBWatcher(Deps{EventLoop: newFakeLoop(), BoltConfig: boltConf(t.TempDir()), Registerer: h.reg})
 	if err := other.Init(); err == nil || !strings.Contains(err.Error(), "metrics") {
 		other.Close()
 		t.Fatalf("Init error %v, want a metrics registration error", err)
@@ -324,7 +324,7 @@ func TestWatcherConnectsOverMutualTLS(t *testing.T) {
 
 	// Without a client certificate the server refuses the agent.
 	noCert := loader(fmt.Sprintf("endpoints: [%q]\nca-file: %s\ndial-timeout: 300ms\n", ep, p.caFile))
-	w := NewDBWatcher(Deps{EventLoop: &fakeLoop{}, NodeName: testNode, BoltConfig: boltConf(t.TempDir()), EtcdConfig: noCert})
+	w := NewDBWatcher(Deps{EventLoop: newFakeLoop(), NodeName: testNode, BoltConfig: boltConf(t.TempDir()), EtcdConfig: noCert})
 	if err := w.Init(); err == nil {
 		w.Close()
 		t.Fatal("Init succeeded without a client certificate")

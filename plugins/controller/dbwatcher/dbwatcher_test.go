@@ -165,13 +165,12 @@ func TestChangesOfEveryResourceBecomeKubeStateChanges(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
-	if evs := h.loop.snapshot(); len(evs) != 1+3*len(samples()) {
+	if evs := h.barrier(t, db, "barrier"); len(evs) != 1+3*len(samples()) {
 		t.Errorf("%d events, want %d:\n%s", len(evs), 1+3*len(samples()), describe(evs))
 	}
 	h.w.mirrorW.flush()
-	if mirrored, _ := h.w.local.loadAll(); len(mirrored) != 0 {
-		t.Errorf("deleted keys still mirrored: %v", sortedKeys(mirrored))
+	if mirrored, _ := h.w.local.loadAll(); len(mirrored) != 1 {
+		t.Errorf("mirror holds %v, want only the barrier (the other keys were deleted)", sortedKeys(mirrored))
 	}
 }
 
@@ -184,8 +183,11 @@ func TestExternalConfigChangesOfThisNode(t *testing.T) {
 
 	db.put(externalKey("node2", "config/test/a"), []byte("other node"))
 	db.put(externalKey(testNode, "status/x"), []byte("not configuration"))
+	// Each step waits for its event: changes pending together would coalesce.
 	db.put(externalKey(testNode, "config/test/a"), []byte("1"))
+	h.loop.waitForCount(t, 2)
 	db.put(externalKey(testNode, "config/test/a"), []byte("2"))
+	h.loop.waitForCount(t, 3)
 	db.del(externalKey(testNode, "config/test/a"))
 	evs := h.loop.waitForCount(t, 4)[1:]
 	want := []proto.Message{wrapperspb.String("1"), wrapperspb.String("2"), nil}
@@ -199,9 +201,19 @@ func TestExternalConfigChangesOfThisNode(t *testing.T) {
 			t.Errorf("event %d = %s %v, want config/test/a = %v from db", i, c, c.UpdatedKVs, w)
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
-	if n := len(h.loop.snapshot()); n != 4 {
-		t.Errorf("%d events, want 4:\n%s", n, describe(h.loop.snapshot()))
+	// A barrier on the external watch: whatever it delivers of the keys written before
+	// is delivered before the barrier.
+	db.put(externalKey(testNode, "config/test/barrier"), []byte("b"))
+	evs = h.loop.waitFor(t, "the barrier", func(evs []api.Event) bool {
+		c, ok := evs[len(evs)-1].(*api.ExternalConfigChange)
+		if !ok {
+			return false
+		}
+		_, barrier := c.UpdatedKVs["config/test/barrier"]
+		return barrier
+	})
+	if n := len(evs); n != 5 {
+		t.Errorf("%d events before the barrier, want 4:\n%s", n-1, describe(evs))
 	}
 }
 
@@ -330,7 +342,7 @@ func TestInitFailsWhenEtcdIsDownAndDelayedStartNotAllowed(t *testing.T) {
 	ep := fmt.Sprintf("127.0.0.1:%d", etcdtest.FreePort(t))
 	w := NewDBWatcher(Deps{
 		NodeName:   testNode,
-		EventLoop:  &fakeLoop{},
+		EventLoop:  newFakeLoop(),
 		EtcdConfig: loader(fmt.Sprintf("endpoints: [%q]\ninsecure-transport: true\ndial-timeout: 200ms\n", ep)),
 		BoltConfig: boltConf(t.TempDir()),
 		Log:        logrus.New(),
@@ -375,9 +387,7 @@ func TestBadValuesAreLoggedCountedAndSkipped(t *testing.T) {
 	db.putKube(podKey("other"), testPod("other", "10.1.1.2"))
 	db.putKube(podKey("good"), testPod("good", "10.1.1.9"))
 	db.del(ksrkey.KsrPrefix + podKey("garbage"))
-	h.loop.waitForCount(t, 3)
-	time.Sleep(100 * time.Millisecond) // anything wrongly delivered would show up
-	evs := h.loop.snapshot()
+	evs := h.barrier(t, db, "barrier") // anything wrongly delivered shows up before it
 	if len(evs) != 3 {
 		t.Fatalf("%d events, want the resync and two changes:\n%s", len(evs), describe(evs))
 	}
@@ -615,7 +625,7 @@ func TestCloseStopsEverythingAndMayBeRepeated(t *testing.T) {
 	n := len(h.loop.snapshot())
 	db.putKube(podKey("b"), testPod("b", "10.1.1.2"))
 	h.w.RequestResync()
-	time.Sleep(100 * time.Millisecond)
+	// No goroutine of the watcher is left to deliver them (checked above).
 	if got := len(h.loop.snapshot()); got != n {
 		t.Errorf("events after Close:\n%s", describe(h.loop.snapshot()[n:]))
 	}

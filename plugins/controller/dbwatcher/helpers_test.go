@@ -79,7 +79,12 @@ type fakeLoop struct {
 	gate   chan struct{}
 	// waiting counts the pushes waiting on the gate.
 	waiting atomic.Int32
+	// pushed is signalled after every recorded event (waitFor waits on it).
+	pushed chan struct{}
 }
+
+// newFakeLoop returns an empty fake event loop.
+func newFakeLoop() *fakeLoop { return &fakeLoop{pushed: make(chan struct{}, 1)} }
 
 func (f *fakeLoop) PushEvent(ev api.Event) error {
 	f.mu.Lock()
@@ -96,8 +101,12 @@ func (f *fakeLoop) PushEvent(ev api.Event) error {
 		}
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.events = append(f.events, ev)
+	f.mu.Unlock()
+	select {
+	case f.pushed <- struct{}{}:
+	default:
+	}
 	return nil
 }
 
@@ -114,20 +123,41 @@ func (f *fakeLoop) snapshot() []api.Event {
 	return append([]api.Event(nil), f.events...)
 }
 
-// waitFor polls cond over the events until it holds.
+// waitFor checks cond over the events after every new event until it holds.
 func (f *fakeLoop) waitFor(t *testing.T, what string, cond func([]api.Event) bool) []api.Event {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	timeout := time.NewTimer(waitTimeout)
+	defer timeout.Stop()
 	for {
 		evs := f.snapshot()
 		if cond(evs) {
 			return evs
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; events:\n%s", what, describe(evs))
+		select {
+		case <-f.pushed:
+		case <-timeout.C:
+			t.Fatalf("timed out waiting for %s; events:\n%s", what, describe(f.snapshot()))
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// barrier writes a pod of its own and waits for its event: the events of the watched
+// KSR changes written before it were delivered by then (one watch delivers in
+// revision order), so what was not delivered before the barrier never will be. It
+// returns the events before the barrier's.
+func (h *harness) barrier(t *testing.T, db kv, name string) []api.Event {
+	t.Helper()
+	db.putKube(podKey(name), testPod(name, "10.1.255.1"))
+	evs := h.loop.waitFor(t, "the barrier "+name, func(evs []api.Event) bool {
+		return len(evs) > 0 && isChangeOf(evs[len(evs)-1], podKey(name))
+	})
+	return evs[:len(evs)-1]
+}
+
+// isChangeOf tells whether ev is the KubeStateChange of key.
+func isChangeOf(ev api.Event, key string) bool {
+	c, ok := ev.(*api.KubeStateChange)
+	return ok && c.Key == key
 }
 
 // waitForCount waits until at least n events arrived.
@@ -324,7 +354,7 @@ type harness struct {
 // is closed at the end of the test and its goroutines are checked to be gone.
 func newHarness(t *testing.T, etcd infra.ConfigLoader, boltDir string, adjust ...func(*Deps)) *harness {
 	t.Helper()
-	h := &harness{w: nil, loop: &fakeLoop{}, status: &statusLog{}, reg: prometheus.NewRegistry()}
+	h := &harness{w: nil, loop: newFakeLoop(), status: &statusLog{}, reg: prometheus.NewRegistry()}
 	log, hook := test.NewNullLogger()
 	log.SetLevel(logrus.DebugLevel)
 	h.logs = hook

@@ -50,7 +50,7 @@ func TestKVFollowsTheEtcdConnection(t *testing.T) {
 
 func TestTimingComesFromTheControllerConfig(t *testing.T) {
 	w := NewDBWatcher(Deps{
-		EventLoop:  &fakeLoop{},
+		EventLoop:  newFakeLoop(),
 		BoltConfig: boltConf(t.TempDir()),
 		Timing:     func() (time.Duration, time.Duration) { return 7 * time.Second, 2 * time.Second },
 	})

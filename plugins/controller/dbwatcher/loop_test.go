@@ -28,7 +28,7 @@ func loopOnly(t *testing.T) (*DBWatcher, *fakeLoop) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.close() })
-	loop := &fakeLoop{}
+	loop := newFakeLoop()
 	w := &DBWatcher{
 		Deps:      Deps{Log: log, NodeName: testNode, EventLoop: loop, ExternalConfigCodec: testCodec},
 		local:     l,

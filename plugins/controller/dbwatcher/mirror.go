@@ -95,10 +95,11 @@ func (m *mirrorWriter) flush() {
 	m.writing.Lock()
 	defer m.writing.Unlock()
 	m.mu.Lock()
-	snapshot, changes := m.snapshot, m.changes
+	snapshot := m.snapshot
 	m.snapshot = nil
-	if len(changes) > 0 {
-		m.changes = make(map[string][]byte)
+	var changes map[string][]byte // taken only when not empty: the empty map stays in use
+	if len(m.changes) > 0 {
+		changes, m.changes = m.changes, make(map[string][]byte)
 	}
 	m.mu.Unlock()
 	if snapshot != nil {
