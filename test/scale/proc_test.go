@@ -146,6 +146,67 @@ func readMemory(pid int) (memory, error) {
 	return m, nil
 }
 
+// userHZ is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100 on Linux's
+// mainstream architectures).
+const userHZ = 100
+
+// cpuTime returns the CPU time (user + system) process pid has used so far.
+func cpuTime(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses and may hold spaces:
+	// state is the first of them, utime the 12th and stime the 13th.
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return time.Duration(utime+stime) * time.Second / userHZ, nil
+}
+
+// cpuMeter measures the CPU time each process of the run uses during a phase: on the
+// 2 cores they share, it says whose work a phase's wall time was.
+type cpuMeter struct {
+	names []string
+	pids  []int
+	start []time.Duration
+}
+
+func newCPUMeter(names []string, pids []int) *cpuMeter {
+	return &cpuMeter{names: names, pids: pids, start: make([]time.Duration, len(pids))}
+}
+
+// begin starts a phase.
+func (m *cpuMeter) begin() {
+	for i, pid := range m.pids {
+		m.start[i], _ = cpuTime(pid)
+	}
+}
+
+// since describes the CPU time of each process since begin.
+func (m *cpuMeter) since() string {
+	parts := make([]string, len(m.pids))
+	for i, pid := range m.pids {
+		now, err := cpuTime(pid)
+		if err != nil {
+			parts[i] = m.names[i] + " ?"
+			continue
+		}
+		parts[i] = fmt.Sprintf("%s %.2f s", m.names[i], (now - m.start[i]).Seconds())
+	}
+	return "CPU: " + strings.Join(parts, ", ")
+}
+
 // resetPeak makes VmHWM start again from the current RSS.
 func resetPeak(pid int) error {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)

@@ -222,9 +222,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	// namespace of their own; the harness dials into it.
 	ns := newNetns(t)
 	inNS := []string{"ip", "netns", "exec", ns}
-	_, etcdEP := startProcess(t, dir, "etcd", []string{roleEnv + "=etcd", "CONTIV_SCALE_DIR=" + etcdDir}, true,
+	etcdProc, etcdEP := startProcess(t, dir, "etcd", []string{roleEnv + "=etcd", "CONTIV_SCALE_DIR=" + etcdDir}, true,
 		append(inNS, self, "-test.run=^$")...)
-	_, apiSocket := startProcess(t, dir, "vpp-sim", []string{roleEnv + "=vppsim", "CONTIV_SCALE_DIR=" + simDir, "CONTIV_SCALE_SIM_LINUX=1"}, true,
+	simProc, apiSocket := startProcess(t, dir, "vpp-sim", []string{roleEnv + "=vppsim", "CONTIV_SCALE_DIR=" + simDir, "CONTIV_SCALE_SIM_LINUX=1"}, true,
 		append(inNS, self, "-test.run=^$")...)
 	sim := newSimClient(filepath.Join(simDir, simCtlSocket))
 	dial := nsrun.Dialer(nsrun.Path(ns))
@@ -273,6 +273,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	// --- first resync ---------------------------------------------------------------
 	agentStart := time.Now()
 	agent, _ := startProcess(t, dir, "contiv-agent", nil, false, argv...)
+	cpu := newCPUMeter([]string{"agent", "simulator", "etcd", "harness"},
+		[]int{agent.cmd.Process.Pid, simProc.cmd.Process.Pid, etcdProc.cmd.Process.Pid, os.Getpid()})
+	cpu.begin()
 	ac := &agentClient{base: fmt.Sprintf("http://127.0.0.1:%d", port), http: &http.Client{Timeout: 60 * time.Second,
 		// Polled during the first resync: uncompressed, so the agent spends no CPU
 		// on gzip for the harness (with compression the scrapes cost the agent 11% of
@@ -295,6 +298,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+	resyncCPU := cpu.since()
 	pid := agent.cmd.Process.Pid
 	sum, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", `event="Database Resync"`)
 	res.resyncEvent = time.Duration(sum * float64(time.Second))
@@ -311,9 +315,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	prof.wait()
 	prof.heap("rest")
 	prof.cpu("endpoints-changes", 5*time.Second)
-	t.Logf("%s: first resync %v (event %v), %d VPP messages (%s); RSS %s, HWM %s, heap %s",
+	t.Logf("%s: first resync %v (event %v), %d VPP messages (%s); RSS %s, HWM %s, heap %s; %s until it was done",
 		v.name, ms(res.firstResync), ms(res.resyncEvent), res.resyncMsgs, res.resyncTop,
-		mb(res.rest.RSS), mb(res.rest.HWM), mb(int64(res.heapRest)))
+		mb(res.rest.RSS), mb(res.rest.HWM), mb(int64(res.heapRest)), resyncCPU)
 
 	// --- single Endpoints changes ---------------------------------------------------
 	version := make([]int, s.Services)
@@ -322,6 +326,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	}
 	var lat, latNP, latCluster, putDone []time.Duration
 	gcBefore := ac.gcState()
+	cpu.begin()
 	for c := 0; c < changes; c++ {
 		i := (c * 7919) % s.Services
 		version[i]++
@@ -354,9 +359,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		slices.Sort(lat)
 		res.changeP50, res.changeP99 = lat[len(lat)/2], lat[(len(lat)*99)/100]
 		res.changeMsgs, _, _ = sim.messages()
-		t.Logf("%s: %d Endpoints changes: p50 %v, p99 %v, max %v; %.1f VPP messages per change; %s",
+		t.Logf("%s: %d Endpoints changes: p50 %v, p99 %v, max %v; %.1f VPP messages per change; %s; %s",
 			v.name, len(lat), ms(res.changeP50), ms(res.changeP99), ms(lat[len(lat)-1]), float64(res.changeMsgs)/float64(len(lat)),
-			ac.gcState().since(gcBefore, len(lat)))
+			ac.gcState().since(gcBefore, len(lat)), cpu.since())
 		slices.Sort(putDone)
 		t.Logf("%s:   etcd Put alone (the harness's write returning): p50 %v, p99 %v", v.name,
 			ms(putDone[len(putDone)/2]), ms(putDone[(len(putDone)*99)/100]))
@@ -479,6 +484,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	prof.wait()
 	prof.cpu("burst", 6*time.Second)
 	gcBefore = ac.gcState()
+	cpu.begin()
 	t0 := time.Now()
 	var werr error
 	var mu sync.Mutex
@@ -506,6 +512,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		t.Fatalf("burst: %v", err)
 	}
 	res.burst = at.Sub(t0)
+	burstCPU := cpu.since()
 	if res.burstPeak, err = readMemory(pid); err != nil {
 		t.Fatal(err)
 	}
@@ -517,9 +524,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	prof.wait()
 	prof.heap("after-burst")
 	t.Logf("%s: burst of %d Endpoints changes (written in %v): VPP holds the final state %v after the first write; "+
-		"%v resync events; %d VPP messages (%s); peak RSS %s during the burst, heap after %s; %s",
+		"%v resync events; %d VPP messages (%s); peak RSS %s during the burst, heap after %s; %s; %s",
 		v.name, burst, ms(written), ms(res.burst), res.burstResyncs, res.burstMsgs, res.burstTop,
-		mb(res.burstPeak.HWM), mb(int64(res.heapAfterBurst)), burstGC)
+		mb(res.burstPeak.HWM), mb(int64(res.heapAfterBurst)), burstGC, burstCPU)
 	if err := agent.exited(); err != nil {
 		t.Fatal(err)
 	}
