@@ -29,9 +29,11 @@
 //     recorded. A failed watch requests a remote resync; a full change queue (1000) only
 //     makes the watch wait.
 //   - The bolt mirror (mirror.go) is written by a goroutine of its own, 100 ms after the
-//     first update of each round, in one bolt transaction: a snapshot replaces what was
-//     queued before it, changes are coalesced per key, Close writes what is left. The
-//     mirror may lag the event loop by that much; it only serves a start without etcd.
+//     first update of each round (2 s when the round holds a resync's snapshot, which the
+//     event loop processes meanwhile), in one bolt transaction: a snapshot replaces what
+//     was queued before it, changes are coalesced per key, Close writes what is left.
+//     The mirror may lag the event loop by that much; it only serves a start without
+//     etcd.
 //
 // Pending events (pending.go) are coalesced per key, as kube-proxy's change trackers do:
 // the latest value wins and the value the event loop saw last is kept, so the event is

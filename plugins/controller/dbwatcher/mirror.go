@@ -15,6 +15,11 @@ import (
 // copies the touched pages and syncs the file) instead of one per watched batch.
 const mirrorFlushDelay = 100 * time.Millisecond
 
+// mirrorSnapshotDelay is the wait before a queued snapshot (a resync's listing) is
+// written: the event loop processes that resync meanwhile, and writing the mirror of a
+// large cluster (tens of milliseconds of CPU) would compete with it for the CPUs.
+const mirrorSnapshotDelay = 2 * time.Second
+
 // mirrorWriter writes the bolt mirror in its own goroutine, so that neither the first
 // snapshot of a large cluster nor the commits of a burst run on the watcher's loop (the
 // path from etcd to the event loop). Updates are coalesced per key while they wait: what
@@ -22,10 +27,11 @@ const mirrorFlushDelay = 100 * time.Millisecond
 // anyway, and the latest value of each changed key), and repeated changes of a key cost
 // one write.
 type mirrorWriter struct {
-	local *localDB
-	clock clock.Clock
-	delay time.Duration
-	log   logrus.FieldLogger
+	local         *localDB
+	clock         clock.Clock
+	delay         time.Duration // before changes are written
+	snapshotDelay time.Duration // before a snapshot is written
+	log           logrus.FieldLogger
 
 	mu sync.Mutex
 	// snapshot is a pending replacement of the whole mirror (nil: none); changes are
@@ -40,7 +46,7 @@ type mirrorWriter struct {
 }
 
 func newMirrorWriter(local *localDB, clk clock.Clock, log logrus.FieldLogger) *mirrorWriter {
-	return &mirrorWriter{local: local, clock: clk, delay: mirrorFlushDelay, log: log,
+	return &mirrorWriter{local: local, clock: clk, delay: mirrorFlushDelay, snapshotDelay: mirrorSnapshotDelay, log: log,
 		changes: make(map[string][]byte), wake: make(chan struct{}, 1)}
 }
 
@@ -69,9 +75,10 @@ func (m *mirrorWriter) signal() {
 	}
 }
 
-// run writes what is queued, mirrorFlushDelay after the first update of each round,
-// until ctx is done (the watcher's Close then writes what is still queued, once every
-// goroutine that queues has stopped).
+// run writes what is queued, mirrorFlushDelay after the first update of each round
+// (mirrorSnapshotDelay when the round holds a snapshot), until ctx is done (the
+// watcher's Close then writes what is still queued, once every goroutine that queues
+// has stopped).
 func (m *mirrorWriter) run(ctx context.Context) {
 	for {
 		select {
@@ -79,10 +86,16 @@ func (m *mirrorWriter) run(ctx context.Context) {
 			return
 		case <-m.wake:
 		}
+		m.mu.Lock()
+		delay := m.delay
+		if m.snapshot != nil {
+			delay = m.snapshotDelay
+		}
+		m.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
-		case <-m.clock.After(m.delay):
+		case <-m.clock.After(delay):
 		}
 		m.flush()
 	}

@@ -93,3 +93,16 @@ func TestMirrorSnapshotReplacesWhatWasQueuedBeforeIt(t *testing.T) {
 		t.Errorf("mirror %v, want %v", got, want)
 	}
 }
+
+func TestMirrorWritesASnapshotAfterItsLongerDelay(t *testing.T) {
+	m, fc := newTestMirror(t)
+	startMirror(t, m)
+	m.replace(map[string][]byte{"k8s/pod/a": []byte("A")})
+	waitUntil(t, "the flush timer", func() bool { return fc.HasWaiters() })
+	fc.Step(mirrorSnapshotDelay - time.Nanosecond)
+	if got := mirrored(t, m); len(got) != 0 {
+		t.Fatalf("snapshot written while the resync it came with is processed: %v", got)
+	}
+	fc.Step(time.Nanosecond)
+	waitUntil(t, "the write", func() bool { return mirrored(t, m)["k8s/pod/a"] == "A" })
+}
