@@ -424,6 +424,26 @@ func TestEquivalentDNat44(t *testing.T) {
 	if EquivalentDNat44(a, b) {
 		t.Error("changed local port not seen")
 	}
+	// entries changed in place (the order kept): the first pair that differs decides
+	// when it is a different mapping; when it is the same mapping, the rest is compared
+	c := testDNAT("svc")
+	c.StMappings[0].LocalIps[0].Probability = 9 // one local: VPP ignores it
+	if !EquivalentDNat44(a, c) {
+		t.Error("value differing only in what VPP ignores, in its first entry, not equivalent")
+	}
+	c.StMappings[3].LocalIps[0].LocalIp = "10.1.1.8"
+	if EquivalentDNat44(a, c) {
+		t.Error("changed local of a later entry not seen after an equivalent first entry")
+	}
+	c = testDNAT("svc")
+	c.StMappings[1].LocalIps[1].LocalIp = "10.1.2.4"
+	if EquivalentDNat44(a, c) {
+		t.Error("changed local of an LB mapping (same external key) not seen")
+	}
+	c.StMappings[1].LocalIps[1].LocalIp = "not an address"
+	if EquivalentDNat44(a, c) {
+		t.Error("an invalid local taken as equivalent")
+	}
 }
 
 // TestDNat44CreateCompletesWhatAFailedUndoLeft: a create fails (one add refused) and

@@ -274,18 +274,7 @@ func parsePort(p *problems, field func() string, v uint32) uint16 {
 // value allocates no map.
 func parseEntries(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMapping, seen map[mappingID]bool) ([]mapping, error) {
 	var p problems
-	var memo localsMemo
-	out := make([]mapping, 0, len(sts)+len(ids))
-	for i, sm := range sts {
-		if m, ok := parseStatic(&p, fieldPath{"st_mappings", i}, sm, &memo); ok {
-			out = append(out, m)
-		}
-	}
-	for i, im := range ids {
-		if m, ok := parseIdentity(&p, fieldPath{"id_mappings", i}, im); ok {
-			out = append(out, m)
-		}
-	}
+	out := parseInto(&p, sts, ids)
 	if seen == nil {
 		seen = make(map[mappingID]bool, len(out))
 	}
@@ -301,6 +290,34 @@ func parseEntries(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMap
 		return nil, err
 	}
 	return out, nil
+}
+
+// parseMappings is parseEntries without the check for duplicates: for the entries of
+// values Validate accepted (which has checked them).
+func parseMappings(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMapping) ([]mapping, error) {
+	var p problems
+	out := parseInto(&p, sts, ids)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// parseInto parses the entries into mappings, adding what is wrong to p.
+func parseInto(p *problems, sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMapping) []mapping {
+	var memo localsMemo
+	out := make([]mapping, 0, len(sts)+len(ids))
+	for i, sm := range sts {
+		if m, ok := parseStatic(p, fieldPath{"st_mappings", i}, sm, &memo); ok {
+			out = append(out, m)
+		}
+	}
+	for i, im := range ids {
+		if m, ok := parseIdentity(p, fieldPath{"id_mappings", i}, im); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // localsMemo is the last list of locals parseStatic parsed without problems, to share
@@ -491,29 +508,15 @@ func (m *mapping) request(isAdd bool, tag string, resolve resolver) (request, er
 	r := request{m: m, isAdd: isAdd}
 	switch m.kind {
 	case kindStatic:
-		sw, err := m.extSw(resolve, &r)
-		if err != nil {
+		req := &nat44_ed.Nat44AddDelStaticMappingV2{}
+		if err := m.fillStatic(req, &r, isAdd, tag, resolve); err != nil {
 			return request{}, err
-		}
-		l := m.locals[0]
-		req := &nat44_ed.Nat44AddDelStaticMappingV2{IsAdd: isAdd, Flags: m.flags(), LocalIPAddress: l.ip.As4(),
-			Protocol: m.proto, LocalPort: l.port, ExternalPort: m.extPort, ExternalSwIfIndex: sw, VrfID: l.vrf, Tag: tag}
-		if m.extIP.IsValid() {
-			req.ExternalIPAddress = m.extIP.As4()
-		}
-		if m.pool.IsValid() {
-			req.MatchPool, req.PoolIPAddress = true, m.pool.As4()
 		}
 		r.req, r.reply = req, &nat44_ed.Nat44AddDelStaticMappingV2Reply{}
 	case kindLB:
-		locals := make([]nat44_ed.Nat44LbAddrPort, len(m.locals))
-		for i, l := range m.locals {
-			locals[i] = nat44_ed.Nat44LbAddrPort{Addr: l.ip.As4(), Port: l.port, Probability: l.prob, VrfID: l.vrf}
-		}
-		r.req = &nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: isAdd, Flags: m.flags(), ExternalAddr: m.extIP.As4(),
-			ExternalPort: m.extPort, Protocol: m.proto, Affinity: m.affinity, Tag: tag,
-			LocalNum: uint32(len(locals)), Locals: locals}
-		r.reply = &nat44_ed.Nat44AddDelLbStaticMappingReply{}
+		req := &nat44_ed.Nat44AddDelLbStaticMapping{}
+		m.fillLB(req, isAdd, tag, lbLocals(m.locals))
+		r.req, r.reply = req, &nat44_ed.Nat44AddDelLbStaticMappingReply{}
 	default:
 		sw, err := m.extSw(resolve, &r)
 		if err != nil {
@@ -532,15 +535,114 @@ func (m *mapping) request(isAdd bool, tag string, resolve resolver) (request, er
 	return r, nil
 }
 
+// fillStatic fills the add or delete request of static mapping m (r: the request, named
+// if its external interface cannot be resolved).
+func (m *mapping) fillStatic(req *nat44_ed.Nat44AddDelStaticMappingV2, r *request, isAdd bool, tag string, resolve resolver) error {
+	sw, err := m.extSw(resolve, r)
+	if err != nil {
+		return err
+	}
+	l := m.locals[0]
+	*req = nat44_ed.Nat44AddDelStaticMappingV2{IsAdd: isAdd, Flags: m.flags(), LocalIPAddress: l.ip.As4(),
+		Protocol: m.proto, LocalPort: l.port, ExternalPort: m.extPort, ExternalSwIfIndex: sw, VrfID: l.vrf, Tag: tag}
+	if m.extIP.IsValid() {
+		req.ExternalIPAddress = m.extIP.As4()
+	}
+	if m.pool.IsValid() {
+		req.MatchPool, req.PoolIPAddress = true, m.pool.As4()
+	}
+	return nil
+}
+
+// fillLB fills the add or delete request of LB mapping m, with locals its locals in VPP's form.
+func (m *mapping) fillLB(req *nat44_ed.Nat44AddDelLbStaticMapping, isAdd bool, tag string, locals []nat44_ed.Nat44LbAddrPort) {
+	*req = nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: isAdd, Flags: m.flags(), ExternalAddr: m.extIP.As4(),
+		ExternalPort: m.extPort, Protocol: m.proto, Affinity: m.affinity, Tag: tag,
+		LocalNum: uint32(len(locals)), Locals: locals}
+}
+
+// lbLocals returns the locals in VPP's form.
+func lbLocals(ls []local) []nat44_ed.Nat44LbAddrPort {
+	out := make([]nat44_ed.Nat44LbAddrPort, len(ls))
+	for i, l := range ls {
+		out[i] = nat44_ed.Nat44LbAddrPort{Addr: l.ip.As4(), Port: l.port, Probability: l.prob, VrfID: l.vrf}
+	}
+	return out
+}
+
+// requestBuilder builds the requests of one plan (tagged with tag), taking their
+// messages and replies from blocks allocated for the whole plan (reserve, reserveLocals)
+// instead of two allocations per request, and giving LB mappings that share their
+// parsed locals one VPP list of them (requests are only read, when they are encoded).
+type requestBuilder struct {
+	tag     string
+	resolve resolver
+
+	statics      []nat44_ed.Nat44AddDelStaticMappingV2
+	staticReps   []nat44_ed.Nat44AddDelStaticMappingV2Reply
+	lbs          []nat44_ed.Nat44AddDelLbStaticMapping
+	lbReps       []nat44_ed.Nat44AddDelLbStaticMappingReply
+	localMsgs    []nat44_ed.Nat44LbStaticMappingAddDelLocal
+	localReps    []nat44_ed.Nat44LbStaticMappingAddDelLocalReply
+	lastLocals   []local                    // the parsed locals converted last
+	lastLBLocals []nat44_ed.Nat44LbAddrPort // their VPP form
+}
+
+// reserve allocates the messages of st static and lb LB mappings added or deleted.
+func (b *requestBuilder) reserve(st, lb int) {
+	b.statics, b.staticReps = make([]nat44_ed.Nat44AddDelStaticMappingV2, st), make([]nat44_ed.Nat44AddDelStaticMappingV2Reply, st)
+	b.lbs, b.lbReps = make([]nat44_ed.Nat44AddDelLbStaticMapping, lb), make([]nat44_ed.Nat44AddDelLbStaticMappingReply, lb)
+}
+
+// reserveLocals allocates the messages of n local adds and removals.
+func (b *requestBuilder) reserveLocals(n int) {
+	b.localMsgs, b.localReps = make([]nat44_ed.Nat44LbStaticMappingAddDelLocal, n), make([]nat44_ed.Nat44LbStaticMappingAddDelLocalReply, n)
+}
+
+// request builds the add or delete request of m (m.request, with the messages taken
+// from the reserved blocks while they last).
+func (b *requestBuilder) request(m *mapping, isAdd bool) (request, error) {
+	switch {
+	case m.kind == kindStatic && len(b.statics) > 0:
+		r := request{m: m, isAdd: isAdd, req: &b.statics[0], reply: &b.staticReps[0]}
+		b.statics, b.staticReps = b.statics[1:], b.staticReps[1:]
+		return r, m.fillStatic(r.req.(*nat44_ed.Nat44AddDelStaticMappingV2), &r, isAdd, b.tag, b.resolve)
+	case m.kind == kindLB && len(b.lbs) > 0:
+		if len(m.locals) == 0 || !sameSlice(m.locals, b.lastLocals) {
+			b.lastLocals, b.lastLBLocals = m.locals, lbLocals(m.locals)
+		}
+		r := request{m: m, isAdd: isAdd, req: &b.lbs[0], reply: &b.lbReps[0]}
+		b.lbs, b.lbReps = b.lbs[1:], b.lbReps[1:]
+		m.fillLB(r.req.(*nat44_ed.Nat44AddDelLbStaticMapping), isAdd, b.tag, b.lastLBLocals)
+		return r, nil
+	}
+	return m.request(isAdd, b.tag, b.resolve)
+}
+
+// localRequest is m.localRequest with the messages taken from the reserved blocks
+// while they last.
+func (b *requestBuilder) localRequest(m *mapping, isAdd bool, l local) request {
+	if len(b.localMsgs) == 0 {
+		return m.localRequest(isAdd, l)
+	}
+	req, reply := &b.localMsgs[0], &b.localReps[0]
+	b.localMsgs, b.localReps = b.localMsgs[1:], b.localReps[1:]
+	m.fillLocal(req, isAdd, l)
+	return request{req: req, reply: reply, m: m, isAdd: isAdd, isLocal: true, local: l}
+}
+
 // localRequest builds the request adding or removing one local of an LB
 // mapping.
 func (m *mapping) localRequest(isAdd bool, l local) request {
-	return request{
-		req: &nat44_ed.Nat44LbStaticMappingAddDelLocal{IsAdd: isAdd, ExternalAddr: m.extIP.As4(), ExternalPort: m.extPort,
-			Protocol: m.proto, Local: nat44_ed.Nat44LbAddrPort{Addr: l.ip.As4(), Port: l.port, Probability: l.prob, VrfID: l.vrf}},
-		reply: &nat44_ed.Nat44LbStaticMappingAddDelLocalReply{},
-		m:     m, isAdd: isAdd, isLocal: true, local: l,
-	}
+	req := &nat44_ed.Nat44LbStaticMappingAddDelLocal{}
+	m.fillLocal(req, isAdd, l)
+	return request{req: req, reply: &nat44_ed.Nat44LbStaticMappingAddDelLocalReply{}, m: m, isAdd: isAdd, isLocal: true, local: l}
+}
+
+// fillLocal fills the request adding or removing local l of LB mapping m.
+func (m *mapping) fillLocal(req *nat44_ed.Nat44LbStaticMappingAddDelLocal, isAdd bool, l local) {
+	*req = nat44_ed.Nat44LbStaticMappingAddDelLocal{IsAdd: isAdd, ExternalAddr: m.extIP.As4(), ExternalPort: m.extPort,
+		Protocol: m.proto, Local: nat44_ed.Nat44LbAddrPort{Addr: l.ip.As4(), Port: l.port, Probability: l.prob, VrfID: l.vrf}}
 }
 
 // staticFromDump rebuilds a static mapping from its details; ok is false

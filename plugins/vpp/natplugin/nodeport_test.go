@@ -133,6 +133,41 @@ func TestNodePortUpdateProgramsOnlyTheChangedMappings(t *testing.T) {
 	}
 }
 
+// TestEndpointsChangeOfRenderedNodePortServiceChangesLocalsInPlace: every mapping of a
+// NodePort service as the renderer builds it (one list of locals shared by the
+// mappings of the port) changes when a backend is replaced: each LB mapping gets one
+// local added and one removed, nothing else, whether the mappings keep their order or
+// come in another one; VPP then holds what a fresh create of the new value gives.
+func TestEndpointsChangeOfRenderedNodePortServiceChangesLocalsInPlace(t *testing.T) {
+	const nodes, backends = 3, 4
+	addrs := []string{"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4", "10.1.0.5", "10.1.0.6", "10.1.0.7", "10.1.0.8"}
+	e := newEnv(t)
+	a := newAgent(t, e.conn)
+	global := &nat.Nat44Global{Forwarding: true}
+	v := nodePortServiceAsRendered(0, nodes, backends, addrs)
+	key := nat.DNAT44Key(v.Label)
+	if err := a.commit(context.Background(), map[string]proto.Message{nat.GlobalNAT44Key: global, key: v}); err != nil {
+		t.Fatal(err)
+	}
+	mappings := int64(len(v.StMappings)) // the cluster IP and 2 per node
+	for i, reorder := range []bool{false, true, false} {
+		next := nodePortServiceAsRendered(0, nodes, backends, addrs[i+1:]) // the first backend out, a new one in
+		if reorder {
+			slices.Reverse(next.StMappings)
+		}
+		want := map[string]proto.Message{nat.GlobalNAT44Key: global, key: next}
+		e.sim.ResetMessageCounts()
+		if err := a.commit(context.Background(), want); err != nil {
+			t.Fatalf("change %d: %v", i, err)
+		}
+		wantMsgs := map[string]int64{"nat44_lb_static_mapping_add_del_local": 2 * mappings}
+		if got := e.sim.MessageCounts(); !reflect.DeepEqual(got, wantMsgs) {
+			t.Errorf("change %d (reordered: %v): VPP received %v, want exactly %v", i, reorder, got, wantMsgs)
+		}
+		expectSameNATAsFreshCreate(t, e.sim, want)
+	}
+}
+
 // TestUpdateOfReorderedMappingsSendsOnlyTheDifference: the mappings of the new value
 // are listed in another order, a node's mappings appear in the middle and another
 // node's go, and one mapping's locals change: VPP gets exactly the adds and deletes
