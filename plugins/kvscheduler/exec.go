@@ -37,6 +37,13 @@ type txnExec struct {
 	errs      []api.KeyWithError
 	retryKeys []retryKey
 	failures  int
+
+	// stageBuf holds what stage returns for a small transaction (the usual one: one
+	// value), so that staging it allocates nothing.
+	stageBuf struct {
+		nodes [4]*node
+		vals  [4]proto.Message
+	}
 }
 
 // retryKey identifies one failure to retry: the key and the failure generation, so a

@@ -1,6 +1,7 @@
 package kvscheduler
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -178,10 +179,11 @@ func (g *graph) nextStamp() uint64 {
 	return g.stamp
 }
 
+// onUndo records how to reverse a mutation. Callers build the closure only while
+// simulating (if g.simulating { g.onUndo(...) }): a closure built for nothing is an
+// allocation per mutation of every transaction.
 func (g *graph) onUndo(f func()) {
-	if g.simulating {
-		g.undo = append(g.undo, f)
-	}
+	g.undo = append(g.undo, f)
 }
 
 // rollback reverts every mutation recorded since simulation started.
@@ -218,7 +220,9 @@ func (g *graph) addNode(n *node) {
 	if n.desc != nil {
 		n.desc.nodes[n] = struct{}{}
 	}
-	g.onUndo(func() { g.dropNode(n) })
+	if g.simulating {
+		g.onUndo(func() { g.dropNode(n) })
+	}
 }
 
 // removeNode drops a node that is neither desired nor applied.
@@ -228,13 +232,15 @@ func (g *graph) removeNode(n *node) {
 	}
 	g.setState(n, api.StateRemoved, n.lastOp, n.lastErr)
 	g.dropNode(n)
-	g.onUndo(func() {
-		n.dead = false
-		g.nodes[n.key] = n
-		if n.desc != nil {
-			n.desc.nodes[n] = struct{}{}
-		}
-	})
+	if g.simulating {
+		g.onUndo(func() {
+			n.dead = false
+			g.nodes[n.key] = n
+			if n.desc != nil {
+				n.desc.nodes[n] = struct{}{}
+			}
+		})
+	}
 }
 
 func (g *graph) dropNode(n *node) {
@@ -252,26 +258,120 @@ func (g *graph) setNB(n *node, v proto.Message, nbErr error, deps []api.Dependen
 	oldNB, oldErr, oldDeps, oldADeps := n.nb, n.nbErr, n.deps, n.adeps
 	g.reindex(n, deps, n.adeps)
 	n.nb, n.nbErr = v, nbErr
-	g.onUndo(func() {
-		g.reindex(n, oldDeps, oldADeps)
-		n.nb, n.nbErr = oldNB, oldErr
-	})
+	if g.simulating {
+		g.onUndo(func() {
+			g.reindex(n, oldDeps, oldADeps)
+			n.nb, n.nbErr = oldNB, oldErr
+		})
+	}
 }
 
-// reindex replaces the dependencies of n (desired and applied) in the indexes.
+// reindex replaces the dependencies of n (desired and applied) in the indexes. Only the
+// index entries that change are touched: an update whose value keeps its dependencies
+// (the usual case: a new slice with the same content) costs comparisons, not index
+// operations on sets that may hold every value of a descriptor.
 func (g *graph) reindex(n *node, deps, adeps []api.Dependency) {
 	if sameDeps(n.deps, deps) && sameDeps(n.adeps, adeps) {
 		return
 	}
-	g.unregisterDeps(n, n.deps)
-	if !sameDeps(n.adeps, n.deps) {
-		g.unregisterDeps(n, n.adeps)
-	}
+	oldD, oldA := n.deps, n.adeps
 	n.deps, n.adeps = deps, adeps
-	g.registerDeps(n, deps)
-	if !sameDeps(adeps, deps) {
-		g.registerDeps(n, adeps)
+	if len(oldD)+len(oldA)+len(deps)+len(adeps) > maxDiffedDeps {
+		// many dependencies: re-registering them all costs less than comparing them
+		g.unregisterDeps(n, oldD)
+		if !sameDeps(oldA, oldD) {
+			g.unregisterDeps(n, oldA)
+		}
+		g.registerDeps(n, deps)
+		if !sameDeps(adeps, deps) {
+			g.registerDeps(n, adeps)
+		}
+		return
 	}
+	for _, list := range [2][]api.Dependency{oldD, oldA} {
+		for i := range list {
+			d := &list[i]
+			switch {
+			case d.Key != "":
+				if !hasKeyDep(deps, adeps, d.Key) {
+					g.removeKeyDep(n, d.Key)
+				}
+			case len(d.AnyOf.KeyPrefixes) > 0:
+				for _, p := range d.AnyOf.KeyPrefixes {
+					if !hasPrefixDep(deps, adeps, p) {
+						g.removePrefixDep(n, p)
+					}
+				}
+			case d.AnyOf.KeySelector != nil:
+				if !hasSelectorDep(deps, adeps) {
+					g.selectorDeps.remove(n)
+				}
+			}
+		}
+	}
+	for _, list := range [2][]api.Dependency{deps, adeps} {
+		for i := range list {
+			d := &list[i]
+			switch {
+			case d.Key != "":
+				if !hasKeyDep(oldD, oldA, d.Key) {
+					g.addKeyDep(n, d.Key)
+				}
+			case len(d.AnyOf.KeyPrefixes) > 0:
+				for _, p := range d.AnyOf.KeyPrefixes {
+					if !hasPrefixDep(oldD, oldA, p) {
+						g.addPrefixDep(n, p)
+					}
+				}
+			case d.AnyOf.KeySelector != nil:
+				if !hasSelectorDep(oldD, oldA) {
+					g.selectorDeps.add(n)
+				}
+			}
+		}
+	}
+}
+
+// maxDiffedDeps bounds the dependencies (old and new, desired and applied) reindex
+// compares pairwise; beyond it, it re-registers them all.
+const maxDiffedDeps = 32
+
+// hasKeyDep tells whether a or b has a dependency on key (an index entry of keyDeps).
+func hasKeyDep(a, b []api.Dependency, key string) bool {
+	for _, list := range [2][]api.Dependency{a, b} {
+		for i := range list {
+			if list[i].Key == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasPrefixDep tells whether a or b has an AnyOf dependency using prefix p (an index
+// entry of prefixDeps).
+func hasPrefixDep(a, b []api.Dependency, p string) bool {
+	for _, list := range [2][]api.Dependency{a, b} {
+		for i := range list {
+			if d := &list[i]; d.Key == "" && slices.Contains(d.AnyOf.KeyPrefixes, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasSelectorDep tells whether a or b has an AnyOf dependency by selector only (an
+// entry of selectorDeps).
+func hasSelectorDep(a, b []api.Dependency) bool {
+	for _, list := range [2][]api.Dependency{a, b} {
+		for i := range list {
+			if d := &list[i]; d.Key == "" && len(d.AnyOf.KeyPrefixes) == 0 && d.AnyOf.KeySelector != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sameDeps reports whether a and b are the same slice (or both empty).
@@ -286,21 +386,10 @@ func (g *graph) registerDeps(n *node, deps []api.Dependency) {
 	for _, d := range deps {
 		switch {
 		case d.Key != "":
-			set := g.keyDeps[d.Key]
-			if set == nil {
-				set = &nodeSet{}
-				g.keyDeps[d.Key] = set
-			}
-			set.add(n)
+			g.addKeyDep(n, d.Key)
 		case len(d.AnyOf.KeyPrefixes) > 0:
 			for _, p := range d.AnyOf.KeyPrefixes {
-				set := g.prefixDeps[p]
-				if set == nil {
-					set = &nodeSet{}
-					g.prefixDeps[p] = set
-					g.addPrefixLen(len(p))
-				}
-				set.add(n)
+				g.addPrefixDep(n, p)
 			}
 		case d.AnyOf.KeySelector != nil:
 			g.selectorDeps.add(n)
@@ -312,24 +401,51 @@ func (g *graph) unregisterDeps(n *node, deps []api.Dependency) {
 	for _, d := range deps {
 		switch {
 		case d.Key != "":
-			if set := g.keyDeps[d.Key]; set != nil {
-				set.remove(n)
-				if set.size() == 0 {
-					delete(g.keyDeps, d.Key)
-				}
-			}
+			g.removeKeyDep(n, d.Key)
 		case len(d.AnyOf.KeyPrefixes) > 0:
 			for _, p := range d.AnyOf.KeyPrefixes {
-				if set := g.prefixDeps[p]; set != nil {
-					set.remove(n)
-					if set.size() == 0 {
-						delete(g.prefixDeps, p)
-						g.dropPrefixLen(len(p))
-					}
-				}
+				g.removePrefixDep(n, p)
 			}
 		case d.AnyOf.KeySelector != nil:
 			g.selectorDeps.remove(n)
+		}
+	}
+}
+
+func (g *graph) addKeyDep(n *node, key string) {
+	set := g.keyDeps[key]
+	if set == nil {
+		set = &nodeSet{}
+		g.keyDeps[key] = set
+	}
+	set.add(n)
+}
+
+func (g *graph) removeKeyDep(n *node, key string) {
+	if set := g.keyDeps[key]; set != nil {
+		set.remove(n)
+		if set.size() == 0 {
+			delete(g.keyDeps, key)
+		}
+	}
+}
+
+func (g *graph) addPrefixDep(n *node, p string) {
+	set := g.prefixDeps[p]
+	if set == nil {
+		set = &nodeSet{}
+		g.prefixDeps[p] = set
+		g.addPrefixLen(len(p))
+	}
+	set.add(n)
+}
+
+func (g *graph) removePrefixDep(n *node, p string) {
+	if set := g.prefixDeps[p]; set != nil {
+		set.remove(n)
+		if set.size() == 0 {
+			delete(g.prefixDeps, p)
+			g.dropPrefixLen(len(p))
 		}
 	}
 }
@@ -365,10 +481,12 @@ func (g *graph) setApplied(n *node, v proto.Message, meta api.Metadata, origin a
 		g.reindex(n, n.deps, g.depsOfApplied(n, v, origin))
 	}
 	g.applyFields(n, v, meta, origin, !g.simulating)
-	g.onUndo(func() {
-		g.applyFields(n, oldV, oldMeta, oldOrigin, false)
-		g.reindex(n, oldDeps, oldADeps)
-	})
+	if g.simulating {
+		g.onUndo(func() {
+			g.applyFields(n, oldV, oldMeta, oldOrigin, false)
+			g.reindex(n, oldDeps, oldADeps)
+		})
+	}
 }
 
 // depsOfApplied returns the dependencies of v as the applied value of n. Values
@@ -407,7 +525,9 @@ func (g *graph) applyFields(n *node, v proto.Message, meta api.Metadata, origin 
 func (g *graph) setState(n *node, st api.ValueState, op api.TxnOperation, err error) {
 	oldSt, oldOp, oldErr := n.state, n.lastOp, n.lastErr
 	g.stateFields(n, st, op, err)
-	g.onUndo(func() { g.stateFields(n, oldSt, oldOp, oldErr) })
+	if g.simulating {
+		g.onUndo(func() { g.stateFields(n, oldSt, oldOp, oldErr) })
+	}
 }
 
 func (g *graph) stateFields(n *node, st api.ValueState, op api.TxnOperation, err error) {
@@ -423,25 +543,33 @@ func (g *graph) stateFields(n *node, st api.ValueState, op api.TxnOperation, err
 func (g *graph) setRemoving(n *node, v bool) {
 	old := n.removing
 	n.removing = v
-	g.onUndo(func() { n.removing = old })
+	if g.simulating {
+		g.onUndo(func() { n.removing = old })
+	}
 }
 
 func (g *graph) setChildren(n *node, children []*node) {
 	old := n.children
 	n.children = children
-	g.onUndo(func() { n.children = old })
+	if g.simulating {
+		g.onUndo(func() { n.children = old })
+	}
 }
 
 func (g *graph) setParent(n, parent *node) {
 	old := n.parent
 	n.parent = parent
-	g.onUndo(func() { n.parent = old })
+	if g.simulating {
+		g.onUndo(func() { n.parent = old })
+	}
 }
 
 func (g *graph) setAdopted(n *node, v bool) {
 	old := n.adopted
 	n.adopted = v
-	g.onUndo(func() { n.adopted = old })
+	if g.simulating {
+		g.onUndo(func() { n.adopted = old })
+	}
 }
 
 // depsSatisfied reports whether every dependency of n's desired value exists.

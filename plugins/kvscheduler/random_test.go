@@ -613,6 +613,51 @@ func (w *randWorld) checkInvariants(i int) {
 	if gauge != pending {
 		t.Fatalf("step %d: pending counter %d, %d values PENDING", i, gauge, pending)
 	}
+	// 5. the dependency indexes are what the dependencies of the nodes make
+	w.s.mu.RLock()
+	err := checkIndexes(w.s.g)
+	w.s.mu.RUnlock()
+	if err != nil {
+		t.Fatalf("step %d: %v\nlast txn:\n%s", i, err, lastTxn(t, w.s))
+	}
+}
+
+// checkIndexes rebuilds the dependency indexes of g from the desired and applied
+// dependencies of its nodes and compares them with the ones g keeps up to date.
+func checkIndexes(g *graph) error {
+	want := newGraph()
+	for _, n := range g.nodes {
+		want.registerDeps(n, n.deps)
+		want.registerDeps(n, n.adeps)
+	}
+	members := func(s *nodeSet) []string {
+		var keys []string
+		for _, n := range s.appendTo(nil) {
+			keys = append(keys, n.key)
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	index := func(m map[string]*nodeSet) map[string]string {
+		out := map[string]string{}
+		for k, s := range m {
+			out[k] = strings.Join(members(s), " ")
+		}
+		return out
+	}
+	if got, exp := index(g.keyDeps), index(want.keyDeps); !maps.Equal(got, exp) {
+		return fmt.Errorf("key dependency index %v, the nodes make %v", got, exp)
+	}
+	if got, exp := index(g.prefixDeps), index(want.prefixDeps); !maps.Equal(got, exp) {
+		return fmt.Errorf("prefix dependency index %v, the nodes make %v", got, exp)
+	}
+	if !slices.Equal(g.prefixLens, want.prefixLens) {
+		return fmt.Errorf("prefix lengths %v, the nodes make %v", g.prefixLens, want.prefixLens)
+	}
+	if got, exp := members(&g.selectorDeps), members(&want.selectorDeps); !slices.Equal(got, exp) {
+		return fmt.Errorf("selector dependents %v, the nodes make %v", got, exp)
+	}
+	return nil
 }
 
 // expected computes the dataplane the model asks for: the least fixed point of

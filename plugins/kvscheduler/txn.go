@@ -63,8 +63,13 @@ func recordValues(values []api.KeyValuePair) []api.RecordedKVPair {
 // derived keys reported as errors. Deletions of unknown keys are dropped.
 func (t *txnExec) stage(values []api.KeyValuePair, stamp uint64) ([]*node, []proto.Message) {
 	g := t.g
-	nodes := make([]*node, 0, len(values))
-	vals := make([]proto.Message, 0, len(values))
+	var nodes []*node
+	var vals []proto.Message
+	if len(values) <= len(t.stageBuf.nodes) {
+		nodes, vals = t.stageBuf.nodes[:0], t.stageBuf.vals[:0] // a small transaction allocates nothing here
+	} else {
+		nodes, vals = make([]*node, 0, len(values)), make([]proto.Message, 0, len(values))
+	}
 	for i := len(values) - 1; i >= 0; i-- {
 		kv := values[i]
 		if kv.Key == "" {
@@ -148,11 +153,16 @@ func (t *txnExec) prevalidate(nodes []*node, vals []proto.Message) {
 }
 
 // applyChange sets the new desired values, then reconciles them in staging order.
-// It returns the previous desired values (for revert).
+// It returns the previous desired values (for revert; nil without WithRevert).
 func (t *txnExec) applyChange(nodes []*node, vals []proto.Message) []proto.Message {
-	prev := make([]proto.Message, len(nodes))
+	var prev []proto.Message
+	if t.withRevert {
+		prev = make([]proto.Message, len(nodes))
+	}
 	for i, n := range nodes {
-		prev[i] = n.nb
+		if prev != nil {
+			prev[i] = n.nb
+		}
 		t.setNB(n, vals[i])
 	}
 	t.reconcileAll(nodes)

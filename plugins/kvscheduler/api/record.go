@@ -119,8 +119,9 @@ func (t *RecordedTxn) Bound(max int) {
 func (t *RecordedTxn) boundContents(budget int) {
 	used := 0 // encoded bytes kept; the budget is for ValueMemoryFactor times as much
 	budget /= ValueMemoryFactor
+	var sized recentlySized
 	for i, v := range t.Values {
-		size := protoSize(v.Value)
+		size := sized.size(v.Value)
 		if used+size > budget {
 			t.OmittedValues += len(t.Values) - i
 			t.Values = append([]RecordedKVPair(nil), t.Values[:i]...)
@@ -136,7 +137,7 @@ func (t *RecordedTxn) boundContents(budget int) {
 				continue
 			}
 			if !full {
-				size := protoSize(op.Value) + protoSize(op.PrevValue)
+				size := sized.size(op.Value) + sized.size(op.PrevValue)
 				if used+size <= budget {
 					used += size
 					continue
@@ -181,7 +182,8 @@ func (t *RecordedTxn) boundCount(max int) {
 const recordOverhead = 256
 
 // ApproxSize estimates the size of the record, in bytes: the strings and the encoded
-// size of every protobuf value, plus a fixed overhead per entry. It is a cost
+// size of every protobuf value (a value listed several times in a row, as the value
+// carried and the value of its operation, counted once), plus a fixed overhead per entry. It is a cost
 // estimate, not an exact figure; the heap the record keeps alive is ApproxMemory.
 //
 // Cost: after Bound, O(entries) without encoding any value (Bound has summed the sizes
@@ -204,17 +206,18 @@ func (t *RecordedTxn) ApproxMemory() int {
 // the values.
 func (t *RecordedTxn) approx() (size, content int) {
 	size = recordOverhead + len(t.Description) + len(t.Error)
+	var sized recentlySized
 	for _, v := range t.Values {
 		size += recordOverhead/4 + len(v.Key)
 		if !t.contentKnown {
-			content += protoSize(v.Value)
+			content += sized.size(v.Value)
 		}
 	}
 	for _, ops := range [][]RecordedOp{t.Planned, t.Executed} {
 		for _, op := range ops {
 			size += recordOverhead/2 + len(op.Key) + len(op.Error)
 			if !t.contentKnown {
-				content += protoSize(op.Value) + protoSize(op.PrevValue)
+				content += sized.size(op.Value) + sized.size(op.PrevValue)
 			}
 		}
 	}
@@ -222,6 +225,33 @@ func (t *RecordedTxn) approx() (size, content int) {
 		content = t.contentBytes
 	}
 	return size, content
+}
+
+// recentlySized remembers the last few values it sized, so that a value a record lists
+// more than once (the value a transaction carried is also the Value of its operation,
+// and the PrevValue of the next operation on the key) is counted once: it is one object
+// in memory, and sizing a DNAT of 100 mappings walks a thousand messages.
+type recentlySized struct {
+	msgs  [4]proto.Message
+	sizes [4]int
+	next  int
+}
+
+// size returns the encoded size of m the first time it sees m (among the last few),
+// 0 after that.
+func (r *recentlySized) size(m proto.Message) int {
+	if m == nil {
+		return 0
+	}
+	for _, o := range r.msgs {
+		if o == m {
+			return 0
+		}
+	}
+	size := proto.Size(m)
+	r.msgs[r.next], r.sizes[r.next] = m, size
+	r.next = (r.next + 1) % len(r.msgs)
+	return size
 }
 
 func protoSize(m proto.Message) int {

@@ -14,13 +14,14 @@ import (
 // Services) is recorded with at most about RecordContentBudget bytes of values:
 // the keys, operations and errors stay, the contents past the budget do not.
 func TestBoundKeepsTheContentsOfARecordWithinItsBudget(t *testing.T) {
-	big := wrapperspb.String(strings.Repeat("m", 600<<10)) // ~600 KiB, one DNAT of 100 mappings
+	text := strings.Repeat("m", 600<<10) // ~600 KiB, one DNAT of 100 mappings
 	const n = 50
 	rec := &RecordedTxn{}
 	for i := range n {
 		key := fmt.Sprintf("config/vpp/nat/v2/dnat44/ns/svc%02d", i)
-		rec.Values = append(rec.Values, RecordedKVPair{Key: key, Value: big})
-		op := RecordedOp{Key: key, Operation: OpUpdate, Value: big, PrevValue: big}
+		v := wrapperspb.String(text) // each value its own message, its previous value another
+		rec.Values = append(rec.Values, RecordedKVPair{Key: key, Value: v})
+		op := RecordedOp{Key: key, Operation: OpUpdate, Value: v, PrevValue: wrapperspb.String(text)}
 		if i == n-1 {
 			op.Error = "failed"
 		}
@@ -51,6 +52,22 @@ func TestBoundKeepsTheContentsOfARecordWithinItsBudget(t *testing.T) {
 	}
 	if last := rec.Executed[n-1]; last.Error != "failed" {
 		t.Errorf("the failed operation lost its error: %+v", last)
+	}
+}
+
+// A value a record lists several times (the value a transaction carried is also the
+// value of its operation) is one object in memory: it is counted once.
+func TestRecordCountsAValueListedTwiceOnce(t *testing.T) {
+	v, prev := wrapperspb.String(strings.Repeat("v", 1000)), wrapperspb.String(strings.Repeat("p", 1000))
+	one := &RecordedTxn{Values: []RecordedKVPair{{Key: "a", Value: v}}, Executed: []RecordedOp{{Key: "a", Operation: OpUpdate, PrevValue: prev}}}
+	both := &RecordedTxn{Values: []RecordedKVPair{{Key: "a", Value: v}}, Executed: []RecordedOp{{Key: "a", Operation: OpUpdate, Value: v, PrevValue: prev}}}
+	if a, b := one.ApproxMemory(), both.ApproxMemory(); a != b {
+		t.Errorf("record with the value listed once: %d bytes, twice: %d; want the same", a, b)
+	}
+	one.Bound(10)
+	both.Bound(10)
+	if a, b := one.ApproxMemory(), both.ApproxMemory(); a != b || a < ValueMemoryFactor*(proto.Size(v)+proto.Size(prev)) {
+		t.Errorf("bounded records: %d and %d bytes, want the same, at least both values", a, b)
 	}
 }
 
