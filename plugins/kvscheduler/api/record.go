@@ -478,23 +478,37 @@ func compact(m proto.Message) string {
 // longer than max that compact(m) starts with (or, for a value of a type that writes
 // itself, at least its first max bytes): a summary shows the beginning of a large value
 // (a DNAT of 100 mappings, 30 kB of text) without formatting all of it.
+//
+// A proto3 message of strings of printable ASCII, integers, booleans, enums and
+// messages (the values of this agent) is written directly, in the text compact
+// writes: formatting with prototext and normalizing its spaces cost 4 times as much,
+// and a summary is logged for every transaction at the info level.
 func compactPrefix(m proto.Message, max int) string {
+	w := &prefixWriter{max: max, exact: true}
+	if w.message(m.ProtoReflect()); !w.unsupported {
+		return w.b.String()
+	}
 	if protoSize(m) <= max/2 {
 		return compact(m) // small: the text is short anyway
 	}
-	w := &prefixWriter{max: max}
+	w = &prefixWriter{max: max}
 	w.message(m.ProtoReflect())
 	return w.b.String()
 }
 
 // prefixWriter writes a message in the one-line text form of compact until it has
-// written more than max bytes.
+// written more than max bytes. In exact mode it writes exactly what compact writes, or
+// stops at the first thing it cannot write that way (unsupported): a message other than
+// proto3 (extensions), unknown fields, maps, Any, floating point numbers, bytes, and
+// strings that are not printable ASCII or hold two spaces in a row (compact joins them).
 type prefixWriter struct {
-	b   strings.Builder
-	max int
+	b           strings.Builder
+	max         int
+	exact       bool
+	unsupported bool
 }
 
-func (w *prefixWriter) full() bool { return w.b.Len() > w.max }
+func (w *prefixWriter) full() bool { return w.b.Len() > w.max || w.unsupported }
 
 func (w *prefixWriter) sep() {
 	if w.b.Len() > 0 {
@@ -505,7 +519,12 @@ func (w *prefixWriter) sep() {
 }
 
 func (w *prefixWriter) message(m protoreflect.Message) {
-	fields := m.Descriptor().Fields()
+	desc := m.Descriptor()
+	if w.exact && (desc.Syntax() != protoreflect.Proto3 || len(m.GetUnknown()) > 0 || desc.FullName() == "google.protobuf.Any") {
+		w.unsupported = true
+		return
+	}
+	fields := desc.Fields()
 	for i := 0; i < fields.Len() && !w.full(); i++ {
 		fd := fields.Get(i)
 		if !m.Has(fd) {
@@ -519,6 +538,10 @@ func (w *prefixWriter) message(m protoreflect.Message) {
 				w.field(fd, l.Get(j))
 			}
 		case fd.IsMap():
+			if w.exact {
+				w.unsupported = true
+				return
+			}
 			w.sep()
 			w.b.WriteString(string(fd.Name()) + ":{...}")
 		default:
@@ -538,8 +561,30 @@ func (w *prefixWriter) field(fd protoreflect.FieldDescriptor, v protoreflect.Val
 			w.b.WriteByte('}')
 		}
 	case protoreflect.StringKind:
-		w.b.WriteString(strconv.Quote(v.String()))
+		str := v.String()
+		if !plainASCII(str) {
+			if w.exact {
+				w.unsupported = true
+				return
+			}
+			w.b.WriteString(strconv.Quote(str))
+			return
+		}
+		// printable ASCII: quoted as strconv.Quote and prototext quote it, without
+		// building the quoted string
+		w.b.WriteByte('"')
+		for i := 0; i < len(str); i++ {
+			if c := str[i]; c == '"' || c == '\\' {
+				w.b.WriteByte('\\')
+			}
+			w.b.WriteByte(str[i])
+		}
+		w.b.WriteByte('"')
 	case protoreflect.BytesKind:
+		if w.exact {
+			w.unsupported = true
+			return
+		}
 		w.b.WriteString(strconv.Quote(string(v.Bytes())))
 	case protoreflect.EnumKind:
 		if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil {
@@ -547,7 +592,32 @@ func (w *prefixWriter) field(fd protoreflect.FieldDescriptor, v protoreflect.Val
 		} else {
 			w.b.WriteString(strconv.Itoa(int(v.Enum())))
 		}
+	case protoreflect.BoolKind:
+		w.b.WriteString(strconv.FormatBool(v.Bool()))
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		var buf [24]byte
+		w.b.Write(strconv.AppendInt(buf[:0], v.Int(), 10))
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		var buf [24]byte
+		w.b.Write(strconv.AppendUint(buf[:0], v.Uint(), 10))
 	default:
+		if w.exact {
+			w.unsupported = true
+			return
+		}
 		w.b.WriteString(v.String())
 	}
+}
+
+// plainASCII tells whether s is printable ASCII without two spaces in a row: quoted
+// alike by prototext and strconv.Quote, and left alone by compact.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < ' ' || c > '~' || (c == ' ' && i > 0 && s[i-1] == ' ') {
+			return false
+		}
+	}
+	return true
 }

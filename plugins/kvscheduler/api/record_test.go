@@ -2,12 +2,17 @@ package api
 
 import (
 	"fmt"
+	"math/rand"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	interfaces "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
+	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 )
 
 // A transaction of large values (a node joining a cluster with many NodePort
@@ -105,5 +110,62 @@ func TestCompactPrefixStartsLikeTheWholeText(t *testing.T) {
 	allocs := testing.AllocsPerRun(10, func() { compactPrefix(m, 512) })
 	if allocs > 50 {
 		t.Errorf("compactPrefix of a large value allocates %v times: it formats more than it shows", allocs)
+	}
+}
+
+// The summary writes the values of this agent directly, and its text is exactly what
+// compact writes through prototext; values it cannot write that way (non-ASCII or
+// doubled spaces in strings, maps, floating point, proto2, unknown fields) are
+// formatted by compact.
+func TestCompactPrefixWritesValuesAsCompactDoes(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	str := func() string {
+		const chars = `abc019./:-_ "\` + "'"
+		b := make([]byte, rng.Intn(12))
+		for i := range b {
+			b[i] = chars[rng.Intn(len(chars))]
+		}
+		return strings.ReplaceAll(string(b), "  ", " ")
+	}
+	var msgs []proto.Message
+	for range 200 {
+		d := &nat.DNat44{Label: str()}
+		for range rng.Intn(4) {
+			sm := &nat.DNat44_StaticMapping{ExternalIp: str(), ExternalPort: rng.Uint32() >> rng.Intn(32),
+				Protocol: nat.DNat44_Protocol(rng.Intn(4)), TwiceNat: nat.DNat44_StaticMapping_TwiceNatMode(rng.Intn(3)),
+				SessionAffinity: uint32(rng.Intn(2) * 300), ExternalInterface: str()}
+			for range rng.Intn(4) {
+				sm.LocalIps = append(sm.LocalIps, &nat.DNat44_StaticMapping_LocalIP{LocalIp: str(), LocalPort: uint32(rng.Intn(70000)),
+					VrfId: uint32(rng.Intn(2)) * ^uint32(0), Probability: uint32(rng.Intn(3))})
+			}
+			d.StMappings = append(d.StMappings, sm)
+		}
+		for range rng.Intn(3) {
+			d.IdMappings = append(d.IdMappings, &nat.DNat44_IdentityMapping{IpAddress: str(), Port: uint32(rng.Intn(9)), VrfId: uint32(rng.Intn(3))})
+		}
+		msgs = append(msgs, d)
+		msgs = append(msgs, &interfaces.Interface{Name: str(), Type: interfaces.Interface_Type(rng.Intn(5)), Enabled: rng.Intn(2) == 0,
+			IpAddresses: []string{str(), str()}, Mtu: uint32(rng.Intn(9000)),
+			Link: &interfaces.Interface_Tap{Tap: &interfaces.TapLink{HostIfName: str()}}})
+	}
+	msgs = append(msgs, &nat.DNat44{Label: "two  spaces"}, &nat.DNat44{Label: "ünïcode"}, &nat.DNat44{Label: "tab\\there\n"},
+		&nat.Nat44Global{Forwarding: true}, &interfaces.Interface{Type: interfaces.Interface_Type(99)}, wrapperspb.Double(1.5),
+		&descriptorpb.DescriptorProto{Name: proto.String("proto2")})
+	unknown := &nat.DNat44{Label: "with unknown fields"}
+	unknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
+	msgs = append(msgs, unknown)
+	for _, m := range msgs {
+		if got, want := compactPrefix(m, 1<<20), compact(m); got != want {
+			t.Errorf("compactPrefix(%T) = %q, compact = %q", m, got, want)
+		}
+	}
+	// and a large value is cut as compact's text starts
+	big := msgs[0].(*nat.DNat44)
+	for range 100 {
+		big.StMappings = append(big.StMappings, &nat.DNat44_StaticMapping{ExternalIp: "10.96.0.1", ExternalPort: 80,
+			LocalIps: []*nat.DNat44_StaticMapping_LocalIP{{LocalIp: "10.1.1.1", LocalPort: 8080}}})
+	}
+	if got := compactPrefix(big, 512); len(got) <= 512 || !strings.HasPrefix(compact(big), got) {
+		t.Errorf("compactPrefix(512) of a large DNAT = %q, want a little more than 512 bytes that compact starts with", got)
 	}
 }
