@@ -298,17 +298,22 @@ func (d *dnatDescriptor) startAsync(from, to *nat.DNat44) func() (kvapi.Metadata
 		err = fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 		return func() (kvapi.Metadata, error) { return nil, err }
 	}
-	sent := make([]*pending, len(steps))
+	sent := make([]pending, len(steps)) // one block for the requests of the value
 	for i, s := range steps {
-		sent[i] = d.pipe.send(s.do)
+		d.pipe.send(&sent[i], s.do)
 	}
 	return func() (kvapi.Metadata, error) {
-		if len(sent) == 0 {
-			return nil, nil
+		var errs []error // only when some request failed
+		for i := range sent {
+			if err := d.pipe.wait(&sent[i]); err != nil {
+				if errs == nil {
+					errs = make([]error, len(sent))
+				}
+				errs[i] = err
+			}
 		}
-		errs := make([]error, len(sent))
-		for i, pd := range sent {
-			errs[i] = d.pipe.wait(pd)
+		if errs == nil {
+			return nil, nil
 		}
 		if err := d.finish(Tag(label), steps, errs); err != nil {
 			return nil, fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
@@ -463,6 +468,9 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 // place) are paired by position, others through a map.
 func pairMappings(oldM, newM []mapping) []int {
 	newOf := make([]int, len(oldM))
+	if len(oldM) == 0 {
+		return newOf // a creation: nothing to pair
+	}
 	aligned := len(oldM) == len(newM)
 	for i := range oldM {
 		if !aligned {
@@ -563,27 +571,32 @@ func (d *dnatDescriptor) run(tag string, steps []step) error {
 // the retried call would otherwise fail with "already exists" for good.
 func (d *dnatDescriptor) finish(tag string, steps []step, errs []error) error {
 	var failed []error
-	var undo []request
-	var undone []int // the step each undo request undoes
 	for i, err := range errs {
 		switch {
 		case err == nil:
 		case steps[i].missingOK && vppbase.IsRetval(err, govppapi.NO_SUCH_ENTRY):
 			// already gone: nothing to undo either
-			continue
 		case vppbase.IsRetval(err, govppapi.VALUE_EXIST) && d.takeLeftover(tag, &steps[i]):
 			// what a failed undo left: done (and undone with the others if the call fails)
+			errs[i] = nil // (errs is the caller's scratch: it marks the step done)
 		default:
 			failed = append(failed, err)
-			continue
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	// the undo requests are built only now: most calls succeed
+	var undo []request
+	var undone []int // the step each undo request undoes
+	for i := range steps {
+		if errs[i] != nil {
+			continue // failed, or already gone
 		}
 		if u, ok := steps[i].undo(tag, d.SwIfIndex); ok {
 			undo = append(undo, u)
 			undone = append(undone, i)
 		}
-	}
-	if len(failed) == 0 {
-		return nil
 	}
 	slices.Reverse(undo)
 	slices.Reverse(undone)

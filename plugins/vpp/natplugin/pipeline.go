@@ -26,15 +26,15 @@ type pending struct {
 	done bool
 }
 
-// send sends r, first reading the oldest reply if the window is full.
-func (p *pipeline) send(r request) *pending {
+// send sends r, tracked in pd (the caller's, so that the requests of a value take one
+// allocation), first reading the oldest reply if the window is full.
+func (p *pipeline) send(pd *pending, r request) {
 	if len(p.inflight) >= govppmux.Window(p.ch) {
 		p.receiveOne()
 	}
-	pd := &pending{ctx: p.ch.SendRequest(r.req), r: r}
+	*pd = pending{ctx: p.ch.SendRequest(r.req), r: r}
 	p.inflight = append(p.inflight, pd)
 	p.peak = max(p.peak, len(p.inflight))
-	return pd
 }
 
 // receiveOne reads the reply of the oldest request in flight.
