@@ -169,7 +169,9 @@ func reportLatencies(b *testing.B, times []time.Duration) {
 //   - lb: 10,000 services, each one LB mapping of 10 locals (one
 //     nat44_lb_static_mapping_add_del_local in, one out);
 //   - nodeport: 1,000 NodePort services of 50 nodes, each 101 LB mappings of 10 locals
-//     (the cluster IP and 2 node IPs x 50 nodes: 202 local changes).
+//     (the cluster IP and 2 node IPs x 50 nodes: 202 local changes);
+//   - nodeport-rendered: the same built as the service renderer builds them (the
+//     mappings of a service share one list of locals, in the old value and in the new).
 //
 // Reported: time per commit (mean, p50, p99), CPU time of the whole process per commit
 // (scheduler, descriptors, govpp, simulator, GC), VPP messages per commit.
@@ -181,14 +183,25 @@ func BenchmarkCommitOneEndpointsChange(b *testing.B) {
 		}
 		return c
 	}
+	movedShared := func(d *nat.DNat44) *nat.DNat44 {
+		locals := slices.Clone(d.StMappings[0].LocalIps)
+		locals[0] = lip("10.250.0.1", 8080, 0, 1)
+		c := &nat.DNat44{Label: d.Label}
+		for _, sm := range d.StMappings {
+			c.StMappings = append(c.StMappings, &nat.DNat44_StaticMapping{ExternalIp: sm.ExternalIp, ExternalPort: sm.ExternalPort,
+				Protocol: sm.Protocol, TwiceNat: sm.TwiceNat, LocalIps: locals})
+		}
+		return c
+	}
 	for _, tc := range []struct {
-		name string
-		vals func() (map[string]proto.Message, *nat.DNat44)
+		name  string
+		vals  func() (map[string]proto.Message, *nat.DNat44)
+		moved func(*nat.DNat44) *nat.DNat44 // nil: moved
 	}{
 		{"lb", func() (map[string]proto.Message, *nat.DNat44) {
 			vals := services(10000, 10)
 			return vals, vals[nat.DNAT44Key("ns7/svc4007")].(*nat.DNat44)
-		}},
+		}, nil},
 		{"nodeport", func() (map[string]proto.Message, *nat.DNat44) {
 			vals := map[string]proto.Message{nat.GlobalNAT44Key: &nat.Nat44Global{Forwarding: true}}
 			for s := range 1000 {
@@ -196,7 +209,19 @@ func BenchmarkCommitOneEndpointsChange(b *testing.B) {
 				vals[nat.DNAT44Key(d.Label)] = d
 			}
 			return vals, vals[nat.DNAT44Key("default/np407")].(*nat.DNat44)
-		}},
+		}, nil},
+		{"nodeport-rendered", func() (map[string]proto.Message, *nat.DNat44) {
+			addrs := make([]string, 10000)
+			for i := range addrs {
+				addrs[i] = fmt.Sprintf("10.1.%d.%d", i>>8, i&0xff)
+			}
+			vals := map[string]proto.Message{nat.GlobalNAT44Key: &nat.Nat44Global{Forwarding: true}}
+			for s := range 1000 {
+				d := nodePortServiceAsRendered(s, 50, 10, addrs)
+				vals[nat.DNAT44Key(d.Label)] = d
+			}
+			return vals, vals[nat.DNAT44Key("default/np407")].(*nat.DNat44)
+		}, movedShared},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			e := newEnv(b)
@@ -206,7 +231,11 @@ func BenchmarkCommitOneEndpointsChange(b *testing.B) {
 				b.Fatal(err)
 			}
 			key := nat.DNAT44Key(svc.Label)
-			next := []proto.Message{moved(svc), svc}
+			move := moved
+			if tc.moved != nil {
+				move = tc.moved
+			}
+			next := []proto.Message{move(svc), svc}
 			e.sim.ResetMessageCounts()
 			times := make([]time.Duration, 0, b.N)
 			cpu := processCPU(b)
