@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"google.golang.org/protobuf/proto"
@@ -108,8 +110,10 @@ func validDNat44(key string, d *nat.DNat44, seen map[mappingID]bool) ([]mapping,
 	if d.GetLabel() == "" {
 		return nil, kvapi.NewInvalidValueError(ErrDNAT44WithEmptyLabel, "label")
 	}
-	if want := nat.DNAT44Key(d.GetLabel()); key != "" && key != want {
-		return nil, kvapi.NewInvalidValueError(fmt.Errorf("DNAT44 key %q does not match its label (want %q)", key, want), "label")
+	if key != "" && (!strings.HasPrefix(key, nat.DNAT44Prefix) || key[len(nat.DNAT44Prefix):] != d.GetLabel()) {
+		// (compared without building the key: every change of every service is validated)
+		return nil, kvapi.NewInvalidValueError(fmt.Errorf("DNAT44 key %q does not match its label (want %q)",
+			key, nat.DNAT44Key(d.GetLabel())), "label")
 	}
 	return parseEntries(d.GetStMappings(), d.GetIdMappings(), seen)
 }
@@ -193,7 +197,8 @@ func firstEntryDiffers(as, bs []*nat.DNat44_StaticMapping) bool {
 // configuration (which enables the plugin), the non-zero VRF tables of its
 // locals and identity mappings, and the interfaces it takes addresses from.
 func DNat44Dependencies(d *nat.DNat44) []kvapi.Dependency {
-	deps := []kvapi.Dependency{{Label: DepNAT44Global, Key: nat.GlobalNAT44Key}}
+	deps := make([]kvapi.Dependency, 1, 2)
+	deps[0] = kvapi.Dependency{Label: DepNAT44Global, Key: nat.GlobalNAT44Key}
 	// a DNat44 has a handful of dependencies: a linear search costs less than a map
 	add := func(label, key string) {
 		for _, d := range deps {
@@ -341,7 +346,7 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 	if err := d.run(Tag(label), steps); err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
-	if len(steps) > 0 {
+	if len(steps) > 0 && debugEnabled(d.Log) {
 		d.Log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
 	}
 	return nil
@@ -652,6 +657,19 @@ func (d *dnatDescriptor) takeLeftover(tag string, s *step) bool {
 		return false
 	}
 	delete(d.leftovers, k)
+	return true
+}
+
+// debugEnabled tells whether log writes debug entries (a logger that cannot say is
+// taken as writing them): the fields of an entry cost allocations even when the entry
+// is dropped, for every update of every service.
+func debugEnabled(log logrus.FieldLogger) bool {
+	switch l := log.(type) {
+	case *logrus.Entry:
+		return l.Logger.IsLevelEnabled(logrus.DebugLevel)
+	case *logrus.Logger:
+		return l.IsLevelEnabled(logrus.DebugLevel)
+	}
 	return true
 }
 

@@ -127,7 +127,7 @@ func keyOfIdentity(m *nat.DNat44_IdentityMapping) identityKey {
 // the rest by key. The entries of a valid value have distinct keys.
 //
 // Cost: O(len(a) + len(b)) comparisons; no allocation when only the prefix and suffix
-// differ.
+// differ, or when the entries in between kept their places and all differ.
 func dropCommon[T any, K comparable](a, b []T, same func(x, y T) bool, key func(T) K) ([]T, []T) {
 	n := 0
 	for n < len(a) && n < len(b) && same(a[n], b[n]) {
@@ -141,6 +141,12 @@ func dropCommon[T any, K comparable](a, b []T, same func(x, y T) bool, key func(
 	a, b = a[:len(a)-m], b[:len(b)-m]
 	if len(a) == 0 || len(b) == 0 {
 		return a, b
+	}
+	if aligned(a, b, key) {
+		// the entries kept their places (entries changed in place): paired by position;
+		// when none of them is equal (every mapping of a service changes with its
+		// backends), nothing is allocated
+		return dropEqualAt(a, b, same)
 	}
 	index := make(map[K]int, len(a))
 	for i, x := range a {
@@ -160,6 +166,40 @@ func dropCommon[T any, K comparable](a, b []T, same func(x, y T) bool, key func(
 		if !paired[i] {
 			restA = append(restA, x)
 		}
+	}
+	return restA, restB
+}
+
+// aligned tells whether a and b list entries of the same keys at the same positions.
+func aligned[T any, K comparable](a, b []T, key func(T) K) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if key(a[i]) != key(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// dropEqualAt removes from a and b (of one length) the pairs of entries at one position
+// that are equal, returning what remains of each; a and b themselves when no pair is.
+func dropEqualAt[T any](a, b []T, same func(x, y T) bool) ([]T, []T) {
+	var restA, restB []T
+	for i := range a {
+		if same(a[i], b[i]) {
+			if restA == nil {
+				restA, restB = append(make([]T, 0, len(a)), a[:i]...), append(make([]T, 0, len(b)), b[:i]...)
+			}
+			continue
+		}
+		if restA != nil {
+			restA, restB = append(restA, a[i]), append(restB, b[i])
+		}
+	}
+	if restA == nil {
+		return a, b
 	}
 	return restA, restB
 }
