@@ -54,7 +54,8 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 			return label
 		},
 		ValueComparator: func(_ string, a, b *nat.DNat44) bool {
-			if EquivalentDNat44(a, b) {
+			bParsed, _ := d.parsed.peek(b) // (b is usually the value just validated)
+			if equivalentDNat44(a, b, bParsed) {
 				d.parsed.drop(b) // nothing will be created from b
 				return true
 			}
@@ -127,7 +128,11 @@ func validDNat44(key string, d *nat.DNat44, seen map[mappingID]bool) ([]mapping,
 // by field in the same order (an unchanged value rebuilt by the renderer), otherwise
 // O(entries + locals) comparisons and the parsing of the entries that differ, without
 // formatting.
-func EquivalentDNat44(a, b *nat.DNat44) bool {
+func EquivalentDNat44(a, b *nat.DNat44) bool { return equivalentDNat44(a, b, nil) }
+
+// equivalentDNat44 is EquivalentDNat44 given, if not nil, the mappings of b as
+// validDNat44 parsed them (so b's entries are not parsed again).
+func equivalentDNat44(a, b *nat.DNat44, bParsed []mapping) bool {
 	if a.GetLabel() != b.GetLabel() ||
 		len(a.GetStMappings()) != len(b.GetStMappings()) || len(a.GetIdMappings()) != len(b.GetIdMappings()) {
 		return false
@@ -135,7 +140,7 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 	if sameDNat44(a, b) {
 		return true
 	}
-	if firstEntryDiffers(a.GetStMappings(), b.GetStMappings()) {
+	if firstEntryDiffers(a.GetStMappings(), b.GetStMappings(), bParsed) {
 		return false // the usual changed value: decided by one pair of entries
 	}
 	// entries equal field by field are the same mappings: only the others are parsed
@@ -165,7 +170,8 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 }
 
 // firstEntryDiffers reports whether the first pair of static mappings at one position
-// of as and bs that differ field by field is, as far as VPP is concerned, one mapping
+// of as and bs (bParsed: the mappings of a valid value listing bs, or nil) that differ
+// field by field is, as far as VPP is concerned, one mapping
 // changed: both have the same external key (address or interface, port, protocol) and
 // parse to different mappings. Two values where that holds are not equivalent: a valid
 // value has one mapping per external key, so the two mappings of that key differ; and an
@@ -175,7 +181,7 @@ func EquivalentDNat44(a, b *nat.DNat44) bool {
 // Cost: the comparisons up to the first differing pair and the parsing of that pair: a
 // changed NodePort service (one backend replaced in its ~100 mappings) is told apart in
 // O(1) mappings instead of parsing every entry of both values.
-func firstEntryDiffers(as, bs []*nat.DNat44_StaticMapping) bool {
+func firstEntryDiffers(as, bs []*nat.DNat44_StaticMapping, bParsed []mapping) bool {
 	var c staticComparer
 	for i := range min(len(as), len(bs)) {
 		x, y := as[i], bs[i]
@@ -187,8 +193,14 @@ func firstEntryDiffers(as, bs []*nat.DNat44_StaticMapping) bool {
 		}
 		var p problems
 		mx, okX := parseStatic(&p, fieldPath{}, x, nil)
+		if !okX {
+			return false
+		}
+		if i < len(bParsed) { // parsed when validated: the static mappings come first, in order
+			return !mx.equal(&bParsed[i])
+		}
 		my, okY := parseStatic(&p, fieldPath{}, y, nil)
-		return okX && okY && !mx.equal(&my)
+		return okY && !mx.equal(&my)
 	}
 	return false
 }

@@ -65,6 +65,12 @@ func (c *parsedCache) take(v *nat.DNat44) (ms []mapping, ok bool) {
 	return ms, ok
 }
 
+// peek returns the parsed mappings of v, keeping them; ok is false if they are not held.
+func (c *parsedCache) peek(v *nat.DNat44) (ms []mapping, ok bool) {
+	ms, ok = c.byValue[v]
+	return ms, ok
+}
+
 // drop forgets the parsed mappings of v.
 func (c *parsedCache) drop(v *nat.DNat44) {
 	if ms, ok := c.byValue[v]; ok {
