@@ -45,13 +45,18 @@
 // registered lengths; the keys of existing values in a sorted chunked list (for
 // "does any value under this prefix exist"); per-descriptor node sets; a cached
 // descriptor per node. An ordinary transaction therefore costs time proportional to
-// the values it changes and their neighbours, not to the number of values held. A
+// the values it changes and their neighbours, not to the number of values held; what
+// it does besides (staging, the record, undo closures, which exist only while
+// simulating) allocates about a dozen small objects, and an update whose value keeps
+// its dependencies (a new slice, the same content) touches no index. A
 // resync is O(values held) by nature (Retrieve lists everything) but records and
 // executes only the differences. A record keeps values of at most RecordContentBudget
 // bytes of estimated memory (ValueMemoryFactor times their encoded size) and sizes
 // only those; the history counts the values its records keep alive (previous values
-// of updates included) against transaction-history-max-bytes; the logged summary
-// formats at most the first summaryValueBytes of a value.
+// of updates included; a value listed twice in a record counted once) against
+// transaction-history-max-bytes; the logged summary formats at most the first
+// summaryValueBytes of a value, proto3 values of plain fields directly (prototext only
+// for the others), and only when the logger writes it.
 //
 // Memory at rest: a value is held once (the desired and the applied value are the
 // same message once applied); the graph keeps about 380 bytes per value besides it
