@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -99,5 +101,44 @@ func TestFullResyncRecordKeepsABoundedPartOfItsValues(t *testing.T) {
 	}
 	if size := rec.ApproxSize(); size > 100_000 {
 		t.Errorf("the record of a resync of %d values holds about %d bytes", n, size)
+	}
+}
+
+// The record of an update sizes the new value only: the old one was sized when it was
+// recorded as the new value of the update before (a DNAT of 100 mappings walks a
+// thousand messages). The sizes, and so the memory the history counts, are the same as
+// sizing both values.
+func TestUpdateRecordTakesThePreviousValueSizeFromTheNode(t *testing.T) {
+	dp := &benchDP{objs: map[string]proto.Message{}}
+	cfg := DefaultConfig()
+	cfg.PrintTxnSummary = false
+	s := newTestScheduler(t, &cfg, dp.descriptors()...)
+	mustCommit(t, s, kv{"base/1", str("base")}, kv{"base/2", str("base")})
+	var seq uint64
+	for i, v := range []string{"1", "2", "1"} {
+		val := str(v)
+		var err error
+		if seq, err = s.StartNBTransaction().SetValue("b/x", val).Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.RLock()
+		size, replaced := s.g.nodes["b/x"].appliedSize, s.g.replacedSizes.len()
+		s.mu.RUnlock()
+		if int(size) != proto.Size(val) || replaced != 0 {
+			t.Errorf("commit %d: node knows size %d of its value (want %d), %d replaced sizes kept", i, size, proto.Size(val), replaced)
+		}
+	}
+	rec := s.GetRecordedTransaction(seq)
+	fresh := &api.RecordedTxn{Values: rec.Values, Executed: slices.Clone(rec.Executed)}
+	fresh.Bound(0)
+	if got, want := rec.ApproxMemory(), fresh.ApproxMemory(); got != want {
+		t.Errorf("record of the update counts %d bytes, sizing every value gives %d", got, want)
+	}
+	var sizedAgain []proto.Message
+	again := &api.RecordedTxn{Values: rec.Values, Executed: slices.Clone(rec.Executed)}
+	again.BoundSized(0, func(m proto.Message) (int, bool) { return proto.Size(m), m == rec.Executed[0].PrevValue },
+		func(m proto.Message, _ int) { sizedAgain = append(sizedAgain, m) })
+	if len(sizedAgain) != 1 || sizedAgain[0] != rec.Executed[0].Value {
+		t.Errorf("BoundSized with the previous value's size known sized %v, want only the new value", sizedAgain)
 	}
 }

@@ -112,6 +112,10 @@ type node struct {
 	// adopted is set by a resync on values whose derived values must be re-synced
 	// even if the value itself does not change.
 	adopted bool
+	// appliedSize is the encoded size of applied as a record sized it (0: not known),
+	// so that the record of its replacement need not size it again (it fits in the
+	// padding after the flags: the node does not grow).
+	appliedSize int32
 
 	lastErr  error
 	failedIn uint64 // seq of the transaction in which the last op failed
@@ -157,6 +161,10 @@ type graph struct {
 	avail sortedKeys
 
 	pending int // number of PENDING nodes
+
+	// replacedSizes are the known sizes of the values replaced in the dataplane during
+	// the current transaction (see node.appliedSize); emptied when it is recorded.
+	replacedSizes sizeTable
 
 	stamp uint64
 
@@ -505,6 +513,12 @@ func (g *graph) depsOfApplied(n *node, v proto.Message, origin api.ValueOrigin) 
 
 func (g *graph) applyFields(n *node, v proto.Message, meta api.Metadata, origin api.ValueOrigin, withMeta bool) {
 	was := n.applied != nil
+	if v != n.applied {
+		if n.appliedSize > 0 {
+			g.replacedSizes.add(n.applied, int(n.appliedSize))
+		}
+		n.appliedSize = 0
+	}
 	n.applied, n.metadata, n.origin = v, meta, origin
 	switch {
 	case !was && v != nil:
@@ -728,4 +742,62 @@ func anyOfMatches(deps []api.Dependency, key string) bool {
 		}
 	}
 	return false
+}
+
+// sizeTable maps values (by pointer) to their encoded sizes: a slice while small (a
+// transaction of one value), a map beyond.
+type sizeTable struct {
+	small []sizedValue
+	big   map[proto.Message]int
+}
+
+type sizedValue struct {
+	m    proto.Message
+	size int
+}
+
+const sizeTableSmall = 16
+
+func (t *sizeTable) add(m proto.Message, size int) {
+	if t.big != nil {
+		t.big[m] = size
+		return
+	}
+	if len(t.small) < sizeTableSmall {
+		t.small = append(t.small, sizedValue{m, size})
+		return
+	}
+	t.big = make(map[proto.Message]int, 2*sizeTableSmall)
+	for _, e := range t.small {
+		t.big[e.m] = e.size
+	}
+	t.big[m] = size
+	clear(t.small)
+	t.small = t.small[:0]
+}
+
+func (t *sizeTable) get(m proto.Message) (int, bool) {
+	if t.big != nil {
+		size, ok := t.big[m]
+		return size, ok
+	}
+	for _, e := range t.small {
+		if e.m == m {
+			return e.size, true
+		}
+	}
+	return 0, false
+}
+
+func (t *sizeTable) len() int {
+	if t.big != nil {
+		return len(t.big)
+	}
+	return len(t.small)
+}
+
+// reset empties the table, keeping no value alive.
+func (t *sizeTable) reset() {
+	clear(t.small)
+	t.small, t.big = t.small[:0], nil
 }

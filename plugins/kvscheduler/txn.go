@@ -3,6 +3,7 @@ package kvscheduler
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
@@ -312,13 +313,37 @@ func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint
 		err = te
 	}
 	s.metrics.txnDone(rec, err != nil, s.g.pending)
-	rec.Bound(s.config.TransactionHistoryMaxOps)
+	s.boundRecord(rec)
 	s.hist.add(rec)
 	s.scheduleRetries(t, rec.SeqNum)
 	if s.config.PrintTxnSummary && (len(rec.Executed) > 0 || err != nil) {
 		s.unlogged = append(s.unlogged, unloggedTxn{rec: rec, failed: err != nil})
 	}
 	return rec.SeqNum, err
+}
+
+// boundRecord bounds rec (api.RecordedTxn.BoundSized) with the sizes the nodes know of
+// the values the transaction replaced, and lets the nodes know the sizes of the values
+// now applied: an update of a large value sizes the new value only, not the old one
+// again.
+func (s *Scheduler) boundRecord(rec *api.RecordedTxn) {
+	g := s.g
+	var computed sizeTable
+	rec.BoundSized(s.config.TransactionHistoryMaxOps, g.replacedSizes.get, computed.add)
+	g.replacedSizes.reset()
+	if computed.len() == 0 {
+		return
+	}
+	for _, op := range rec.Executed {
+		if op.Value == nil {
+			continue
+		}
+		if n := g.nodes[op.Key]; n != nil && n.applied == op.Value {
+			if size, ok := computed.get(op.Value); ok && size <= math.MaxInt32 {
+				n.appliedSize = int32(size)
+			}
+		}
+	}
 }
 
 // scheduleRetries arms the retries of the failures of t: under the transaction's own

@@ -105,9 +105,16 @@ const ValueMemoryFactor = 6
 // them, up to max failed ones, so the errors of a large transaction stay visible. The
 // kept entries are copied, so the long lists can be garbage collected. max <= 0 keeps
 // every entry. Then the values are bounded by RecordContentBudget (boundContents).
-func (t *RecordedTxn) Bound(max int) {
+func (t *RecordedTxn) Bound(max int) { t.BoundSized(max, nil, nil) }
+
+// BoundSized is Bound taking the encoded size of a value from known when it reports one
+// (the scheduler knows the size of a value it sized when the value was applied: the
+// previous value of an update, which sizing again would walk a DNAT of 100 mappings)
+// instead of computing it; computed is told the size of every value Bound sized
+// itself. Either may be nil.
+func (t *RecordedTxn) BoundSized(max int, known func(proto.Message) (int, bool), computed func(proto.Message, int)) {
 	t.boundCount(max)
-	t.boundContents(RecordContentBudget)
+	t.boundContents(RecordContentBudget, known, computed)
 }
 
 // boundContents keeps values while their estimated memory (ValueMemoryFactor times
@@ -116,10 +123,10 @@ func (t *RecordedTxn) Bound(max int) {
 // PrevValue (counted in OmittedContents). Errors and keys are always kept. Sizes are
 // computed only until the budget is reached, so bounding a transaction of 1,000 large
 // values costs the values kept, not all of them.
-func (t *RecordedTxn) boundContents(budget int) {
+func (t *RecordedTxn) boundContents(budget int, known func(proto.Message) (int, bool), computed func(proto.Message, int)) {
 	used := 0 // encoded bytes kept; the budget is for ValueMemoryFactor times as much
 	budget /= ValueMemoryFactor
-	var sized recentlySized
+	sized := recentlySized{known: known, computed: computed}
 	for i, v := range t.Values {
 		size := sized.size(v.Value)
 		if used+size > budget {
@@ -235,6 +242,10 @@ type recentlySized struct {
 	msgs  [4]proto.Message
 	sizes [4]int
 	next  int
+	// known gives the sizes known beforehand (nil: none); computed is told the sizes
+	// computed (nil: nobody).
+	known    func(proto.Message) (int, bool)
+	computed func(proto.Message, int)
 }
 
 // size returns the encoded size of m the first time it sees m (among the last few),
@@ -248,7 +259,16 @@ func (r *recentlySized) size(m proto.Message) int {
 			return 0
 		}
 	}
-	size := proto.Size(m)
+	size, ok := 0, false
+	if r.known != nil {
+		size, ok = r.known(m)
+	}
+	if !ok {
+		size = proto.Size(m)
+		if r.computed != nil {
+			r.computed(m, size)
+		}
+	}
 	r.msgs[r.next], r.sizes[r.next] = m, size
 	r.next = (r.next + 1) % len(r.msgs)
 	return size
