@@ -383,7 +383,12 @@ const summaryValueBytes = 512
 // logs a readable summary instead of 20k lines. limit <= 0 means no limit.
 func (t *RecordedTxn) Summary(limit int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "txn #%d %s", t.SeqNum, t.TxnType)
+	// (the common lines are written without fmt: a summary is logged for every
+	// transaction at the info level)
+	b.WriteString("txn #")
+	b.WriteString(strconv.FormatUint(t.SeqNum, 10))
+	b.WriteByte(' ')
+	b.WriteString(t.TxnType.String())
 	if t.ResyncType != NotResync {
 		fmt.Fprintf(&b, " resync=%s", t.ResyncType)
 	}
@@ -400,9 +405,16 @@ func (t *RecordedTxn) Summary(limit int) string {
 	if t.WithRevert {
 		b.WriteString(" [revert]")
 	}
-	fmt.Fprintf(&b, " %s took %v\n", t.Start.Format("2006-01-02T15:04:05.000Z07:00"), t.Stop.Sub(t.Start))
+	var buf [64]byte
+	b.WriteByte(' ')
+	b.Write(t.Start.AppendFormat(buf[:0], "2006-01-02T15:04:05.000Z07:00"))
+	b.WriteString(" took ")
+	b.WriteString(t.Stop.Sub(t.Start).String())
+	b.WriteByte('\n')
 	if len(t.Values) > 0 {
-		fmt.Fprintf(&b, "  values (%d):\n", len(t.Values))
+		b.WriteString("  values (")
+		b.WriteString(strconv.Itoa(len(t.Values)))
+		b.WriteString("):\n")
 		for i, v := range t.Values {
 			if limit > 0 && i == limit {
 				fmt.Fprintf(&b, "    ... and %d more\n", len(t.Values)-limit)
@@ -425,7 +437,11 @@ func (t *RecordedTxn) Summary(limit int) string {
 				}
 				text = fmt.Sprintf("%s ... (more: GET /scheduler/txn-history?seq-num=%d)", text[:cut], t.SeqNum)
 			}
-			fmt.Fprintf(&b, "    %s = %s\n", v.Key, text)
+			b.WriteString("    ")
+			b.WriteString(v.Key)
+			b.WriteString(" = ")
+			b.WriteString(text)
+			b.WriteByte('\n')
 		}
 	} else if t.ValueCount > 0 {
 		fmt.Fprintf(&b, "  values: %d (not recorded)\n", t.ValueCount)
@@ -452,7 +468,16 @@ func writeOps(b *strings.Builder, title string, ops []RecordedOp, limit int) {
 			fmt.Fprintf(b, "    ... and %d more\n", len(ops)-limit)
 			return
 		}
-		fmt.Fprintf(b, "    %d. %s %s %s -> %s", i+1, op.Operation, op.Key, op.PrevState, op.NewState)
+		b.WriteString("    ")
+		b.WriteString(strconv.Itoa(i + 1))
+		b.WriteString(". ")
+		b.WriteString(op.Operation.String())
+		b.WriteByte(' ')
+		b.WriteString(op.Key)
+		b.WriteByte(' ')
+		b.WriteString(op.PrevState.String())
+		b.WriteString(" -> ")
+		b.WriteString(op.NewState.String())
 		var flags []string
 		if op.IsDerived {
 			flags = append(flags, "derived")
@@ -467,7 +492,9 @@ func writeOps(b *strings.Builder, title string, ops []RecordedOp, limit int) {
 			fmt.Fprintf(b, " [%s]", strings.Join(flags, ","))
 		}
 		if op.Duration > 0 {
-			fmt.Fprintf(b, " (%s)", durationText(op.Duration))
+			b.WriteString(" (")
+			b.WriteString(durationText(op.Duration))
+			b.WriteByte(')')
 		}
 		if op.Error != "" {
 			fmt.Fprintf(b, " error: %s", op.Error)
