@@ -2,6 +2,7 @@ package natplugin
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -275,21 +276,79 @@ func parsePort(p *problems, field func() string, v uint32) uint16 {
 func parseEntries(sts []*nat.DNat44_StaticMapping, ids []*nat.DNat44_IdentityMapping, seen map[mappingID]bool) ([]mapping, error) {
 	var p problems
 	out := parseInto(&p, sts, ids)
-	if seen == nil {
-		seen = make(map[mappingID]bool, len(out))
+	for _, i := range duplicates(out, seen) {
+		p.add("st_mappings", "mapping %s is listed twice", out[i].id())
 	}
-	for i := range out {
-		id := out[i].ident()
-		if seen[id] {
-			p.add("st_mappings", "mapping %s is listed twice", out[i].id())
-		}
-		seen[id] = true
-	}
-	clear(seen)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// duplicates returns, in ascending order, the indexes of the mappings whose ident an
+// earlier mapping of ms has. Mappings of an external IPv4 address (all but those naming
+// an interface) are compared as packed integers, sorted: no hashing of strings and
+// pointers, which cost more than parsing a mapping. The others go through seen (see
+// parseEntries; nil: a map of its own).
+func duplicates(ms []mapping, seen map[mappingID]bool) []int {
+	var buf [128]packedIdent
+	packed := buf[:0]
+	var dups []int
+	for i := range ms {
+		if k, ok := packIdent(&ms[i], i); ok {
+			packed = append(packed, k)
+			continue
+		}
+		if seen == nil {
+			seen = make(map[mappingID]bool)
+		}
+		id := ms[i].ident()
+		if seen[id] {
+			dups = append(dups, i)
+		}
+		seen[id] = true
+	}
+	clear(seen)
+	slices.SortFunc(packed, func(a, b packedIdent) int {
+		if c := cmp.Compare(a.addrPortProto, b.addrPortProto); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.vrf, b.vrf); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.index, b.index)
+	})
+	for j := 1; j < len(packed); j++ {
+		if packed[j].addrPortProto == packed[j-1].addrPortProto && packed[j].vrf == packed[j-1].vrf {
+			dups = append(dups, packed[j].index)
+		}
+	}
+	slices.Sort(dups)
+	return dups
+}
+
+// packedIdent is the mappingID of a mapping of an external IPv4 address in integers,
+// with the mapping's index.
+type packedIdent struct {
+	addrPortProto uint64 // address << 32 | port << 16 | protocol << 8 | identity
+	vrf           uint32 // identity mappings only
+	index         int
+}
+
+// packIdent packs the ident of m (the index-th mapping); ok is false for a mapping
+// naming an interface.
+func packIdent(m *mapping, index int) (packedIdent, bool) {
+	if m.extIf != "" || !m.extIP.Is4() {
+		return packedIdent{}, false
+	}
+	ip := m.extIP.As4()
+	k := packedIdent{addrPortProto: uint64(binary.BigEndian.Uint32(ip[:]))<<32 | uint64(m.extPort)<<16 | uint64(m.proto)<<8,
+		index: index}
+	if m.kind == kindIdentity {
+		k.addrPortProto |= 1
+		k.vrf = m.vrf
+	}
+	return k, true
 }
 
 // parseMappings is parseEntries without the check for duplicates: for the entries of
