@@ -47,12 +47,16 @@
 // of it stays at rest), and so does the Update of a value whose every entry changed (a
 // backend of a NodePort service replaced changes all its ~100 mappings); a changed value
 // is told apart from an equivalent one by the first pair of entries that differ, not by
-// parsing both values. Validate still reads every entry of the new value:
-// O(mappings + locals) comparisons, O(mappings) address parsing. An update pairs the old
+// parsing both values (and the new value's entry is taken as Validate parsed it).
+// Validate still reads every entry of the new value: O(mappings + locals) comparisons,
+// O(mappings) address parsing, and a sort of the mappings' packed external endpoints to
+// find duplicates (no map of strings). An update pairs the old
 // and new mappings by position when they keep their order (no map), computes the
 // difference of the locals once per list of locals the mappings share, and allocates
-// the messages of its requests in one block per kind. Requests carry what
-// they do as data and are described only when they fail (no closure per request).
+// the messages of its requests in one block per kind (and the pipeline's records of
+// them in one block per value). Requests carry what they do as data and are described
+// only when they fail (no closure per request; the undo of a call's requests is built
+// only when one of them failed).
 // Measured in docs/PERFORMANCE.md ("The scheduler and the NAT descriptors at the
 // scale of issue #17").
 //
