@@ -430,23 +430,19 @@ func (d *dnatDescriptor) plan(tag string, oldM, newM []mapping) ([]step, error) 
 			paired[j] = false // added again below
 		}
 	}
+	var kinds [kindIdentity + 1]int // the mappings deleted and added, by kind
+	for _, o := range dels {
+		kinds[o.kind]++
+	}
 	nAdds := 0
 	for j := range newM {
 		if !paired[j] {
+			kinds[newM[j].kind]++
 			nAdds++
 		}
 	}
 	steps := make([]step, 0, len(dels)+nAdds+nLocalSteps)
 	b := requestBuilder{tag: tag, resolve: d.SwIfIndex}
-	var kinds [kindIdentity + 1]int
-	for _, o := range dels {
-		kinds[o.kind]++
-	}
-	for j := range newM {
-		if !paired[j] {
-			kinds[newM[j].kind]++
-		}
-	}
 	b.reserve(kinds[kindStatic], kinds[kindLB])
 	for _, o := range dels {
 		r, err := b.request(o, false)
