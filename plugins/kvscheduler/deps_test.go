@@ -54,6 +54,27 @@ func TestChainIsCreatedInDependencyOrderWhateverTheStagingOrder(t *testing.T) {
 	}
 }
 
+// TestValueWhoseNewDependencyAppearsWhileItIsDeletedIsCreatedAgain: a value's new
+// content needs a value staged after it in the same transaction, so its old content
+// is deleted first; deleting it moves a dependent to its own new content, which creates
+// that very value. The value's new content then goes in within the transaction instead
+// of staying PENDING with every dependency present (found by
+// TestRandomTransactionsConvergeUnderRandomFailures, seed 1795661764685133057).
+func TestValueWhoseNewDependencyAppearsWhileItIsDeletedIsCreatedAgain(t *testing.T) {
+	s, dp := basicSetup(t, nil)
+	mustCommit(t, s, set("v/base", "base"), set("v/a", "a;dep=v/base"), set("v/dep", "d;dep=v/a"))
+	dp.takeCalls()
+	// v/a now also needs v/new; v/dep moves from v/a to v/new
+	mustCommit(t, s, set("v/a", "a2;dep=v/base,v/new"), set("v/new", "n"), set("v/dep", "d2;dep=v/new"))
+	wantOrder(t, dp.takeCalls(), "create v/new", "delete v/a", "create v/a")
+	for _, k := range []string{"v/a", "v/new", "v/dep"} {
+		wantState(t, s, k, api.StateConfigured)
+	}
+	if got := dp.value("v/a"); got != "a2;dep=v/base,v/new" {
+		t.Fatalf("v/a = %q in the dataplane, want its new content", got)
+	}
+}
+
 func TestDiamondDependencies(t *testing.T) {
 	s, dp := basicSetup(t, nil)
 	mustCommit(t, s, set("v/top", "top;dep=v/left,v/right"), set("v/left", "l;dep=v/root"),

@@ -75,6 +75,12 @@ func (t *txnExec) reconcile(n *node) {
 			return
 		}
 		t.delete(n)
+		if n.applied == nil && n.nb != nil && !n.dead && t.target(n) != nil {
+			// Deleting it moved its dependents to their new values, which created
+			// what its own new value waits for (a value of the same transaction):
+			// that value goes in now instead of waiting for a later change.
+			t.reconcile(n)
+		}
 	case n.applied == nil:
 		t.create(n, tgt)
 	default:
