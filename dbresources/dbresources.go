@@ -13,9 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/pbjson"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
@@ -149,13 +153,38 @@ func (r *DBResource) NewValue() proto.Message {
 
 // Unmarshal decodes a value of the resource as stored in etcd (see Marshal). Fields the
 // type does not know are ignored, so newer writers do not break older readers.
+//
+// The bytes go through pbjson first (several times faster, a fraction of the
+// allocations); what pbjson does not take (anything outside the JSON contiv-ksr writes,
+// including every invalid input) is decoded by protojson, so values and error texts are
+// protojson's.
 func (r *DBResource) Unmarshal(data []byte) (proto.Message, error) {
+	if dec := fastDecoders()[r.ValueType.ProtoReflect().Descriptor().FullName()]; dec != nil {
+		if v, err := dec.Decode(data); err == nil {
+			return v, nil
+		}
+	}
 	v := r.NewValue()
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, v); err != nil {
 		return nil, fmt.Errorf("%s value: %w", r.Keyword, err)
 	}
 	return v, nil
 }
+
+// fastDecoders holds the pbjson decoder of every resource type, compiled on first use.
+// It is an immutable table derived from the generated descriptors (like them, it is
+// shared by the whole process); a type pbjson cannot compile is absent, and its values
+// are decoded by protojson only.
+var fastDecoders = sync.OnceValue(func() map[protoreflect.FullName]*pbjson.Decoder {
+	out := make(map[protoreflect.FullName]*pbjson.Decoder)
+	for _, r := range GetDBResources() {
+		mt := r.ValueType.ProtoReflect().Type()
+		if dec, err := pbjson.NewDecoder(mt); err == nil {
+			out[mt.Descriptor().FullName()] = dec
+		}
+	}
+	return out
+})
 
 // Marshal encodes a resource value the way it is stored in etcd: protobuf JSON with
 // lowerCamelCase field names and zero values omitted, as Ligato's JSON serializer did.
