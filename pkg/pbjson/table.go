@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/runtime/protoimpl"
 )
 
 // kind is how the decoder handles one field.
@@ -78,7 +79,7 @@ func (c *compiler) compile(md protoreflect.MessageDescriptor, goType reflect.Typ
 		}
 		return t, nil
 	}
-	if goType.Kind() != reflect.Struct || !reflect.PointerTo(goType).Implements(protoMessageType) {
+	if goType.Kind() != reflect.Struct || !reflect.PointerTo(goType).Implements(protoMessageType) || !generated(goType) {
 		return nil, fmt.Errorf("message %s: Go type %v is not a generated message struct", md.FullName(), goType)
 	}
 	if got := reflect.New(goType).Interface().(proto.Message).ProtoReflect().Descriptor().FullName(); got != md.FullName() {
@@ -124,6 +125,13 @@ func (c *compiler) compile(md protoreflect.MessageDescriptor, goType reflect.Typ
 		}
 	}
 	return t, nil
+}
+
+// generated tells whether goType is a struct of protoc-gen-go: it carries the
+// protoimpl.MessageState that the generated code embeds.
+func generated(goType reflect.Type) bool {
+	f, ok := goType.FieldByName("state")
+	return ok && f.Type == reflect.TypeFor[protoimpl.MessageState]()
 }
 
 // goFieldsByNumber maps field numbers to the indexes of the generated struct's fields,
