@@ -40,6 +40,9 @@ type Decoder struct {
 	root    *msgTable
 	ntables int
 	pool    sync.Pool // of *state
+	// eachElement allocates the elements of repeated message fields one by one instead
+	// of one array per list (only for the benchmarks that compare the two layouts).
+	eachElement bool
 }
 
 // NewDecoder compiles the field tables of the message type mt and of every message
@@ -67,7 +70,7 @@ func NewDecoder(mt protoreflect.MessageType) (*Decoder, error) {
 // protojson.UnmarshalOptions{DiscardUnknown: true}, which gives the value or the error.
 func (d *Decoder) Decode(data []byte) (proto.Message, error) {
 	st := d.pool.Get().(*state)
-	st.data, st.pos, st.depth = data, 0, 0
+	st.data, st.pos, st.depth, st.each = data, 0, 0, d.eachElement
 	p := reflect.New(d.root.goType)
 	st.ws()
 	err := st.message(d.root, p.Elem())
@@ -90,6 +93,7 @@ type state struct {
 	data  []byte
 	pos   int
 	depth int
+	each  bool // Decoder.eachElement
 	// scratch[id] is an addressable []T of the message table id whose elements are
 	// all zero between uses: the elements of a repeated field are decoded into it, then
 	// copied to an exact-size array. busy[id] marks it in use (a message that repeats
@@ -262,8 +266,6 @@ func (s *state) field(f *field, sv reflect.Value) error {
 		return s.listString(fv)
 	case kListMessage:
 		return s.listMessage(f.msg, fv)
-	case kListScalar:
-		return s.listScalar(f, fv)
 	case kMessage:
 		if s.next() != '{' {
 			return s.refuse("expected an object for " + string(f.fd.FullName()))
@@ -274,16 +276,15 @@ func (s *state) field(f *field, sv reflect.Value) error {
 	case kMapStringString:
 		return s.mapStringString(fv)
 	default:
-		_, err := s.scalar(f, f.kind, fv)
-		return err
+		return s.scalar(f, fv)
 	}
 	return nil
 }
 
-// scalar decodes a bool, integer or enum of kind k into fv (a field or list element).
-// An enum name the schema does not know leaves fv unset (set is false) and succeeds.
-func (s *state) scalar(f *field, k kind, fv reflect.Value) (set bool, err error) {
-	switch k {
+// scalar decodes a bool, integer or enum field f into fv. An enum name the schema does
+// not know leaves fv unset, as protojson does with DiscardUnknown.
+func (s *state) scalar(f *field, fv reflect.Value) error {
+	switch k := f.kind; k {
 	case kBool:
 		switch {
 		case s.literal("true"):
@@ -291,51 +292,49 @@ func (s *state) scalar(f *field, k kind, fv reflect.Value) (set bool, err error)
 		case s.literal("false"):
 			fv.SetBool(false)
 		default:
-			return false, s.refuse("expected true or false for " + string(f.fd.FullName()))
+			return s.refuse("expected true or false for " + string(f.fd.FullName()))
 		}
 	case kInt32, kInt64:
 		v, err := s.integer(k == kInt32, true)
 		if err != nil {
-			return false, err
+			return err
 		}
 		fv.SetInt(v)
-	case kUint32, kUint64:
-		v, err := s.integer(k == kUint32, false)
+	case kUint32:
+		v, err := s.integer(true, false)
 		if err != nil {
-			return false, err
+			return err
 		}
 		fv.SetUint(uint64(v))
 	case kEnum:
 		if s.next() == '"' {
 			name, err := s.stringBytes()
 			if err != nil {
-				return false, err
+				return err
 			}
-			n, ok := f.enum[string(name)]
-			if ok {
+			if n, ok := f.enum[string(name)]; ok {
 				fv.SetInt(int64(n))
 			}
-			return ok, nil
+			return nil
 		}
 		// A number, taken as is (open enum); quoted numbers are names for protojson.
 		neg, mag, err := s.bareDigits()
 		if err != nil {
-			return false, err
+			return err
 		}
 		v, ok := toInt(neg, mag, true, true)
 		if !ok {
-			return false, s.refuse("enum number out of the int32 range")
+			return s.refuse("enum number out of the int32 range")
 		}
 		fv.SetInt(v)
 	default:
-		return false, s.refuse("unexpected field kind")
+		return s.refuse("unexpected field kind")
 	}
-	return true, nil
+	return nil
 }
 
 // integer reads an integer, bare or quoted, of the form -?(0|[1-9][0-9]*), in the range of
-// a signed (or unsigned) 32-bit (or 64-bit) field. An unsigned result is returned as
-// the bits of an int64.
+// a signed 32-bit or 64-bit field, or of an unsigned 32-bit one.
 func (s *state) integer(bits32, signed bool) (int64, error) {
 	var neg bool
 	var mag uint64
@@ -409,10 +408,8 @@ func toInt(neg bool, mag uint64, bits32, signed bool) (int64, bool) {
 	switch {
 	case !signed && neg:
 		return 0, mag == 0
-	case !signed && bits32:
-		return int64(mag), mag <= math.MaxUint32
 	case !signed:
-		return int64(mag), true
+		return int64(mag), bits32 && mag <= math.MaxUint32
 	}
 	limit := uint64(math.MaxInt64)
 	if bits32 {
@@ -574,35 +571,6 @@ func (s *state) listString(fv reflect.Value) error {
 	return nil
 }
 
-// listScalar decodes an array of bools, integers or enums into fv.
-func (s *state) listScalar(f *field, fv reflect.Value) error {
-	empty, err := s.open('[', ']', "an array")
-	if err != nil || empty {
-		return err
-	}
-	for more := true; more; {
-		if s.next() == 'n' {
-			return s.refuse("null in a list")
-		}
-		n := fv.Len()
-		if n == fv.Cap() {
-			fv.Grow(1)
-		}
-		fv.SetLen(n + 1)
-		set, err := s.scalar(f, f.elem, fv.Index(n))
-		if err != nil {
-			return err
-		}
-		if !set {
-			fv.SetLen(n) // an unknown enum name: protojson appends nothing
-		}
-		if more, err = s.endOfItem(']'); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // listMessage decodes an array of objects of table t into fv ([]*T): the elements are
 // decoded into the scratch list of t, then copied to one array of exactly their number
 // that the pointers of fv point into.
@@ -614,7 +582,7 @@ func (s *state) listMessage(t *msgTable, fv reflect.Value) error {
 	if t.unsupported {
 		return s.refuse(t.why)
 	}
-	if s.busy[t.id] {
+	if s.busy[t.id] || s.each {
 		return s.listMessageEach(t, fv)
 	}
 	s.busy[t.id] = true

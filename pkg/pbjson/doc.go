@@ -1,7 +1,7 @@
 // Package pbjson is a fast decoder for the subset of protobuf JSON that contiv-ksr writes
 // to etcd (dbresources.Marshal): objects of proto3 messages whose fields are strings,
-// bools, 32/64-bit integers, open enums, nested messages, repeated fields of those and
-// map<string, string>.
+// bools, int32, int64, uint32 (and their sint/sfixed/fixed variants), open enums, nested
+// messages, repeated strings, repeated messages and map<string, string>.
 //
 // It is not a JSON library and not a replacement for protojson. Its one contract:
 //
@@ -24,9 +24,11 @@
 //     range of the field (exponents and fractions such as 1e2 or 1.0, which protojson
 //     accepts, are left to it);
 //   - null where protojson does not skip it (inside lists and maps);
-//   - fields of kinds the tables do not cover: bytes, float, double, groups, oneofs,
-//     proto3 optional, maps other than map<string, string>, well-known types, messages
-//     with required fields or closed enums, and Go types that are not generated structs.
+//   - fields of kinds the tables do not cover: uint64, bytes, float, double, groups,
+//     repeated scalars other than strings, oneofs, proto3 optional, maps other than
+//     map<string, string>, messages of package google.protobuf (the well-known types),
+//     fields with explicit presence, required fields, closed enums; Go types that are
+//     not protoc-gen-go structs do not compile at all.
 //
 // Unknown fields are skipped after checking that their value is valid JSON (strict RFC
 // 8259, a subset of what protojson's tokenizer takes). Enum names unknown to the schema

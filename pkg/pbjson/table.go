@@ -21,11 +21,9 @@ const (
 	kInt32
 	kInt64
 	kUint32
-	kUint64
 	kEnum
 	kMessage
 	kListString
-	kListScalar // repeated bool, integers or enums (elem says which)
 	kListMessage
 	kMapStringString
 )
@@ -50,11 +48,10 @@ type msgTable struct {
 // field is the compiled form of one field of a message.
 type field struct {
 	kind    kind
-	elem    kind // the element kind of kListScalar
-	goIndex int  // index of the Go struct field
+	goIndex int // index of the Go struct field
 	fd      protoreflect.FieldDescriptor
 	msg     *msgTable        // kMessage, kListMessage
-	enum    map[string]int32 // kEnum, or kListScalar of enums: value names to numbers
+	enum    map[string]int32 // kEnum: value names to numbers
 	why     string           // kUnsupported: why
 }
 
@@ -196,12 +193,8 @@ func (c *compiler) compileField(fd protoreflect.FieldDescriptor, goType reflect.
 			f.kind = kListString
 			return f, nil
 		}
-		ek, why := scalarKind(fd, ft.Elem())
-		if ek == kUnsupported {
-			return unsupported(why)
-		}
-		f.kind, f.elem, f.enum = kListScalar, ek, enumNames(fd)
-		return f, nil
+		// No model of this repository has repeated bools, integers or enums.
+		return unsupported("repeated " + fd.Kind().String())
 	case fd.Kind() == protoreflect.MessageKind:
 		if ft.Kind() != reflect.Pointer {
 			return unsupported("message without a Go pointer")
@@ -224,8 +217,7 @@ func (c *compiler) compileField(fd protoreflect.FieldDescriptor, goType reflect.
 	return f, nil
 }
 
-// scalarKind is the kind of a singular scalar field (or of the elements of a repeated
-// one) whose Go type is ft.
+// scalarKind is the kind of a singular scalar field whose Go type is ft.
 func scalarKind(fd protoreflect.FieldDescriptor, ft reflect.Type) (kind, string) {
 	want, k := reflect.Invalid, kUnsupported
 	switch fd.Kind() {
@@ -239,8 +231,6 @@ func scalarKind(fd protoreflect.FieldDescriptor, ft reflect.Type) (kind, string)
 		want, k = reflect.Int64, kInt64
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		want, k = reflect.Uint32, kUint32
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		want, k = reflect.Uint64, kUint64
 	case protoreflect.EnumKind:
 		ed := fd.Enum()
 		if ed.IsClosed() {
