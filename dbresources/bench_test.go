@@ -65,3 +65,13 @@ func BenchmarkUnmarshal(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGetResourceByKey is the lookup dbwatcher makes for every key it reads.
+func BenchmarkGetResourceByKey(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := GetResourceByKey("k8s/endpoints/web-1/namespace/default"); !ok {
+			b.Fatal("no resource")
+		}
+	}
+}

@@ -17,7 +17,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/pbjson"
 
@@ -46,12 +45,46 @@ type DBResource struct {
 	// name, the node ID), and that identity for messages. A value of another type gives
 	// ok false.
 	KeyOf func(v proto.Message) (key, identity string, ok bool)
+
+	// dec is the pbjson decoder of ValueType (nil: Unmarshal looks it up by type).
+	dec *pbjson.Decoder
 }
 
 // GetDBResources returns the resources the agent watches, in the upstream order:
 // vppnode, nodeconfig, node, pod, namespace, policy, service, endpoints. Every call
 // returns new values, so callers may keep or change them.
 func GetDBResources() []*DBResource {
+	t := table()
+	out := make([]*DBResource, len(t))
+	for i, r := range t {
+		out[i] = r.clone()
+	}
+	return out
+}
+
+// clone returns a copy of r with its own ValueType.
+func (r *DBResource) clone() *DBResource {
+	c := *r
+	c.ValueType = r.NewValue()
+	return &c
+}
+
+// table is the resource table, built once with the pbjson decoder of every type; it is
+// immutable (derived from the generated descriptors and, like them, shared by the whole
+// process) and only copies of its entries leave the package. Building the table once
+// keeps GetResourceByKey, called for every change the agent reads, to one allocation.
+var table = sync.OnceValue(func() []*DBResource {
+	res := resources()
+	for _, r := range res {
+		// A type pbjson cannot compile keeps dec nil and is decoded by protojson only
+		// (TestEveryResourceHasAFastDecoder keeps this from happening unnoticed).
+		r.dec, _ = pbjson.NewDecoder(r.ValueType.ProtoReflect().Type())
+	}
+	return res
+})
+
+// resources builds the resource table.
+func resources() []*DBResource {
 	return []*DBResource{
 		{Keyword: vppnode.Keyword, KeyPrefix: vppnode.KeyPrefix(), ValueType: &vppnode.VppNode{},
 			KeyOf: keyOf(func(v *vppnode.VppNode) (string, string) {
@@ -127,9 +160,9 @@ func (r *DBResource) CheckKey(key string, value proto.Message) error {
 // ksrkey.KsrPrefix (e.g. "k8s/pod/web/namespace/default"). ok is false for keys of no
 // known resource, including a bare prefix without an identifier.
 func GetResourceByKey(key string) (res *DBResource, ok bool) {
-	for _, r := range GetDBResources() {
+	for _, r := range table() {
 		if len(key) > len(r.KeyPrefix) && strings.HasPrefix(key, r.KeyPrefix) {
-			return r, true
+			return r.clone(), true
 		}
 	}
 	return nil, false
@@ -138,7 +171,7 @@ func GetResourceByKey(key string) (res *DBResource, ok bool) {
 // Keywords returns the keywords of every resource, in the order of GetDBResources; it is
 // what api.NewKubeStateData takes.
 func Keywords() []string {
-	res := GetDBResources()
+	res := table()
 	kw := make([]string, len(res))
 	for i, r := range res {
 		kw[i] = r.Keyword
@@ -159,7 +192,7 @@ func (r *DBResource) NewValue() proto.Message {
 // including every invalid input) is decoded by protojson, so values and error texts are
 // protojson's.
 func (r *DBResource) Unmarshal(data []byte) (proto.Message, error) {
-	if dec := fastDecoders()[r.ValueType.ProtoReflect().Descriptor().FullName()]; dec != nil {
+	if dec := r.decoder(); dec != nil {
 		if v, err := dec.Decode(data); err == nil {
 			return v, nil
 		}
@@ -171,20 +204,19 @@ func (r *DBResource) Unmarshal(data []byte) (proto.Message, error) {
 	return v, nil
 }
 
-// fastDecoders holds the pbjson decoder of every resource type, compiled on first use.
-// It is an immutable table derived from the generated descriptors (like them, it is
-// shared by the whole process); a type pbjson cannot compile is absent, and its values
-// are decoded by protojson only.
-var fastDecoders = sync.OnceValue(func() map[protoreflect.FullName]*pbjson.Decoder {
-	out := make(map[protoreflect.FullName]*pbjson.Decoder)
-	for _, r := range GetDBResources() {
-		mt := r.ValueType.ProtoReflect().Type()
-		if dec, err := pbjson.NewDecoder(mt); err == nil {
-			out[mt.Descriptor().FullName()] = dec
+// decoder returns the pbjson decoder of the resource's type, nil if there is none.
+func (r *DBResource) decoder() *pbjson.Decoder {
+	if r.dec != nil {
+		return r.dec
+	}
+	name := r.ValueType.ProtoReflect().Descriptor().FullName()
+	for _, t := range table() {
+		if t.ValueType.ProtoReflect().Descriptor().FullName() == name {
+			return t.dec
 		}
 	}
-	return out
-})
+	return nil
+}
 
 // Marshal encodes a resource value the way it is stored in etcd: protobuf JSON with
 // lowerCamelCase field names and zero values omitted, as Ligato's JSON serializer did.

@@ -13,7 +13,7 @@ import (
 
 func TestEveryResourceHasAFastDecoder(t *testing.T) {
 	for _, r := range GetDBResources() {
-		if fastDecoders()[r.ValueType.ProtoReflect().Descriptor().FullName()] == nil {
+		if r.dec == nil || r.decoder() == nil {
 			t.Errorf("%s: no pbjson decoder, every value would go through protojson", r.Keyword)
 		}
 	}
@@ -27,7 +27,7 @@ func TestRealisticValuesTakeTheFastPath(t *testing.T) {
 		if len(values[r.Keyword]) == 0 {
 			t.Errorf("%s: no realistic values", r.Keyword)
 		}
-		dec := fastDecoders()[r.ValueType.ProtoReflect().Descriptor().FullName()]
+		dec := r.decoder()
 		for _, v := range values[r.Keyword] {
 			data, err := Marshal(v)
 			if err != nil {
@@ -133,7 +133,7 @@ func FuzzDecodeMatchesProtojson(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		r := res[int(which)%len(res)]
-		dec := fastDecoders()[r.ValueType.ProtoReflect().Descriptor().FullName()]
+		dec := r.decoder()
 		want := r.NewValue()
 		perr := protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, want)
 		got, err := dec.Decode(data)
@@ -157,4 +157,29 @@ func FuzzDecodeMatchesProtojson(f *testing.F) {
 			t.Fatalf("%s: %q: Unmarshal %v, protojson %v", r.Keyword, data, v, want)
 		}
 	})
+}
+
+func TestHandBuiltResourceDecodesThroughTheTableDecoder(t *testing.T) {
+	r := &DBResource{Keyword: "endpoints", KeyPrefix: "k8s/endpoints/", ValueType: endpoints10()}
+	if r.decoder() == nil {
+		t.Fatal("no decoder found by type")
+	}
+	data, err := Marshal(endpoints10())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := r.Unmarshal(data)
+	if err != nil || !proto.Equal(v, endpoints10()) {
+		t.Errorf("Unmarshal = %v, %v", v, err)
+	}
+}
+
+func TestGetResourceByKeyReturnsIndependentCopies(t *testing.T) {
+	a, _ := GetResourceByKey("k8s/pod/web/namespace/default")
+	a.KeyPrefix = "changed/"
+	proto.Merge(a.ValueType, podWithPort())
+	b, _ := GetResourceByKey("k8s/pod/web/namespace/default")
+	if b.KeyPrefix != "k8s/pod/" || !proto.Equal(b.ValueType, b.NewValue()) {
+		t.Errorf("a caller's change leaked into the table: %q %v", b.KeyPrefix, b.ValueType)
+	}
 }
