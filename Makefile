@@ -77,6 +77,8 @@ bench-scale:
 FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./pkg/infra:FuzzParseConfig \
+	./pkg/pbjson:FuzzDecodeKindsMatchesProtojson \
+	./dbresources:FuzzDecodeMatchesProtojson \
 	./plugins/contivconf:FuzzParse \
 	./plugins/podmanager/cniplugin:FuzzParseConfig \
 	./plugins/podmanager/cniplugin:FuzzCNIArgs \

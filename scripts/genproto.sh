@@ -34,6 +34,7 @@ set -euo pipefail
 # directory here when it gets its first .proto file.
 PROTO_DIRS=(
 	api/models
+	pkg/pbjson/internal/testpb
 	plugins/ksr/model
 )
 
