@@ -183,3 +183,33 @@ func TestGetResourceByKeyReturnsIndependentCopies(t *testing.T) {
 		t.Errorf("a caller's change leaked into the table: %q %v", b.KeyPrefix, b.ValueType)
 	}
 }
+
+// TestUnmarshalAllocatesUnderAThirdOfProtojson guards the allocations of the values of
+// the benchmarks (issue #17 asks for at most a third of protojson's).
+func TestUnmarshalAllocatesUnderAThirdOfProtojson(t *testing.T) {
+	for _, v := range []proto.Message{endpoints10(), serviceNodePort(), podWithPort()} {
+		var r *DBResource
+		for _, c := range GetDBResources() {
+			if proto.MessageName(c.ValueType) == proto.MessageName(v) {
+				r = c
+			}
+		}
+		data, err := Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast := testing.AllocsPerRun(100, func() {
+			if _, err := r.Unmarshal(data); err != nil {
+				t.Fatal(err)
+			}
+		})
+		ref := testing.AllocsPerRun(100, func() {
+			if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, r.NewValue()); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if fast > ref/3 {
+			t.Errorf("%s: %.0f allocations, protojson %.0f", r.Keyword, fast, ref)
+		}
+	}
+}
