@@ -71,7 +71,6 @@ func NewDecoder(mt protoreflect.MessageType) (*Decoder, error) {
 func (d *Decoder) Decode(data []byte) (proto.Message, error) {
 	st := d.pool.Get().(*state)
 	st.data, st.pos, st.depth, st.each = data, 0, 0, d.eachElement
-	st.text, st.pending = st.text[:0], st.pending[:0]
 	p := reflect.New(d.root.goType)
 	st.ws()
 	err := st.message(d.root, p.Elem())
@@ -105,16 +104,6 @@ type state struct {
 	arrays []reflect.Value
 	strs   []string // a stack for the elements of repeated strings
 	buf    []byte   // unescaped strings
-	// The string fields of a message get one allocation between them: their bytes are
-	// stacked in text, their places in pending, and the message sets them at its end.
-	text    []byte
-	pending []pendingString
-}
-
-// pendingString is a string field of the message being decoded: Go struct field goIndex
-// takes text[off:off+n] once the message is complete.
-type pendingString struct {
-	goIndex, off, n int
 }
 
 func (s *state) refuse(why string) error { return &fallbackError{pos: s.pos, why: why} }
@@ -203,7 +192,6 @@ func (s *state) message(t *msgTable, sv reflect.Value) error {
 		return err
 	}
 	var seen uint64
-	textBase, pendBase := len(s.text), len(s.pending)
 	for more := true; more; {
 		name, err := s.name()
 		if err != nil {
@@ -230,23 +218,8 @@ func (s *state) message(t *msgTable, sv reflect.Value) error {
 			return err
 		}
 	}
-	s.setStrings(sv, textBase, pendBase)
 	s.depth--
 	return nil
-}
-
-// setStrings sets the string fields of sv stacked since textBase and pendBase, all
-// slices of one new string, and pops them.
-func (s *state) setStrings(sv reflect.Value, textBase, pendBase int) {
-	if len(s.pending) == pendBase {
-		return
-	}
-	all := string(s.text[textBase:])
-	for _, p := range s.pending[pendBase:] {
-		off := p.off - textBase
-		sv.Field(p.goIndex).SetString(all[off : off+p.n])
-	}
-	s.text, s.pending = s.text[:textBase], s.pending[:pendBase]
 }
 
 // name reads a member name and the ':' after it. The bytes returned are valid until the
@@ -284,17 +257,11 @@ func (s *state) field(f *field, sv reflect.Value) error {
 	fv := sv.Field(f.goIndex)
 	switch f.kind {
 	case kString:
-		if s.next() != '"' {
-			return s.refuse("expected a string")
-		}
-		b, err := s.stringBytes()
+		str, err := s.str()
 		if err != nil {
 			return err
 		}
-		if len(b) > 0 {
-			s.pending = append(s.pending, pendingString{goIndex: f.goIndex, off: len(s.text), n: len(b)})
-			s.text = append(s.text, b...)
-		}
+		fv.SetString(str)
 	case kListString:
 		return s.listString(fv)
 	case kListMessage:

@@ -37,10 +37,8 @@
 // How it is fast: the field tables of each message type (JSON name and proto name to the
 // field, the field's kind and its Go struct field) are compiled once per Decoder; decoding
 // is one pass over the bytes that writes the generated Go structs through reflect (no
-// protoreflect.Value boxing); the string fields of one message share one allocation (so
-// a string kept alone keeps its siblings' bytes alive, a few dozen bytes in these
-// models); repeated message fields get one backing array per list ([]T, the elements
-// decoded in a reusable scratch list and copied out once the count is known) plus an
-// exact-size []*T. Per-call scratch comes from a sync.Pool owned by the Decoder, so a
-// Decoder is safe for concurrent use.
+// protoreflect.Value boxing), strings are copied once, and repeated message fields get
+// one backing array per list ([]T, the elements decoded in a reusable scratch list and
+// copied out once the count is known) plus an exact-size []*T. Per-call scratch comes
+// from a sync.Pool owned by the Decoder, so a Decoder is safe for concurrent use.
 package pbjson
