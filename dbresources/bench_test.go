@@ -75,3 +75,15 @@ func BenchmarkGetResourceByKey(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckKey is the identity check dbwatcher makes for every value it decodes.
+func BenchmarkCheckKey(b *testing.B) {
+	r, _ := GetResourceByKey("k8s/endpoints/web-0/namespace/default")
+	v := endpoints10()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.CheckKey("k8s/endpoints/web-0/namespace/default", v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

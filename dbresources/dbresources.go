@@ -54,6 +54,9 @@ type DBResource struct {
 
 	// dec is the pbjson decoder of ValueType (nil: Unmarshal looks it up by type).
 	dec *pbjson.Decoder
+	// keyOnly is KeyOf without the identity, which CheckKey formats only for its error
+	// (nil for a resource built outside this package: CheckKey calls KeyOf).
+	keyOnly func(v proto.Message) (key string, ok bool)
 }
 
 // GetDBResources returns the resources the agent watches, in the upstream order:
@@ -92,48 +95,51 @@ var table = sync.OnceValue(func() []*DBResource {
 // resources builds the resource table.
 func resources() []*DBResource {
 	return []*DBResource{
-		{Keyword: vppnode.Keyword, KeyPrefix: vppnode.KeyPrefix(), ValueType: &vppnode.VppNode{},
-			KeyOf: keyOf(func(v *vppnode.VppNode) (string, string) {
-				return vppnode.Key(v.GetId()), fmt.Sprintf("id %d", v.GetId())
-			})},
-		{Keyword: nodeconfig.Keyword, KeyPrefix: nodeconfig.KeyPrefix(), ValueType: &nodeconfig.NodeConfig{},
-			KeyOf: keyOf(func(v *nodeconfig.NodeConfig) (string, string) {
-				return nodeconfig.Key(v.GetNodeName()), fmt.Sprintf("node %q", v.GetNodeName())
-			})},
-		{Keyword: node.Keyword, KeyPrefix: node.KeyPrefix(), ValueType: &node.Node{},
-			KeyOf: keyOf(func(v *node.Node) (string, string) { return node.Key(v.GetName()), named(v.GetName(), "") })},
-		{Keyword: pod.Keyword, KeyPrefix: pod.KeyPrefix(), ValueType: &pod.Pod{},
-			KeyOf: keyOf(func(v *pod.Pod) (string, string) {
-				return pod.Key(v.GetName(), v.GetNamespace()), named(v.GetName(), v.GetNamespace())
-			})},
-		{Keyword: namespace.Keyword, KeyPrefix: namespace.KeyPrefix(), ValueType: &namespace.Namespace{},
-			KeyOf: keyOf(func(v *namespace.Namespace) (string, string) {
-				return namespace.Key(v.GetName()), named(v.GetName(), "")
-			})},
-		{Keyword: policy.Keyword, KeyPrefix: policy.KeyPrefix(), ValueType: &policy.Policy{},
-			KeyOf: keyOf(func(v *policy.Policy) (string, string) {
-				return policy.Key(v.GetName(), v.GetNamespace()), named(v.GetName(), v.GetNamespace())
-			})},
-		{Keyword: service.Keyword, KeyPrefix: service.KeyPrefix(), ValueType: &service.Service{},
-			KeyOf: keyOf(func(v *service.Service) (string, string) {
-				return service.Key(v.GetName(), v.GetNamespace()), named(v.GetName(), v.GetNamespace())
-			})},
-		{Keyword: endpoints.Keyword, KeyPrefix: endpoints.KeyPrefix(), ValueType: &endpoints.Endpoints{},
-			KeyOf: keyOf(func(v *endpoints.Endpoints) (string, string) {
-				return endpoints.Key(v.GetName(), v.GetNamespace()), named(v.GetName(), v.GetNamespace())
-			})},
+		typed(vppnode.Keyword, vppnode.KeyPrefix(), &vppnode.VppNode{},
+			func(v *vppnode.VppNode) string { return vppnode.Key(v.GetId()) },
+			func(v *vppnode.VppNode) string { return fmt.Sprintf("id %d", v.GetId()) }),
+		typed(nodeconfig.Keyword, nodeconfig.KeyPrefix(), &nodeconfig.NodeConfig{},
+			func(v *nodeconfig.NodeConfig) string { return nodeconfig.Key(v.GetNodeName()) },
+			func(v *nodeconfig.NodeConfig) string { return fmt.Sprintf("node %q", v.GetNodeName()) }),
+		typed(node.Keyword, node.KeyPrefix(), &node.Node{},
+			func(v *node.Node) string { return node.Key(v.GetName()) },
+			func(v *node.Node) string { return named(v.GetName(), "") }),
+		typed(pod.Keyword, pod.KeyPrefix(), &pod.Pod{},
+			func(v *pod.Pod) string { return pod.Key(v.GetName(), v.GetNamespace()) },
+			func(v *pod.Pod) string { return named(v.GetName(), v.GetNamespace()) }),
+		typed(namespace.Keyword, namespace.KeyPrefix(), &namespace.Namespace{},
+			func(v *namespace.Namespace) string { return namespace.Key(v.GetName()) },
+			func(v *namespace.Namespace) string { return named(v.GetName(), "") }),
+		typed(policy.Keyword, policy.KeyPrefix(), &policy.Policy{},
+			func(v *policy.Policy) string { return policy.Key(v.GetName(), v.GetNamespace()) },
+			func(v *policy.Policy) string { return named(v.GetName(), v.GetNamespace()) }),
+		typed(service.Keyword, service.KeyPrefix(), &service.Service{},
+			func(v *service.Service) string { return service.Key(v.GetName(), v.GetNamespace()) },
+			func(v *service.Service) string { return named(v.GetName(), v.GetNamespace()) }),
+		typed(endpoints.Keyword, endpoints.KeyPrefix(), &endpoints.Endpoints{},
+			func(v *endpoints.Endpoints) string { return endpoints.Key(v.GetName(), v.GetNamespace()) },
+			func(v *endpoints.Endpoints) string { return named(v.GetName(), v.GetNamespace()) }),
 	}
 }
 
-// keyOf adapts a typed key function to DBResource.KeyOf.
-func keyOf[V proto.Message](f func(V) (key, identity string)) func(proto.Message) (string, string, bool) {
-	return func(m proto.Message) (string, string, bool) {
-		v, ok := m.(V)
-		if !ok {
-			return "", "", false
-		}
-		key, id := f(v)
-		return key, id, true
+// typed builds the resource whose values are of type V: key gives the key a value
+// belongs under, identity describes the value for messages.
+func typed[V proto.Message](keyword, prefix string, zero V, key, identity func(V) string) *DBResource {
+	return &DBResource{Keyword: keyword, KeyPrefix: prefix, ValueType: zero,
+		KeyOf: func(m proto.Message) (string, string, bool) {
+			v, ok := m.(V)
+			if !ok {
+				return "", "", false
+			}
+			return key(v), identity(v), true
+		},
+		keyOnly: func(m proto.Message) (string, bool) {
+			v, ok := m.(V)
+			if !ok {
+				return "", false
+			}
+			return key(v), true
+		},
 	}
 }
 
@@ -152,6 +158,11 @@ var ErrIdentityMismatch = errors.New("value identity disagrees with its key")
 // the identity of that key: one object has one identity, whether it is looked up by key
 // (updates) or by the name inside it (resyncs). The error names the key and the identity.
 func (r *DBResource) CheckKey(key string, value proto.Message) error {
+	if r.keyOnly != nil {
+		if want, ok := r.keyOnly(value); ok && want == key {
+			return nil
+		}
+	}
 	want, id, ok := r.KeyOf(value)
 	if !ok {
 		return fmt.Errorf("%s value under %s: unexpected type %T", r.Keyword, key, value)

@@ -173,3 +173,17 @@ func TestCheckKeyRejectsAValueNamedForAnotherKey(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckKeyOfAHandBuiltResourceUsesKeyOf(t *testing.T) {
+	r := &DBResource{Keyword: "node", KeyPrefix: "k8s/node/", ValueType: &node.Node{},
+		KeyOf: func(v proto.Message) (string, string, bool) {
+			n, ok := v.(*node.Node)
+			return node.Key(n.GetName()), "the node " + n.GetName(), ok
+		}}
+	if err := r.CheckKey(node.Key("a"), &node.Node{Name: "a"}); err != nil {
+		t.Errorf("matching value: %v", err)
+	}
+	if err := r.CheckKey(node.Key("a"), &node.Node{Name: "b"}); !errors.Is(err, ErrIdentityMismatch) || !strings.Contains(err.Error(), "the node b") {
+		t.Errorf("mismatching value: %v", err)
+	}
+}
