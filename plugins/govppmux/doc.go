@@ -35,7 +35,11 @@
 // read, saving round trips. Window(ch) is that window: ChannelWindow (256) on the
 // channels this plugin hands out, whose reply buffers hold twice as many, and
 // DefaultWindow (64) on any other channel (govpp drops replies that find a full reply
-// buffer for 100 ms, so a window must never exceed the buffer). The plugin also
+// buffer for 100 ms, so a window must never exceed the buffer). Pipelines go through
+// the channel's Pipe (NewPipe): on the plugin's channels it sends over a stream of
+// govpp's core opened for the channel, written by the caller's goroutine and with one
+// watchdog per stream instead of two timers per reply (about half the CPU per
+// message); NewChannel opens such a channel on a connection of the caller's. The plugin also
 // implements govppapi.Connection (streams, Invoke, WatchEvent) for requests channels
 // cannot carry.
 //

@@ -346,12 +346,24 @@ func (p *Plugin) NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize int) (go
 	if p.conn == nil || p.closedFlag.Load() {
 		return nil, errNotConnected
 	}
-	ch, err := p.conn.NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize)
+	return newChannel(p.conn, reqChanBufSize, replyChanBufSize, time.Duration(p.config.ReplyTimeout))
+}
+
+// NewChannel opens a channel on conn as the plugin's NewAPIChannel does (reply buffer
+// of 2*ChannelWindow, window ChannelWindow, pipelines over a stream of conn), for
+// tools and tests that connect govpp's core themselves.
+func NewChannel(conn *core.Connection, replyTimeout time.Duration) (govppapi.Channel, error) {
+	return newChannel(conn, 2*ChannelWindow, 2*ChannelWindow, replyTimeout)
+}
+
+func newChannel(conn *core.Connection, reqChanBufSize, replyChanBufSize int, replyTimeout time.Duration) (govppapi.Channel, error) {
+	ch, err := conn.NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize)
 	if err != nil {
 		return nil, fmt.Errorf("govppmux: new channel: %w", err)
 	}
-	ch.SetReplyTimeout(time.Duration(p.config.ReplyTimeout))
-	return &sizedChannel{Channel: ch, replyBuf: replyChanBufSize}, nil
+	sc := &sizedChannel{Channel: ch, replyBuf: replyChanBufSize, opener: conn}
+	sc.SetReplyTimeout(replyTimeout)
+	return sc, nil
 }
 
 // IsConnected tells whether the connection to VPP is up now.

@@ -3,6 +3,7 @@ package govppmux
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	govppapi "go.fd.io/govpp/api"
 )
@@ -20,10 +21,32 @@ const DefaultWindow = 64
 // message (docs/PERFORMANCE.md, "VPP API transport").
 const ChannelWindow = 256
 
-// sizedChannel is a channel handed out by the plugin: its reply buffer is known.
+// sizedChannel is a channel handed out by the plugin: its reply buffer is known, and
+// its Pipe sends over a stream of the plugin's connection (opener; nil: over the
+// channel).
 type sizedChannel struct {
 	govppapi.Channel
 	replyBuf int
+	opener   streamOpener
+	timeout  time.Duration // the channel's reply timeout, for its pipe's stream too
+	pipe     *Pipe         // created by the first NewPipe
+}
+
+// SetReplyTimeout sets the reply timeout of the channel and of its pipe.
+func (sc *sizedChannel) SetReplyTimeout(timeout time.Duration) {
+	sc.timeout = timeout
+	if sc.pipe != nil && sc.pipe.st != nil {
+		sc.pipe.st.timeout = timeout
+	}
+	sc.Channel.SetReplyTimeout(timeout)
+}
+
+// Close closes the channel and the stream of its pipe.
+func (sc *sizedChannel) Close() {
+	if sc.pipe != nil && sc.pipe.st != nil {
+		sc.pipe.st.close()
+	}
+	sc.Channel.Close()
 }
 
 // Window returns how many requests a pipeline may keep in flight on ch: for channels
@@ -51,24 +74,36 @@ type Call struct {
 // (window <= 0 means Window(ch)) and returns one error per call, nil for success.
 // VPP executes the requests of one client in order, so a request sees the effect of
 // the ones before it; a failed request does not stop those after it. Every reply is
-// read, so the channel stays usable.
+// read, so the channel stays usable. It sends through the channel's Pipe, which must
+// have nothing in flight.
 func PipelineEach(ch govppapi.Channel, window int, calls []Call) []error {
+	p := NewPipe(ch)
 	if window <= 0 {
-		window = Window(ch)
+		window = p.Window()
 	}
 	errs := make([]error, len(calls))
-	pending := make([]govppapi.RequestCtx, 0, min(window, len(calls)))
-	next := 0
-	for next < len(calls) || len(pending) > 0 {
-		for next < len(calls) && len(pending) < window {
-			pending = append(pending, ch.SendRequest(calls[next].Request))
-			next++
+	if n := p.InFlight(); n > 0 {
+		// Their replies come first: they are another pipeline's to read.
+		for i, c := range calls {
+			errs[i] = fmt.Errorf("govppmux: %s not sent: %d requests of the channel's pipe still in flight", c.Request.GetMessageName(), n)
 		}
-		first := next - len(pending)
-		if err := pending[0].ReceiveReply(calls[first].Reply); err != nil {
-			errs[first] = err
+		return errs
+	}
+	sent := make([]int, 0, len(calls)) // indexes of the calls sent, in order
+	head := 0                           // sent[:head] are answered
+	for next := 0; next < len(calls) || head < len(sent); {
+		for ; next < len(calls) && len(sent)-head < window; next++ {
+			if err := p.Send(calls[next].Request); err != nil {
+				errs[next] = err
+				continue
+			}
+			sent = append(sent, next)
 		}
-		pending = pending[1:]
+		if head < len(sent) {
+			i := sent[head]
+			head++
+			errs[i] = p.Receive(calls[i].Reply)
+		}
 	}
 	return errs
 }

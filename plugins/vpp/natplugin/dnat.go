@@ -41,7 +41,7 @@ type dnatDescriptor struct {
 
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 	d := &dnatDescriptor{base: vppbase.NewDescriptor(deps, DNAT44DescriptorName)}
-	d.pipe = &pipeline{ch: d.Ch}
+	d.pipe = newPipeline(d.Ch)
 	return kvapi.Typed(kvapi.TypedDescriptor[*nat.DNat44, kvapi.Metadata]{
 		Name:        DNAT44DescriptorName,
 		NBKeyPrefix: nat.DNAT44Prefix,

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
@@ -75,11 +76,12 @@ func connect(t testing.TB, sock string) (*core.Connection, govppapi.Channel) {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(conn.Disconnect)
-	ch, err := conn.NewAPIChannel()
+	// A channel as govppmux hands them to the agent's descriptors (pipelines over a
+	// stream of the connection).
+	ch, err := govppmux.NewChannel(conn, 5*time.Second)
 	if err != nil {
 		t.Fatalf("channel: %v", err)
 	}
-	ch.SetReplyTimeout(5 * time.Second)
 	t.Cleanup(ch.Close)
 	return conn, ch
 }

@@ -9,18 +9,20 @@ import (
 )
 
 // pipeline keeps requests in flight on one channel across descriptor calls (the
-// DNat44 descriptor's CreateAsync): requests are sent at once, with at most
-// govppmux.Window(ch) outstanding, and their replies, which arrive in order, are read as late as possible.
-// It is used from the scheduler's goroutine only.
+// DNat44 descriptor's CreateAsync): requests are sent at once, with at most the
+// window of the channel's govppmux.Pipe outstanding, and their replies, which arrive
+// in order, are read as late as possible. It is used from the scheduler's goroutine
+// only.
 type pipeline struct {
-	ch       govppapi.Channel
+	pipe     *govppmux.Pipe
 	inflight []*pending // sent, reply not read yet, in send order
 	peak     int        // the most requests ever in flight at once
 }
 
+func newPipeline(ch govppapi.Channel) *pipeline { return &pipeline{pipe: govppmux.NewPipe(ch)} }
+
 // pending is one request of the pipeline and, once read, its outcome.
 type pending struct {
-	ctx  govppapi.RequestCtx
 	r    request
 	err  error
 	done bool
@@ -29,10 +31,14 @@ type pending struct {
 // send sends r, tracked in pd (the caller's, so that the requests of a value take one
 // allocation), first reading the oldest reply if the window is full.
 func (p *pipeline) send(pd *pending, r request) {
-	if len(p.inflight) >= govppmux.Window(p.ch) {
+	if len(p.inflight) >= p.pipe.Window() {
 		p.receiveOne()
 	}
-	*pd = pending{ctx: p.ch.SendRequest(r.req), r: r}
+	*pd = pending{r: r}
+	if err := p.pipe.Send(r.req); err != nil {
+		pd.err, pd.done = fmt.Errorf("%s: %w", r.what(), err), true
+		return
+	}
 	p.inflight = append(p.inflight, pd)
 	p.peak = max(p.peak, len(p.inflight))
 }
@@ -42,7 +48,7 @@ func (p *pipeline) receiveOne() {
 	pd := p.inflight[0]
 	p.inflight[0] = nil
 	p.inflight = p.inflight[1:]
-	if err := pd.ctx.ReceiveReply(pd.r.reply); err != nil {
+	if err := p.pipe.Receive(pd.r.reply); err != nil {
 		pd.err = fmt.Errorf("%s: %s: %w", pd.r.what(), pd.r.req.GetMessageName(), err)
 	}
 	pd.done = true
