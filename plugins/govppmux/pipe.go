@@ -28,7 +28,7 @@ import (
 type Pipe struct {
 	ch       govppapi.Channel
 	window   int
-	st       *channelStream         // non-nil on the plugin's channels
+	st       *channelStream        // non-nil on the plugin's channels
 	requests []govppapi.RequestCtx // in flight, channel path
 }
 

@@ -90,7 +90,7 @@ func PipelineEach(ch govppapi.Channel, window int, calls []Call) []error {
 		return errs
 	}
 	sent := make([]int, 0, len(calls)) // indexes of the calls sent, in order
-	head := 0                           // sent[:head] are answered
+	head := 0                          // sent[:head] are answered
 	for next := 0; next < len(calls) || head < len(sent); {
 		for ; next < len(calls) && len(sent)-head < window; next++ {
 			if err := p.Send(calls[next].Request); err != nil {
