@@ -130,17 +130,32 @@ func lbCalls(n int, isAdd bool) []Call {
 
 // BenchmarkTransportPipeline sends batches of 100,000 nat44_add_del_lb_static_mapping
 // (10 locals each; adds and deletes alternate) through govpp's core and each transport
-// with PipelineEach at windows 64 and 256, to a simulator in its own process. One op
-// is one batch; msgs/s, CPU (getrusage, this process only) and allocations are
-// reported per message, and for vppsock the messages per write syscall.
+// with PipelineEach at windows 64, 128 and 256, to a simulator in its own process: on
+// a channel of govpp's core ("channel": request/reply per message) and on a channel
+// as the plugin hands them out ("pipe": over a stream, at window 256). One op is one
+// batch; msgs/s, CPU (getrusage, this process only) and allocations are reported per
+// message, and for vppsock the messages per write syscall.
 func BenchmarkTransportPipeline(b *testing.B) {
 	const batch = 100_000
 	sock := startSimProcess(b)
 	adds, dels := lbCalls(batch, true), lbCalls(batch, false)
+	type variant struct {
+		how    string
+		window int
+	}
+	variants := []variant{{"channel", 64}, {"channel", 128}, {"channel", 256}, {"pipe", 256}}
 	for _, sc := range transports {
-		for _, window := range []int{64, 128, 256} {
-			b.Run(fmt.Sprintf("%s/window=%d", sc, window), func(b *testing.B) {
-				_, ch, tr := benchConn(b, sock, sc)
+		for _, v := range variants {
+			window := v.window
+			b.Run(fmt.Sprintf("%s/%s/window=%d", sc, v.how, window), func(b *testing.B) {
+				conn, ch, tr := benchConn(b, sock, sc)
+				if v.how == "pipe" {
+					var err error
+					if ch, err = NewChannel(conn, 10*time.Second); err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(ch.Close)
+				}
 				if err := ch.SendRequest(&nat44_ed.Nat44EdPluginEnableDisable{Enable: true}).
 					ReceiveReply(&nat44_ed.Nat44EdPluginEnableDisableReply{}); err != nil {
 					b.Logf("enable NAT: %v (already enabled)", err)
