@@ -58,25 +58,3 @@ func TestTxnSummariesFollowTheLogLevel(t *testing.T) {
 		})
 	}
 }
-
-// The level is read from the loggers the agent hands out (entries of a logger) and
-// from plain loggers; other FieldLoggers are taken as writing everything.
-func TestLevelEnabledReadsEntriesAndLoggers(t *testing.T) {
-	log := logrus.New()
-	log.SetLevel(logrus.WarnLevel)
-	for _, c := range []struct {
-		name string
-		l    logrus.FieldLogger
-		want bool
-	}{{"logger", log, false}, {"entry", log.WithField("a", 1), false}, {"other", fieldLogger{log.WithField("a", 1)}, true}} {
-		if got := levelEnabled(c.l, logrus.InfoLevel); got != c.want {
-			t.Errorf("%s: info enabled = %v, want %v", c.name, got, c.want)
-		}
-		if !levelEnabled(c.l, logrus.WarnLevel) {
-			t.Errorf("%s: warning not enabled", c.name)
-		}
-	}
-}
-
-// fieldLogger is a FieldLogger of another type.
-type fieldLogger struct{ *logrus.Entry }

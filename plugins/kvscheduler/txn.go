@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -391,22 +392,8 @@ func (s *Scheduler) logSummaries() {
 		switch {
 		case u.failed:
 			s.log.Warn(u.rec.Summary(summaryLimit))
-		case levelEnabled(s.log, logrus.InfoLevel):
+		case infra.LevelEnabled(s.log, logrus.InfoLevel):
 			s.log.Info(u.rec.Summary(summaryLimit))
 		}
 	}
-}
-
-// levelEnabled tells whether log writes entries of the level; a logger that cannot
-// say is taken as writing them. A summary formats values: under a burst of
-// changes, formatting summaries a warning-level logger drops cost 7% of the
-// agent's CPU.
-func levelEnabled(log logrus.FieldLogger, level logrus.Level) bool {
-	switch l := log.(type) {
-	case *logrus.Entry:
-		return l.Logger.IsLevelEnabled(level)
-	case *logrus.Logger:
-		return l.IsLevelEnabled(level)
-	}
-	return true
 }

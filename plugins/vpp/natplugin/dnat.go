@@ -14,6 +14,7 @@ import (
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
@@ -358,7 +359,7 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 	if err := d.run(Tag(label), steps); err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
-	if len(steps) > 0 && debugEnabled(d.Log) {
+	if len(steps) > 0 && infra.LevelEnabled(d.Log, logrus.DebugLevel) {
 		d.Log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
 	}
 	return nil
@@ -665,19 +666,6 @@ func (d *dnatDescriptor) takeLeftover(tag string, s *step) bool {
 		return false
 	}
 	delete(d.leftovers, k)
-	return true
-}
-
-// debugEnabled tells whether log writes debug entries (a logger that cannot say is
-// taken as writing them): the fields of an entry cost allocations even when the entry
-// is dropped, for every update of every service.
-func debugEnabled(log logrus.FieldLogger) bool {
-	switch l := log.(type) {
-	case *logrus.Entry:
-		return l.Logger.IsLevelEnabled(logrus.DebugLevel)
-	case *logrus.Logger:
-		return l.IsLevelEnabled(logrus.DebugLevel)
-	}
 	return true
 }
 
