@@ -28,7 +28,7 @@
 //     value rewritten unchanged is not
 //     recorded. A failed watch requests a remote resync; a full change queue (1000) only
 //     makes the watch wait.
-//   - The bolt mirror (mirror.go) is written by a goroutine of its own, 100 ms after the
+//   - The bolt mirror (mirror.go) is written by a goroutine of its own, 1 s after the
 //     first update of each round (2 s when the round holds a resync's snapshot, which the
 //     event loop processes meanwhile), in one bolt transaction: a snapshot replaces what
 //     was queued before it, changes are coalesced per key, Close writes what is left.

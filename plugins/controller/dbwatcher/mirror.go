@@ -12,8 +12,10 @@ import (
 // mirrorFlushDelay is how long the mirror writer collects updates before it writes them
 // in one bolt transaction. The mirror only serves a later start without etcd, so it may
 // lag this much; in exchange a burst of changes costs a few bolt commits (each one
-// copies the touched pages and syncs the file) instead of one per watched batch.
-const mirrorFlushDelay = 100 * time.Millisecond
+// copies the touched pages and syncs the file) instead of one per watched batch, and
+// changes arriving one by one are not each followed by a commit competing with the
+// next one for the CPU.
+const mirrorFlushDelay = time.Second
 
 // mirrorSnapshotDelay is the wait before a queued snapshot (a resync's listing) is
 // written: the event loop processes that resync meanwhile, and writing the mirror of a
