@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
@@ -96,22 +97,22 @@ func BenchmarkResync(b *testing.B) {
 }
 
 // BenchmarkResyncFresh is the full resync of N services whose Kubernetes objects are
-// all new to the processor (as at the agent's first resync, or after a database
-// resync that decoded every object again): nothing can be reused, everything is
-// parsed and rendered. BenchmarkResync repeats the resync of the same objects (a
+// all new to the processor, decoded from their etcd encoding before each iteration
+// (as at the agent's first resync, or after a database resync that decoded every
+// object again): nothing can be reused, everything is parsed and rendered. BenchmarkResync repeats the resync of the same objects (a
 // healing resync), which reuses what did not change.
 func BenchmarkResyncFresh(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
 			f := benchFixture(b)
-			kube := benchKubeState(n)
+			encoded := encodeKubeState(b, benchKubeState(n))
 			ev := controller.NewDBResync()
 			b.ReportAllocs()
 			b.ResetTimer() // the setup above is not part of the resync
 			var cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				fresh := cloneKubeState(kube)
+				fresh := encoded.fresh(b)
 				// The garbage of the setup (the previous iteration's objects, the
 				// clones' temporaries) is collected here, not during the resync.
 				runtime.GC()
@@ -127,16 +128,50 @@ func BenchmarkResyncFresh(b *testing.B) {
 	}
 }
 
-// cloneKubeState returns a copy of kube whose objects are new to the process, as the
-// objects of a resync decoded anew are.
-func cloneKubeState(kube controller.KubeStateData) controller.KubeStateData {
-	fresh := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+// decodedKubeState holds the etcd encoding of a Kubernetes state, from which every
+// call of fresh decodes objects new to the process, the way the agent gets them at its
+// first resync (dbresources.(*DBResource).Unmarshal, as the database watcher does).
+type decodedKubeState struct {
+	res  map[string]*dbresources.DBResource
+	data map[string]map[string][]byte
+}
+
+// encodeKubeState marshals every object of kube as it is stored in etcd.
+func encodeKubeState(b *testing.B, kube controller.KubeStateData) *decodedKubeState {
+	d := &decodedKubeState{res: make(map[string]*dbresources.DBResource), data: make(map[string]map[string][]byte)}
+	for _, r := range dbresources.GetDBResources() {
+		d.res[r.Keyword] = r
+	}
 	for res, objs := range kube {
+		if d.res[res] == nil {
+			b.Fatalf("no dbresource for %q", res)
+		}
+		d.data[res] = make(map[string][]byte, len(objs))
 		for k, v := range objs {
-			fresh[res][k] = proto.Clone(v)
+			data, err := dbresources.Marshal(v)
+			if err != nil {
+				b.Fatal(err)
+			}
+			d.data[res][k] = data
 		}
 	}
-	return fresh
+	return d
+}
+
+// fresh decodes the whole state anew.
+func (d *decodedKubeState) fresh(b *testing.B) controller.KubeStateData {
+	kube := make(controller.KubeStateData, len(d.data))
+	for res, objs := range d.data {
+		kube[res] = make(map[string]proto.Message, len(objs))
+		for k, data := range objs {
+			v, err := d.res[res].Unmarshal(data)
+			if err != nil {
+				b.Fatalf("%s: %v", k, err)
+			}
+			kube[res][k] = v
+		}
+	}
+	return kube
 }
 
 // BenchmarkResyncInputFloor reads, from 10,000 Services and Endpoints objects new to
@@ -144,14 +179,14 @@ func cloneKubeState(kube controller.KubeStateData) controller.KubeStateData {
 // parsing each endpoint address: the floor of any resync that reads the decoded
 // protos, to compare BenchmarkResyncFresh with.
 func BenchmarkResyncInputFloor(b *testing.B) {
-	kube := benchKubeState(10000)
+	encoded := encodeKubeState(b, benchKubeState(10000))
 	var cpu time.Duration
 	n := 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		fresh := cloneKubeState(kube)
+		fresh := encoded.fresh(b)
 		runtime.GC()
 		b.StartTimer()
 		start := processCPU(b)
@@ -467,6 +502,7 @@ func heapInUse() uint64 {
 // objects, which the controller holds, in both).
 func BenchmarkResyncScale(b *testing.B) {
 	f, _, kube := scaleFixture(b)
+	encoded := encodeKubeState(b, kube)
 	ev := controller.NewDBResync()
 	var txn *st.Txn
 	var cpu time.Duration
@@ -480,7 +516,7 @@ func BenchmarkResyncScale(b *testing.B) {
 			b.Fatal(err)
 		}
 		txn = nil
-		fresh := cloneKubeState(kube)
+		fresh := encoded.fresh(b)
 		before := heapInUse()
 		b.StartTimer()
 		start := processCPU(b)
