@@ -65,7 +65,7 @@ func benchKubeState(n int) controller.KubeStateData {
 }
 
 // benchFixture is the plugin of node 1 with its 110 local pods wired.
-func benchFixture(b *testing.B) *fixture {
+func benchFixture(b testing.TB) *fixture {
 	f := newFixture(b, nil)
 	for host := 2; host < 2+benchPodsPerNode; host++ {
 		for ns := range 20 {
@@ -137,7 +137,7 @@ type decodedKubeState struct {
 }
 
 // encodeKubeState marshals every object of kube as it is stored in etcd.
-func encodeKubeState(b *testing.B, kube controller.KubeStateData) *decodedKubeState {
+func encodeKubeState(b testing.TB, kube controller.KubeStateData) *decodedKubeState {
 	d := &decodedKubeState{res: make(map[string]*dbresources.DBResource), data: make(map[string]map[string][]byte)}
 	for _, r := range dbresources.GetDBResources() {
 		d.res[r.Keyword] = r
@@ -159,7 +159,7 @@ func encodeKubeState(b *testing.B, kube controller.KubeStateData) *decodedKubeSt
 }
 
 // fresh decodes the whole state anew.
-func (d *decodedKubeState) fresh(b *testing.B) controller.KubeStateData {
+func (d *decodedKubeState) fresh(b testing.TB) controller.KubeStateData {
 	kube := make(controller.KubeStateData, len(d.data))
 	for res, objs := range d.data {
 		kube[res] = make(map[string]proto.Message, len(objs))

@@ -31,8 +31,9 @@
 // SERVICE_CONFIG) with cleanupIdleNATSessions, tcpNATSessionTimeout,
 // otherNATSessionTimeout, serviceLocalEndpointWeight and disableNATVirtualReassembly.
 // The idle NAT session cleanup runs in the NAT44 renderer over a buffered govpp
-// channel (4096/4096) opened here; it is the plugin's only goroutine and stops on
-// Close.
+// channel (4096/4096) opened here; it is the plugin's only long-lived goroutine and
+// stops on Close (a large resync also parses and renders in shares on GOMAXPROCS
+// goroutines that end before the resync returns).
 //
 // Not done: IPv6 clusters (upstream's ipv6route and SRv6 renderers are not ported; the
 // plugin warns and renders nothing).

@@ -43,6 +43,11 @@
 // removes the mappings of the changed node IPs); one that does not change them does
 // nothing. A resync parses only the objects it did not parse before; an Endpoints
 // address is parsed once (its text kept for the renderers), and the target reference
-// is read only for this node's addresses. The processor does no I/O and starts no
-// goroutines.
+// is read only for this node's addresses. A resync reads the objects in the order of
+// their addresses (new objects are scattered over the heap: map order made most first
+// touches cache misses), and parses and refreshes the services of a large resync (2,000
+// and more) in contiguous shares on up to GOMAXPROCS goroutines (internal/shares), each
+// share with its own blocks: the result is the one of a sequential resync, and the
+// goroutines end before Resync returns. Otherwise the processor does no I/O and starts
+// no goroutines.
 package processor

@@ -22,6 +22,7 @@ import (
 	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -92,7 +93,8 @@ type ServiceProcessor struct {
 	// nodeGen counts the changes of node; parsed endpoint addresses are classified
 	// again when it moved.
 	nodeGen uint64
-	// slabs holds the blocks of the resync in progress (off otherwise).
+	// slabs is always off: outside a resync everything is allocated on its own (a
+	// resync cuts from blocks of its own, one set per goroutine: shares.Run).
 	slabs renderSlabs
 	// resyncGen counts resyncs; services not seen in the current one are dropped.
 	resyncGen uint64
@@ -180,22 +182,20 @@ func (sp *ServiceProcessor) refreshNodeContext() {
 func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error {
 	sp.refreshNodeContext()
 	sp.resetDerived()
-	sp.slabs = renderSlabs{on: true}
-	defer func() { sp.slabs = renderSlabs{} }()
 
 	// A service whose Kubernetes objects are the very ones the processor holds (the
 	// controller hands the same objects to every resync until they change), parsed for
 	// the current node context, keeps its parsed halves and its rendering; anything
-	// else is parsed again. The gauges follow by difference (setMetadata and
-	// setEndpoints account for what a service's objects add and remove). Values of an
+	// else is parsed again. The gauges follow by difference (parseMetadata and
+	// parseEndpoints account for what a service's objects add and remove). Values of an
 	// unexpected type, without a name or under a malformed key are logged and skipped.
 	//
 	// The objects are read in the order of their addresses (inMemoryOrder): the objects
 	// of a resync are new and scattered over the heap, and reading them in map order
 	// makes nearly every first touch a cache miss, which was most of the cost of a
 	// resync of new objects; in address order the memory is read mostly forward. The
-	// services are then refreshed and rendered in the order they were first seen (the
-	// Endpoints first), in which their parsed forms were cut from the blocks.
+	// services are then parsed, refreshed and rendered in the order they were first
+	// seen (the Endpoints first), a large resync by several goroutines (shares.Run).
 	sp.resyncGen++
 	gen := sp.resyncGen
 	order := make([]*Service, 0, len(sp.services)) // the services of this resync, each once
@@ -210,8 +210,7 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 		seen(s)
 		s.endpointsSeen = gen
 		if s.endpoints != eps || s.classGen != sp.nodeGen {
-			s.setEndpoints(eps)
-			s.dirty = true
+			s.pendingEndpoints, s.pending = eps, s.pending|pendingEndpoints
 		}
 	}
 	for _, it := range inMemoryOrder[svcmodel.Service](sp, kubeStateData[svcmodel.Keyword], svcmodel.KeyPrefix(), "service") {
@@ -220,8 +219,7 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 		seen(s)
 		s.metaSeen = gen
 		if s.meta != meta || s.metaGen != sp.nodeGen {
-			s.setMetadata(meta)
-			s.dirty = true
+			s.pendingMeta, s.pending = meta, s.pending|pendingMeta
 		}
 	}
 	if len(order) != len(sp.services) { // some services are gone from Kubernetes
@@ -233,23 +231,17 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 			}
 		}
 	}
+	shares.Run(len(order), parallelResyncMin, func(_, lo, hi int) {
+		sl := renderSlabs{on: true} // each share cuts from blocks of its own
+		for _, s := range order[lo:hi] {
+			s.resyncHalves(gen, &sl)
+		}
+	})
 
 	sp.nodeIPs = sp.clusterNodeIPs()
 	ev := &renderer.FlatResyncEventData{NodeIPs: sp.nodeIPs, Services: make([]*renderer.FlatService, 0, len(order))}
 	rendered := make([]*Service, 0, len(order)) // aligned with ev.Services
 	for _, s := range order {
-		if s.metaSeen != gen && s.meta != nil { // the definition is gone
-			s.setMetadata(nil)
-			s.dirty = true
-		}
-		if s.endpointsSeen != gen && s.endpoints != nil {
-			s.setEndpoints(nil)
-			s.dirty = true
-		}
-		if s.dirty {
-			s.Refresh()
-			s.dirty = false
-		}
 		fs := s.flat
 		if fs == nil {
 			continue
@@ -326,6 +318,43 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	}
 	return errors.Join(errs...)
 }
+
+// Bits of Service.pending: the halves a resync parses anew.
+const (
+	pendingMeta = 1 << iota
+	pendingEndpoints
+)
+
+// resyncHalves parses the halves of a service that the resync of generation gen
+// changed (those it did not see are removed) and refreshes the service if any did,
+// cutting what it builds from the blocks sl. It touches the service and its objects
+// only (and the gauges, whose updates are atomic), so that services can be resynced in
+// parallel.
+func (s *Service) resyncHalves(gen uint64, sl *renderSlabs) {
+	if s.pending&pendingMeta != 0 {
+		s.parseMetadata(s.pendingMeta, sl)
+		s.dirty = true
+	} else if s.metaSeen != gen && s.meta != nil { // the definition is gone
+		s.parseMetadata(nil, sl)
+		s.dirty = true
+	}
+	if s.pending&pendingEndpoints != 0 {
+		s.parseEndpoints(s.pendingEndpoints, sl)
+		s.dirty = true
+	} else if s.endpointsSeen != gen && s.endpoints != nil {
+		s.parseEndpoints(nil, sl)
+		s.dirty = true
+	}
+	s.pending, s.pendingMeta, s.pendingEndpoints = 0, nil, nil
+	if s.dirty {
+		s.refresh(sl)
+		s.dirty = false
+	}
+}
+
+// parallelResyncMin is the smallest share of a resync's services that a goroutine of
+// its own parses (shares.Run): smaller resyncs run on the calling goroutine alone.
+const parallelResyncMin = 1000
 
 // keyedObject is a Kubernetes object of a resync with its serviceKey.
 type keyedObject[T any] struct {

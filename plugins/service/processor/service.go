@@ -56,6 +56,11 @@ type Service struct {
 	// endpointsSeen: the last resync that had the definition / the Endpoints.
 	dirty                   bool
 	metaSeen, endpointsSeen uint64
+	// pending (bits pendingMeta, pendingEndpoints): the halves a resync in progress
+	// parses anew, into pendingMeta and pendingEndpoints (resyncHalves).
+	pending          uint8
+	pendingMeta      *svcmodel.Service
+	pendingEndpoints *epmodel.Endpoints
 
 	// Items of this service skipped while parsing, included in the processor gauges.
 	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
@@ -177,10 +182,13 @@ func (s *Service) log() logrus.FieldLogger {
 	return s.sp.Log.WithField("service", s.id.String())
 }
 
-// setMetadata parses the definition. Ports of protocols that VPP NAT44 cannot
+// setMetadata parses the definition outside a resync; see parseMetadata.
+func (s *Service) setMetadata(meta *svcmodel.Service) { s.parseMetadata(meta, &s.sp.slabs) }
+
+// parseMetadata parses the definition, cutting it from the blocks sl. Ports of protocols that VPP NAT44 cannot
 // translate (SCTP, anything unknown) and unparseable IPs are logged, counted and left
 // out; an empty protocol is TCP, the Kubernetes default.
-func (s *Service) setMetadata(meta *svcmodel.Service) {
+func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 	s.meta = meta
 	s.metaGen = s.sp.nodeGen
 	oldSCTP, oldOther, oldBad, oldRejected := s.skippedSCTP, s.skippedOtherProto, s.badMetaIPs, s.rejectedMeta
@@ -193,7 +201,7 @@ func (s *Service) setMetadata(meta *svcmodel.Service) {
 		s.spec = nil
 		return
 	}
-	spec := &carve(s.sp.slabs.on, &s.sp.slabs.specs, 1)[0]
+	spec := &carve(sl.on, &sl.specs, 1)[0]
 	clusterIPs, externalIPs := spec.clusterArr[:0], []renderer.Address(nil)
 	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal {
 		spec.policy = renderer.NodeLocal
@@ -289,16 +297,18 @@ func (s *Service) appendIP(list []renderer.Address, ip, field string) []renderer
 	return append(list, parsed)
 }
 
-// setEndpoints parses the endpoints; not-ready addresses are ignored, unparseable IPs
+// setEndpoints parses the endpoints outside a resync; see parseEndpoints.
+func (s *Service) setEndpoints(eps *epmodel.Endpoints) { s.parseEndpoints(eps, &s.sp.slabs) }
+
+// parseEndpoints parses the endpoints, cutting them from the blocks sl; not-ready addresses are ignored, unparseable IPs
 // are logged, counted and skipped. Each address is classified for the current node
 // context; the target reference is read for the addresses of this node only.
-func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
+func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 	s.endpoints = eps
 	oldBad, oldRejected := s.badEndpointIPs, s.rejectedEndpoints
 	s.badEndpointIPs, s.rejectedEndpoints = 0, rejectedFields{}
 	s.subsets = nil
 	if eps != nil {
-		sl := &s.sp.slabs
 		s.subsets = carve(sl.on, &sl.subsets, len(eps.GetEndpointSubsets()))[:0]
 		for si, sub := range eps.GetEndpointSubsets() {
 			var parsed endpointSubset
@@ -339,16 +349,18 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) {
 // Refresh combines the definition with the endpoints into a new rendering (nil when
 // either is missing) and recomputes the local backend pods. The previous rendering is
 // left untouched, so the caller can still compare with it.
-func (s *Service) Refresh() {
+func (s *Service) Refresh() { s.refresh(&s.sp.slabs) }
+
+// refresh is Refresh cutting the rendering from the blocks sl.
+func (s *Service) refresh(sl *renderSlabs) {
 	s.flat, s.contivSvc, s.localBackends = nil, nil, nil
 	if s.spec == nil || s.endpoints == nil {
 		return
 	}
 	spec := s.spec
 	if s.classGen != s.sp.nodeGen { // this node's subnets or addresses changed
-		s.setEndpoints(s.endpoints) // parsed anew: renderings keep the old addresses
+		s.parseEndpoints(s.endpoints, sl) // parsed anew: renderings keep the old addresses
 	}
-	sl := &s.sp.slabs
 	fs := &carve(sl.on, &sl.services, 1)[0]
 	fs.ID, fs.TrafficPolicy, fs.SessionAffinityTimeout = s.id, spec.policy, spec.affinity
 	fs.ClusterIPs, fs.ExternalIPs = spec.clusterIPs, spec.externalIPs

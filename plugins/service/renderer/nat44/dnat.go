@@ -45,13 +45,13 @@ type renderedPort struct {
 // (ENABLED), so that a remote backend answers through this node; everything else
 // translates the source only when a backend reaches itself through the service
 // (SELF, source becomes the NAT loopback).
-func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
+func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService, sl *dnatSlabs) {
 	r.svc, r.ports, r.nodeGen = svc, nil, rndr.nodeGen
 	if r.key == "" { // a record renders one service: the key never changes
 		// The label is a substring of the key: both cost one string.
 		r.key = vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name
 	}
-	dnat := &carve(rndr.slabs.on, &rndr.slabs.dnats, 1)[0]
+	dnat := &carve(sl.on, &sl.dnats, 1)[0]
 	dnat.Label = r.key[len(vpp_nat.DNAT44Prefix):]
 	r.dnat = dnat
 	perPort := len(svc.ClusterIPs) + len(svc.ExternalIPs)
@@ -60,16 +60,16 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
 		perPort += len(rndr.nodeAddrs)
 		r.ports = make([]renderedPort, 0, len(svc.Ports))
 	}
-	dnat.StMappings = carve(rndr.slabs.on, &rndr.slabs.mappingPtrs, perPort*len(svc.Ports))[:0]
-	if !rndr.slabs.on {
+	dnat.StMappings = carve(sl.on, &sl.mappingPtrs, perPort*len(svc.Ports))[:0]
+	if !sl.on {
 		// Outside a resync the mappings of the service are one block (a node-port
 		// service has one per node IP), handed out by mapping.
-		rndr.slabs.mappings = make([]vpp_nat.DNat44_StaticMapping, perPort*len(svc.Ports))
-		defer func() { rndr.slabs.mappings = nil }()
+		sl.mappings = make([]vpp_nat.DNat44_StaticMapping, perPort*len(svc.Ports))
+		defer func() { sl.mappings = nil }()
 	}
 	for i := range svc.Ports {
 		port := &svc.Ports[i]
-		locals := rndr.portLocals(svc, port)
+		locals := rndr.portLocals(svc, port, sl)
 		if len(locals) == 0 {
 			continue
 		}
@@ -93,12 +93,12 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
 		start := len(dnat.StMappings)
 		for _, a := range svc.ClusterIPs {
 			if a.IsIPv4() && port.Port.Port != 0 {
-				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, vpp_nat.DNat44_StaticMapping_SELF))
+				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, vpp_nat.DNat44_StaticMapping_SELF, sl))
 			}
 		}
 		for _, a := range svc.ExternalIPs {
 			if a.IsIPv4() && port.Port.Port != 0 {
-				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, rp.twiceNAT))
+				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, rp.twiceNAT, sl))
 			}
 		}
 		if !hasNodePort {
@@ -108,7 +108,7 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
 		rp.onNodes = make([]*vpp_nat.DNat44_StaticMapping, len(rndr.nodeAddrs))
 		if rp.nodePort != 0 {
 			for j := range rndr.nodeAddrs {
-				if m := rndr.nodeMapping(svc, &rp, j); m != nil {
+				if m := rndr.nodeMapping(svc, &rp, j, sl); m != nil {
 					rp.onNodes[j] = m
 					dnat.StMappings = append(dnat.StMappings, m)
 				}
@@ -120,8 +120,8 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService) {
 
 // mapping returns a new static mapping of the port.
 func (rndr *Renderer) mapping(svc *renderer.FlatService, rp *renderedPort, extIP string, extPort uint16,
-	twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode) *vpp_nat.DNat44_StaticMapping {
-	m := &carve(rndr.slabs.on || len(rndr.slabs.mappings) > 0, &rndr.slabs.mappings, 1)[0]
+	twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode, sl *dnatSlabs) *vpp_nat.DNat44_StaticMapping {
+	m := &carve(sl.on || len(sl.mappings) > 0, &sl.mappings, 1)[0]
 	m.ExternalIp, m.ExternalPort, m.Protocol = extIP, uint32(extPort), rp.proto
 	m.TwiceNat, m.SessionAffinity = twiceNAT, svc.SessionAffinityTimeout
 	m.LocalIps = rp.locals // shared by the mappings of the port; never modified
@@ -130,12 +130,12 @@ func (rndr *Renderer) mapping(svc *renderer.FlatService, rp *renderedPort, extIP
 
 // nodeMapping returns the mapping of a node port on the j-th node IP, nil when there is
 // none (IPv6, or a single local on a peer's address: see isPeerOnNodeNetwork).
-func (rndr *Renderer) nodeMapping(svc *renderer.FlatService, rp *renderedPort, j int) *vpp_nat.DNat44_StaticMapping {
+func (rndr *Renderer) nodeMapping(svc *renderer.FlatService, rp *renderedPort, j int, sl *dnatSlabs) *vpp_nat.DNat44_StaticMapping {
 	a := &rndr.nodeAddrs[j]
 	if !a.IsIPv4() || (len(rp.locals) == 1 && rndr.nodePeers[j]) {
 		return nil
 	}
-	return rndr.mapping(svc, rp, a.Text, rp.nodePort, rp.twiceNAT)
+	return rndr.mapping(svc, rp, a.Text, rp.nodePort, rp.twiceNAT, sl)
 }
 
 // withNodeIPs returns the DNAT of a node-port service for the current node IPs, built
@@ -160,7 +160,7 @@ func (rndr *Renderer) withNodeIPs(r *renderedService, oldIndex []int) {
 				if old >= 0 {
 					m = rp.onNodes[old] // same IP, same port: the same mapping (or none)
 				} else {
-					m = rndr.nodeMapping(r.svc, &rp, j)
+					m = rndr.nodeMapping(r.svc, &rp, j, &rndr.slabs)
 				}
 				if m != nil {
 					onNodes[j] = m
@@ -252,7 +252,7 @@ func newLocalKey(v4 uint32, port uint16, mainVRF bool, weight int) localKey {
 // not a pod of this node (routed through the node interconnect); the pod VRF
 // otherwise. During a resync a message is shared by every port with the same backend
 // (a pod backs many services).
-func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatPort) []*vpp_nat.DNat44_StaticMapping_LocalIP {
+func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatPort, sl *dnatSlabs) []*vpp_nat.DNat44_StaticMapping_LocalIP {
 	nodeLocal := svc.TrafficPolicy == renderer.NodeLocal
 	n := 0
 	for _, g := range port.Backends {
@@ -265,9 +265,9 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 	if n == 0 {
 		return nil
 	}
-	out := carve(rndr.slabs.on, &rndr.slabs.localPtrs, n)[:0]
+	out := carve(sl.on, &sl.localPtrs, n)[:0]
 	var msgs []vpp_nat.DNat44_StaticMapping_LocalIP // outside a resync: one allocation for the port
-	if rndr.locals == nil {
+	if sl.locals == nil {
 		msgs = make([]vpp_nat.DNat44_StaticMapping_LocalIP, n)
 	}
 	for _, g := range port.Backends {
@@ -294,21 +294,21 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 				out = append(out, l)
 				continue
 			}
-			out = append(out, rndr.localIP(key, ep.Text))
+			out = append(out, rndr.localIP(key, ep.Text, sl))
 		}
 	}
 	return out
 }
 
-// localIP returns the LocalIP message with the given content that this resync built,
-// building it on first use.
-func (rndr *Renderer) localIP(key localKey, text string) *vpp_nat.DNat44_StaticMapping_LocalIP {
-	if l := rndr.locals[key]; l != nil {
+// localIP returns the LocalIP message with the given content that this resync built
+// into sl, building it on first use.
+func (rndr *Renderer) localIP(key localKey, text string, sl *dnatSlabs) *vpp_nat.DNat44_StaticMapping_LocalIP {
+	if l := sl.locals[key]; l != nil {
 		return l
 	}
-	l := &carve(rndr.slabs.on, &rndr.slabs.localIPs, 1)[0]
+	l := &carve(sl.on, &sl.localIPs, 1)[0]
 	rndr.fillLocalIP(l, key, text)
-	rndr.locals[key] = l
+	sl.locals[key] = l
 	return l
 }
 
@@ -328,11 +328,15 @@ func (rndr *Renderer) fillLocalIP(l *vpp_nat.DNat44_StaticMapping_LocalIP, key l
 
 // dnatSlabs hands out the messages of the DNATs a resync builds from shared blocks,
 // so that rendering 10,000 services costs a few hundred allocations instead of one per
-// message. Outside a resync the blocks are empty and every message is allocated on its
-// own (an incremental change renders one service). A block stays in memory as long as
-// one of its messages is referenced: at most slabSize messages of each kind per
-// rendering kept, bounded by the size of the last resync.
+// message, and keeps the LocalIP messages built by content (locals), so that the
+// services a pod backs share its message. Outside a resync the blocks are empty,
+// locals is nil, and every message is allocated on its own (an incremental change
+// renders one service). A resync rendered by several goroutines has one dnatSlabs per
+// goroutine (equal LocalIPs are shared within a goroutine's share). A block stays in
+// memory as long as one of its messages is referenced: at most slabSize messages of
+// each kind per rendering kept, bounded by the size of the last resync.
 type dnatSlabs struct {
+	locals      map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP
 	dnats       []vpp_nat.DNat44
 	mappings    []vpp_nat.DNat44_StaticMapping
 	mappingPtrs []*vpp_nat.DNat44_StaticMapping

@@ -39,7 +39,10 @@
 // Shared messages: the mappings of one port share one locals slice and its LocalIP
 // messages (a NodePort port has a mapping per node IP; 1,000 NodePorts at 50 nodes
 // would otherwise hold a million LocalIP copies), and during a resync the LocalIP
-// messages of equal content (a pod backing several services) are one message. Staged
+// messages of equal content (a pod backing several services) are one message (one per
+// share when a large resync renders its services in shares on several goroutines,
+// internal/shares; the goroutines end before ResyncFlat returns and the DNATs are
+// staged in the order of the services, as a sequential resync stages them). Staged
 // values are never modified: every change builds new messages, and nothing downstream
 // (scheduler, NAT descriptors, Clone/Equal, JSON) writes into a value it was given.
 //

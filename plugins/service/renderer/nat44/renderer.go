@@ -17,6 +17,7 @@ import (
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -90,10 +91,8 @@ type Renderer struct {
 	nodeGen   uint64
 	// localWeight is serviceLocalEndpointWeight.
 	localWeight uint32
-	// locals holds the LocalIP messages built during a resync by content (nil
-	// otherwise): a pod backs many services, its message is shared by them.
-	locals map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP
-	// slabs holds the blocks the DNATs of a resync are cut from (off otherwise).
+	// slabs is always off: outside a resync every message is allocated on its own (a
+	// resync renders into slabs of its own, one per goroutine: shares.Run).
 	slabs dnatSlabs
 	// rendered holds the DNAT last staged for each service by the FlatService it was
 	// rendered from (the processor passes the same pointer while the service does not
@@ -311,7 +310,7 @@ func (rndr *Renderer) renderIncremental(svc *renderer.FlatService, old *rendered
 	if old != nil {
 		r.key = old.key
 	}
-	rndr.render(svc, r)
+	rndr.render(svc, r, &rndr.slabs)
 	rndr.rendered[svc] = r
 	return r
 }
@@ -351,7 +350,7 @@ func (rndr *Renderer) UpdateFlatNodePortServices(nodeIPs *renderer.IPAddresses, 
 			if old != nil {
 				r.key = old.key
 			}
-			rndr.render(svc, r)
+			rndr.render(svc, r, &rndr.slabs)
 		}
 		rndr.rendered[svc] = r
 		txn.Put(r.key, r.dnat)
@@ -410,20 +409,34 @@ func (rndr *Renderer) ResyncFlat(resyncEv *renderer.FlatResyncEventData) error {
 	txn := rndr.ResyncTxnFactory()
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
-	rndr.locals = make(map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP, 1024)
-	rndr.slabs = dnatSlabs{on: true}
-	defer func() { rndr.locals, rndr.slabs = nil, dnatSlabs{} }()
 	previous := rndr.rendered
 	if inputs := rndr.renderInputs(); inputs != rndr.renderedWith {
 		previous, rndr.renderedWith = nil, inputs
 	}
-	rndr.rendered = make(map[*renderer.FlatService]*renderedService, len(resyncEv.Services))
-	for _, svc := range resyncEv.Services {
+	// The services to render anew (the others keep their DNAT) are rendered in shares,
+	// a large resync by several goroutines, each into blocks of its own; the DNATs are
+	// staged in the order of the services whatever the shares.
+	records := make([]*renderedService, len(resyncEv.Services))
+	var todo []int // indexes of the services to render
+	for i, svc := range resyncEv.Services {
 		r := previous[svc]
 		if r == nil || (r.ports != nil && r.nodeGen != rndr.nodeGen) {
-			r = &carve(true, &rndr.slabs.services, 1)[0]
-			rndr.render(svc, r)
+			todo = append(todo, i)
+			continue
 		}
+		records[i] = r
+	}
+	shares.Run(len(todo), parallelRenderMin, func(_, lo, hi int) {
+		sl := dnatSlabs{on: true, locals: make(map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP, 1024)}
+		for _, i := range todo[lo:hi] {
+			r := &carve(true, &sl.services, 1)[0]
+			rndr.render(resyncEv.Services[i], r, &sl)
+			records[i] = r
+		}
+	})
+	rndr.rendered = make(map[*renderer.FlatService]*renderedService, len(resyncEv.Services))
+	for i, svc := range resyncEv.Services {
+		r := records[i]
 		rndr.rendered[svc] = r
 		txn.Put(r.key, r.dnat)
 	}
@@ -435,6 +448,10 @@ func (rndr *Renderer) ResyncFlat(resyncEv *renderer.FlatResyncEventData) error {
 	}).Info("NAT44 configuration resynced")
 	return nil
 }
+
+// parallelRenderMin is the smallest share of a resync's services that a goroutine of
+// its own renders (shares.Run): smaller resyncs render on the calling goroutine.
+const parallelRenderMin = 1000
 
 // learnNode reads what the rendering needs to know about this node: VRFs, the NAT
 // loopback and the default interface used for SNAT.
