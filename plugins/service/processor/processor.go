@@ -233,7 +233,11 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	}
 	shares.Run(len(order), parallelResyncMin, func(_, lo, hi int) {
 		sl := renderSlabs{on: true} // each share cuts from blocks of its own
-		for _, s := range order[lo:hi] {
+		share := order[lo:hi]
+		for i, s := range share {
+			if i+1 < len(share) {
+				sl.touch(share[i+1])
+			}
 			s.resyncHalves(gen, &sl)
 		}
 	})

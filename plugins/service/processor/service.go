@@ -586,6 +586,42 @@ type renderSlabs struct {
 	epPorts  []endpointPort
 	specs    []serviceSpec
 	on       bool
+	touched  byte // see touch
+}
+
+// touch reads, from the objects a resync will parse for the service, the first byte of
+// every text it parses (endpoint addresses, cluster IP, port names and protocols). The
+// loads do not depend on one another, so the processor has the cache misses of all of
+// them in flight at once (the objects of a resync are new and scattered over the heap)
+// instead of one after the other, each behind the parsing of the previous text; done
+// for the next service while the current one is parsed, the misses are mostly over by
+// the time the parsing reads the texts. The sum is kept only so that the loads are not
+// optimised away.
+func (sl *renderSlabs) touch(s *Service) {
+	var sum byte
+	first := func(text string) {
+		if text != "" {
+			sum += text[0]
+		}
+	}
+	if s.pending&pendingEndpoints != 0 {
+		for _, sub := range s.pendingEndpoints.GetEndpointSubsets() {
+			for _, a := range sub.GetAddresses() {
+				first(a.GetIp())
+			}
+			for _, p := range sub.GetPorts() {
+				first(p.GetName())
+			}
+		}
+	}
+	if s.pending&pendingMeta != 0 {
+		first(s.pendingMeta.GetClusterIp())
+		for _, p := range s.pendingMeta.GetPort() {
+			first(p.GetName())
+			first(p.GetProtocol())
+		}
+	}
+	sl.touched += sum
 }
 
 // slabSize is the number of elements of one block.
