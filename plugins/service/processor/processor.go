@@ -360,40 +360,44 @@ func (s *Service) resyncHalves(gen uint64, sl *renderSlabs) {
 // its own parses (shares.Run): smaller resyncs run on the calling goroutine alone.
 const parallelResyncMin = 1000
 
-// keyedObject is a Kubernetes object of a resync with its serviceKey.
+// keyedObject is a Kubernetes object of a resync with its key.
 type keyedObject[T any] struct {
 	obj *T
-	key string
-	at  uintptr // the object's address
+	key string // the object's serviceKey once inMemoryOrder returns it
+	at  uintptr
 }
 
 // inMemoryOrder returns the objects of one resource of the Kubernetes state that are
 // of type T, have a name and lie under a well-formed key, with their serviceKeys,
 // sorted by the objects' addresses; it logs and skips the others. The map is iterated
-// without touching the objects (the name is read in address order). The order is
-// only the one in which memory is read best: the result of a resync does not depend
-// on it (Go's heap objects do not move, so the addresses are stable keys).
+// without touching the objects or the keys' text (both are read in address order).
+// The order is only the one in which memory is read best: the result of a resync does
+// not depend on it (Go's heap objects do not move, so the addresses are stable keys).
 func inMemoryOrder[T any, PT interface {
 	*T
 	GetName() string
 }](sp *ServiceProcessor, objs map[string]proto.Message, prefix, what string) []keyedObject[T] {
 	list := make([]keyedObject[T], 0, len(objs))
+	invalid := func(key string, v any) {
+		sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warnf("invalid %s value skipped", what)
+	}
 	for key, v := range objs {
 		obj, ok := v.(PT)
-		k, okKey := serviceKey(key, prefix)
-		if !ok || !okKey || obj == nil {
-			sp.Log.WithFields(logrus.Fields{"key": key, "type": fmt.Sprintf("%T", v)}).Warnf("invalid %s value skipped", what)
+		if !ok || obj == nil {
+			invalid(key, v)
 			continue
 		}
-		list = append(list, keyedObject[T]{obj: obj, key: k, at: uintptr(unsafe.Pointer(obj))})
+		list = append(list, keyedObject[T]{obj: obj, key: key, at: uintptr(unsafe.Pointer(obj))})
 	}
 	slices.SortFunc(list, func(a, b keyedObject[T]) int { return cmp.Compare(a.at, b.at) })
 	valid := list[:0]
 	for _, it := range list {
-		if PT(it.obj).GetName() == "" {
-			sp.Log.WithFields(logrus.Fields{"key": prefix + it.key, "type": fmt.Sprintf("%T", it.obj)}).Warnf("invalid %s value skipped", what)
+		k, ok := serviceKey(it.key, prefix)
+		if !ok || PT(it.obj).GetName() == "" {
+			invalid(it.key, PT(it.obj))
 			continue
 		}
+		it.key = k
 		valid = append(valid, it)
 	}
 	return valid
