@@ -1,9 +1,12 @@
 package service
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -177,45 +180,69 @@ func (d *decodedKubeState) fresh(b testing.TB) controller.KubeStateData {
 // BenchmarkResyncInputFloor reads, from 10,000 Services and Endpoints objects new to
 // the process (as BenchmarkResyncFresh gets them), only the fields a resync must read,
 // parsing each endpoint address: the floor of any resync that reads the decoded
-// protos, to compare BenchmarkResyncFresh with.
+// protos, to compare BenchmarkResyncFresh with. order=map reads the objects in the
+// order of the maps (as the processor did before), order=address in the order of their
+// addresses (as the processor does now; the sort is part of the cost).
 func BenchmarkResyncInputFloor(b *testing.B) {
 	encoded := encodeKubeState(b, benchKubeState(10000))
-	var cpu time.Duration
-	n := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		fresh := encoded.fresh(b)
-		runtime.GC()
-		b.StartTimer()
-		start := processCPU(b)
-		for _, v := range fresh[svcmodel.Keyword] {
-			m := v.(*svcmodel.Service)
-			n += len(m.GetName()) + len(m.GetNamespace()) + len(m.GetClusterIp())
-			for _, p := range m.GetPort() {
-				n += int(p.GetPort()+p.GetNodePort()) + len(p.GetName()) + len(p.GetProtocol())
-			}
+	for _, byAddress := range []bool{false, true} {
+		name := "order=map"
+		if byAddress {
+			name = "order=address"
 		}
-		for _, v := range fresh[epmodel.Keyword] {
-			e := v.(*epmodel.Endpoints)
-			for _, sub := range e.GetEndpointSubsets() {
-				for _, a := range sub.GetAddresses() {
-					if ip, err := netip.ParseAddr(a.GetIp()); err == nil && ip.Is4() {
-						n++
+		b.Run(name, func(b *testing.B) {
+			var cpu time.Duration
+			n := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				fresh := encoded.fresh(b)
+				runtime.GC()
+				b.StartTimer()
+				start := processCPU(b)
+				for _, v := range objectsOf(fresh[svcmodel.Keyword], byAddress) {
+					m := v.(*svcmodel.Service)
+					n += len(m.GetName()) + len(m.GetNamespace()) + len(m.GetClusterIp())
+					for _, p := range m.GetPort() {
+						n += int(p.GetPort()+p.GetNodePort()) + len(p.GetName()) + len(p.GetProtocol())
 					}
 				}
-				for _, p := range sub.GetPorts() {
-					n += int(p.GetPort()) + len(p.GetName())
+				for _, v := range objectsOf(fresh[epmodel.Keyword], byAddress) {
+					e := v.(*epmodel.Endpoints)
+					for _, sub := range e.GetEndpointSubsets() {
+						for _, a := range sub.GetAddresses() {
+							if ip, err := netip.ParseAddr(a.GetIp()); err == nil && ip.Is4() {
+								n++
+							}
+						}
+						for _, p := range sub.GetPorts() {
+							n += int(p.GetPort()) + len(p.GetName())
+						}
+					}
 				}
+				cpu += processCPU(b) - start
 			}
-		}
-		cpu += processCPU(b) - start
+			if n == 0 {
+				b.Fatal("nothing read")
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
 	}
-	if n == 0 {
-		b.Fatal("nothing read")
+}
+
+// objectsOf returns the objects of one resource, in the order of their addresses if
+// byAddress, else in the order of the map.
+func objectsOf(objs map[string]proto.Message, byAddress bool) []proto.Message {
+	list := make([]proto.Message, 0, len(objs))
+	for _, v := range objs {
+		list = append(list, v)
 	}
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	if byAddress {
+		addr := func(m proto.Message) uintptr { return reflect.ValueOf(m).Pointer() }
+		slices.SortFunc(list, func(a, b proto.Message) int { return cmp.Compare(addr(a), addr(b)) })
+	}
+	return list
 }
 
 // processCPU returns the CPU time (user + system) the process has used so far: on a

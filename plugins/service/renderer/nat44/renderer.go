@@ -427,6 +427,9 @@ func (rndr *Renderer) ResyncFlat(resyncEv *renderer.FlatResyncEventData) error {
 		records[i] = r
 	}
 	shares.Run(len(todo), parallelRenderMin, func(_, lo, hi int) {
+		if lo == hi {
+			return
+		}
 		sl := dnatSlabs{on: true, locals: make(map[localKey]*vpp_nat.DNat44_StaticMapping_LocalIP, 1024)}
 		for _, i := range todo[lo:hi] {
 			r := &carve(true, &sl.services, 1)[0]
