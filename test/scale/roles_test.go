@@ -223,11 +223,14 @@ func waitMappings(ctx context.Context, sim *vppsim.Sim, nat *natNotifier, wr wai
 	next := 0
 	expired := time.NewTimer(wr.Timeout)
 	defer expired.Stop()
-	var polls <-chan time.Time // nil for a single expectation: its check follows the changes
+	// Several expectations are checked Poll after the previous check ended (a check
+	// for a missing mapping scans every mapping under the simulator's lock: checking
+	// back to back would hold VPP's state away from the agent); a single expectation
+	// is checked after every NAT request instead.
+	var poll *time.Timer
 	if len(ps) > 1 {
-		poll := time.NewTicker(wr.Poll)
+		poll = time.NewTimer(wr.Poll)
 		defer poll.Stop()
-		polls = poll.C
 	}
 	for {
 		changed := nat.next() // before the check: a change during it is not missed
@@ -237,12 +240,15 @@ func waitMappings(ctx context.Context, sim *vppsim.Sim, nat *natNotifier, wr wai
 		if next == len(ps) {
 			return waitReply{DoneUnixNano: time.Now().UnixNano()}
 		}
-		if len(ps) > 1 {
+		var polled <-chan time.Time
+		if poll != nil {
 			changed = nil
+			poll.Reset(wr.Poll)
+			polled = poll.C
 		}
 		select {
 		case <-changed:
-		case <-polls:
+		case <-polled:
 		case <-expired.C:
 			e := ps[next].e
 			return waitReply{Error: fmt.Sprintf("not within %v: %d/%d hold; proto %d %s:%d backend %q absent %v does not",
