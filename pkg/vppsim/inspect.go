@@ -469,6 +469,9 @@ func (st *state) lookupMapping(proto uint8, dst netip.Addr, port uint16) *natMap
 	if m := n.mappings[natExtKey{addr: dst, sw: noIndex}]; m != nil {
 		return m
 	}
+	if n.ifaceMappings == 0 {
+		return nil // no mapping takes its address from an interface
+	}
 	for k, m := range n.mappings {
 		if k.sw != noIndex && st.mappingExtAddr(m) == dst &&
 			((k.port == port && k.proto == proto) || (k.port == 0 && k.proto == 0)) {

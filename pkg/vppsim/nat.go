@@ -102,6 +102,9 @@ type natState struct {
 	ifaces     map[uint32]*natIface
 	outputIfs  []uint32
 	mappings   map[natExtKey]*natMapping
+	// ifaceMappings counts the mappings keyed by an external interface (ext.sw set):
+	// a lookup by address scans the mappings only when there are some.
+	ifaceMappings int
 	byLocal    map[natLocalKey]*natMapping
 	sess       natSessions
 	vrfTables  map[uint32][]uint32
@@ -545,9 +548,17 @@ func (st *state) natStaticAddDel(a staticArgs) int32 {
 		}
 		n.byLocal[lk] = m
 	}
-	n.mappings[key] = m
+	n.addMapping(key, m)
 	st.lockTableNAT(vrf)
 	return retvalOK
+}
+
+// addMapping indexes a new mapping by its external key.
+func (n *natState) addMapping(key natExtKey, m *natMapping) {
+	n.mappings[key] = m
+	if key.sw != noIndex {
+		n.ifaceMappings++
+	}
 }
 
 // removeMapping deletes a mapping with its local index entries, VRF locks
@@ -555,6 +566,9 @@ func (st *state) natStaticAddDel(a staticArgs) int32 {
 func (st *state) removeMapping(m *natMapping) {
 	n := &st.nat
 	delete(n.mappings, m.ext)
+	if m.ext.sw != noIndex {
+		n.ifaceMappings--
+	}
 	for _, k := range mappingLocalKeys(m) {
 		if n.byLocal[k] == m {
 			delete(n.byLocal, k)
@@ -699,7 +713,7 @@ func (st *state) natIdentityAddDel(in *nat44_ed.Nat44AddDelIdentityMapping) int3
 	if m == nil {
 		m = &natMapping{kind: natIdentity, flags: in.Flags & nat_types.NAT_IS_ADDR_ONLY, ext: key,
 			local: key.addr, localPort: key.port, tag: in.Tag, seq: st.nextSeq()}
-		n.mappings[key] = m
+		n.addMapping(key, m)
 	}
 	m.idVRFs = append(m.idVRFs, vrf)
 	n.byLocal[lk] = m
@@ -766,7 +780,7 @@ func (st *state) natLBAddDel(in *nat44_ed.Nat44AddDelLbStaticMapping) int32 {
 			n.byLocal[natLocalKey{addr: l.addr, port: l.port, proto: key.proto, vrf: l.vrf}] = m
 		}
 	}
-	n.mappings[key] = m
+	n.addMapping(key, m)
 	return retvalOK
 }
 

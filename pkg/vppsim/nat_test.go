@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"go.fd.io/govpp/api"
+	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
@@ -403,5 +404,30 @@ func TestNATVRFTablesAndMisc(t *testing.T) {
 	e.expect(retvalValueExist, &nat44_ed.Nat44AddDelInterfaceAddr{IsAdd: true, SwIfIndex: 1, Flags: nat_types.NAT_IS_TWICE_NAT})
 	if got := dump[nat44_ed.Nat44InterfaceAddrDetails](t, e.ch, &nat44_ed.Nat44InterfaceAddrDump{}); len(got) != 1 || got[0].Flags != nat_types.NAT_IS_TWICE_NAT {
 		t.Errorf("interface addresses %+v", got)
+	}
+}
+
+// A mapping may take its external address from an interface (external_sw_if_index):
+// a lookup by that address finds it, and no more once it is deleted.
+func TestLookupDNATOfAMappingOnAnInterfaceAddress(t *testing.T) {
+	e := newEnv(t)
+	enableNAT(e)
+	var lo interfaces.CreateLoopbackReply
+	e.call(&interfaces.CreateLoopback{}, &lo)
+	e.ok(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: lo.SwIfIndex, IsAdd: true, Prefix: awp("192.168.77.1/24")})
+	onIface := static(true, protoTCP, "10.1.1.7", 8080, "0.0.0.0", 80, nat_types.NAT_IS_OUT2IN_ONLY)
+	onIface.ExternalSwIfIndex = lo.SwIfIndex
+	ifAddr := netip.MustParseAddr("192.168.77.1")
+	if b := e.sim.LookupDNAT(protoTCP, ifAddr, 80); b != nil {
+		t.Fatalf("found %+v before the mapping exists", b)
+	}
+	e.ok(onIface)
+	if b := e.sim.LookupDNAT(protoTCP, ifAddr, 80); len(b) != 1 || b[0].Addr.String() != "10.1.1.7:8080" {
+		t.Fatalf("LookupDNAT of the interface's address: %+v", b)
+	}
+	onIface.IsAdd = false
+	e.ok(onIface)
+	if b := e.sim.LookupDNAT(protoTCP, ifAddr, 80); b != nil {
+		t.Errorf("found %+v after the mapping was deleted", b)
 	}
 }
