@@ -105,13 +105,13 @@ type natState struct {
 	// ifaceMappings counts the mappings keyed by an external interface (ext.sw set):
 	// a lookup by address scans the mappings only when there are some.
 	ifaceMappings int
-	byLocal    map[natLocalKey]*natMapping
-	sess       natSessions
-	vrfTables  map[uint32][]uint32
-	vrfOrder   []uint32
-	limits     map[uint32]uint32
-	mssValue   uint16
-	mssEnable  bool
+	byLocal       map[natLocalKey]*natMapping
+	sess          natSessions
+	vrfTables     map[uint32][]uint32
+	vrfOrder      []uint32
+	limits        map[uint32]uint32
+	mssValue      uint16
+	mssEnable     bool
 }
 
 // reset returns NAT to its disabled start state.

@@ -39,7 +39,13 @@
 //     before the burst;
 //   - one Endpoints change: the time from just before the etcd Put to the moment the
 //     simulator's NAT mapping of the Service holds the new backend (the simulator's
-//     control server polls its own state every 200 us, so the figure is exact to that);
+//     control server checks after every NAT request it executes, from its request
+//     hook; the wait is in place before the Put: the server answers with its headers
+//     first), with the agent's allocations and GC cycles from its metrics; a wait for
+//     several mappings (first resync, join, leave, burst) checks 200 us after its last
+//     check ended;
+//   - CPU: user + system time of the agent, the simulator, etcd and the harness during
+//     the first resync, the single changes and the burst (/proc/<pid>/stat);
 //   - node join and leave: event time is the processing time of the controller events
 //     of the phase (the growth of contiv_controller_event_processing_duration_seconds
 //     _sum and _count: the event history would encode each event's transaction, which
