@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,9 +165,6 @@ func (w *DBWatcher) Init() (err error) {
 		return fmt.Errorf("dbwatcher: %w", err)
 	}
 	w.mirrorW = newMirrorWriter(w.local, w.Clock, w.Log)
-	// The snapshot of a large cluster is written after the controller returned the
-	// memory of the resync to the system; its garbage (tens of MB) is returned too.
-	w.mirrorW.afterSnapshot = debug.FreeOSMemory
 	defer func() {
 		if err != nil {
 			w.releaseResources()

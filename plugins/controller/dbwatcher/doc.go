@@ -31,8 +31,7 @@
 //   - The bolt mirror (mirror.go) is written by a goroutine of its own, 1 s after the
 //     first update of each round (2 s when the round holds a resync's snapshot, which the
 //     event loop processes meanwhile), in one bolt transaction: a snapshot replaces what
-//     was queued before it, changes are coalesced per key, Close writes what is left;
-//     after a snapshot the memory of writing it is returned to the system.
+//     was queued before it, changes are coalesced per key, Close writes what is left.
 //     The mirror may lag the event loop by that much; it only serves a start without
 //     etcd.
 //

@@ -34,9 +34,6 @@ type mirrorWriter struct {
 	delay         time.Duration // before changes are written
 	snapshotDelay time.Duration // before a snapshot is written
 	log           logrus.FieldLogger
-	// afterSnapshot, when set, is called after a snapshot was written (the watcher
-	// returns the memory of writing a large cluster's mirror to the system).
-	afterSnapshot func()
 
 	mu sync.Mutex
 	// snapshot is a pending replacement of the whole mirror (nil: none); changes are
@@ -123,9 +120,6 @@ func (m *mirrorWriter) flush() {
 	if snapshot != nil {
 		if err := m.local.replaceAll(snapshot); err != nil {
 			m.log.WithError(err).Error("local database not updated; a start without etcd would use older state")
-		}
-		if m.afterSnapshot != nil {
-			m.afterSnapshot()
 		}
 	}
 	if len(changes) > 0 {

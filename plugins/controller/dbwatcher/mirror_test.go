@@ -106,19 +106,3 @@ func TestMirrorWritesASnapshotAfterItsLongerDelay(t *testing.T) {
 	fc.Step(time.Nanosecond)
 	waitUntil(t, "the write", func() bool { return mirrored(t, m)["k8s/pod/a"] == "A" })
 }
-
-func TestMirrorCallsAfterSnapshotOnlyForSnapshots(t *testing.T) {
-	m, _ := newTestMirror(t)
-	calls := 0
-	m.afterSnapshot = func() { calls++ }
-	m.update("k8s/pod/a", []byte("A"))
-	m.flush()
-	if calls != 0 {
-		t.Fatalf("afterSnapshot called %d times after changes only", calls)
-	}
-	m.replace(map[string][]byte{"k8s/pod/a": []byte("A2")})
-	m.flush()
-	if calls != 1 {
-		t.Errorf("afterSnapshot called %d times after a snapshot, want 1", calls)
-	}
-}
