@@ -296,44 +296,39 @@ func (g *graph) reindex(n *node, deps, adeps []api.Dependency) {
 		}
 		return
 	}
-	for _, list := range [2][]api.Dependency{oldD, oldA} {
+	old, cur := [2][]api.Dependency{oldD, oldA}, [2][]api.Dependency{deps, adeps}
+	forDepsMissingFrom(old, cur,
+		func(key string) { g.removeKeyDep(n, key) },
+		func(prefix string) { g.removePrefixDep(n, prefix) },
+		func() { g.selectorDeps.remove(n) })
+	forDepsMissingFrom(cur, old,
+		func(key string) { g.addKeyDep(n, key) },
+		func(prefix string) { g.addPrefixDep(n, prefix) },
+		func() { g.selectorDeps.add(n) })
+}
+
+// forDepsMissingFrom calls key, prefix or selector for every index entry of the
+// dependencies in lists (a key, each prefix of an AnyOf, a selector) that others do
+// not have: with lists the old dependencies and others the new ones, what to remove
+// from the indexes; the other way round, what to add.
+func forDepsMissingFrom(lists, others [2][]api.Dependency, key, prefix func(string), selector func()) {
+	for _, list := range lists {
 		for i := range list {
 			d := &list[i]
 			switch {
 			case d.Key != "":
-				if !hasKeyDep(deps, adeps, d.Key) {
-					g.removeKeyDep(n, d.Key)
+				if !hasKeyDep(others[0], others[1], d.Key) {
+					key(d.Key)
 				}
 			case len(d.AnyOf.KeyPrefixes) > 0:
 				for _, p := range d.AnyOf.KeyPrefixes {
-					if !hasPrefixDep(deps, adeps, p) {
-						g.removePrefixDep(n, p)
+					if !hasPrefixDep(others[0], others[1], p) {
+						prefix(p)
 					}
 				}
 			case d.AnyOf.KeySelector != nil:
-				if !hasSelectorDep(deps, adeps) {
-					g.selectorDeps.remove(n)
-				}
-			}
-		}
-	}
-	for _, list := range [2][]api.Dependency{deps, adeps} {
-		for i := range list {
-			d := &list[i]
-			switch {
-			case d.Key != "":
-				if !hasKeyDep(oldD, oldA, d.Key) {
-					g.addKeyDep(n, d.Key)
-				}
-			case len(d.AnyOf.KeyPrefixes) > 0:
-				for _, p := range d.AnyOf.KeyPrefixes {
-					if !hasPrefixDep(oldD, oldA, p) {
-						g.addPrefixDep(n, p)
-					}
-				}
-			case d.AnyOf.KeySelector != nil:
-				if !hasSelectorDep(oldD, oldA) {
-					g.selectorDeps.add(n)
+				if !hasSelectorDep(others[0], others[1]) {
+					selector()
 				}
 			}
 		}
