@@ -121,8 +121,8 @@ func TestPipeOfAForeignChannelUsesTheChannel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := p.Receive(&memclnt.ControlPingReply{}); err == nil {
-		t.Error("Receive with nothing in flight succeeded")
+	if err := p.Receive(&memclnt.ControlPingReply{}); err == nil || err.Error() != "govppmux: no request in flight" {
+		t.Errorf("Receive with nothing in flight: %v, want %q", err, "govppmux: no request in flight")
 	}
 }
 
@@ -134,13 +134,31 @@ func TestPipelineRefusesToReadAnotherPipelinesReplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	errs := PipelineEach(ch, 0, []Call{staticMapping(1, true)})
-	if errs[0] == nil {
-		t.Fatal("PipelineEach ran with another request in flight on the channel's pipe")
+	want := "govppmux: nat44_add_del_static_mapping_v2 not sent: 1 requests of the channel's pipe still in flight"
+	if errs[0] == nil || errs[0].Error() != want {
+		t.Fatalf("PipelineEach with another request in flight on the channel's pipe: %v, want %q", errs[0], want)
 	}
 	if err := p.Receive(&memclnt.ControlPingReply{}); err != nil {
 		t.Fatalf("the request in flight: %v", err)
 	}
 	if len(e.sim.NAT().StaticMappings) != 0 {
 		t.Error("the refused pipeline sent its request")
+	}
+}
+
+func TestPipeNamesAReplyOfAnotherType(t *testing.T) {
+	e := newEnv(t)
+	ch := pluginChannel(t, e)
+	p := NewPipe(ch)
+	if err := p.Send(&memclnt.ControlPing{}); err != nil {
+		t.Fatal(err)
+	}
+	err := p.Receive(&memclnt.MemclntKeepaliveReply{})
+	want := "govppmux: received control_ping_reply where memclnt_keepalive_reply was expected"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Receive into another type: %v, want %q", err, want)
+	}
+	if err := ping(t, ch); err != nil { // the pipe is empty again: the channel works
+		t.Fatal(err)
 	}
 }
