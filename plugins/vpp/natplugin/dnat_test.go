@@ -3,6 +3,7 @@ package natplugin
 import (
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -463,13 +464,22 @@ func TestDNat44CreateCompletesWhatAFailedUndoLeft(t *testing.T) {
 	if err := e.sim.FailMessage("nat44_add_del_identity_mapping", int32(govppapi.UNSPECIFIED), 1); err != nil {
 		t.Fatal(err)
 	}
-	wait := d.createAsync(key, v)
-	// once VPP has handled both adds, its deletes of static mappings fail: the undo
-	// of the static mapping's add
-	waitForCondition(t, "both adds handled", func() bool {
-		c := e.sim.MessageCounts()
-		return c["nat44_add_del_static_mapping_v2"] == 1 && c["nat44_add_del_identity_mapping"] == 1
+	// Once VPP has executed the static mapping's add (its request hook sees it before
+	// the reply goes out), its next static mapping request fails: the undo of that add.
+	staticAdded := make(chan struct{})
+	var once sync.Once
+	e.sim.SetRequestHook(func(name string) {
+		if name == "nat44_add_del_static_mapping_v2" {
+			once.Do(func() { close(staticAdded) })
+		}
 	})
+	defer e.sim.SetRequestHook(nil)
+	wait := d.createAsync(key, v)
+	select {
+	case <-staticAdded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the static mapping's add never reached VPP")
+	}
 	if err := e.sim.FailMessage("nat44_add_del_static_mapping_v2", int32(govppapi.UNSPECIFIED), 1); err != nil {
 		t.Fatal(err)
 	}
@@ -488,16 +498,4 @@ func TestDNat44CreateCompletesWhatAFailedUndoLeft(t *testing.T) {
 		t.Fatalf("retried create: %v", err)
 	}
 	expectRetrieved(t, dnatDescriptor44(e.deps()), map[string]proto.Message{key: v})
-}
-
-// waitForCondition polls cond until it holds (or fails the test after 10 s).
-func waitForCondition(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
