@@ -8,9 +8,9 @@ func (c *Controller) notifyCommitted(r *eventRun) {
 	if r.stopped || r.method.IsResync() {
 		return
 	}
-	for _, h := range r.ran {
-		if o, ok := h.(api.CommitObserver); ok {
-			o.Committed(r.ev, r.txnErr)
+	for _, run := range r.ran {
+		if o, ok := run.h.(api.CommitObserver); ok {
+			o.Committed(run.ev, r.txnErr)
 		}
 	}
 }

@@ -49,6 +49,10 @@ type Config struct {
 	// EventHistoryMaxBytes bounds the approximate memory of the recorded events,
 	// including the scheduler transactions they refer to; 0 means no bound.
 	EventHistoryMaxBytes int `json:"eventHistoryMaxBytes"`
+	// MaxBatchedChanges is how many pending Kubernetes state changes one event may
+	// take together (one transaction for all of them); 1 processes every change as
+	// its own event, as upstream does.
+	MaxBatchedChanges int `json:"maxBatchedChanges"`
 }
 
 // DefaultConfig returns the code defaults. Unlike upstream (1 minute in code, 30 s in its
@@ -72,6 +76,7 @@ func DefaultConfig() Config {
 		PermanentlyRecordedInitPeriod: 60,
 		EventHistoryMaxRecords:        10000,
 		EventHistoryMaxBytes:          32 << 20,
+		MaxBatchedChanges:             64,
 	}
 }
 
@@ -110,6 +115,9 @@ func (c Config) Validate() error {
 	}
 	if c.EventHistoryMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("eventHistoryMaxBytes: %d must not be negative (0: no bound)", c.EventHistoryMaxBytes))
+	}
+	if c.MaxBatchedChanges < 1 {
+		errs = append(errs, fmt.Errorf("maxBatchedChanges: %d must be at least 1 (1: no batching)", c.MaxBatchedChanges))
 	}
 	if c.EventLoopStallTimeout < 0 {
 		errs = append(errs, fmt.Errorf("eventLoopStallTimeout: %v must not be negative (0 disables it)", time.Duration(c.EventLoopStallTimeout)))

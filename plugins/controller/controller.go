@@ -362,7 +362,7 @@ func (c *Controller) loop() {
 		case ev := <-c.eventQueue:
 			c.receive(ev)
 		case <-c.sourceWake:
-			if ev := c.nextFromSources(); ev != nil {
+			if ev := c.takeFromSources(); ev != nil {
 				c.receive(ev)
 				// Take the next one in a later round, after what else is queued.
 				select {

@@ -743,6 +743,7 @@ func TestConfigValidation(t *testing.T) {
 		{func(c *Config) { c.EnablePeriodicHealing = true; c.PeriodicHealingInterval = -1 }, "periodicHealingInterval: -1ns must be positive"},
 		{func(c *Config) { c.StartupResyncDeadline = 0 }, "startupResyncDeadline: 0s must be positive"},
 		{func(c *Config) { c.EventHistoryAgeLimit = 0 }, "eventHistoryAgeLimit: 0 must be at least 1 minute"},
+		{func(c *Config) { c.MaxBatchedChanges = 0 }, "maxBatchedChanges: 0 must be at least 1 (1: no batching)"},
 	}
 	for _, tc := range tests {
 		cfg := DefaultConfig()

@@ -4,8 +4,8 @@
 //
 //	producers                         controller (one goroutine)
 //	─────────                         ──────────────────────────
-//	dbwatcher: pending DBResync and ─────────┐ an EventSource: taken one at a time
-//	  changes coalesced per key              │ (AddEventSource), never overflows
+//	dbwatcher: pending DBResync and ─────────┐ an EventSource (AddEventSource), never
+//	  changes coalesced per key              │ overflows; pending changes in batches
 //	podmanager ── AddPod ───────┐     ┌──────┴───────┐  follow-ups first,
 //	           ── DeletePod ────┼───▶ │ event queue  │  then events parked before the
 //	nodesync ── NodeUpdate ─────┤     │ (1000) + the │  first DBResync, then the queue
@@ -34,6 +34,13 @@
 // follow-ups first. processEvent (process.go) is a sequence of named phases: update the
 // inputs, begin (handlers, record), stage, merge the external configuration, commit,
 // revert, record, after-event (abort, healing, health), and Done for the producer.
+//
+// Kubernetes changes pending at a source together are taken as one batch event (batch.go,
+// up to maxBatchedChanges): the handlers see each change as its own KubeStateChange, in
+// order, with the cached state as of it, and stage into one transaction, each change in a
+// layer of its own (txn.go); a change that stages a key an earlier change of the batch
+// staged splits the batch into consecutive events, so that no change's operations are
+// merged into another's or reordered.
 //
 // Nothing is committed before the first database resync: events that arrive earlier are
 // parked and replayed right after it, so the first transaction is a consistent snapshot.

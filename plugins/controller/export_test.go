@@ -21,3 +21,27 @@ func (c *Controller) healingScheduledForTest() bool {
 	_ = c.PushEvent(&probeEvent{done: done, c: c})
 	return <-done
 }
+
+// loopProbe runs a function on the loop goroutine from its Done. It is an Update of a
+// name no test handler handles, so it stages and commits nothing.
+type loopProbe struct {
+	f    func()
+	done chan struct{}
+}
+
+func (p *loopProbe) GetName() string                            { return "Loop Probe" }
+func (p *loopProbe) String() string                             { return "Loop Probe" }
+func (p *loopProbe) Method() api.EventMethodType                { return api.Update }
+func (p *loopProbe) IsBlocking() bool                           { return false }
+func (p *loopProbe) TransactionType() api.UpdateTransactionType { return api.BestEffort }
+func (p *loopProbe) Direction() api.UpdateDirectionType         { return api.Forward }
+func (p *loopProbe) Done(error)                                 { p.f(); close(p.done) }
+
+// inLoopForTest runs f on the loop goroutine, after the events queued before it.
+func (c *Controller) inLoopForTest(f func()) {
+	p := &loopProbe{f: f, done: make(chan struct{})}
+	if err := c.PushEvent(p); err != nil {
+		panic(err)
+	}
+	<-p.done
+}

@@ -23,6 +23,7 @@ import (
 // committedTxn is what the fake scheduler saw of one commit.
 type committedTxn struct {
 	values      map[string]proto.Message
+	order       []string // keys in the order they were set
 	resync      kvs.ResyncType
 	isResync    bool
 	verbose     bool
@@ -43,6 +44,7 @@ type fakeScheduler struct {
 type fakeTxn struct {
 	s      *fakeScheduler
 	values map[string]proto.Message
+	order  []string
 }
 
 func (s *fakeScheduler) StartNBTransaction() kvs.Txn {
@@ -65,6 +67,7 @@ func (s *fakeScheduler) GetRecordedTransaction(seq uint64) *kvs.RecordedTxn {
 
 func (t *fakeTxn) SetValue(key string, value proto.Message) kvs.Txn {
 	t.values[key] = value
+	t.order = append(t.order, key)
 	return t
 }
 
@@ -72,7 +75,7 @@ func (t *fakeTxn) Commit(ctx context.Context) (uint64, error) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := committedTxn{values: t.values, revert: kvs.IsWithRevert(ctx)}
+	c := committedTxn{values: t.values, order: t.order, revert: kvs.IsWithRevert(ctx)}
 	c.resync, c.verbose = kvs.IsResync(ctx)
 	c.isResync = c.resync != kvs.NotResync
 	_, c.retry = kvs.IsWithRetry(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,14 +32,27 @@ type eventRun struct {
 	rec      *EventRecord
 	txn      *schedulerTxn
 
-	ran          []api.EventHandler // handlers whose Update/Resync succeeded
-	changes      []string           // "handler: change" descriptions
+	ran          []handlerRun // handlers whose Update/Resync succeeded, with the event each saw
+	changes      []string     // "handler: change" descriptions
 	errs         []error
 	stopped      bool // a handler stopped processing (revert, fatal or abort)
 	needsHealing bool
 	fatalErr     error
 	txnErr       error
 	reverted     bool // the transaction was reverted by the scheduler
+
+	// staged is how many changes of a batch event were staged before the event
+	// began (the first one, carried over from the part before a split).
+	staged int
+	// next is the rest of a batch that was split, to process once this part is done.
+	next *eventRun
+}
+
+// handlerRun is a handler that ran successfully and the event it saw (a batch's
+// handlers see each of its changes).
+type handlerRun struct {
+	h  api.EventHandler
+	ev api.Event
 }
 
 // revertsOnFailure is true for an update whose failure undoes it (AddPod).
@@ -50,22 +64,31 @@ func (r *eventRun) revertsOnFailure() bool {
 // stage, merge the external configuration, commit, revert a failed RevertOnFailure
 // event, record, take care of what follows (abort, health, healing), and last tell the
 // producer the result.
+//
+// A batch that splits (see stageBatch) is processed as consecutive events, each with
+// its own record and transaction.
 func (c *Controller) processEvent(queued api.Event) {
 	r, ok := c.updateInputs(queued)
 	if !ok {
 		return
 	}
-	c.setBusy(r.ev.GetName())
-	c.begin(r)
-	c.stage(r)
-	c.mergeExternalConfig(r.ev, r.txn)
-	c.commit(r)
-	c.revert(r)
-	c.notifyCommitted(r)
-	err := c.record(r)
-	c.setBusy("")
-	c.afterEvent(r, err)
-	queued.Done(err)
+	for {
+		c.setBusy(r.ev.GetName())
+		c.begin(r)
+		c.stage(r)
+		c.mergeExternalConfig(r.ev, r.txn)
+		c.commit(r)
+		c.revert(r)
+		c.notifyCommitted(r)
+		err := c.record(r)
+		c.setBusy("")
+		c.afterEvent(r, err)
+		if r.next == nil || c.aborting {
+			queued.Done(err)
+			return
+		}
+		r = r.next
+	}
 }
 
 // updateInputs keeps the controller's own view of the inputs (Kubernetes state,
@@ -110,9 +133,12 @@ func (c *Controller) updateInputs(queued api.Event) (*eventRun, bool) {
 
 // begin selects the handlers, numbers the event, opens its record and announces it.
 func (c *Controller) begin(r *eventRun) {
-	r.handlers = c.selectHandlers(r.ev, r.update)
+	if _, batch := r.ev.(*changeBatch); !batch {
+		r.handlers = c.selectHandlers(r.ev, r.update)
+	}
 	c.currentSeq = c.seqNum
 	c.seqNum++
+	carried := r.rec // the part of a split batch carries the records of its first change
 	r.rec = &EventRecord{
 		SeqNum:          c.currentSeq,
 		ProcessingStart: c.clock.Now(),
@@ -120,53 +146,137 @@ func (c *Controller) begin(r *eventRun) {
 		Description:     r.ev.String(),
 		Method:          r.method,
 	}
+	if carried != nil {
+		r.rec.Handlers = carried.Handlers
+	}
 	if f, ok := r.queued.(*followUp); ok {
 		r.rec.IsFollowUp, r.rec.FollowUpTo = true, f.to
 	}
 	seq := c.currentSeq
-	r.txn = newSchedulerTxn(func(ev api.Event) error { return c.pushFollowUp(ev, seq) })
+	pushFollowUp := func(ev api.Event) error { return c.pushFollowUp(ev, seq) }
+	if r.txn == nil {
+		r.txn = newSchedulerTxn(pushFollowUp)
+	} else {
+		r.txn.followUp = pushFollowUp
+	}
 	c.logNewEvent(r.rec, r.handlers)
 }
 
 // stage lets the handlers stage their configuration, in order, until one stops the event.
+// A batch runs them over each of its changes in turn, with the cached Kubernetes state
+// as of that change.
 func (c *Controller) stage(r *eventRun) {
+	if b, ok := r.ev.(*changeBatch); ok {
+		c.stageBatch(r, b)
+		return
+	}
 	for _, h := range r.handlers {
-		var (
-			change string
-			err    error
-		)
-		if r.method.IsResync() {
-			err = h.Resync(r.ev, c.kubeState, c.resyncCount, r.txn)
-		} else {
-			change, err = h.Update(r.ev, r.txn)
-		}
-		hr := HandlerRecord{Handler: h.String(), Change: change}
-		if change != "" {
-			r.changes = append(r.changes, h.String()+": "+change)
-		}
-		if err != nil {
-			hr.Error, hr.ErrorStr = err, err.Error()
-			r.errs = append(r.errs, fmt.Errorf("%s: %w", h, err))
-		}
-		r.rec.Handlers = append(r.rec.Handlers, hr)
-		if err == nil {
-			r.ran = append(r.ran, h)
-			continue
-		}
-		switch {
-		case api.IsFatal(err):
-			r.fatalErr, r.stopped = err, true
-		case api.IsAbort(err):
-			r.needsHealing, r.stopped = true, true
-		case r.revertsOnFailure():
-			r.stopped = true
-		case r.txnType != api.BestEffortIgnoreErrors || r.method.IsResync():
-			r.needsHealing = true
-		}
-		if r.stopped {
+		if c.runHandler(r, h, r.ev) {
 			return
 		}
 	}
+}
+
+// stageBatch lets the handlers stage each change of a batch in turn, every change in
+// a layer of its own (see schedulerTxn.endChange). A change that stages a key an
+// earlier change of the batch staged splits the batch: this event ends before that
+// change, and r.next, the rest of the batch, starts with what that change staged, its
+// handler records and errors.
+func (c *Controller) stageBatch(r *eventRun, b *changeBatch) {
+	defer func() { r.txn.layer = nil }()
+	for i := r.staged; i < len(b.changes); i++ {
+		ch := b.changes[i]
+		c.applyKubeStateChange(ch)
+		marks := r.marks()
+		r.txn.beginChange()
+		for _, h := range c.selectHandlers(ch, ch) {
+			if c.runHandler(r, h, ch) {
+				// The handlers see no more of the batch (the healing resync or the
+				// abort takes over), but the cached state follows every change taken.
+				for _, rest := range b.changes[i+1:] {
+					c.applyKubeStateChange(rest)
+				}
+				return
+			}
+		}
+		if !r.txn.endChange() {
+			r.next = r.splitAt(b, i, marks)
+			return
+		}
+	}
+}
+
+// runMarks are the lengths of what an event run collects, before one change of a batch.
+type runMarks struct {
+	handlers, ran, changes, errs int
+	needsHealing                 bool
+}
+
+func (r *eventRun) marks() runMarks {
+	return runMarks{handlers: len(r.rec.Handlers), ran: len(r.ran), changes: len(r.changes), errs: len(r.errs), needsHealing: r.needsHealing}
+}
+
+// splitAt ends r's batch before change i and returns the run of the rest, which
+// takes over change i's staged values and what its handlers recorded (collected
+// since m).
+func (r *eventRun) splitAt(b *changeBatch, i int, m runMarks) *eventRun {
+	next := &eventRun{
+		queued:  r.queued,
+		ev:      &changeBatch{changes: b.changes[i:]},
+		method:  r.method,
+		update:  r.update,
+		txnType: r.txnType,
+		staged:  1,
+		txn:     r.txn.splitLayer(),
+		rec:     &EventRecord{Handlers: slices.Clone(r.rec.Handlers[m.handlers:])},
+		ran:     slices.Clone(r.ran[m.ran:]),
+		changes: slices.Clone(r.changes[m.changes:]),
+		errs:    slices.Clone(r.errs[m.errs:]),
+	}
+	next.needsHealing = len(next.errs) > 0
+	r.rec.Handlers, r.ran, r.changes, r.errs = r.rec.Handlers[:m.handlers], r.ran[:m.ran], r.changes[:m.changes], r.errs[:m.errs]
+	r.needsHealing = m.needsHealing
+	r.ev = &changeBatch{changes: b.changes[:i]}
+	r.rec.Description = r.ev.String()
+	return next
+}
+
+// runHandler lets one handler process ev (Resync or Update) and records the outcome;
+// it returns true when the handler's error stops the event.
+func (c *Controller) runHandler(r *eventRun, h api.EventHandler, ev api.Event) (stop bool) {
+	var (
+		change string
+		err    error
+	)
+	if r.method.IsResync() {
+		err = h.Resync(ev, c.kubeState, c.resyncCount, r.txn)
+	} else {
+		change, err = h.Update(ev, r.txn)
+	}
+	hr := HandlerRecord{Handler: h.String(), Change: change}
+	if change != "" {
+		r.changes = append(r.changes, h.String()+": "+change)
+	}
+	if err != nil {
+		hr.Error, hr.ErrorStr = err, err.Error()
+		r.errs = append(r.errs, fmt.Errorf("%s: %w", h, err))
+	}
+	r.rec.Handlers = append(r.rec.Handlers, hr)
+	if err == nil {
+		r.ran = append(r.ran, handlerRun{h: h, ev: ev})
+		return false
+	}
+	switch {
+	case api.IsFatal(err):
+		r.fatalErr, r.stopped = err, true
+	case api.IsAbort(err):
+		r.needsHealing, r.stopped = true, true
+	case r.revertsOnFailure():
+		r.stopped = true
+	case r.txnType != api.BestEffortIgnoreErrors || r.method.IsResync():
+		r.needsHealing = true
+	}
+	return r.stopped
 }
 
 // commit sends the staged values to the scheduler in one transaction (none for an
@@ -205,9 +315,9 @@ func (c *Controller) revert(r *eventRun) {
 		return
 	}
 	for i := len(r.ran) - 1; i >= 0; i-- {
-		h := r.ran[i]
+		h, ev := r.ran[i].h, r.ran[i].ev
 		rr := HandlerRecord{Handler: h.String(), Revert: true}
-		if err := h.Revert(r.ev); err != nil {
+		if err := h.Revert(ev); err != nil {
 			rr.Error, rr.ErrorStr = err, err.Error()
 			r.needsHealing = true
 			c.Log.WithError(err).WithField("handler", h.String()).Error("revert failed")
@@ -342,11 +452,17 @@ func (c *Controller) updateInternalConfig(method api.EventMethodType, txn *sched
 	}
 }
 
+// describedChanges is how many handler changes a transaction's description names (a
+// batch has one or more per change).
+const describedChanges = 16
+
 // txnContext builds the scheduler options of an event's transaction.
 func (c *Controller) txnContext(ev api.Event, method api.EventMethodType, txnType api.UpdateTransactionType, changes []string) context.Context {
 	ctx := context.Background()
 	desc := ev.GetName()
-	if len(changes) > 0 {
+	if len(changes) > describedChanges {
+		desc += fmt.Sprintf(": %s; ... and %d more", strings.Join(changes[:describedChanges], "; "), len(changes)-describedChanges)
+	} else if len(changes) > 0 {
 		desc += ": " + strings.Join(changes, "; ")
 	}
 	ctx = kvs.WithDescription(ctx, desc)
@@ -378,8 +494,12 @@ func (c *Controller) logNewEvent(rec *EventRecord, handlers []api.EventHandler) 
 		names[i] = h.String()
 	}
 	title, details, _ := strings.Cut(rec.Description, "\n")
+	handled := orNone(names)
+	if rec.Name == batchName {
+		handled = "those of each change"
+	}
 	entry := c.Log.WithField("seq", rec.SeqNum).WithField("method", rec.Method.String()).
-		WithField("handlers", orNone(names))
+		WithField("handlers", handled)
 	if rec.IsFollowUp {
 		entry = entry.WithField("followUpTo", rec.FollowUpTo)
 	}

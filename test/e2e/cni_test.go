@@ -48,7 +48,8 @@ func TestCNIAddCheckDelWithCnitool(t *testing.T) {
 		}
 		for _, name := range []string{"p1", "p2"} {
 			if !slices.ContainsFunc(evs, func(ev eventRecord) bool {
-				return ev.Name == "Kubernetes State Change" && strings.Contains(ev.Description, "pod/"+name+"/namespace/default") &&
+				// One change, or one of a batch ("Kubernetes State Changes").
+				return strings.HasPrefix(ev.Name, "Kubernetes State Change") && strings.Contains(ev.Description, "pod/"+name+"/namespace/default") &&
 					!ev.ProcessingEnd.IsZero()
 			}) {
 				return fmt.Errorf("no Kubernetes State Change of pod %s in the event history", name)
