@@ -21,6 +21,8 @@
 //	                        leave too (with CONTIV_SCALE_PROFILE) [0]
 //	CONTIV_SCALE_LOG_LEVEL  the agent's log level [warning]; with CONTIV_SCALE_PROFILE its
 //	                        log is kept there too
+//	CONTIV_SCALE_CONTROLLER_CONF  controller.conf of this tree's agent, lines separated
+//	                        by ";" (e.g. "maxBatchedChanges: 1") [none: the defaults]
 //
 // etcd and the simulator are this test binary started again in a role (the etcd of
 // pkg/etcdembed; pkg/vppsim with a small control server on a unix socket that reports

@@ -256,6 +256,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		"podmanager.conf": "socketPath: " + filepath.Join(dir, "cni.sock") + "\nstateFile: " + filepath.Join(dir, "pods.json") + "\n",
 		"logs.conf":       "default-level: " + cmp.Or(os.Getenv("CONTIV_SCALE_LOG_LEVEL"), "warning") + "\n",
 	}
+	if cc := os.Getenv("CONTIV_SCALE_CONTROLLER_CONF"); cc != "" && v.name == "after" {
+		conf["controller.conf"] = strings.ReplaceAll(cc, ";", "\n") + "\n"
+	}
 	argv := []string{"ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
 		`mkdir -p /var/run/contiv && mount -t tmpfs contiv-scale /var/run/contiv && exec "$0" "$@"`,
 		v.agent, "-node-name", nodeName(1), "-contiv-config", filepath.Join(root, "k8s", "examples", "contiv.conf")}
