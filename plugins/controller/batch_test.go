@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -155,6 +157,16 @@ func TestPendingChangesAreOneTransactionEachSeenWithTheStateAsOfIt(t *testing.T)
 	}
 }
 
+// batchHistogram returns the count and the sum of contiv_controller_batch_changes.
+func batchHistogram(t *testing.T, c *Controller) (uint64, float64) {
+	t.Helper()
+	var m dto.Metric
+	if err := c.metrics.batchChanges.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+}
+
 func TestBatchSizeIsBoundedAndOneMeansEveryChangeAlone(t *testing.T) {
 	for _, tc := range []struct {
 		max  int
@@ -171,6 +183,9 @@ func TestBatchSizeIsBoundedAndOneMeansEveryChangeAlone(t *testing.T) {
 				if got := stagedBy(txn); got != tc.want[i] {
 					t.Errorf("transaction %d: %q, want %q", i, got, tc.want[i])
 				}
+			}
+			if events, changes := batchHistogram(t, r.c); events != uint64(len(tc.want)) || changes != 5 {
+				t.Errorf("contiv_controller_batch_changes: %d events of %v changes, want %d of 5", events, changes, len(tc.want))
 			}
 		})
 	}
@@ -192,6 +207,12 @@ func TestChangeStagingAKeyOfAnEarlierChangeSplitsTheBatch(t *testing.T) {
 	}
 	if want := []string{"a:<nil>", "b:<nil>", "c:<nil>", "d:<nil>"}; !slices.Equal(r.committed, want) {
 		t.Errorf("commit observed for %q, want every change once", r.committed)
+	}
+	if n := testutil.ToFloat64(r.c.metrics.batchSplits); n != 1 {
+		t.Errorf("contiv_controller_batch_splits_total = %v, want 1", n)
+	}
+	if events, changes := batchHistogram(t, r.c); events != 2 || changes != 4 {
+		t.Errorf("contiv_controller_batch_changes: %d events of %v changes, want 2 of 4", events, changes)
 	}
 	var parts []string
 	for _, rec := range r.c.history.snapshot() {

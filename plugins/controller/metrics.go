@@ -19,6 +19,9 @@ type metrics struct {
 	// extConflicts and extConflictsTotal report external keys the agent owns (external.go).
 	extConflicts      prometheus.Gauge
 	extConflictsTotal prometheus.Counter
+	// batchChanges and batchSplits report how Kubernetes changes were batched (batch.go).
+	batchChanges prometheus.Histogram
+	batchSplits  prometheus.Counter
 }
 
 func newMetrics(queueLen func() float64) *metrics {
@@ -56,6 +59,15 @@ func newMetrics(queueLen func() float64) *metrics {
 			Name: "contiv_controller_external_config_conflicts_total",
 			Help: "Conflicts between the external configuration and the agent's values, counted when they start.",
 		}),
+		batchChanges: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "contiv_controller_batch_changes",
+			Help:    "Kubernetes state changes processed by one event (1: alone; a part of a split batch counts as one event).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+		}),
+		batchSplits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contiv_controller_batch_splits_total",
+			Help: "Batches split because a change staged a key an earlier change of the batch staged.",
+		}),
 		stalls: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "contiv_controller_event_loop_stalls_total",
 			Help: "Times one event was processed for longer than eventLoopStallTimeout (liveness fails meanwhile).",
@@ -64,7 +76,7 @@ func newMetrics(queueLen func() float64) *metrics {
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.events, m.duration, m.queueLen, m.queueFull, m.failedValues, m.healing, m.stalls, m.extConflicts, m.extConflictsTotal} {
+	for _, c := range []prometheus.Collector{m.events, m.duration, m.queueLen, m.queueFull, m.failedValues, m.healing, m.stalls, m.extConflicts, m.extConflictsTotal, m.batchChanges, m.batchSplits} {
 		if err := r.Register(c); err != nil {
 			return err
 		}

@@ -334,6 +334,15 @@ func (c *Controller) record(r *eventRun) error {
 	c.history.add(r.rec)
 	c.logFinalizedEvent(r.rec, eventErr)
 	c.metrics.observe(r.rec.Name, outcome(eventErr, r.fatalErr), r.rec.ProcessingEnd.Sub(r.rec.ProcessingStart))
+	switch e := r.ev.(type) {
+	case *changeBatch:
+		c.metrics.batchChanges.Observe(float64(len(e.changes)))
+	case *api.KubeStateChange:
+		c.metrics.batchChanges.Observe(1)
+	}
+	if r.next != nil {
+		c.metrics.batchSplits.Inc()
+	}
 	return eventErr
 }
 
