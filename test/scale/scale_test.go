@@ -493,6 +493,11 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	prof.wait()
 	prof.cpu("burst", 6*time.Second)
 	gcBefore = ac.gcState()
+	// The events of Kubernetes changes, one change each or batches ("Kubernetes State
+	// Changes"): how many the burst took and their mean processing time.
+	const changeEvents = `event="Kubernetes State Change`
+	evCount0, _ := ac.metric("contiv_controller_event_processing_duration_seconds_count", changeEvents)
+	evSum0, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", changeEvents)
 	cpu.begin()
 	t0 := time.Now()
 	var werr error
@@ -529,12 +534,19 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	res.burstResyncs = resyncsAfter - resyncsBefore
 	res.burstMsgs, res.burstTop, _ = sim.messages()
 	burstGC := ac.gcState().since(gcBefore, burst)
+	evCount1, _ := ac.metric("contiv_controller_event_processing_duration_seconds_count", changeEvents)
+	evSum1, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", changeEvents)
+	burstEvents := "no change event"
+	if n := evCount1 - evCount0; n > 0 {
+		burstEvents = fmt.Sprintf("%.0f change events (%.1f changes, %s each on average)", n, float64(burst)/n,
+			ms(time.Duration((evSum1-evSum0)/n*float64(time.Second))))
+	}
 	res.heapAfterBurst, _ = ac.metric("go_memstats_heap_alloc_bytes")
 	prof.wait()
 	prof.heap("after-burst")
 	t.Logf("%s: burst of %d Endpoints changes (written in %v): VPP holds the final state %v after the first write; "+
-		"%v resync events; %d VPP messages (%s); peak RSS %s during the burst, heap after %s; %s; %s",
-		v.name, burst, ms(written), ms(res.burst), res.burstResyncs, res.burstMsgs, res.burstTop,
+		"%s; %v resync events; %d VPP messages (%s); peak RSS %s during the burst, heap after %s; %s; %s",
+		v.name, burst, ms(written), ms(res.burst), burstEvents, res.burstResyncs, res.burstMsgs, res.burstTop,
 		mb(res.burstPeak.HWM), mb(int64(res.heapAfterBurst)), burstGC, burstCPU)
 	if err := agent.exited(); err != nil {
 		t.Fatal(err)
