@@ -3,6 +3,7 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -30,11 +31,14 @@ type batchRig struct {
 	// committed records the changes the handler heard the commit of, with the error.
 	committed []string
 	failOn    map[string]error
+	// followUp names the changes whose Update pushes a follow-up ("F-<key>"), which
+	// stages "followup/<key>".
+	followUp map[string]bool
 }
 
 func newBatchRig(t *testing.T, maxBatched int) *batchRig {
 	t.Helper()
-	r := &batchRig{sched: &fakeScheduler{}, src: &listSource{}, j: &journal{}, stages: map[string][]string{}, failOn: map[string]error{}}
+	r := &batchRig{sched: &fakeScheduler{}, src: &listSource{}, j: &journal{}, stages: map[string][]string{}, failOn: map[string]error{}, followUp: map[string]bool{}}
 	h := &batchHandler{r: r}
 	r.c = NewController(Deps{Log: quietLog(), Scheduler: r.sched, EventHandlers: []api.EventHandler{h},
 		Config: configLoader{func(c *Config) { c.MaxBatchedChanges = maxBatched }}})
@@ -87,8 +91,13 @@ type batchHandler struct{ r *batchRig }
 func (h *batchHandler) String() string { return "batch" }
 
 func (h *batchHandler) HandlesEvent(ev api.Event) bool {
-	_, ok := ev.(*api.KubeStateChange)
-	return ok || ev.Method().IsResync()
+	switch e := ev.(type) {
+	case *api.KubeStateChange:
+		return true
+	case *testEvent:
+		return strings.HasPrefix(e.name, "F-")
+	}
+	return ev.Method().IsResync()
 }
 
 func (h *batchHandler) Resync(api.Event, api.KubeStateData, int, api.ResyncOperations) error {
@@ -96,7 +105,17 @@ func (h *batchHandler) Resync(api.Event, api.KubeStateData, int, api.ResyncOpera
 }
 
 func (h *batchHandler) Update(ev api.Event, txn api.UpdateOperations) (string, error) {
+	if f, ok := ev.(*testEvent); ok {
+		key := strings.TrimPrefix(f.name, "F-")
+		txn.Put("followup/"+key, wrapperspb.String(key))
+		return "followed up " + key, nil
+	}
 	ch := ev.(*api.KubeStateChange)
+	if h.r.followUp[ch.Key] {
+		if err := api.PushFollowUp(txn, nil, newTestEvent("F-"+ch.Key, false, api.BestEffort, api.Forward)); err != nil {
+			return "", err
+		}
+	}
 	var known []string
 	for k := range h.r.c.kubeState["pod"] {
 		known = append(known, k)
@@ -116,7 +135,9 @@ func (h *batchHandler) Update(ev api.Event, txn api.UpdateOperations) (string, e
 func (h *batchHandler) Revert(api.Event) error { return nil }
 
 func (h *batchHandler) Committed(ev api.Event, err error) {
-	h.r.committed = append(h.r.committed, fmt.Sprintf("%s:%v", ev.(*api.KubeStateChange).Key, err))
+	if ch, ok := ev.(*api.KubeStateChange); ok {
+		h.r.committed = append(h.r.committed, fmt.Sprintf("%s:%v", ch.Key, err))
+	}
 }
 
 // stagedBy renders a transaction as key=change-that-staged-it, in commit order.
@@ -305,5 +326,33 @@ func TestBatchTransactionDescriptionNamesTheFirstChanges(t *testing.T) {
 	if !strings.HasPrefix(desc, "Kubernetes State Changes: batch: staged k00; batch: staged k01;") ||
 		!strings.HasSuffix(desc, fmt.Sprintf("batch: staged k%02d; ... and 4 more", describedChanges-1)) {
 		t.Errorf("description %q, want the first %d changes and how many more", desc, describedChanges)
+	}
+}
+
+func TestFollowUpsOfAChangeRunBeforeTheRestOfItsBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stages map[string][]string
+		want   []string
+	}{
+		{"the batch ends after the change", nil, []string{
+			"config/a=a config/b=b", "followup/b=b", "config/c=c config/d=d"}},
+		{"the change also splits the batch", map[string][]string{"a": {"x"}, "b": {"x"}}, []string{
+			"x=a", "x=b", "followup/b=b", "config/c=c config/d=d"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newBatchRig(t, 64)
+			r.followUp["b"] = true
+			maps.Copy(r.stages, tc.stages)
+			r.changes("a", "b", "c", "d")
+			commits := r.start(t, len(tc.want)+1)
+			var got []string
+			for _, txn := range commits {
+				got = append(got, stagedBy(txn))
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("transactions %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

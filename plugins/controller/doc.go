@@ -40,7 +40,8 @@
 // order, with the cached state as of it, and stage into one transaction, each change in a
 // layer of its own (txn.go); a change that stages a key an earlier change of the batch
 // staged splits the batch into consecutive events, so that no change's operations are
-// merged into another's or reordered.
+// merged into another's or reordered; a change whose handlers push follow-ups ends the
+// batch after it (the rest waits at the head of the backlog, behind the follow-ups).
 //
 // Nothing is committed before the first database resync: events that arrive earlier are
 // parked and replayed right after it, so the first transaction is a consistent snapshot.

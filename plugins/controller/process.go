@@ -46,6 +46,8 @@ type eventRun struct {
 	staged int
 	// next is the rest of a batch that was split, to process once this part is done.
 	next *eventRun
+	// followUps counts the follow-ups the handlers pushed.
+	followUps int
 }
 
 // handlerRun is a handler that ran successfully and the event it saw (a batch's
@@ -153,7 +155,13 @@ func (c *Controller) begin(r *eventRun) {
 		r.rec.IsFollowUp, r.rec.FollowUpTo = true, f.to
 	}
 	seq := c.currentSeq
-	pushFollowUp := func(ev api.Event) error { return c.pushFollowUp(ev, seq) }
+	pushFollowUp := func(ev api.Event) error {
+		err := c.pushFollowUp(ev, seq)
+		if err == nil {
+			r.followUps++
+		}
+		return err
+	}
 	if r.txn == nil {
 		r.txn = newSchedulerTxn(pushFollowUp)
 	} else {
@@ -181,13 +189,16 @@ func (c *Controller) stage(r *eventRun) {
 // a layer of its own (see schedulerTxn.endChange). A change that stages a key an
 // earlier change of the batch staged splits the batch: this event ends before that
 // change, and r.next, the rest of the batch, starts with what that change staged, its
-// handler records and errors.
+// handler records and errors. A change whose handlers push follow-ups ends the batch
+// after it: the rest waits at the head of the backlog, so that the follow-ups run
+// right after the change that called for them, as they would without batches.
 func (c *Controller) stageBatch(r *eventRun, b *changeBatch) {
 	defer func() { r.txn.layer = nil }()
 	for i := r.staged; i < len(b.changes); i++ {
 		ch := b.changes[i]
 		c.applyKubeStateChange(ch)
 		marks := r.marks()
+		pushed := r.followUps
 		r.txn.beginChange()
 		for _, h := range c.selectHandlers(ch, ch) {
 			if c.runHandler(r, h, ch) {
@@ -199,10 +210,36 @@ func (c *Controller) stageBatch(r *eventRun, b *changeBatch) {
 				return
 			}
 		}
+		followedUp := r.followUps > pushed
 		if !r.txn.endChange() {
 			r.next = r.splitAt(b, i, marks)
+			if followedUp {
+				c.deferChanges(r.next, b.changes, i+1)
+			}
 			return
 		}
+		if followedUp {
+			c.deferChanges(r, b.changes, i+1)
+			return
+		}
+	}
+}
+
+// deferChanges ends the batch of r after changes[:end] and puts the rest at the head of
+// the backlog (the follow-ups pushed meanwhile run first).
+func (c *Controller) deferChanges(r *eventRun, changes []*api.KubeStateChange, end int) {
+	if end == len(changes) {
+		return
+	}
+	var rest api.Event = &changeBatch{changes: changes[end:]}
+	if end+1 == len(changes) {
+		rest = changes[end]
+	}
+	c.backlog = slices.Insert(c.backlog, 0, rest)
+	cur := r.ev.(*changeBatch).changes
+	r.ev = &changeBatch{changes: cur[:len(cur)-(len(changes)-end)]}
+	if r.rec != nil {
+		r.rec.Description = r.ev.String()
 	}
 }
 
