@@ -34,8 +34,10 @@
 //
 // What is measured, and how:
 //   - first resync: from the agent's start to contiv_controller_events_total of
-//     "Database Resync" becoming non-zero (polled every 25 ms), and the resync event's
-//     own processing time (contiv_controller_event_processing_duration_seconds);
+//     "Database Resync" becoming non-zero (/readiness polled every 25 ms, the metric
+//     read once it answers 200: a scrape of /metrics costs the agent ~1 ms of CPU),
+//     and the resync event's own processing time
+//     (contiv_controller_event_processing_duration_seconds);
 //   - memory: VmRSS and VmHWM from /proc/<pid>/status, go_memstats_heap_alloc_bytes
 //     from /metrics; the burst's peak is VmHWM after writing 5 to /proc/<pid>/clear_refs
 //     before the burst;

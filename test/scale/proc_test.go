@@ -346,6 +346,20 @@ type agentClient struct {
 	http *http.Client
 }
 
+// ready is true when the agent's /readiness answers 200; an agent that does not
+// answer yet is not ready (no error).
+func (c *agentClient) ready() (bool, error) {
+	resp, err := c.http.Get(c.base + "/readiness")
+	if err != nil {
+		return false, nil
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return false, fmt.Errorf("GET /readiness: %w", err)
+	}
+	return resp.StatusCode == http.StatusOK, nil
+}
+
 func (c *agentClient) get(path string) ([]byte, error) {
 	resp, err := c.http.Get(c.base + path)
 	if err != nil {
