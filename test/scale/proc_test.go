@@ -421,6 +421,13 @@ func (c *agentClient) gcState() gcState {
 
 // since describes the allocations and collections from before to g, per one of n
 // operations.
+// during describes the allocations and collections of a phase that is not a number of
+// changes (a node join).
+func (g gcState) during(before gcState) string {
+	return fmt.Sprintf("agent allocated %.1f MB, %.0f GC cycles (%.2f ms of pauses)",
+		(g.allocated-before.allocated)/1e6, g.cycles-before.cycles, (g.pauses-before.pauses)*1e3)
+}
+
 func (g gcState) since(before gcState, n int) string {
 	return fmt.Sprintf("agent allocated %.1f kB per change, %.0f GC cycles (%.2f ms of pauses)",
 		(g.allocated-before.allocated)/1e3/float64(max(n, 1)), g.cycles-before.cycles, (g.pauses-before.pauses)*1e3)

@@ -425,6 +425,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		}
 		prof.cpu(strings.ReplaceAll(what, " ", "-"), 4*time.Second)
 		prof.trace(strings.ReplaceAll(what, " ", "-"), 3*time.Second)
+		gc0 := ac.gcState()
 		t0 := time.Now()
 		if err := change(); err != nil {
 			t.Fatal(err)
@@ -457,9 +458,10 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		events = int(count1 - count0)
 		eventTime = time.Duration((sum1 - sum0) * float64(time.Second))
 		msgs, top, _ = sim.messages()
+		gc := ac.gcState().during(gc0)
 		prof.wait()
-		t.Logf("%s: %s: %d events, %v of event time, VPP has it %v after the write; %d VPP messages (%s)",
-			v.name, what, events, ms(eventTime), ms(wall), msgs, top)
+		t.Logf("%s: %s: %d events, %v of event time, VPP has it %v after the write; %d VPP messages (%s); %s",
+			v.name, what, events, ms(eventTime), ms(wall), msgs, top, gc)
 		return
 	}
 	if s.NodePorts > 0 {

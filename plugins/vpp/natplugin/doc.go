@@ -48,9 +48,15 @@
 // backend of a NodePort service replaced changes all its ~100 mappings); a changed value
 // is told apart from an equivalent one by the first pair of entries that differ, not by
 // parsing both values (and the new value's entry is taken as Validate parsed it).
-// Validate still reads every entry of the new value: O(mappings + locals) comparisons,
-// O(mappings) address parsing, and a sort of the mappings' packed external endpoints to
-// find duplicates (no map of strings). An update pairs the old
+// Validate checks a value against the last one it accepted for the key (validChange):
+// the entries the two have in common at their start and their end are valid and
+// distinct already, so a change of a few entries (a node joining: two of ~100 in each
+// NodePort value) parses and compares for duplicates only those, by the text of the
+// others (O(mappings) comparisons, no parsing or allocation for the unchanged ones).
+// A new key, identity mappings, more than 16 changed entries, or changed entries that
+// are address-only or name an interface are checked whole: O(mappings + locals)
+// comparisons, O(mappings) address parsing, and a sort of the mappings' packed
+// external endpoints to find duplicates (no map of strings). An update pairs the old
 // and new mappings by position when they keep their order (no map), computes the
 // difference of the locals once per list of locals the mappings share, and allocates
 // the messages of its requests in one block per kind (and the pipeline's records of
