@@ -507,6 +507,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	const changeEvents = `event="Kubernetes State Change`
 	evCount0, _ := ac.metric("contiv_controller_event_processing_duration_seconds_count", changeEvents)
 	evSum0, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", changeEvents)
+	batched0, _ := ac.metric("contiv_controller_batch_changes_sum")
 	cpu.begin()
 	t0 := time.Now()
 	var werr error
@@ -545,10 +546,14 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	burstGC := ac.gcState().since(gcBefore, burst)
 	evCount1, _ := ac.metric("contiv_controller_event_processing_duration_seconds_count", changeEvents)
 	evSum1, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", changeEvents)
+	batched1, _ := ac.metric("contiv_controller_batch_changes_sum")
 	burstEvents := "no change event"
 	if n := evCount1 - evCount0; n > 0 {
-		burstEvents = fmt.Sprintf("%.0f change events (%.1f changes, %s each on average)", n, float64(burst)/n,
-			ms(time.Duration((evSum1-evSum0)/n*float64(time.Second))))
+		burstEvents = fmt.Sprintf("%.0f change events (%s each on average", n, ms(time.Duration((evSum1-evSum0)/n*float64(time.Second))))
+		if changes := batched1 - batched0; changes > 0 { // agents with batches count their changes
+			burstEvents += fmt.Sprintf(", %.1f changes each", changes/n)
+		}
+		burstEvents += ")"
 	}
 	res.heapAfterBurst, _ = ac.metric("go_memstats_heap_alloc_bytes")
 	prof.wait()
