@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.fd.io/govpp/adapter"
@@ -68,7 +70,19 @@ var (
 	// ErrClosed is returned to senders waiting for room when Disconnect closes the
 	// connection.
 	ErrClosed = errors.New("connection closed by Disconnect")
+	// ErrConnectionLost is wrapped by the error of a connection that VPP closed or
+	// reset (or that failed to read) while the client did not disconnect: the error
+	// passed to the loss callback and returned by every later SendMsg until the next
+	// Connect.
+	ErrConnectionLost = errors.New("connection to VPP lost")
 )
+
+// LossCallback is called once per connection, from the reader goroutine, when the
+// connection to VPP breaks under the client (VPP closed or reset the socket, or a read
+// failed) and Disconnect was not called. err wraps ErrConnectionLost and the read
+// error. The callback must not block for long and must not call Connect or Disconnect
+// itself (they wait for the reader).
+type LossCallback func(err error)
 
 // Options configure a Client. Zero values mean the defaults above.
 type Options struct {
@@ -98,7 +112,8 @@ type Options struct {
 type Client struct {
 	opts Options
 
-	cb atomic.Pointer[adapter.MsgCallback]
+	cb   atomic.Pointer[adapter.MsgCallback]
+	loss atomic.Pointer[LossCallback]
 
 	mu   sync.Mutex // guards sess and the table (Connect/Disconnect/GetMsgID)
 	sess atomic.Pointer[session]
@@ -144,6 +159,17 @@ func (c *Client) SocketPath() string { return c.opts.SocketPath }
 // SetMsgCallback implements adapter.VppAPI: cb receives every message from VPP, in
 // the reader goroutine; data is valid only until cb returns.
 func (c *Client) SetMsgCallback(cb adapter.MsgCallback) { c.cb.Store(&cb) }
+
+// SetLossCallback sets the function told when a connection breaks under the client
+// (see LossCallback); nil removes it. Our own Disconnect, and the Connect that
+// replaces a connection, are never reported.
+func (c *Client) SetLossCallback(cb LossCallback) {
+	if cb == nil {
+		c.loss.Store(nil)
+		return
+	}
+	c.loss.Store(&cb)
+}
 
 // WaitReady implements adapter.VppAPI: it waits until the socket file exists, at most
 // Options.WaitReadyTimeout.
@@ -195,7 +221,7 @@ func (c *Client) Connect() error {
 		return fmt.Errorf("vppsock: connect to VPP at %s: %w", c.opts.SocketPath, err)
 	}
 	c.sess.Store(s)
-	go s.readLoop(&c.cb)
+	go s.readLoop(&c.cb, &c.loss)
 	go s.flushLoop()
 	return nil
 }
@@ -253,6 +279,17 @@ func (c *Client) SendMsg(context uint32, data []byte) error {
 	return s.send(context, data)
 }
 
+// MessageTableDigest returns a digest of the message table VPP sent at the last
+// Connect (0 when not connected): equal digests of two connections mean VPP uses
+// the same message IDs on both, so a user of the client that cached IDs (govpp's
+// core does) may keep them across the reconnect.
+func (c *Client) MessageTableDigest() uint64 {
+	if s := c.sess.Load(); s != nil {
+		return s.digest
+	}
+	return 0
+}
+
 // ClientIndex returns the index VPP assigned at the last Connect (0 when not
 // connected).
 func (c *Client) ClientIndex() uint32 {
@@ -295,6 +332,7 @@ type session struct {
 
 	index    uint32            // client index from sockclnt_create_reply
 	table    map[msgKey]uint16 // name and CRC -> ID; read-only after the handshake
+	digest   uint64            // of the table (MessageTableDigest)
 	deleteID uint16            // sockclnt_delete
 	delRepID uint16            // sockclnt_delete_reply, not passed to the callback
 
@@ -306,6 +344,9 @@ type session struct {
 	writing bool      // a sender is writing
 	err     error     // sticky: the connection is broken
 	closing bool      // Disconnect started: refuse new frames
+	// leaving is set first thing by close (before sockclnt_delete, whose reply makes
+	// VPP close the socket): the reader's failure is then ours, not a loss.
+	leaving atomic.Bool
 	stats   Stats
 
 	// outstanding approximates the requests sent whose reply was not read yet: +1
@@ -364,6 +405,7 @@ func (s *session) handshake(name string, timeout time.Duration) error {
 	for _, e := range reply.MessageTable {
 		s.table[msgKeyOf(e.Name)] = e.Index
 	}
+	s.digest = tableDigest(reply.MessageTable)
 	var ok bool
 	del, delRep := &memclnt.SockclntDelete{}, &memclnt.SockclntDeleteReply{}
 	if s.deleteID, ok = s.table[msgKey{del.GetMessageName(), del.GetCrcString()}]; !ok {
@@ -371,6 +413,24 @@ func (s *session) handshake(name string, timeout time.Duration) error {
 	}
 	s.delRepID = s.table[msgKey{delRep.GetMessageName(), delRep.GetCrcString()}]
 	return s.nc.SetDeadline(time.Time{})
+}
+
+// tableDigest hashes the entries of a message table, in any order: two tables
+// with the same digest map the same names to the same IDs (barring a collision of
+// 64-bit hashes).
+func tableDigest(entries []memclnt.MessageTableEntry) uint64 {
+	var sum uint64
+	for _, e := range entries {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(e.Name))
+		// mix the ID in non-linearly (splitmix64's finaliser), so that swapping the
+		// IDs of two entries changes the sum
+		v := h.Sum64() ^ uint64(e.Index)*0x9e3779b97f4a7c15
+		v = (v ^ v>>30) * 0xbf58476d1ce4e5b9
+		v = (v ^ v>>27) * 0x94d049bb133111eb
+		sum += v ^ v>>31 // a sum: the order of the entries does not matter
+	}
+	return sum ^ uint64(len(entries))
 }
 
 // msgKey identifies a message of the table by name and CRC: GetMsgID looks it up
@@ -434,13 +494,22 @@ func (s *session) readFrame(scratch *[]byte) ([]byte, error) {
 }
 
 // readLoop hands every message to the callback until the connection fails or closes.
-func (s *session) readLoop(cb *atomic.Pointer[adapter.MsgCallback]) {
+// A failure that close did not cause is a loss: it is reported to the loss callback.
+func (s *session) readLoop(cb *atomic.Pointer[adapter.MsgCallback], loss *atomic.Pointer[LossCallback]) {
 	defer close(s.readerDone)
 	var scratch []byte
 	for {
 		payload, err := s.readFrame(&scratch)
 		if err != nil {
-			s.fail(fmt.Errorf("vppsock: read from %s: %w", s.path, err))
+			if s.leaving.Load() {
+				s.fail(fmt.Errorf("vppsock: read from %s: %w", s.path, err))
+				return
+			}
+			lost := fmt.Errorf("vppsock: %w at %s: %s: %w", ErrConnectionLost, s.path, readFailure(err), err)
+			s.fail(lost)
+			if f := loss.Load(); f != nil && *f != nil {
+				(*f)(lost)
+			}
 			return
 		}
 		if len(payload) < 2 {
@@ -459,6 +528,17 @@ func (s *session) readLoop(cb *atomic.Pointer[adapter.MsgCallback]) {
 			scratch = nil
 		}
 	}
+}
+
+// readFailure describes a read error for the loss report.
+func readFailure(err error) string {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "VPP closed the socket"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "VPP reset the connection"
+	}
+	return "read failed"
 }
 
 // fail marks the session broken (the first error wins) and wakes blocked senders.
@@ -578,6 +658,7 @@ func (s *session) writeLocked() error {
 // close unregisters the client (best effort), closes the socket and waits for the
 // reader.
 func (s *session) close(timeout time.Duration) {
+	s.leaving.Store(true)
 	s.mu.Lock()
 	if !s.closing && s.err == nil {
 		// sockclnt_delete goes behind the pending frames; the writer in progress,

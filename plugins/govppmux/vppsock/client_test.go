@@ -598,3 +598,79 @@ func TestCorruptFrameLengthBreaksTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLossIsReportedOnceAndOurDisconnectNever: VPP closing the socket (a dropped
+// connection, a restart) is reported at once, once, with an error that wraps
+// ErrConnectionLost and names the socket, and later sends fail with it; our own
+// Disconnect (VPP closes the socket after sockclnt_delete) and the Connect that
+// replaces a connection are not reported.
+func TestLossIsReportedOnceAndOurDisconnectNever(t *testing.T) {
+	sim, sock := startSim(t)
+	c := newClient(t, Options{SocketPath: sock})
+	losses := make(chan error, 4)
+	c.SetLossCallback(func(err error) { losses <- err })
+	noLoss := func(what string) {
+		t.Helper()
+		select {
+		case err := <-losses:
+			t.Fatalf("%s reported as a loss: %v", what, err)
+		default:
+		}
+	}
+	for _, fault := range []struct {
+		name   string
+		break_ func()
+	}{{"dropped", sim.DropConnections}, {"restarted", sim.Restart}} {
+		if err := c.Connect(); err != nil {
+			t.Fatal(err)
+		}
+		if c.MessageTableDigest() == 0 {
+			t.Error("no message table digest after Connect")
+		}
+		fault.break_()
+		var err error
+		select {
+		case err = <-losses:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no loss reported", fault.name)
+		}
+		if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "VPP closed the socket") {
+			t.Errorf("%s: loss = %v, want ErrConnectionLost naming %s and the cause", fault.name, err, sock)
+		}
+		if serr := c.SendMsg(1, echoRequest(1, 0)); !errors.Is(serr, ErrConnectionLost) {
+			t.Errorf("%s: SendMsg after the loss = %v, want ErrConnectionLost", fault.name, serr)
+		}
+		noLoss(fault.name + " (second report)")
+	}
+	// the replacing Connect, then our Disconnect: no report
+	if err := c.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	d := c.MessageTableDigest()
+	if err := c.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	if c.MessageTableDigest() != d {
+		t.Error("the same simulator gave another message table digest")
+	}
+	if err := c.Disconnect(); err != nil {
+		t.Fatal(err)
+	}
+	if c.MessageTableDigest() != 0 {
+		t.Error("digest kept after Disconnect")
+	}
+	noLoss("Connect over a live connection or Disconnect")
+}
+
+// TestMessageTableDigestIgnoresOrderAndSeesIDs: the digest is that of the mapping.
+func TestMessageTableDigestIgnoresOrderAndSeesIDs(t *testing.T) {
+	a := []memclnt.MessageTableEntry{{Index: 1, Name: "a_1"}, {Index: 2, Name: "b_2"}}
+	b := []memclnt.MessageTableEntry{{Index: 2, Name: "b_2"}, {Index: 1, Name: "a_1"}}
+	c := []memclnt.MessageTableEntry{{Index: 2, Name: "a_1"}, {Index: 1, Name: "b_2"}}
+	if tableDigest(a) != tableDigest(b) {
+		t.Error("order changed the digest")
+	}
+	if tableDigest(a) == tableDigest(c) {
+		t.Error("swapped IDs gave the same digest")
+	}
+}

@@ -40,6 +40,16 @@
 // Errors: a failed write or read breaks the connection for good; the sender whose
 // write failed gets the error (when it wrote itself) and so does every later
 // SendMsg, until the next Connect.
+//
+// Loss: when the reader's read fails while Disconnect did not start (VPP closed the
+// socket: EOF; reset it: ECONNRESET; or any other read error), the connection is
+// lost. Its error wraps ErrConnectionLost and names the socket and the cause, and the
+// LossCallback (SetLossCallback) is called with it at once, once per connection, from
+// the reader: the user learns that VPP went away without waiting for a health probe.
+// Our own Disconnect (VPP closes the socket after sockclnt_delete) and the Connect
+// that replaces a live connection are never reported. MessageTableDigest tells
+// whether a new connection's message table is the old one's (VPP restarted with the
+// same binary), so that cached message IDs may be kept.
 // Frames that were queued behind a failed write are dropped (their requests time out
 // in govpp, which then reconnects). Every error names the socket path.
 //
