@@ -32,6 +32,11 @@ const ExpectedVPPVersion = "25.10"
 // ClientName is the name the agent registers with VPP (sockclnt_create).
 const ClientName = "contiv-agent"
 
+// ErrConnectionLost is wrapped by the errors of requests that failed because the
+// connection to VPP was lost (VPP closed or reset the socket, or govpp's health
+// check declared VPP gone); the error names the cause.
+var ErrConnectionLost = vppsock.ErrConnectionLost
+
 // API is what the VPP plugins need from govppmux.
 type API interface {
 	// NewAPIChannel returns a new channel to VPP with the configured reply timeout.
@@ -93,6 +98,16 @@ type Plugin struct {
 	stopOnce sync.Once
 	conn     *core.Connection
 	events   chan core.ConnectionEvent
+	// losses receives the transport's reports of a connection VPP closed (vppsock
+	// only; nil with govpp's socketclient, which only the health check watches).
+	losses chan error
+	// down is set while the plugin handles a loss (from the report of the
+	// transport or an event of govpp's core), until the next connection: a second
+	// notice of the same loss is not reported again.
+	down atomic.Bool
+	// session is cancelled, with the loss as the cause, when the connection is
+	// lost; the streams of pipes are opened under it.
+	session atomic.Pointer[connSession]
 
 	mu         sync.Mutex
 	msgs       map[string]govppapi.Message // by name_crc
@@ -110,6 +125,17 @@ var (
 	_ API                 = (*Plugin)(nil)
 	_ govppapi.Connection = (*Plugin)(nil)
 )
+
+// connSession is the context of one connection to VPP.
+type connSession struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+func newConnSession() *connSession {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &connSession{ctx: ctx, cancel: cancel}
+}
 
 // NewPlugin returns a plugin with the given dependencies (Init not yet called).
 func NewPlugin(deps Deps) *Plugin { return &Plugin{Deps: deps} }
@@ -151,6 +177,11 @@ func (p *Plugin) Init() error {
 		return fmt.Errorf("govppmux: %w", err)
 	}
 	p.adapter = transport
+	p.session.Store(newConnSession())
+	if lr, ok := transport.(lossReporter); ok {
+		p.losses = make(chan error, 1)
+		lr.SetLossCallback(p.lossReported)
+	}
 	p.log.WithField("socket-client", p.config.SocketClient).Debug("VPP socket API transport selected")
 	clk := p.Deps.Clock
 	if clk == nil {
@@ -201,6 +232,15 @@ func NewTransport(cfg Config) (adapter.VppAPI, error) {
 		return c, nil
 	}
 	return nil, fmt.Errorf("socket-client: must be %q or %q, got %q", SocketClientVPPSock, SocketClientGovpp, cfg.SocketClient)
+}
+
+// lossReported is the transport's LossCallback (in its reader goroutine): the watch
+// goroutine handles the loss. A loss already waiting covers this one.
+func (p *Plugin) lossReported(err error) {
+	select {
+	case p.losses <- err:
+	default:
+	}
 }
 
 // waitConnected waits for the first connection, or until the start-up budget of
@@ -346,8 +386,17 @@ func (p *Plugin) NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize int) (go
 	if p.conn == nil || p.closedFlag.Load() {
 		return nil, errNotConnected
 	}
-	return newChannel(p.conn, reqChanBufSize, replyChanBufSize, time.Duration(p.config.ReplyTimeout))
+	ch, err := newChannel(p.conn, reqChanBufSize, replyChanBufSize, time.Duration(p.config.ReplyTimeout))
+	if err != nil {
+		return nil, err
+	}
+	ch.(*sizedChannel).base = p.sessionContext
+	return ch, nil
 }
+
+// sessionContext returns the context of the current connection to VPP: cancelled,
+// with the loss as the cause, when the connection is lost.
+func (p *Plugin) sessionContext() context.Context { return p.session.Load().ctx }
 
 // NewChannel opens a channel on conn as the plugin's NewAPIChannel does (reply buffer
 // of 2*ChannelWindow, window ChannelWindow, pipelines over a stream of conn), for
@@ -393,10 +442,19 @@ func (p *Plugin) Close() error {
 		if p.conn != nil {
 			p.conn.Disconnect()
 		}
+		if ls, ok := p.adapter.(lossReporter); ok {
+			ls.SetLossCallback(nil)
+		}
+		if sess := p.session.Load(); sess != nil {
+			sess.cancel(errClosed)
+		}
 		p.connected.Store(false)
 	})
 	return nil
 }
+
+// errClosed cancels the session context on Close.
+var errClosed = errors.New("govppmux: plugin closed")
 
 // watch follows govpp's connection events until Close.
 func (p *Plugin) watch() {
@@ -407,8 +465,83 @@ func (p *Plugin) watch() {
 			return
 		case ev := <-p.events:
 			p.handleEvent(ev)
+		case err := <-p.losses: // nil channel without a lossReporter
+			p.handleLoss(err)
 		}
 	}
+}
+
+// handleLoss handles the transport's report that VPP closed the connection: VPP is
+// disconnected at once, as after govpp's health check declared it gone, and the
+// plugin reconnects underneath govpp's core (same backoff and failure reports),
+// then checks VPP again and requests the resync as after core's Connected event.
+// If core disconnects meanwhile (its health probe failed), core's loop reconnects
+// and reports Connected instead; if VPP came back with another message table, core
+// must relearn it: its next health probe fails and it reconnects.
+func (p *Plugin) handleLoss(cause error) {
+	if p.closedFlag.Load() || !p.markDown("Disconnected", cause) {
+		return // Close, or the loss is already being handled
+	}
+	gen := p.retry.disconnects.Load()
+	err := p.retry.reconnectAfterLoss()
+	switch {
+	case err == nil:
+	case errors.Is(err, errStopped):
+		return
+	case errors.Is(err, errCoreTookOver):
+		p.log.Debug("govpp's core reconnects to VPP itself")
+		return
+	case errors.Is(err, errTableChanged):
+		p.retry.markLost(fmt.Errorf("govppmux: %w: %v", ErrConnectionLost, err))
+		p.log.WithError(err).Warn("VPP came back with another message table; govpp's core reconnects at its next health probe")
+		p.report(health.Init, "VPP disconnected, reconnecting: "+err.Error()+"; waiting for govpp's health probe")
+		return
+	default:
+		p.log.WithError(err).Error("reconnecting to VPP after the loss failed")
+		return
+	}
+	if err := p.onConnected(true); err != nil {
+		if p.retry.tookOver(gen) {
+			p.log.WithError(err).Debug("govpp's core disconnected while the plugin checked VPP; core reconnects itself")
+			return
+		}
+		p.log.WithError(err).Error("VPP reconnected but is not usable")
+		p.report(health.Error, err.Error())
+		return
+	}
+	p.afterReconnect()
+}
+
+// markDown records that the connection to VPP is lost (state is govpp's name of
+// it, cause why) and reports it: the plugin is not connected, its health is INIT
+// with the cause, the session context is cancelled (pipes in flight fail with the
+// cause) and failed sends name it. It returns false when the loss was already
+// recorded (a second notice of it).
+func (p *Plugin) markDown(state string, cause error) bool {
+	if !p.down.CompareAndSwap(false, true) {
+		p.log.WithField("state", state).WithError(cause).Debug("VPP loss already handled")
+		return false
+	}
+	p.connected.Store(false)
+	reason := "VPP " + strings.ToLower(state) + ", reconnecting"
+	if cause != nil {
+		reason += ": " + cause.Error()
+	}
+	lost := cause
+	if !errors.Is(lost, ErrConnectionLost) {
+		lost = fmt.Errorf("%w: VPP %s (govpp health check)", ErrConnectionLost, strings.ToLower(state))
+		if cause != nil {
+			lost = fmt.Errorf("%w: %v", lost, cause)
+		}
+	}
+	lost = fmt.Errorf("govppmux: %w", lost)
+	p.retry.markLost(lost)
+	if sess := p.session.Load(); sess != nil {
+		sess.cancel(lost)
+	}
+	p.log.WithField("state", state).WithError(cause).Warn("lost connection to VPP, reconnecting (with backoff, for as long as the agent runs)")
+	p.report(health.Init, reason)
+	return true
 }
 
 func (p *Plugin) handleEvent(ev core.ConnectionEvent) {
@@ -422,13 +555,7 @@ func (p *Plugin) handleEvent(ev core.ConnectionEvent) {
 		}
 		p.afterReconnect()
 	case core.Disconnected, core.NotResponding:
-		p.connected.Store(false)
-		reason := "VPP " + strings.ToLower(ev.State.String()) + ", reconnecting"
-		if ev.Error != nil {
-			reason += ": " + ev.Error.Error()
-		}
-		log.WithError(ev.Error).Warn("lost connection to VPP, reconnecting (with backoff, for as long as the agent runs)")
-		p.report(health.Init, reason)
+		p.markDown(ev.State.String(), ev.Error)
 	case core.Failed:
 		// not expected: govpp is given attempts beyond reach (see Init)
 		p.connected.Store(false)
@@ -463,6 +590,9 @@ func (p *Plugin) onConnected(reconnect bool) error {
 		log.Warn("reconnected to VPP")
 	} else {
 		log.Info("connected to VPP")
+	}
+	if p.down.CompareAndSwap(true, false) {
+		p.session.Store(newConnSession())
 	}
 	p.connected.Store(true)
 	p.report(health.OK, "connected to VPP "+ver.Version)

@@ -40,7 +40,7 @@ func NewPipe(ch govppapi.Channel) *Pipe {
 		if sc.pipe == nil {
 			sc.pipe = &Pipe{ch: sc, window: Window(sc)}
 			if sc.opener != nil {
-				sc.pipe.st = &channelStream{opener: sc.opener, replyBuf: sc.replyBuf, timeout: sc.timeout}
+				sc.pipe.st = &channelStream{opener: sc.opener, base: sc.base, replyBuf: sc.replyBuf, timeout: sc.timeout}
 			}
 		}
 		return sc.pipe
@@ -84,6 +84,9 @@ func (p *Pipe) Receive(reply govppapi.Message) error {
 	return rc.ReceiveReply(reply)
 }
 
+// errWatchdog is the cause with which the watchdog of a channelStream cancels it.
+var errWatchdog = errors.New("govppmux: reply timeout")
+
 // streamOpener opens streams of govpp's core (a *core.Connection).
 type streamOpener interface {
 	NewStream(ctx context.Context, options ...govppapi.StreamOption) (govppapi.Stream, error)
@@ -92,14 +95,18 @@ type streamOpener interface {
 // channelStream is the stream a Pipe of one of the plugin's channels sends over. It is
 // opened at the first Send and kept; a reply that does not come within the channel's
 // reply timeout breaks it (the replies of the requests still in flight are then lost:
-// they fail with the timeout) and the next Send after them opens a new one.
+// they fail with the timeout) and the next Send after them opens a new one. The loss
+// of the connection to VPP (base cancelled with ErrConnectionLost) breaks it at once,
+// and the replies in flight fail with that cause.
 type channelStream struct {
 	opener   streamOpener
+	base     func() context.Context // nil: context.Background
 	replyBuf int
 	timeout  time.Duration
 
 	s        govppapi.Stream
-	cancel   context.CancelFunc
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
 	watchdog *time.Timer // cancels the stream when a reply takes longer than timeout
 	inflight int
 	broken   error // set when the stream timed out; the requests in flight fail with it
@@ -108,6 +115,9 @@ type channelStream struct {
 }
 
 func (c *channelStream) send(req govppapi.Message) error {
+	if c.s != nil && c.inflight == 0 && c.ctx.Err() != nil {
+		c.close() // the connection it was opened on was lost: open one on the new
+	}
 	if c.s == nil {
 		if c.inflight > 0 {
 			return fmt.Errorf("govppmux: %s not sent: %d requests of a failed stream still unanswered", req.GetMessageName(), c.inflight)
@@ -126,14 +136,21 @@ func (c *channelStream) send(req govppapi.Message) error {
 // open opens the stream: replies are buffered up to the channel's reply buffer and
 // waited for without a timer of govpp's (the watchdog bounds the wait).
 func (c *channelStream) open() error {
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := c.opener.NewStream(ctx, core.WithReplyTimeout(0), core.WithRequestSize(1), core.WithReplySize(c.replyBuf))
-	if err != nil {
-		cancel()
+	base := context.Background()
+	if c.base != nil {
+		base = c.base()
+	}
+	if err := context.Cause(base); err != nil {
 		return fmt.Errorf("govppmux: open a stream: %w", err)
 	}
-	c.s, c.cancel, c.broken = s, cancel, nil
-	c.watchdog = time.AfterFunc(time.Hour, cancel)
+	ctx, cancel := context.WithCancelCause(base)
+	s, err := c.opener.NewStream(ctx, core.WithReplyTimeout(0), core.WithRequestSize(1), core.WithReplySize(c.replyBuf))
+	if err != nil {
+		cancel(nil)
+		return fmt.Errorf("govppmux: open a stream: %w", err)
+	}
+	c.s, c.ctx, c.cancel, c.broken = s, ctx, cancel, nil
+	c.watchdog = time.AfterFunc(time.Hour, func() { cancel(errWatchdog) })
 	c.watchdog.Stop()
 	if c.retvals == nil {
 		c.retvals = make(map[reflect.Type]int)
@@ -158,9 +175,13 @@ func (c *channelStream) receive(reply govppapi.Message) error {
 	c.watchdog.Stop()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			// The watchdog fired: this reply and those of the requests still in
-			// flight are lost with the stream.
-			c.broken = fmt.Errorf("%w %v (govppmux stream)", core.ErrReplyTimeout, timeout)
+			// The watchdog fired, or the connection to VPP was lost: this reply and
+			// those of the requests still in flight are lost with the stream.
+			if cause := context.Cause(c.ctx); cause != nil && !errors.Is(cause, errWatchdog) {
+				c.broken = fmt.Errorf("govppmux: waiting for %s: %w", reply.GetMessageName(), cause)
+			} else {
+				c.broken = fmt.Errorf("%w %v (govppmux stream)", core.ErrReplyTimeout, timeout)
+			}
 			c.close()
 			return c.broken
 		}
@@ -198,7 +219,7 @@ func (c *channelStream) close() {
 		return
 	}
 	c.watchdog.Stop()
-	c.cancel()
+	c.cancel(nil)
 	_ = c.s.Close()
 	c.s = nil
 }

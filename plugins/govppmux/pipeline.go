@@ -1,6 +1,7 @@
 package govppmux
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -28,8 +29,12 @@ type sizedChannel struct {
 	govppapi.Channel
 	replyBuf int
 	opener   streamOpener
-	timeout  time.Duration // the channel's reply timeout, for its pipe's stream too
-	pipe     *Pipe         // created by the first NewPipe
+	// base returns the context the pipe's stream is opened under: the plugin's
+	// connection context, cancelled (with the cause) when the connection to VPP is
+	// lost, so that the replies in flight fail at once. nil: context.Background.
+	base    func() context.Context
+	timeout time.Duration // the channel's reply timeout, for its pipe's stream too
+	pipe    *Pipe         // created by the first NewPipe
 }
 
 // SetReplyTimeout sets the reply timeout of the channel and of its pipe.

@@ -2,15 +2,39 @@ package govppmux
 
 import (
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.fd.io/govpp/adapter"
 	"k8s.io/utils/clock"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux/vppsock"
 )
 
 // errStopped is what WaitReady returns once the plugin is closing.
 var errStopped = errors.New("govppmux: closing")
+
+// Outcomes of reconnectAfterLoss other than success.
+var (
+	// errCoreTookOver: govpp's core disconnected the adapter itself (its health
+	// probe failed, or Close) while the plugin was reconnecting: core's own loop
+	// reconnects (on the same adapter and backoff) and reports Connected.
+	errCoreTookOver = errors.New("govppmux: govpp's core took over the reconnect")
+	// errTableChanged: VPP came back with another message table, so govpp's core
+	// must reconnect itself (it caches message IDs).
+	errTableChanged = errors.New("govppmux: VPP came back with another message table")
+)
+
+// lossReporter is a transport that reports at once a connection VPP closed (vppsock)
+// and tells whether a new connection kept the message table.
+type lossReporter interface {
+	SetLossCallback(cb vppsock.LossCallback)
+	MessageTableDigest() uint64
+}
+
+var _ lossReporter = (*vppsock.Client)(nil)
 
 // Backoff returns the pause before connection attempt n+1 after n failed attempts in a
 // row (n >= 1): base doubled for every further failure, capped at max. Pure, so that
@@ -61,8 +85,19 @@ type retryingAdapter struct {
 	onFailure func(attempt)
 	budget    int // failed attempts allowed before the first connection
 
+	// connMu serialises the connection attempts of govpp's core (Connect) and of
+	// the plugin after a loss (reconnectAfterLoss), and Disconnect.
+	connMu sync.Mutex
+	// disconnects counts the Disconnect calls (govpp's core declaring VPP gone, or
+	// Close): a reconnect after a loss gives way when it changes.
+	disconnects atomic.Uint64
+	// lost holds the error of the loss being recovered from (nil while connected):
+	// sends that fail meanwhile name it.
+	lost atomic.Pointer[error]
+
 	mu            sync.Mutex
-	failures      int // failed attempts in a row
+	digest        uint64 // of the message table at the last successful Connect
+	failures      int    // failed attempts in a row
 	lastErr       error
 	everConnected bool
 	exhausted     chan struct{}
@@ -95,8 +130,100 @@ func (a *retryingAdapter) WaitReady() error {
 	}
 }
 
-// Connect tries once and counts the outcome.
+// Connect tries once and counts the outcome (govpp's core calls it).
 func (a *retryingAdapter) Connect() error {
+	a.connMu.Lock()
+	defer a.connMu.Unlock()
+	return a.connectOnce()
+}
+
+// Disconnect disconnects the inner client (govpp's core calls it when its health
+// check declared VPP gone, and on Close). A reconnect after a loss in progress
+// gives way to core's own loop.
+func (a *retryingAdapter) Disconnect() error {
+	a.disconnects.Add(1)
+	a.connMu.Lock()
+	defer a.connMu.Unlock()
+	return a.VppAPI.Disconnect()
+}
+
+// SendMsg sends through the inner client; while a loss is being recovered from, a
+// failed send names the loss.
+func (a *retryingAdapter) SendMsg(context uint32, data []byte) error {
+	err := a.VppAPI.SendMsg(context, data)
+	if err == nil {
+		return nil
+	}
+	if lost := a.lost.Load(); lost != nil && !errors.Is(err, *lost) {
+		return fmt.Errorf("%w (reconnecting; now: %v)", *lost, err)
+	}
+	return err
+}
+
+// GetMsgID looks the message up in the inner client's table; while a loss is being
+// recovered from (the table is unknown), the error names the loss.
+func (a *retryingAdapter) GetMsgID(msgName, msgCrc string) (uint16, error) {
+	id, err := a.VppAPI.GetMsgID(msgName, msgCrc)
+	if err == nil {
+		return id, nil
+	}
+	var unknown *adapter.UnknownMsgError
+	if lost := a.lost.Load(); lost != nil && !errors.As(err, &unknown) && !errors.Is(err, *lost) {
+		return 0, fmt.Errorf("%w (reconnecting; now: %v)", *lost, err)
+	}
+	return 0, err
+}
+
+// markLost records the loss that sends fail with until the next connection.
+func (a *retryingAdapter) markLost(err error) { a.lost.Store(&err) }
+
+// reconnectAfterLoss reconnects the inner client after the transport reported that
+// VPP closed the connection, underneath govpp's core, which still believes it is
+// connected: the same backoff as core's attempts (WaitReady, connectOnce), and the
+// same failure reports. It succeeds only when VPP sent the same message table as
+// before (the IDs govpp's core cached stay valid); otherwise it disconnects again
+// and returns errTableChanged (core's next health probe fails and core reconnects
+// itself). It returns errCoreTookOver when core disconnected the adapter meanwhile
+// (core then reconnects and reports Connected), errStopped on Close.
+func (a *retryingAdapter) reconnectAfterLoss() error {
+	gen := a.disconnects.Load()
+	a.mu.Lock()
+	before := a.digest
+	a.mu.Unlock()
+	for {
+		if err := a.WaitReady(); err != nil {
+			return err
+		}
+		a.connMu.Lock()
+		if a.disconnects.Load() != gen {
+			a.connMu.Unlock()
+			return errCoreTookOver
+		}
+		err := a.connectOnce()
+		if err == nil {
+			lr, ok := a.VppAPI.(lossReporter)
+			if ok && lr.MessageTableDigest() != before {
+				_ = a.VppAPI.Disconnect()
+				a.connMu.Unlock()
+				return errTableChanged
+			}
+		}
+		a.connMu.Unlock()
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, errStopped) {
+			return err
+		}
+	}
+}
+
+// tookOver tells whether govpp's core disconnected the adapter since gen (a value of
+// disconnects).
+func (a *retryingAdapter) tookOver(gen uint64) bool { return a.disconnects.Load() != gen }
+
+// connectOnce tries once and counts the outcome; connMu is held.
+func (a *retryingAdapter) connectOnce() error {
 	select {
 	case <-a.stop:
 		return errStopped
@@ -106,7 +233,11 @@ func (a *retryingAdapter) Connect() error {
 	a.mu.Lock()
 	if err == nil {
 		a.failures, a.everConnected = 0, true
+		if lr, ok := a.VppAPI.(lossReporter); ok {
+			a.digest = lr.MessageTableDigest()
+		}
 		a.mu.Unlock()
+		a.lost.Store(nil)
 		return nil
 	}
 	a.failures++

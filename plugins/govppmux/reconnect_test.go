@@ -9,6 +9,8 @@ import (
 
 	"go.fd.io/govpp/adapter"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux/vppsock"
 )
 
 func TestBackoffDoublesUpToTheCap(t *testing.T) {
@@ -124,5 +126,103 @@ func TestRetryingAdapterWaitsOnTheClock(t *testing.T) {
 	close(stop)
 	if err := <-done; !errors.Is(err, errStopped) {
 		t.Errorf("WaitReady after stop = %v", err)
+	}
+}
+
+// tableAPI is an adapter that reports a message-table digest and whose Connect
+// fails the next fail times.
+type tableAPI struct {
+	adapter.VppAPI
+	mu          sync.Mutex
+	digest      uint64
+	fail        int
+	connects    int
+	disconnects int
+}
+
+func (f *tableAPI) Connect() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.connects++
+	if f.fail > 0 {
+		f.fail--
+		return errors.New("connection refused")
+	}
+	return nil
+}
+
+func (f *tableAPI) Disconnect() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.disconnects++
+	return nil
+}
+
+func (f *tableAPI) SetLossCallback(vppsock.LossCallback) {}
+
+func (f *tableAPI) MessageTableDigest() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.digest
+}
+
+var _ lossReporter = (*tableAPI)(nil)
+
+// TestReconnectAfterLossKeepsOnlyTheSameMessageTable: the reconnect after a loss
+// succeeds when VPP came back with the same message table; with another one it
+// disconnects again and leaves the reconnect to govpp's core (errTableChanged).
+func TestReconnectAfterLossKeepsOnlyTheSameMessageTable(t *testing.T) {
+	inner := &tableAPI{digest: 7}
+	a := newRetryingAdapter(inner, clocktesting.NewFakeClock(time.Unix(0, 0)), time.Second, time.Second, 0, make(chan struct{}), nil)
+	if err := a.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	a.markLost(errors.New("lost"))
+	if err := a.reconnectAfterLoss(); err != nil {
+		t.Fatalf("same table: %v", err)
+	}
+	if a.lost.Load() != nil {
+		t.Error("loss still recorded after the reconnect")
+	}
+	inner.mu.Lock()
+	inner.digest = 8
+	inner.mu.Unlock()
+	if err := a.reconnectAfterLoss(); !errors.Is(err, errTableChanged) {
+		t.Fatalf("another table: %v, want errTableChanged", err)
+	}
+	if inner.disconnects != 1 {
+		t.Errorf("%d disconnects after a changed table, want 1", inner.disconnects)
+	}
+}
+
+// TestReconnectAfterLossGivesWayToCore: when govpp's core disconnects the adapter
+// (its health probe failed) while the plugin waits out the backoff of its reconnect
+// after a loss, the plugin makes no further attempt: core's loop alone reconnects.
+func TestReconnectAfterLossGivesWayToCore(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	inner := &tableAPI{digest: 7}
+	a := newRetryingAdapter(inner, clk, time.Second, time.Second, 0, make(chan struct{}), nil)
+	if err := a.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	inner.mu.Lock()
+	inner.fail = 1 // VPP not back yet at the first attempt
+	inner.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- a.reconnectAfterLoss() }()
+	for !clk.HasWaiters() { // the first attempt failed, the backoff is armed
+		runtime.Gosched()
+	}
+	if err := a.Disconnect(); err != nil { // core's health probe failed
+		t.Fatal(err)
+	}
+	clk.Step(time.Second)
+	if err := <-done; !errors.Is(err, errCoreTookOver) {
+		t.Fatalf("reconnectAfterLoss = %v, want errCoreTookOver", err)
+	}
+	inner.mu.Lock()
+	defer inner.mu.Unlock()
+	if inner.connects != 2 {
+		t.Errorf("%d Connect calls, want 2 (the start, the failed attempt; none after core took over)", inner.connects)
 	}
 }
