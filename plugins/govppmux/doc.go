@@ -10,23 +10,51 @@
 //	plugins: RegisterMessages(msgs...) ──> AfterInit: CheckCompatiblity(all) ──> error
 //	           naming every message VPP does not know (start-up fails)
 //	           ▼
-//	watch goroutine: govpp connection events
-//	   Disconnected / NotResponding ──> health INIT, reconnect attempts paced by
-//	                       retryingAdapter: capped exponential backoff
-//	                       (retry-connect-timeout doubling up to
-//	                       retry-connect-max-timeout, on Deps.Clock), for as long
-//	                       as the agent runs; each failure reported (INIT + reason)
+//	watch goroutine: govpp connection events, and vppsock's loss reports
+//	   socket lost (vppsock: VPP closed or reset the socket, a read failed; at once)
+//	   or Disconnected / NotResponding (govpp's health check)
+//	                   ──> health INIT naming the cause, not connected, the
+//	                       connection's context cancelled with the cause (pipes
+//	                       waiting for replies fail at once, wrapping
+//	                       ErrConnectionLost), failed sends name the loss; a second
+//	                       notice of the same loss (core's probe) is not reported
+//	                       again
+//	                   ──> reconnect attempts paced by retryingAdapter: capped
+//	                       exponential backoff (retry-connect-timeout doubling up
+//	                       to retry-connect-max-timeout, on Deps.Clock), for as long
+//	                       as the agent runs; each failure reported (INIT + reason).
+//	                       After a socket loss the plugin makes the attempts itself,
+//	                       underneath govpp's core (core still believes it is
+//	                       connected, and keeps its channels and message IDs); after
+//	                       a health-check verdict core's own loop makes them
 //	   Connected again ──> version + messages checked again, health OK,
 //	                       Deps.OnReconnect called (cmd/contiv-agent pushes a
 //	                       HealingResync{AfterError}: the controller then runs a
 //	                       full resync, VPP may have restarted empty)
 //	   start-up only: retry-connect-count failed attempts ──> Init fails
 //
-// Health probing is govpp's own: core pings VPP every health-check-probe-interval and
-// reports a disconnect after health-check-threshold timeouts. govpp keeps these
-// settings in package variables of go.fd.io/govpp/core; Init sets them from govpp.conf
-// (only when they differ, so several plugins with the same configuration never race).
-// That is the one piece of process-wide state this package touches.
+// Loss detection. With the vppsock transport (the default), the loss of the socket is
+// known at once: vppsock's reader reports it (vppsock.LossCallback), never for our
+// own Disconnect or Close. govpp's core offers no way to be told of a disconnect (it
+// learns of one only from its health probe), so the plugin reconnects the transport
+// itself, underneath core: this is sound only if VPP came back with the same message
+// table (core caches message IDs), which vppsock's MessageTableDigest tells. If the
+// table changed, the plugin disconnects again and core's next health probe fails,
+// making core reconnect and relearn the IDs (one probe interval later). If core's
+// probe fails while the plugin is reconnecting, core's loop takes over (the adapter
+// counts core's Disconnect calls; one Connect at a time), so there are never two
+// reconnects of one loss. Requests in flight on a channel (SendRequest/ReceiveReply
+// rather than a Pipe) still wait for their reply timeout: core's channels cannot be
+// interrupted from outside.
+//
+// Health probing is govpp's own, and the only detection with govpp's socketclient and
+// for a VPP that hangs with the socket open: core pings VPP every
+// health-check-probe-interval; a probe that fails (the socket is gone) reports
+// Disconnected, health-check-threshold probes in a row that time out report
+// NotResponding. govpp keeps these settings in package variables of
+// go.fd.io/govpp/core; Init sets them from govpp.conf (only when they differ, so
+// several plugins with the same configuration never race). That is the one piece of
+// process-wide state this package touches.
 //
 // Channels handed out stay valid across reconnects (govpp re-learns the message table
 // on the same connection); requests sent while VPP is away fail, which descriptors
