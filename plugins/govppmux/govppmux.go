@@ -482,7 +482,6 @@ func (p *Plugin) handleLoss(cause error) {
 	if p.closedFlag.Load() || !p.markDown("Disconnected", cause) {
 		return // Close, or the loss is already being handled
 	}
-	gen := p.retry.disconnects.Load()
 	err := p.retry.reconnectAfterLoss()
 	switch {
 	case err == nil:
@@ -501,7 +500,7 @@ func (p *Plugin) handleLoss(cause error) {
 		return
 	}
 	if err := p.onConnected(true); err != nil {
-		if p.retry.tookOver(gen) {
+		if p.retry.coreOwns() {
 			p.log.WithError(err).Debug("govpp's core disconnected while the plugin checked VPP; core reconnects itself")
 			return
 		}
@@ -568,6 +567,11 @@ func (p *Plugin) handleEvent(ev core.ConnectionEvent) {
 // onConnected reads the VPP version, re-checks the registered messages after a
 // reconnect and reports the connection up.
 func (p *Plugin) onConnected(reconnect bool) error {
+	// The transport is connected again: a new loss is a new one, and pipes open
+	// their streams under the new connection's context.
+	if p.down.CompareAndSwap(true, false) {
+		p.session.Store(newConnSession())
+	}
 	ver, err := p.showVersion()
 	if err != nil {
 		return fmt.Errorf("govppmux: show_version: %w", err)
@@ -590,9 +594,6 @@ func (p *Plugin) onConnected(reconnect bool) error {
 		log.Warn("reconnected to VPP")
 	} else {
 		log.Info("connected to VPP")
-	}
-	if p.down.CompareAndSwap(true, false) {
-		p.session.Store(newConnSession())
 	}
 	p.connected.Store(true)
 	p.report(health.OK, "connected to VPP "+ver.Version)

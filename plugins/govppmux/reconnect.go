@@ -89,8 +89,11 @@ type retryingAdapter struct {
 	// the plugin after a loss (reconnectAfterLoss), and Disconnect.
 	connMu sync.Mutex
 	// disconnects counts the Disconnect calls (govpp's core declaring VPP gone, or
-	// Close): a reconnect after a loss gives way when it changes.
-	disconnects atomic.Uint64
+	// Close); connectedGen is its value at the last successful Connect. When they
+	// differ, core disconnected since: core's loop reconnects, and a reconnect
+	// after a loss gives way.
+	disconnects  atomic.Uint64
+	connectedGen atomic.Uint64
 	// lost holds the error of the loss being recovered from (nil while connected):
 	// sends that fail meanwhile name it.
 	lost atomic.Pointer[error]
@@ -186,7 +189,6 @@ func (a *retryingAdapter) markLost(err error) { a.lost.Store(&err) }
 // itself). It returns errCoreTookOver when core disconnected the adapter meanwhile
 // (core then reconnects and reports Connected), errStopped on Close.
 func (a *retryingAdapter) reconnectAfterLoss() error {
-	gen := a.disconnects.Load()
 	a.mu.Lock()
 	before := a.digest
 	a.mu.Unlock()
@@ -195,7 +197,7 @@ func (a *retryingAdapter) reconnectAfterLoss() error {
 			return err
 		}
 		a.connMu.Lock()
-		if a.disconnects.Load() != gen {
+		if a.coreOwns() {
 			a.connMu.Unlock()
 			return errCoreTookOver
 		}
@@ -218,9 +220,9 @@ func (a *retryingAdapter) reconnectAfterLoss() error {
 	}
 }
 
-// tookOver tells whether govpp's core disconnected the adapter since gen (a value of
-// disconnects).
-func (a *retryingAdapter) tookOver(gen uint64) bool { return a.disconnects.Load() != gen }
+// coreOwns tells whether govpp's core disconnected the adapter since its last
+// successful Connect: core's own loop then reconnects.
+func (a *retryingAdapter) coreOwns() bool { return a.disconnects.Load() != a.connectedGen.Load() }
 
 // connectOnce tries once and counts the outcome; connMu is held.
 func (a *retryingAdapter) connectOnce() error {
@@ -236,6 +238,7 @@ func (a *retryingAdapter) connectOnce() error {
 		if lr, ok := a.VppAPI.(lossReporter); ok {
 			a.digest = lr.MessageTableDigest()
 		}
+		a.connectedGen.Store(a.disconnects.Load())
 		a.mu.Unlock()
 		a.lost.Store(nil)
 		return nil
