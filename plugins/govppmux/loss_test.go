@@ -2,6 +2,7 @@ package govppmux
 
 import (
 	"errors"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -240,4 +241,69 @@ func TestOwnCloseIsNoLoss(t *testing.T) {
 	}
 	mu.Unlock()
 	eventually(t, "goroutines stopped", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// TestOneLossOneReconnectWhenTheHealthCheckAlsoNotices: VPP away for many health-check
+// probe intervals (50 ms here): the socket's loss is reported at once, govpp's health
+// probe then fails too and core's loop takes over the reconnect, yet the plugin warns
+// of the loss once, reconnects once and requests one resync when VPP is back.
+func TestOneLossOneReconnectWhenTheHealthCheckAlsoNotices(t *testing.T) {
+	sim, sock := startSim(t)
+	l, hook := test.NewNullLogger()
+	l.SetLevel(logrus.DebugLevel)
+	reg := health.NewRegistry()
+	cfg := fastConfigWith(sock, SocketClientVPPSock)
+	cfg["retry-connect-timeout"] = "5ms"
+	cfg["retry-connect-max-timeout"] = "20ms"
+	var mu sync.Mutex
+	resyncs := 0
+	p := NewPlugin(Deps{Log: l, Config: cfg, Health: reg.Reporter("vpp"),
+		OnReconnect: func() error { mu.Lock(); resyncs++; mu.Unlock(); return nil }})
+	if err := p.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := sim.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// a plain file where the socket was: every attempt fails at once
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// 10 failed attempts at <= 20 ms take several 50 ms probe intervals
+	eventually(t, "10 failed attempts", func() bool { return p.VPPInfo().FailedAttempts >= 10 })
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	back, err := vppsim.New(vppsim.Options{SocketPath: sock, NICs: []string{testNIC}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = back.Close() })
+	eventually(t, "resync requested", func() bool { mu.Lock(); defer mu.Unlock(); return resyncs > 0 })
+	eventually(t, "health OK", func() bool { return reg.Status().Components["vpp"].State == health.OK })
+	var warnings []string
+	coreNoticed := false
+	for _, en := range hook.AllEntries() {
+		switch {
+		case strings.Contains(en.Message, "lost connection to VPP"):
+			warnings = append(warnings, en.Message)
+		case strings.Contains(en.Message, "VPP loss already handled"):
+			coreNoticed = true
+		}
+	}
+	if len(warnings) != 1 {
+		t.Errorf("%d loss warnings, want 1: %q", len(warnings), warnings)
+	}
+	if !coreNoticed {
+		t.Error("govpp's health check did not report the loss too: the test did not exercise both paths")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if info := p.VPPInfo(); info.Reconnects != 1 || resyncs != 1 {
+		t.Errorf("VPPInfo = %+v with %d resync(s), want one reconnect and one resync", info, resyncs)
+	}
 }
