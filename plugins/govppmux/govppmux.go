@@ -390,7 +390,7 @@ func (p *Plugin) NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize int) (go
 	if err != nil {
 		return nil, err
 	}
-	ch.(*sizedChannel).base = p.sessionContext
+	ch.base = p.sessionContext
 	return ch, nil
 }
 
@@ -402,10 +402,14 @@ func (p *Plugin) sessionContext() context.Context { return p.session.Load().ctx 
 // of 2*ChannelWindow, window ChannelWindow, pipelines over a stream of conn), for
 // tools and tests that connect govpp's core themselves.
 func NewChannel(conn *core.Connection, replyTimeout time.Duration) (govppapi.Channel, error) {
-	return newChannel(conn, 2*ChannelWindow, 2*ChannelWindow, replyTimeout)
+	ch, err := newChannel(conn, 2*ChannelWindow, 2*ChannelWindow, replyTimeout)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return ch, nil
 }
 
-func newChannel(conn *core.Connection, reqChanBufSize, replyChanBufSize int, replyTimeout time.Duration) (govppapi.Channel, error) {
+func newChannel(conn *core.Connection, reqChanBufSize, replyChanBufSize int, replyTimeout time.Duration) (*sizedChannel, error) {
 	ch, err := conn.NewAPIChannelBuffered(reqChanBufSize, replyChanBufSize)
 	if err != nil {
 		return nil, fmt.Errorf("govppmux: new channel: %w", err)
