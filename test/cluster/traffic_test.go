@@ -437,10 +437,11 @@ func natLoopbackIP(n *lab.Node) string {
 // node's NAT loopback, self-twice-NAT), the other backend of its node and those on the
 // other nodes (seen from its own IP, through VXLAN), and no connection fails. An earlier
 // lab had found the backend always answered by itself (24 of 24): its nodes' NICs all had
-// the same MAC (vpp-sim's default, now replaced by nicMAC), so every connection sent to
-// another node timed out and only those to itself were answered (with the same MAC on
-// every node, one backend per node, this test counts 30 to 38 failed connections of 48
-// per backend, and no answer from another node).
+// the same MAC (vpp-sim's then fixed 08:00:27:5a:00:01; now the lab sets one per node,
+// nicMAC, and vpp-sim derives one per link), so every connection sent to another node
+// timed out and only those to itself were answered (with the same MAC on every node, one
+// backend per node, this test counts 30 to 38 failed connections of 48 per backend, and
+// no answer from another node).
 func TestABackendReachesEveryBackendThroughItsOwnClusterIP(t *testing.T) {
 	l := sharedLab(t)
 	requireForwarding(t, l)
