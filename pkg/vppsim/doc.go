@@ -106,9 +106,11 @@
 // created and af_packet interfaces through a raw socket on the host veth,
 // and a NIC given as "NAME=LINUXIF" is bound to that Linux interface with
 // a raw socket. MACs are VPP's: a TAP's or af_packet's VPP side is
-// mac_address/hw_addr or a random 02:fe:...; a bound NIC keeps its own MAC
-// (its Linux interface is made promiscuous), so the Linux stack of the
-// simulator's namespace never handles its frames. Packets are processed whole, one at a time; nothing
+// mac_address/hw_addr or a random 02:fe:...; a bound NIC has a MAC of its
+// own, 08:00:27 and the last three bytes of its Linux interface's MAC
+// (distinct per link like real NICs' burned-in MACs, the same after a
+// restart; the Linux interface is made promiscuous), so the Linux stack of
+// the simulator's namespace never handles its frames. Packets are processed whole, one at a time; nothing
 // is queued (a packet waiting for ARP is dropped, as in VPP).
 //
 // # What it does not simulate

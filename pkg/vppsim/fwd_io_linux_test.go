@@ -190,18 +190,45 @@ func TestLinuxNICBoundToLinuxInterface(t *testing.T) {
 	t.Cleanup(func() { _ = sim.Close() })
 	e.conn, e.ch = e.connect()
 	link, _ := net.InterfaceByName(veth)
-	if ifc, _ := sim.InterfaceByName("GigabitEthernet0/8/0"); ifc.MAC.String() == link.HardwareAddr.String() || link.Flags&net.FlagUp == 0 {
-		t.Errorf("NIC MAC %s must differ from the Linux interface's %s (up: %v)", ifc.MAC, link.HardwareAddr, link.Flags&net.FlagUp != 0)
+	ifc, _ := sim.InterfaceByName("GigabitEthernet0/8/0")
+	mac := ifc.MAC.String()
+	if mac == link.HardwareAddr.String() || link.Flags&net.FlagUp == 0 {
+		t.Errorf("NIC MAC %s must differ from the Linux interface's %s (up: %v)", mac, link.HardwareAddr, link.Flags&net.FlagUp != 0)
+	}
+	if want := macString(boundNICMAC(link.HardwareAddr)); mac != want {
+		t.Errorf("NIC MAC %s, want %s (08:00:27 and the end of the Linux interface's %s)", mac, want, link.HardwareAddr)
 	}
 	e.addAddr(1, "10.96.201.1/24")
 	e.up(1)
 	expectRefused(t, dialIn(t, ns, "10.96.201.1:7"))
-	// A restart binds the NIC of the new state again.
+	// A restart binds the NIC of the new state again, with the same MAC (a
+	// burned-in address).
 	sim.Restart()
 	e.conn, e.ch = e.connect()
+	if ifc, _ := sim.InterfaceByName("GigabitEthernet0/8/0"); ifc.MAC.String() != mac {
+		t.Errorf("NIC MAC %s after a restart, was %s", ifc.MAC, mac)
+	}
 	e.addAddr(1, "10.96.201.1/24")
 	e.up(1)
 	expectRefused(t, dialIn(t, ns, "10.96.201.1:8"))
+
+	// A second simulator bound to another link has another NIC MAC: two
+	// nodes on one network must not share a MAC (an earlier cluster lab did,
+	// and lost every frame between its nodes).
+	veth2, _ := vethToNS(t, "vsm", "10.96.202.2/24")
+	sim2, err := New(Options{SocketPath: filepath.Join(t.TempDir(), "api2.sock"), NICs: []string{"GigabitEthernet0/8/0=" + veth2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim2.Close() })
+	link2, _ := net.InterfaceByName(veth2)
+	ifc2, _ := sim2.InterfaceByName("GigabitEthernet0/8/0")
+	if ifc2.MAC.String() == mac && link2.HardwareAddr.String()[9:] != link.HardwareAddr.String()[9:] {
+		t.Errorf("two simulators bound to %s (%s) and %s (%s) have the same NIC MAC %s", veth, link.HardwareAddr, veth2, link2.HardwareAddr, mac)
+	}
 }
 
 func TestSegmentTCP4CutsGSOFrames(t *testing.T) {

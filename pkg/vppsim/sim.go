@@ -34,10 +34,12 @@ type Options struct {
 	// "GigabitEthernet0/8/0". They get sw_if_index 1, 2, ... in this order.
 	// "NAME=LINUXIF" binds the NIC to an existing Linux interface of the
 	// simulator's network namespace (root only): frames move through a raw
-	// socket on it (made promiscuous); the NIC keeps its own MAC
-	// 08:00:27:5a:xx:xx so that the namespace's Linux stack ignores its
-	// frames. A NIC without a Linux interface has no wire (frames can
-	// still be injected with InjectFrame).
+	// socket on it (made promiscuous); the NIC has a MAC of its own,
+	// 08:00:27 and the last three bytes of the Linux interface's MAC, so
+	// that the namespace's Linux stack ignores its frames and NICs bound to
+	// different links differ, as real NICs do. A NIC without a Linux
+	// interface has no wire (frames can still be injected with
+	// InjectFrame) and the MAC 08:00:27:5a:00:0N (N = its position).
 	NICs []string
 	// Linux makes TAP creation also create the Linux end of the TAP (root
 	// only; see the package documentation).

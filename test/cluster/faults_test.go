@@ -95,8 +95,7 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 	etcd := etcdClient(t, l)
 	ctx := testCtx(t, 15*time.Minute)
 
-	// Traffic, when the simulator forwards: a client pod on node1 (not a backend: a
-	// backend reaching its own Service is answered by itself) to the Service, whose
+	// Traffic, when the simulator forwards: a client pod on node1 to the Service, whose
 	// backends are on every node.
 	var traffic dialer
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, "80")

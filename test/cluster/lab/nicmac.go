@@ -12,9 +12,12 @@ import (
 // nicSwIfIndex is the sw_if_index of the simulator's first (and only) NIC.
 const nicSwIfIndex = 1
 
-// nicMAC is the burned-in MAC of node index's NIC. vpp-sim gives the first NIC of
-// every simulator the same MAC; on a shared node network each node needs its own, as
-// real NICs have, and the same one after a VPP restart.
+// nicMAC is the burned-in MAC of node index's NIC. On a shared node network each node
+// needs its own, as real NICs have, and the same one after a VPP restart. vpp-sim now
+// derives a distinct one from the Linux link it binds (before, every simulator's first
+// NIC had the same MAC and the node network lost every frame between nodes: a backend
+// calling its own ClusterIP was then answered only by itself); the lab still sets one
+// per node index, so that a node's MAC is known in advance and reads well in traces.
 func nicMAC(index int) ethernet_types.MacAddress {
 	return ethernet_types.MacAddress{0x08, 0x00, 0x27, 0x6c, byte(index >> 8), byte(index)}
 }
