@@ -226,13 +226,9 @@ func TestVPPRestartIsHealedByFullResync(t *testing.T) {
 		}
 	}
 	t.Logf("before the VPP restart: VPP interfaces %v; show interface %v", ifsBefore, showBefore)
-	evs, err := node.events()
+	lastSeq, err := node.lastEventSeq()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var lastSeq uint64
-	for _, ev := range evs {
-		lastSeq = max(lastSeq, ev.SeqNum)
 	}
 
 	restarted := time.Now()
@@ -248,17 +244,10 @@ func TestVPPRestartIsHealedByFullResync(t *testing.T) {
 
 	var healing eventRecord
 	err = eventually(15*time.Second, "the agent heals VPP", func() error {
-		evs, err := node.events()
-		if err != nil {
+		var err error
+		if healing, err = node.healingResyncAfter(lastSeq); err != nil {
 			return err
 		}
-		i := slices.IndexFunc(evs, func(ev eventRecord) bool {
-			return ev.SeqNum > lastSeq && ev.Name == "Healing Resync" && !ev.ProcessingEnd.IsZero()
-		})
-		if i < 0 {
-			return errors.New("no healing resync done yet")
-		}
-		healing = evs[i]
 		if err := node.rest.ready(); err != nil {
 			return err
 		}

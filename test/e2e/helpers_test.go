@@ -1213,6 +1213,35 @@ func (n *contivNode) events() ([]eventRecord, error) {
 	return evs, err
 }
 
+// lastEventSeq returns the highest sequence number of the node's event history.
+func (n *contivNode) lastEventSeq() (uint64, error) {
+	evs, err := n.events()
+	if err != nil {
+		return 0, err
+	}
+	var last uint64
+	for _, ev := range evs {
+		last = max(last, ev.SeqNum)
+	}
+	return last, nil
+}
+
+// healingResyncAfter returns the first healing resync numbered after seq that has
+// finished; an error while there is none yet.
+func (n *contivNode) healingResyncAfter(seq uint64) (eventRecord, error) {
+	evs, err := n.events()
+	if err != nil {
+		return eventRecord{}, err
+	}
+	i := slices.IndexFunc(evs, func(ev eventRecord) bool {
+		return ev.SeqNum > seq && ev.Name == "Healing Resync" && !ev.ProcessingEnd.IsZero()
+	})
+	if i < 0 {
+		return eventRecord{}, errors.New("no healing resync done yet")
+	}
+	return evs[i], nil
+}
+
 // pod is a pod added through cnitool.
 type pod struct {
 	name   string

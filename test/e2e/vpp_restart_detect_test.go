@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"errors"
 	"slices"
 	"syscall"
 	"testing"
@@ -32,13 +31,9 @@ func TestVPPRestartIsHealedBeforeAHealthProbe(t *testing.T) {
 	}
 	var heals []time.Duration
 	for round := 1; round <= restartRounds; round++ {
-		evs, err := node.events()
+		lastSeq, err := node.lastEventSeq()
 		if err != nil {
 			t.Fatal(err)
-		}
-		var lastSeq uint64
-		for _, ev := range evs {
-			lastSeq = max(lastSeq, ev.SeqNum)
 		}
 		restarted := time.Now()
 		if err := node.sim.signal(syscall.SIGUSR1); err != nil {
@@ -46,18 +41,9 @@ func TestVPPRestartIsHealedBeforeAHealthProbe(t *testing.T) {
 		}
 		var healing eventRecord
 		err = eventually(30*time.Second, "the agent heals VPP", func() error {
-			evs, err := node.events()
-			if err != nil {
-				return err
-			}
-			i := slices.IndexFunc(evs, func(ev eventRecord) bool {
-				return ev.SeqNum > lastSeq && ev.Name == "Healing Resync" && !ev.ProcessingEnd.IsZero()
-			})
-			if i < 0 {
-				return errors.New("no healing resync done yet")
-			}
-			healing = evs[i]
-			return nil
+			var err error
+			healing, err = node.healingResyncAfter(lastSeq)
+			return err
 		})
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
