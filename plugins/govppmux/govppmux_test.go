@@ -87,6 +87,12 @@ func quietLog() logrus.FieldLogger {
 func startSim(t *testing.T) (*vppsim.Sim, string) {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "api.sock")
+	return startSimAt(t, sock), sock
+}
+
+// startSimAt starts a simulator serving sock; it is closed at test end.
+func startSimAt(t *testing.T, sock string) *vppsim.Sim {
+	t.Helper()
 	sim, err := vppsim.New(vppsim.Options{SocketPath: sock, NICs: []string{testNIC}})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +101,7 @@ func startSim(t *testing.T) (*vppsim.Sim, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	return sim, sock
+	return sim
 }
 
 // transports are the values of socket-client; the connection tests run with each.

@@ -275,14 +275,7 @@ func TestOneLossOneReconnectWhenTheHealthCheckAlsoNotices(t *testing.T) {
 	if err := os.Remove(sock); err != nil {
 		t.Fatal(err)
 	}
-	back, err := vppsim.New(vppsim.Options{SocketPath: sock, NICs: []string{testNIC}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := back.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = back.Close() })
+	startSimAt(t, sock)
 	eventually(t, "resync requested", func() bool { mu.Lock(); defer mu.Unlock(); return resyncs > 0 })
 	eventually(t, "health OK", func() bool { return reg.Status().Components["vpp"].State == health.OK })
 	var warnings []string
