@@ -97,7 +97,7 @@ func TestValidChangeAgreesWithTheWholeCheck(t *testing.T) {
 			if got, want := invalidFields(t, err), invalidFields(t, whole); !slices.Equal(got, want) {
 				t.Errorf("fields %q (%v), the whole check names %q (%v)", got, err, want, whole)
 			}
-			if (err == nil) != (whole == nil) {
+			if fmt.Sprint(err) != fmt.Sprint(whole) {
 				t.Errorf("validChange = %v, the whole check %v", err, whole)
 			}
 		})
@@ -141,6 +141,9 @@ func TestValidChangeRandomEditsAgreeWithTheWholeCheck(t *testing.T) {
 		_, whole := validDNat44(key, v, nil)
 		if got, want := invalidFields(t, err), invalidFields(t, whole); !slices.Equal(got, want) {
 			t.Fatalf("run %d: fields %q (%v), the whole check names %q (%v)", run, got, err, want, whole)
+		}
+		if fmt.Sprint(err) != fmt.Sprint(whole) {
+			t.Fatalf("run %d: validChange = %v, the whole check %v", run, err, whole)
 		}
 	}
 	if decidedRuns < 1000 {
