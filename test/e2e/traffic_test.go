@@ -359,6 +359,45 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 			tn.expect(t, "UDP p1 -> shrink after removing p3", func() (answer, error) { return askUDP(p1.ns, addr) }, "p2")
 		}
 	})
+
+	// The endpoints of two Services change in one write of the cluster: the changes
+	// reach the agent together (the loop takes them as one batch when they are pending
+	// at once) and connections go to the new backends of both.
+	t.Run("EndpointsOfSeveralServicesChangedTogether", func(t *testing.T) {
+		web, hairpin := tn.services["web"], tn.services["hairpin"]
+		web.endpoints = []endpointSpec{{ip: p3.ip, node: nodeName, pod: "p3"}}
+		hairpin.endpoints = []endpointSpec{{ip: p2.ip, node: nodeName, pod: "p2"}}
+		tn.services["web"], tn.services["hairpin"] = web, hairpin
+		before, err := tn.lastEventSeq()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tn.applyServices(t)
+		webAddr, hairpinAddr := hostPort(web.clusterIP, svcPort), hostPort(hairpin.clusterIP, svcPort)
+		mustEventually(t, 20*time.Second, "the old backends leave both mappings", func() error {
+			cli, err := tn.rest.vppCLI("show nat44 static mappings")
+			if err != nil {
+				return err
+			}
+			for _, m := range []struct{ ip, want string }{{web.clusterIP, p3.ip}, {hairpin.clusterIP, p2.ip}} {
+				if locals := mappingLocals(cli, "tcp", m.ip, svcPort); len(locals) != 1 || locals[0] != hostPort(m.want, respPort) {
+					return fmt.Errorf("the TCP mapping of %s has the locals %v, want only %s", m.ip, locals, m.want)
+				}
+			}
+			return nil
+		})
+		for i := 0; i < 10; i++ {
+			tn.expect(t, "TCP p1 -> web after the change", func() (answer, error) { return askTCP(p1.ns, webAddr) }, "p3")
+			tn.expect(t, "TCP p1 -> hairpin after the change", func() (answer, error) { return askTCP(p1.ns, hairpinAddr) }, "p2")
+		}
+		if evs, err := tn.events(); err == nil {
+			for _, ev := range evs {
+				if ev.SeqNum > before {
+					t.Logf("event #%d: %s", ev.SeqNum, strings.SplitN(ev.Description, "\n", 2)[0])
+				}
+			}
+		}
+	})
 }
 
 // TestTrafficIdleNATSessionsAreCleanedUp checks the renderer's cleanup of idle NAT
