@@ -78,7 +78,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := \
 	./pkg/infra:FuzzParseConfig \
 	./pkg/pbjson:FuzzDecodeKindsMatchesProtojson \
-	./dbresources:FuzzDecodeMatchesProtojson \
+	./api/k8s/dbresources:FuzzDecodeMatchesProtojson \
 	./plugins/contivconf:FuzzParse \
 	./plugins/podmanager/cniplugin:FuzzParseConfig \
 	./plugins/podmanager/cniplugin:FuzzCNIArgs \

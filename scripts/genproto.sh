@@ -35,7 +35,7 @@ set -euo pipefail
 PROTO_DIRS=(
 	api/models
 	pkg/pbjson/internal/testpb
-	plugins/ksr/model
+	api/k8s
 )
 
 # GRPC_DIRS lists the directories whose .proto files also define gRPC

@@ -18,12 +18,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/contiv-vpp/contiv-vpp/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+	k8snode "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/dbwatcher"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
-	k8snode "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
 )
 
 // Agent REST paths netctl uses (the agents' constants live in their plugins; the test

@@ -121,21 +121,29 @@ func TestCheckReportsForbiddenImports(t *testing.T) {
 		pkg("api/models/vpp/nat", "api/models/internal/keyutil", "google.golang.org/protobuf/proto"),
 		pkg("api/models/internal/keyutil", "pkg/infra"),
 		pkg("pkg/infra"),
-		pkg("plugins/linux/l3plugin", "plugins/ksr/model/pod"),
-		pkg("plugins/ksr/model/pod"),
+		pkg("plugins/linux/l3plugin", "api/k8s/pod"),
+		pkg("api/k8s/pod"),
+		pkg("api/k8s/dbresources", "api/k8s/pod", "pkg/pbjson", "plugins/ksr/convert"),
+		pkg("pkg/pbjson"),
+		pkg("plugins/ksr/convert"),
+		pkg("pkg/etcdtest", "plugins/kvscheduler/api"),
+		pkg("plugins/service", "plugins/ksr/convert"),
 	})
 	got := map[string]bool{}
 	for _, v := range Check(graph, Rules) {
 		got[v.String()] = true
 	}
 	want := []string{
-		"plugins/govppmux -> plugins/controller/api: VPP and Linux plugins never depend on Contiv plugins or ksr",
+		"plugins/govppmux -> plugins/controller/api: VPP and Linux plugins never depend on Contiv plugins, ksr or the Kubernetes models",
 		"plugins/kvscheduler -> plugins/rest: the scheduler depends on no plugin",
 		"plugins/vpp/internal/vppbase -> pkg/vppsim: only cmd/, standalone/ and tests depend on the VPP simulator",
 		"plugins/vpp/natplugin -> plugins/vpp/internal/vppbase -> pkg/vppsim: only cmd/, standalone/ and tests depend on the VPP simulator",
 		"api/models/internal/keyutil -> pkg/infra: api/models depends on no package of the module but other models",
 		"api/models/vpp/nat -> api/models/internal/keyutil -> pkg/infra: api/models depends on no package of the module but other models",
-		"plugins/linux/l3plugin -> plugins/ksr/model/pod: VPP and Linux plugins never depend on Contiv plugins or ksr",
+		"plugins/linux/l3plugin -> api/k8s/pod: VPP and Linux plugins never depend on Contiv plugins, ksr or the Kubernetes models",
+		"api/k8s/dbresources -> plugins/ksr/convert: the api floor depends only on api/ and pkg/",
+		"pkg/etcdtest -> plugins/kvscheduler/api: pkg/ depends on nothing of the module above it",
+		"plugins/service -> plugins/ksr/convert: no other plugin depends on the reflector (plugins/ksr)",
 	}
 	for _, w := range want {
 		if !got[w] {
@@ -163,6 +171,14 @@ func TestCheckAcceptsAllowedImports(t *testing.T) {
 		pkg("plugins/controller/api"),
 		pkg("cmd/vpp-sim", "pkg/vppsim"),
 		pkg("pkg/vppsim"),
+		pkg("api/k8s/dbresources", "api/k8s/pod", "pkg/pbjson"),
+		pkg("api/k8s/pod"),
+		pkg("pkg/pbjson"),
+		pkg("plugins/ksr", "api/k8s/dbresources", "plugins/ksr/convert"),
+		pkg("plugins/ksr/convert", "api/k8s/pod"),
+		pkg("cmd/contiv-ksr", "plugins/ksr"),
+		pkg("standalone", "plugins/ksr/convert", "pkg/vppsim"),
+		pkg("plugins/policy", "api/k8s/pod", "plugins/controller/api"),
 	})
 	for _, v := range Check(graph, Rules) {
 		t.Errorf("allowed import reported: %s", v)

@@ -74,12 +74,15 @@ var contivPlugins = []string{
 	"plugins/ipam", "plugins/ipnet", "plugins/service", "plugins/policy", "plugins/ksr",
 }
 
+// kubernetesAware are the contivPlugins and the Kubernetes models (api/k8s).
+var kubernetesAware = append(append([]string(nil), contivPlugins...), "api/k8s")
+
 // Rules are the nevers of docs/ARCHITECTURE.md §2.
 var Rules = []Rule{
 	{
-		Name: "VPP and Linux plugins never depend on Contiv plugins or ksr",
+		Name: "VPP and Linux plugins never depend on Contiv plugins, ksr or the Kubernetes models",
 		From: func(rel string) bool { return underAny(rel, "plugins/vpp", "plugins/linux", "plugins/govppmux") },
-		To:   func(_, dep string) bool { return underAny(dep, contivPlugins...) },
+		To:   func(_, dep string) bool { return underAny(dep, kubernetesAware...) },
 	},
 	{
 		Name: "the scheduler depends on no plugin",
@@ -97,6 +100,21 @@ var Rules = []Rule{
 		Name: "api/models depends on no package of the module but other models",
 		From: func(rel string) bool { return under(rel, "api/models") },
 		To:   func(_, dep string) bool { return !under(dep, "api/models") },
+	},
+	{
+		Name: "the api floor depends only on api/ and pkg/",
+		From: func(rel string) bool { return under(rel, "api") },
+		To:   func(_, dep string) bool { return !underAny(dep, "api", "pkg") },
+	},
+	{
+		Name: "pkg/ depends on nothing of the module above it",
+		From: func(rel string) bool { return under(rel, "pkg") },
+		To:   func(_, dep string) bool { return !under(dep, "pkg") },
+	},
+	{
+		Name: "no other plugin depends on the reflector (plugins/ksr)",
+		From: func(rel string) bool { return under(rel, "plugins") && !under(rel, "plugins/ksr") },
+		To:   func(_, dep string) bool { return under(dep, "plugins/ksr") },
 	},
 }
 

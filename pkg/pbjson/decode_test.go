@@ -13,15 +13,15 @@ import (
 	"google.golang.org/protobuf/types/gofeaturespb"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/nodeconfig"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 	interfaces "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	"github.com/contiv-vpp/contiv-vpp/pkg/pbjson"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/nodeconfig"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
 )
 
 func decoder(t *testing.T, m proto.Message) *pbjson.Decoder {

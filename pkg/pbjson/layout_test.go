@@ -7,8 +7,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/pkg/pbjson"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
 )
 
 // layoutValues returns n Endpoints values of 10 addresses each, in the JSON contiv-ksr

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 // API is the address plan of the cluster as seen from this node, and the pod IP

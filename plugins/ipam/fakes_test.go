@@ -10,10 +10,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 // defaultConf is the contiv.conf of the deployment ConfigMap as far as the IPAM is

@@ -15,12 +15,12 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )

@@ -8,10 +8,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	vppl2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )

@@ -10,13 +10,13 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )

@@ -5,12 +5,12 @@ import (
 	"hash/fnv"
 	"net"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	linuxl3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
 	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	vppl3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 // Naming of the pod wiring.

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 )
 
 // StateToString returns a human-readable description of the plugin's state: the node

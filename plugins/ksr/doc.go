@@ -1,6 +1,6 @@
 // Package ksr is contiv-ksr, the Kubernetes State Reflector: it mirrors the Kubernetes
 // objects the agents need into etcd, under /vnf-agent/contiv-ksr/, in the layout of
-// upstream Contiv-VPP (see plugins/ksr/model), where every contiv-agent watches them.
+// upstream Contiv-VPP (see api/k8s), where every contiv-agent watches them.
 //
 //	                campaign (/contiv-ksr/election, etcd lease)
 //	                         │ elected

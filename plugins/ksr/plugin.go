@@ -14,10 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/convert"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 )
 
 // ElectionPrefix is the etcd prefix of the leader election among contiv-ksr replicas.

@@ -16,13 +16,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/convert"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 )
 
 // Reflectors returns the names of the reflectors (the model keywords), in the order

@@ -12,9 +12,9 @@ import (
 	"github.com/sirupsen/logrus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/contiv-vpp/contiv-vpp/dbresources"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 )
 
 // FuzzVppNodeRecord feeds arbitrary allocatedIDs/<id> keys and values through what

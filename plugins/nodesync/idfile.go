@@ -13,8 +13,8 @@ import (
 	"github.com/sirupsen/logrus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/contiv-vpp/contiv-vpp/dbresources"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 )
 
 // DefaultIDFile is where the agent keeps its node ID: beside the CNI socket and pods.json,

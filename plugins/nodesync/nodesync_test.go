@@ -9,10 +9,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
 )
 
 func TestNodeMapIsBuiltFromVppNodesAndKubernetesNodes(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
 )
 
 // cluster is the node map and the records it derives from. It does no I/O and is not

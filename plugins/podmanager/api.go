@@ -5,8 +5,8 @@ import (
 	"net"
 	"strings"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 // API is what other plugins may ask the pod manager (from the event loop).

@@ -5,8 +5,8 @@ import (
 	"net"
 	"testing"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 func TestPodEventsAreBlockingUpdatesWithUpstreamSemantics(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 )
 
 // DefaultCNICacheDir is where libcni-based container runtimes (containerd, CRI-O,

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 // writeCacheEntry writes a libcni cache entry of a contiv-cni ADD through socket.

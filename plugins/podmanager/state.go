@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 )
 
 // stateFormat is the format version written into the state file. Format 1 was a

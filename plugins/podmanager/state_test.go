@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 )
 
 // describeRecords renders records as "ns/name container netns ip" lines joined by "; ".

@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 // applyTxn applies staged values to a store (a nil value deletes).

@@ -8,13 +8,13 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	nsmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	pm "github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
-	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )
 

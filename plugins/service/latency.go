@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/utils/clock"
 
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
 )
 
 // programmingLatency measures the network programming latency the way Kubernetes

@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 )
 

@@ -20,7 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/test/cluster/lab"
 )
 

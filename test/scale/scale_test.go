@@ -20,9 +20,9 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
 )
 
 // envInt reads a positive integer setting, def when unset.

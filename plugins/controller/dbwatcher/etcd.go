@@ -7,7 +7,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
 )
 
 // snapshot is one consistent listing of both prefixes.

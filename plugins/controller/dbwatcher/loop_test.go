@@ -14,8 +14,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/contiv-vpp/contiv-vpp/dbresources"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
 )
 
 // loopOnly returns a watcher whose loop state is driven directly by the test, as if a

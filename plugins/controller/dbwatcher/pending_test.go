@@ -6,9 +6,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 )
 
 // trackPod records a change of pod name from prev to next (IPs; "" is no value).

@@ -15,12 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 )
 
 func ptr[T any](v T) *T { return &v }

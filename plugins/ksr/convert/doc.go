@@ -1,5 +1,5 @@
 // Package convert turns Kubernetes API objects (k8s.io/api types) into the protobuf models
-// that contiv-ksr writes into etcd (plugins/ksr/model/...), and names the key each value
+// that contiv-ksr writes into etcd (api/k8s/...), and names the key each value
 // is stored under. It is the single place that decides how a Kubernetes field maps onto
 // a model field; contiv-ksr (informers) and the standalone cluster loader (objects read
 // from a YAML file) both use it, so the agent cannot tell the two sources apart.

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 )
 
 // Endpoints converts an Endpoints object subset by subset: ready and not-ready

@@ -4,8 +4,8 @@ import (
 	"net"
 	"testing"
 
-	"github.com/contiv-vpp/contiv-vpp/dbresources"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 )
 
 // FuzzServiceSanitize feeds arbitrary Service values (as etcd would hold them) and limits

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 )
 
 // The Kubernetes default node port range (kube-apiserver --service-node-port-range).

@@ -5,8 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 )
 
 // nodeAddressTypes maps the Kubernetes node address types onto the model's; other

@@ -12,12 +12,12 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 )
 
 // Supported says whether Object (or, for EndpointSlices, Snapshot) converts objects of

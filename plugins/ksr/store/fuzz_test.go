@@ -3,8 +3,8 @@ package store
 import (
 	"testing"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/api/models"
-	"github.com/contiv-vpp/contiv-vpp/dbresources"
 )
 
 // FuzzDecodeEtcdValue feeds arbitrary keys and values to the decoding that the agent

@@ -32,10 +32,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/contiv-vpp/contiv-vpp/dbresources"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/ksrkey"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/node"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 )
 
 // DefaultOpTimeout bounds every etcd request when Options.OpTimeout is zero.

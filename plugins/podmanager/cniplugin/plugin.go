@@ -17,7 +17,7 @@ import (
 	"github.com/containernetworking/cni/pkg/version"
 	"github.com/sirupsen/logrus"
 
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
 

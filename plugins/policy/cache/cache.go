@@ -23,9 +23,9 @@ import (
 	"net/netip"
 	"sort"
 
-	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	policymodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	nsmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	policymodel "github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 )
 
 // MetadataNameLabel is the label Kubernetes puts on every namespace, with the

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"testing"
 
-	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	nsmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	pm "github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 )
 
 type expr = pm.Policy_LabelSelector_LabelExpression

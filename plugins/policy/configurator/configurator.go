@@ -35,8 +35,8 @@ import (
 	"slices"
 	"strings"
 
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	pm "github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/cache"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
 )

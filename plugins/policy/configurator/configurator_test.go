@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
+	nsmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	pm "github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/cache"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
 )

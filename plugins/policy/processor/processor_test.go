@@ -8,10 +8,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	nsmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	pm "github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	nsmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/namespace"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	pm "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/configurator"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
 )

@@ -15,7 +15,7 @@ import (
 	"net/netip"
 	"strings"
 
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 )
 
 // Action is what a rule does with matching traffic.

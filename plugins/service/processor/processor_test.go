@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"

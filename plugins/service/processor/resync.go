@@ -3,9 +3,9 @@ package processor
 import (
 	"fmt"
 
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 )
 
 // ResyncEventData is the part of the Kubernetes state that the processor rebuilds its

@@ -10,9 +10,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
-	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 

@@ -8,9 +8,9 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 )
 

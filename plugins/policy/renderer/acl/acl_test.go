@@ -8,9 +8,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/cache"
 )

@@ -45,7 +45,7 @@ import (
 	"slices"
 	"strings"
 
-	podmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/pod"
+	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
 )
 

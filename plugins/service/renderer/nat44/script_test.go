@@ -22,12 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/convert"
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 )

@@ -6,10 +6,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	epmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/endpoints"
-	svcmodel "github.com/contiv-vpp/contiv-vpp/plugins/ksr/model/service"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 )
 

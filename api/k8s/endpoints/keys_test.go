@@ -1,0 +1,55 @@
+package endpoints
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+)
+
+func TestEndpointsKeyFollowsUpstreamLayout(t *testing.T) {
+	if Keyword != "endpoints" || KeyPrefix() != "k8s/endpoints/" {
+		t.Fatalf("Keyword %q, KeyPrefix %q", Keyword, KeyPrefix())
+	}
+	if got, want := Key("web-1", "default"), "k8s/endpoints/web-1/namespace/default"; got != want {
+		t.Errorf("Key = %q, want %q", got, want)
+	}
+}
+
+func TestParseEndpointsFromKey(t *testing.T) {
+	tests := []struct {
+		key      string
+		name, ns string
+		wantErr  bool
+	}{
+		{key: "k8s/endpoints/web-1/namespace/default", name: "web-1", ns: "default"},
+		{key: "k8s/endpoints/kube-dns/namespace/kube-system", name: "kube-dns", ns: "kube-system"},
+		{key: "k8s/endpoints/namespace/namespace/namespace", name: "namespace", ns: "namespace"},
+		{key: "", wantErr: true},
+		{key: "k8s/endpoints/", wantErr: true},
+		{key: "k8s/endpoints/web-1", wantErr: true},
+		{key: "k8s/endpoints/web-1/namespace/", wantErr: true},
+		{key: "k8s/endpoints//namespace/default", wantErr: true},
+		{key: "k8s/endpoints/web-1/ns/default", wantErr: true},
+		{key: "k8s/endpoints/web-1/namespace/default/extra", wantErr: true},
+		{key: "k8s/other/web-1/namespace/default", wantErr: true},
+		{key: "/vnf-agent/contiv-ksr/k8s/endpoints/web-1/namespace/default", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			name, ns, err := ParseEndpointsFromKey(tt.key)
+			if tt.wantErr {
+				if err == nil || !errors.Is(err, ksrkey.ErrInvalidKey) {
+					t.Fatalf("got (%q, %q, %v), want an ErrInvalidKey", name, ns, err)
+				}
+				return
+			}
+			if err != nil || name != tt.name || ns != tt.ns {
+				t.Fatalf("got (%q, %q, %v), want (%q, %q)", name, ns, err, tt.name, tt.ns)
+			}
+			if Key(name, ns) != tt.key {
+				t.Errorf("Key(%q, %q) does not give the key back", name, ns)
+			}
+		})
+	}
+}

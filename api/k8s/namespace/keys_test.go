@@ -1,0 +1,51 @@
+package namespace
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+)
+
+func TestNamespaceKeyFollowsUpstreamLayout(t *testing.T) {
+	if Keyword != "namespace" || KeyPrefix() != "k8s/namespace/" {
+		t.Fatalf("Keyword %q, KeyPrefix %q", Keyword, KeyPrefix())
+	}
+	if got, want := Key("k8s-worker1"), "k8s/namespace/k8s-worker1"; got != want {
+		t.Errorf("Key = %q, want %q", got, want)
+	}
+}
+
+func TestParseNamespaceFromKey(t *testing.T) {
+	tests := []struct {
+		key     string
+		name    string
+		wantErr bool
+	}{
+		{key: "k8s/namespace/k8s-master", name: "k8s-master"},
+		{key: "k8s/namespace/node.example.com", name: "node.example.com"},
+		{key: "", wantErr: true},
+		{key: "k8s/namespace/", wantErr: true},
+		{key: "k8s/namespace/a/b", wantErr: true},
+		{key: "k8s/namespace/k8s-master/", wantErr: true},
+		{key: "k8s/other/k8s-master", wantErr: true},
+		{key: "/vnf-agent/contiv-ksr/k8s/namespace/k8s-master", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			name, err := ParseNamespaceFromKey(tt.key)
+			if tt.wantErr {
+				if err == nil || !errors.Is(err, ksrkey.ErrInvalidKey) {
+					t.Fatalf("got (%q, %v), want an ErrInvalidKey", name, err)
+				}
+				return
+			}
+			if err != nil || name != tt.name {
+				t.Fatalf("got (%q, %v), want %q", name, err, tt.name)
+			}
+			if Key(name) != tt.key {
+				t.Errorf("Key(%q) does not give the key back", name)
+			}
+		})
+	}
+}

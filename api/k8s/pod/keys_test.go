@@ -1,0 +1,62 @@
+package pod
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+)
+
+func TestPodKeyFollowsUpstreamLayout(t *testing.T) {
+	if Keyword != "pod" || KeyPrefix() != "k8s/pod/" {
+		t.Fatalf("Keyword %q, KeyPrefix %q", Keyword, KeyPrefix())
+	}
+	if got, want := Key("web-1", "default"), "k8s/pod/web-1/namespace/default"; got != want {
+		t.Errorf("Key = %q, want %q", got, want)
+	}
+}
+
+func TestParsePodFromKey(t *testing.T) {
+	tests := []struct {
+		key      string
+		name, ns string
+		wantErr  bool
+	}{
+		{key: "k8s/pod/web-1/namespace/default", name: "web-1", ns: "default"},
+		{key: "k8s/pod/kube-dns/namespace/kube-system", name: "kube-dns", ns: "kube-system"},
+		{key: "k8s/pod/namespace/namespace/namespace", name: "namespace", ns: "namespace"},
+		{key: "", wantErr: true},
+		{key: "k8s/pod/", wantErr: true},
+		{key: "k8s/pod/web-1", wantErr: true},
+		{key: "k8s/pod/web-1/namespace/", wantErr: true},
+		{key: "k8s/pod//namespace/default", wantErr: true},
+		{key: "k8s/pod/web-1/ns/default", wantErr: true},
+		{key: "k8s/pod/web-1/namespace/default/extra", wantErr: true},
+		{key: "k8s/other/web-1/namespace/default", wantErr: true},
+		{key: "/vnf-agent/contiv-ksr/k8s/pod/web-1/namespace/default", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			name, ns, err := ParsePodFromKey(tt.key)
+			if tt.wantErr {
+				if err == nil || !errors.Is(err, ksrkey.ErrInvalidKey) {
+					t.Fatalf("got (%q, %q, %v), want an ErrInvalidKey", name, ns, err)
+				}
+				return
+			}
+			if err != nil || name != tt.name || ns != tt.ns {
+				t.Fatalf("got (%q, %q, %v), want (%q, %q)", name, ns, err, tt.name, tt.ns)
+			}
+			if Key(name, ns) != tt.key {
+				t.Errorf("Key(%q, %q) does not give the key back", name, ns)
+			}
+		})
+	}
+}
+
+func TestIDOfPod(t *testing.T) {
+	id := GetID(&Pod{Name: "nginx", Namespace: "default"})
+	if id != (ID{Name: "nginx", Namespace: "default"}) || id.String() != "default/nginx" {
+		t.Errorf("id = %+v (%s)", id, id)
+	}
+}
