@@ -454,22 +454,6 @@ func (l *Lab) RestartAPIServer(ctx context.Context) error {
 	return l.cp.startAPIServer(ctx)
 }
 
-// Process returns a control-plane process by name: etcd-k8s, kube-apiserver,
-// kube-controller-manager, etcd-contiv; nil for another name.
-func (l *Lab) Process(name string) *Process {
-	switch name {
-	case "etcd-k8s":
-		return l.cp.etcd.proc
-	case "kube-apiserver":
-		return l.cp.apiserver
-	case "kube-controller-manager":
-		return l.cp.controllerManager
-	case "etcd-contiv":
-		return l.contivEtcd.proc
-	}
-	return nil
-}
-
 // EnsureNamespace creates a namespace (if needed) and waits for its default
 // ServiceAccount, which Pods need.
 func (l *Lab) EnsureNamespace(ctx context.Context, name string) error {

@@ -334,26 +334,6 @@ func (n *Node) GetJSON(path string, out any) error {
 	return nil
 }
 
-// VPPCommand runs a VPP CLI command through the agent (POST /vpp/command).
-func (n *Node) VPPCommand(command string) (string, error) {
-	body, err := json.Marshal(map[string]string{"vppclicommand": command})
-	if err != nil {
-		return "", err
-	}
-	code, data, err := n.do(http.MethodPost, "/vpp/command", bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	if code != http.StatusOK {
-		return "", fmt.Errorf("POST /vpp/command %q on %s: %d %s", command, n.Name, code, bytes.TrimSpace(data))
-	}
-	var out string
-	if err := json.Unmarshal(data, &out); err != nil {
-		return "", fmt.Errorf("POST /vpp/command %q on %s: %w: %s", command, n.Name, err, data)
-	}
-	return out, nil
-}
-
 // PodNetns returns the network namespace name and IP of a pod running on this node.
 func (n *Node) PodNetns(namespace, name string) (netns string, ip net.IP, ok bool) {
 	return n.kubelet.podSandbox(namespace, name)

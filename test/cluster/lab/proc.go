@@ -81,36 +81,6 @@ func (p *Process) runningLocked() bool {
 	}
 }
 
-// Running reports whether the process runs.
-func (p *Process) Running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd != nil && p.runningLocked()
-}
-
-// Pid returns the process ID of the last start (0 if never started).
-func (p *Process) Pid() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
-// Signal sends sig to the process (no error when it does not run).
-func (p *Process) Signal(sig syscall.Signal) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || !p.runningLocked() {
-		return nil
-	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("%s: signal %v: %w", p.Name, sig, err)
-	}
-	return nil
-}
-
 // Stop sends sig, waits up to timeout for the exit, then kills the process group. It is
 // a no-op on a process that does not run.
 func (p *Process) Stop(sig syscall.Signal, timeout time.Duration) error {
@@ -152,12 +122,6 @@ func (p *Process) exitError() error {
 		return nil
 	}
 	return fmt.Errorf("%s exited: %v; last lines of %s:\n%s", p.Name, p.waitErr, p.LogPath, tailFile(p.LogPath, 15))
-}
-
-// LogContains reports whether the process's log contains s.
-func (p *Process) LogContains(s string) bool {
-	data, err := os.ReadFile(p.LogPath)
-	return err == nil && bytes.Contains(data, []byte(s))
 }
 
 // LogCount returns how many times the process's log contains s.
