@@ -11,35 +11,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/contiv-vpp/contiv-vpp/api/models"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version/buildinfo"
-	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
-	"github.com/contiv-vpp/contiv-vpp/plugins/controller"
-	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
-	"github.com/contiv-vpp/contiv-vpp/plugins/controller/dbwatcher"
-	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
-	"github.com/contiv-vpp/contiv-vpp/plugins/ipnet"
-	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
-	linuxifplugin "github.com/contiv-vpp/contiv-vpp/plugins/linux/ifplugin"
-	linuxl3plugin "github.com/contiv-vpp/contiv-vpp/plugins/linux/l3plugin"
-	"github.com/contiv-vpp/contiv-vpp/plugins/linux/nsplugin"
-	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
-	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
-	"github.com/contiv-vpp/contiv-vpp/plugins/policy"
-	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
-	"github.com/contiv-vpp/contiv-vpp/plugins/service"
-	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
-	vppifplugin "github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin"
-	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l2plugin"
-	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l3plugin"
-	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/natplugin"
 	"github.com/contiv-vpp/contiv-vpp/standalone"
 )
 
@@ -68,6 +47,15 @@ func registerConfigFiles(fs *flag.FlagSet) configFiles {
 		govpp:       infra.NewConfigFile(fs, "govpp"),
 		podmanager:  infra.NewConfigFile(fs, "podmanager"),
 		service:     infra.NewConfigFile(fs, "service"),
+	}
+}
+
+// byName maps each configuration's plugin name to its file (logs excluded: main
+// applies it before any cell exists).
+func (c configFiles) byName() map[string]*infra.ConfigFile {
+	return map[string]*infra.ConfigFile{
+		"contiv": c.contiv, "http": c.http, "controller": c.controller, "kvscheduler": c.kvscheduler,
+		"etcd": c.etcd, "bolt": c.bolt, "govpp": c.govpp, "podmanager": c.podmanager, "service": c.service,
 	}
 }
 
@@ -143,213 +131,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(buildinfo.Collector("agent"))
 
-	// --- the plugins ---------------------------------------------------------------
-	restPlugin := rest.NewPlugin(rest.Deps{
-		Log:     logs.Logger("rest"),
-		Config:  files.http,
-		Health:  healthReg,
-		Metrics: metrics,
-	})
-	logs.RegisterHandlers(restPlugin.Admin())
-
-	var standalonePlugin *standalone.Plugin
-	nodeIDFile := nodesync.DefaultIDFile
-	var etcdConfig, boltConfig, govppConfig, podmanagerConfig infra.ConfigLoader = files.etcd, files.bolt, files.govpp, files.podmanager
+	cells := agentCells(node, logs, healthReg, metrics, files)
 	if *standaloneMode {
 		dir, err := filepath.Abs(*standaloneDir)
 		if err != nil {
 			return fail(log, stderr, fmt.Errorf("-standalone-dir: %w", err))
 		}
-		*standaloneDir = dir
-		standalonePlugin = standalone.NewPlugin(standalone.Deps{
-			Log:         logs.Logger("standalone"),
-			Dir:         *standaloneDir,
-			EtcdAddr:    *standaloneEtcd,
-			ClusterFile: *clusterFile,
-			NoVPP:       !*standaloneVPP,
-			VPPLinux:    *standaloneLinux,
-			NodeName:    node,
-			AgentURL:    restPlugin.ClientURL, // netctl.conf for contiv-netctl
-		})
-		etcdConfig = standalonePlugin.EtcdConfig()
-		if *standaloneVPP {
-			govppConfig = infra.StaticConfig{"binapi-socket-path": standalonePlugin.VPPSocketPath()}
+		opts := standalone.Options{Dir: dir, EtcdAddr: *standaloneEtcd, ClusterFile: *clusterFile,
+			VPP: *standaloneVPP, VPPLinux: *standaloneLinux}
+		cells = slices.Insert(cells, 2, standalone.Cell(opts)) // after rest, as a tie-break: before contivconf
+		if *clusterFile != "" && *demoPods && *standaloneLinux && *standaloneVPP {
+			cells = append(cells, standalone.DemoPodsCell(opts, *demoNetnsPrefix))
 		}
-		boltConfig = infra.StaticConfig{"db-path": filepath.Join(*standaloneDir, "bolt.db")}
-		nodeIDFile = filepath.Join(*standaloneDir, "node-id")
-		podmanagerConfig = infra.StaticConfig{
-			"socketPath": filepath.Join(*standaloneDir, "cni.sock"),
-			"stateFile":  filepath.Join(*standaloneDir, "pods.json"),
-		}
+		cells[0] = basicsCell(node, logs, healthReg, metrics, files, standalone.ProvidedConfigs(opts)...)
 	}
-
-	scheduler := &kvscheduler.Scheduler{Deps: kvscheduler.Deps{
-		Log:        logs.Logger("kvscheduler"),
-		Config:     files.kvscheduler,
-		Registerer: metrics,
-	}}
-	scheduler.RegisterHandlers(restPlugin.Admin())
-
-	ctl := controller.NewController(controller.Deps{
-		Log:        logs.Logger("controller"),
-		Config:     files.controller,
-		Scheduler:  scheduler,
-		HTTP:       restPlugin.Admin(), // event history, resync
-		Registerer: metrics,
-		Health:     healthReg.Reporter("controller"),
-	})
-
-	// VPP and Linux: the descriptors behind the scheduler.
-	govpp := govppmux.NewPlugin(govppmux.Deps{
-		Log:         logs.Logger("govppmux"),
-		Config:      govppConfig,
-		Health:      healthReg.Reporter("vpp"),
-		OnReconnect: resyncOnVPPReconnect(ctl),
-	})
-	govpp.RegisterHandlers(restPlugin.Admin()) // POST /vpp/command
-	vppIf := vppifplugin.NewPlugin(vppifplugin.Deps{Log: logs.Logger("vpp-ifplugin"), Scheduler: scheduler, GoVPP: govpp})
-	vppL2 := l2plugin.NewPlugin(l2plugin.Deps{Log: logs.Logger("vpp-l2plugin"), Scheduler: scheduler, GoVPP: govpp})
-	vppL3 := &l3plugin.Plugin{Deps: l3plugin.Deps{Log: logs.Logger("vpp-l3plugin"), Scheduler: scheduler, GoVPP: govpp}}
-	vppNAT := &natplugin.Plugin{Deps: natplugin.Deps{Log: logs.Logger("vpp-natplugin"), Scheduler: scheduler, GoVPP: govpp}}
-	vppACL := &aclplugin.Plugin{Deps: aclplugin.Deps{Log: logs.Logger("vpp-aclplugin"), Scheduler: scheduler, GoVPP: govpp}}
-	linuxNs := &nsplugin.Plugin{Deps: nsplugin.Deps{Log: logs.Logger("linux-nsplugin")}}
-	linuxIf := &linuxifplugin.Plugin{Deps: linuxifplugin.Deps{Log: logs.Logger("linux-ifplugin"), Scheduler: scheduler, NsPlugin: linuxNs}}
-	linuxL3 := &linuxl3plugin.Plugin{Deps: linuxl3plugin.Deps{Log: logs.Logger("linux-l3plugin"), Scheduler: scheduler, NsPlugin: linuxNs}}
-
-	// Contiv: configuration, cluster state and the event handlers.
-	contivConf := &contivconf.Plugin{Deps: contivconf.Deps{
-		Log:                logs.Logger("contivconf"),
-		Config:             files.contiv,
-		NodeName:           node,
-		DumpDPDKInterfaces: vppIf.DumpDPDKInterfaces,
-	}}
-
-	watcher := dbwatcher.NewDBWatcher(dbwatcher.Deps{
-		Log:                 logs.Logger("dbwatcher"),
-		NodeName:            node,
-		EventLoop:           ctl,
-		EtcdConfig:          etcdConfig,
-		BoltConfig:          boltConfig,
-		ExternalConfigCodec: models.UnmarshalConfig,
-		Registerer:          metrics,
-		StatusReporter:      etcdStatus(healthReg.Reporter("etcd")),
-		Timing:              ctl.DBWatcherTiming, // controller.conf, loaded by the controller's Init
-	})
-	ctl.DBWatcher = watcher
-
-	nodeSync := nodesync.NewNodeSync(nodesync.Deps{
-		Log:       logs.Logger("nodesync"),
-		NodeName:  node,
-		DB:        watcher,
-		EventLoop: ctl,
-		IDFile:    nodeIDFile,
-	})
-
-	podManager := podmanager.NewPlugin(podmanager.Deps{
-		Log:        logs.Logger("podmanager"),
-		Config:     podmanagerConfig,
-		EventLoop:  ctl,
-		NodeName:   node,
-		NodeSync:   nodeSync,
-		Registerer: metrics,
-		Status:     healthReg.Reporter("podmanager"),
-	})
-
-	ipamPlugin := ipam.NewPlugin(ipam.Deps{
-		Log:         logs.Logger("ipam"),
-		NodeName:    node,
-		ContivConf:  contivConf,
-		NodeSync:    ipamNodeSync(nodeSync),
-		HTTP:        restPlugin.Public(), // GET /contiv/v1/ipam/allocations
-		EventLoop:   ctl,
-		LocalPodIPs: localPodIPs(podManager),
-	})
-
-	ipNet := ipnet.NewPlugin(ipnet.Deps{
-		Log:          logs.Logger("ipnet"),
-		NodeName:     node,
-		EventLoop:    ctl,
-		ContivConf:   contivConf,
-		IPAM:         ipamPlugin,
-		NodeSync:     nodeSync,
-		PodManager:   podManager,
-		VPPIfPlugin:  vppIf,
-		HTTPHandlers: restPlugin.Public(), // GET /contiv/v1/ipam
-		ValueStatus:  valueStatus(scheduler),
-	})
-	podManager.CheckPodWiring = ipNet.CheckPodWiring // CNI CHECK verifies the wiring
-
-	services := service.NewPlugin(service.Deps{
-		Log:        logs.Logger("service"),
-		Config:     files.service,
-		ContivConf: contivConf,
-		NodeSync:   nodeSync,
-		PodManager: podManager,
-		IPAM:       ipamPlugin,
-		IPNet:      ipNet,
-		GoVPP:      govpp,
-		Registerer: metrics,
-	})
-
-	policies := policy.NewPlugin(policy.Deps{
-		Log:        logs.Logger("policy"),
-		ContivConf: contivConf,
-		IPAM:       ipamPlugin,
-		IPNet:      ipNet,
-		PodManager: podManager,
-	})
-
-	// The controller's event handlers, in dependency order (Forward events see them in
-	// this order, Reverse events backwards).
-	ctl.EventHandlers = []api.EventHandler{
-		contivConf,
-		nodeSync,
-		podManager,
-		ipamPlugin,
-		ipNet,
-		services, // after ipnet: pod interfaces exist before they become frontends
-		policies, // after service (upstream's order); polices pods in their AddPod
+	asm, err := infra.Assemble(cells...)
+	if err != nil {
+		return fail(log, stderr, fmt.Errorf("composing the agent: %w", err))
 	}
-
-	plugins := []infra.Plugin{restPlugin}
-	if standalonePlugin != nil {
-		plugins = append(plugins, standalonePlugin)
-	}
-	plugins = append(plugins,
-		contivConf, // before VPP and Linux: a bad contiv.conf stops the agent before it configures anything
-		scheduler,
-		govpp,
-		vppIf,
-		vppL2,
-		vppL3,
-		vppNAT,
-		vppACL,
-		linuxNs,
-		linuxIf,
-		linuxL3,
-		nodeSync,
-		podManager,
-		ipamPlugin,
-		ipNet,
-		services,
-		policies,
-		ctl, // the event loop; its queue exists after Init, it runs after AfterInit
-	)
-	if standalonePlugin != nil && *clusterFile != "" && *demoPods && *standaloneLinux && *standaloneVPP {
-		// After the event loop: the pods are added once it runs and deleted before it stops.
-		plugins = append(plugins, standalone.NewDemoPods(standalone.DemoPodsDeps{
-			Log: logs.Logger("standalone"), ClusterFile: *clusterFile, NodeName: node,
-			CNISocket: filepath.Join(*standaloneDir, "cni.sock"), NetnsPrefix: *demoNetnsPrefix,
-		}))
-	}
-	plugins = append(plugins, watcher) // last: it feeds the loop, and is closed first
 
 	agentStatus := healthReg.Reporter("agent")
 	agent := infra.NewAgent(
 		infra.WithLogger(log),
 		infra.WithStartupTimeout(startupTimeout),
 		infra.WithObserver(func(e infra.LifecycleEvent) { reportLifecycle(agentStatus, e) }),
-		infra.WithPlugins(plugins...),
+		infra.WithPlugins(asm.Plugins...),
 	)
 	if err := agent.Run(ctx); err != nil {
 		return fail(log, stderr, err)

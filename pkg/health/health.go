@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -176,3 +178,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(componentStateDesc, prometheus.GaugeValue, float64(comp.State), name)
 	}
 }
+
+// RegistryKey is the key under which an agent's cells find its health registry.
+var RegistryKey = infra.NewKey[*Registry]("health")
+
+// MetricsKey is the key under which an agent's cells find its Prometheus registry.
+var MetricsKey = infra.NewKey[*prometheus.Registry]("metrics")

@@ -81,10 +81,10 @@ type contribution struct {
 }
 
 type assembly struct {
-	values    map[string]any
-	groups    map[string][]contribution
+	values map[string]any
+	groups map[string][]contribution
 	// startPos is each cell's position in the start order, by name.
-	startPos map[string]int
+	startPos  map[string]int
 	providers map[string]string // key or group -> cell that provides it ("" for groups)
 	errs      []error
 }
@@ -413,3 +413,19 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// The keys of what every agent's composition root provides to its cells.
+var (
+	// LogsKey is the agent's log registry: each cell takes its named logger from it.
+	LogsKey = NewKey[*LogRegistry]("logs")
+	// NodeNameKey is this node's name.
+	NodeNameKey = NewKey[string]("node-name")
+	// AdminHTTPKey registers handlers on the admin (loopback or authenticated) REST API.
+	AdminHTTPKey = NewKey[HandlerRegistrar]("http/admin")
+	// PublicHTTPKey registers handlers on the public (read-only) REST API.
+	PublicHTTPKey = NewKey[HandlerRegistrar]("http/public")
+)
+
+// ConfigKey is the key of the configuration file (or static configuration) of the
+// plugin called name (-<name>-config).
+func ConfigKey(name string) Key[ConfigLoader] { return NewKey[ConfigLoader]("config/" + name) }

@@ -1,0 +1,33 @@
+package policy
+
+import (
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipnet"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+)
+
+// Cell declares the policy plugin, an event handler. Its handler runs after the service
+// plugin's (upstream's order), and after ipnet's: it polices pods in their AddPod.
+func Cell() infra.Cell {
+	return infra.Cell{
+		Name: "policy",
+		Needs: []string{infra.LogsKey.String(), contivconf.Key.String(), ipam.Key.String(), ipnet.Key.String(),
+			podmanager.Key.String()},
+		After:       []string{"service"},
+		Contributes: []string{api.EventHandlers.String()},
+		Build: func(s *infra.Scope) (infra.Plugin, error) {
+			p := NewPlugin(Deps{
+				Log:        infra.Get(s, infra.LogsKey).Logger("policy"),
+				ContivConf: infra.Get(s, contivconf.Key),
+				IPAM:       infra.Get(s, ipam.Key),
+				IPNet:      infra.Get(s, ipnet.Key),
+				PodManager: infra.Get(s, podmanager.Key),
+			})
+			infra.Contribute(s, api.EventHandlers, api.EventHandler(p))
+			return p, nil
+		},
+	}
+}

@@ -1,0 +1,19 @@
+package l3plugin
+
+import (
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+)
+
+// Cell declares the VPP L3 plugin: its descriptors, registered with the scheduler.
+func Cell() infra.Cell {
+	return infra.Cell{
+		Name:  "vpp-l3plugin",
+		Needs: []string{infra.LogsKey.String(), kvapi.SchedulerKey.String(), govppmux.Key.String()},
+		Build: func(s *infra.Scope) (infra.Plugin, error) {
+			p := &Plugin{Deps: Deps{Log: infra.Get(s, infra.LogsKey).Logger("vpp-l3plugin"), Scheduler: infra.Get(s, kvapi.SchedulerKey), GoVPP: infra.Get(s, govppmux.Key)}}
+			return p, nil
+		},
+	}
+}
