@@ -49,6 +49,12 @@ debootstrap --variant=minbase bookworm "$root" "$mirror" >"$root.debootstrap.log
 echo "ci-in-chroot: bare root made in $((SECONDS - start)) s"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 [ -f /etc/apt/sources.list.d/debian.sources ] && cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
+# The machine's own certificate authorities (a workplace's egress CA, for one): part of
+# the machine, not of the project; ca-certificates, installed by .ci/run, adds them.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 
 bind() { # bind SRC DST [ro]
   mkdir -p "$2"
