@@ -97,3 +97,28 @@ func TestAStoppedDemoFailsAtOnceNamingTheCauseAndTheFix(t *testing.T) {
 		}
 	}
 }
+
+func TestWithTwoDemoNodesTheConfigOfTheOneStartedLastIsTaken(t *testing.T) {
+	root := demoTree(t, "agents: {}\n")
+	worker := filepath.Join(root, ".run", "standalone-k8s-worker1", "netctl.conf")
+	if err := os.MkdirAll(filepath.Dir(worker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(worker, []byte("agents: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	master := filepath.Join(root, DefaultConfigPath)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(master, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := findDefaultConfig(root, ""); got != worker {
+		t.Errorf("found %q, want the newer %q", got, worker)
+	}
+	if err := os.Chtimes(worker, old.Add(-time.Hour), old.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := findDefaultConfig(root, ""); got != master {
+		t.Errorf("found %q, want the newer %q", got, master)
+	}
+}
