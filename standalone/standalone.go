@@ -203,7 +203,9 @@ func writeToolFile(path, header string, data []byte) error {
 // noLinuxSideWarning is logged when the simulator runs without the Linux side of TAPs.
 const noLinuxSideWarning = "the VPP simulator does not create the Linux side of TAP interfaces " +
 	"(-standalone-linux=false, the default when not root): the host interconnect (tap-vpp1) " +
-	"cannot be configured and the agent will report ERROR; run as root for a healthy demo"
+	"cannot be configured: the agent runs DEGRADED (the controller retries it with a growing delay; " +
+	"docs/TROUBLESHOOTING.md, \"The host interconnect cannot be configured\") and its REST API answers; " +
+	"run as root for a healthy demo"
 
 // startClusterLoader loads the cluster file once, then keeps watching it.
 func (p *Plugin) startClusterLoader() error {

@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	demoPods := fs.Bool("standalone-demo-pods", false, "standalone: create the cluster file's pods of this node as network namespaces wired through CNI, answering on their ports (root and -standalone-linux; ignored otherwise)")
 	demoNetnsPrefix := fs.String("standalone-demo-netns-prefix", standalone.DefaultDemoNetnsPrefix, "standalone: prefix of the demo pods' network namespace names (<prefix><namespace>-<name>)")
 	files := registerConfigFiles(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -158,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		infra.WithPlugins(asm.Plugins...),
 	)
 	if err := agent.Run(ctx); err != nil {
-		return fail(log, stderr, err)
+		return failLogged(stderr, err)
 	}
 	return 0
 }

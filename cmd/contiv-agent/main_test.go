@@ -86,6 +86,10 @@ func TestBadConfigurationExitsNonZeroNamingTheKey(t *testing.T) {
 			if !strings.Contains(errOut.String(), tc.want) {
 				t.Errorf("stderr lacks %q:\n%s", tc.want, errOut.String())
 			}
+			// In the log and as the last line (once only without a logger): not three times.
+			if n := strings.Count(errOut.String(), tc.want); n > 2 {
+				t.Errorf("stderr has %q %d times, want it at most twice (the log line and the last line):\n%s", tc.want, n, errOut.String())
+			}
 		})
 	}
 }

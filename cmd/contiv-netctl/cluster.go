@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -55,6 +54,9 @@ type cluster struct {
 	http *http.Client
 	// isLocal says whether an IP is an address of this machine.
 	isLocal func(net.IP) bool
+	// demoConfig is the netctl.conf of `make run` in use when none was named (--config,
+	// $CONTIV_NETCTL_CONFIG); searched says where it was looked for when none was found.
+	demoConfig, searched string
 }
 
 // localAddress says whether ip is assigned to an interface of this machine.
@@ -88,7 +90,7 @@ func newCluster(cfg Config) (*cluster, error) {
 func (c *cluster) nodes(ctx context.Context) ([]node, error) {
 	if c.cfg.EtcdConfig == "" {
 		if len(c.cfg.Agents) == 0 {
-			return nil, errors.New("no etcd.conf to find the nodes in: give --etcd-config or --config (netctl.conf), or run `make run` first")
+			return nil, c.noEtcdConfigError()
 		}
 		var out []node
 		for name, u := range c.cfg.Agents {
@@ -158,6 +160,20 @@ func (c *cluster) nodes(ctx context.Context) ([]node, error) {
 		return out[i].Name < out[j].Name
 	})
 	return out, nil
+}
+
+// noEtcdConfigError says why netctl has no etcd.conf and what to do.
+func (c *cluster) noEtcdConfigError() error {
+	const fix = "give --etcd-config (the agents' etcd.conf) or --config (a netctl.conf)"
+	switch {
+	case c.searched != "":
+		return fmt.Errorf("no etcd.conf to find the nodes in: no netctl.conf of `make run` found (looked for %s); "+
+			"start the demo with `make run` in the repository, or %s", c.searched, fix)
+	case c.demoConfig != "":
+		return fmt.Errorf("no etcd.conf to find the nodes in: %s names none; %s", c.demoConfig, fix)
+	default:
+		return fmt.Errorf("no etcd.conf to find the nodes in: %s", fix)
+	}
 }
 
 // agentURL is where the node's agent answers: the agents section, else the node's
@@ -242,6 +258,9 @@ func (c *cluster) etcdGet(ctx context.Context, prefix string) (map[string][]byte
 	if err != nil {
 		return nil, fmt.Errorf("etcd-config %s: %w", c.cfg.EtcdConfig, err)
 	}
+	if err := c.probeEtcd(ctx, ec.Endpoints); err != nil {
+		return nil, err
+	}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints: ec.Endpoints, DialTimeout: c.cfg.timeout(), TLS: tlsConf, Logger: zap.NewNop(),
 	})
@@ -260,6 +279,33 @@ func (c *cluster) etcdGet(ctx context.Context, prefix string) (map[string][]byte
 		out[string(kv.Key)] = kv.Value
 	}
 	return out, nil
+}
+
+// probeEtcd fails at once, naming the cause and the fix, when no endpoint accepts a
+// TCP connection (the etcd client would retry until the timeout and then report only
+// a deadline): typically the netctl.conf of a `make run` that has stopped.
+func (c *cluster) probeEtcd(ctx context.Context, endpoints []string) error {
+	var errs []string
+	for _, ep := range endpoints {
+		host := ep
+		if u, err := url.Parse(ep); err == nil && u.Host != "" {
+			host = u.Host
+		}
+		dialCtx, cancel := context.WithTimeout(ctx, c.cfg.timeout())
+		conn, err := (&net.Dialer{}).DialContext(dialCtx, "tcp", host)
+		cancel()
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		errs = append(errs, err.Error())
+	}
+	msg := fmt.Sprintf("etcd %v (etcd-config %s) does not accept connections: %s", endpoints, c.cfg.EtcdConfig, strings.Join(errs, "; "))
+	if c.demoConfig != "" {
+		return fmt.Errorf("%s: the agent of `make run` that wrote %s is not running; start it with `make run` "+
+			"(it serves etcd and the REST API), or name another cluster with --config or --etcd-config", msg, c.demoConfig)
+	}
+	return fmt.Errorf("%s: is etcd running and are the endpoints of %s right?", msg, c.cfg.EtcdConfig)
 }
 
 // agentError is an agent's answer other than 2xx.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,7 @@ type options struct {
 	basicAuth  string
 	output     string
 	timeout    time.Duration
+	searched   string // where the default netctl.conf was looked for, when not found
 	stdout     io.Writer
 	stderr     io.Writer
 }
@@ -81,12 +83,15 @@ func (o *options) cluster(cmd *cobra.Command) (*cluster, error) {
 		if env := os.Getenv(ConfigEnv); env != "" {
 			path, explicit = env, true
 		} else {
-			path = DefaultConfigPath
+			path = o.findDefaultConfig()
 		}
 	}
-	cfg, err := loadConfig(path, explicit)
-	if err != nil {
-		return nil, err
+	var cfg Config
+	if path != "" {
+		var err error
+		if cfg, err = loadConfig(path, explicit); err != nil {
+			return nil, err
+		}
 	}
 	flags := cmd.Flags()
 	if flags.Changed("etcd-config") {
@@ -128,7 +133,37 @@ func (o *options) cluster(cmd *cobra.Command) (*cluster, error) {
 	if flags.Changed("timeout") {
 		cfg.Timeout = infra.Duration(o.timeout)
 	}
-	return newCluster(cfg)
+	c, err := newCluster(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if !explicit {
+		c.demoConfig, c.searched = path, o.searched
+	}
+	return c, nil
+}
+
+// findDefaultConfig returns the netctl.conf of `make run` found from the working
+// directory or the binary's (findDefaultConfig), "" if none; o.searched then says
+// where it was looked for.
+func (o *options) findDefaultConfig() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "."
+	}
+	exeDir := ""
+	if exe, err := os.Executable(); err == nil {
+		exeDir = filepath.Dir(exe)
+	}
+	found, tried := findDefaultConfig(wd, exeDir)
+	if found == "" {
+		dirs := make([]string, len(tried))
+		for i, p := range tried {
+			dirs[i] = strings.TrimSuffix(p, string(filepath.Separator)+DefaultConfigPath)
+		}
+		o.searched = fmt.Sprintf("%s in %s", DefaultConfigPath, strings.Join(dirs, ", "))
+	}
+	return found
 }
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -139,7 +174,8 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Long: `contiv-netctl finds the nodes in the cluster's etcd and asks their agents over REST.
 
 Configuration: --config (or $` + ConfigEnv + `), default ` + DefaultConfigPath + `
-(written by ` + "`make run`" + `); flags override its keys. Admin commands (vpp, vppdump,
+(written by ` + "`make run`" + `), looked for in the working directory and its parents,
+then in the repository of the contiv-netctl binary; flags override its keys. Admin commands (vpp, vppdump,
 pods, services, history, resync, the VPP version of nodes) need the agent's admin API:
 loopback on the node, or a client certificate when the agents use mutual TLS.`,
 		Version:       version.String("contiv-netctl"),

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +17,9 @@ import (
 
 // DefaultConfigPath is where netctl looks for its configuration when neither
 // --config nor CONTIV_NETCTL_CONFIG names one: what `make run` (contiv-agent
-// -standalone -standalone-dir=.run/standalone) writes, relative to the repository.
+// -standalone -standalone-dir=.run/standalone) writes, relative to the repository. It
+// is looked for in the working directory and its parents, then beside the directory of
+// the netctl binary (bin/contiv-netctl of the repository): see findDefaultConfig.
 const DefaultConfigPath = ".run/standalone/netctl.conf"
 
 // ConfigEnv names the configuration file, like --config.
@@ -53,6 +56,61 @@ type Config struct {
 	BasicAuth string `json:"basic-auth"`
 	// Timeout bounds each request to etcd or an agent; 0 means 10s.
 	Timeout infra.Duration `json:"timeout"`
+}
+
+// findDefaultConfig looks for DefaultConfigPath under dir and each of its parents, then
+// under the parent of exeDir (the repository of bin/contiv-netctl); exeDir "" skips that.
+// It returns the first file found ("" if none) and every path it tried, in order. In a
+// directory that has the netctl.conf of other demo nodes too (.run/standalone-<node>/,
+// MICROSERVICE_LABEL=<node> make run), the newest is taken: the one of the agent
+// started last.
+func findDefaultConfig(dir, exeDir string) (found string, tried []string) {
+	exists := func(p string) bool {
+		if newest := newestDemoConfig(filepath.Dir(filepath.Dir(p))); newest != "" {
+			p = newest
+		}
+		st, err := os.Stat(p)
+		if err == nil && !st.IsDir() {
+			found = p
+			return true
+		}
+		return false
+	}
+	for d := dir; ; {
+		p := filepath.Join(d, DefaultConfigPath)
+		tried = append(tried, p)
+		if exists(p) {
+			return found, tried
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if exeDir != "" {
+		p := filepath.Join(filepath.Dir(exeDir), DefaultConfigPath)
+		if !slices.Contains(tried, p) {
+			tried = append(tried, p)
+			if exists(p) {
+				return found, tried
+			}
+		}
+	}
+	return "", tried
+}
+
+// newestDemoConfig returns the most recently written netctl.conf of the demo's data
+// directories under runDir (standalone, standalone-<node>), "" if there is none.
+func newestDemoConfig(runDir string) string {
+	matches, _ := filepath.Glob(filepath.Join(runDir, filepath.Base(filepath.Dir(DefaultConfigPath))+"*", filepath.Base(DefaultConfigPath)))
+	newest, newestTime := "", time.Time{}
+	for _, m := range matches {
+		if st, err := os.Stat(m); err == nil && !st.IsDir() && st.ModTime().After(newestTime) {
+			newest, newestTime = m, st.ModTime()
+		}
+	}
+	return newest
 }
 
 // loadConfig reads the file named by path (explicit: it must exist), or the default

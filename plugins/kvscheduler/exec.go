@@ -37,6 +37,9 @@ type txnExec struct {
 	errs      []api.KeyWithError
 	retryKeys []retryKey
 	failures  int
+	// repeatedFailures counts the failures logged at debug only (failureLog): a
+	// transaction whose every error is one of them logs its summary at debug too.
+	repeatedFailures int
 
 	// stageBuf holds what stage returns for a small transaction (the usual one: one
 	// value), so that staging it allocates nothing.
@@ -623,8 +626,17 @@ func (t *txnExec) fail(n *node, op api.TxnOperation, err error, prevState api.Va
 		t.retryKeys = append(t.retryKeys, retryKey{key: n.key, failGen: n.failGen, opt: nodeOpt})
 	}
 	t.s.metrics.failedOp(name)
-	t.s.log.WithFields(map[string]any{"key": n.key, "op": op.String(), "seq": t.seq}).
-		WithError(err).Warn("operation failed")
+	entry := t.s.log.WithFields(map[string]any{"key": n.key, "op": op.String(), "seq": t.seq}).WithError(err)
+	warn, repeated := t.s.failLog.warn(n.key, err.Error(), t.s.clock.Now())
+	switch {
+	case !warn:
+		t.repeatedFailures++
+		entry.Debug("operation failed again (as logged before)")
+	case repeated > 0:
+		entry.WithField("repeated", repeated).Warn("operation failed")
+	default:
+		entry.Warn("operation failed")
+	}
 }
 
 // nodeRetryPolicy returns the policy a failure of n is retried with when the

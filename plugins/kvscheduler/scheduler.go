@@ -111,6 +111,9 @@ type Scheduler struct {
 	timersMu sync.Mutex
 	timers   map[clock.Timer]struct{}
 
+	// failLog rate-limits the warnings of values that keep failing the same way.
+	failLog failureLog
+
 	initialized atomic.Bool
 	closed      atomic.Bool
 	closeOnce   sync.Once

@@ -318,7 +318,8 @@ func (s *Scheduler) finish(t *txnExec, rec *api.RecordedTxn, txnErr error) (uint
 	s.hist.add(rec)
 	s.scheduleRetries(t, rec.SeqNum)
 	if s.config.PrintTxnSummary && (len(rec.Executed) > 0 || err != nil) {
-		s.unlogged = append(s.unlogged, unloggedTxn{rec: rec, failed: err != nil})
+		repeated := txnErr == nil && len(t.errs) > 0 && len(t.errs) == t.repeatedFailures
+		s.unlogged = append(s.unlogged, unloggedTxn{rec: rec, failed: err != nil, repeated: repeated})
 	}
 	return rec.SeqNum, err
 }
@@ -378,6 +379,9 @@ func (s *Scheduler) scheduleRetries(t *txnExec, seq uint64) {
 type unloggedTxn struct {
 	rec    *api.RecordedTxn
 	failed bool
+	// repeated: every failure repeats one logged as a warning less than
+	// RepeatedFailureLogInterval ago; the summary is logged at debug level.
+	repeated bool
 }
 
 // logSummaries logs the summaries of the transactions finished since the last call. The
@@ -390,6 +394,10 @@ func (s *Scheduler) logSummaries() {
 	s.mu.Unlock()
 	for _, u := range pending {
 		switch {
+		case u.failed && u.repeated:
+			if infra.LevelEnabled(s.log, logrus.DebugLevel) {
+				s.log.Debug(u.rec.Summary(summaryLimit))
+			}
 		case u.failed:
 			s.log.Warn(u.rec.Summary(summaryLimit))
 		case infra.LevelEnabled(s.log, logrus.InfoLevel):
