@@ -89,89 +89,80 @@ func planChange(from, to *nat.DNat44, validated []mapping, resolve resolver) ([]
 // sharing their parsed locals (every mapping of a NodePort service's port), and the
 // request messages allocated together (see requestBuilder).
 func planMappings(tag string, oldM, newM []mapping, resolve resolver) ([]step, error) {
-	df := diffMappings(oldM, newM)
-	return df.steps(tag, resolve)
-}
-
-// mappingsDiff is how two lists of mappings differ, before any request is built.
-type mappingsDiff struct {
-	dels   []*mapping     // old mappings to delete: gone, or changed other than in their locals
-	newM   []mapping      // the new mappings
-	kept   []bool         // kept[j]: newM[j] needs no add (unchanged, or changed in its locals only)
-	locals []localsChange // LB mappings changed in their locals only, in the order of the old list
-	kinds  [kindIdentity + 1]int
-	nAdds  int // mappings of newM to add
-	nLocal int // local adds and removals
-}
-
-// localsChange is an LB mapping that changes in its locals only.
-type localsChange struct {
-	old, new *mapping
-	diff     localsDiff
-}
-
-// diffMappings pairs oldM and newM by ident and sorts the pairs: unchanged, changed in
-// the locals only (an LB mapping whose locals can be added and removed one by one), or
-// changed otherwise (deleted and added again).
-func diffMappings(oldM, newM []mapping) mappingsDiff {
-	df := mappingsDiff{newM: newM, kept: make([]bool, len(newM))}
+	kept := make([]bool, len(newM)) // kept[j]: newM[j] needs no add
+	var dels []*mapping             // old mappings to delete (added again if changed)
+	var locals []localsChange
 	newOf := pairMappings(oldM, newM) // newOf[i]: the index in newM of oldM[i]'s ident, -1 if none
 	var diffs localsDiffs
 	for i := range oldM {
 		o := &oldM[i]
 		if j := newOf[i]; j >= 0 {
-			n := &newM[j]
-			if n.equal(o) {
-				df.kept[j] = true
+			switch n := &newM[j]; {
+			case n.equal(o):
+				kept[j] = true
 				continue
-			}
-			if n.sameButLocals(o) {
+			case n.sameButLocals(o):
 				if ld := diffs.of(o.locals, n.locals); ld.diffable {
-					df.kept[j] = true
-					df.locals = append(df.locals, localsChange{old: o, new: n, diff: ld})
-					df.nLocal += len(ld.added) + len(ld.removed)
+					kept[j] = true
+					locals = append(locals, localsChange{old: o, new: n, diff: ld})
 					continue
 				}
 			}
 		}
-		df.dels = append(df.dels, o) // (added again below if changed)
-		df.kinds[o.kind]++
+		dels = append(dels, o)
 	}
-	for j := range newM {
-		if !df.kept[j] {
-			df.kinds[newM[j].kind]++
-			df.nAdds++
-		}
-	}
-	return df
+	return planSteps(tag, resolve, newM, kept, dels, locals)
 }
 
-// steps builds the requests of the difference, in the order VPP must get them: the
-// deletes, the adds, then for each LB mapping whose locals change its new locals
-// before the removal of its old ones (VPP wants at least two at any time).
-func (df *mappingsDiff) steps(tag string, resolve resolver) ([]step, error) {
-	steps := make([]step, 0, len(df.dels)+df.nAdds+df.nLocal)
+// localsChange is an LB mapping that changes in its locals only (they can be added and
+// removed one by one).
+type localsChange struct {
+	old, new *mapping
+	diff     localsDiff
+}
+
+// planSteps builds the requests of a difference in the order VPP must get them: the
+// deletes (dels), the adds (the mappings of newM not kept), then for each LB mapping
+// whose locals change its new locals before the removal of its old ones (VPP wants at
+// least two at any time). (The difference is passed as slices, not in a struct, so
+// that small ones stay on the caller's stack.)
+func planSteps(tag string, resolve resolver, newM []mapping, kept []bool, dels []*mapping, locals []localsChange) ([]step, error) {
+	var kinds [kindIdentity + 1]int // the mappings deleted and added, by kind
+	for _, o := range dels {
+		kinds[o.kind]++
+	}
+	nAdds, nLocal := 0, 0
+	for j := range newM {
+		if !kept[j] {
+			kinds[newM[j].kind]++
+			nAdds++
+		}
+	}
+	for _, c := range locals {
+		nLocal += len(c.diff.added) + len(c.diff.removed)
+	}
+	steps := make([]step, 0, len(dels)+nAdds+nLocal)
 	b := requestBuilder{tag: tag, resolve: resolve}
-	b.reserve(df.kinds[kindStatic], df.kinds[kindLB])
-	for _, o := range df.dels {
+	b.reserve(kinds[kindStatic], kinds[kindLB])
+	for _, o := range dels {
 		r, err := b.request(o, false)
 		if err != nil {
 			return nil, err
 		}
 		steps = append(steps, step{do: r, missingOK: true})
 	}
-	for j := range df.newM {
-		if df.kept[j] {
+	for j := range newM {
+		if kept[j] {
 			continue
 		}
-		r, err := b.request(&df.newM[j], true)
+		r, err := b.request(&newM[j], true)
 		if err != nil {
 			return nil, err
 		}
 		steps = append(steps, step{do: r})
 	}
-	b.reserveLocals(df.nLocal)
-	for _, c := range df.locals {
+	b.reserveLocals(nLocal)
+	for _, c := range locals {
 		for _, l := range c.diff.added {
 			steps = append(steps, step{do: b.localRequest(c.new, true, l)})
 		}
