@@ -19,6 +19,31 @@
 //	       ──> VrfTable of every non-zero local / identity VRF
 //	       ──> interfaces named by external_interface / interface
 //
+// The DNat44 path, by file (what to read to change it):
+//
+//	dnat.go      the descriptor: its callbacks wired to what follows; DNat44Dependencies
+//	validate.go  Validate (validChange: a change is checked by the entries that changed)
+//	same.go      the model compared field by field (sameDNat44, dropCommon) and the
+//	             equivalence the ValueComparator uses (EquivalentDNat44)
+//	mapping.go   the parsed form of an entry (mapping, local) and its parsing and checks
+//	plan.go      the planner: planChange(old value, new value, what Validate parsed of the
+//	             new one, interface resolver) returns the ordered requests (steps); it does
+//	             no I/O and is table-tested without VPP (plan_test.go); planUndo plans the
+//	             undo of a failed call
+//	requests.go  the binapi messages of a mapping (requestBuilder: one block per kind)
+//	exec.go      the executor: Create/Update/Delete and their asynchronous forms send the
+//	             planned steps (sendBatch, or the pipeline across values), undo the ones
+//	             that succeeded when some fail, and remember failed undos (leftovers)
+//	retrieve.go  Retrieve: the dumps grouped by tag and rebuilt into DNat44 values
+//	parsed.go, pipeline.go, vpp.go: the cache of what Validate parsed, the pipeline,
+//	             sendBatch
+//
+// A field added to the DNat44 model makes fields_test.go fail until same.go compares it
+// (or notComparedFields says why not) and plannerFieldChanges lists a change of it that
+// the planner turns into requests (parse it in mapping.go, compare it in mapping.equal,
+// send it in requests.go). Why the scheduler does not diff one derived value per
+// mapping instead: docs/ARCHITECTURE.md, "The DNat44 path".
+//
 // VPP messages used: nat44_ed_plugin_enable_disable,
 // nat44_forwarding_enable_disable, nat44_show_running_config,
 // ip_reassembly_set, nat44_add_del_address_range, nat44_address_dump,
