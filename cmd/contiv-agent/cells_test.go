@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"io"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -12,23 +13,22 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller"
-	"github.com/contiv-vpp/contiv-vpp/standalone"
 )
 
-// testCells returns the agent's cells as main composes them, standalone or not.
+// testCells returns the agent's cells as run composes them, standalone (with the
+// demo pods) or not.
 func testCells(t *testing.T, standaloneMode bool) []infra.Cell {
 	t.Helper()
 	logs, err := infra.NewLogRegistry(io.Discard, infra.LogFormatText)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := registerConfigFiles(flag.NewFlagSet("test", flag.ContinueOnError))
-	cells := agentCells("node-1", logs, health.NewRegistry(), prometheus.NewRegistry(), files)
-	if standaloneMode {
-		opts := standalone.Options{Dir: t.TempDir(), EtcdAddr: "127.0.0.1:0", ClusterFile: "c.yaml", VPP: true}
-		cells = slices.Insert(cells, 2, standalone.Cell(opts))
-		cells = append(cells, standalone.DemoPodsCell(opts, "demo-"))
-		cells[0] = basicsCell("node-1", logs, health.NewRegistry(), prometheus.NewRegistry(), files, standalone.ProvidedConfigs(opts)...)
+	o := defineFlags(flag.NewFlagSet("test", flag.ContinueOnError))
+	o.standalone, o.standaloneDir, o.standaloneVPP, o.standaloneLinux = standaloneMode, t.TempDir(), true, true
+	o.clusterFile, o.demoPods = "cluster.yaml", true
+	cells, err := composeCells(o, "node-1", logs, health.NewRegistry(), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return cells
 }
@@ -43,10 +43,8 @@ func TestDerivedOrdersAreTheAgentsRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var started []string
 	var ctl *controller.Controller
 	for _, p := range asm.Plugins {
-		started = append(started, p.String())
 		if c, ok := p.(*controller.Controller); ok {
 			ctl = c
 		}
@@ -54,9 +52,6 @@ func TestDerivedOrdersAreTheAgentsRules(t *testing.T) {
 	want := "rest standalone contivconf kvscheduler govppmux vpp-ifplugin vpp-l2plugin vpp-l3plugin vpp-natplugin " +
 		"vpp-aclplugin linux-nsplugin linux-ifplugin linux-l3plugin nodesync podmanager ipam ipnet service policy " +
 		"controller standalone-demo-pods dbwatcher"
-	if got := strings.Join(asm.StartOrder, " "); !strings.Contains(got, "standalone contivconf") {
-		t.Fatalf("start order of the cells: %s", got)
-	}
 	if got := strings.Join(pluginNames(asm), " "); got != want {
 		t.Fatalf("plugins start in the order\n%s\nwant\n%s", got, want)
 	}
@@ -115,5 +110,63 @@ func TestWrongDeclarationsStopTheStart(t *testing.T) {
 	}
 	if _, err := infra.Assemble(testCells(t, false)...); err != nil {
 		t.Fatalf("the agent's own cells: %v", err)
+	}
+}
+
+// TestOrdersHoldWhateverTheListing: the rules come from the declarations, not from the
+// listing in agentCells: listed backwards or shuffled, the cells still start in an order
+// that keeps every rule, and the event handlers keep their order.
+func TestOrdersHoldWhateverTheListing(t *testing.T) {
+	for seed := int64(0); seed < 30; seed++ {
+		cells := testCells(t, true)
+		if seed == 0 {
+			slices.Reverse(cells)
+		} else {
+			r := rand.New(rand.NewSource(seed))
+			r.Shuffle(len(cells), func(i, j int) { cells[i], cells[j] = cells[j], cells[i] })
+		}
+		checkAgentRules(t, cells)
+	}
+}
+
+func checkAgentRules(t *testing.T, cells []infra.Cell) {
+	t.Helper()
+	asm, err := infra.Assemble(cells...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := map[string]int{}
+	for i, name := range pluginNames(asm) {
+		pos[name] = i
+	}
+	before := func(a, b string) {
+		t.Helper()
+		if pos[a] >= pos[b] {
+			t.Errorf("%s starts at %d, not before %s (%d): %v", a, pos[a], b, pos[b], pluginNames(asm))
+		}
+	}
+	before("contivconf", "kvscheduler") // a bad contiv.conf stops the agent before it configures anything
+	before("standalone", "govppmux")    // the simulator's socket
+	before("standalone", "dbwatcher")   // the embedded etcd
+	for _, h := range []string{"contivconf", "nodesync", "podmanager", "ipam", "ipnet", "service", "policy", "govppmux", "vpp-natplugin"} {
+		before(h, "controller") // it runs them: it starts last and stops first
+	}
+	before("controller", "standalone-demo-pods")
+	before("standalone-demo-pods", "dbwatcher")
+	if last := pluginNames(asm)[len(asm.Plugins)-1]; last != "dbwatcher" {
+		t.Errorf("the DB watcher starts at the end (it feeds the loop), not %s", last)
+	}
+	var ctl *controller.Controller
+	for _, p := range asm.Plugins {
+		if c, ok := p.(*controller.Controller); ok {
+			ctl = c
+		}
+	}
+	var handlers []string
+	for _, h := range ctl.EventHandlers {
+		handlers = append(handlers, h.String())
+	}
+	if got := strings.Join(handlers, " "); got != "contivconf nodesync podmanager ipam ipnet service policy" {
+		t.Fatalf("event handlers in the order %s", got)
 	}
 }

@@ -1,6 +1,7 @@
 // Command contiv-agent is the Contiv-VPP control plane that runs on every node beside
-// VPP, in the contiv-vswitch DaemonSet. This file is only flags and wiring: the plugins,
-// in start-up order, are the readable list of what the agent is made of.
+// VPP, in the contiv-vswitch DaemonSet. This file is only flags and start-up; cells.go
+// lists the cells the agent is made of, each declared in its plugin's package, from
+// which infra.Assemble derives every order.
 package main
 
 import (
@@ -63,61 +64,60 @@ func (c configFiles) all() []*infra.ConfigFile {
 	return []*infra.ConfigFile{c.contiv, c.http, c.logs, c.controller, c.kvscheduler, c.etcd, c.bolt, c.govpp, c.podmanager, c.service}
 }
 
+// options are the command line's flags.
+type options struct {
+	showVersion, strict, standalone, standaloneVPP, standaloneLinux, demoPods                  bool
+	logFormat, logLevel, nodeName, standaloneDir, standaloneEtcd, clusterFile, demoNetnsPrefix string
+	files                                                                                      configFiles
+}
+
+func defineFlags(fs *flag.FlagSet) *options {
+	o := &options{}
+	fs.BoolVar(&o.showVersion, "version", false, "print version and commit, then exit")
+	fs.StringVar(&o.logFormat, "log-format", infra.LogFormatText, "log format: text or json")
+	fs.StringVar(&o.logLevel, "log-level", "", "default log level (overrides default-level of logs.conf)")
+	fs.BoolVar(&o.strict, "strict-config", false, "fail on unknown keys in configuration files instead of warning")
+	fs.StringVar(&o.nodeName, "node-name", "", "this node's name (default: $"+nodeNameEnv+", else the host name)")
+	fs.BoolVar(&o.standalone, "standalone", false, "run with an embedded etcd on loopback instead of the cluster's (demo, development)")
+	fs.StringVar(&o.standaloneDir, "standalone-dir", ".run/standalone", "data directory of the standalone mode (kept across runs)")
+	fs.StringVar(&o.standaloneEtcd, "standalone-etcd", "127.0.0.1:0", "loopback host:port of the embedded etcd in standalone mode")
+	fs.BoolVar(&o.standaloneVPP, "standalone-vpp", true, "standalone: run the VPP simulator in the agent (false: connect to the VPP of govpp.conf)")
+	fs.BoolVar(&o.standaloneLinux, "standalone-linux", os.Geteuid() == 0, "standalone: the simulator creates the Linux side of TAPs, as VPP does (root; changes the host's network like a real node)")
+	fs.StringVar(&o.clusterFile, "cluster", "", "standalone: YAML file of Kubernetes objects loaded into the embedded etcd and watched for changes")
+	fs.BoolVar(&o.demoPods, "standalone-demo-pods", false, "standalone: create the cluster file's pods of this node as network namespaces wired through CNI, answering on their ports (root and -standalone-linux; ignored otherwise)")
+	fs.StringVar(&o.demoNetnsPrefix, "standalone-demo-netns-prefix", standalone.DefaultDemoNetnsPrefix, "standalone: prefix of the demo pods' network namespace names (<prefix><namespace>-<name>)")
+	o.files = registerConfigFiles(fs)
+	return o
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("contiv-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	showVersion := fs.Bool("version", false, "print version and commit, then exit")
-	logFormat := fs.String("log-format", infra.LogFormatText, "log format: text or json")
-	logLevel := fs.String("log-level", "", "default log level (overrides default-level of logs.conf)")
-	strict := fs.Bool("strict-config", false, "fail on unknown keys in configuration files instead of warning")
-	nodeName := fs.String("node-name", "", "this node's name (default: $"+nodeNameEnv+", else the host name)")
-	standaloneMode := fs.Bool("standalone", false, "run with an embedded etcd on loopback instead of the cluster's (demo, development)")
-	standaloneDir := fs.String("standalone-dir", ".run/standalone", "data directory of the standalone mode (kept across runs)")
-	standaloneEtcd := fs.String("standalone-etcd", "127.0.0.1:0", "loopback host:port of the embedded etcd in standalone mode")
-	standaloneVPP := fs.Bool("standalone-vpp", true, "standalone: run the VPP simulator in the agent (false: connect to the VPP of govpp.conf)")
-	standaloneLinux := fs.Bool("standalone-linux", os.Geteuid() == 0, "standalone: the simulator creates the Linux side of TAPs, as VPP does (root; changes the host's network like a real node)")
-	clusterFile := fs.String("cluster", "", "standalone: YAML file of Kubernetes objects loaded into the embedded etcd and watched for changes")
-	demoPods := fs.Bool("standalone-demo-pods", false, "standalone: create the cluster file's pods of this node as network namespaces wired through CNI, answering on their ports (root and -standalone-linux; ignored otherwise)")
-	demoNetnsPrefix := fs.String("standalone-demo-netns-prefix", standalone.DefaultDemoNetnsPrefix, "standalone: prefix of the demo pods' network namespace names (<prefix><namespace>-<name>)")
-	files := registerConfigFiles(fs)
+	o := defineFlags(fs)
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if *clusterFile != "" && !*standaloneMode {
+	if o.clusterFile != "" && !o.standalone {
 		fmt.Fprintln(stderr, "contiv-agent: -cluster needs -standalone (a real cluster comes through contiv-ksr)")
 		return 2
 	}
-	if *showVersion {
+	if o.showVersion {
 		fmt.Fprintln(stdout, version.String("contiv-agent"))
 		return 0
 	}
-
-	logs, err := infra.NewLogRegistry(stderr, *logFormat)
+	logs, err := infra.NewLogRegistry(stderr, o.logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "contiv-agent: -log-format: %v\n", err)
 		return 2
 	}
 	log := logs.Logger("agent")
-	for _, c := range files.all() {
-		c.Strict = *strict
-		c.Log = logs.Logger("config")
-	}
-	var logsConf infra.LogsConfig
-	if _, err := files.logs.LoadConfig(&logsConf); err != nil {
+	if err := setUpLogs(logs, o); err != nil {
 		return fail(log, stderr, err)
 	}
-	if err := logs.Apply(logsConf); err != nil {
-		return fail(log, stderr, fmt.Errorf("logs config: %w", err))
-	}
-	if *logLevel != "" {
-		if err := logs.SetDefaultLevel(*logLevel); err != nil {
-			return fail(log, stderr, fmt.Errorf("-log-level: %w", err))
-		}
-	}
-	node, err := resolveNodeName(*nodeName)
+	node, err := resolveNodeName(o.nodeName)
 	if err != nil {
 		return fail(log, stderr, err)
 	}
@@ -130,26 +130,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	healthReg := health.NewRegistry()
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(buildinfo.Collector("agent"))
-
-	cells := agentCells(node, logs, healthReg, metrics, files)
-	if *standaloneMode {
-		dir, err := filepath.Abs(*standaloneDir)
-		if err != nil {
-			return fail(log, stderr, fmt.Errorf("-standalone-dir: %w", err))
-		}
-		opts := standalone.Options{Dir: dir, EtcdAddr: *standaloneEtcd, ClusterFile: *clusterFile,
-			VPP: *standaloneVPP, VPPLinux: *standaloneLinux}
-		cells = slices.Insert(cells, 2, standalone.Cell(opts)) // after rest, as a tie-break: before contivconf
-		if *clusterFile != "" && *demoPods && *standaloneLinux && *standaloneVPP {
-			cells = append(cells, standalone.DemoPodsCell(opts, *demoNetnsPrefix))
-		}
-		cells[0] = basicsCell(node, logs, healthReg, metrics, files, standalone.ProvidedConfigs(opts)...)
+	cells, err := composeCells(o, node, logs, healthReg, metrics)
+	if err != nil {
+		return fail(log, stderr, err)
 	}
 	asm, err := infra.Assemble(cells...)
 	if err != nil {
 		return fail(log, stderr, fmt.Errorf("composing the agent: %w", err))
 	}
-
 	agentStatus := healthReg.Reporter("agent")
 	agent := infra.NewAgent(
 		infra.WithLogger(log),
@@ -161,6 +149,49 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return failLogged(stderr, err)
 	}
 	return 0
+}
+
+// setUpLogs makes the configuration files strict or not and applies logs.conf and
+// -log-level.
+func setUpLogs(logs *infra.LogRegistry, o *options) error {
+	for _, c := range o.files.all() {
+		c.Strict = o.strict
+		c.Log = logs.Logger("config")
+	}
+	var logsConf infra.LogsConfig
+	if _, err := o.files.logs.LoadConfig(&logsConf); err != nil {
+		return err
+	}
+	if err := logs.Apply(logsConf); err != nil {
+		return fmt.Errorf("logs config: %w", err)
+	}
+	if o.logLevel != "" {
+		if err := logs.SetDefaultLevel(o.logLevel); err != nil {
+			return fmt.Errorf("-log-level: %w", err)
+		}
+	}
+	return nil
+}
+
+// composeCells returns the agent's cells, with the standalone environment's in
+// standalone mode.
+func composeCells(o *options, node string, logs *infra.LogRegistry, h *health.Registry, m *prometheus.Registry) ([]infra.Cell, error) {
+	cells := agentCells(node, logs, h, m, o.files)
+	if !o.standalone {
+		return cells, nil
+	}
+	dir, err := filepath.Abs(o.standaloneDir)
+	if err != nil {
+		return nil, fmt.Errorf("-standalone-dir: %w", err)
+	}
+	opts := standalone.Options{Dir: dir, EtcdAddr: o.standaloneEtcd, ClusterFile: o.clusterFile,
+		VPP: o.standaloneVPP, VPPLinux: o.standaloneLinux}
+	cells[0] = basicsCell(node, logs, h, m, o.files, standalone.ProvidedConfigs(opts)...)
+	cells = slices.Insert(cells, 2, standalone.Cell(opts)) // after rest, as a tie-break: before contivconf
+	if o.clusterFile != "" && o.demoPods && o.standaloneLinux && o.standaloneVPP {
+		cells = append(cells, standalone.DemoPodsCell(opts, o.demoNetnsPrefix))
+	}
+	return cells, nil
 }
 
 func resolveNodeName(flagValue string) (string, error) {

@@ -9,10 +9,12 @@ import (
 // Cell declares the Linux L3 plugin: its descriptors, registered with the scheduler.
 func Cell() infra.Cell {
 	return infra.Cell{
-		Name:  "linux-l3plugin",
-		Needs: []string{infra.LogsKey.String(), kvapi.SchedulerKey.String(), nsplugin.Key.String()},
+		Name:        "linux-l3plugin",
+		Needs:       []string{infra.LogsKey.String(), kvapi.SchedulerKey.String(), nsplugin.Key.String()},
+		Contributes: []string{kvapi.DescriptorPlugins.String()},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
 			p := &Plugin{Deps: Deps{Log: infra.Get(s, infra.LogsKey).Logger("linux-l3plugin"), Scheduler: infra.Get(s, kvapi.SchedulerKey), NsPlugin: infra.Get(s, nsplugin.Key)}}
+			infra.Contribute(s, kvapi.DescriptorPlugins, "linux-l3plugin")
 			return p, nil
 		},
 	}
