@@ -12,14 +12,15 @@ var Key = infra.NewKey[*Plugin]("contivconf")
 // plugin's dump; the composition root provides it, as this package knows no VPP plugin).
 var DPDKInterfacesKey = infra.NewKey[func() ([]string, error)]("contivconf/dpdk-interfaces")
 
-// Cell declares contiv.conf's plugin, the first event handler. It starts before the
-// scheduler: a bad contiv.conf stops the agent before it configures anything.
+// Cell declares contiv.conf's plugin, the first event handler (before nodesync, the
+// first of the others, as upstream: any handler may read the configuration). It starts
+// before the scheduler: a bad contiv.conf stops the agent before it configures anything.
 func Cell() infra.Cell {
 	return infra.Cell{
 		Name:        "contivconf",
 		Needs:       []string{infra.LogsKey.String(), infra.ConfigKey("contiv").String(), infra.NodeNameKey.String()},
 		Holds:       []string{DPDKInterfacesKey.String()},
-		Before:      []string{"kvscheduler"},
+		Before:      []string{"kvscheduler", "nodesync"},
 		Provides:    []string{Key.String()},
 		Contributes: []string{api.EventHandlers.String()},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {

@@ -19,7 +19,9 @@ func Cell() infra.Cell {
 		Name: "controller",
 		Needs: []string{infra.LogsKey.String(), infra.ConfigKey("controller").String(), kvapi.SchedulerKey.String(),
 			infra.AdminHTTPKey.String(), health.MetricsKey.String(), health.RegistryKey.String()},
-		Uses:     []string{api.EventHandlers.String(), api.DBResyncKey.String()},
+		// It starts after the event handlers it runs and after every plugin that registers
+		// descriptors: the first transaction finds them all.
+		Uses:     []string{api.EventHandlers.String(), api.DBResyncKey.String(), kvapi.DescriptorPlugins.String()},
 		Provides: []string{Key.String(), api.EventLoopKey.String(), api.WatcherTimingKey.String()},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
 			ctl = NewController(Deps{
@@ -38,6 +40,7 @@ func Cell() infra.Cell {
 		Connect: func(s *infra.Scope) error {
 			ctl.EventHandlers = infra.Collect(s, api.EventHandlers)
 			ctl.DBWatcher = infra.Get(s, api.DBResyncKey)
+			infra.Collect(s, kvapi.DescriptorPlugins) // for the order only: see Uses
 			return nil
 		},
 	}

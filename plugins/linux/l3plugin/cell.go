@@ -1,21 +1,18 @@
 package l3plugin
 
 import (
+	"github.com/sirupsen/logrus"
+
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/nsplugin"
 )
 
-// Cell declares the Linux L3 plugin: its descriptors, registered with the scheduler.
+// Cell declares the Linux L3 plugin: descriptors registered with the scheduler.
 func Cell() infra.Cell {
-	return infra.Cell{
-		Name:        "linux-l3plugin",
-		Needs:       []string{infra.LogsKey.String(), kvapi.SchedulerKey.String(), nsplugin.Key.String()},
-		Contributes: []string{kvapi.DescriptorPlugins.String()},
-		Build: func(s *infra.Scope) (infra.Plugin, error) {
-			p := &Plugin{Deps: Deps{Log: infra.Get(s, infra.LogsKey).Logger("linux-l3plugin"), Scheduler: infra.Get(s, kvapi.SchedulerKey), NsPlugin: infra.Get(s, nsplugin.Key)}}
-			infra.Contribute(s, kvapi.DescriptorPlugins, "linux-l3plugin")
-			return p, nil
-		},
-	}
+	return kvapi.DescriptorCell("linux-l3plugin", []string{nsplugin.Key.String()}, func(s *infra.Scope, log *logrus.Entry, sch kvapi.KVScheduler) infra.Plugin {
+		p := &Plugin{Deps: Deps{Log: log, Scheduler: sch, NsPlugin: infra.Get(s, nsplugin.Key)}}
+
+		return p
+	})
 }

@@ -1,21 +1,18 @@
 package natplugin
 
 import (
+	"github.com/sirupsen/logrus"
+
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
-// Cell declares the VPP NAT plugin: its descriptors, registered with the scheduler.
+// Cell declares the VPP NAT plugin: descriptors registered with the scheduler.
 func Cell() infra.Cell {
-	return infra.Cell{
-		Name:        "vpp-natplugin",
-		Needs:       []string{infra.LogsKey.String(), kvapi.SchedulerKey.String(), govppmux.Key.String()},
-		Contributes: []string{kvapi.DescriptorPlugins.String()},
-		Build: func(s *infra.Scope) (infra.Plugin, error) {
-			p := &Plugin{Deps: Deps{Log: infra.Get(s, infra.LogsKey).Logger("vpp-natplugin"), Scheduler: infra.Get(s, kvapi.SchedulerKey), GoVPP: infra.Get(s, govppmux.Key)}}
-			infra.Contribute(s, kvapi.DescriptorPlugins, "vpp-natplugin")
-			return p, nil
-		},
-	}
+	return kvapi.DescriptorCell("vpp-natplugin", []string{govppmux.Key.String()}, func(s *infra.Scope, log *logrus.Entry, sch kvapi.KVScheduler) infra.Plugin {
+		p := &Plugin{Deps: Deps{Log: log, Scheduler: sch, GoVPP: infra.Get(s, govppmux.Key)}}
+
+		return p
+	})
 }
