@@ -294,26 +294,22 @@ func BenchmarkEndpointsChange(b *testing.B) {
 // and does nothing with it.
 type nopRenderer struct{ last *renderer.FlatResyncEventData }
 
-func (nopRenderer) AddFlatService(*renderer.FlatService) error         { return nil }
-func (nopRenderer) UpdateFlatService(_, _ *renderer.FlatService) error { return nil }
-func (nopRenderer) DeleteFlatService(*renderer.FlatService) error      { return nil }
-func (r *nopRenderer) ResyncFlat(ev *renderer.FlatResyncEventData) error {
+func (nopRenderer) AddFlatService(renderer.UpdateTxn, *renderer.FlatService) error { return nil }
+func (nopRenderer) UpdateFlatService(renderer.UpdateTxn, *renderer.FlatService, *renderer.FlatService) error {
+	return nil
+}
+func (nopRenderer) DeleteFlatService(renderer.UpdateTxn, *renderer.FlatService) error { return nil }
+func (r *nopRenderer) ResyncFlat(_ controller.ResyncOperations, ev *renderer.FlatResyncEventData) error {
 	r.last = ev
 	return nil
 }
-func (nopRenderer) UpdateFlatNodePortServices(*renderer.IPAddresses, []*renderer.FlatService) error {
+func (nopRenderer) UpdateFlatNodePortServices(renderer.UpdateTxn, *renderer.IPAddresses, []*renderer.FlatService) error {
 	return nil
 }
-
-func (nopRenderer) AddService(*renderer.ContivService) error              { return nil }
-func (nopRenderer) UpdateService(_, _ *renderer.ContivService) error      { return nil }
-func (nopRenderer) DeleteService(*renderer.ContivService) error           { return nil }
-func (nopRenderer) UpdateLocalFrontendIfs(_, _ renderer.Interfaces) error { return nil }
-func (nopRenderer) UpdateLocalBackendIfs(_, _ renderer.Interfaces) error  { return nil }
-func (nopRenderer) Resync(*renderer.ResyncEventData) error                { return nil }
-func (nopRenderer) UpdateNodePortServices(*renderer.IPAddresses, []*renderer.ContivService) error {
+func (nopRenderer) UpdateFrontendIfs(_ renderer.UpdateTxn, _, _ renderer.Interfaces) error {
 	return nil
 }
+func (nopRenderer) UpdateBackendIfs(_ renderer.UpdateTxn, _, _ renderer.Interfaces) error { return nil }
 
 // BenchmarkProcessorResync is the processor's share of the resync.
 func BenchmarkProcessorResync(b *testing.B) {
@@ -327,7 +323,7 @@ func BenchmarkProcessorResync(b *testing.B) {
 			if err := sp.Init(); err != nil {
 				b.Fatal(err)
 			}
-			_ = sp.RegisterRenderer(&nopRenderer{})
+			_ = sp.AddRenderer(&nopRenderer{})
 			kube := benchKubeState(n)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -352,23 +348,19 @@ func BenchmarkRendererResync(b *testing.B) {
 			if err := sp.Init(); err != nil {
 				b.Fatal(err)
 			}
-			_ = sp.RegisterRenderer(capture)
+			_ = sp.AddRenderer(capture)
 			if err := sp.Resync(benchKubeState(n)); err != nil {
 				b.Fatal(err)
 			}
-			var txn *st.Txn
 			r := &nat44.Renderer{Deps: nat44.Deps{
 				Log: st.QuietLog(), Config: config.DefaultConfig(), ContivConf: f.p.ContivConf, IPAM: f.p.IPAM, IPNet: f.p.IPNet,
-				UpdateTxnFactory: func(string) controller.UpdateOperations { return txn },
-				ResyncTxnFactory: func() controller.ResyncOperations { return txn },
 			}}
 			if err := r.Init(false); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				txn = st.NewTxn()
-				if err := r.ResyncFlat(capture.last); err != nil {
+				if err := r.ResyncFlat(st.NewTxn(), capture.last); err != nil {
 					b.Fatal(err)
 				}
 			}

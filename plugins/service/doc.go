@@ -3,14 +3,13 @@
 // leaving the cluster.
 //
 //	controller event ──> Plugin (EventHandler)
-//	                        │ Resync / Update / Revert
+//	   + its txn            │ ResyncInto(kube, txn) / UpdateInto(event, txn) / Revert
 //	                        ▼
-//	                     processor ──FlatService, interfaces, node IPs──> nat44 renderer
-//	                     (processor/)                                      (renderer/nat44/)
-//	                                                                          │ UpdateTxnFactory(change)
-//	                                                                          │ ResyncTxnFactory()
-//	                                                                          ▼
-//	                                                          the event's transaction
+//	                     processor ──renderer.Renderer: FlatService, interfaces, node IPs, txn──> NAT44 renderer
+//	                     (processor/)                                                             (renderer/nat44/)
+//	                                                                                                 │ stages into
+//	                                                                                                 ▼
+//	                                                                                 the event's transaction
 //
 // Events handled: every resync (DBResync, after-error healing, NodeIPv4Change,
 // PodCIDRChange, ...), KubeStateChange of "service" and "endpoints", AddPod (Revert
@@ -22,10 +21,15 @@
 // config/vpp/nat/v2/dnat44/<label> (one per service, labelled "<namespace>/<name>",
 // plus "DNAT-identities").
 //
-// The renderers do not get the transaction directly: UpdateTxnFactory(change) returns
-// the current event's transaction and records the change description, and Update
-// returns the descriptions joined ("add service 'default/nginx'") for the event
-// history. ResyncTxnFactory returns the resync's transaction.
+// One renderer API: the processor renders through renderer.Renderer only, handing each
+// renderer the event's transaction as an argument of every call (for an update wrapped
+// so that the renderers' change descriptions are collected: Update returns them joined,
+// "add service 'default/nginx'", for the event history). On Revert the processor hands
+// them a renderer.DiscardTxn (the failed event's transaction is not committed). A second
+// renderer, for instance a cnat renderer of IPv6 (or IPv4 and IPv6) services, is added
+// in Init next to the NAT44 one (processor.AddRenderer); each renderer gets every
+// service and skips the addresses of a family it does not serve. A renderer of the seed
+// API (renderer.ServiceRendererAPI) plugs in through a renderer.SeedAdapter.
 //
 // Configuration: service.conf (package config; flag -service-config, env
 // SERVICE_CONFIG) with cleanupIdleNATSessions, tcpNATSessionTimeout,

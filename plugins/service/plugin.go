@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
-	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
@@ -73,12 +72,6 @@ type Plugin struct {
 	processor *processor.ServiceProcessor
 	nat44     *nat44.Renderer
 	govppCh   govppapi.Channel
-
-	// The transaction of the event being handled, handed to the renderers through
-	// the factories, and the change descriptions they recorded.
-	resyncTxn controller.ResyncOperations
-	updateTxn controller.UpdateOperations
-	changes   []string
 
 	latency *programmingLatency
 }
@@ -153,13 +146,13 @@ func (p *Plugin) Init() error {
 	}
 	p.nat44 = &nat44.Renderer{Deps: nat44.Deps{
 		Log: p.Log.WithField("component", "nat44"), Config: cfg, ContivConf: p.ContivConf, IPAM: p.IPAM, IPNet: p.IPNet,
-		UpdateTxnFactory: p.UpdateTxnFactory, ResyncTxnFactory: p.ResyncTxnFactory,
 		GoVPPChan: sessionChan, Stats: p.Registerer, Clock: p.Clock,
 	}}
 	if err := p.nat44.Init(false); err != nil {
 		return err
 	}
-	return p.processor.RegisterRenderer(p.nat44)
+	// A second renderer (e.g. of IPv6 services) is added here, after the NAT44 one.
+	return p.processor.AddRenderer(p.nat44)
 }
 
 // AfterInit starts the renderer's session cleanup (when enabled).
@@ -202,9 +195,7 @@ func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 // Resync rebuilds the services from the Kubernetes state and stages the complete
 // NAT configuration in txn.
 func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateData, resyncCount int, txn controller.ResyncOperations) error {
-	p.resyncTxn = txn
-	defer func() { p.resyncTxn = nil }()
-	if err := p.processor.Resync(kubeStateData); err != nil {
+	if err := p.processor.ResyncInto(kubeStateData, txn); err != nil {
 		return fmt.Errorf("service resync (%s, #%d): %w", ev.GetName(), resyncCount, err)
 	}
 	return nil
@@ -213,11 +204,10 @@ func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateD
 // Update handles one event and returns the description of what the renderers
 // changed, e.g. "add service 'default/nginx'".
 func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (string, error) {
-	p.updateTxn, p.changes = txn, nil
-	defer func() { p.updateTxn = nil }()
 	p.latency.started(ev)
-	err := p.processor.Update(ev)
-	return strings.Join(p.changes, ", "), err
+	etxn := &eventTxn{UpdateOperations: txn}
+	err := p.processor.UpdateInto(ev, etxn)
+	return strings.Join(etxn.changes, ", "), err
 }
 
 // Committed measures the network programming latency of an Endpoints change once
@@ -225,32 +215,21 @@ func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (s
 func (p *Plugin) Committed(ev controller.Event, err error) { p.latency.committed(ev, err) }
 
 // Revert undoes the internal effect of a failed AddPod. What the renderers stage while
-// reverting is discarded: the event's transaction is not committed.
+// reverting is discarded (the processor hands them a renderer.DiscardTxn): the event's
+// transaction is not committed.
 func (p *Plugin) Revert(ev controller.Event) error {
-	p.updateTxn, p.changes = discardTxn{}, nil
-	defer func() { p.updateTxn, p.changes = nil, nil }()
 	return p.processor.Revert(ev)
 }
 
-// UpdateTxnFactory returns the transaction of the event being handled and records the
-// change description for the event history.
-func (p *Plugin) UpdateTxnFactory(change string) controller.UpdateOperations {
-	if p.updateTxn == nil {
-		p.Log.WithField("change", change).Error("renderer staged a change outside of an update event: dropped")
-		return discardTxn{}
-	}
-	p.changes = append(p.changes, change)
-	return p.updateTxn
+// eventTxn is the transaction of an update event as the renderers stage into it: the
+// controller's transaction, with the change descriptions collected for Update's result.
+type eventTxn struct {
+	controller.UpdateOperations
+	changes []string
 }
 
-// ResyncTxnFactory returns the transaction of the resync being handled.
-func (p *Plugin) ResyncTxnFactory() controller.ResyncOperations {
-	if p.resyncTxn == nil {
-		p.Log.Error("renderer staged a resync outside of a resync event: dropped")
-		return discardTxn{}
-	}
-	return p.resyncTxn
-}
+// Describe records a change description.
+func (t *eventTxn) Describe(change string) { t.changes = append(t.changes, change) }
 
 // GetConfig returns the effective service.conf (nil before Init).
 func (p *Plugin) GetConfig() *config.Config {
@@ -260,15 +239,3 @@ func (p *Plugin) GetConfig() *config.Config {
 	c := *p.config
 	return &c
 }
-
-// discardTxn drops everything staged into it.
-type discardTxn struct{}
-
-// Put drops the value.
-func (discardTxn) Put(string, proto.Message) {}
-
-// Get finds nothing.
-func (discardTxn) Get(string) proto.Message { return nil }
-
-// Delete drops the deletion.
-func (discardTxn) Delete(string) {}

@@ -180,9 +180,3 @@ func TestRevertedAddPodLeavesNoTrace(t *testing.T) {
 		}
 	}
 }
-
-func TestStagingOutsideAnEventIsDropped(t *testing.T) {
-	f := newFixture(t, nil)
-	f.p.UpdateTxnFactory("stray").Put("k", &vpp_nat.DNat44{})
-	f.p.ResyncTxnFactory().Put("k", &vpp_nat.DNat44{})
-}

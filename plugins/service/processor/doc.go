@@ -1,17 +1,27 @@
-// Package processor turns Kubernetes Services and Endpoints into ContivServices and
-// hands them to the registered service renderers: in flat form (renderer.FlatService,
-// the parsed halves combined without copying the endpoint lists) to renderers that
-// implement renderer.FlatServiceRenderer, such as the NAT44 renderer, and as
-// ContivServices, built from it on demand, to renderers of the plain API.
+// Package processor turns Kubernetes Services and Endpoints into services in flat form
+// (renderer.FlatService: the parsed halves combined without copying the endpoint
+// lists) and hands them to the renderers through one interface, renderer.Renderer,
+// each call with the transaction of the event to stage into.
 //
-//	KubeStateChange service ──┐                      ┌──> AddService / UpdateService / DeleteService
+//	KubeStateChange service ──┐                      ┌──> AddFlatService / UpdateFlatService / DeleteFlatService
 //	KubeStateChange endpoints ┤                      │
-//	                          ├─> Service (per ID) ──┤──> UpdateLocalBackendIfs (pods starting or
+//	                          ├─> Service (per ID) ──┤──> UpdateBackendIfs (pods starting or
 //	resync (Kubernetes state) ┘   definition +       │    stopping to back a service)
 //	                              endpoints ->       │
-//	                              FlatService        └──> Resync (full snapshot)
-//	AddPod / DeletePod ──────────> frontend/backend interfaces ──> UpdateLocalFrontendIfs / ...BackendIfs
-//	NodeUpdate ──────────────────> node IPs ──> UpdateNodePortServices (node-port services only)
+//	                              FlatService        └──> ResyncFlat (full snapshot)
+//	AddPod / DeletePod ──────────> frontend/backend interfaces ──> UpdateFrontendIfs / UpdateBackendIfs
+//	NodeUpdate ──────────────────> node IPs ──> UpdateFlatNodePortServices (node-port services only)
+//
+// One call path per operation: the processor holds a list of renderer.Renderer (added
+// with AddRenderer, called in that order with the same values) and passes each the
+// transaction given to ResyncInto or UpdateInto (Revert: a renderer.DiscardTxn). The
+// seed API stays: RegisterRenderer takes a renderer.ServiceRendererAPI and adds it
+// through a renderer.SeedAdapter (ContivServices built from the FlatServices by the
+// adapter, for that renderer only), and Resync, Update, ProcessNewPod and
+// ProcessDeletingPod are the calls without a transaction (the renderers get a
+// renderer.DiscardTxn; a seed renderer stages through its own Deps). A second
+// renderer, for IPv6 services for instance, is one more AddRenderer: it gets every
+// service and skips the addresses of a family it does not serve.
 //
 // Events handled (through the service plugin): every resync, KubeStateChange of
 // "service" and "endpoints", AddPod, DeletePod (and Revert of AddPod), NodeUpdate.

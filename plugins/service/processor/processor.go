@@ -72,13 +72,13 @@ const (
 	defaultNodePortLast  = 32767
 )
 
-// ServiceProcessor turns Kubernetes Services and Endpoints into ContivServices and
-// keeps the frontend and backend interface sets; see the package documentation.
-// All methods are called from the controller's event loop.
+// ServiceProcessor turns Kubernetes Services and Endpoints into FlatServices, keeps the
+// frontend and backend interface sets and hands both to its renderers; see the package
+// documentation. All methods are called from the controller's event loop.
 type ServiceProcessor struct {
 	Deps
 
-	renderers []renderer.ServiceRendererAPI
+	renderers []renderer.Renderer
 
 	services         map[string]*Service             // by serviceKey
 	nodePortServices map[renderer.ServiceID]*Service // rendered services with a node port
@@ -132,14 +132,25 @@ func (sp *ServiceProcessor) AfterInit() error { return nil }
 // Close does nothing: the processor holds no resources.
 func (sp *ServiceProcessor) Close() error { return nil }
 
-// RegisterRenderer adds a renderer; it receives every later call (register renderers
-// before the first resync).
-func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) error {
+// AddRenderer adds a renderer; it receives every later call, after the renderers added
+// before it (add renderers before the first resync).
+func (sp *ServiceProcessor) AddRenderer(r renderer.Renderer) error {
 	if r == nil {
 		return errors.New("service processor: nil renderer")
 	}
 	sp.renderers = append(sp.renderers, r)
 	return nil
+}
+
+// RegisterRenderer adds a renderer of the seed API through a renderer.SeedAdapter of its
+// own. The renderer stages into the transaction that its own dependencies give it; to
+// have it stage into the transaction passed to ResyncInto and UpdateInto, wire its
+// transaction factories to a SeedAdapter and add that with AddRenderer instead.
+func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) error {
+	if r == nil {
+		return errors.New("service processor: nil renderer")
+	}
+	return sp.AddRenderer(&renderer.SeedAdapter{Renderer: r})
 }
 
 // reset forgets all state.
@@ -177,9 +188,16 @@ func (sp *ServiceProcessor) refreshNodeContext() {
 	}
 }
 
-// Resync replaces the whole state by the one built from the Kubernetes state and
-// gives every renderer the complete snapshot.
+// Resync is ResyncInto without a transaction (the seed API's form): the renderers are
+// given a renderer.DiscardTxn. It serves renderers that get their transaction from
+// their own dependencies, those registered with RegisterRenderer.
 func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error {
+	return sp.ResyncInto(kubeStateData, renderer.DiscardTxn{})
+}
+
+// ResyncInto replaces the whole state by the one built from the Kubernetes state and
+// gives every renderer the complete snapshot, to be staged into txn.
+func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, txn controller.ResyncOperations) error {
 	sp.refreshNodeContext()
 	sp.resetDerived()
 
@@ -244,14 +262,12 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 
 	sp.nodeIPs = sp.clusterNodeIPs()
 	ev := &renderer.FlatResyncEventData{NodeIPs: sp.nodeIPs, Services: make([]*renderer.FlatService, 0, len(order))}
-	rendered := make([]*Service, 0, len(order)) // aligned with ev.Services
 	for _, s := range order {
 		fs := s.flat
 		if fs == nil {
 			continue
 		}
 		ev.Services = append(ev.Services, fs)
-		rendered = append(rendered, s)
 		if fs.HasNodePort() {
 			sp.nodePortServices[s.id] = s
 		}
@@ -301,22 +317,8 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 	}).Info("services resynced")
 
 	var errs []error
-	var plain *renderer.ResyncEventData // built for the first renderer of the plain API
 	for _, r := range sp.renderers {
-		var err error
-		if fr, ok := r.(renderer.FlatServiceRenderer); ok {
-			err = fr.ResyncFlat(ev)
-		} else {
-			if plain == nil {
-				plain = &renderer.ResyncEventData{NodeIPs: ev.NodeIPs, FrontendIfs: frontends, BackendIfs: backends,
-					Services: make([]*renderer.ContivService, 0, len(ev.Services))}
-				for _, s := range rendered {
-					plain.Services = append(plain.Services, s.GetContivService())
-				}
-			}
-			err = r.Resync(plain)
-		}
-		if err != nil {
+		if err := r.ResyncFlat(txn, ev); err != nil {
 			errs = append(errs, fmt.Errorf("service renderer resync: %w", err))
 		}
 	}
@@ -417,34 +419,43 @@ func serviceKey(key, prefix string) (k string, ok bool) {
 // serviceKeyOf returns the serviceKey of a service.
 func serviceKeyOf(name, namespace string) string { return name + "/namespace/" + namespace }
 
-// Update handles one event: a change of a Service or Endpoints, AddPod, DeletePod or
-// NodeUpdate (recognised by its name). Other events are ignored.
+// Update is UpdateInto without a transaction (the seed API's form): the renderers are
+// given a renderer.DiscardTxn. It serves renderers that get their transaction from
+// their own dependencies, those registered with RegisterRenderer.
 func (sp *ServiceProcessor) Update(event controller.Event) error {
+	return sp.UpdateInto(event, renderer.DiscardTxn{})
+}
+
+// UpdateInto handles one event: a change of a Service or Endpoints, AddPod, DeletePod
+// or NodeUpdate (recognised by its name), the renderers staging what changes into txn.
+// Other events are ignored.
+func (sp *ServiceProcessor) UpdateInto(event controller.Event, txn renderer.UpdateTxn) error {
 	switch ev := event.(type) {
 	case *controller.KubeStateChange:
-		return sp.processKubeStateChange(ev)
+		return sp.processKubeStateChange(txn, ev)
 	case *podmanager.AddPod:
-		return sp.ProcessNewPod(ev.Pod.Namespace, ev.Pod.Name)
+		return sp.processNewPod(txn, ev.Pod.Namespace, ev.Pod.Name)
 	case *podmanager.DeletePod:
-		return sp.ProcessDeletingPod(ev.Pod.Namespace, ev.Pod.Name)
+		return sp.processDeletingPod(txn, ev.Pod.Namespace, ev.Pod.Name)
 	}
 	if event.GetName() == nodesync.NodeUpdateName {
-		return sp.processNodeUpdate()
+		return sp.processNodeUpdate(txn)
 	}
 	return nil
 }
 
-// Revert undoes the processing of a failed AddPod.
+// Revert undoes the processing of a failed AddPod. What the renderers stage meanwhile
+// is discarded (renderer.DiscardTxn): the event's transaction is not committed.
 func (sp *ServiceProcessor) Revert(event controller.Event) error {
 	if ev, ok := event.(*podmanager.AddPod); ok {
-		return sp.ProcessDeletingPod(ev.Pod.Namespace, ev.Pod.Name)
+		return sp.processDeletingPod(renderer.DiscardTxn{}, ev.Pod.Namespace, ev.Pod.Name)
 	}
 	return nil
 }
 
 // processKubeStateChange applies a change of one Service or Endpoints object. Its cost
 // is that of re-rendering the one service concerned.
-func (sp *ServiceProcessor) processKubeStateChange(ev *controller.KubeStateChange) error {
+func (sp *ServiceProcessor) processKubeStateChange(txn renderer.UpdateTxn, ev *controller.KubeStateChange) error {
 	switch ev.Resource {
 	case svcmodel.Keyword:
 		name, ns, err := svcmodel.ParseServiceFromKey(ev.Key)
@@ -459,7 +470,7 @@ func (sp *ServiceProcessor) processKubeStateChange(ev *controller.KubeStateChang
 			}
 		}
 		sp.refreshNodeContext()
-		return sp.updateService(renderer.ServiceID{Name: name, Namespace: ns}, func(s *Service) { s.setMetadata(meta) })
+		return sp.updateService(txn, renderer.ServiceID{Name: name, Namespace: ns}, func(s *Service) { s.setMetadata(meta) })
 	case epmodel.Keyword:
 		name, ns, err := epmodel.ParseEndpointsFromKey(ev.Key)
 		if err != nil {
@@ -473,7 +484,7 @@ func (sp *ServiceProcessor) processKubeStateChange(ev *controller.KubeStateChang
 			}
 		}
 		sp.refreshNodeContext()
-		return sp.updateService(renderer.ServiceID{Name: name, Namespace: ns}, func(s *Service) { s.setEndpoints(eps) })
+		return sp.updateService(txn, renderer.ServiceID{Name: name, Namespace: ns}, func(s *Service) { s.setEndpoints(eps) })
 	}
 	return nil
 }
@@ -490,56 +501,37 @@ func (sp *ServiceProcessor) serviceAt(key string, id renderer.ServiceID) *Servic
 }
 
 // updateService changes one half of a service, refreshes it and renders the
-// difference. A service with neither half left is forgotten.
-func (sp *ServiceProcessor) updateService(id renderer.ServiceID, change func(*Service)) error {
+// difference into txn. A service with neither half left is forgotten.
+func (sp *ServiceProcessor) updateService(txn renderer.UpdateTxn, id renderer.ServiceID, change func(*Service)) error {
 	key := serviceKeyOf(id.Name, id.Namespace)
 	s := sp.serviceAt(key, id)
-	old := rendering{flat: s.flat, localBackends: s.localBackends}
-	if sp.hasPlainRenderer() {
-		old.contiv = s.GetContivService()
-	}
+	old := rendering{flat: s.flat, contiv: s.contivSvc, localBackends: s.localBackends}
 	change(s)
 	s.Refresh()
 	if s.meta == nil && s.endpoints == nil {
 		delete(sp.services, key)
 	}
-	return sp.renderService(s, old)
+	return sp.renderService(txn, s, old)
 }
 
 // rendering is what a service was rendered as before a change.
 type rendering struct {
 	flat          *renderer.FlatService
-	contiv        *renderer.ContivService // only with a renderer of the plain API
+	contiv        *renderer.ContivService // its ContivService form, if GetContivService built it
 	localBackends []podmodel.ID
-}
-
-// hasPlainRenderer tells whether a registered renderer needs ContivServices.
-func (sp *ServiceProcessor) hasPlainRenderer() bool {
-	for _, r := range sp.renderers {
-		if _, ok := r.(renderer.FlatServiceRenderer); !ok {
-			return true
-		}
-	}
-	return false
 }
 
 // renderService passes the change of one service to the renderers (add, update or
 // delete; nothing when the rendering did not change), keeps the node-port index and
 // updates the backend interfaces for pods that started or stopped backing a service.
-func (sp *ServiceProcessor) renderService(s *Service, old rendering) error {
+func (sp *ServiceProcessor) renderService(txn renderer.UpdateTxn, s *Service, old rendering) error {
 	newSvc := s.flat
 	var errs []error
 	switch {
 	case newSvc != nil && old.flat == nil:
 		sp.Log.WithField("service", s.id.String()).Debug("service added")
 		for _, r := range sp.renderers {
-			var err error
-			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
-				err = fr.AddFlatService(newSvc)
-			} else {
-				err = r.AddService(s.GetContivService())
-			}
-			if err != nil {
+			if err := r.AddFlatService(txn, newSvc); err != nil {
 				errs = append(errs, fmt.Errorf("service %s: add: %w", s.id, err))
 			}
 		}
@@ -551,26 +543,14 @@ func (sp *ServiceProcessor) renderService(s *Service, old rendering) error {
 		}
 		sp.Log.WithField("service", s.id.String()).Debug("service updated")
 		for _, r := range sp.renderers {
-			var err error
-			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
-				err = fr.UpdateFlatService(old.flat, newSvc)
-			} else {
-				err = r.UpdateService(old.contiv, s.GetContivService())
-			}
-			if err != nil {
+			if err := r.UpdateFlatService(txn, old.flat, newSvc); err != nil {
 				errs = append(errs, fmt.Errorf("service %s: update: %w", s.id, err))
 			}
 		}
 	case newSvc == nil && old.flat != nil:
 		sp.Log.WithField("service", s.id.String()).Debug("service removed")
 		for _, r := range sp.renderers {
-			var err error
-			if fr, ok := r.(renderer.FlatServiceRenderer); ok {
-				err = fr.DeleteFlatService(old.flat)
-			} else {
-				err = r.DeleteService(old.contiv)
-			}
-			if err != nil {
+			if err := r.DeleteFlatService(txn, old.flat); err != nil {
 				errs = append(errs, fmt.Errorf("service %s: delete: %w", s.id, err))
 			}
 		}
@@ -580,7 +560,7 @@ func (sp *ServiceProcessor) renderService(s *Service, old rendering) error {
 	} else {
 		delete(sp.nodePortServices, s.id)
 	}
-	if err := sp.updateLocalBackends(old.localBackends, s.localBackends); err != nil {
+	if err := sp.updateLocalBackends(txn, old.localBackends, s.localBackends); err != nil {
 		errs = append(errs, fmt.Errorf("service %s: %w", s.id, err))
 	}
 	return errors.Join(errs...)
@@ -589,7 +569,7 @@ func (sp *ServiceProcessor) renderService(s *Service, old rendering) error {
 // updateLocalBackends counts the services of the pods that joined or left the local
 // backends of one service; an interface becomes a backend interface when its pod's
 // count goes from 0 to 1 and stops being one when it drops back to 0.
-func (sp *ServiceProcessor) updateLocalBackends(oldPods, newPods []podmodel.ID) error {
+func (sp *ServiceProcessor) updateLocalBackends(txn renderer.UpdateTxn, oldPods, newPods []podmodel.ID) error {
 	if len(oldPods) == 0 && len(newPods) == 0 {
 		return nil
 	}
@@ -636,7 +616,7 @@ func (sp *ServiceProcessor) updateLocalBackends(oldPods, newPods []podmodel.ID) 
 	if newIfs == nil {
 		return nil
 	}
-	return sp.setBackendIfs(newIfs)
+	return sp.setBackendIfs(txn, newIfs)
 }
 
 // localEndpoint returns the pod's entry, creating it (with the pod's VPP interface,
@@ -654,12 +634,12 @@ func (sp *ServiceProcessor) localEndpoint(pod podmodel.ID) *LocalEndpoint {
 }
 
 // setFrontendIfs hands the new frontend set to the renderers and keeps it.
-func (sp *ServiceProcessor) setFrontendIfs(newIfs renderer.Interfaces) error {
+func (sp *ServiceProcessor) setFrontendIfs(txn renderer.UpdateTxn, newIfs renderer.Interfaces) error {
 	old := sp.frontendIfs
 	sp.frontendIfs = newIfs
 	var errs []error
 	for _, r := range sp.renderers {
-		if err := r.UpdateLocalFrontendIfs(old, newIfs); err != nil {
+		if err := r.UpdateFrontendIfs(txn, old, newIfs); err != nil {
 			errs = append(errs, fmt.Errorf("update frontend interfaces: %w", err))
 		}
 	}
@@ -667,22 +647,28 @@ func (sp *ServiceProcessor) setFrontendIfs(newIfs renderer.Interfaces) error {
 }
 
 // setBackendIfs hands the new backend set to the renderers and keeps it.
-func (sp *ServiceProcessor) setBackendIfs(newIfs renderer.Interfaces) error {
+func (sp *ServiceProcessor) setBackendIfs(txn renderer.UpdateTxn, newIfs renderer.Interfaces) error {
 	old := sp.backendIfs
 	sp.backendIfs = newIfs
 	var errs []error
 	for _, r := range sp.renderers {
-		if err := r.UpdateLocalBackendIfs(old, newIfs); err != nil {
+		if err := r.UpdateBackendIfs(txn, old, newIfs); err != nil {
 			errs = append(errs, fmt.Errorf("update backend interfaces: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// ProcessNewPod makes a newly wired pod's VPP interface a frontend, and a backend too
+// ProcessNewPod is the AddPod part of Update (the seed API's form: the renderers are
+// given a renderer.DiscardTxn, see Update).
+func (sp *ServiceProcessor) ProcessNewPod(podNamespace string, podName string) error {
+	return sp.processNewPod(renderer.DiscardTxn{}, podNamespace, podName)
+}
+
+// processNewPod makes a newly wired pod's VPP interface a frontend, and a backend too
 // when the pod already backs a service (its endpoints arrived before the pod was
 // wired). Pods without a VPP interface (host network) are ignored.
-func (sp *ServiceProcessor) ProcessNewPod(podNamespace string, podName string) error {
+func (sp *ServiceProcessor) processNewPod(txn renderer.UpdateTxn, podNamespace string, podName string) error {
 	pod := podmodel.ID{Name: podName, Namespace: podNamespace}
 	vppIf, _, _, exists := sp.IPNet.GetPodIfNames(podNamespace, podName)
 	if !exists || vppIf == "" {
@@ -699,12 +685,12 @@ func (sp *ServiceProcessor) ProcessNewPod(podNamespace string, podName string) e
 	if !sp.frontendIfs.Has(vppIf) {
 		newIfs := sp.frontendIfs.Copy()
 		newIfs.Add(vppIf)
-		errs = append(errs, sp.setFrontendIfs(newIfs))
+		errs = append(errs, sp.setFrontendIfs(txn, newIfs))
 	}
 	if ep.svcCount > 0 && !sp.backendIfs.Has(vppIf) {
 		newIfs := sp.backendIfs.Copy()
 		newIfs.Add(vppIf)
-		errs = append(errs, sp.setBackendIfs(newIfs))
+		errs = append(errs, sp.setBackendIfs(txn, newIfs))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("pod %s: %w", pod, err)
@@ -712,9 +698,15 @@ func (sp *ServiceProcessor) ProcessNewPod(podNamespace string, podName string) e
 	return nil
 }
 
-// ProcessDeletingPod removes the pod's interface from the backends and frontends. The
-// pod stays counted as a backend of its services until their endpoints change.
+// ProcessDeletingPod is the DeletePod part of Update (the seed API's form: the
+// renderers are given a renderer.DiscardTxn, see Update).
 func (sp *ServiceProcessor) ProcessDeletingPod(podNamespace string, podName string) error {
+	return sp.processDeletingPod(renderer.DiscardTxn{}, podNamespace, podName)
+}
+
+// processDeletingPod removes the pod's interface from the backends and frontends. The
+// pod stays counted as a backend of its services until their endpoints change.
+func (sp *ServiceProcessor) processDeletingPod(txn renderer.UpdateTxn, podNamespace string, podName string) error {
 	pod := podmodel.ID{Name: podName, Namespace: podNamespace}
 	ep := sp.localEps[pod]
 	ifName := ""
@@ -730,12 +722,12 @@ func (sp *ServiceProcessor) ProcessDeletingPod(podNamespace string, podName stri
 	if ifName != "" && sp.backendIfs.Has(ifName) {
 		newIfs := sp.backendIfs.Copy()
 		newIfs.Del(ifName)
-		errs = append(errs, sp.setBackendIfs(newIfs))
+		errs = append(errs, sp.setBackendIfs(txn, newIfs))
 	}
 	if ifName != "" && sp.frontendIfs.Has(ifName) {
 		newIfs := sp.frontendIfs.Copy()
 		newIfs.Del(ifName)
-		errs = append(errs, sp.setFrontendIfs(newIfs))
+		errs = append(errs, sp.setFrontendIfs(txn, newIfs))
 	}
 	if ep != nil {
 		ep.ifName = ""
@@ -752,7 +744,7 @@ func (sp *ServiceProcessor) ProcessDeletingPod(podNamespace string, podName stri
 // processNodeUpdate re-renders the node-port services when the set of node IPs
 // changed. It touches the node-port services only (kept in an index), never the
 // others.
-func (sp *ServiceProcessor) processNodeUpdate() error {
+func (sp *ServiceProcessor) processNodeUpdate(txn renderer.UpdateTxn) error {
 	nodeIPs := sp.clusterNodeIPs()
 	if nodeIPs.Equal(sp.nodeIPs) {
 		sp.Log.Debug("node IPs unchanged: node ports stay as they are")
@@ -768,29 +760,13 @@ func (sp *ServiceProcessor) processNodeUpdate() error {
 		return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
 	})
 	sp.Log.WithFields(logrus.Fields{"nodeIPs": nodeIPs.String(), "nodePortServices": len(npServices)}).Info("node IPs changed")
+	flat := make([]*renderer.FlatService, len(npServices))
+	for i, s := range npServices {
+		flat[i] = s.flat
+	}
 	var errs []error
-	var flat []*renderer.FlatService
-	var plain []*renderer.ContivService
 	for _, r := range sp.renderers {
-		var err error
-		if fr, ok := r.(renderer.FlatServiceRenderer); ok {
-			if flat == nil {
-				flat = make([]*renderer.FlatService, len(npServices))
-				for i, s := range npServices {
-					flat[i] = s.flat
-				}
-			}
-			err = fr.UpdateFlatNodePortServices(nodeIPs, flat)
-		} else {
-			if plain == nil {
-				plain = make([]*renderer.ContivService, len(npServices))
-				for i, s := range npServices {
-					plain[i] = s.GetContivService()
-				}
-			}
-			err = r.UpdateNodePortServices(nodeIPs, plain)
-		}
-		if err != nil {
+		if err := r.UpdateFlatNodePortServices(txn, nodeIPs, flat); err != nil {
 			errs = append(errs, fmt.Errorf("update node-port services: %w", err))
 		}
 	}

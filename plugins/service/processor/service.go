@@ -45,7 +45,8 @@ type Service struct {
 	subsets   []endpointSubset // parsed endpoints
 
 	// flat is the rendering (nil while a half is missing); contivSvc is its
-	// ContivService form, built on demand for renderers of the plain API only.
+	// ContivService form, built on demand by GetContivService only (renderers of the
+	// seed API get theirs from their renderer.SeedAdapter).
 	flat          *renderer.FlatService
 	contivSvc     *renderer.ContivService
 	localBackends []podmodel.ID

@@ -7,9 +7,11 @@ import (
 	"strings"
 )
 
-// ServiceRendererAPI is implemented by every service renderer: the southbound of the
-// service processor. The processor calls it from the controller's event loop only, so
-// implementations need no locking for these calls.
+// ServiceRendererAPI is the seed API of a service renderer, kept as the public face of
+// the renderers: the processor registers a renderer of this API
+// (ServiceProcessor.RegisterRenderer) through a SeedAdapter, which makes it a Renderer,
+// the one interface the processor renders through. The processor calls it from the
+// controller's event loop only, so implementations need no locking for these calls.
 //
 // A renderer turns ContivServices into configuration of one network stack (the NAT44
 // renderer: VPP NAT44 static mappings). Several renderers may be registered at once;
@@ -27,8 +29,9 @@ import (
 //     specific; other renderers may ignore them). The sets passed are never modified
 //     by the processor afterwards, so a renderer may keep them.
 //
-// Every method stages its changes into the transaction of the event being processed;
-// errors are returned to the processor, which reports them with the service concerned.
+// Every method stages its changes into the transaction of the event being processed,
+// which the renderer gets through its own dependencies (see SeedAdapter); errors are
+// returned to the processor, which reports them with the service concerned.
 type ServiceRendererAPI interface {
 	// AddService renders a service that was not rendered before.
 	AddService(service *ContivService) error

@@ -6,33 +6,6 @@ import (
 	"sort"
 )
 
-// FlatServiceRenderer is an optional extension of ServiceRendererAPI. A renderer that
-// implements it receives every service in the processor's flat form (FlatService)
-// instead of as a ContivService: the processor's parsed form handed over as is, with
-// the addresses' text kept from the Kubernetes objects. For such a renderer the
-// processor builds no ContivService (two maps and a backend per endpoint and port),
-// and the renderer formats no address, which is most of the cost of a resync of new
-// services. The call contract is the one of ServiceRendererAPI, method by method;
-// UpdateLocalFrontendIfs and UpdateLocalBackendIfs are called as for any renderer.
-//
-// The FlatServices passed, and everything they reference, are never modified by the
-// processor afterwards: a renderer may keep them, and compare pointers (the same
-// *FlatService is passed again, by a later resync, while the service did not change).
-type FlatServiceRenderer interface {
-	ServiceRendererAPI
-	// AddFlatService renders a service that was not rendered before.
-	AddFlatService(service *FlatService) error
-	// UpdateFlatService re-renders a service whose configuration or backends changed.
-	UpdateFlatService(oldService, newService *FlatService) error
-	// DeleteFlatService removes everything rendered for the service.
-	DeleteFlatService(service *FlatService) error
-	// UpdateFlatNodePortServices gives the new set of node IPs of the cluster
-	// together with every service exposed on node ports.
-	UpdateFlatNodePortServices(nodeIPs *IPAddresses, npServices []*FlatService) error
-	// ResyncFlat hands over the complete state.
-	ResyncFlat(resyncEv *FlatResyncEventData) error
-}
-
 // FlatService is a ContivService in the processor's flat form: slices instead of maps,
 // ports in name order, each port's backends in groups that share the target port
 // (one group per matching Endpoints subset, whose address list the group shares).

@@ -1,9 +1,9 @@
 // Package nat44 renders Kubernetes services into VPP NAT44 (endpoint-dependent)
 // configuration, and manages the SNAT of traffic leaving the cluster.
 //
-//	processor ──ContivService, node IPs, frontend/backend interfaces──> Renderer
-//	                                                                       │ staged into the
-//	                                                                       ▼ event's transaction
+//	processor ──FlatService, node IPs, frontend/backend interfaces, txn──> Renderer
+//	                                                                          │ staged into txn, the
+//	                                                                          ▼ event's transaction
 //	config/vpp/nat/v2/nat44-global             Nat44Global  (one)
 //	config/vpp/nat/v2/dnat44/<namespace>/<name> DNat44      (one per service)
 //	config/vpp/nat/v2/dnat44/DNAT-identities   DNat44      (identity mappings)
@@ -46,9 +46,15 @@
 // values are never modified: every change builds new messages, and nothing downstream
 // (scheduler, NAT descriptors, Clone/Equal, JSON) writes into a value it was given.
 //
-// Input: the renderer implements renderer.FlatServiceRenderer and renders from the
-// processor's flat form (address texts as given, no formatting); the plain
-// ServiceRendererAPI methods convert ContivServices to it. It keeps the DNAT it last
+// Input: the renderer implements renderer.Renderer, the processor's one renderer
+// interface, and renders from the processor's flat form (address texts as given, no
+// formatting) into the transaction passed with each call, describing each change on it
+// ("add service 'default/web'", "update NAT frontend interfaces"). The seed API
+// (renderer.ServiceRendererAPI: AddService, ..., Resync) stays: those methods convert
+// the ContivServices to the flat form and stage into the transactions of
+// Deps.UpdateTxnFactory and Deps.ResyncTxnFactory (optional otherwise); registered with
+// the processor's RegisterRenderer, the renderer is called through a
+// renderer.SeedAdapter and uses them. It keeps the DNAT it last
 // staged for each FlatService (keyed by pointer; the processor passes the same pointer
 // while a service is unchanged): a resync stages the same DNAT again for an unchanged
 // service, and a change of the node IPs builds each node-port service's DNAT from the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
@@ -51,9 +52,13 @@ type Deps struct {
 	// IPNet gives this node's IP.
 	IPNet IPNet
 	// UpdateTxnFactory returns the transaction of the event being processed and
-	// records the change description for the event history.
+	// records the change description for the event history. It serves the seed API
+	// methods only (AddService, ..., Resync), which have no transaction parameter;
+	// optional when the renderer is used as a renderer.Renderer, whose methods are
+	// given the transaction.
 	UpdateTxnFactory func(change string) (txn controller.UpdateOperations)
-	// ResyncTxnFactory returns the transaction of the resync being processed.
+	// ResyncTxnFactory returns the transaction of the resync being processed, for
+	// the seed API method Resync; optional like UpdateTxnFactory.
 	ResyncTxnFactory func() (txn controller.ResyncOperations)
 	// GoVPPChan is used to dump and delete idle NAT sessions; optional (nil: no
 	// session cleanup).
@@ -65,8 +70,11 @@ type Deps struct {
 	Clock clock.WithTicker
 }
 
-// Renderer renders ContivServices into VPP NAT44 configuration; see the package
-// documentation. The ServiceRendererAPI methods are called from the event loop only.
+// Renderer renders services into VPP NAT44 configuration; see the package
+// documentation. It is a renderer.Renderer (the processor's interface: FlatServices,
+// the transaction passed with each call) and keeps the seed API
+// (renderer.ServiceRendererAPI: ContivServices, the transaction from the Deps
+// factories). Its methods are called from the event loop only.
 type Renderer struct {
 	Deps
 
@@ -102,8 +110,8 @@ type Renderer struct {
 	// previous one. Keyed by pointer: a lookup hashes no strings.
 	rendered     map[*renderer.FlatService]*renderedService
 	renderedWith renderInputs
-	// plain holds the flat form of the ContivServices received through the plain
-	// ServiceRendererAPI (not used by the service processor, which passes FlatServices).
+	// plain holds the flat form of the ContivServices received through the seed API
+	// (not used by the service processor, which passes FlatServices).
 	plain       map[renderer.ServiceID]plainService
 	frontendIfs renderer.Interfaces
 	backendIfs  renderer.Interfaces
@@ -114,7 +122,10 @@ type Renderer struct {
 	cleanupDone    sync.WaitGroup
 }
 
-var _ renderer.FlatServiceRenderer = (*Renderer)(nil)
+var (
+	_ renderer.Renderer           = (*Renderer)(nil)
+	_ renderer.ServiceRendererAPI = (*Renderer)(nil)
+)
 
 // Init prepares the renderer. With snatOnly the renderer configures only the SNAT of
 // traffic leaving the cluster and leaves services to another renderer.
@@ -134,8 +145,6 @@ func (rndr *Renderer) Init(snatOnly bool) error {
 		return errors.New("nat44 renderer: Deps.IPAM is required")
 	case rndr.IPNet == nil:
 		return errors.New("nat44 renderer: Deps.IPNet is required")
-	case rndr.UpdateTxnFactory == nil || rndr.ResyncTxnFactory == nil:
-		return errors.New("nat44 renderer: Deps.UpdateTxnFactory and Deps.ResyncTxnFactory are required")
 	}
 	rndr.snatOnly = snatOnly
 	rndr.natGlobalCfg = &vpp_nat.Nat44Global{Forwarding: true}
@@ -188,13 +197,13 @@ func (rndr *Renderer) Close() error {
 	return nil
 }
 
-// plainService is a ContivService received through the plain API with its flat form.
+// plainService is a ContivService received through the seed API with its flat form.
 type plainService struct {
 	cs *renderer.ContivService
 	fs *renderer.FlatService
 }
 
-// flatOf returns the flat form of a ContivService received through the plain API: the
+// flatOf returns the flat form of a ContivService received through the seed API: the
 // same FlatService as before for the same ContivService.
 func (rndr *Renderer) flatOf(cs *renderer.ContivService) *renderer.FlatService {
 	if p, ok := rndr.plain[cs.ID]; ok && p.cs == cs {
@@ -205,7 +214,7 @@ func (rndr *Renderer) flatOf(cs *renderer.ContivService) *renderer.FlatService {
 	return fs
 }
 
-// forgetPlain returns the flat form last given for the service through the plain API
+// forgetPlain returns the flat form last given for the service through the seed API
 // (a stub with its ID if none) and forgets it.
 func (rndr *Renderer) forgetPlain(id renderer.ServiceID) *renderer.FlatService {
 	p, ok := rndr.plain[id]
@@ -216,40 +225,119 @@ func (rndr *Renderer) forgetPlain(id renderer.ServiceID) *renderer.FlatService {
 	return p.fs
 }
 
-// AddService stages the DNAT of a new service.
-func (rndr *Renderer) AddService(service *renderer.ContivService) error {
-	return rndr.AddFlatService(rndr.flatOf(service))
+// factoryTxn is the transaction of a call through the seed API: the one that
+// Deps.UpdateTxnFactory returns when the change is described (the factory records the
+// description). The renderer describes every change before it stages it.
+type factoryTxn struct {
+	factory func(change string) controller.UpdateOperations
+	txn     controller.UpdateOperations
 }
 
-// UpdateService stages the new DNAT of a changed service.
+// Describe asks the factory for the transaction, recording change.
+func (t *factoryTxn) Describe(change string) { t.txn = t.factory(change) }
+
+// ops returns the transaction (asking the factory, with no description, if the change
+// was not described).
+func (t *factoryTxn) ops() controller.UpdateOperations {
+	if t.txn == nil {
+		t.txn = t.factory("")
+	}
+	return t.txn
+}
+
+// Put stages value under key.
+func (t *factoryTxn) Put(key string, value proto.Message) { t.ops().Put(key, value) }
+
+// Get returns the value staged under key.
+func (t *factoryTxn) Get(key string) proto.Message { return t.ops().Get(key) }
+
+// Delete stages the removal of key.
+func (t *factoryTxn) Delete(key string) { t.ops().Delete(key) }
+
+// seedTxn returns the update transaction of a seed API call.
+func (rndr *Renderer) seedTxn() (renderer.UpdateTxn, error) {
+	if rndr.UpdateTxnFactory == nil {
+		return nil, errors.New("nat44 renderer: called through the seed API without Deps.UpdateTxnFactory")
+	}
+	return &factoryTxn{factory: rndr.UpdateTxnFactory}, nil
+}
+
+// AddService stages the DNAT of a new service (seed API: AddFlatService staging into
+// the transaction of Deps.UpdateTxnFactory).
+func (rndr *Renderer) AddService(service *renderer.ContivService) error {
+	txn, err := rndr.seedTxn()
+	if err != nil {
+		return err
+	}
+	return rndr.AddFlatService(txn, rndr.flatOf(service))
+}
+
+// UpdateService stages the new DNAT of a changed service (seed API, see AddService).
 func (rndr *Renderer) UpdateService(oldService, newService *renderer.ContivService) error {
+	txn, err := rndr.seedTxn()
+	if err != nil {
+		return err
+	}
 	var old *renderer.FlatService
 	if oldService != nil {
 		old = rndr.forgetPlain(oldService.ID)
 	}
-	return rndr.UpdateFlatService(old, rndr.flatOf(newService))
+	return rndr.UpdateFlatService(txn, old, rndr.flatOf(newService))
 }
 
-// DeleteService stages the removal of the service's DNAT.
+// DeleteService stages the removal of the service's DNAT (seed API, see AddService).
 func (rndr *Renderer) DeleteService(service *renderer.ContivService) error {
-	return rndr.DeleteFlatService(rndr.forgetPlain(service.ID))
+	txn, err := rndr.seedTxn()
+	if err != nil {
+		return err
+	}
+	return rndr.DeleteFlatService(txn, rndr.forgetPlain(service.ID))
 }
 
 // UpdateNodePortServices stages the DNAT of every node-port service for the new node
-// IPs.
+// IPs (seed API, see AddService).
 func (rndr *Renderer) UpdateNodePortServices(nodeIPs *renderer.IPAddresses, npServices []*renderer.ContivService) error {
+	txn, err := rndr.seedTxn()
+	if err != nil {
+		return err
+	}
 	flat := make([]*renderer.FlatService, len(npServices))
 	for i, svc := range npServices {
 		flat[i] = rndr.flatOf(svc)
 	}
-	return rndr.UpdateFlatNodePortServices(nodeIPs, flat)
+	return rndr.UpdateFlatNodePortServices(txn, nodeIPs, flat)
 }
 
-// Resync recomputes everything from the snapshot; see ResyncFlat.
+// UpdateLocalFrontendIfs stages the global NAT configuration with the new frontends as
+// outside interfaces (seed API, see AddService).
+func (rndr *Renderer) UpdateLocalFrontendIfs(oldIfNames, newIfNames renderer.Interfaces) error {
+	txn, err := rndr.seedTxn()
+	if err != nil {
+		return err
+	}
+	return rndr.UpdateFrontendIfs(txn, oldIfNames, newIfNames)
+}
+
+// UpdateLocalBackendIfs stages the global NAT configuration with the new backends as
+// inside interfaces (seed API, see AddService).
+func (rndr *Renderer) UpdateLocalBackendIfs(oldIfNames, newIfNames renderer.Interfaces) error {
+	txn, err := rndr.seedTxn()
+	if err != nil {
+		return err
+	}
+	return rndr.UpdateBackendIfs(txn, oldIfNames, newIfNames)
+}
+
+// Resync recomputes everything from the snapshot into the transaction of
+// Deps.ResyncTxnFactory (seed API); see ResyncFlat.
 func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
+	if rndr.ResyncTxnFactory == nil {
+		return errors.New("nat44 renderer: called through the seed API without Deps.ResyncTxnFactory")
+	}
+	txn := rndr.ResyncTxnFactory()
 	if resyncEv == nil {
 		clear(rndr.plain)
-		return rndr.ResyncFlat(nil)
+		return rndr.ResyncFlat(txn, nil)
 	}
 	ev := &renderer.FlatResyncEventData{NodeIPs: resyncEv.NodeIPs, FrontendIfs: resyncEv.FrontendIfs, BackendIfs: resyncEv.BackendIfs,
 		Services: make([]*renderer.FlatService, len(resyncEv.Services))}
@@ -259,26 +347,27 @@ func (rndr *Renderer) Resync(resyncEv *renderer.ResyncEventData) error {
 		plain[svc.ID] = rndr.plain[svc.ID]
 	}
 	rndr.plain = plain
-	return rndr.ResyncFlat(ev)
+	return rndr.ResyncFlat(txn, ev)
 }
 
 // AddFlatService stages the DNAT of a new service.
-func (rndr *Renderer) AddFlatService(service *renderer.FlatService) error {
+func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.FlatService) error {
 	if rndr.snatOnly {
 		return nil
 	}
 	r := rndr.renderIncremental(service, nil)
-	rndr.UpdateTxnFactory(fmt.Sprintf("add service '%s'", service.ID)).Put(r.key, r.dnat)
+	txn.Describe(fmt.Sprintf("add service '%s'", service.ID))
+	txn.Put(r.key, r.dnat)
 	return nil
 }
 
 // UpdateFlatService stages the new DNAT of a changed service (the whole value replaces
 // the old one).
-func (rndr *Renderer) UpdateFlatService(oldService, newService *renderer.FlatService) error {
+func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newService *renderer.FlatService) error {
 	if rndr.snatOnly {
 		return nil
 	}
-	txn := rndr.UpdateTxnFactory(fmt.Sprintf("update service '%s'", newService.ID))
+	txn.Describe(fmt.Sprintf("update service '%s'", newService.ID))
 	var old *renderedService
 	if oldService != nil {
 		old = rndr.rendered[oldService]
@@ -294,12 +383,13 @@ func (rndr *Renderer) UpdateFlatService(oldService, newService *renderer.FlatSer
 }
 
 // DeleteFlatService stages the removal of the service's DNAT.
-func (rndr *Renderer) DeleteFlatService(service *renderer.FlatService) error {
+func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *renderer.FlatService) error {
 	if rndr.snatOnly {
 		return nil
 	}
 	delete(rndr.rendered, service)
-	rndr.UpdateTxnFactory(fmt.Sprintf("delete service '%s'", service.ID)).Delete(vpp_nat.DNAT44Key(service.ID.String()))
+	txn.Describe(fmt.Sprintf("delete service '%s'", service.ID))
+	txn.Delete(vpp_nat.DNAT44Key(service.ID.String()))
 	return nil
 }
 
@@ -320,7 +410,7 @@ func (rndr *Renderer) renderIncremental(svc *renderer.FlatService, old *rendered
 // its mappings: only those on the node IPs that appeared are built, those of the node
 // IPs that disappeared are left out, so the cost follows the changed mappings (plus
 // one pointer per mapping for the new list).
-func (rndr *Renderer) UpdateFlatNodePortServices(nodeIPs *renderer.IPAddresses, npServices []*renderer.FlatService) error {
+func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs *renderer.IPAddresses, npServices []*renderer.FlatService) error {
 	previous := make(map[string]int, len(rndr.nodeAddrs))
 	for i, a := range rndr.nodeAddrs {
 		previous[a.Text] = i
@@ -338,7 +428,7 @@ func (rndr *Renderer) UpdateFlatNodePortServices(nodeIPs *renderer.IPAddresses, 
 		}
 		oldIndex[j] = i
 	}
-	txn := rndr.UpdateTxnFactory("update node-port services")
+	txn.Describe("update node-port services")
 	for _, svc := range npServices {
 		old := rndr.rendered[svc]
 		r := &renderedService{}
@@ -358,42 +448,42 @@ func (rndr *Renderer) UpdateFlatNodePortServices(nodeIPs *renderer.IPAddresses, 
 	return nil
 }
 
-// UpdateLocalFrontendIfs stages the global NAT configuration with the new frontends as
+// UpdateFrontendIfs stages the global NAT configuration with the new frontends as
 // outside interfaces.
-func (rndr *Renderer) UpdateLocalFrontendIfs(oldIfNames, newIfNames renderer.Interfaces) error {
+func (rndr *Renderer) UpdateFrontendIfs(txn renderer.UpdateTxn, oldIfNames, newIfNames renderer.Interfaces) error {
 	if rndr.snatOnly {
 		return nil
 	}
 	rndr.frontendIfs = newIfNames.Copy()
-	rndr.stageGlobal("update NAT frontend interfaces")
+	rndr.stageGlobal(txn, "update NAT frontend interfaces")
 	return nil
 }
 
-// UpdateLocalBackendIfs stages the global NAT configuration with the new backends as
-// inside interfaces.
-func (rndr *Renderer) UpdateLocalBackendIfs(oldIfNames, newIfNames renderer.Interfaces) error {
+// UpdateBackendIfs stages the global NAT configuration with the new backends as inside
+// interfaces.
+func (rndr *Renderer) UpdateBackendIfs(txn renderer.UpdateTxn, oldIfNames, newIfNames renderer.Interfaces) error {
 	if rndr.snatOnly {
 		return nil
 	}
 	rndr.backendIfs = newIfNames.Copy()
-	rndr.stageGlobal("update NAT backend interfaces")
+	rndr.stageGlobal(txn, "update NAT backend interfaces")
 	return nil
 }
 
-// stageGlobal rebuilds the global NAT configuration and stages it in the current
-// update transaction.
-func (rndr *Renderer) stageGlobal(change string) {
+// stageGlobal rebuilds the global NAT configuration and stages it into txn.
+func (rndr *Renderer) stageGlobal(txn renderer.UpdateTxn, change string) {
 	rndr.natGlobalCfg = rndr.globalConfig()
-	rndr.UpdateTxnFactory(change).Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
+	txn.Describe(change)
+	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
 }
 
 // ResyncFlat recomputes everything from the snapshot and this node's configuration:
 // the default interface, the global NAT configuration, one DNAT per service and the
-// identity mappings, all staged in the resync transaction (stale DNATs are removed by
-// the resync itself). In snatOnly mode the snapshot is taken as empty. A service given
+// identity mappings, all staged into txn, the resync transaction (stale DNATs are
+// removed by the resync itself). In snatOnly mode the snapshot is taken as empty. A service given
 // as the same FlatService as before, rendered with the same inputs, is staged with
 // the same DNAT.
-func (rndr *Renderer) ResyncFlat(resyncEv *renderer.FlatResyncEventData) error {
+func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *renderer.FlatResyncEventData) error {
 	if rndr.snatOnly || resyncEv == nil {
 		resyncEv = &renderer.FlatResyncEventData{NodeIPs: renderer.NewIPAddresses(), FrontendIfs: renderer.NewInterfaces(),
 			BackendIfs: renderer.NewInterfaces()}
@@ -406,7 +496,6 @@ func (rndr *Renderer) ResyncFlat(resyncEv *renderer.FlatResyncEventData) error {
 	rndr.frontendIfs = resyncEv.FrontendIfs.Copy()
 	rndr.backendIfs = resyncEv.BackendIfs.Copy()
 
-	txn := rndr.ResyncTxnFactory()
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
 	previous := rndr.rendered
