@@ -52,7 +52,7 @@ type API interface {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log is the plugin's logger; nil means the logrus standard logger.
+	// Log is the plugin's logger; nil means infra.LoggerOr's default.
 	Log logrus.FieldLogger
 	// Config loads govpp.conf; nil means defaults.
 	Config infra.ConfigLoader
@@ -153,10 +153,7 @@ func (p *Plugin) Init() error {
 	if p.inited {
 		return nil
 	}
-	p.log = p.Log
-	if p.log == nil {
-		p.log = logrus.StandardLogger()
-	}
+	p.log = infra.LoggerOr(p.Log, p.String())
 	p.config = DefaultConfig()
 	if p.Deps.Config != nil {
 		if _, err := p.Deps.Config.LoadConfig(&p.config); err != nil {
