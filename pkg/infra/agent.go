@@ -111,9 +111,7 @@ func NewAgent(opts ...Option) *Agent {
 	for _, o := range opts {
 		o(a)
 	}
-	if a.log == nil {
-		a.log = logrus.StandardLogger()
-	}
+	a.log = LoggerOr(a.log, "agent")
 	return a
 }
 

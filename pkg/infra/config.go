@@ -103,12 +103,7 @@ func (c *ConfigFile) LoadConfig(out any) (bool, error) {
 }
 
 func (c *ConfigFile) logger() logrus.FieldLogger {
-	if c.Log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		return l
-	}
-	return c.Log
+	return LoggerOr(c.Log, "config")
 }
 
 // ParseConfig parses YAML (or JSON) data into out through out's JSON tags, the way

@@ -172,6 +172,23 @@ func (r *LogRegistry) Names() []string {
 	return names
 }
 
+// LoggerOr returns log when it is not nil and otherwise the one default of every
+// component handed no logger: logrus's standard logger (text on stderr at the info
+// level, unless the process set it otherwise) with the field logger=<name>, the field a
+// LogRegistry logger carries (none when name is empty). The binaries hand every
+// component a registry logger; the default serves tests and programs that embed a
+// component, which then still see its warnings. A component calls it once, where it
+// resolves its dependencies, not per line.
+func LoggerOr(log logrus.FieldLogger, name string) logrus.FieldLogger {
+	if log != nil {
+		return log
+	}
+	if name == "" {
+		return logrus.StandardLogger()
+	}
+	return logrus.StandardLogger().WithField(LoggerField, name)
+}
+
 // LevelEnabled tells whether log writes entries of level; a logger that cannot say
 // (neither a *logrus.Entry nor a *logrus.Logger) is taken as writing them. Hot paths
 // ask it before they build fields or format values for a line that would be dropped.

@@ -111,3 +111,26 @@ func TestLevelEnabledReadsTheLoggerBehindAnEntry(t *testing.T) {
 
 // otherLogger is a FieldLogger that is neither a *logrus.Entry nor a *logrus.Logger.
 type otherLogger struct{ *logrus.Logger }
+
+func TestLoggerOrKeepsAGivenLogger(t *testing.T) {
+	given := logrus.New().WithField("plugin", "x")
+	if got := LoggerOr(given, "ignored"); got != given {
+		t.Fatalf("LoggerOr replaced a given logger: got %#v", got)
+	}
+}
+
+func TestLoggerOrDefaultsToTheStandardLoggerNamed(t *testing.T) {
+	got, ok := LoggerOr(nil, "ipam").(*logrus.Entry)
+	if !ok {
+		t.Fatalf("LoggerOr(nil, name) = %T, want a *logrus.Entry of the standard logger", LoggerOr(nil, "ipam"))
+	}
+	if got.Logger != logrus.StandardLogger() {
+		t.Error("LoggerOr(nil, name) does not write through logrus's standard logger")
+	}
+	if name := got.Data[LoggerField]; name != "ipam" || len(got.Data) != 1 {
+		t.Errorf("fields of the default logger = %v, want only %s=ipam", got.Data, LoggerField)
+	}
+	if LoggerOr(nil, "") != logrus.StandardLogger() {
+		t.Error("LoggerOr(nil, \"\") is not the bare standard logger")
+	}
+}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 // Process describes one supervised program.
@@ -76,10 +78,7 @@ type running struct {
 // *ExitError names it). A start or readiness failure stops what was started and is
 // returned.
 func (g *Group) Run(ctx context.Context, procs ...Process) error {
-	log := g.Log
-	if log == nil {
-		log = logrus.StandardLogger()
-	}
+	log := infra.LoggerOr(g.Log, "supervisor")
 	var started []*running
 	exited := make(chan *running, len(procs))
 	stopAll := func() {

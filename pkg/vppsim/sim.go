@@ -3,7 +3,6 @@ package vppsim
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/utils/clock"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 // DefaultSocketPath is where VPP, and the simulator by default, serve the
@@ -44,7 +45,7 @@ type Options struct {
 	// Linux makes TAP creation also create the Linux end of the TAP (root
 	// only; see the package documentation).
 	Linux bool
-	// Log receives the simulator's logs; nil discards them.
+	// Log receives the simulator's logs; nil means infra.LoggerOr's default.
 	Log logrus.FieldLogger
 	// FailProbability is the share (0..1) of state-changing requests that
 	// fail with RandomFailRetval (see SetFailProbability); 0 = none.
@@ -147,12 +148,7 @@ func New(opts Options) (*Sim, error) {
 			nicLinks[nic] = link
 		}
 	}
-	log := opts.Log
-	if log == nil {
-		l := logrus.New()
-		l.SetOutput(io.Discard)
-		log = l
-	}
+	log := infra.LoggerOr(opts.Log, "vpp-sim")
 	table, err := sharedMsgTable()
 	if err != nil {
 		return nil, fmt.Errorf("vppsim: build message table: %w", err)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 
@@ -15,7 +14,7 @@ import (
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Config loads contiv.conf; nil, or a file that is not found, means the code defaults.
 	Config infra.ConfigLoader
@@ -50,11 +49,7 @@ func (p *Plugin) String() string { return "contivconf" }
 // Init loads contiv.conf (code defaults when there is no file), validates every value,
 // failing with all problems at once, and resolves this node's settings.
 func (p *Plugin) Init() error {
-	if p.Log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		p.Log = l.WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	cfg := DefaultConfig()
 	found := false
 	if p.Config != nil {

@@ -136,9 +136,7 @@ func (c *Controller) String() string { return "controller" }
 
 // Init loads controller.conf and prepares the queues; the loop starts in AfterInit.
 func (c *Controller) Init() error {
-	if c.Log == nil {
-		c.Log = logrus.StandardLogger()
-	}
+	c.Log = infra.LoggerOr(c.Log, c.String())
 	if c.Scheduler == nil {
 		return errors.New("no scheduler given")
 	}

@@ -54,7 +54,10 @@
 // NotResponding. govpp keeps these settings in package variables of
 // go.fd.io/govpp/core; Init sets them from govpp.conf (only when they differ, so
 // several plugins with the same configuration never race). That is the one piece of
-// process-wide state this package touches.
+// process-wide state this package touches. These variables, and the other behaviours
+// of govpp's core that the reconnect path relies on beyond its API (how its loop
+// drives the adapter, when it calls the adapter's Disconnect), are named in
+// govpp_internals.go and asserted against the pinned govpp by its test.
 //
 // Channels handed out stay valid across reconnects (govpp re-learns the message table
 // on the same connection); requests sent while VPP is away fail, which descriptors

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -52,7 +51,7 @@ type API interface {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log is the plugin's logger; nil means the logrus standard logger.
+	// Log is the plugin's logger; nil means infra.LoggerOr's default.
 	Log logrus.FieldLogger
 	// Config loads govpp.conf; nil means defaults.
 	Config infra.ConfigLoader
@@ -153,10 +152,7 @@ func (p *Plugin) Init() error {
 	if p.inited {
 		return nil
 	}
-	p.log = p.Log
-	if p.log == nil {
-		p.log = logrus.StandardLogger()
-	}
+	p.log = infra.LoggerOr(p.Log, p.String())
 	p.config = DefaultConfig()
 	if p.Deps.Config != nil {
 		if _, err := p.Deps.Config.LoadConfig(&p.config); err != nil {
@@ -192,7 +188,7 @@ func (p *Plugin) Init() error {
 		time.Duration(p.config.RetryConnectMaxTimeout), p.config.RetryConnectCount, p.stop, p.attemptFailed)
 	// govpp's loop must never give up (Failed): the adapter paces the attempts and
 	// spends the start-up budget; govpp's own pause is made negligible.
-	conn, events, err := core.AsyncConnect(p.retry, math.MaxInt32, time.Nanosecond)
+	conn, events, err := connectCore(p.retry)
 	if err != nil {
 		return fmt.Errorf("govppmux: connect to VPP at %s: %w", p.config.BinAPISocketPath, err)
 	}
@@ -653,17 +649,10 @@ func (p *Plugin) checkStatsSocket() {
 }
 
 // applyHealthCheckConfig sets govpp's health-check package variables from the
-// configuration, writing only values that differ.
+// configuration (setHealthCheck).
 func (p *Plugin) applyHealthCheckConfig() {
-	if v := time.Duration(p.config.HealthCheckProbeInterval); core.HealthCheckProbeInterval != v {
-		core.HealthCheckProbeInterval = v
-	}
-	if v := time.Duration(p.config.HealthCheckReplyTimeout); core.HealthCheckReplyTimeout != v {
-		core.HealthCheckReplyTimeout = v
-	}
-	if v := p.config.HealthCheckThreshold; core.HealthCheckThreshold != v {
-		core.HealthCheckThreshold = v
-	}
+	setHealthCheck(time.Duration(p.config.HealthCheckProbeInterval), time.Duration(p.config.HealthCheckReplyTimeout),
+		p.config.HealthCheckThreshold)
 }
 
 // errNotConnected is returned by the stream methods before Init or after Close.

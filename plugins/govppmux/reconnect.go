@@ -70,7 +70,8 @@ type attempt struct {
 //
 // govpp's loop (core.Connection.connectLoop) calls WaitReady, then Connect, and after
 // a failure waits its own fixed interval (set to a negligible value by the plugin) and
-// retries, up to a number of attempts the plugin sets beyond reach. This adapter owns
+// retries, up to a number of attempts the plugin sets beyond reach (R2 in
+// govpp_internals.go). This adapter owns
 // the schedule instead: WaitReady pauses Backoff(base, max, failures) on the injected
 // clock (interruptible by stop), Connect counts the failures in a row and reports each
 // one. The first failures of the start-up are counted against the start-up budget:
@@ -89,7 +90,8 @@ type retryingAdapter struct {
 	// the plugin after a loss (reconnectAfterLoss), and Disconnect.
 	connMu sync.Mutex
 	// disconnects counts the Disconnect calls (govpp's core declaring VPP gone, or
-	// Close); connectedGen is its value at the last successful Connect. When they
+	// Close: R3 in govpp_internals.go); connectedGen is its value at the last
+	// successful Connect. When they
 	// differ, core disconnected since: core's loop reconnects, and a reconnect
 	// after a loss gives way.
 	disconnects  atomic.Uint64
@@ -138,16 +140,6 @@ func (a *retryingAdapter) Connect() error {
 	a.connMu.Lock()
 	defer a.connMu.Unlock()
 	return a.connectOnce()
-}
-
-// Disconnect disconnects the inner client (govpp's core calls it when its health
-// check declared VPP gone, and on Close). A reconnect after a loss in progress
-// gives way to core's own loop.
-func (a *retryingAdapter) Disconnect() error {
-	a.disconnects.Add(1)
-	a.connMu.Lock()
-	defer a.connMu.Unlock()
-	return a.VppAPI.Disconnect()
 }
 
 // SendMsg sends through the inner client; while a loss is being recovered from, a
@@ -219,10 +211,6 @@ func (a *retryingAdapter) reconnectAfterLoss() error {
 		}
 	}
 }
-
-// coreOwns tells whether govpp's core disconnected the adapter since its last
-// successful Connect: core's own loop then reconnects.
-func (a *retryingAdapter) coreOwns() bool { return a.disconnects.Load() != a.connectedGen.Load() }
 
 // connectOnce tries once and counts the outcome; connMu is held.
 func (a *retryingAdapter) connectOnce() error {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +18,7 @@ import (
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// NodeName is this node's name (env MICROSERVICE_LABEL).
 	NodeName string
@@ -68,11 +67,7 @@ func (p *Plugin) String() string { return "ipam" }
 // cluster ranges and registers the REST handler. This node's addresses are computed by
 // the first resync, when nodesync knows the node ID.
 func (p *Plugin) Init() error {
-	if p.Log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		p.Log = l.WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	if p.ContivConf == nil {
 		return errors.New("ipam: Deps.ContivConf is required")
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 
 	"github.com/sirupsen/logrus"
@@ -23,7 +22,7 @@ import (
 
 // Deps lists what the plugin needs; it is the one place its dependencies are declared.
 type Deps struct {
-	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// NodeName is this node's name (env MICROSERVICE_LABEL); NodeUpdates of this node
 	// are not handled, and its entry of GetAllNodes is not a peer.
@@ -126,11 +125,7 @@ func (n *IPNet) String() string { return "ipnet" }
 // first resync.
 func (n *IPNet) Init() error {
 	n.initState()
-	if n.Log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		n.Log = l.WithField("plugin", n.String())
-	}
+	n.Log = infra.LoggerOr(n.Log, n.String())
 	var missing []error
 	if n.ContivConf == nil {
 		missing = append(missing, errors.New("Deps.ContivConf is required"))

@@ -98,9 +98,7 @@ func (p *Plugin) String() string { return "ksr" }
 // Init loads etcd.conf and builds the etcd and Kubernetes clients; it does not wait for
 // either to answer.
 func (p *Plugin) Init() error {
-	if p.Log == nil {
-		p.Log = logrus.StandardLogger()
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	if p.Identity == "" {
 		host, _ := os.Hostname()
 		p.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())

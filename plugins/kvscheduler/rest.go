@@ -134,8 +134,8 @@ func (s *Scheduler) handleTxnHistory(w http.ResponseWriter, r *http.Request) {
 	default:
 		txns, left = jsonpage.Newest(txns, limit)
 	}
-	if err := jsonpage.Write(w, txns, left); err != nil && s.Log != nil {
-		s.Log.WithError(err).Debug("transaction history answer cut short")
+	if err := jsonpage.Write(w, txns, left); err != nil && s.log != nil {
+		s.log.WithError(err).Debug("transaction history answer cut short")
 	}
 }
 

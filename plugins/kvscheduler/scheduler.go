@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -26,7 +27,7 @@ type ConfigLoader interface {
 
 // Deps lists what the scheduler needs from the agent.
 type Deps struct {
-	// Log receives the scheduler's logs. Optional (a logrus standard logger).
+	// Log receives the scheduler's logs. Optional (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Config loads kvscheduler.conf. Optional (defaults apply).
 	Config ConfigLoader
@@ -139,10 +140,7 @@ func (s *Scheduler) Init() error {
 	if s.initialized.Load() {
 		return nil
 	}
-	s.log = s.Log
-	if s.log == nil {
-		s.log = logrus.StandardLogger()
-	}
+	s.log = infra.LoggerOr(s.Log, s.String())
 	s.config = DefaultConfig()
 	if s.Config != nil {
 		if _, err := s.Config.LoadConfig(&s.config); err != nil {

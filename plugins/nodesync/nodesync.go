@@ -12,6 +12,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -24,7 +25,7 @@ type DB interface {
 
 // Deps lists what nodesync needs.
 type Deps struct {
-	// Log is the plugin's logger; nil means the logrus standard logger.
+	// Log is the plugin's logger; nil means infra.LoggerOr's default.
 	Log logrus.FieldLogger
 	// NodeName is this node's name (required).
 	NodeName string
@@ -68,9 +69,7 @@ func (ns *NodeSync) String() string { return "nodesync" }
 
 // Init checks the dependencies.
 func (ns *NodeSync) Init() error {
-	if ns.Log == nil {
-		ns.Log = logrus.StandardLogger()
-	}
+	ns.Log = infra.LoggerOr(ns.Log, ns.String())
 	if ns.NodeName == "" {
 		return errors.New("nodesync: no node name given")
 	}

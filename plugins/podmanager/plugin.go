@@ -48,7 +48,7 @@ type StatusReporter interface {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Config loads podmanager.conf (see Config); nil means the defaults.
 	Config infra.ConfigLoader
@@ -117,11 +117,7 @@ func (p *Plugin) String() string { return "podmanager" }
 // state file (dropping those whose network namespace is gone) and opens the Remote CNI
 // socket. Requests are served from AfterInit on.
 func (p *Plugin) Init() error {
-	if p.Log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		p.Log = l.WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	if p.EventLoop == nil {
 		return errors.New("podmanager: Deps.EventLoop is required")
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -13,6 +12,7 @@ import (
 	nsmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	pm "github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
@@ -71,7 +71,7 @@ type PodManager interface {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log        logrus.FieldLogger
 	ContivConf ContivConf
 	IPAM       IPAM
@@ -104,11 +104,7 @@ func (p *Plugin) String() string { return "policy" }
 
 // Init builds the processor, the renderer cache and the ACL renderer.
 func (p *Plugin) Init() error {
-	if p.Log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		p.Log = l.WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	if p.ContivConf == nil || p.IPAM == nil || p.IPNet == nil || p.PodManager == nil {
 		return fmt.Errorf("policy: ContivConf, IPAM, IPNet and PodManager are required")
 	}

@@ -185,9 +185,7 @@ func (p *Plugin) String() string { return "rest" }
 
 // Init loads http.conf, registers the probes and metrics and starts listening.
 func (p *Plugin) Init() error {
-	if p.Log == nil {
-		p.Log = logrus.StandardLogger()
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	p.config = Config{Endpoint: DefaultEndpoint, ReadHeaderTimeout: infra.Duration(10 * time.Second)}
 	if p.Config != nil {
 		if _, err := p.Config.LoadConfig(&p.config); err != nil {

@@ -46,7 +46,7 @@ const ExternalSource = "db"
 
 // Deps lists what the watcher needs.
 type Deps struct {
-	// Log is the watcher's logger; nil means the logrus standard logger.
+	// Log is the watcher's logger; nil means infra.LoggerOr's default.
 	Log logrus.FieldLogger
 	// NodeName is this node's name, the agent label: /vnf-agent/<NodeName>/ holds the
 	// external configuration of this node. Required when etcd is enabled.
@@ -127,9 +127,7 @@ func (w *DBWatcher) String() string { return "dbwatcher" }
 // the etcd client. With allow-delayed-start false it also checks that etcd answers
 // within dial-timeout. Nothing runs until AfterInit.
 func (w *DBWatcher) Init() (err error) {
-	if w.Log == nil {
-		w.Log = logrus.StandardLogger()
-	}
+	w.Log = infra.LoggerOr(w.Log, w.String())
 	if w.Clock == nil {
 		w.Clock = clock.RealClock{}
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 // DefaultOpTimeout bounds every etcd request when Options.OpTimeout is zero.
@@ -57,7 +58,7 @@ type Options struct {
 	Guard []clientv3.Cmp
 	// OpTimeout bounds each request; 0 means DefaultOpTimeout.
 	OpTimeout time.Duration
-	// Log receives one line per node cleanup; nil discards.
+	// Log receives one line per node cleanup; nil means infra.LoggerOr's default.
 	Log logrus.FieldLogger
 }
 
@@ -114,24 +115,15 @@ func New(opts Options) *Writer {
 		kv:        opts.KV,
 		guard:     opts.Guard,
 		opTimeout: opts.OpTimeout,
-		log:       opts.Log,
+		log:       infra.LoggerOr(opts.Log, "ksr-store"),
 		known:     map[string]proto.Message{},
 		loaded:    map[string]bool{},
 	}
 	if w.opTimeout <= 0 {
 		w.opTimeout = DefaultOpTimeout
 	}
-	if w.log == nil {
-		l := logrus.New()
-		l.SetOutput(discard{})
-		w.log = l
-	}
 	return w
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Put stores value under key (relative to ksrkey.KsrPrefix) unless etcd already holds
 // an equal value. When the write itself fails, the result says what it would have done

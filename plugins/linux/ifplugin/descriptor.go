@@ -14,6 +14,7 @@ import (
 
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/internal/linuxcalls"
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/nsplugin"
@@ -68,7 +69,7 @@ type TapLocator func(vppTapIfName string) (loc TapLocation, ok bool)
 
 // DescriptorDeps is what the interface descriptor needs.
 type DescriptorDeps struct {
-	// Log receives one line per change (nil: the standard logger).
+	// Log receives one line per change (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// NsPlugin opens namespaces. Required.
 	NsPlugin nsplugin.API
@@ -91,10 +92,7 @@ type interfaceDescriptor struct {
 
 // NewInterfaceDescriptor returns the descriptor of Linux interfaces.
 func NewInterfaceDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	d := &interfaceDescriptor{log: deps.Log, ns: deps.NsPlugin, ifMeta: deps.IfMetadata, locator: deps.TapLocator}
-	if d.log == nil {
-		d.log = logrus.StandardLogger().WithField("descriptor", InterfaceDescriptorName)
-	}
+	d := &interfaceDescriptor{log: infra.LoggerOr(deps.Log, InterfaceDescriptorName), ns: deps.NsPlugin, ifMeta: deps.IfMetadata, locator: deps.TapLocator}
 	return kvapi.Typed(kvapi.TypedDescriptor[*linuxif.Interface, *InterfaceMetadata]{
 		Name:        InterfaceDescriptorName,
 		NBKeyPrefix: linuxif.InterfacePrefix,

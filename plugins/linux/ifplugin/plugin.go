@@ -5,6 +5,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/nsplugin"
 )
@@ -17,7 +18,7 @@ type Scheduler interface {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: the standard logger).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Scheduler is where the descriptor is registered. Required.
 	Scheduler Scheduler
@@ -41,9 +42,7 @@ func (p *Plugin) Init() error {
 	if p.Scheduler == nil || p.NsPlugin == nil {
 		return errors.New("linux-ifplugin: Scheduler and NsPlugin are required")
 	}
-	if p.Log == nil {
-		p.Log = logrus.StandardLogger().WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	return p.Scheduler.RegisterKVDescriptor(NewInterfaceDescriptor(DescriptorDeps{
 		Log:        p.Log,
 		NsPlugin:   p.NsPlugin,

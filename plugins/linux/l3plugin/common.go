@@ -7,6 +7,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/ifplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/internal/linuxcalls"
@@ -19,7 +20,7 @@ const DepInterface = "interface-exists"
 
 // DescriptorDeps is what the route and ARP descriptors need.
 type DescriptorDeps struct {
-	// Log receives one line per change (nil: the standard logger).
+	// Log receives one line per change (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// NsPlugin opens namespaces. Required.
 	NsPlugin nsplugin.API
@@ -36,11 +37,7 @@ type base struct {
 }
 
 func newBase(deps DescriptorDeps, name string) base {
-	b := base{log: deps.Log, ns: deps.NsPlugin, ifMeta: deps.IfMetadata}
-	if b.log == nil {
-		b.log = logrus.StandardLogger().WithField("descriptor", name)
-	}
-	return b
+	return base{log: infra.LoggerOr(deps.Log, name), ns: deps.NsPlugin, ifMeta: deps.IfMetadata}
 }
 
 // ifLink is the link of a Linux interface, with a netlink handle open in its

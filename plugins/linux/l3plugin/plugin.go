@@ -5,6 +5,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/ifplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/linux/nsplugin"
@@ -18,7 +19,7 @@ type Scheduler interface {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: the standard logger).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Scheduler is where the descriptors are registered, and where the
 	// ifplugin metadata map is read. Required.
@@ -41,9 +42,7 @@ func (p *Plugin) Init() error {
 	if p.Scheduler == nil || p.NsPlugin == nil {
 		return errors.New("linux-l3plugin: Scheduler and NsPlugin are required")
 	}
-	if p.Log == nil {
-		p.Log = logrus.StandardLogger().WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	deps := DescriptorDeps{
 		Log:      p.Log,
 		NsPlugin: p.NsPlugin,

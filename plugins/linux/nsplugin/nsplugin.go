@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 const (
@@ -48,7 +49,7 @@ type API interface {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: the standard logger).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// NetnsDir is where NAME references are looked up ("": DefaultNetnsDir).
 	NetnsDir string
@@ -67,9 +68,7 @@ func (p *Plugin) String() string { return "linux-nsplugin" }
 
 // Init sets the default logger.
 func (p *Plugin) Init() error {
-	if p.Log == nil {
-		p.Log = logrus.StandardLogger().WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	return nil
 }
 

@@ -29,6 +29,7 @@ import (
 	nsmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	pm "github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/cache"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/configurator"
@@ -93,9 +94,7 @@ type Stats struct {
 
 // New returns a processor.
 func New(deps Deps) *Processor {
-	if deps.Log == nil {
-		deps.Log = logrus.StandardLogger()
-	}
+	deps.Log = infra.LoggerOr(deps.Log, "policy-processor")
 	p := &Processor{Deps: deps, k8s: cache.New(), compiled: map[cache.PolicyID]*configurator.Compiled{}, local: map[podmodel.ID]*localPod{}}
 	p.resetIndex()
 	return p

@@ -7,6 +7,7 @@ import (
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/acl"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
@@ -30,7 +31,7 @@ var messages = []govppapi.Message{
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: the standard logger).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Scheduler is where the descriptors are registered. Required.
 	Scheduler Scheduler
@@ -53,9 +54,7 @@ func (p *Plugin) Init() error {
 	if p.Scheduler == nil {
 		return fmt.Errorf("%s: Scheduler is required", p.String())
 	}
-	if p.Log == nil {
-		p.Log = logrus.StandardLogger().WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	ch, err := vppbase.OpenChannel(p.String(), p.GoVPP, messages)
 	if err != nil {
 		return err

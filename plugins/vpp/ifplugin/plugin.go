@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/vppcalls"
@@ -44,7 +45,7 @@ type API interface {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log is the plugin's logger; nil means the logrus standard logger.
+	// Log is the plugin's logger; nil means infra.LoggerOr's default.
 	Log logrus.FieldLogger
 	// Scheduler is where the descriptors are registered (required).
 	Scheduler kvapi.KVScheduler
@@ -90,10 +91,7 @@ func (p *Plugin) Init() error {
 	if p.Scheduler == nil || p.GoVPP == nil {
 		return errors.New("vpp-ifplugin: Scheduler and GoVPP are required")
 	}
-	p.log = p.Log
-	if p.log == nil {
-		p.log = logrus.StandardLogger()
-	}
+	p.log = infra.LoggerOr(p.Log, p.String())
 	p.hostname, _ = os.Hostname()
 	p.dhcpIfaces = make(map[uint32]string)
 	p.leases = make(map[string]*ifmodel.DHCPLease)

@@ -8,6 +8,7 @@ import (
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/l2"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
@@ -84,7 +85,7 @@ func (x BDIndex) nameByID() map[uint32]string {
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log is the plugin's logger; nil means the logrus standard logger.
+	// Log is the plugin's logger; nil means infra.LoggerOr's default.
 	Log logrus.FieldLogger
 	// Scheduler is where the descriptors are registered (required).
 	Scheduler vppbase.Scheduler
@@ -111,10 +112,7 @@ func (p *Plugin) Init() error {
 	if p.Scheduler == nil || p.GoVPP == nil {
 		return errors.New("vpp-l2plugin: Scheduler and GoVPP are required")
 	}
-	p.log = p.Log
-	if p.log == nil {
-		p.log = logrus.StandardLogger()
-	}
+	p.log = infra.LoggerOr(p.Log, p.String())
 	ch, err := vppbase.OpenChannel(p.String(), p.GoVPP, messages)
 	if err != nil {
 		return err

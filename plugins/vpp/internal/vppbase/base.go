@@ -7,6 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 )
@@ -63,7 +64,7 @@ func OpenChannel(plugin string, govpp GoVPP, msgs []govppapi.Message) (govppapi.
 
 // DescriptorDeps is what every descriptor of a VPP plugin needs.
 type DescriptorDeps struct {
-	// Log receives the descriptors' messages (nil: the standard logger).
+	// Log receives the descriptors' messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Ch is the VPP channel. Callbacks run on the scheduler's single transaction
 	// goroutine, so the descriptors of one plugin may share it.
@@ -91,10 +92,7 @@ type Descriptor struct {
 
 // NewDescriptor fills in the defaults of d for the descriptor called name.
 func NewDescriptor(d DescriptorDeps, name string) Descriptor {
-	log := d.Log
-	if log == nil {
-		log = logrus.StandardLogger()
-	}
+	log := infra.LoggerOr(d.Log, name)
 	ifaces := d.Ifaces
 	if ifaces == nil {
 		ifaces = func() kvapi.MetadataMap { return nil }
