@@ -44,7 +44,8 @@ func (c *Clock) NewTicker(d time.Duration) clock.Ticker {
 }
 
 // AwaitWaiters waits until exactly n timers, tickers and After channels wait on the
-// clock (stopped ones no longer count), and fails tb after DefaultTimeout.
+// clock (a stopped timer no longer counts; a stopped ticker still does, as in
+// testingclock), and fails tb after DefaultTimeout.
 func (c *Clock) AwaitWaiters(tb T, n int) {
 	tb.Helper()
 	Eventually(tb, DefaultTimeout, fmt.Sprintf("%d timers on the fake clock", n), func() error {
@@ -59,7 +60,7 @@ func (c *Clock) AwaitWaiters(tb T, n int) {
 // clock, and fails tb after DefaultTimeout.
 func (c *Clock) AwaitWaiting(tb T) {
 	tb.Helper()
-	EventuallyTrue(tb, "a timer on the fake clock", c.HasWaiters)
+	EventuallyTrue(tb, DefaultTimeout, "a timer on the fake clock", c.HasWaiters)
 }
 
 // AwaitTicksTaken waits until no ticker made by NewTicker (and not stopped) holds a

@@ -15,8 +15,7 @@
 // code that ships. It sits on the floor of the module: it imports nothing of it, so a
 // test of any package, pkg/ included, may use it.
 //
-// What it does not do: it has no global state and no default timeout other than
-// DefaultTimeout for EventuallyTrue, it starts no process, and it never sleeps to
+// What it does not do: it has no global state, it starts no process, and it never sleeps to
 // order goroutines: a test that needs "nothing happens" over real time says so with a
 // time.Sleep of its own and a comment.
 package testkit

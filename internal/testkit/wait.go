@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// DefaultTimeout is how long EventuallyTrue waits: long enough for a loaded machine
+// DefaultTimeout is the timeout of the Clock's waits, and the one tests use unless they
+// have a reason for another: long enough for a loaded machine
 // running the tests of several packages at once, short enough for a failing test to
 // end soon.
 const DefaultTimeout = 5 * time.Second
@@ -83,11 +84,11 @@ func Eventually(tb T, timeout time.Duration, what string, check func() error) {
 	}
 }
 
-// EventuallyTrue waits up to DefaultTimeout for cond to hold and fails tb if it does
-// not. what says what cond means ("the retry timer armed").
-func EventuallyTrue(tb T, what string, cond func() bool) {
+// EventuallyTrue waits as Eventually does for cond to hold, and fails tb if it does not
+// within timeout. what says what cond means ("the retry timer armed").
+func EventuallyTrue(tb T, timeout time.Duration, what string, cond func() bool) {
 	tb.Helper()
-	Eventually(tb, DefaultTimeout, what, func() error {
+	Eventually(tb, timeout, what, func() error {
 		if cond() {
 			return nil
 		}

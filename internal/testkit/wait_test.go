@@ -106,7 +106,7 @@ func TestEventuallyFailsTheTestWithWaitsError(t *testing.T) {
 	}
 	ft = &fakeT{}
 	Eventually(ft, time.Second, "nothing", func() error { return nil })
-	EventuallyTrue(ft, "true", func() bool { return true })
+	EventuallyTrue(ft, time.Second, "true", func() bool { return true })
 	if len(ft.failures) != 0 {
 		t.Fatalf("failures %q for checks that pass", ft.failures)
 	}
@@ -114,7 +114,7 @@ func TestEventuallyFailsTheTestWithWaitsError(t *testing.T) {
 
 func TestEventuallyTrueCallsTheConditionUntilItHolds(t *testing.T) {
 	calls := 0
-	EventuallyTrue(t, "the third call", func() bool {
+	EventuallyTrue(t, time.Second, "the third call", func() bool {
 		calls++
 		return calls == 3
 	})
