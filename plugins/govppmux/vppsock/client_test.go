@@ -149,25 +149,21 @@ func TestWaitReadyWaitsForTheSocketFileOnTheClock(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- c.WaitReady() }()
-	clk.AwaitWaiting(t)
+	clk.AwaitWaiters(t, 2) // the deadline and the first poll
 	clk.Step(waitReadyPoll)
+	clk.AwaitWaiters(t, 2) // no file: the next poll is armed
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// the next poll finds the file
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("WaitReady = %v", err)
-			}
-			goto timeout
-		default:
+	clk.Step(waitReadyPoll) // the next poll finds the file
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("WaitReady = %v", err)
 		}
-		clk.Step(waitReadyPoll)
-		runtime.Gosched()
+	case <-time.After(testkit.DefaultTimeout):
+		t.Fatal("WaitReady did not return once the file appeared")
 	}
-timeout:
 	_ = os.Remove(path)
 	go func() { done <- c.WaitReady() }()
 	clk.AwaitWaiting(t)
