@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/unarygrpc"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 	"github.com/contiv-vpp/contiv-vpp/standalone"
@@ -190,7 +191,7 @@ func TestDashboardMetricsExistOnARunningAgent(t *testing.T) {
 
 	// The agent's REST URL, from the netctl.conf it writes.
 	var base string
-	waitFor(t, 60*time.Second, "netctl.conf with the agent URL", func() error {
+	testkit.Eventually(t, 60*time.Second, "netctl.conf with the agent URL", func() error {
 		data, err := os.ReadFile(filepath.Join(sa, standalone.NetctlConfFile))
 		if err != nil {
 			return err
@@ -203,7 +204,7 @@ func TestDashboardMetricsExistOnARunningAgent(t *testing.T) {
 		}
 		return fmt.Errorf("no agent URL in %s", data)
 	})
-	waitFor(t, 30*time.Second, "the agent's liveness", func() error {
+	testkit.Eventually(t, 30*time.Second, "the agent's liveness", func() error {
 		resp, err := http.Get(base + "/liveness")
 		if err != nil {
 			return err
@@ -214,7 +215,7 @@ func TestDashboardMetricsExistOnARunningAgent(t *testing.T) {
 
 	// A CNI CHECK (no pod: answered with an error, observed all the same) and a
 	// state-changing request.
-	waitFor(t, 30*time.Second, "a CNI CHECK answered", func() error {
+	testkit.Eventually(t, 30*time.Second, "a CNI CHECK answered", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		req := &cni.CNIRequest{ContainerId: "grafana-test", NetworkNamespace: "/proc/1/ns/net",
@@ -228,7 +229,7 @@ func TestDashboardMetricsExistOnARunningAgent(t *testing.T) {
 	resp.Body.Close()
 
 	var missing []string
-	waitFor(t, 100*time.Second, "every dashboard metric on /metrics (NAT sessions after the first cleanup pass)", func() error {
+	testkit.Eventually(t, 100*time.Second, "every dashboard metric on /metrics (NAT sessions after the first cleanup pass)", func() error {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {
 			return err
@@ -263,19 +264,4 @@ func TestDashboardMetricsExistOnARunningAgent(t *testing.T) {
 		return nil
 	})
 	t.Logf("all %d metrics of the dashboard are served: %v", len(want), want)
-}
-
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, timeout, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }

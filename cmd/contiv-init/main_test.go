@@ -13,28 +13,35 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // With FAKE_MODE set, the test binary plays VPP (started with "-c <config>": it opens
 // the API socket FAKE_SOCKET and waits for SIGTERM) or the agent (any other arguments:
-// it exits with FAKE_EXIT, or waits for SIGTERM).
+// it exits with FAKE_EXIT, or creates the file FAKE_AGENT_UP and waits for SIGTERM).
+// Each catches SIGTERM before it shows it runs (the socket, the file).
 func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_MODE") != "" {
 		if len(os.Args) > 1 && os.Args[1] == "-c" {
+			term := notifyTerm()
 			l, err := net.Listen("unix", os.Getenv("FAKE_SOCKET"))
 			if err != nil {
 				os.Exit(5)
 			}
-			waitForTerm()
+			waitForTerm(term)
 			l.Close()
 			os.Exit(0)
 		}
 		if code := os.Getenv("FAKE_EXIT"); code != "" {
-			time.Sleep(100 * time.Millisecond)
 			n, _ := strconv.Atoi(code)
 			os.Exit(n)
 		}
-		waitForTerm()
+		term := notifyTerm()
+		if err := os.WriteFile(os.Getenv("FAKE_AGENT_UP"), nil, 0o600); err != nil {
+			os.Exit(6)
+		}
+		waitForTerm(term)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -59,11 +66,17 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func waitForTerm() {
+// notifyTerm catches SIGTERM from now on.
+func notifyTerm() <-chan os.Signal {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGTERM)
+	return ch
+}
+
+// waitForTerm waits for the SIGTERM notifyTerm caught, at most 30 s.
+func waitForTerm(term <-chan os.Signal) {
 	select {
-	case <-ch:
+	case <-term:
 	case <-time.After(30 * time.Second):
 	}
 }
@@ -80,6 +93,7 @@ func fakeSetup(t *testing.T, agentExit string) []string {
 	t.Setenv("FAKE_MODE", "1")
 	t.Setenv("FAKE_SOCKET", sock)
 	t.Setenv("FAKE_EXIT", agentExit)
+	t.Setenv("FAKE_AGENT_UP", filepath.Join(dir, "agent-up"))
 	conf := filepath.Join(dir, "contiv.conf")
 	if err := os.WriteFile(conf, []byte("mtuSize: 1450\nipamConfig: {nodeInterconnectCIDR: 192.168.16.0/24}\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -114,7 +128,10 @@ func TestTerminationStopsBothCleanly(t *testing.T) {
 	done := make(chan int, 1)
 	var stderr syncBuffer
 	go func() { done <- run(ctx, args, &syncBuffer{}, &stderr) }()
-	time.Sleep(700 * time.Millisecond)
+	testkit.Eventually(t, 10*time.Second, "the agent up", func() error {
+		_, err := os.Stat(os.Getenv("FAKE_AGENT_UP"))
+		return err
+	})
 	cancel()
 	select {
 	case code := <-done:

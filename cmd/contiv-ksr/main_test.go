@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
 )
 
@@ -60,14 +61,12 @@ current-context: c
 	}()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	var metrics string
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(metrics, "contiv_ksr_leader 1") {
-		if time.Now().After(deadline) {
-			t.Fatalf("not elected; metrics:\n%s", metrics)
+	testkit.Eventually(t, 15*time.Second, "elected", func() error {
+		if metrics, _ = get(base + "/metrics"); !strings.Contains(metrics, "contiv_ksr_leader 1") {
+			return fmt.Errorf("metrics:\n%s", metrics)
 		}
-		time.Sleep(50 * time.Millisecond)
-		metrics, _ = get(base + "/metrics")
-	}
+		return nil
+	})
 	for _, want := range []string{`contiv_ksr_adds_total{reflector="pod"} 0`, `contiv_ksr_errors_total{kind="arg",reflector="service"} 0`, "contiv_ksr_in_sync 0"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q", want)

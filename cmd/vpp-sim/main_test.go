@@ -18,6 +18,8 @@ import (
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/vpe"
 	"go.fd.io/govpp/core"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 func TestBadFlagsExitWithUsageError(t *testing.T) {
@@ -72,16 +74,10 @@ func TestRunStopsWhenContextIsCancelled(t *testing.T) {
 
 func waitForSocket(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("socket %s never appeared", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, "socket "+path, func() error {
+		_, err := os.Stat(path)
+		return err
+	})
 }
 
 // TestBinaryServesInterfacesAndStopsOnSIGTERM builds the binary, starts it

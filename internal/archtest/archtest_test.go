@@ -128,6 +128,7 @@ func TestCheckReportsForbiddenImports(t *testing.T) {
 		pkg("plugins/ksr/convert"),
 		pkg("pkg/etcdtest", "plugins/kvscheduler/api"),
 		pkg("plugins/service", "plugins/ksr/convert"),
+		pkg("internal/testkit", "pkg/health"),
 	})
 	got := map[string]bool{}
 	for _, v := range Check(graph, Rules) {
@@ -144,6 +145,7 @@ func TestCheckReportsForbiddenImports(t *testing.T) {
 		"api/k8s/dbresources -> plugins/ksr/convert: the api floor depends only on api/ and pkg/",
 		"pkg/etcdtest -> plugins/kvscheduler/api: pkg/ depends on nothing of the module above it",
 		"plugins/service -> plugins/ksr/convert: no other plugin depends on the reflector (plugins/ksr)",
+		"internal/testkit -> pkg/health: the test kit (internal/testkit) depends on nothing of the module",
 	}
 	for _, w := range want {
 		if !got[w] {

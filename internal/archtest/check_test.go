@@ -112,6 +112,11 @@ var Rules = []Rule{
 		To:   func(_, dep string) bool { return !under(dep, "pkg") },
 	},
 	{
+		Name: "the test kit (internal/testkit) depends on nothing of the module",
+		From: func(rel string) bool { return under(rel, "internal/testkit") },
+		To:   func(_, dep string) bool { return true },
+	},
+	{
 		Name: "no other plugin depends on the reflector (plugins/ksr)",
 		From: func(rel string) bool { return under(rel, "plugins") && !under(rel, "plugins/ksr") },
 		To:   func(_, dep string) bool { return under(dep, "plugins/ksr") },

@@ -22,6 +22,8 @@
 //     resource table api/k8s/dbresources) depends on nothing but api/... and pkg/...:
 //     the vocabulary every plugin shares sits on the floor, below the plugins.
 //   - pkg/... depends on nothing of the module outside pkg/...
+//   - internal/testkit depends on nothing of the module: the tests of every package,
+//     pkg/ included, share it without an import cycle.
 //   - no plugin but plugins/ksr's own packages depends on plugins/ksr: "ksr" names
 //     the reflector, never the vocabulary (cmd/contiv-ksr runs it; standalone, which
 //     loads a cluster file the way contiv-ksr writes it, may use its converters).

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // recorder collects lifecycle calls from every fake plugin in the order they happen.
@@ -42,7 +44,7 @@ type fakePlugin struct {
 }
 
 func (p *fakePlugin) Init() error {
-	time.Sleep(p.initDelay)
+	time.Sleep(p.initDelay) // real time: an Init slower than the start-up timeout
 	p.rec.add(p.name + ".Init")
 	return p.initErr
 }
@@ -195,10 +197,7 @@ func TestAgentRunStopsWhenContextIsCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(rec.list()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the agent started", func() bool { return len(rec.list()) > 0 })
 	cancel()
 	select {
 	case err := <-done:

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,8 +53,10 @@ func TestCancelStopsEverythingInReverseOrder(t *testing.T) {
 	g := &Group{Log: quiet(), StopTimeout: 2 * time.Second}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx, sh("a", "sleep 30"), sh("b", "sleep 30")) }()
-	time.Sleep(200 * time.Millisecond)
+	b, up := sh("b", "sleep 30"), make(chan struct{})
+	b.Ready = func(context.Context) error { close(up); return nil } // asked once b runs
+	go func() { done <- g.Run(ctx, sh("a", "sleep 30"), b) }()
+	awaitUp(t, up, done)
 	cancel()
 	select {
 	case err := <-done:
@@ -64,12 +68,33 @@ func TestCancelStopsEverythingInReverseOrder(t *testing.T) {
 	}
 }
 
+// awaitUp waits until up is closed, failing if Run returned first.
+func awaitUp(t *testing.T, up <-chan struct{}, done <-chan error) {
+	t.Helper()
+	select {
+	case <-up:
+	case err := <-done:
+		t.Fatalf("Run returned %v before the processes were up", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the processes were not up within 5s")
+	}
+}
+
 func TestStubbornProcessIsKilled(t *testing.T) {
 	g := &Group{Log: quiet(), StopTimeout: 200 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- g.Run(ctx, sh("stubborn", `trap '' TERM; while true; do sleep 0.05; done`)) }()
-	time.Sleep(200 * time.Millisecond)
+	trapped := filepath.Join(t.TempDir(), "trapped")
+	p, up := sh("stubborn", `trap '' TERM; touch `+trapped+`; while true; do sleep 0.05; done`), make(chan struct{})
+	p.Ready = func(context.Context) error { // ready once it ignores SIGTERM
+		if _, err := os.Stat(trapped); err != nil {
+			return err
+		}
+		close(up)
+		return nil
+	}
+	go func() { done <- g.Run(ctx, p) }()
+	awaitUp(t, up, done)
 	cancel()
 	select {
 	case <-done:
@@ -84,8 +109,9 @@ func TestNextProcessStartsWhenTheSocketIsReady(t *testing.T) {
 	order := filepath.Join(dir, "order")
 	// "vpp" opens its socket after a delay; the agent records whether it was there.
 	ln := make(chan net.Listener, 1)
+	asked := make(chan struct{}) // closed once the group found no socket
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		<-asked
 		l, err := net.Listen("unix", sock)
 		if err == nil {
 			ln <- l
@@ -99,7 +125,12 @@ func TestNextProcessStartsWhenTheSocketIsReady(t *testing.T) {
 		}
 	}()
 	vpp := sh("vpp", "sleep 30")
-	vpp.Ready = SocketReady(sock)
+	socketReady, once := SocketReady(sock), sync.Once{}
+	vpp.Ready = func(ctx context.Context) error {
+		err := socketReady(ctx)
+		once.Do(func() { close(asked) })
+		return err
+	}
 	vpp.ReadyTimeout = 5 * time.Second
 	agent := sh("agent", "test -S "+sock+" && echo socket-was-ready > "+order+"; exit 0")
 	err := (&Group{Log: quiet(), StopTimeout: time.Second}).Run(context.Background(), vpp, agent)

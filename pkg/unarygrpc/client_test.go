@@ -107,7 +107,7 @@ func (a *fakeAgent) handle(ctx context.Context, req *cni.CNIRequest) (*cni.CNIRe
 		r.Error = bigString(bigSize)
 		return r, nil
 	case modeSlow:
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // real time: an answer later than the client's handshake timeout
 		return replyFor(req), nil
 	case modeSleep:
 		select {

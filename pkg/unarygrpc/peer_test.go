@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
 
@@ -776,16 +778,17 @@ func TestSendFlowControl(t *testing.T) {
 		return len(sent)
 	}
 	waitSent := func(p *peer, n int) {
-		deadline := time.Now().Add(5 * time.Second)
-		for sentLen() != n {
-			if time.Now().After(deadline) {
-				p.t.Errorf("the client sent %d bytes of DATA, want %d", sentLen(), n)
-				return
+		if err := testkit.Wait(context.Background(), 5*time.Second, fmt.Sprintf("%d bytes of DATA", n), func() error {
+			if got := sentLen(); got != n {
+				return fmt.Errorf("the client sent %d", got)
 			}
-			time.Sleep(time.Millisecond)
+			return nil
+		}); err != nil {
+			p.t.Error(err)
+			return
 		}
 		// Give a client that wrongly sends more a chance to do so.
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // real time: nothing more may be sent meanwhile
 		if got := sentLen(); got != n {
 			p.t.Errorf("the client sent %d bytes of DATA, want %d", got, n)
 		}

@@ -3,6 +3,7 @@
 package vppsim
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/tapv2"
 	"go.fd.io/govpp/core"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // newLinuxEnv starts a simulator in Linux mode with a fresh network
@@ -110,16 +113,12 @@ func TestLinuxTapIsCreatedInNamespaceAndRemoved(t *testing.T) {
 	}
 	// A restart (VPP crash) removes the Linux ends too.
 	e.sim.Restart()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		if _, err := ipIn(t, ns, "link", "show", "dev", "simtap3"); err != nil {
-			break
+	testkit.Eventually(t, 2*time.Second, "the tap gone after a restart", func() error {
+		if _, err := ipIn(t, ns, "link", "show", "dev", "simtap3"); err == nil {
+			return errors.New("simtap3 still exists")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("tap survived a restart")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestLinuxAfPacketNeedsHostInterface(t *testing.T) {

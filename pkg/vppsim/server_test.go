@@ -3,6 +3,7 @@ package vppsim
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -23,6 +24,8 @@ import (
 	"go.fd.io/govpp/binapi/vpe"
 	"go.fd.io/govpp/codec"
 	"go.fd.io/govpp/core"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 func TestHandshakeAnnouncesEveryRegisteredMessage(t *testing.T) {
@@ -362,7 +365,7 @@ func TestDelayMessage(t *testing.T) {
 		t.Error("delayed request did not time out")
 	}
 	e.sim.ClearFaults()
-	time.Sleep(200 * time.Millisecond) // let the late reply arrive and be discarded
+	time.Sleep(200 * time.Millisecond) // real time: the late reply, sent 150 ms after its request, arrives and is discarded
 	e.ch.SetReplyTimeout(2 * time.Second)
 	start = time.Now()
 	e.ok(&vpe.ShowVersion{})
@@ -543,17 +546,14 @@ func TestCloseEndsAllGoroutines(t *testing.T) {
 		rc := dialRaw(t, e)
 		rc.request(&memclnt.ControlPing{}, rc.index, 1) // parks the connection in a delay
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for sim.ClientCount() != 3 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.EventuallyTrue(t, 2*time.Second, "3 clients", func() bool { return sim.ClientCount() == 3 })
 	if err := sim.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for time.Now().Before(deadline) && runtime.NumGoroutine() > before {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > before {
-		t.Errorf("%d goroutines after Close, %d before", n, before)
-	}
+	testkit.Eventually(t, 2*time.Second, "the goroutines of before", func() error {
+		if n := runtime.NumGoroutine(); n > before {
+			return fmt.Errorf("%d goroutines after Close, %d before", n, before)
+		}
+		return nil
+	})
 }

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -61,7 +62,7 @@ func (r *batchRig) start(t *testing.T, n int) []committedTxn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.c.Close() })
-	waitFor(t, fmt.Sprintf("%d commits", n), func() bool { return len(r.sched.all()) >= n })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, fmt.Sprintf("%d commits", n), func() bool { return len(r.sched.all()) >= n })
 	// A probe queued after everything is done once the loop finished the last event.
 	probe := newTestEvent("Probe", true, api.BestEffort, api.Forward)
 	if err := pushAndWait(t, r.c, probe); err != nil {

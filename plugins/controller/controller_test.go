@@ -16,8 +16,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
-	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
@@ -54,7 +54,9 @@ func TestEventsWaitForTheFirstDatabaseResync(t *testing.T) {
 	if err := c.PushEvent(early); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	// The loop has taken the event from its queue; had it processed it rather than park
+	// it, the handler would have been called by now.
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the early event taken from the queue", func() bool { return len(c.eventQueue) == 0 })
 	if len(j.get()) != 0 {
 		t.Fatalf("an event was processed before the first resync: %v", j.get())
 	}
@@ -75,7 +77,7 @@ func TestEventsWaitForTheFirstDatabaseResync(t *testing.T) {
 
 func TestStartupResyncDeadlineAbortsTheLoop(t *testing.T) {
 	reg := health.NewRegistry()
-	fc := newFakeClock()
+	fc := testkit.NewClock()
 	c := NewController(Deps{Log: quietLog(), Scheduler: &fakeScheduler{}, Health: reg.Reporter("controller"), Clock: fc,
 		Config: configLoader{func(cfg *Config) { cfg.StartupResyncDeadline = Duration(30 * time.Second) }}})
 	if err := c.Init(); err != nil {
@@ -89,7 +91,7 @@ func TestStartupResyncDeadlineAbortsTheLoop(t *testing.T) {
 	if err := c.PushEvent(parked); err != nil {
 		t.Fatal(err)
 	}
-	waitForTimers(t, fc, loopTimers)
+	fc.AwaitWaiters(t, loopTimers)
 	fc.Step(30*time.Second - time.Nanosecond)
 	select {
 	case err := <-parked.WaitChan():
@@ -177,7 +179,7 @@ func TestRevertOnFailureRevertsHandlersThatRanInReverse(t *testing.T) {
 			}
 			c := startController(t, sched, nil, hs...)
 			resyncNow(t, c)
-			waitFor(t, "resync", func() bool { return len(sched.all()) == 1 })
+			testkit.EventuallyTrue(t, testkit.DefaultTimeout, "resync", func() bool { return len(sched.all()) == 1 })
 			j.lines = nil
 			if tc.failCommit {
 				sched.setFailKey("config/pod/b")
@@ -211,15 +213,15 @@ func TestBestEffortFailureHealsWithFullResync(t *testing.T) {
 	j := &journal{}
 	sched := &fakeScheduler{}
 	h := &fakeHandler{name: "a", j: j, failWith: map[string]error{"Change": errors.New("transient")}}
-	fc := newFakeClock()
+	fc := testkit.NewClock()
 	c := startControllerWithClock(t, sched, fc, func(cfg *Config) { cfg.DelayAfterErrorHealing = Duration(10 * time.Second) }, h)
 	resyncNow(t, c)
 	if err := pushAndWait(t, c, newTestEvent("Change", true, api.BestEffort, api.Forward)); err == nil {
 		t.Fatal("no error")
 	}
-	waitForTimers(t, fc, loopTimers+1) // the healing timer is armed before Done
+	fc.AwaitWaiters(t, loopTimers+1) // the healing timer is armed before Done
 	fc.Step(10 * time.Second)
-	waitFor(t, "healing resync", func() bool {
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "healing resync", func() bool {
 		calls := j.get()
 		return len(calls) == 3 && calls[2] == "a.Resync(Healing Resync,2)"
 	})
@@ -232,7 +234,7 @@ func TestBestEffortFailureHealsWithFullResync(t *testing.T) {
 func TestIgnoreErrorsEventDoesNotHeal(t *testing.T) {
 	j := &journal{}
 	h := &fakeHandler{name: "a", j: j, failWith: map[string]error{"DeletePod": errors.New("gone already")}}
-	fc := newFakeClock()
+	fc := testkit.NewClock()
 	c := startControllerWithClock(t, &fakeScheduler{}, fc, nil, h)
 	resyncNow(t, c)
 	if err := pushAndWait(t, c, newTestEvent("DeletePod", true, api.BestEffortIgnoreErrors, api.Reverse)); err == nil {
@@ -251,7 +253,7 @@ func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T
 	j := &journal{}
 	reg := health.NewRegistry()
 	sched := &fakeScheduler{}
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	// The Service's mapping is staged by every resync and by the change; VPP refuses it.
 	svcKey := "config/vpp/nat/v2/dnat44/svc"
 	stageSvc := func(txn interface{ Put(string, proto.Message) }) { txn.Put(svcKey, wrapperspb.String("svc")) }
@@ -279,7 +281,7 @@ func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T
 	}
 	defer c.Close()
 	resyncNow(t, c)
-	waitFor(t, "the start-up resync", func() bool { return reg.Status().State == health.OK })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the start-up resync", func() bool { return reg.Status().State == health.OK })
 
 	sched.setFailKey(svcKey)
 	if err := pushAndWait(t, c, newTestEvent("Change", true, api.BestEffort, api.Forward)); err == nil {
@@ -297,7 +299,7 @@ func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T
 	// Each failed healing resync doubles the delay of the next one, up to the cap.
 	for attempt, delay := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 20 * time.Second} {
 		want := fmt.Sprintf("healing resync in %v", delay)
-		waitFor(t, want, func() bool { return strings.Contains(reg.Status().Components["controller"].Reason, want) })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, want, func() bool { return strings.Contains(reg.Status().Components["controller"].Reason, want) })
 		st := reg.Status()
 		if st.State != health.Degraded {
 			t.Fatalf("attempt %d: state %s, want DEGRADED (alive, not ready)", attempt, st.State)
@@ -313,24 +315,24 @@ func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T
 		if err := pushAndWait(t, c, newTestEvent(pod, true, api.RevertOnFailure, api.Forward)); err != nil {
 			t.Fatalf("%s while degraded: %v", pod, err)
 		}
-		waitForTimers(t, fc, loopTimers+1) // the healing timer
+		fc.AwaitWaiters(t, loopTimers+1) // the healing timer
 		fc.Step(delay - time.Millisecond)
 		if n := fc.Waiters(); n != loopTimers+1 {
 			t.Fatalf("the healing timer fired before its delay of %v (%d timers left)", delay, n)
 		}
 		fc.Step(time.Millisecond)
-		waitFor(t, "the healing resync", func() bool { return healings() == attempt+1 })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the healing resync", func() bool { return healings() == attempt+1 })
 	}
 	if n := testutil.ToFloat64(c.metrics.healing.WithLabelValues("error")); n < 3 {
 		t.Errorf("failed healing resyncs counted %v, want at least 3", n)
 	}
 	// VPP accepts the mapping again: the next healing resync succeeds.
 	sched.setFailKey("")
-	waitFor(t, "the next healing", func() bool {
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the next healing", func() bool {
 		return strings.Contains(reg.Status().Components["controller"].Reason, "healing resync in 20s")
 	})
 	fc.Step(20 * time.Second)
-	waitFor(t, "OK after the healing", func() bool { return reg.Status().State == health.OK })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "OK after the healing", func() bool { return reg.Status().State == health.OK })
 	if n := testutil.ToFloat64(c.metrics.failedValues); n != 0 {
 		t.Errorf("failed values metric = %v after the repair, want 0", n)
 	}
@@ -339,7 +341,7 @@ func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T
 func TestValuesRepairedByRetriesClearDegraded(t *testing.T) {
 	reg := health.NewRegistry()
 	sched := &fakeScheduler{}
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	h := &fakeHandler{name: "a", j: &journal{}, onUpdate: func(ev api.Event, txn api.UpdateOperations) {
 		txn.Put("config/"+ev.GetName(), wrapperspb.String("x"))
 	}}
@@ -368,7 +370,7 @@ func TestValuesRepairedByRetriesClearDegraded(t *testing.T) {
 
 func TestStalledEventFailsLivenessUntilItReturns(t *testing.T) {
 	reg := health.NewRegistry()
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	release := make(chan struct{})
 	entered := make(chan struct{})
 	h := &fakeHandler{name: "a", j: &journal{}, onUpdate: func(ev api.Event, _ api.UpdateOperations) {
@@ -388,19 +390,19 @@ func TestStalledEventFailsLivenessUntilItReturns(t *testing.T) {
 	}
 	defer c.Close()
 	resyncNow(t, c)
-	waitFor(t, "OK", func() bool { return reg.Status().State == health.OK })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "OK", func() bool { return reg.Status().State == health.OK })
 	stuck := newTestEvent("Stuck", true, api.BestEffort, api.Forward)
 	if err := c.PushEvent(stuck); err != nil {
 		t.Fatal(err)
 	}
 	<-entered
 	fc.Step(45 * time.Second) // three watchdog ticks, under the timeout
-	time.Sleep(10 * time.Millisecond)
+	fc.AwaitTicksTaken(t)
 	if st := reg.Status(); st.State != health.OK {
 		t.Fatalf("state %s before the stall timeout, want OK", st.State)
 	}
 	fc.Step(30 * time.Second)
-	waitFor(t, "ERROR for the stall", func() bool { return reg.Status().State == health.Error })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "ERROR for the stall", func() bool { return reg.Status().State == health.Error })
 	if reason := reg.Status().Components["controller"].Reason; !strings.Contains(reason, "event loop stalled: event Stuck") {
 		t.Errorf("reason %q", reason)
 	}
@@ -408,7 +410,7 @@ func TestStalledEventFailsLivenessUntilItReturns(t *testing.T) {
 	if err := <-stuck.WaitChan(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "OK after the stall", func() bool { return reg.Status().State == health.OK })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "OK after the stall", func() bool { return reg.Status().State == health.OK })
 }
 
 func TestFatalHandlerErrorStopsTheLoop(t *testing.T) {
@@ -430,7 +432,7 @@ func TestFatalHandlerErrorStopsTheLoop(t *testing.T) {
 func TestAbortEventErrorStopsTheEventAndHeals(t *testing.T) {
 	j := &journal{}
 	sched := &fakeScheduler{}
-	fc := newFakeClock()
+	fc := testkit.NewClock()
 	c := startControllerWithClock(t, sched, fc, nil,
 		&fakeHandler{name: "a", j: j, failWith: map[string]error{"X": api.NewAbortEventError(errors.New("stale"))}},
 		&fakeHandler{name: "b", j: j})
@@ -438,9 +440,9 @@ func TestAbortEventErrorStopsTheEventAndHeals(t *testing.T) {
 	if err := pushAndWait(t, c, newTestEvent("X", true, api.BestEffort, api.Forward)); !api.IsAbort(err) {
 		t.Fatalf("err = %v", err)
 	}
-	waitForTimers(t, fc, loopTimers+1)
+	fc.AwaitWaiters(t, loopTimers+1)
 	fc.Step(time.Duration(DefaultConfig().DelayAfterErrorHealing))
-	waitFor(t, "healing", func() bool { return len(j.get()) >= 5 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "healing", func() bool { return len(j.get()) >= 5 })
 	got := j.get()
 	want := []string{"a.Resync(Database Resync,1)", "b.Resync(Database Resync,1)", "a.Update(X)",
 		"a.Resync(Healing Resync,2)", "b.Resync(Healing Resync,2)"}
@@ -476,7 +478,7 @@ func TestFollowUpEventsRunBeforeQueuedEvents(t *testing.T) {
 	_ = c.PushEvent(first)
 	_ = c.PushEvent(second) // both parked until the resync, then replayed in order
 	resyncNow(t, c)
-	waitFor(t, "every event", func() bool { return len(j.get()) == 5 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "every event", func() bool { return len(j.get()) == 5 })
 	if pushErr != nil {
 		t.Fatal(pushErr)
 	}
@@ -515,7 +517,7 @@ func TestClosedControllerRefusesEvents(t *testing.T) {
 	j := &journal{}
 	c := startController(t, &fakeScheduler{}, nil, &fakeHandler{name: "a", j: j})
 	resyncNow(t, c)
-	waitFor(t, "resync", func() bool { return len(j.get()) == 1 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "resync", func() bool { return len(j.get()) == 1 })
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +543,7 @@ func TestKubeStateIsCachedAndPassedToResyncs(t *testing.T) {
 	_ = c.PushEvent(&api.KubeStateChange{Resource: "pod", Key: "k8s/pod/a/namespace/default", PrevValue: wrapperspb.String("a")})
 	ev := api.NewExternalConfigResync("test", false)
 	_ = c.PushEvent(ev)
-	waitFor(t, "resync", func() bool { return len(j.get()) == 5 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "resync", func() bool { return len(j.get()) == 5 })
 	if got := seen.get(); !reflect.DeepEqual(got, []string{"External Config Resync:k8s/pod/b/namespace/default"}) {
 		t.Errorf("resync saw %v", got)
 	}
@@ -566,7 +568,7 @@ func TestExternalConfigNeverOverridesTheAgentsValues(t *testing.T) {
 	db.ExternalConfig["config/external-only"] = wrapperspb.String("ext")
 	db.ExternalConfig["config/shared"] = wrapperspb.String("external")
 	_ = c.PushEvent(db)
-	waitFor(t, "resync", func() bool { return len(sched.all()) == 1 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "resync", func() bool { return len(sched.all()) == 1 })
 	got := sched.all()[0].values
 	if v := got["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "internal" {
 		t.Errorf("value of a key both external and the agent's = %q, want the agent's", v)
@@ -586,7 +588,7 @@ func TestExternalConfigNeverOverridesTheAgentsValues(t *testing.T) {
 	change.UpdatedKVs["config/shared"] = wrapperspb.String("external-2")
 	_ = c.PushEvent(change)
 	_ = c.PushEvent(&api.HealingResync{Type: api.AfterError})
-	waitFor(t, "the change and the resync", func() bool { return len(sched.all()) == 2 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the change and the resync", func() bool { return len(sched.all()) == 2 })
 	if v := sched.all()[1].values["config/shared"].(*wrapperspb.StringValue).GetValue(); v != "internal" {
 		t.Errorf("value after the resync = %q, want the agent's", v)
 	}
@@ -601,7 +603,7 @@ func TestExternalConfigNeverOverridesTheAgentsValues(t *testing.T) {
 	change.UpdatedKVs["config/shared"] = nil
 	change.UpdatedKVs["config/external-only"] = nil
 	_ = c.PushEvent(change)
-	waitFor(t, "change", func() bool { return len(sched.all()) == 3 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "change", func() bool { return len(sched.all()) == 3 })
 	upd := sched.all()[2].values
 	if sortedKeys(upd) != "-config/external-only,config/shared" {
 		t.Fatalf("update values = %s", sortedKeys(upd))
@@ -617,16 +619,16 @@ func TestExternalConfigNeverOverridesTheAgentsValues(t *testing.T) {
 func TestDownstreamHealingCallsNoHandler(t *testing.T) {
 	j := &journal{}
 	sched := &fakeScheduler{}
-	fc := newFakeClock()
+	fc := testkit.NewClock()
 	c := startControllerWithClock(t, sched, fc, func(cfg *Config) {
 		cfg.EnablePeriodicHealing = true
 		cfg.PeriodicHealingInterval = Duration(10 * time.Second)
 	}, &fakeHandler{name: "a", j: j})
 	resyncNow(t, c)
-	waitForTimers(t, fc, loopTimers+1) // the periodic ticker starts after the first resync
+	fc.AwaitWaiters(t, loopTimers+1) // the periodic ticker starts after the first resync
 	for i := range 2 {
 		fc.Step(10 * time.Second)
-		waitFor(t, "periodic healing", func() bool { return len(sched.all()) >= 2+i })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "periodic healing", func() bool { return len(sched.all()) >= 2+i })
 	}
 	if got := j.get(); len(got) != 1 {
 		t.Errorf("handlers called by downstream healing: %v", got)

@@ -8,13 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	"k8s.io/utils/clock"
-	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	kvs "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
@@ -228,30 +226,9 @@ func startControllerWithClock(t *testing.T, sched *fakeScheduler, clk clock.With
 	return c
 }
 
-// newFakeClock returns a fake clock at a fixed time.
-func newFakeClock() *testingclock.FakeClock { return testingclock.NewFakeClock(time.Unix(1e9, 0)) }
-
 // loopTimers is how many timers the running loop always holds: the start-up deadline,
 // the history trim ticker and the stall watchdog's ticker.
 const loopTimers = 3
-
-// waitForTimers waits until the fake clock has n timers and tickers waiting.
-func waitForTimers(t *testing.T, fc *testingclock.FakeClock, n int) {
-	t.Helper()
-	waitFor(t, fmt.Sprintf("%d timers", n), func() bool { return fc.Waiters() == n })
-}
-
-// waitFor polls cond until it holds or fails the test after 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func sortedKeys(m map[string]proto.Message) string {
 	keys := make([]string, 0, len(m))

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -24,7 +25,7 @@ func TestFullResyncReleasesMemoryAndUpdatesDoNot(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 
 	resyncNow(t, c)
-	waitFor(t, "a release after the first resync", func() bool { return releases.Load() == 1 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "a release after the first resync", func() bool { return releases.Load() == 1 })
 	for i := range 20 {
 		ev := newTestEvent("Update", true, api.BestEffort, api.Forward)
 		if err := c.PushEvent(ev); err != nil {
@@ -39,7 +40,7 @@ func TestFullResyncReleasesMemoryAndUpdatesDoNot(t *testing.T) {
 		t.Errorf("%d release requests after a resync and 20 updates, want 1", n)
 	}
 	resyncNow(t, c)
-	waitFor(t, "a release after the second resync", func() bool { return releases.Load() == 2 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "a release after the second resync", func() bool { return releases.Load() == 2 })
 }
 
 // Requests made while a release runs are coalesced into one more, and Close stops the

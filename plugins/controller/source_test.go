@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -56,7 +57,7 @@ func TestEventSourcesAreDrainedInOrderInterleavedWithTheQueue(t *testing.T) {
 	if err := pushAndWait(t, c, blocking); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "every source event", func() bool { return len(j.get()) == n+2 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "every source event", func() bool { return len(j.get()) == n+2 })
 	calls := j.get()
 	if calls[0] != "a.Resync(Database Resync,1)" {
 		t.Errorf("first call %s, want the resync", calls[0])

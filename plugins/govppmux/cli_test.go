@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 func TestCLICommandOverREST(t *testing.T) {
@@ -43,7 +45,7 @@ func TestCLICommandOverREST(t *testing.T) {
 
 	// VPP gone: the endpoint says so instead of hanging.
 	e.sim.Close()
-	eventually(t, "disconnect noticed", func() bool { return !e.plugin.IsConnected() })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "disconnect noticed", func() bool { return !e.plugin.IsConnected() })
 	resp, err := http.Post(srv.URL+CLIPath, "application/json", strings.NewReader(`{"vppclicommand":"show version"}`))
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
@@ -19,6 +18,7 @@ import (
 	"go.fd.io/govpp/binapi/vpe"
 	"go.fd.io/govpp/core"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
@@ -154,17 +154,6 @@ func newEnvWith(t *testing.T, sc string) *env {
 
 func (e *env) health() health.ComponentStatus { return e.reg.Status().Components["vpp"] }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func ping(t *testing.T, ch govppapi.Channel) error {
 	t.Helper()
 	return ch.SendRequest(&memclnt.ControlPing{}).ReceiveReply(&memclnt.ControlPingReply{})
@@ -258,8 +247,8 @@ func TestReconnectRequestsResyncAndRestoresChannels(t *testing.T) {
 				}
 				defer ch.Close()
 				tc.break_(e.sim)
-				eventually(t, "resync requested", func() bool { return e.loop.count() > 0 })
-				eventually(t, "health OK", func() bool { return e.health().State == health.OK })
+				testkit.EventuallyTrue(t, testkit.DefaultTimeout, "resync requested", func() bool { return e.loop.count() > 0 })
+				testkit.EventuallyTrue(t, testkit.DefaultTimeout, "health OK", func() bool { return e.health().State == health.OK })
 				if info := e.plugin.VPPInfo(); info.Reconnects != 1 || !info.Connected {
 					t.Errorf("VPPInfo = %+v", info)
 				}
@@ -295,12 +284,12 @@ func TestReconnectsForAsLongAsVPPStaysAway(t *testing.T) {
 		if err := os.WriteFile(e.sock, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "health INIT", func() bool { return e.health().State != health.OK })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "health INIT", func() bool { return e.health().State != health.OK })
 		if e.plugin.IsConnected() {
 			t.Error("still connected after VPP went away")
 		}
 		// far more failed attempts than retry-connect-count: the old code had given up
-		eventually(t, "10 failed attempts", func() bool { return e.plugin.VPPInfo().FailedAttempts >= 10 })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "10 failed attempts", func() bool { return e.plugin.VPPInfo().FailedAttempts >= 10 })
 		if h := e.health(); h.State != health.Init || !strings.Contains(h.Reason, "reconnecting to VPP at "+e.sock) ||
 			!strings.Contains(h.Reason, "next in 20ms") {
 			t.Errorf("health while VPP is away = %+v, want INIT naming the socket and the capped backoff", h)
@@ -320,9 +309,9 @@ func TestReconnectsForAsLongAsVPPStaysAway(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = sim.Close() })
-		eventually(t, "reconnected", func() bool { return e.plugin.IsConnected() })
-		eventually(t, "health OK", func() bool { return e.health().State == health.OK })
-		eventually(t, "resync requested", func() bool { return e.loop.count() == 1 })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "reconnected", func() bool { return e.plugin.IsConnected() })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "health OK", func() bool { return e.health().State == health.OK })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "resync requested", func() bool { return e.loop.count() == 1 })
 		if info := e.plugin.VPPInfo(); info.Reconnects != 1 || info.FailedAttempts != 0 {
 			t.Errorf("VPPInfo after the reconnect = %+v", info)
 		}
@@ -399,7 +388,7 @@ func TestFailedResyncPushIsReported(t *testing.T) {
 		e.loop.err = errors.New("queue full")
 		e.loop.mu.Unlock()
 		e.sim.DropConnections()
-		eventually(t, "health ERROR", func() bool { return e.health().State == health.Error })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "health ERROR", func() bool { return e.health().State == health.Error })
 		if h := e.health(); !strings.Contains(h.Reason, "queue full") {
 			t.Errorf("health = %+v", h)
 		}
@@ -422,15 +411,15 @@ func TestCloseStopsEverything(t *testing.T) {
 			t.Fatal(err)
 		}
 		ch.Close()
-		eventually(t, "client registered", func() bool { return sim.ClientCount() == 1 })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "client registered", func() bool { return sim.ClientCount() == 1 })
 		if err := p.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.Close(); err != nil {
 			t.Fatalf("second Close: %v", err)
 		}
-		eventually(t, "client gone", func() bool { return sim.ClientCount() == 0 })
-		eventually(t, "goroutines stopped", func() bool { return runtime.NumGoroutine() <= before })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "client gone", func() bool { return sim.ClientCount() == 0 })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "goroutines stopped", func() bool { return runtime.NumGoroutine() <= before })
 		if _, err := p.NewAPIChannel(); err == nil {
 			t.Error("channel handed out after Close")
 		}

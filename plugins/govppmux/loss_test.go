@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus/hooks/test"
 	"go.fd.io/govpp/binapi/vpe"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
@@ -195,7 +196,7 @@ func TestSendWhileReconnectingNamesTheLoss(t *testing.T) {
 	if err := e.sim.Close(); err != nil { // VPP gone for good: closed and not listening
 		t.Fatal(err)
 	}
-	eventually(t, "disconnected", func() bool { return !e.plugin.IsConnected() })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "disconnected", func() bool { return !e.plugin.IsConnected() })
 	if h := e.reg.Status().Components["vpp"]; h.State != health.Init || !strings.Contains(h.Reason, e.sock) {
 		t.Errorf("health while VPP is away = %+v, want INIT naming the socket", h)
 	}
@@ -221,12 +222,12 @@ func TestOwnCloseIsNoLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim.DropConnections()
-	eventually(t, "reconnected", func() bool { mu.Lock(); defer mu.Unlock(); return resyncs == 1 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "reconnected", func() bool { mu.Lock(); defer mu.Unlock(); return resyncs == 1 })
 	hook.Reset()
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "client gone", func() bool { return sim.ClientCount() == 0 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "client gone", func() bool { return sim.ClientCount() == 0 })
 	for _, en := range hook.AllEntries() {
 		if en.Level <= logrus.WarnLevel {
 			t.Errorf("Close logged %s: %s %v", en.Level, en.Message, en.Data)
@@ -240,7 +241,7 @@ func TestOwnCloseIsNoLoss(t *testing.T) {
 		t.Errorf("%d resyncs, want 1", resyncs)
 	}
 	mu.Unlock()
-	eventually(t, "goroutines stopped", func() bool { return runtime.NumGoroutine() <= before })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "goroutines stopped", func() bool { return runtime.NumGoroutine() <= before })
 }
 
 // TestOneLossOneReconnectWhenTheHealthCheckAlsoNotices: VPP away for many health-check
@@ -271,13 +272,13 @@ func TestOneLossOneReconnectWhenTheHealthCheckAlsoNotices(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 10 failed attempts at <= 20 ms take several 50 ms probe intervals
-	eventually(t, "10 failed attempts", func() bool { return p.VPPInfo().FailedAttempts >= 10 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "10 failed attempts", func() bool { return p.VPPInfo().FailedAttempts >= 10 })
 	if err := os.Remove(sock); err != nil {
 		t.Fatal(err)
 	}
 	startSimAt(t, sock)
-	eventually(t, "resync requested", func() bool { mu.Lock(); defer mu.Unlock(); return resyncs > 0 })
-	eventually(t, "health OK", func() bool { return reg.Status().Components["vpp"].State == health.OK })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "resync requested", func() bool { mu.Lock(); defer mu.Unlock(); return resyncs > 0 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "health OK", func() bool { return reg.Status().Components["vpp"].State == health.OK })
 	var warnings []string
 	coreNoticed := false
 	for _, en := range hook.AllEntries() {

@@ -11,6 +11,8 @@ import (
 	"go.fd.io/govpp/binapi/memclnt"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/core"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // pluginChannel returns a channel of the plugin of e with NAT enabled in the simulator.
@@ -91,9 +93,9 @@ func TestPipeReplyTimeoutFailsWhatIsInFlightAndTheNextPipelineWorks(t *testing.T
 	e.sim.ClearFaults()
 	// VPP executes the requests of a client in order: the next ones wait for the two
 	// delayed ones, whose late replies belong to the stream that timed out.
-	eventually(t, "the delayed requests executed", func() bool { return len(e.sim.NAT().StaticMappings) == 2 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the delayed requests executed", func() bool { return len(e.sim.NAT().StaticMappings) == 2 })
 	// Meanwhile govpp's health check, answered late too, may have declared VPP gone.
-	eventually(t, "connected", e.plugin.IsConnected)
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "connected", e.plugin.IsConnected)
 	errs = PipelineEach(ch, 0, []Call{staticMapping(3, true), {Request: &memclnt.ControlPing{}, Reply: &memclnt.ControlPingReply{}}})
 	for i, err := range errs {
 		if err != nil {

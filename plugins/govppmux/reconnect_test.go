@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"go.fd.io/govpp/adapter"
-	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux/vppsock"
 )
 
@@ -50,7 +50,7 @@ func (f *failingAPI) Connect() error {
 // the start-up budget is spent after the configured failures, attempts go on after
 // it, and a success resets the schedule.
 func TestRetryingAdapterWaitsOnTheClock(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	clk := testkit.NewClockAt(time.Unix(0, 0))
 	inner := &failingAPI{}
 	stop := make(chan struct{})
 	var reports []attempt
@@ -173,7 +173,7 @@ var _ lossReporter = (*tableAPI)(nil)
 // disconnects again and leaves the reconnect to govpp's core (errTableChanged).
 func TestReconnectAfterLossKeepsOnlyTheSameMessageTable(t *testing.T) {
 	inner := &tableAPI{digest: 7}
-	a := newRetryingAdapter(inner, clocktesting.NewFakeClock(time.Unix(0, 0)), time.Second, time.Second, 0, make(chan struct{}), nil)
+	a := newRetryingAdapter(inner, testkit.NewClockAt(time.Unix(0, 0)), time.Second, time.Second, 0, make(chan struct{}), nil)
 	if err := a.Connect(); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestReconnectAfterLossKeepsOnlyTheSameMessageTable(t *testing.T) {
 // (its health probe failed) while the plugin waits out the backoff of its reconnect
 // after a loss, the plugin makes no further attempt: core's loop alone reconnects.
 func TestReconnectAfterLossGivesWayToCore(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	clk := testkit.NewClockAt(time.Unix(0, 0))
 	inner := &tableAPI{digest: 7}
 	a := newRetryingAdapter(inner, clk, time.Second, time.Second, 0, make(chan struct{}), nil)
 	if err := a.Connect(); err != nil {
@@ -210,9 +210,7 @@ func TestReconnectAfterLossGivesWayToCore(t *testing.T) {
 	inner.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { done <- a.reconnectAfterLoss() }()
-	for !clk.HasWaiters() { // the first attempt failed, the backoff is armed
-		runtime.Gosched()
-	}
+	clk.AwaitWaiting(t)                    // the first attempt failed, the backoff is armed
 	if err := a.Disconnect(); err != nil { // core's health probe failed
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"go.fd.io/govpp/codec"
 	"go.fd.io/govpp/core"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux/vppsock"
 )
@@ -66,16 +67,11 @@ func startSimProcess(b *testing.B) string {
 		_ = stdin.Close()
 		_ = cmd.Wait()
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(sock); err == nil {
-			return sock
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("simulator process did not create its socket")
-		}
-		time.Sleep(10 * time.Millisecond) // real time: waiting for another process
-	}
+	testkit.Eventually(b, 10*time.Second, "the simulator process's socket", func() error {
+		_, err := os.Stat(sock)
+		return err
+	})
+	return sock
 }
 
 // benchConn connects govpp's core over the transport sc.

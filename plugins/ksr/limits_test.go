@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 func TestOutOfRangeServicePortsAreNotReflected(t *testing.T) {
@@ -21,7 +22,7 @@ func TestOutOfRangeServicePortsAreNotReflected(t *testing.T) {
 	c := newCluster(t, svc)
 	in := c.startLeader("a")
 	key := service.Key("web", "default")
-	waitFor(t, "service reflected", func() bool { return c.get(key) != nil })
+	testkit.EventuallyTrue(t, waitTimeout, "service reflected", func() bool { return c.get(key) != nil })
 	got, _ := c.get(key).(*service.Service)
 	if len(got.GetPort()) != 2 || got.GetPort()[0].GetPort() != 80 || got.GetPort()[1].GetNodePort() != 0 {
 		t.Errorf("reflected ports %v, want http and np without its node port", got.GetPort())

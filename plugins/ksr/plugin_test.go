@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -37,6 +39,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -55,16 +58,67 @@ type cluster struct {
 	db      *clientv3.Client
 	kube    *fake.Clientset
 	watches atomic.Int64 // watch requests made to the fake API
+
+	mu       sync.Mutex
+	received map[string]bool // "namespace/name" of the objects whose watch events a watcher took
+}
+
+// relayWatch hands a fake watch's events to its reader one at a time and records each
+// object the reader took: a test can then wait until contiv-ksr's informers have the
+// event of an object it created, not merely until the fake API queued it.
+type relayWatch struct {
+	watch.Interface
+	out  chan watch.Event
+	stop chan struct{}
+	once sync.Once
+}
+
+func (c *cluster) relay(w watch.Interface) *relayWatch {
+	r := &relayWatch{Interface: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(r.out)
+		for ev := range w.ResultChan() {
+			select {
+			case r.out <- ev:
+			case <-r.stop:
+				return
+			}
+			if m, err := meta.Accessor(ev.Object); err == nil {
+				c.mu.Lock()
+				c.received[m.GetNamespace()+"/"+m.GetName()] = true
+				c.mu.Unlock()
+			}
+		}
+	}()
+	return r
+}
+
+func (r *relayWatch) ResultChan() <-chan watch.Event { return r.out }
+
+func (r *relayWatch) Stop() {
+	r.once.Do(func() { close(r.stop) })
+	r.Interface.Stop()
+}
+
+// wasReceived reports whether a watcher took an event of the object namespace/name.
+func (c *cluster) wasReceived(namespace, name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.received[namespace+"/"+name]
 }
 
 func newCluster(t *testing.T, objs ...runtime.Object) *cluster {
 	t.Helper()
-	c := &cluster{t: t, etcd: etcdtest.Start(t)}
+	c := &cluster{t: t, etcd: etcdtest.Start(t), received: map[string]bool{}}
 	c.db = c.etcd.Client(t)
 	c.kube = fake.NewClientset(objs...)
-	c.kube.PrependWatchReactor("*", func(k8stesting.Action) (bool, watch.Interface, error) {
+	c.kube.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
 		c.watches.Add(1)
-		return false, nil, nil // the default reactor serves the watch
+		w, err := c.kube.Tracker().Watch(a.GetResource(), a.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		return true, c.relay(w), nil
 	})
 	return c
 }
@@ -123,20 +177,9 @@ func (c *cluster) startLeader(identity string) *instance {
 
 func (c *cluster) waitSynced(in *instance, watchesBefore int64) {
 	c.t.Helper()
-	waitFor(c.t, "leader in sync and watching", func() bool {
+	testkit.EventuallyTrue(c.t, waitTimeout, "leader in sync and watching", func() bool {
 		return in.InSync() && c.watches.Load() >= watchesBefore+informerCount
 	})
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // get returns the decoded value of a KSR key, nil when absent.
@@ -163,18 +206,13 @@ func (c *cluster) get(key string) proto.Message {
 // waitValue waits until key holds want (nil: until it is absent).
 func (c *cluster) waitValue(key string, want proto.Message) {
 	c.t.Helper()
-	var got proto.Message
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		got = c.get(key)
+	testkit.Eventually(c.t, waitTimeout, key, func() error {
+		got := c.get(key)
 		if (want == nil && got == nil) || (want != nil && got != nil && proto.Equal(got, want)) {
-			return
+			return nil
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s = %v, want %v", key, got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("%v, want %v", got, want)
+	})
 }
 
 func (c *cluster) putRaw(key string, value proto.Message) {
@@ -327,7 +365,7 @@ func TestEveryKindIsAddedUpdatedAndDeleted(t *testing.T) {
 			for name, vec := range map[string]*prometheus.CounterVec{
 				"adds": in.metrics.adds, "updates": in.metrics.updates, "deletes": in.metrics.deletes,
 			} {
-				waitFor(t, name+"{reflector="+kc.reflector+"} = 1", func() bool { return counter(vec, kc.reflector) == 1 })
+				testkit.EventuallyTrue(t, waitTimeout, name+"{reflector="+kc.reflector+"} = 1", func() bool { return counter(vec, kc.reflector) == 1 })
 			}
 		})
 	}
@@ -376,7 +414,7 @@ func TestObjectsTheModelCannotHoldAreCountedAndLeftAlone(t *testing.T) {
 	icmp := corev1.Protocol("ICMP") // not a NetworkPolicy protocol
 	bad.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &icmp}}}}
 	must(c.kube.NetworkingV1().NetworkPolicies("default").Update(ctx, bad, metav1.UpdateOptions{}))
-	waitFor(t, "arg error counted", func() bool { return counter(in.metrics.errors, policy.Keyword, errArg) == 1 })
+	testkit.EventuallyTrue(t, waitTimeout, "arg error counted", func() bool { return counter(in.metrics.errors, policy.Keyword, errArg) == 1 })
 	if got := c.get(policy.Key("p", "default")); !proto.Equal(got, want) {
 		t.Errorf("policy = %v, want the last good value kept", got)
 	}
@@ -403,13 +441,13 @@ func TestResyncAfterEtcdReconnectSweepsStaleAndRestoresMissing(t *testing.T) {
 	begin := time.Now()
 	c.etcd.Stop()
 	t.Logf("etcd stopped in %v", time.Since(begin))
-	waitFor(t, "etcd loss noticed", func() bool { return !in.InSync() })
+	testkit.EventuallyTrue(t, waitTimeout, "etcd loss noticed", func() bool { return !in.InSync() })
 	t.Logf("loss noticed after %v", time.Since(begin))
 	if st := in.health.Status(); st.State != health.Init {
 		t.Errorf("health while etcd is down = %v, want Init", st.State)
 	}
 	must(c.kube.CoreV1().Pods("default").Create(ctx, testPod("late", "10.1.1.3"), metav1.CreateOptions{}))
-	time.Sleep(200 * time.Millisecond)
+	testkit.EventuallyTrue(t, waitTimeout, "the late pod's event taken by the informer", func() bool { return c.wasReceived("default", "late") })
 	c.etcd.Start()
 	t.Logf("etcd restarted after %v", time.Since(begin))
 
@@ -417,7 +455,7 @@ func TestResyncAfterEtcdReconnectSweepsStaleAndRestoresMissing(t *testing.T) {
 	c.waitValue(pod.Key("ghost", "default"), nil)
 	c.waitValue(podKey, must(convert.Pod(testPod("web", "10.1.1.2"))))
 	c.waitValue(svcKey, must(convert.Service(testService("web", "10.96.0.10"))))
-	waitFor(t, "in sync again", in.InSync)
+	testkit.EventuallyTrue(t, waitTimeout, "in sync again", in.InSync)
 	t.Logf("in sync after %v", time.Since(begin))
 	for _, k := range []string{vppnode.Key(1), nodeconfig.Key("k8s-master")} {
 		if c.get(k) == nil {
@@ -508,7 +546,7 @@ func TestLeaderElectionHandsOverOnClose(t *testing.T) {
 	c := newCluster(t, testPod("web", "10.1.1.2"))
 	a := c.startLeader("a")
 	b := c.start("b")
-	waitFor(t, "b standing by", func() bool { return b.health.Status().State == health.OK })
+	testkit.EventuallyTrue(t, waitTimeout, "b standing by", func() bool { return b.health.Status().State == health.OK })
 	if b.IsLeader() {
 		t.Fatal("two leaders")
 	}
@@ -543,7 +581,7 @@ func TestLeaderWhoseKeyVanishesStopsAndStandbyTakesOver(t *testing.T) {
 	c := newCluster(t)
 	a := c.startLeader("a")
 	b := c.start("b")
-	waitFor(t, "b campaigning", func() bool {
+	testkit.EventuallyTrue(t, waitTimeout, "b campaigning", func() bool {
 		resp, err := c.db.Get(ctx, ElectionPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 		return err == nil && resp.Count == 2
 	})
@@ -558,11 +596,14 @@ func TestLeaderWhoseKeyVanishesStopsAndStandbyTakesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitSynced(b, watches)
-	waitFor(t, "a steps down", func() bool { return !a.IsLeader() })
+	testkit.EventuallyTrue(t, waitTimeout, "a steps down", func() bool { return !a.IsLeader() })
 	must(c.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns1"}}, metav1.CreateOptions{}))
 	c.waitValue(namespace.Key("ns1"), &namespace.Namespace{Name: "ns1"})
 	// a campaigns again and waits behind b.
-	time.Sleep(300 * time.Millisecond)
+	testkit.EventuallyTrue(t, waitTimeout, "a campaigning again", func() bool {
+		resp, err := c.db.Get(ctx, ElectionPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		return err == nil && resp.Count == 2
+	})
 	if a.IsLeader() || !b.IsLeader() {
 		t.Errorf("leaders: a=%v b=%v, want b only", a.IsLeader(), b.IsLeader())
 	}
@@ -595,8 +636,8 @@ func TestLeaderCompactsHistoryWhenAsked(t *testing.T) {
 	ctx := context.Background()
 	c := newCluster(t, testPod("web", "10.1.1.2"))
 	in := c.startWith("a", infra.StaticConfig{"auto-compact": "100ms"})
-	waitFor(t, "leader", in.IsLeader)
-	waitFor(t, "history compacted", func() bool {
+	testkit.EventuallyTrue(t, waitTimeout, "leader", in.IsLeader)
+	testkit.EventuallyTrue(t, waitTimeout, "history compacted", func() bool {
 		_, err := c.db.Get(ctx, "/", clientv3.WithRev(1))
 		return err != nil && strings.Contains(err.Error(), "compacted")
 	})

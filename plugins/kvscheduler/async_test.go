@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -92,7 +92,7 @@ func TestAsyncCreationsRecordTheirStart(t *testing.T) {
 	dp := newFakeDP()
 	s := newTestScheduler(t, nil, dp.register(fakeDesc{name: "v", prefix: "v/", async: true,
 		onCreate: func(string, proto.Message) error {
-			time.Sleep(3 * time.Millisecond)
+			time.Sleep(3 * time.Millisecond) // real time: the duration to be recorded
 			return nil
 		}}))
 	seq := mustCommit(t, s, set("v/a", "a"), set("v/b", "b"), set("v/c", "c"))
@@ -154,7 +154,7 @@ func TestCreationsAndUpdatesShareOnePipeline(t *testing.T) {
 // others fails alone, the old value counts as applied (as with Update), and the retry
 // applies the new one.
 func TestFailedAsynchronousUpdateKeepsTheOldValueAndIsRetried(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	dp := newFakeDP()
 	s := newTestSchedulerWithClock(t, nil, fc, dp.register(fakeDesc{name: "a", prefix: "a/", deps: depsFromValue, async: true}))
 	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"))
@@ -172,7 +172,7 @@ func TestFailedAsynchronousUpdateKeepsTheOldValueAndIsRetried(t *testing.T) {
 		t.Fatalf("dataplane = %v", dp.state())
 	}
 	fc.Step(time.Second)
-	waitFor(t, "a/2 retried", func() bool { return stateOf(s, "a/2") == api.StateConfigured })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "a/2 retried", func() bool { return stateOf(s, "a/2") == api.StateConfigured })
 	if dp.value("a/2") != "2b" {
 		t.Fatalf("a/2 = %q after the retry, want 2b", dp.value("a/2"))
 	}

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
-	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
 func TestFailedOperationWithoutRetryStaysFailed(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, 1, true)
 	_, err := commitCtx(context.Background(), s, set("v/a", "a"), set("v/b", "b;dep=v/a"), set("v/c", "c"))
@@ -46,7 +46,7 @@ func TestFailedOperationWithoutRetryStaysFailed(t *testing.T) {
 }
 
 func TestRetryWithExponentialBackoff(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, 3, true)
 	ctx := api.WithRetry(context.Background(), 2*time.Second, 5, true)
@@ -60,7 +60,7 @@ func TestRetryWithExponentialBackoff(t *testing.T) {
 	// backoff: 2s, 4s, 8s after each failure, not a nanosecond earlier
 	dp.takeCalls()
 	for i, delay := range []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second} {
-		waitFor(t, "the retry timer", func() bool { return fc.Waiters() == 1 })
+		fc.AwaitWaiters(t, 1)
 		fc.Step(delay - time.Nanosecond)
 		syncQueue(t, s)
 		if n := len(dp.takeCalls()); n != 0 {
@@ -115,7 +115,7 @@ func opsKeys(r *api.RecordedTxn) []string {
 }
 
 func TestRetryGivesUpAfterMaxCount(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, -1, true)
 	ctx := api.WithRetry(context.Background(), time.Second, 2, false)
@@ -123,7 +123,7 @@ func TestRetryGivesUpAfterMaxCount(t *testing.T) {
 		t.Fatal("want failure")
 	}
 	for range 2 {
-		waitFor(t, "the retry timer", func() bool { return fc.Waiters() == 1 })
+		fc.AwaitWaiters(t, 1)
 		fc.Step(time.Second)
 		syncQueue(t, s)
 	}
@@ -143,7 +143,7 @@ func TestRetryGivesUpAfterMaxCount(t *testing.T) {
 }
 
 func TestNonRetriableFailureIsNotRetried(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, 1, false)
 	ctx := api.WithRetry(context.Background(), time.Millisecond, 5, false)
@@ -163,7 +163,7 @@ func TestNonRetriableFailureIsNotRetried(t *testing.T) {
 }
 
 func TestRetryIsDroppedWhenTheValueChangedMeanwhile(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, 1, true)
 	ctx := api.WithRetry(context.Background(), 20*time.Millisecond, 3, false)
@@ -330,7 +330,7 @@ func TestRevertRestoresDependentsTouchedOnTheWay(t *testing.T) {
 }
 
 func TestFailureCausedByAnSBNotificationIsRetriedWithTheValuesPolicy(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	dp := newFakeDP()
 	s := newTestSchedulerWithClock(t, nil, fc,
 		dp.register(fakeDesc{name: "v", prefix: "v/", deps: depsFromValue}),

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
@@ -551,16 +550,11 @@ func wantState(tb testing.TB, s *Scheduler, key string, want api.ValueState) {
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+// queued returns how many requests wait in the scheduler's queue.
+func queued(s *Scheduler) int {
+	s.q.mu.Lock()
+	defer s.q.mu.Unlock()
+	return len(s.q.items) - s.q.head
 }
 
 // syncQueue waits until everything queued before it (SB notifications, retries queued

@@ -15,8 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
-	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -133,7 +133,7 @@ func TestHistoryTrimmingKeepsTheInitPeriod(t *testing.T) {
 }
 
 func TestCloseStopsTheSchedulerAndRetries(t *testing.T) {
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	s, dp := basicSetupWithClock(t, nil, fc)
 	dp.failOn("v/a", api.OpCreate, -1, true)
 	ctx := api.WithRetry(context.Background(), 5*time.Millisecond, 100, false)
@@ -181,7 +181,7 @@ func TestCancelledContextBeforeStart(t *testing.T) {
 		_, err := commitCtx(ctx, s, set("v/queued", "x"))
 		done <- err
 	}()
-	time.Sleep(5 * time.Millisecond)
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the second transaction queued", func() bool { return queued(s) == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
@@ -481,7 +481,7 @@ func TestOperationDurationsAreRecorded(t *testing.T) {
 	dp := newFakeDP()
 	s := newTestScheduler(t, nil, dp.register(fakeDesc{name: "v", prefix: "v/", onCreate: func(key string, _ proto.Message) error {
 		if key == "v/slow" {
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // real time: the duration to be recorded
 		}
 		return nil
 	}}))

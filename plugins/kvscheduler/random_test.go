@@ -17,8 +17,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
-	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -110,7 +110,7 @@ func TestRandomTransactionsConvergeUnderRandomFailures(t *testing.T) {
 		{"async-create", true, true},
 	} {
 		t.Run(v.name, func(t *testing.T) {
-			fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+			fc := testkit.NewClock()
 			clean := newRandWorld(t, seed+int64(vi), false, v.derivedRetrieve, v.async)
 			faulty := newRandWorldWithClock(t, seed+int64(vi), false, v.derivedRetrieve, v.async, fc)
 			failRng := rand.New(rand.NewSource(seed - int64(vi)))

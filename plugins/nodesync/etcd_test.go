@@ -495,9 +495,10 @@ func TestCloseAbortsAnAllocationInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ns, _, _ := newPlugin(t, thisNode, clientDB{c})
+	inFlight := make(chan struct{})
+	ns, _, _ := newPlugin(t, thisNode, startedDB{clientDB{c}, inFlight, &sync.Once{}})
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		<-inFlight
 		ns.Close()
 	}()
 	start := time.Now()

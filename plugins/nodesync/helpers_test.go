@@ -1,6 +1,7 @@
 package nodesync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -52,6 +53,31 @@ func (f *fakeLoop) take() []api.Event {
 type clientDB struct{ c *clientv3.Client }
 
 func (d clientDB) KV() (clientv3.KV, error) { return d.c.KV, nil }
+
+// startedDB is a DB that closes started when the plugin makes its first request.
+type startedDB struct {
+	clientDB
+	started chan struct{}
+	once    *sync.Once
+}
+
+func (d startedDB) KV() (clientv3.KV, error) { return startedKV{d.c.KV, d}, nil }
+
+// startedKV is the KV of a startedDB.
+type startedKV struct {
+	clientv3.KV
+	db startedDB
+}
+
+func (k startedKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	k.db.once.Do(func() { close(k.db.started) })
+	return k.KV.Get(ctx, key, opts...)
+}
+
+func (k startedKV) Txn(ctx context.Context) clientv3.Txn {
+	k.db.once.Do(func() { close(k.db.started) })
+	return k.KV.Txn(ctx)
+}
 
 // downDB is a DB whose database is not connected.
 type downDB struct{}

@@ -147,7 +147,7 @@ func (l *fakeLoop) process(ev api.Event) error {
 		l.mu.Lock()
 		d := l.slowDelete
 		l.mu.Unlock()
-		time.Sleep(d)
+		time.Sleep(d) // real time: a slow delete, for the adds to wait out or not
 		_, err := l.pm.Update(e, nil)
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
@@ -288,10 +289,7 @@ func TestRequestNotProcessedInTimeIsDeadlineExceeded(t *testing.T) {
 	// The loop catches up later: the event is processed, nobody waits for it any more.
 	env.loop.set(func(l *fakeLoop) { l.hold = nil })
 	close(release)
-	deadline := time.Now().Add(5 * time.Second)
-	for localPods(env.pm) == "" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the late event processed", func() bool { return localPods(env.pm) != "" })
 	if got := localPods(env.pm); got != "default/web c1 /ns/web" {
 		t.Errorf("local pods = %q", got)
 	}
@@ -306,10 +304,7 @@ func TestCloseAnswersWaitingRequestsAtOnce(t *testing.T) {
 		errc <- err
 	}()
 	// Wait until the event is pushed, then stop the agent.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(env.loop.events()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the event pushed", func() bool { return len(env.loop.events()) > 0 })
 	start := time.Now()
 	if err := env.pm.Close(); err != nil {
 		t.Fatal(err)

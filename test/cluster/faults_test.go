@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr"
 	"github.com/contiv-vpp/contiv-vpp/test/cluster/lab"
 )
@@ -108,13 +109,13 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 			t.Fatal(err)
 		}
 		traffic = podDialer(t, l, ns, "ftclient")
-		eventually(t, 60*time.Second, "traffic to "+addr, func() error { _, _, err := probe(traffic, addr, 2*time.Second); return err })
+		testkit.Eventually(t, 60*time.Second, "traffic to "+addr, func() error { _, _, err := probe(traffic, addr, 2*time.Second); return err })
 	} else {
 		t.Log("no traffic during the faults: vpp-sim does not bind its NIC to the node's link (-nic NAME=LINUXIF)")
 	}
 
 	var before vppState
-	eventually(t, 30*time.Second, "a stable VPP state", func() error {
+	testkit.Eventually(t, 30*time.Second, "a stable VPP state", func() error {
 		a, err := dumpAll(l)
 		if err != nil {
 			return err
@@ -168,7 +169,7 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 				return err
 			}
 			start := time.Now()
-			err = poll(ctx, 30*time.Second, func() error {
+			err = testkit.Wait(ctx, 30*time.Second, "a new contiv-ksr leader", func() error {
 				now, err := ksrLeader(ctx, etcd)
 				if err == nil && now == leader {
 					err = fmt.Errorf("%s still leads", leader)
@@ -182,7 +183,7 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 			// The new leader reflects: a new Service reaches etcd.
 			probeSvc := createService(t, l, ns, echoService("after-ksr-fault", "none", corev1.ServiceTypeClusterIP, ""))
 			key := "/vnf-agent/contiv-ksr/k8s/service/" + probeSvc.Name + "/namespace/" + ns
-			if err := poll(ctx, 30*time.Second, func() error { return etcdHas(ctx, etcd, key, probeSvc.Spec.ClusterIP) }); err != nil {
+			if err := testkit.Wait(ctx, 30*time.Second, "the new Service in etcd", func() error { return etcdHas(ctx, etcd, key, probeSvc.Spec.ClusterIP) }); err != nil {
 				return err
 			}
 			if err := l.Kube.CoreV1().Services(ns).Delete(ctx, probeSvc.Name, metav1.DeleteOptions{}); err != nil {
@@ -206,7 +207,7 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 			}
 			injected := time.Since(start)
 			var last string
-			err := poll(ctx, 2*time.Minute, func() error {
+			err := testkit.Wait(ctx, 2*time.Minute, "every node's VPP state as before", func() error {
 				now, err := dumpAll(l)
 				if err != nil {
 					return err
@@ -219,7 +220,7 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 			converged := time.Since(start)
 			if tl != nil {
 				// Traffic is back once 10 connections in a row succeed.
-				rerr := poll(ctx, time.Minute, func() error {
+				rerr := testkit.Wait(ctx, time.Minute, "10 connections in a row", func() error {
 					for range 10 {
 						if _, _, err := probe(traffic, addr, time.Second); err != nil {
 							return err
@@ -249,21 +250,6 @@ func TestFaultsConvergeToTheSameVPPStateAndPodsKeepTheirIPs(t *testing.T) {
 	}
 }
 
-// poll is eventually without a test: it returns the last error after timeout.
-func poll(ctx context.Context, timeout time.Duration, check func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("not within %v: %w", timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 func TestAFourthNodeJoinsAndLeaves(t *testing.T) {
 	l := sharedLab(t)
 	ctx := testCtx(t, 5*time.Minute)
@@ -281,7 +267,7 @@ func TestAFourthNodeJoinsAndLeaves(t *testing.T) {
 			}
 		}
 	})
-	eventually(t, 60*time.Second, "a full VXLAN mesh of 4 nodes", func() error { return checkMesh(l.Nodes()) })
+	testkit.Eventually(t, 60*time.Second, "a full VXLAN mesh of 4 nodes", func() error { return checkMesh(l.Nodes()) })
 
 	if l.NICBound {
 		ns := testNamespace(t, l, "join")
@@ -289,7 +275,7 @@ func TestAFourthNodeJoinsAndLeaves(t *testing.T) {
 		from := "jn-" + l.Nodes()[0].Name + "-0"
 		to := pods["jn-"+n4.Name+"-0"]
 		d := podDialer(t, l, ns, from)
-		eventually(t, 30*time.Second, from+" reaches the pod on "+n4.Name, func() error {
+		testkit.Eventually(t, 30*time.Second, from+" reaches the pod on "+n4.Name, func() error {
 			pod, _, err := probe(d, net.JoinHostPort(to.Status.PodIP, "8080"), 2*time.Second)
 			if err == nil && pod != to.Name {
 				return fmt.Errorf("answered by %s", pod)
@@ -307,7 +293,7 @@ func TestAFourthNodeJoinsAndLeaves(t *testing.T) {
 	left = true
 	t.Logf("%s removed in %v", n4.Name, time.Since(start).Round(time.Millisecond))
 	nodes := l.Nodes()
-	eventually(t, 60*time.Second, "the mesh of the 3 remaining nodes, nothing left of "+n4.Name, func() error {
+	testkit.Eventually(t, 60*time.Second, "the mesh of the 3 remaining nodes, nothing left of "+n4.Name, func() error {
 		if err := checkMesh(nodes); err != nil {
 			return err
 		}

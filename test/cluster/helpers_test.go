@@ -23,6 +23,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/test/cluster/lab"
 )
 
@@ -36,22 +37,6 @@ var shared struct {
 	skip    string
 	err     error
 	started time.Duration
-}
-
-// moduleRoot walks up from the working directory to go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s", dir)
-		}
-	}
 }
 
 // k8sBinDir finds the control-plane binaries; "" with the reason when they are missing.
@@ -76,12 +61,7 @@ func buildContiv(root string) (string, error) {
 	var wg sync.WaitGroup
 	for i, name := range lab.ContivBinaries {
 		wg.Go(func() {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./cmd/"+name)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs[i] = fmt.Errorf("go build ./cmd/%s: %v\n%s", name, err, out)
-			}
+			errs[i] = testkit.GoBuild("", root, filepath.Join(dir, name), "./cmd/"+name)
 		})
 	}
 	wg.Wait()
@@ -100,7 +80,7 @@ func sharedLab(t testing.TB) *lab.Lab {
 			shared.skip = "cluster: the ip command (iproute2) is not installed"
 			return
 		}
-		root, err := moduleRoot()
+		root, err := testkit.ModuleRoot()
 		if err != nil {
 			shared.err = err
 			return
@@ -157,22 +137,6 @@ func etcdClient(t *testing.T, l *lab.Lab) *clientv3.Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// eventually polls check every 200 ms until it returns nil or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // testCtx returns a context ending with the test (or after timeout).

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/test/cluster/lab"
 )
 
@@ -133,7 +135,7 @@ func TestThreeNodesGetIDsOneToThreeAndAFullVXLANMesh(t *testing.T) {
 			t.Errorf("%s: pod subnet %s, want %s", n.Name, n.PodSubnet, want)
 		}
 	}
-	eventually(t, 30*time.Second, "a full VXLAN mesh", func() error { return checkMesh(nodes) })
+	testkit.Eventually(t, 30*time.Second, "a full VXLAN mesh", func() error { return checkMesh(nodes) })
 
 	// The Node objects are as the kubelets registered them.
 	ctx := testCtx(t, time.Minute)
@@ -181,14 +183,18 @@ func testNamespace(t testing.TB, l *lab.Lab, name string) string {
 			t.Errorf("delete namespace %s: %v", name, err)
 			return
 		}
-		deadline := time.Now().Add(2 * time.Minute)
-		for time.Now().Before(deadline) {
-			if _, err := l.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				return
+		if err := testkit.Wait(ctx, 2*time.Minute, "namespace "+name+" gone", func() error {
+			_, err := l.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(err):
+				return nil
+			case err == nil:
+				return errors.New("still there")
 			}
-			time.Sleep(200 * time.Millisecond)
+			return err
+		}); err != nil {
+			t.Error(err)
 		}
-		t.Errorf("namespace %s not gone within 2m", name)
 	})
 	return name
 }
@@ -267,7 +273,7 @@ func TestPodsGetIPsFromTheirNodeSubnetAndKSRReflectsEndpointsOfTheControllerMana
 	// Endpoints that kube-controller-manager computed from the ready pods.
 	etcd := etcdClient(t, l)
 	const prefix = "/vnf-agent/contiv-ksr/k8s/"
-	eventually(t, 30*time.Second, "contiv-ksr reflects the cluster", func() error {
+	testkit.Eventually(t, 30*time.Second, "contiv-ksr reflects the cluster", func() error {
 		for _, n := range l.Nodes() {
 			if err := etcdHas(ctx, etcd, prefix+"node/"+n.Name, n.IP.String()); err != nil {
 				return err
@@ -297,7 +303,7 @@ func TestPodsGetIPsFromTheirNodeSubnetAndKSRReflectsEndpointsOfTheControllerMana
 	if err := pods.Delete(ctx, gone.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "the deleted pod is gone everywhere", func() error {
+	testkit.Eventually(t, 60*time.Second, "the deleted pod is gone everywhere", func() error {
 		if _, err := pods.Get(ctx, gone.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("pod %s still in the API (%v)", gone.Name, err)
 		}

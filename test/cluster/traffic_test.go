@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/test/cluster/lab"
 )
 
@@ -141,7 +142,7 @@ func TestPodToPodAcrossNodesTCP(t *testing.T) {
 		for _, to := range pods {
 			addr := net.JoinHostPort(to.Status.PodIP, "8080")
 			var pod, client string
-			eventually(t, 20*time.Second, from.Name+" -> "+to.Name, func() error {
+			testkit.Eventually(t, 20*time.Second, from.Name+" -> "+to.Name, func() error {
 				var err error
 				pod, client, err = probe(d, addr, 2*time.Second)
 				return err
@@ -166,7 +167,7 @@ func TestClusterIPServiceReachedFromAPodOnEveryNode(t *testing.T) {
 	for _, c := range clients {
 		d := podDialer(t, l, ns, c.Name)
 		seen := make(map[string]int)
-		eventually(t, 60*time.Second, "every backend answers "+c.Name+" on "+addr, func() error {
+		testkit.Eventually(t, 60*time.Second, "every backend answers "+c.Name+" on "+addr, func() error {
 			got, err := answers(d, addr, 4*len(backends))
 			for p, k := range got {
 				seen[p] += k
@@ -207,7 +208,7 @@ func TestClusterIPServiceReachedFromAPodOnEveryNode(t *testing.T) {
 	}
 	d := podDialer(t, l, ns, client)
 	laddr := net.JoinHostPort(lsvc.Spec.ClusterIP, "80")
-	eventually(t, 30*time.Second, client+" reaches the same-node Service "+laddr, func() error {
+	testkit.Eventually(t, 30*time.Second, client+" reaches the same-node Service "+laddr, func() error {
 		pod, _, err := probe(d, laddr, 2*time.Second)
 		if err == nil && pod != "local-0" {
 			return fmt.Errorf("answered by %s", pod)
@@ -231,7 +232,7 @@ func TestNodePortFromTheExternalClient(t *testing.T) {
 	for _, n := range l.Nodes() {
 		addr := net.JoinHostPort(n.IP.String(), lport)
 		want := "np-" + n.Name + "-0"
-		eventually(t, 60*time.Second, "NodePort Local "+addr+" answered by "+want, func() error {
+		testkit.Eventually(t, 60*time.Second, "NodePort Local "+addr+" answered by "+want, func() error {
 			for range 6 {
 				pod, client, err := probe(d, addr, 2*time.Second)
 				if err != nil {
@@ -253,7 +254,7 @@ func TestNodePortFromTheExternalClient(t *testing.T) {
 		for _, n := range l.Nodes() {
 			addr := net.JoinHostPort(n.IP.String(), port)
 			seen := make(map[string]int)
-			eventually(t, 60*time.Second, "every backend answers the client on NodePort "+addr, func() error {
+			testkit.Eventually(t, 60*time.Second, "every backend answers the client on NodePort "+addr, func() error {
 				got, err := answers(d, addr, 4*len(backends))
 				for p, k := range got {
 					seen[p] += k
@@ -286,7 +287,7 @@ func TestScalingDownAndUpNoConnectionReachesADeletedPod(t *testing.T) {
 		break
 	}
 	d := podDialer(t, l, ns, client.Name)
-	eventually(t, 60*time.Second, "the Service answers", func() error { _, _, err := probe(d, addr, 2*time.Second); return err })
+	testkit.Eventually(t, 60*time.Second, "the Service answers", func() error { _, _, err := probe(d, addr, 2*time.Second); return err })
 
 	// Scale down: delete the second pod of every node.
 	ctx := testCtx(t, 3*time.Minute)
@@ -321,7 +322,7 @@ func TestScalingDownAndUpNoConnectionReachesADeletedPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := make(map[string]int)
-	eventually(t, 60*time.Second, "the new pods answer", func() error {
+	testkit.Eventually(t, 60*time.Second, "the new pods answer", func() error {
 		got, err := answers(d, addr, 20)
 		for p, k := range got {
 			seen[p] += k
@@ -342,7 +343,7 @@ func TestScalingDownAndUpNoConnectionReachesADeletedPod(t *testing.T) {
 // with exactly want backends.
 func waitServiceProgrammed(t *testing.T, l *lab.Lab, svc *corev1.Service, want int) {
 	t.Helper()
-	eventually(t, 60*time.Second, fmt.Sprintf("%s programmed with %d backends on every node", svc.Name, want), func() error {
+	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("%s programmed with %d backends on every node", svc.Name, want), func() error {
 		for _, n := range l.Nodes() {
 			dump, err := vppDump(n, "config/vpp/nat/v2/dnat44/")
 			if err != nil {
@@ -457,7 +458,7 @@ func TestABackendReachesEveryBackendThroughItsOwnClusterIP(t *testing.T) {
 		name := "self-" + n.Name + "-0" // the client: the first backend of each node
 		b := backends[name]
 		d := podDialer(t, l, ns, name)
-		eventually(t, 60*time.Second, name+" reaches "+addr, func() error { _, _, err := probe(d, addr, 2*time.Second); return err })
+		testkit.Eventually(t, 60*time.Second, name+" reaches "+addr, func() error { _, _, err := probe(d, addr, 2*time.Second); return err })
 		seen := make(map[string]int)
 		var failed []string
 		for range tries {

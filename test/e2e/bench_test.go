@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // benchRuns is how many CNI ADDs each series measures.
@@ -38,7 +40,7 @@ func referenceCNIPlugins(tb testing.TB, e *env) (string, error) {
 		pkgs := map[string]string{"bridge": mod + "/plugins/main/bridge", "host-local": mod + "/plugins/ipam/host-local"}
 		var errInModule error
 		for name, pkg := range pkgs {
-			if errInModule = goBuild(e, e.root, filepath.Join(r.dir, name), pkg); errInModule != nil {
+			if errInModule = testkit.GoBuild(e.goCmd, e.root, filepath.Join(r.dir, name), pkg); errInModule != nil {
 				break
 			}
 		}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // TestCNIAddCheckDelWithCnitool drives the agent as a container runtime does, through
@@ -41,7 +44,7 @@ func TestCNIAddCheckDelWithCnitool(t *testing.T) {
 	// kubelet reports the pod IPs to the API server once ADD returned; the agent reads
 	// them back after a restart (that is what carries the IPAM over it).
 	node.setClusterPods(map[string]string{"p1": p1.ip, "p2": p2.ip, "p3": ""})
-	mustEventually(t, 10*time.Second, "the agent sees the pods running", func() error {
+	testkit.Eventually(t, 10*time.Second, "the agent sees the pods running", func() error {
 		evs, err := node.events()
 		if err != nil {
 			return err
@@ -235,7 +238,7 @@ func TestVPPRestartIsHealedByFullResync(t *testing.T) {
 	if err := node.sim.signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
-	mustEventually(t, 5*time.Second, "vpp-sim restarts", func() error {
+	testkit.Eventually(t, 5*time.Second, "vpp-sim restarts", func() error {
 		if !node.sim.logContains("simulated VPP restart") {
 			return errors.New("no restart message in its log yet")
 		}
@@ -243,7 +246,7 @@ func TestVPPRestartIsHealedByFullResync(t *testing.T) {
 	})
 
 	var healing eventRecord
-	err = eventually(15*time.Second, "the agent heals VPP", func() error {
+	err = testkit.Wait(context.Background(), 15*time.Second, "the agent heals VPP", func() error {
 		var err error
 		if healing, err = node.healingResyncAfter(lastSeq); err != nil {
 			return err
@@ -343,7 +346,7 @@ func TestPodKeepsItsIPWhenTheAgentRestartsBeforeKubeletReportsIt(t *testing.T) {
 
 	node.stopAgent()
 	node.startAgent()
-	mustEventually(t, 10*time.Second, "the restarted agent keeps the pod wired", func() error {
+	testkit.Eventually(t, 10*time.Second, "the restarted agent keeps the pod wired", func() error {
 		w, err := checkPodWired(p1.ns, p1.ip+"/32", podGateway)
 		if err == nil && (w.ifindex != p1.wiring.ifindex || w.mac != p1.wiring.mac) {
 			return fmt.Errorf("eth0 was re-created: ifindex %d mac %s, before %d %s", w.ifindex, w.mac, p1.wiring.ifindex, p1.wiring.mac)

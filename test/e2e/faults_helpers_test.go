@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // faultControllerConf is the controller.conf of the fault tests: the production logic
@@ -68,7 +70,7 @@ func startFaultNode(tb testing.TB, e *env, pods ...string) *faultNode {
 	}
 	n.sim = startProcess(tb, n.ns, n.dir, "faultsim", self, faultsimArg,
 		"-linux", "-socket", apiSocket, "-ctl", fn.ctlPath, "-nic", vppNIC)
-	mustEventually(tb, 10*time.Second, "faultsim serves its sockets", func() error {
+	testkit.Eventually(tb, 10*time.Second, "faultsim serves its sockets", func() error {
 		if err := n.sim.exitedError(); err != nil {
 			return err
 		}

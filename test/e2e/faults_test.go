@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // The fault tests reproduce issue #20 item 1 through the real binaries: contiv-agent
@@ -96,7 +98,7 @@ func (s *faultScene) count(t *testing.T, msg string) int64 {
 func (s *faultScene) awaitDegraded(t *testing.T, timeout time.Duration, isFailing func(key string) bool) []string {
 	t.Helper()
 	var keys []string
-	mustEventually(t, timeout, "readiness DEGRADED naming the failing key", func() error {
+	testkit.Eventually(t, timeout, "readiness DEGRADED naming the failing key", func() error {
 		// The metric first: the check of the state is the last request, so that the
 		// caller acts right after the node was seen DEGRADED.
 		metric, metricErr := s.node.failedValuesMetric()
@@ -168,7 +170,7 @@ func (s *faultScene) addPodWhileDegraded(t *testing.T) {
 func (s *faultScene) awaitHealed(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	start := time.Now()
-	mustEventually(t, timeout, "readiness OK and the service in VPP", s.healthy)
+	testkit.Eventually(t, timeout, "readiness OK and the service in VPP", s.healthy)
 	t.Logf("healthy after a further %v", time.Since(start).Round(time.Millisecond))
 }
 
@@ -187,7 +189,7 @@ func TestFaultsTransientNATFailureAfterVPPRestart(t *testing.T) {
 	t.Parallel()
 	s := newFaultScene(t)
 	s.addService()
-	mustEventually(t, 20*time.Second, "the service is rendered", s.healthy)
+	testkit.Eventually(t, 20*time.Second, "the service is rendered", s.healthy)
 	before := s.count(t, lbMappingMsg)
 
 	live := s.node.watchLiveness(t)
@@ -211,7 +213,7 @@ func TestFaultsTransientNATFailureAfterVPPRestart(t *testing.T) {
 func TestFaultsTransientTAPFailureAfterVPPRestart(t *testing.T) {
 	t.Parallel()
 	s := newFaultScene(t)
-	mustEventually(t, 20*time.Second, "the agent is ready", s.healthy)
+	testkit.Eventually(t, 20*time.Second, "the agent is ready", s.healthy)
 	before := s.count(t, tapCreateMsg)
 
 	live := s.node.watchLiveness(t)
@@ -240,7 +242,7 @@ const faultPersistence = 8 * time.Second
 func TestFaultsServiceWhoseNATMappingKeepsFailing(t *testing.T) {
 	t.Parallel()
 	s := newFaultScene(t)
-	mustEventually(t, 20*time.Second, "the agent is ready", s.healthy)
+	testkit.Eventually(t, 20*time.Second, "the agent is ready", s.healthy)
 	before := s.count(t, lbMappingMsg)
 
 	live := s.node.watchLiveness(t)
@@ -263,7 +265,7 @@ func TestFaultsServiceWhoseNATMappingKeepsFailing(t *testing.T) {
 			t.Fatalf("%v into the fault: controller %s, want DEGRADED naming the service's key: %s",
 				time.Since(degradedAt).Round(time.Millisecond), h.ctlState, h.components)
 		}
-		time.Sleep(pollInterval)
+		time.Sleep(pollInterval) // real time: the state must hold for faultPersistence
 	}
 	attempts := s.count(t, lbMappingMsg) - before
 	if attempts < 3 {

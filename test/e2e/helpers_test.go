@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // netnsDir is where ip netns keeps the namespaces it names.
@@ -47,7 +48,7 @@ const (
 	podNSPrefix = "ctv-e2e-pod-"
 )
 
-// pollInterval is the pause between two checks of a condition polled with a deadline.
+// pollInterval is the pause between two readings of a state that must hold for a while.
 const pollInterval = 100 * time.Millisecond
 
 // --- the environment ------------------------------------------------------------------
@@ -94,7 +95,7 @@ func probeEnv() (*env, string, error) {
 		return nil, "e2e: cnitool is not in PATH nor in GOPATH/bin " +
 			"(go install github.com/containernetworking/cni/cnitool@v1.3.0)", nil
 	}
-	root, err := moduleRoot()
+	root, err := testkit.ModuleRoot()
 	if err != nil {
 		return nil, "", err
 	}
@@ -138,23 +139,6 @@ func findCnitool(goCmd string) string {
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-}
-
-// moduleRoot walks up from the working directory (the package directory under go test)
-// to the directory of go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("e2e: no go.mod above %s", dir)
-		}
-	}
 }
 
 // --- binaries -------------------------------------------------------------------------
@@ -207,7 +191,7 @@ func binaries(tb testing.TB, e *env) string {
 		errs := make([]error, len(names))
 		var wg sync.WaitGroup
 		for i, name := range names {
-			wg.Go(func() { errs[i] = goBuild(e, e.root, filepath.Join(b.dir, name), "./cmd/"+name) })
+			wg.Go(func() { errs[i] = testkit.GoBuild(e.goCmd, e.root, filepath.Join(b.dir, name), "./cmd/"+name) })
 		}
 		wg.Wait()
 		b.err = errors.Join(errs...)
@@ -217,18 +201,6 @@ func binaries(tb testing.TB, e *env) string {
 		tb.Fatalf("build the binaries: %v", b.err)
 	}
 	return b.dir
-}
-
-// goBuild runs go build -o out pkg in dir, without cgo: static binaries, as the images
-// and the CNI plugins' releases ship them.
-func goBuild(e *env, dir, out, pkg string) error {
-	cmd := exec.Command(e.goCmd, "build", "-o", out, pkg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if data, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, data)
-	}
-	return nil
 }
 
 // --- network namespaces ---------------------------------------------------------------
@@ -791,32 +763,6 @@ func (r eventRecord) errors() []string {
 	return errs
 }
 
-// --- polling --------------------------------------------------------------------------
-
-// eventually polls check until it returns nil or timeout passes; then it returns the
-// last error, naming what was awaited.
-func eventually(timeout time.Duration, what string, check func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not within %v: %w", what, timeout, err)
-		}
-		time.Sleep(pollInterval)
-	}
-}
-
-// mustEventually is eventually failing tb.
-func mustEventually(tb testing.TB, timeout time.Duration, what string, check func() error) {
-	tb.Helper()
-	if err := eventually(timeout, what, check); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // --- files ----------------------------------------------------------------------------
 
 // writeFileAtomic replaces path with data in one rename, so that a poller never reads
@@ -1058,7 +1004,7 @@ func startContivNodeWith(tb testing.TB, e *env, opts nodeOptions, pods ...string
 
 	n.sim = startProcess(tb, n.ns, n.dir, "vpp-sim",
 		filepath.Join(bin, "vpp-sim"), "-linux", "-socket", apiSocket, "-nic", nic)
-	mustEventually(tb, 10*time.Second, "vpp-sim serves its API socket", func() error {
+	testkit.Eventually(tb, 10*time.Second, "vpp-sim serves its API socket", func() error {
 		if err := n.sim.exitedError(); err != nil {
 			return err
 		}
@@ -1110,7 +1056,7 @@ func (n *contivNode) cniSocket() string { return filepath.Join(n.standaloneDir, 
 func (n *contivNode) startAgent() {
 	n.tb.Helper()
 	n.agent = startProcess(n.tb, n.ns, n.dir, "contiv-agent", n.agentArgv...)
-	mustEventually(n.tb, 30*time.Second, "the agent is ready", func() error {
+	testkit.Eventually(n.tb, 30*time.Second, "the agent is ready", func() error {
 		if err := n.agent.exitedError(); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // demoObject is what the tests read from a document of a cluster file.
@@ -123,7 +126,7 @@ func TestStandaloneDemo(t *testing.T) {
 		"-node-name", nodeName)
 	rest := newRESTClient(t, ns, restEndpoint)
 
-	mustEventually(t, 20*time.Second, "GET /readiness is 200 OK", func() error {
+	testkit.Eventually(t, 20*time.Second, "GET /readiness is 200 OK", func() error {
 		if err := agent.exitedError(); err != nil {
 			return err
 		}
@@ -132,7 +135,7 @@ func TestStandaloneDemo(t *testing.T) {
 	t.Logf("agent ready %v after start", time.Since(start).Round(time.Millisecond))
 
 	var ipam ipamData
-	mustEventually(t, 10*time.Second, "GET /contiv/v1/ipam has the node's address plan", func() error {
+	testkit.Eventually(t, 10*time.Second, "GET /contiv/v1/ipam has the node's address plan", func() error {
 		if err := rest.getJSON("/contiv/v1/ipam", &ipam); err != nil {
 			return err
 		}
@@ -148,7 +151,7 @@ func TestStandaloneDemo(t *testing.T) {
 
 	// Every cluster IP of the example services is a static mapping in VPP.
 	var nat string
-	err = eventually(10*time.Second, "NAT44 static mappings of every service", func() error {
+	err = testkit.Wait(context.Background(), 10*time.Second, "NAT44 static mappings of every service", func() error {
 		if nat, err = rest.vppCLI("show nat44 static mappings"); err != nil {
 			return err
 		}
@@ -175,7 +178,7 @@ func TestStandaloneDemo(t *testing.T) {
 
 	// The simulator created the Linux side of tap-vpp2 in the node namespace, and the
 	// agent configured it (contiv.conf address plan: 172.30.1.2/24 on vpp1).
-	if err := eventually(5*time.Second, "vpp1 configured in the node namespace", func() error {
+	if err := testkit.Wait(context.Background(), 5*time.Second, "vpp1 configured in the node namespace", func() error {
 		s, err := ns.state()
 		if err != nil {
 			return err
@@ -216,7 +219,7 @@ func TestStandaloneDemo(t *testing.T) {
 		}
 	}
 	edited := time.Now()
-	err = eventually(10*time.Second, "the mappings of the removed service "+removed+" disappear", func() error {
+	err = testkit.Wait(context.Background(), 10*time.Second, "the mappings of the removed service "+removed+" disappear", func() error {
 		if nat, err = rest.vppCLI("show nat44 static mappings"); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // TestTrafficStandaloneDemo runs the demo as `make run` does as root (README, "The demo
@@ -54,7 +55,7 @@ func TestTrafficStandaloneDemo(t *testing.T) {
 	for name := range pods {
 		podNS[name] = &netns{e: e, name: prefix + name, path: filepath.Join(netnsDir, prefix+name)}
 	}
-	mustEventually(t, 60*time.Second, "the demo pods are wired", func() error {
+	testkit.Eventually(t, 60*time.Second, "the demo pods are wired", func() error {
 		if err := agent.exitedError(); err != nil {
 			return err
 		}

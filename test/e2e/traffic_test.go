@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // The Services of the traffic tests (service CIDR 10.96.0.0/12 of the example cluster).
@@ -179,7 +181,7 @@ func (tn *trafficNode) applyServices(t *testing.T) {
 	}
 	tn.extraDocs = docs
 	tn.setClusterPods(tn.podIPs)
-	mustEventually(t, 20*time.Second, "the services are rendered in VPP", func() error {
+	testkit.Eventually(t, 20*time.Second, "the services are rendered in VPP", func() error {
 		cli, err := tn.rest.vppCLI("show nat44 static mappings")
 		if err != nil {
 			return err
@@ -344,7 +346,7 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 		svc.endpoints = svc.endpoints[:1] // p2 only
 		tn.services["shrink"] = svc
 		tn.applyServices(t)
-		mustEventually(t, 20*time.Second, "p3 leaves the service's mapping", func() error {
+		testkit.Eventually(t, 20*time.Second, "p3 leaves the service's mapping", func() error {
 			cli, err := tn.rest.vppCLI("show nat44 static mappings")
 			if err != nil {
 				return err
@@ -374,7 +376,7 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 		}
 		tn.applyServices(t)
 		webAddr, hairpinAddr := hostPort(web.clusterIP, svcPort), hostPort(hairpin.clusterIP, svcPort)
-		mustEventually(t, 20*time.Second, "the old backends leave both mappings", func() error {
+		testkit.Eventually(t, 20*time.Second, "the old backends leave both mappings", func() error {
 			cli, err := tn.rest.vppCLI("show nat44 static mappings")
 			if err != nil {
 				return err
@@ -424,7 +426,7 @@ func TestTrafficIdleNATSessionsAreCleanedUp(t *testing.T) {
 		t.Fatalf("after a UDP and a TCP exchange, %d sessions of p3, want 2:\n%s", n, out)
 	}
 	start := time.Now()
-	mustEventually(t, 150*time.Second, "the idle sessions are deleted", func() error {
+	testkit.Eventually(t, 150*time.Second, "the idle sessions are deleted", func() error {
 		n, out, err := sessionsOfP3()
 		if err != nil {
 			return err

@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 )
 
@@ -40,7 +42,7 @@ func TestVPPRestartIsHealedBeforeAHealthProbe(t *testing.T) {
 			t.Fatal(err)
 		}
 		var healing eventRecord
-		err = eventually(30*time.Second, "the agent heals VPP", func() error {
+		err = testkit.Wait(context.Background(), 30*time.Second, "the agent heals VPP", func() error {
 			var err error
 			healing, err = node.healingResyncAfter(lastSeq)
 			return err
@@ -54,7 +56,7 @@ func TestVPPRestartIsHealedBeforeAHealthProbe(t *testing.T) {
 		heal := healing.ProcessingEnd.Sub(restarted)
 		heals = append(heals, heal)
 		t.Logf("round %d: VPP re-programmed %v after its restart (event #%d %q)", round, heal.Round(time.Millisecond), healing.SeqNum, healing.Description)
-		mustEventually(t, 10*time.Second, "the agent is ready", node.rest.ready)
+		testkit.Eventually(t, 10*time.Second, "the agent is ready", node.rest.ready)
 		ifs, err := vppInterfaceNames(node)
 		if err != nil {
 			t.Fatal(err)

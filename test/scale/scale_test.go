@@ -23,6 +23,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // envInt reads a positive integer setting, def when unset.
@@ -99,7 +100,7 @@ func TestScale(t *testing.T) {
 		t.Fatalf("CONTIV_SCALE_NODEPORTS=%d: want at most the Services (%d) and 2767", s.NodePorts, s.Services)
 	}
 	burst = min(burst, s.Services) // one change per Service, so that the final state is known
-	root, err := moduleRoot()
+	root, err := testkit.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,33 +149,8 @@ func TestScale(t *testing.T) {
 	report(t, s, variants, results)
 }
 
-// moduleRoot is the directory of go.mod above the working directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
-func goBuild(dir, out string) error {
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/contiv-agent")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if data, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build contiv-agent in %s: %v\n%s", dir, err, data)
-	}
-	return nil
-}
+// goBuild builds the agent of the tree at dir into out.
+func goBuild(dir, out string) error { return testkit.GoBuild("", dir, out, "./cmd/contiv-agent") }
 
 // buildAtRef builds the agent of ref in a temporary detached worktree.
 func buildAtRef(root, ref, out string) error {
@@ -306,7 +282,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		if time.Since(agentStart) > 10*time.Minute {
 			t.Fatalf("no first resync within 10 min: %v", err)
 		}
-		time.Sleep(25 * time.Millisecond)
+		time.Sleep(25 * time.Millisecond) // real time: the resolution of the measured first resync
 	}
 	resyncCPU := cpu.since()
 	pid := agent.cmd.Process.Pid
@@ -317,7 +293,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	if _, err := sim.wait(s.restExpect(), 2*time.Minute); err != nil {
 		t.Fatalf("after the first resync: %v", err)
 	}
-	time.Sleep(2 * time.Second) // settle (follow-up events, GC)
+	time.Sleep(2 * time.Second) // real time: the agent settles (follow-up events, GC) before its memory is read
 	if res.rest, err = readMemory(pid); err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +415,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		// written after the commit): wait until the event count stays the same for 1 s
 		// with nothing queued.
 		prev := -1.0
-		for settle := time.Now(); time.Since(settle) < 5*time.Minute; time.Sleep(time.Second) {
+		for settle := time.Now(); time.Since(settle) < 5*time.Minute; time.Sleep(time.Second) { // real time: the count must hold for 1 s
 			n, err := ac.metric("contiv_controller_event_processing_duration_seconds_count")
 			if err != nil {
 				t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
-	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
@@ -25,6 +24,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
@@ -117,7 +117,7 @@ func TestInitialRemoteResyncDeliversEveryResourceAndExternalConfig(t *testing.T)
 	}
 
 	// No local resync follows while etcd is connected.
-	time.Sleep(2 * testLocalDelay)
+	time.Sleep(2 * testLocalDelay) // real time: the local resync delay runs on the real clock here
 	if evs := h.loop.snapshot(); len(evs) != 1 {
 		t.Errorf("unexpected events after the resync:\n%s", describe(evs))
 	}
@@ -230,7 +230,7 @@ func TestEtcdRestartResyncsWithoutLosingOrReplayingChanges(t *testing.T) {
 	// etcd goes away; while the watcher cannot see it, the state changes (served on
 	// another client port, so only the test reaches it).
 	te.Stop()
-	waitUntil(t, "the watcher sees etcd down", func() bool { return !h.w.IsConnected() })
+	testkit.EventuallyTrue(t, waitTimeout, "the watcher sees etcd down", func() bool { return !h.w.IsConnected() })
 	before := len(h.loop.snapshot())
 	te.StartOnPort(etcdtest.FreePort(t))
 	hidden := kv{t, te.Client(t)}
@@ -311,7 +311,7 @@ func TestStartWithoutEtcdResyncsFromLocalMirrorThenFromEtcd(t *testing.T) {
 	if len(local.ExternalConfig) != 0 {
 		t.Errorf("local resync carries external config %v", local.ExternalConfig)
 	}
-	waitUntil(t, "the first probe is reported", func() bool { return len(second.status.get()) > 0 })
+	testkit.EventuallyTrue(t, waitTimeout, "the first probe is reported", func() bool { return len(second.status.get()) > 0 })
 	if got := second.status.get(); len(got) != 1 || got[0] {
 		t.Errorf("status reports %v, want one 'not connected'", got)
 	}
@@ -330,7 +330,7 @@ func TestStartWithoutEtcdResyncsFromLocalMirrorThenFromEtcd(t *testing.T) {
 func TestEmptyLocalMirrorIsNotPushed(t *testing.T) {
 	h := newHarness(t, etcdConf(fmt.Sprintf("127.0.0.1:%d", etcdtest.FreePort(t)), true), t.TempDir())
 	h.start(t)
-	waitUntil(t, "the local resync is skipped", func() bool {
+	testkit.EventuallyTrue(t, waitTimeout, "the local resync is skipped", func() bool {
 		return testutil.ToFloat64(h.w.metrics.resyncs.WithLabelValues(sourceLocal, outcomeSkipped)) == 1
 	})
 	if evs := h.loop.snapshot(); len(evs) != 0 {
@@ -483,7 +483,7 @@ func TestBurstOfChangesIsCoalescedWithoutAResync(t *testing.T) {
 	h.loop.gate = gate
 	h.loop.mu.Unlock()
 	db.putKube(podKey("first"), testPod("first", "10.1.0.3"))
-	waitUntil(t, "the first change is being pushed", func() bool { return h.loop.waiting.Load() == 1 })
+	testkit.EventuallyTrue(t, waitTimeout, "the first change is being pushed", func() bool { return h.loop.waiting.Load() == 1 })
 
 	const keys, rounds = 500, 20 // 10,000 changes
 	c := te.Client(t)
@@ -515,7 +515,7 @@ func TestBurstOfChangesIsCoalescedWithoutAResync(t *testing.T) {
 	db.del(ksrkey.KsrPrefix + podKey("ghost"))
 	db.putKube(podKey("last"), testPod("last", "10.1.0.10"))
 	// One pending change per key: the pods, seen, gone, ghost, last.
-	waitUntil(t, "the burst is pending, one change per key", func() bool { return h.w.pending.len() == keys+4 })
+	testkit.EventuallyTrue(t, waitTimeout, "the burst is pending, one change per key", func() bool { return h.w.pending.len() == keys+4 })
 	h.loop.mu.Lock()
 	h.loop.gate = nil
 	h.loop.mu.Unlock()
@@ -652,16 +652,16 @@ func TestLocalResyncFollowsTheDelayOnTheClock(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	unreachable := etcdConf(fmt.Sprintf("127.0.0.1:%d", etcdtest.FreePort(t)), true)
 	h := newHarness(t, unreachable, boltDir, func(d *Deps) {
 		d.Clock = fc
 		d.DelayLocalResync = time.Minute
 	})
 	h.start(t)
-	waitUntil(t, "the delay timer and the probe timer", func() bool { return fc.Waiters() == 2 })
+	fc.AwaitWaiters(t, 2)
 	fc.Step(time.Minute - time.Nanosecond) // the first probe runs (and fails), the delay has not passed
-	waitUntil(t, "the first probe", func() bool { return len(h.status.get()) == 1 })
+	testkit.EventuallyTrue(t, waitTimeout, "the first probe", func() bool { return len(h.status.get()) == 1 })
 	if evs := h.loop.snapshot(); len(evs) != 0 {
 		t.Fatalf("events before delayLocalResync:\n%s", describe(evs))
 	}

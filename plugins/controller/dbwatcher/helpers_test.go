@@ -21,6 +21,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
@@ -396,8 +397,7 @@ func (h *harness) start(t *testing.T) {
 // assertNoWatcherGoroutines fails when a goroutine of a watcher still runs.
 func assertNoWatcherGoroutines(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.Eventually(t, 5*time.Second, "no watcher goroutine left", func() error {
 		buf := make([]byte, 1<<20)
 		stacks := string(buf[:runtime.Stack(buf, true)])
 		var leaked []string
@@ -406,26 +406,11 @@ func assertNoWatcherGoroutines(t *testing.T) {
 				leaked = append(leaked, g)
 			}
 		}
-		if len(leaked) == 0 {
-			return
+		if len(leaked) > 0 {
+			return fmt.Errorf("%d watcher goroutines still running:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d watcher goroutines still running:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// waitUntil polls cond until it holds.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // logged reports whether an entry at level with the given message and key was logged.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
 )
 
@@ -26,7 +27,7 @@ func TestKVFollowsTheEtcdConnection(t *testing.T) {
 		t.Fatalf("before the first probe KV() error = %v, want ErrNotConnected", err)
 	}
 	h.start(t)
-	waitUntil(t, "etcd is connected", h.w.IsConnected)
+	testkit.EventuallyTrue(t, waitTimeout, "etcd is connected", h.w.IsConnected)
 
 	kv, err := h.w.KV()
 	if err != nil {
@@ -42,7 +43,7 @@ func TestKVFollowsTheEtcdConnection(t *testing.T) {
 	}
 
 	te.Stop()
-	waitUntil(t, "the watcher sees etcd down", func() bool { return !h.w.IsConnected() })
+	testkit.EventuallyTrue(t, waitTimeout, "the watcher sees etcd down", func() bool { return !h.w.IsConnected() })
 	if _, err := h.w.KV(); !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), te.Endpoint()) {
 		t.Fatalf("KV() with etcd down: %v, want ErrNotConnected naming the endpoint", err)
 	}

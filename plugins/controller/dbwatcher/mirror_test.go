@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // newTestMirror returns a mirror writer on a new bolt file, driven by a fake clock.
-func newTestMirror(t *testing.T) (*mirrorWriter, *testingclock.FakeClock) {
+func newTestMirror(t *testing.T) (*mirrorWriter, *testkit.Clock) {
 	t.Helper()
 	cfg := DefaultBoltConfig()
 	cfg.DBPath = filepath.Join(t.TempDir(), "mirror.db")
@@ -22,7 +23,7 @@ func newTestMirror(t *testing.T) (*mirrorWriter, *testingclock.FakeClock) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = local.close() })
-	fc := testingclock.NewFakeClock(time.Unix(1e9, 0))
+	fc := testkit.NewClock()
 	return newMirrorWriter(local, fc, logrus.New()), fc
 }
 
@@ -51,13 +52,13 @@ func TestMirrorWritesAfterTheFlushDelayOnly(t *testing.T) {
 	m, fc := newTestMirror(t)
 	startMirror(t, m)
 	m.update("k8s/pod/a", []byte("A"))
-	waitUntil(t, "the flush timer", func() bool { return fc.HasWaiters() })
+	fc.AwaitWaiting(t)
 	fc.Step(mirrorFlushDelay - time.Nanosecond)
 	if got := mirrored(t, m); len(got) != 0 {
 		t.Fatalf("mirror written before the flush delay: %v", got)
 	}
 	fc.Step(time.Nanosecond)
-	waitUntil(t, "the write", func() bool { return mirrored(t, m)["k8s/pod/a"] == "A" })
+	testkit.EventuallyTrue(t, waitTimeout, "the write", func() bool { return mirrored(t, m)["k8s/pod/a"] == "A" })
 }
 
 func TestMirrorCoalescesChangesOfAKey(t *testing.T) {
@@ -98,11 +99,11 @@ func TestMirrorWritesASnapshotAfterItsLongerDelay(t *testing.T) {
 	m, fc := newTestMirror(t)
 	startMirror(t, m)
 	m.replace(map[string][]byte{"k8s/pod/a": []byte("A")})
-	waitUntil(t, "the flush timer", func() bool { return fc.HasWaiters() })
+	fc.AwaitWaiting(t)
 	fc.Step(mirrorSnapshotDelay - time.Nanosecond)
 	if got := mirrored(t, m); len(got) != 0 {
 		t.Fatalf("snapshot written while the resync it came with is processed: %v", got)
 	}
 	fc.Step(time.Nanosecond)
-	waitUntil(t, "the write", func() bool { return mirrored(t, m)["k8s/pod/a"] == "A" })
+	testkit.EventuallyTrue(t, waitTimeout, "the write", func() bool { return mirrored(t, m)["k8s/pod/a"] == "A" })
 }

@@ -24,8 +24,8 @@ import (
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/vpe"
 	"go.fd.io/govpp/core"
-	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 )
 
@@ -59,18 +59,6 @@ func newClient(t testing.TB, opts Options) *Client {
 	}
 	t.Cleanup(func() { _ = c.Disconnect() })
 	return c
-}
-
-// eventually waits for cond (polling), failing after 5 s.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestGovppCoreTalksToTheSimulatorThroughTheClient(t *testing.T) {
@@ -156,33 +144,29 @@ func TestNewRejectsBadOptions(t *testing.T) {
 func TestWaitReadyWaitsForTheSocketFileOnTheClock(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "api.sock")
-	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	clk := testkit.NewClockAt(time.Unix(0, 0))
 	c := newClient(t, Options{SocketPath: path, WaitReadyTimeout: time.Second, Clock: clk})
 
 	done := make(chan error, 1)
 	go func() { done <- c.WaitReady() }()
-	eventually(t, "WaitReady polling", clk.HasWaiters)
+	clk.AwaitWaiters(t, 2) // the deadline and the first poll
 	clk.Step(waitReadyPoll)
+	clk.AwaitWaiters(t, 2) // no file: the next poll is armed
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// the next poll finds the file
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("WaitReady = %v", err)
-			}
-			goto timeout
-		default:
+	clk.Step(waitReadyPoll) // the next poll finds the file
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("WaitReady = %v", err)
 		}
-		clk.Step(waitReadyPoll)
-		runtime.Gosched()
+	case <-time.After(testkit.DefaultTimeout):
+		t.Fatal("WaitReady did not return once the file appeared")
 	}
-timeout:
 	_ = os.Remove(path)
 	go func() { done <- c.WaitReady() }()
-	eventually(t, "WaitReady polling", clk.HasWaiters)
+	clk.AwaitWaiting(t)
 	for {
 		select {
 		case err := <-done:
@@ -245,7 +229,7 @@ func TestFramingOfMessagesLargerThanTheReadBuffer(t *testing.T) {
 			t.Fatalf("SendMsg of %d bytes: %v", n, err)
 		}
 	}
-	eventually(t, "every echo", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == len(sizes) })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "every echo", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == len(sizes) })
 	if in := peer.received(); len(in) != len(sizes) || len(in[6]) != requestHeaderLen+1<<20 {
 		t.Fatalf("the peer received %d messages, want %d whole", len(in), len(sizes))
 	}
@@ -302,7 +286,7 @@ func TestConcurrentSendersAreBatchedAndKeepTheirOrder(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	eventually(t, "every echo", func() bool { mu.Lock(); defer mu.Unlock(); return received == senders*each })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "every echo", func() bool { mu.Lock(); defer mu.Unlock(); return received == senders*each })
 	mu.Lock()
 	if len(bad) > 0 {
 		t.Fatalf("out of order: %v", bad[:min(5, len(bad))])
@@ -362,7 +346,7 @@ func TestPeerThatStopsReadingBlocksSendersWithBoundedMemory(t *testing.T) {
 		return n
 	}
 	// wait until the senders are stuck: the count stops moving
-	eventually(t, "senders blocked", func() bool {
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "senders blocked", func() bool {
 		a := total()
 		time.Sleep(50 * time.Millisecond) // real time: what is tested is that nothing moves
 		return a > 0 && total() == a && pendingBytes(c) > bound/2
@@ -393,7 +377,7 @@ func TestPeerThatStopsReadingBlocksSendersWithBoundedMemory(t *testing.T) {
 		t.Errorf("SendMsg after Disconnect = %v", err)
 	}
 	peer.close()
-	eventually(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 }
 
 // TestDisconnectWhileSendsArePending disconnects while many senders are busy; every
@@ -437,7 +421,7 @@ func TestDisconnectWhileSendsArePending(t *testing.T) {
 			}
 		}()
 	}
-	eventually(t, "traffic on the channels", func() bool { return batches.Load() >= 16 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "traffic on the channels", func() bool { return batches.Load() >= 16 })
 	done := make(chan struct{})
 	go func() {
 		_ = c.Disconnect()
@@ -454,7 +438,7 @@ func TestDisconnectWhileSendsArePending(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	conn.Disconnect()
-	eventually(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 }
 
 // TestReconnectAfterSimulatorRestart: the restart breaks the connection (sends
@@ -479,7 +463,7 @@ func TestReconnectAfterSimulatorRestart(t *testing.T) {
 	<-replies
 	first := c.ClientIndex()
 	sim.Restart()
-	eventually(t, "the broken connection to be noticed", func() bool { return c.SendMsg(2, ping) != nil })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the broken connection to be noticed", func() bool { return c.SendMsg(2, ping) != nil })
 	if err := c.Disconnect(); err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +574,7 @@ func TestCorruptFrameLengthBreaksTheConnection(t *testing.T) {
 	rawConnect(t, c, func(uint16, []byte) { t.Error("callback called for a corrupt frame") })
 	close(sendBad)
 	var err error
-	eventually(t, "the send to fail", func() bool { err = c.SendMsg(1, echoRequest(1, 1)); return err != nil })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the send to fail", func() bool { err = c.SendMsg(1, echoRequest(1, 1)); return err != nil })
 	if !strings.Contains(err.Error(), peer.path) || !strings.Contains(err.Error(), "exceeds the limit") {
 		t.Errorf("SendMsg after a corrupt frame = %v, want the read error naming %s", err, peer.path)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
@@ -134,17 +133,6 @@ func (e *env) simIface(tag string) vppsim.Interface {
 		e.t.Fatalf("no interface tagged %q in VPP", tag)
 	}
 	return i
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // vrfTableDescriptor stands in for the l3plugin's VRF table descriptor: it creates

@@ -12,6 +12,7 @@ import (
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l3model "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
@@ -96,14 +97,14 @@ func TestInterfaceWaitsForVRFTableAndHostInterface(t *testing.T) {
 	if err := e.kvs.PushSBNotification(kvapi.KVWithMetadata{Key: hostKey, Value: &emptypb.Empty{}, Origin: kvapi.FromSB}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "AF_PACKET configured", func() bool { return e.state(afKey) == kvapi.StateConfigured })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "AF_PACKET configured", func() bool { return e.state(afKey) == kvapi.StateConfigured })
 	if e.simIface("afpacket-vpp2").AfPacketHost != "vpp2" {
 		t.Error("af_packet not bound to vpp2")
 	}
 	if err := e.kvs.PushSBNotification(kvapi.KVWithMetadata{Key: hostKey, Origin: kvapi.FromSB}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "AF_PACKET removed with its host interface", func() bool { return e.state(afKey) == kvapi.StatePending })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "AF_PACKET removed with its host interface", func() bool { return e.state(afKey) == kvapi.StatePending })
 	if _, ok := e.sim.InterfaceByName("host-vpp2"); ok {
 		t.Error("af_packet still in VPP")
 	}
@@ -129,7 +130,7 @@ func TestDHCPLeaseIsNotifiedAndLendsItsAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	leaseKey := ifmodel.DHCPLeaseKey(nic)
-	eventually(t, "lease obtained", func() bool { return e.state(leaseKey) == kvapi.StateObtained })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "lease obtained", func() bool { return e.state(leaseKey) == kvapi.StateObtained })
 	lease, ok := e.p.GetDHCPLease(nic)
 	want := &ifmodel.DHCPLease{InterfaceName: nic, HostName: "node1", HostIpAddress: "192.168.16.5/24",
 		RouterIpAddress: "192.168.16.1/24", HostPhysAddress: e.simIface(nic).MAC.String()}
@@ -144,7 +145,7 @@ func TestDHCPLeaseIsNotifiedAndLendsItsAddress(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("watcher not told about the lease")
 	}
-	eventually(t, "unnumbered to the leased address", func() bool {
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "unnumbered to the leased address", func() bool {
 		return e.state(ifmodel.UnnumberedKey("tap-vpp2")) == kvapi.StateConfigured
 	})
 	// The leased address is not reported as a static one.
@@ -159,7 +160,7 @@ func TestDHCPLeaseIsNotifiedAndLendsItsAddress(t *testing.T) {
 	}
 	// Turning the client off drops the lease and what depended on it.
 	e.mustCommit(map[string]proto.Message{nicKey: &ifmodel.Interface{Name: nic, Type: ifmodel.Interface_DPDK, Enabled: true}})
-	eventually(t, "lease removed", func() bool { return e.state(leaseKey) == kvapi.StateNonexistent })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "lease removed", func() bool { return e.state(leaseKey) == kvapi.StateNonexistent })
 	if _, ok := e.p.GetDHCPLease(nic); ok {
 		t.Error("lease still readable")
 	}
@@ -184,7 +185,7 @@ func TestFullResyncAfterVPPRestartRecreatesInterfaces(t *testing.T) {
 	}
 	e.mustCommit(desired)
 	e.sim.Restart()
-	eventually(t, "reconnect", func() bool { return e.mux.VPPInfo().Reconnects == 1 && e.mux.IsConnected() })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "reconnect", func() bool { return e.mux.VPPInfo().Reconnects == 1 && e.mux.IsConnected() })
 	if _, ok := e.sim.InterfaceByTag("loop1"); ok {
 		t.Fatal("restarted VPP still has the loopback")
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
@@ -141,17 +140,6 @@ func (e *env) simIface(tag string) vppsim.Interface {
 		e.t.Fatalf("no interface tagged %q in VPP", tag)
 	}
 	return i
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // vrfTableDescriptor stands in for the l3plugin's VRF table descriptor.

@@ -12,6 +12,7 @@ import (
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	l2model "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
@@ -102,7 +103,7 @@ func TestFullResyncAfterVPPRestartRestoresExactlyTheDesiredState(t *testing.T) {
 	e.mustCommit(desired)
 	want := e.snapshot(desired)
 	e.sim.Restart()
-	eventually(t, "govppmux reconnected", func() bool { return e.mux.VPPInfo().Reconnects == 1 && e.mux.IsConnected() })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "govppmux reconnected", func() bool { return e.mux.VPPInfo().Reconnects == 1 && e.mux.IsConnected() })
 	if len(e.sim.BridgeDomains()) != 0 {
 		t.Fatal("restarted VPP kept its bridge domains")
 	}

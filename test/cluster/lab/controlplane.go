@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +26,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // ServiceCIDR is the Service ClusterIP range of the API server (and of contiv.conf).
@@ -102,9 +103,9 @@ func (e *etcdServer) start(ctx context.Context) error {
 		return err
 	}
 	hc := &http.Client{Timeout: 2 * time.Second}
-	return poll(ctx, 30*time.Second, e.proc.Name+" healthy", func() error {
+	return testkit.Wait(ctx, 30*time.Second, e.proc.Name+" healthy", func() error {
 		if err := e.proc.exitError(); err != nil {
-			return permanent(err)
+			return testkit.Permanent(err)
 		}
 		resp, err := hc.Get(e.ClientURL + "/health")
 		if err != nil {
@@ -224,9 +225,9 @@ func startControlPlane(ctx context.Context, binDir, dir string, cl *cleanups) (*
 	if err != nil {
 		return nil, err
 	}
-	err = poll(ctx, 60*time.Second, "the default ServiceAccount exists", func() error {
+	err = testkit.Wait(ctx, 60*time.Second, "the default ServiceAccount exists", func() error {
 		if err := cp.controllerManager.exitError(); err != nil {
-			return permanent(err)
+			return testkit.Permanent(err)
 		}
 		_, err := kube.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		return err
@@ -246,9 +247,9 @@ func (cp *controlPlane) startAPIServer(ctx context.Context) error {
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the lab's self-signed server on loopback
 	}}
 	defer hc.CloseIdleConnections()
-	return poll(ctx, 90*time.Second, "kube-apiserver ready", func() error {
+	return testkit.Wait(ctx, 90*time.Second, "kube-apiserver ready", func() error {
 		if err := cp.apiserver.exitError(); err != nil {
-			return permanent(err)
+			return testkit.Permanent(err)
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cp.URL+"/readyz", nil)
 		if err != nil {
@@ -284,7 +285,7 @@ func ensureNamespace(ctx context.Context, kube kubernetes.Interface, name string
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace %s: %w", name, err)
 	}
-	return poll(ctx, 30*time.Second, "ServiceAccount "+name+"/default", func() error {
+	return testkit.Wait(ctx, 30*time.Second, "ServiceAccount "+name+"/default", func() error {
 		_, err := kube.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err
 	})
@@ -340,39 +341,4 @@ func randomHex(n int) (string, error) {
 		return "", fmt.Errorf("random bytes: %w", err)
 	}
 	return hex.EncodeToString(b), nil
-}
-
-// permanentError stops poll at once.
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-// permanent marks err as one that waiting does not cure (a process exited).
-func permanent(err error) error { return permanentError{err} }
-
-// poll calls check every 100 ms until it returns nil, a permanent error, ctx ends or
-// timeout passes; the error names what was awaited and the last failure.
-func poll(ctx context.Context, timeout time.Duration, what string, check func() error) error {
-	deadline := time.Now().Add(timeout)
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return nil
-		}
-		var p permanentError
-		if errors.As(err, &p) {
-			return fmt.Errorf("%s: %w", what, p.err)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not within %v: %w", what, timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (last: %v)", what, ctx.Err(), err)
-		case <-t.C:
-		}
-	}
 }

@@ -18,6 +18,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // The node network (the bridge) and the hosts on it besides the nodes.
@@ -415,7 +417,7 @@ func (l *Lab) RemoveNode(ctx context.Context, name string) error {
 			return fmt.Errorf("remove node %s: delete pod %s/%s: %w", name, p.Namespace, p.Name, err)
 		}
 	}
-	err = poll(ctx, 60*time.Second, "pods of "+name+" gone", func() error {
+	err = testkit.Wait(ctx, 60*time.Second, "pods of "+name+" gone", func() error {
 		left, err := l.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + name})
 		if err != nil {
 			return err
@@ -474,7 +476,7 @@ func (l *Lab) PodNetns(namespace, name string) (node *Node, netns string, ok boo
 // and all are Ready with an IP.
 func (l *Lab) WaitPodsReady(ctx context.Context, namespace, selector string, want int, timeout time.Duration) ([]corev1.Pod, error) {
 	var pods []corev1.Pod
-	err := poll(ctx, timeout, fmt.Sprintf("%d ready pods %q in %s", want, selector, namespace), func() error {
+	err := testkit.Wait(ctx, timeout, fmt.Sprintf("%d ready pods %q in %s", want, selector, namespace), func() error {
 		list, err := l.Kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return err

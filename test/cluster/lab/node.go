@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // Inside every node namespace (a private loopback, so fixed ports are safe):
@@ -185,9 +186,9 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	n.rest = &http.Client{Transport: tr, Timeout: 10 * time.Second}
 
 	var ipam IPAMInfo
-	err = poll(ctx, 60*time.Second, "the agent's node ID", func() error {
+	err = testkit.Wait(ctx, 60*time.Second, "the agent's node ID", func() error {
 		if err := n.Agent.exitError(); err != nil {
-			return permanent(err)
+			return testkit.Permanent(err)
 		}
 		if err := n.GetJSON("/contiv/v1/ipam", &ipam); err != nil {
 			return err
@@ -234,9 +235,9 @@ func (n *Node) startSim(ctx context.Context) error {
 	if err := n.Sim.Start(); err != nil {
 		return err
 	}
-	return poll(ctx, 20*time.Second, "vpp-sim serves its API socket", func() error {
+	return testkit.Wait(ctx, 20*time.Second, "vpp-sim serves its API socket", func() error {
 		if err := n.Sim.exitError(); err != nil {
-			return permanent(err)
+			return testkit.Permanent(err)
 		}
 		if n.Sim.LogCount("msg=started") <= started {
 			return errors.New("no start message in its log yet")
@@ -247,9 +248,9 @@ func (n *Node) startSim(ctx context.Context) error {
 
 // WaitReady waits until the agent reports ready (GET /readiness: OK).
 func (n *Node) WaitReady(ctx context.Context, timeout time.Duration) error {
-	return poll(ctx, timeout, n.Name+": the agent is ready", func() error {
+	return testkit.Wait(ctx, timeout, n.Name+": the agent is ready", func() error {
 		if err := n.Agent.exitError(); err != nil {
-			return permanent(err)
+			return testkit.Permanent(err)
 		}
 		return n.Ready()
 	})
