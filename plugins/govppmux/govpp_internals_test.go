@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
+
 	"go.fd.io/govpp/adapter"
 	"go.fd.io/govpp/core"
 
@@ -227,7 +229,7 @@ func TestGovppHealthCheckReadsItsGlobalsAndDisconnectsOnceBeforeReconnecting(t *
 	defer conn.Disconnect()
 	awaitState(t, events, core.Connected, 10*time.Second, "first connection")
 
-	eventually(t, "five health probes answered", func() bool { return sim.MessageCount("control_ping") >= 5 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "five health probes answered", func() bool { return sim.MessageCount("control_ping") >= 5 })
 	if n := obs.count("disconnect"); n != 0 {
 		t.Fatalf("%s: %d Disconnect calls while VPP answered every probe", govppChanged("when core disconnects the adapter"), n)
 	}
@@ -288,7 +290,7 @@ func TestGovppChannelsWorkAfterTheTransportReconnectsUnderneath(t *testing.T) {
 		t.Fatalf("ping before the loss: %v", err)
 	}
 	sim.DropConnections()
-	eventually(t, "the transport connected again", func() bool { return obs.VppAPI.Connect() == nil })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the transport connected again", func() bool { return obs.VppAPI.Connect() == nil })
 	if err := ping(t, ch); err != nil {
 		t.Errorf("%s: ping after the transport reconnected: %v", govppChanged("channels across a reconnect of the transport underneath core (R4)"), err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
+
 	"github.com/sirupsen/logrus"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -88,12 +90,12 @@ func TestAValueThatKeepsFailingWarnsOnceThenLogsItsRetriesAtDebug(t *testing.T) 
 		t.Fatal("the first attempt succeeded, want the injected failure")
 	}
 	for _, delay := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
-		waitFor(t, "the retry timer", func() bool { return fc.Waiters() == 1 })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the retry timer", func() bool { return fc.Waiters() == 1 })
 		fc.Step(delay)
 		syncQueue(t, s)
 	}
 	wantState(t, s, "v/a", api.StateConfigured)
-	waitFor(t, "the summaries of the retries", func() bool { return hook.count(logrus.InfoLevel, "txn #") >= 1 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the summaries of the retries", func() bool { return hook.count(logrus.InfoLevel, "txn #") >= 1 })
 
 	if n := hook.count(logrus.WarnLevel, "operation failed"); n != 1 {
 		t.Errorf("%d warnings \"operation failed\", want 1 (the first failure)", n)
