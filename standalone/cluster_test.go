@@ -2,6 +2,7 @@ package standalone
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 const demoFile = "../k8s/examples/demo-cluster.yaml"
@@ -86,17 +88,28 @@ func (e *env) state() map[string]proto.Message {
 
 func (e *env) waitFor(what string, cond func(map[string]proto.Message) bool) map[string]proto.Message {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		st := e.state()
-		if cond(st) {
-			return st
+	var st map[string]proto.Message
+	testkit.Eventually(e.t, testkit.DefaultTimeout, what, func() error {
+		if st = e.state(); !cond(st) {
+			return fmt.Errorf("state: %v", keysOf(st))
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s; state: %v", what, keysOf(st))
+		return nil
+	})
+	return st
+}
+
+// awaitErrorLogged waits until an error entry logged contains msg and returns the error
+// entries logged so far.
+func awaitErrorLogged(t *testing.T, e *env, msg string) string {
+	t.Helper()
+	var logs string
+	testkit.Eventually(t, testkit.DefaultTimeout, fmt.Sprintf("%q logged", msg), func() error {
+		if logs = e.errorLogs(); !strings.Contains(logs, msg) {
+			return fmt.Errorf("logs:\n%s", logs)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return logs
 }
 
 func keysOf(m map[string]proto.Message) []string {
@@ -364,14 +377,7 @@ func TestBrokenClusterFileKeepsTheLastState(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			e.logs.Reset()
 			writeFile(t, file, b.content)
-			deadline := time.Now().Add(5 * time.Second)
-			for !strings.Contains(e.errorLogs(), "cluster file rejected") {
-				if time.Now().After(deadline) {
-					t.Fatalf("no rejection logged; logs:\n%s", e.errorLogs())
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			logs := e.errorLogs()
+			logs := awaitErrorLogged(t, e, "cluster file rejected")
 			for _, w := range b.wantLogged {
 				if !strings.Contains(logs, w) {
 					t.Errorf("logs lack %q:\n%s", w, logs)
@@ -389,11 +395,13 @@ func TestBrokenClusterFileKeepsTheLastState(t *testing.T) {
 		})
 	}
 
-	// A removed file keeps the state too; once fixed, the file applies.
+	// A removed file keeps the state too (checked once the loader has seen it gone);
+	// once fixed, the file applies.
+	e.logs.Reset()
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	awaitErrorLogged(t, e, "cluster file unreadable")
 	if len(e.state()) != len(before) {
 		t.Error("state changed when the file disappeared")
 	}
