@@ -15,7 +15,8 @@ import (
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
-	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // Pod and node addresses of the NAT tests, laid out like a Contiv node in
@@ -42,11 +43,11 @@ const (
 type natEnv struct {
 	*testEnv
 	c   *capture
-	clk *clocktesting.FakeClock
+	clk *testkit.Clock
 }
 
 func newNATEnv(t *testing.T, affinity uint32) *natEnv {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := testkit.NewClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	e := newEnvWith(t, func(o *Options) { o.Clock = clk })
 	n := &natEnv{testEnv: e, c: newCapture(e), clk: clk}
 	programNATNode(func(req, rep api.Message) {

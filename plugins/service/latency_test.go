@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 )
@@ -37,7 +37,7 @@ func TestNetworkProgrammingLatencyRunsFromTheTriggerTimeToTheCommit(t *testing.T
 	nodes := &st.NodeSync{ThisNodeID: 1}
 	nodes.SetNode(1, "master", []string{"192.168.16.10/24"})
 	reg := prometheus.NewRegistry()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC))
+	clk := testkit.NewClockAt(time.Date(2026, 11, 25, 21, 0, 0, 0, time.UTC))
 	p := NewPlugin(Deps{
 		Log: st.QuietLog(), ContivConf: cc, NodeSync: nodes, PodManager: &st.PodManager{}, IPAM: st.IPAM(t, cc, "master", 1),
 		IPNet: &st.IPNet{NodeIP: net.ParseIP("192.168.16.10").To4(), HostInterconnect: "tap-vpp2"}, Registerer: reg, Clock: clk,

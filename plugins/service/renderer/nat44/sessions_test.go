@@ -13,8 +13,8 @@ import (
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/core"
-	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
 )
@@ -180,7 +180,7 @@ func TestCleanupRunsUntilClose(t *testing.T) {
 	if err := v.sim.InjectSession(session(17, "10.1.1.3:53", "10.1.2.9:1", 2, 900, true)); err != nil {
 		t.Fatal(err)
 	}
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	clk := testkit.NewClockAt(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
 	conf := &config.Config{CleanupIdleNATSessions: true, ServiceLocalEndpointWeight: 1, OtherNATSessionTimeout: 5}
 	e := newEnv(t, envOptions{svcConf: conf})
 	e.rndr.GoVPPChan, e.rndr.Stats, e.rndr.Clock = v.ch, prometheus.NewRegistry(), clk
@@ -188,13 +188,13 @@ func TestCleanupRunsUntilClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Nothing happens before the first period (otherNATSessionTimeout) is over.
-	waitUntil(t, "the cleanup waits for its ticker", clk.HasWaiters)
+	clk.AwaitWaiters(t, 1) // the cleanup's ticker
 	clk.Step(5*time.Minute - time.Second)
 	if n := v.sim.MessageCount("nat44_user_dump"); n != 0 {
 		t.Fatalf("cleanup ran before its period: %d dumps", n)
 	}
 	clk.Step(time.Second)
-	waitUntil(t, "the idle session is deleted", func() bool { return len(v.sim.Sessions()) == 0 })
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the idle session deleted", func() bool { return len(v.sim.Sessions()) == 0 })
 	if err := e.rndr.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,25 +206,9 @@ func TestCleanupRunsUntilClose(t *testing.T) {
 	}
 }
 
-// waitUntil waits for a condition that another goroutine makes true.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(5 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting until %s", what)
-		case <-tick.C:
-		}
-	}
-}
-
 func TestCleanupNeedsTheOptionAndAChannel(t *testing.T) {
 	v := startVPP(t, true)
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	clk := testkit.NewClockAt(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
 	e := newEnv(t, envOptions{}) // cleanupIdleNATSessions off
 	e.rndr.GoVPPChan, e.rndr.Clock = v.ch, clk
 	if err := e.rndr.AfterInit(); err != nil {

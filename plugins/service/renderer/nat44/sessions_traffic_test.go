@@ -14,8 +14,8 @@ import (
 	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
-	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
 )
@@ -43,13 +43,13 @@ var (
 // trafficNode is a simulator programmed as the node above, on a fake clock.
 type trafficNode struct {
 	*vpp
-	clk    *clocktesting.FakeClock
+	clk    *testkit.Clock
 	nicMAC [6]byte
 }
 
 func newTrafficNode(t *testing.T, mappingFlags nat_types.NatConfigFlags) *trafficNode {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	clk := testkit.NewClockAt(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
 	v := startVPPWith(t, true, vppsim.Options{NICs: []string{podsNIC}, Clock: clk})
 	nic, ok := v.sim.InterfaceByName(podsNIC)
 	if !ok {
