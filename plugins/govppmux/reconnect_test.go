@@ -2,7 +2,7 @@ package govppmux
 
 import (
 	"errors"
-	"runtime"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -60,27 +60,36 @@ func TestRetryingAdapterWaitsOnTheClock(t *testing.T) {
 		reports = append(reports, at)
 		mu.Unlock()
 	})
-	// waitOnce runs WaitReady and returns how long the fake clock had to advance.
+	// waitOnce runs WaitReady and returns how long the fake clock had to advance: it
+	// steps a second at a time, each step only once WaitReady has returned or waits on
+	// its timer (a step before the timer is armed would not count).
 	waitOnce := func() time.Duration {
 		t.Helper()
 		done := make(chan error, 1)
 		go func() { done <- a.WaitReady() }()
 		var waited time.Duration
 		for {
-			select {
-			case err := <-done:
+			returned, err := false, error(nil)
+			testkit.Eventually(t, testkit.DefaultTimeout, "WaitReady returned or waiting on its timer", func() error {
+				select {
+				case err = <-done:
+					returned = true
+					return nil
+				default:
+				}
+				if n := clk.Waiters(); n != 1 {
+					return fmt.Errorf("%d timers on the clock", n)
+				}
+				return nil
+			})
+			if returned {
 				if err != nil {
 					t.Fatalf("WaitReady: %v", err)
 				}
 				return waited
-			default:
 			}
-			if clk.HasWaiters() {
-				clk.Step(time.Second)
-				waited += time.Second
-				continue
-			}
-			runtime.Gosched() // let the goroutine reach its timer or return
+			clk.Step(time.Second)
+			waited += time.Second
 		}
 	}
 	var waits []time.Duration
