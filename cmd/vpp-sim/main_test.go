@@ -60,7 +60,7 @@ func TestRunStopsWhenContextIsCancelled(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"-socket", sock, "-log-level", "error"}, &bytes.Buffer{}, &bytes.Buffer{})
 	}()
-	waitForSocket(t, sock)
+	testkit.Eventually(t, 10*time.Second, "socket "+sock, func() error { _, err := os.Stat(sock); return err })
 	cancel()
 	select {
 	case code := <-done:
@@ -72,23 +72,14 @@ func TestRunStopsWhenContextIsCancelled(t *testing.T) {
 	}
 }
 
-func waitForSocket(t *testing.T, path string) {
-	t.Helper()
-	testkit.Eventually(t, 10*time.Second, "socket "+path, func() error {
-		_, err := os.Stat(path)
-		return err
-	})
-}
-
 // TestBinaryServesInterfacesAndStopsOnSIGTERM builds the binary, starts it
 // on a temporary socket with two NICs and a failure injection, lists the
 // interfaces with a real govpp client and stops it with SIGTERM.
 func TestBinaryServesInterfacesAndStopsOnSIGTERM(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "vpp-sim")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := testkit.GoBuild("", ".", bin, "."); err != nil {
+		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "run", "api.sock")
 	var stderr bytes.Buffer
@@ -106,7 +97,7 @@ func TestBinaryServesInterfacesAndStopsOnSIGTERM(t *testing.T) {
 			<-exited
 		}
 	}()
-	waitForSocket(t, sock)
+	testkit.Eventually(t, 10*time.Second, "socket "+sock, func() error { _, err := os.Stat(sock); return err })
 
 	conn, err := core.Connect(socketclient.NewVppClient(sock))
 	if err != nil {

@@ -119,7 +119,7 @@ func TestScale(t *testing.T) {
 		wg.Go(func() {
 			start := time.Now()
 			if v.name == "after" {
-				errs[i] = goBuild(root, v.agent)
+				errs[i] = testkit.GoBuild("", root, v.agent, "./cmd/contiv-agent")
 			} else {
 				errs[i] = buildAtRef(root, v.ref, v.agent)
 			}
@@ -149,9 +149,6 @@ func TestScale(t *testing.T) {
 	report(t, s, variants, results)
 }
 
-// goBuild builds the agent of the tree at dir into out.
-func goBuild(dir, out string) error { return testkit.GoBuild("", dir, out, "./cmd/contiv-agent") }
-
 // buildAtRef builds the agent of ref in a temporary detached worktree.
 func buildAtRef(root, ref, out string) error {
 	tmp, err := os.MkdirTemp("", "contiv-scale-ref-")
@@ -164,7 +161,7 @@ func buildAtRef(root, ref, out string) error {
 		return fmt.Errorf("git worktree add %s: %v\n%s", ref, err, data)
 	}
 	defer func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", wt).Run() }()
-	return goBuild(wt, out)
+	return testkit.GoBuild("", wt, out, "./cmd/contiv-agent")
 }
 
 // freePort returns a loopback port that was free a moment ago.
