@@ -344,9 +344,9 @@ func testGRPCGo(t *testing.T, agent *fakeAgent, network, addr, wantAuthority str
 	t.Run("deadline", func(t *testing.T) {
 		const timeout = 300 * time.Millisecond
 		req := testRequest(id(), modeSleep)
+		start := time.Now() // before the deadline is set: the call cannot end earlier than timeout after it
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		start := time.Now()
 		err := Call(ctx, network, addr, add, req, &cni.CNIReply{})
 		took := time.Since(start)
 		checkErr(t, err, codes.DeadlineExceeded, "")
