@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller"
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
@@ -86,11 +87,7 @@ func buildAgent(t *testing.T) string {
 			return
 		}
 		agentBin = filepath.Join(dir, "contiv-agent")
-		cmd := exec.Command("go", "build", "-o", agentBin, "./cmd/contiv-agent")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			agentErr = fmt.Errorf("go build ./cmd/contiv-agent: %v\n%s", err, out)
-		}
+		agentErr = testkit.GoBuild("", filepath.Join("..", ".."), agentBin, "./cmd/contiv-agent")
 	})
 	if agentErr != nil {
 		t.Fatal(agentErr)
@@ -103,7 +100,7 @@ func startAgent(t *testing.T) *runningAgent {
 	a := launchAgent(t, "", "-standalone-linux=false")
 	// Ready for netctl: the config is written, the node has its ID and the services
 	// of the demo cluster are rendered in VPP.
-	eventually(t, 60*time.Second, "the agent renders the demo services", func() error {
+	testkit.Eventually(t, 60*time.Second, "the agent renders the demo services", func() error {
 		out, errOut, code := netctl(t, "--config", a.config, "services", "--node", "k8s-master")
 		if code != 0 {
 			return fmt.Errorf("services: %s", errOut)
@@ -160,21 +157,6 @@ func launchAgent(t *testing.T, netns string, flags ...string) *runningAgent {
 		}
 	})
 	return a
-}
-
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v: %v", what, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // TestEveryCommandAgainstARunningAgent runs each command, as a table and as JSON,

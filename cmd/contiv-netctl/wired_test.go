@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/unarygrpc"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
@@ -42,8 +43,8 @@ func TestPodsShowsTheInterfacesOfAWiredPod(t *testing.T) {
 		t.Fatalf("lo up: %v: %s", err, out)
 	}
 	netctlBin := filepath.Join(t.TempDir(), "contiv-netctl")
-	if out, err := exec.Command("go", "build", "-o", netctlBin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build contiv-netctl: %v: %s", err, out)
+	if err := testkit.GoBuild("", ".", netctlBin, "."); err != nil {
+		t.Fatal(err)
 	}
 	a := launchAgent(t, nodeNS, "-standalone-linux=true")
 	netctlIn := func(args ...string) (string, error) {
@@ -56,7 +57,7 @@ func TestPodsShowsTheInterfacesOfAWiredPod(t *testing.T) {
 		}
 		return string(out), nil
 	}
-	eventually(t, 60*time.Second, "the agent is ready (state OK)", func() error {
+	testkit.Eventually(t, 60*time.Second, "the agent is ready (state OK)", func() error {
 		out, err := netctlIn("nodes", "-o", "json")
 		if err != nil {
 			return err
