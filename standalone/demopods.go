@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 	"sigs.k8s.io/yaml"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/unarygrpc"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
@@ -32,7 +33,7 @@ const demoRetryInterval = time.Second
 
 // DemoPodsDeps lists what DemoPods needs.
 type DemoPodsDeps struct {
-	// Log is the logger.
+	// Log is the logger (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// ClusterFile is the cluster file whose pods scheduled on NodeName are created.
 	ClusterFile string
@@ -86,9 +87,7 @@ type demoPort struct {
 
 // NewDemoPods returns the component with its dependencies set.
 func NewDemoPods(deps DemoPodsDeps) *DemoPods {
-	if deps.Log == nil {
-		deps.Log = logrus.StandardLogger()
-	}
+	deps.Log = infra.LoggerOr(deps.Log, "standalone-demo-pods")
 	if deps.NetnsPrefix == "" {
 		deps.NetnsPrefix = DefaultDemoNetnsPrefix
 	}

@@ -57,7 +57,7 @@ const VPPSocketName = "api.sock"
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log is the plugin's logger.
+	// Log is the plugin's logger (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Dir holds the embedded etcd data (kept across runs, so node IDs survive) and the
 	// simulator's API socket.
@@ -106,9 +106,7 @@ func (p *Plugin) String() string { return "standalone" }
 // that does not exist fails Init; errors inside the file are logged and the file is
 // loaded once they are fixed.
 func (p *Plugin) Init() (err error) {
-	if p.Log == nil {
-		p.Log = logrus.StandardLogger()
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	if p.ClusterPollInterval <= 0 {
 		p.ClusterPollInterval = DefaultClusterPollInterval
 	}

@@ -3,7 +3,6 @@ package service
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,7 +38,7 @@ const (
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: a logger writing to stderr).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Config loads service.conf (infra.NewConfigFile(fs, config.ConfigName): flag
 	// -service-config, env SERVICE_CONFIG); nil means the code defaults.
@@ -90,11 +89,7 @@ func (p *Plugin) String() string { return "service" }
 // Init loads and validates service.conf, builds the processor and, for IPv4, the
 // NAT44 renderer.
 func (p *Plugin) Init() error {
-	if p.Log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		p.Log = l.WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	cfg := config.DefaultConfig()
 	if p.Config != nil {
 		found, err := p.Config.LoadConfig(cfg)

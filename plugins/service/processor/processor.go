@@ -17,6 +17,7 @@ import (
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
@@ -44,7 +45,7 @@ type IPNet interface {
 
 // Deps lists what the processor needs.
 type Deps struct {
-	// Log receives the processor's messages.
+	// Log receives the processor's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// ContivConf gives the main and other VPP interfaces and the overlay mode.
 	ContivConf contivconf.API
@@ -102,9 +103,8 @@ type ServiceProcessor struct {
 
 // Init checks the dependencies, prepares empty state and registers the metrics.
 func (sp *ServiceProcessor) Init() error {
+	sp.Log = infra.LoggerOr(sp.Log, "service-processor")
 	switch {
-	case sp.Log == nil:
-		return errors.New("service processor: Deps.Log is required")
 	case sp.ContivConf == nil:
 		return errors.New("service processor: Deps.ContivConf is required")
 	case sp.NodeSync == nil:

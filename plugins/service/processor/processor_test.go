@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sirupsen/logrus"
+
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
@@ -467,6 +470,23 @@ func TestServiceCombinesHalvesInAnyOrder(t *testing.T) {
 		s.SetEndpoints(nil)
 		if s.GetContivService() != nil || len(s.GetLocalBackends()) != 0 {
 			t.Errorf("%s: still rendered without endpoints", order)
+		}
+	}
+}
+
+// TestInitWithoutALoggerTakesTheDefault: a processor handed no logger logs through
+// infra.LoggerOr's default, resolved once by Init, and so do its services.
+func TestInitWithoutALoggerTakesTheDefault(t *testing.T) {
+	e := newEnv(t, "")
+	sp := &ServiceProcessor{Deps: e.sp.Deps}
+	sp.Log, sp.Registerer = nil, nil // no logger; the metrics are e.sp's
+	if err := sp.Init(); err != nil {
+		t.Fatalf("Init without a logger: %v", err)
+	}
+	for what, log := range map[string]logrus.FieldLogger{"processor": sp.Log, "service": NewService(sp).log()} {
+		entry, ok := log.(*logrus.Entry)
+		if !ok || entry.Logger != logrus.StandardLogger() || entry.Data[infra.LoggerField] != "service-processor" {
+			t.Errorf("%s logger %#v, want the standard logger with logger=service-processor", what, log)
 		}
 	}
 }

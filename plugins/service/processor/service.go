@@ -177,9 +177,6 @@ func (s *Service) GetFlatService() *renderer.FlatService { return s.flat }
 func (s *Service) GetLocalBackends() []podmodel.ID { return s.localBackends }
 
 func (s *Service) log() logrus.FieldLogger {
-	if s.sp.Log == nil {
-		return logrus.StandardLogger().WithField("service", s.id.String())
-	}
 	return s.sp.Log.WithField("service", s.id.String())
 }
 

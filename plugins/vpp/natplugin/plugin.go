@@ -7,6 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 	govppapi "go.fd.io/govpp/api"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
@@ -24,7 +25,7 @@ type GoVPP = vppbase.GoVPP
 
 // Deps lists what the plugin needs.
 type Deps struct {
-	// Log receives the plugin's messages (nil: the standard logger).
+	// Log receives the plugin's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Scheduler is where the descriptors are registered. Required.
 	Scheduler Scheduler
@@ -58,9 +59,7 @@ func (p *Plugin) Init() error {
 	if p.Scheduler == nil || p.GoVPP == nil {
 		return errors.New("vpp-natplugin: Scheduler and GoVPP are required")
 	}
-	if p.Log == nil {
-		p.Log = logrus.StandardLogger().WithField("plugin", p.String())
-	}
+	p.Log = infra.LoggerOr(p.Log, p.String())
 	ch, err := vppbase.OpenChannel(p.String(), p.GoVPP, messages)
 	if err != nil {
 		return err

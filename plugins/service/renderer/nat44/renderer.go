@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
@@ -41,7 +41,7 @@ type IPNet interface {
 
 // Deps lists what the renderer needs.
 type Deps struct {
-	// Log receives the renderer's messages (nil: a logger writing to stderr).
+	// Log receives the renderer's messages (nil: infra.LoggerOr's default).
 	Log logrus.FieldLogger
 	// Config is service.conf (nil: the code defaults).
 	Config *config.Config
@@ -130,11 +130,7 @@ var (
 // Init prepares the renderer. With snatOnly the renderer configures only the SNAT of
 // traffic leaving the cluster and leaves services to another renderer.
 func (rndr *Renderer) Init(snatOnly bool) error {
-	if rndr.Log == nil {
-		l := logrus.New()
-		l.SetOutput(os.Stderr)
-		rndr.Log = l.WithField("renderer", "nat44")
-	}
+	rndr.Log = infra.LoggerOr(rndr.Log, "nat44-renderer")
 	if rndr.Config == nil {
 		rndr.Config = config.DefaultConfig()
 	}
