@@ -16,7 +16,10 @@
 // State-changing requests (any method but GET/HEAD) must carry Content-Type
 // application/json, which no simple cross-site request can (415 otherwise); each one is
 // logged at info with its caller and what it asked (an audit line) and counted in
-// contiv_rest_state_changing_requests_total. The exception is POST /vpp/command with a
+// contiv_rest_state_changing_requests_total. What it asked is the VPP command as decoded
+// for POST /vpp/command (whole up to 4 KiB, else its start, length and SHA-256), the
+// body's start, length and SHA-256 for the others: the audit reads the whole body (413
+// above 2 MiB) and hands the handler those same bytes, so no padding hides what runs. The exception is POST /vpp/command with a
 // read-only VPP command (ReadOnlyVPPCLI: one line starting with "show", "sho" or "sh"),
 // which is logged at debug level and not counted, so polling "show ..." does not flood
 // the audit log; every other command is audited. Refusals are counted in
