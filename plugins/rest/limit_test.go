@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -341,5 +342,35 @@ func TestCloseStopsTheServerWithConnectionsHeld(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("Close did not return with idle connections held")
+	}
+}
+
+// addrConn is a connection with given addresses, for localConn.
+type addrConn struct {
+	net.Conn
+	local, remote net.Addr
+}
+
+func (c addrConn) LocalAddr() net.Addr  { return c.local }
+func (c addrConn) RemoteAddr() net.Addr { return c.remote }
+
+func TestConnectionsFromTheNodeAreLoopbackOrFromTheAddressConnectedTo(t *testing.T) {
+	tcp := func(s string) net.Addr { return net.TCPAddrFromAddrPort(netip.MustParseAddrPort(s)) }
+	for _, tc := range []struct {
+		name, local, remote string
+		want                bool
+	}{
+		{"loopback", "127.0.0.1:9999", "127.0.0.1:40000", true},
+		{"another loopback address", "127.0.0.1:9999", "127.0.0.5:40000", true},
+		{"IPv6 loopback", "[::1]:9999", "[::1]:40000", true},
+		{"the kubelet probing the node IP", "10.20.0.10:9999", "10.20.0.10:40000", true},
+		{"IPv4-mapped on a dual-stack listener", "[::ffff:10.20.0.10]:9999", "10.20.0.10:40000", true},
+		{"a pod", "10.20.0.10:9999", "10.1.1.7:40000", false},
+		{"another node", "10.20.0.10:9999", "10.20.0.11:40000", false},
+		{"a pod through the node's other address", "192.168.16.1:9999", "10.1.1.7:40000", false},
+	} {
+		if got := localConn(addrConn{local: tcp(tc.local), remote: tcp(tc.remote)}); got != tc.want {
+			t.Errorf("%s (%s from %s): from the node = %v, want %v", tc.name, tc.local, tc.remote, got, tc.want)
+		}
 	}
 }
