@@ -2,7 +2,9 @@ package rest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"mime"
@@ -10,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
@@ -44,10 +47,24 @@ const (
 	RefusedBasicAuth    = "basic-auth"
 	RefusedContentType  = "content-type"
 	RefusedHostHeader   = "host-header"
-	maxAuditBody        = 512  // bytes of the request body quoted in an audit line
-	maxAuditPeek        = 4096 // bytes of the request body read ahead for the audit line
+	RefusedBodySize     = "body-too-large"
 	jsonContentType     = "application/json"
 	refusedAdminMessage = "admin endpoint: served on loopback only, or with a verified client certificate when mutual TLS is configured (docs/SECURITY.md)"
+)
+
+// Bounds of what a state-changing request may send and of what its audit line quotes.
+const (
+	// maxStateChangingBody bounds the body of a state-changing request: the audit reads
+	// all of it (the handler then reads the same bytes), so that what is logged is what
+	// runs. Larger bodies are refused with 413 before the handler runs. The largest
+	// body a handler takes today is POST /vpp/command's, 4 KiB (plugins/govppmux).
+	maxStateChangingBody = 2 << 20
+	// maxAuditQuote bounds a VPP command quoted whole in an audit line; a longer one is
+	// quoted up to maxAuditStart bytes, with its length and SHA-256.
+	maxAuditQuote = 4096
+	// maxAuditStart is how much of a body that is not decoded (or of an overlong
+	// command) an audit line quotes, next to its length and SHA-256.
+	maxAuditStart = 512
 )
 
 // RegisterPublic registers a read-only handler for a ServeMux pattern with a GET method
@@ -136,30 +153,36 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.serveAudited(w, r, user)
 }
 
-// serveAudited runs a state-changing request and writes its audit line. A request
-// that only reads (readOnlyRequest: a VPP "show" command) gets a debug line instead and
-// is not counted.
+// serveAudited runs a state-changing request and writes its audit line. The whole body
+// is read first (up to maxStateChangingBody) and handed to the handler as read, so that
+// the line names what the handler got: the VPP command as decoded for POST /vpp/command,
+// the body's start, length and SHA-256 otherwise. A request that only reads
+// (a VPP "show" command) gets a debug line instead and is not counted.
 func (g *guarded) serveAudited(w http.ResponseWriter, r *http.Request, user string) {
-	peek, _ := io.ReadAll(io.LimitReader(r.Body, maxAuditPeek))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxStateChangingBody+1))
+	if err != nil {
+		g.p.Log.WithFields(logrus.Fields{"caller": r.RemoteAddr, "path": r.URL.Path}).WithError(err).
+			Debug("REST request body not read; handler not run")
+		WriteError(w, http.StatusBadRequest, "read request body: "+err.Error())
+		return
+	}
+	if len(body) > maxStateChangingBody {
+		g.p.refuse(w, r, RefusedBodySize, http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("request body larger than %d bytes", maxStateChangingBody))
+		return
+	}
 	r.Body = struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(bytes.NewReader(peek), r.Body), r.Body}
-	readOnly := readOnlyRequest(g.pattern, peek)
+	}{bytes.NewReader(body), r.Body}
+	fields, readOnly := describeRequest(g.pattern, body)
 	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 	g.next(rec, r)
-	body := string(peek)
-	if len(body) > maxAuditBody {
-		body = body[:maxAuditBody] + "..."
-	}
-	fields := logrus.Fields{
-		"caller": r.RemoteAddr,
-		"user":   user,
-		"method": r.Method,
-		"path":   r.URL.RequestURI(),
-		"body":   body,
-		"status": rec.code,
-	}
+	fields["caller"] = r.RemoteAddr
+	fields["user"] = user
+	fields["method"] = r.Method
+	fields["path"] = r.URL.RequestURI()
+	fields["status"] = rec.code
 	if readOnly {
 		g.p.Log.WithFields(fields).Debug("read-only request over REST")
 		return
@@ -167,6 +190,35 @@ func (g *guarded) serveAudited(w http.ResponseWriter, r *http.Request, user stri
 	fields["audit"] = true
 	g.p.Log.WithFields(fields).Info("state-changing request over REST")
 	g.p.metrics.stateChanging.WithLabelValues(g.pattern, strconv.Itoa(rec.code)).Inc()
+}
+
+// describeRequest returns the audit fields that say what a state-changing request
+// asked, and whether it only reads. POST /vpp/command is described by its command as
+// decoded (the handler decodes the same bytes the same way), whatever the body's
+// whitespace, padding or key order; any other body, or one that holds no command, by
+// its start, length and SHA-256.
+func describeRequest(pattern string, body []byte) (fields logrus.Fields, readOnly bool) {
+	if pattern == VPPCommandPattern {
+		if cmd, ok := decodeVPPCommand(body); ok {
+			return quote("command", cmd, maxAuditQuote), ReadOnlyVPPCLI(cmd)
+		}
+	}
+	return quote("body", string(body), maxAuditStart), false
+}
+
+// quote returns the fields <name> (s whole when at most limit bytes, else its first
+// maxAuditStart bytes and "..."), <name>-bytes and <name>-sha256.
+func quote(name, s string, limit int) logrus.Fields {
+	sum := sha256.Sum256([]byte(s))
+	shown := s
+	if len(s) > limit {
+		cut := min(maxAuditStart, limit)
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		shown = s[:cut] + "..."
+	}
+	return logrus.Fields{name: shown, name + "-bytes": len(s), name + "-sha256": hex.EncodeToString(sum[:])}
 }
 
 // authenticate checks basic-auth when it is configured; user names the caller for the
@@ -296,7 +348,7 @@ func newAccessMetrics() *accessMetrics {
 }
 
 func (m *accessMetrics) register(reg prometheus.Registerer) error {
-	for _, reason := range []string{RefusedNotLoopback, RefusedClientCert, RefusedBasicAuth, RefusedContentType, RefusedHostHeader} {
+	for _, reason := range []string{RefusedNotLoopback, RefusedClientCert, RefusedBasicAuth, RefusedContentType, RefusedHostHeader, RefusedBodySize} {
 		m.refused.WithLabelValues(reason) // exported at 0 from the start
 	}
 	for _, c := range []prometheus.Collector{m.stateChanging, m.refused} {

@@ -4,9 +4,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"math/big"
@@ -15,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -454,7 +458,7 @@ func TestReadOnlyVPPCommandIsLoggedAtDebugNotAudited(t *testing.T) {
 	}
 	var debug *logrus.Entry
 	for _, e := range hook.AllEntries() {
-		if e.Level == logrus.DebugLevel && e.Data["body"] == `{"vppclicommand":"show interface"}` {
+		if e.Level == logrus.DebugLevel && e.Data["command"] == "show interface" {
 			debug = e
 		}
 	}
@@ -477,5 +481,133 @@ func TestReadOnlyVPPCommandIsLoggedAtDebugNotAudited(t *testing.T) {
 	}
 	if n := served.Load(); n != 6 {
 		t.Errorf("handler served %d requests, want 6", n)
+	}
+}
+
+// auditLines returns the audit lines logged so far.
+func auditLines(hook *logtest.Hook) []*logrus.Entry {
+	var out []*logrus.Entry
+	for _, e := range hook.AllEntries() {
+		if e.Data["audit"] == true {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestAuditLineNamesTheVPPCommandThatRanWhateverTheBodyLayout: padding before the
+// key, other keys first or a long command do not hide from the audit line the
+// command that the handler decoded and ran.
+func TestAuditLineNamesTheVPPCommandThatRanWhateverTheBodyLayout(t *testing.T) {
+	log, hook := logtest.NewNullLogger()
+	p, port, _ := startWith(t, Config{Endpoint: "127.0.0.1:0"}, log)
+	var ran []string
+	var mu sync.Mutex
+	p.RegisterAdmin(VPPCommandPattern, func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Command string `json:"vppclicommand"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			WriteError(w, 400, err.Error())
+			return
+		}
+		mu.Lock()
+		ran = append(ran, req.Command)
+		mu.Unlock()
+		WriteJSON(w, 200, "ok")
+	})
+	url := "http://127.0.0.1:" + port + "/vpp/command"
+	const cmd = "set interface state G0 down"
+	long := "comment {" + strings.Repeat("x", 10000) + "} " + cmd
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"1 MB of whitespace before the key", "{" + strings.Repeat(" ", 1<<20) + `"vppclicommand":"` + cmd + `"}`, cmd},
+		{"padding in another key first", `{"pad":"` + strings.Repeat("-", 8192) + `","vppclicommand":"` + cmd + `"}`, cmd},
+		{"newlines and tabs between the tokens", "{\n\t\"vppclicommand\"\n\t:\n\t\"" + cmd + "\"\n}" + strings.Repeat("\n", 4096), cmd},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hook.Reset()
+			if code, body := do(t, http.DefaultClient, "POST", url, "application/json", tc.body); code != 200 {
+				t.Fatalf("POST = %d %s", code, body)
+			}
+			lines := auditLines(hook)
+			if len(lines) != 1 {
+				t.Fatalf("%d audit lines, want 1", len(lines))
+			}
+			if got := lines[0].Data["command"]; got != tc.want {
+				t.Errorf("audit command = %q, want %q (the command that ran)", got, tc.want)
+			}
+			if got := lines[0].Data["command-bytes"]; got != len(tc.want) {
+				t.Errorf("audit command-bytes = %v, want %d", got, len(tc.want))
+			}
+		})
+	}
+
+	t.Run("a command longer than the bound", func(t *testing.T) {
+		hook.Reset()
+		body, _ := json.Marshal(map[string]string{"vppclicommand": long})
+		if code, _ := do(t, http.DefaultClient, "POST", url, "application/json", string(body)); code != 200 {
+			t.Fatalf("POST = %d", code)
+		}
+		lines := auditLines(hook)
+		if len(lines) != 1 {
+			t.Fatalf("%d audit lines, want 1", len(lines))
+		}
+		got, _ := lines[0].Data["command"].(string)
+		if !strings.HasPrefix(got, "comment {xxx") || !strings.HasSuffix(got, "...") || len(got) > maxAuditQuote+3 {
+			t.Errorf("audit command = %q, want the start of the command, cut", got)
+		}
+		sum := sha256.Sum256([]byte(long))
+		if lines[0].Data["command-bytes"] != len(long) || lines[0].Data["command-sha256"] != hex.EncodeToString(sum[:]) {
+			t.Errorf("audit command-bytes = %v, command-sha256 = %v, want %d and the command's SHA-256",
+				lines[0].Data["command-bytes"], lines[0].Data["command-sha256"], len(long))
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ran) != 4 || ran[0] != cmd || ran[3] != long {
+		t.Errorf("the handler ran %d commands, want the 4 sent", len(ran))
+	}
+}
+
+// TestAuditLineOfOtherEndpointsHasTheBodyLengthAndHash: an endpoint whose body the
+// audit does not decode is logged with the body's start, length and SHA-256.
+func TestAuditLineOfOtherEndpointsHasTheBodyLengthAndHash(t *testing.T) {
+	log, hook := logtest.NewNullLogger()
+	_, port, _ := startWith(t, Config{Endpoint: "127.0.0.1:0"}, log)
+	body := `{"pad":"` + strings.Repeat(" ", 2000) + `","do":"something"}`
+	if code, _ := do(t, http.DefaultClient, "POST", "http://127.0.0.1:"+port+"/test/change", "application/json", body); code != 200 {
+		t.Fatalf("POST = %d", code)
+	}
+	lines := auditLines(hook)
+	if len(lines) != 1 {
+		t.Fatalf("%d audit lines, want 1", len(lines))
+	}
+	sum := sha256.Sum256([]byte(body))
+	d := lines[0].Data
+	if d["body-bytes"] != len(body) || d["body-sha256"] != hex.EncodeToString(sum[:]) {
+		t.Errorf("audit body-bytes = %v, body-sha256 = %v, want %d and the body's SHA-256", d["body-bytes"], d["body-sha256"], len(body))
+	}
+	if got, _ := d["body"].(string); !strings.HasPrefix(got, `{"pad":"    `) || !strings.HasSuffix(got, "...") {
+		t.Errorf("audit body = %q, want its start, cut", got)
+	}
+}
+
+// TestOversizedStateChangingBodyIsRefusedBeforeTheHandler: the audit reads the whole
+// body to log what runs; beyond maxStateChangingBody the request is refused, unrun.
+func TestOversizedStateChangingBodyIsRefusedBeforeTheHandler(t *testing.T) {
+	_, port, posted := startWith(t, Config{Endpoint: "127.0.0.1:0"}, nil)
+	base := "http://127.0.0.1:" + port
+	code, body := do(t, http.DefaultClient, "POST", base+"/test/change", "application/json", `{"a":"`+strings.Repeat("a", maxStateChangingBody)+`"}`)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "bytes") {
+		t.Errorf("oversized POST = %d %s, want 413", code, body)
+	}
+	if posted.Load() != 0 {
+		t.Error("the handler ran an oversized request")
+	}
+	_, metrics := get(t, base+MetricsPath)
+	if want := `contiv_rest_refused_requests_total{reason="body-too-large"} 1`; !strings.Contains(metrics, want) {
+		t.Errorf("metrics lack %q", want)
 	}
 }

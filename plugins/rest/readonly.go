@@ -10,20 +10,18 @@ import (
 // reads (operators and scripts poll "show ..."): see ReadOnlyVPPCLI.
 const VPPCommandPattern = "POST /vpp/command"
 
-// readOnlyRequest tells whether a request body of an admin POST handler only reads, so
-// that it is logged at debug level instead of audited. Only the VPP CLI endpoint has
-// such requests; everything else is state-changing.
-func readOnlyRequest(pattern string, body []byte) bool {
-	if pattern != VPPCommandPattern {
-		return false
-	}
+// decodeVPPCommand decodes the command of a POST /vpp/command body as its handler does
+// (encoding/json into a vppclicommand field: whitespace anywhere, keys in any order, the
+// key's case ignored, the last of duplicate keys taken); ok is false when the body is
+// not such JSON or holds no command.
+func decodeVPPCommand(body []byte) (command string, ok bool) {
 	var req struct {
-		Command string `json:"vppclicommand"`
+		Command *string `json:"vppclicommand"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return false
+	if err := json.Unmarshal(body, &req); err != nil || req.Command == nil {
+		return "", false
 	}
-	return ReadOnlyVPPCLI(req.Command)
+	return *req.Command, true
 }
 
 // ReadOnlyVPPCLI tells whether a VPP CLI command only reads VPP's state: a conservative

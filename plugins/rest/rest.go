@@ -16,7 +16,10 @@
 // State-changing requests (any method but GET/HEAD) must carry Content-Type
 // application/json, which no simple cross-site request can (415 otherwise); each one is
 // logged at info with its caller and what it asked (an audit line) and counted in
-// contiv_rest_state_changing_requests_total. The exception is POST /vpp/command with a
+// contiv_rest_state_changing_requests_total. What it asked is the VPP command as decoded
+// for POST /vpp/command (whole up to 4 KiB, else its start, length and SHA-256), the
+// body's start, length and SHA-256 for the others: the audit reads the whole body (413
+// above 2 MiB) and hands the handler those same bytes, so no padding hides what runs. The exception is POST /vpp/command with a
 // read-only VPP command (ReadOnlyVPPCLI: one line starting with "show", "sho" or "sh"),
 // which is logged at debug level and not counted, so polling "show ..." does not flood
 // the audit log; every other command is audited. Refusals are counted in
@@ -25,6 +28,17 @@
 // It serves itself the probes /liveness and /readiness, driven by the aggregated health
 // status, and /metrics with the Prometheus Go and process collectors plus the registry
 // that plugins register their metrics on (named contiv_<subsystem>_<name>_<unit>).
+//
+// No client can hold the agent's file descriptors or memory (limit.go): connections are
+// bounded per client IP (max-connections-per-client, 16) and together
+// (max-connections, 256), and those from the node itself, the kubelet's probes among
+// them, have a pool of their own (max-local-connections, 64), so that remote clients
+// filling theirs leave the probes answering; a connection over a bound is closed as
+// soon as accepted (contiv_rest_connections_rejected_total{reason}). Requests are
+// bounded in time (read-header-timeout, read-timeout, write-timeout, idle-timeout) and
+// in header size (max-header-bytes: 431 beyond). Accept failing for want of file
+// descriptors is logged once a minute, naming the limit, and retried: the server keeps
+// serving.
 //
 // The server starts listening in Init, so that the probes answer (not ready) while the
 // other plugins are still starting; handlers may be registered at any time.
@@ -49,6 +63,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -72,6 +87,27 @@ type Config struct {
 	// ReadHeaderTimeout bounds how long a client may take to send request headers
 	// ("10s", or nanoseconds).
 	ReadHeaderTimeout infra.Duration `json:"read-header-timeout"`
+	// ReadTimeout bounds how long a client may take to send a whole request, body
+	// included; not shorter than ReadHeaderTimeout.
+	ReadTimeout infra.Duration `json:"read-timeout"`
+	// WriteTimeout bounds the time from the end of a request's headers to the end of
+	// its response; a CPU profile or trace (enable-pprof) must be shorter.
+	WriteTimeout infra.Duration `json:"write-timeout"`
+	// IdleTimeout is how long a keep-alive connection may wait for its next request.
+	IdleTimeout infra.Duration `json:"idle-timeout"`
+	// MaxHeaderBytes bounds the request line and headers of a request (431 beyond).
+	MaxHeaderBytes int `json:"max-header-bytes"`
+	// MaxConnections bounds the connections open at once from clients other than the
+	// node itself; the excess is closed as soon as it is accepted.
+	MaxConnections int `json:"max-connections"`
+	// MaxConnectionsPerClient bounds the connections open at once from one client IP
+	// address other than the node's; at most MaxConnections.
+	MaxConnectionsPerClient int `json:"max-connections-per-client"`
+	// MaxLocalConnections bounds the connections open at once from the node itself
+	// (loopback, or from the address connected to: the kubelet's probes, contiv-netctl
+	// on the node). They are not counted in MaxConnections, so that a full remote pool
+	// does not stop the probes.
+	MaxLocalConnections int `json:"max-local-connections"`
 	// EnablePprof serves Go's profiler under /debug/pprof/ as an admin endpoint (off by
 	// default: it exposes internals and can cost CPU while profiling).
 	EnablePprof bool `json:"enable-pprof"`
@@ -89,6 +125,27 @@ type Config struct {
 	BasicAuth []string `json:"basic-auth"`
 }
 
+// DefaultConfig is http.conf's defaults (see docs/CONFIG.md for why these values).
+func DefaultConfig() Config {
+	return Config{
+		Endpoint:                DefaultEndpoint,
+		ReadHeaderTimeout:       infra.Duration(10 * time.Second),
+		ReadTimeout:             infra.Duration(30 * time.Second),
+		WriteTimeout:            infra.Duration(2 * time.Minute),
+		IdleTimeout:             infra.Duration(time.Minute),
+		MaxHeaderBytes:          16 << 10,
+		MaxConnections:          256,
+		MaxConnectionsPerClient: 16,
+		MaxLocalConnections:     64,
+	}
+}
+
+// Bounds of the limits' values that Validate accepts.
+const (
+	minMaxHeaderBytes = 1 << 10
+	maxMaxHeaderBytes = 1 << 20
+)
+
 // MutualTLS says whether the config asks for client certificates.
 func (c *Config) MutualTLS() bool { return len(c.ClientCertFiles) > 0 }
 
@@ -97,8 +154,8 @@ func (c *Config) Validate() error {
 	if err := validateEndpoint(c.Endpoint); err != nil {
 		return err
 	}
-	if c.ReadHeaderTimeout <= 0 {
-		return fmt.Errorf("read-header-timeout: %v must be positive", c.ReadHeaderTimeout)
+	if err := c.validateLimits(); err != nil {
+		return err
 	}
 	if (c.ServerCertFile == "") != (c.ServerKeyFile == "") {
 		return errors.New("server-cert-file and server-key-file: set both or neither")
@@ -116,6 +173,45 @@ func (c *Config) Validate() error {
 		if !ok || user == "" || pass == "" {
 			return fmt.Errorf("basic-auth[%d]: entry for %q is not user:password with both parts non-empty", i, user)
 		}
+	}
+	return nil
+}
+
+// validateLimits checks the timeouts and bounds, naming the key and its value.
+func (c *Config) validateLimits() error {
+	for _, d := range []struct {
+		key string
+		v   infra.Duration
+	}{
+		{"read-header-timeout", c.ReadHeaderTimeout},
+		{"read-timeout", c.ReadTimeout},
+		{"write-timeout", c.WriteTimeout},
+		{"idle-timeout", c.IdleTimeout},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s: %v must be positive", d.key, d.v)
+		}
+	}
+	if c.ReadTimeout < c.ReadHeaderTimeout {
+		return fmt.Errorf("read-timeout: %v must not be shorter than read-header-timeout (%v)", c.ReadTimeout, c.ReadHeaderTimeout)
+	}
+	if c.MaxHeaderBytes < minMaxHeaderBytes || c.MaxHeaderBytes > maxMaxHeaderBytes {
+		return fmt.Errorf("max-header-bytes: %d must be between %d and %d", c.MaxHeaderBytes, minMaxHeaderBytes, maxMaxHeaderBytes)
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{
+		{"max-connections", c.MaxConnections},
+		{"max-connections-per-client", c.MaxConnectionsPerClient},
+		{"max-local-connections", c.MaxLocalConnections},
+	} {
+		if n.v < 1 {
+			return fmt.Errorf("%s: %d must be at least 1", n.key, n.v)
+		}
+	}
+	if c.MaxConnectionsPerClient > c.MaxConnections {
+		return fmt.Errorf("max-connections-per-client: %d must not exceed max-connections (%d)", c.MaxConnectionsPerClient, c.MaxConnections)
 	}
 	return nil
 }
@@ -160,6 +256,9 @@ type Deps struct {
 	Health *health.Registry
 	// Metrics is the Prometheus registry served on /metrics; nil means a new one.
 	Metrics *prometheus.Registry
+	// Clock paces the warnings about refused connections and accept errors; nil means
+	// the real clock.
+	Clock clock.PassiveClock
 }
 
 // Plugin is the HTTP server plugin.
@@ -173,11 +272,21 @@ type Plugin struct {
 	listener net.Listener
 	served   chan error
 	metrics  *accessMetrics
+	conns    *connMetrics
+
+	// listen opens the listener (net.Listen; tests inject accept errors).
+	listen func(network, address string) (net.Listener, error)
+	// fromNode tells whether a connection comes from the node itself (localConn;
+	// tests make other loopback addresses remote clients).
+	fromNode func(net.Conn) bool
 }
 
 // NewPlugin returns the plugin with its dependencies set.
 func NewPlugin(deps Deps) *Plugin {
-	return &Plugin{Deps: deps, mux: http.NewServeMux(), metrics: newAccessMetrics()}
+	return &Plugin{
+		Deps: deps, mux: http.NewServeMux(), metrics: newAccessMetrics(), conns: newConnMetrics(),
+		listen: net.Listen, fromNode: localConn,
+	}
 }
 
 // String names the plugin.
@@ -186,7 +295,7 @@ func (p *Plugin) String() string { return "rest" }
 // Init loads http.conf, registers the probes and metrics and starts listening.
 func (p *Plugin) Init() error {
 	p.Log = infra.LoggerOr(p.Log, p.String())
-	p.config = Config{Endpoint: DefaultEndpoint, ReadHeaderTimeout: infra.Duration(10 * time.Second)}
+	p.config = DefaultConfig()
 	if p.Config != nil {
 		if _, err := p.Config.LoadConfig(&p.config); err != nil {
 			return err
@@ -226,10 +335,16 @@ func (p *Plugin) Init() error {
 		ErrorLog: promLogger{p.Log}, Registry: p.Metrics,
 	}).ServeHTTP)
 
-	ln, err := net.Listen("tcp", p.config.Endpoint)
+	tcp, err := p.listen("tcp", p.config.Endpoint)
 	if err != nil {
 		return fmt.Errorf("endpoint %s: %w", p.config.Endpoint, err)
 	}
+	clk := p.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	// The bounds count TCP connections, under TLS: a handshake holds a descriptor too.
+	var ln net.Listener = newLimitedListener(tcp, &p.config, p.fromNode, p.Log, clk, p.conns)
 	if tlsConf != nil {
 		ln = tls.NewListener(ln, tlsConf)
 	}
@@ -237,16 +352,28 @@ func (p *Plugin) Init() error {
 	p.server = &http.Server{
 		Handler:           p.mux,
 		ReadHeaderTimeout: time.Duration(p.config.ReadHeaderTimeout),
+		ReadTimeout:       time.Duration(p.config.ReadTimeout),
+		WriteTimeout:      time.Duration(p.config.WriteTimeout),
+		IdleTimeout:       time.Duration(p.config.IdleTimeout),
+		MaxHeaderBytes:    p.config.MaxHeaderBytes,
 		ErrorLog:          log.New(serverLogWriter{p.Log}, "", 0),
 	}
 	p.served = make(chan error, 1)
-	go func() { p.served <- p.server.Serve(ln) }()
+	go func() {
+		err := p.server.Serve(ln)
+		if !errors.Is(err, http.ErrServerClosed) {
+			p.Log.WithError(err).Error("REST server stopped serving: probes and metrics no longer answer")
+		}
+		p.served <- err
+	}()
 	p.Log.WithFields(logrus.Fields{
 		"endpoint":   ln.Addr().String(),
 		"tls":        tlsConf != nil,
 		"mutual-tls": p.config.MutualTLS(),
 		"basic-auth": len(p.users) > 0,
 		"admin":      p.adminAccessDescription(),
+		"max-connections": fmt.Sprintf("%d (%d per client), %d from the node",
+			p.config.MaxConnections, p.config.MaxConnectionsPerClient, p.config.MaxLocalConnections),
 	}).Info("serving HTTP")
 	return nil
 }
@@ -278,6 +405,9 @@ func (p *Plugin) registerStandardCollectors() error {
 		}
 	}
 	if err := p.metrics.register(p.Metrics); err != nil {
+		return err
+	}
+	if err := p.conns.register(p.Metrics); err != nil {
 		return err
 	}
 	if p.Health != nil {

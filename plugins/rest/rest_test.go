@@ -7,27 +7,40 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 )
 
 // fakeLoader hands the plugin a fixed http.conf.
 type fakeLoader struct{ cfg Config }
 
+// A key left at its zero value keeps the default, as a key absent from the file does.
 func (f fakeLoader) LoadConfig(out any) (bool, error) {
 	c := out.(*Config)
 	def := *c
 	*c = f.cfg
-	if c.Endpoint == "" {
-		c.Endpoint = def.Endpoint
-	}
-	if c.ReadHeaderTimeout == 0 {
-		c.ReadHeaderTimeout = def.ReadHeaderTimeout
-	}
+	orDefault(&c.Endpoint, def.Endpoint)
+	orDefault(&c.ReadHeaderTimeout, def.ReadHeaderTimeout)
+	orDefault(&c.ReadTimeout, def.ReadTimeout)
+	orDefault(&c.WriteTimeout, def.WriteTimeout)
+	orDefault(&c.IdleTimeout, def.IdleTimeout)
+	orDefault(&c.MaxHeaderBytes, def.MaxHeaderBytes)
+	orDefault(&c.MaxConnections, def.MaxConnections)
+	orDefault(&c.MaxConnectionsPerClient, def.MaxConnectionsPerClient)
+	orDefault(&c.MaxLocalConnections, def.MaxLocalConnections)
 	return true, nil
+}
+
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 func quiet() logrus.FieldLogger {
@@ -152,6 +165,16 @@ func TestInitRejectsBadConfig(t *testing.T) {
 		{Config{Endpoint: "example.com:9999"}, `endpoint: "example.com:9999": host must be an IP address or localhost`},
 		{Config{Endpoint: "0.0.0.0:99999"}, `endpoint: "0.0.0.0:99999": port must be a number between 0 and 65535`},
 		{Config{Endpoint: "127.0.0.1:0", ReadHeaderTimeout: -1}, `read-header-timeout: -1ns must be positive`},
+		{Config{Endpoint: "127.0.0.1:6", ReadTimeout: -1}, `read-timeout: -1ns must be positive`},
+		{Config{Endpoint: "127.0.0.1:7", ReadTimeout: infra.Duration(time.Second)}, `read-timeout: 1s must not be shorter than read-header-timeout (10s)`},
+		{Config{Endpoint: "127.0.0.1:8", WriteTimeout: -1}, `write-timeout: -1ns must be positive`},
+		{Config{Endpoint: "127.0.0.1:9", IdleTimeout: -1}, `idle-timeout: -1ns must be positive`},
+		{Config{Endpoint: "127.0.0.1:10", MaxHeaderBytes: 100}, `max-header-bytes: 100 must be between 1024 and 1048576`},
+		{Config{Endpoint: "127.0.0.1:11", MaxHeaderBytes: 2 << 20}, `max-header-bytes: 2097152 must be between 1024 and 1048576`},
+		{Config{Endpoint: "127.0.0.1:12", MaxConnections: -1}, `max-connections: -1 must be at least 1`},
+		{Config{Endpoint: "127.0.0.1:13", MaxConnectionsPerClient: -5}, `max-connections-per-client: -5 must be at least 1`},
+		{Config{Endpoint: "127.0.0.1:14", MaxLocalConnections: -1}, `max-local-connections: -1 must be at least 1`},
+		{Config{Endpoint: "127.0.0.1:15", MaxConnections: 8, MaxConnectionsPerClient: 9}, `max-connections-per-client: 9 must not exceed max-connections (8)`},
 		{Config{Endpoint: "127.0.0.1:1", ServerCertFile: "a.pem"}, `server-cert-file and server-key-file: set both or neither`},
 		{Config{Endpoint: "127.0.0.1:2", ClientCertFiles: []string{"ca.pem"}}, `client-cert-files: needs server-cert-file and server-key-file`},
 		{Config{Endpoint: "127.0.0.1:3", ServerCertFile: "/nonexistent/a.pem", ServerKeyFile: "/nonexistent/a.key"}, `server-cert-file "/nonexistent/a.pem", server-key-file "/nonexistent/a.key": open /nonexistent/a.pem`},
