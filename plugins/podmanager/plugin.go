@@ -99,7 +99,9 @@ type Plugin struct {
 
 	// Replaced by tests that run without network namespaces.
 	checkNetns func(path string, inode uint64) (netnsVerdict, string)
-	netnsInode func(path string) uint64
+	// isAgentNetns tells whether a path names the agent's (the node's) own namespace.
+	isAgentNetns func(path string) bool
+	netnsInode   func(path string) uint64
 }
 
 var (
@@ -120,6 +122,9 @@ func (p *Plugin) Init() error {
 	p.Log = infra.LoggerOr(p.Log, p.String())
 	if p.EventLoop == nil {
 		return errors.New("podmanager: Deps.EventLoop is required")
+	}
+	if p.isAgentNetns == nil {
+		p.isAgentNetns = isAgentNetns
 	}
 	if p.checkNetns == nil {
 		p.checkNetns = checkNetns

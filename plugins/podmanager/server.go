@@ -120,6 +120,11 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 		return invalidReply(log, fmt.Errorf("add pod %s: no container ID", id)), nil
 	case req.GetNetworkNamespace() == "":
 		return invalidReply(log, fmt.Errorf("add pod %s (container %s): no network namespace", id, req.GetContainerId())), nil
+	case s.p.isAgentNetns(req.GetNetworkNamespace()):
+		// Wiring it would replace the node's default route with the pod's, and the DEL
+		// would leave the node without one: refused before anything is done.
+		return invalidReply(log, fmt.Errorf("add pod %s (container %s): network namespace %s is the node's own (the one the agent runs in); a pod is never wired there",
+			id, req.GetContainerId(), req.GetNetworkNamespace())), nil
 	}
 	if other := s.p.localPodByContainer(req.GetContainerId()); other != nil && other.id() != id {
 		return invalidReply(log, fmt.Errorf("add pod %s: %w: container %s is bound to pod %s",

@@ -229,6 +229,30 @@ func TestAddWithoutContainerOrNetnsIsAnError(t *testing.T) {
 	}
 }
 
+// TestAddIntoTheNodesOwnNamespaceIsRefusedBeforeAnything: a request naming the
+// namespace the agent runs in (the node's) gets an error naming it, and no event is
+// pushed, so nothing is wired there; another name of the same namespace is caught too.
+func TestAddIntoTheNodesOwnNamespaceIsRefusedBeforeAnything(t *testing.T) {
+	env := newEnv(t, "")
+	env.pm.isAgentNetns = isAgentNetns
+	own := fmt.Sprintf("/proc/%d/ns/net", os.Getpid())
+	for _, netns := range []string{"/proc/self/ns/net", own} {
+		reply, err := env.add(request("web", "c1", netns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reply.GetResult() != cni.ResultInvalid || !strings.Contains(reply.GetError(), "network namespace "+netns+" is the node's own") {
+			t.Errorf("add into %s: reply %v", netns, reply)
+		}
+	}
+	if ev := env.loop.events(); len(ev) != 0 {
+		t.Errorf("events pushed: %q", ev)
+	}
+	if isAgentNetns("/ns/does-not-exist") || isAgentNetns("/proc/self/ns/mnt") {
+		t.Error("a missing path or another namespace file taken for the agent's network namespace")
+	}
+}
+
 func TestHandlerFailureIsAnErrorReplyAndThePodIsForgotten(t *testing.T) {
 	env := newEnv(t, "")
 	env.loop.set(func(l *fakeLoop) {

@@ -284,6 +284,22 @@ func netnsInode(path string) uint64 {
 	return st.Ino
 }
 
+// agentNetnsPath names the network namespace the agent runs in. /proc/self is the
+// process's main thread, which never leaves the namespace the agent started in: the
+// plugins that enter pod namespaces do so on locked threads of their own.
+const agentNetnsPath = "/proc/self/ns/net"
+
+// isAgentNetns reports whether path names the network namespace the agent itself runs
+// in: the node's own, as the vswitch pod runs in the host network. A path that cannot be
+// examined is not the agent's (the wiring then fails on it with its own error).
+func isAgentNetns(path string) bool {
+	var pod, own unix.Stat_t
+	if unix.Stat(path, &pod) != nil || unix.Stat(agentNetnsPath, &own) != nil {
+		return false
+	}
+	return pod.Dev == own.Dev && pod.Ino == own.Ino
+}
+
 // netnsVerdict is what checkNetns found out about a recorded network namespace.
 type netnsVerdict int
 

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -83,5 +87,35 @@ func TestMainPrintsSpecErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAddIntoTheNodesOwnNamespaceIsRefusedBeforeTheAgentIsAsked: CNI_NETNS naming the
+// namespace the plugin runs in (the node's) is an error of code 4 naming it, and the
+// request is never served (the agent is not asked).
+func TestAddIntoTheNodesOwnNamespaceIsRefusedBeforeTheAgentIsAsked(t *testing.T) {
+	conf := `{"cniVersion":"1.1.0","name":"n","type":"contiv-cni","grpcServer":"/x.sock","logFile":""}`
+	for _, netns := range []string{"/proc/self/ns/net", fmt.Sprintf("/proc/%d/ns/net", os.Getpid())} {
+		args := &skel.CmdArgs{ContainerID: "c1", Netns: netns, IfName: "eth0", StdinData: []byte(conf),
+			Args: "K8S_POD_NAMESPACE=default;K8S_POD_NAME=web"}
+		served := false
+		err := runWith("ADD", args, nil, io.Discard, io.Discard, func(*request) error { served = true; return nil })
+		var cniErr *types.Error
+		if !errors.As(err, &cniErr) || cniErr.Code != types.ErrInvalidEnvironmentVariables ||
+			!strings.Contains(cniErr.Msg, "CNI_NETNS "+netns+" is the node's own network namespace") {
+			t.Errorf("ADD into %s: %v", netns, err)
+		}
+		if served {
+			t.Errorf("ADD into %s was served", netns)
+		}
+	}
+	// Another namespace, a missing path: served as usual (the agent decides).
+	for _, netns := range []string{"/proc/self/ns/mnt", "/var/run/netns/missing"} {
+		args := &skel.CmdArgs{ContainerID: "c1", Netns: netns, IfName: "eth0", StdinData: []byte(conf),
+			Args: "K8S_POD_NAMESPACE=default;K8S_POD_NAME=web"}
+		served := false
+		if err := runWith("ADD", args, nil, io.Discard, io.Discard, func(*request) error { served = true; return nil }); err != nil || !served {
+			t.Errorf("ADD into %s: served %v, %v", netns, served, err)
+		}
 	}
 }

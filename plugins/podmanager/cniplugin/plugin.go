@@ -16,6 +16,7 @@ import (
 	types100 "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/cni/pkg/version"
 	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
 
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
@@ -105,6 +106,14 @@ func runWith(command string, args *skel.CmdArgs, ipam ipamPlugin, stdout, stderr
 			return err
 		}
 	}
+	if command == "ADD" && sameNetns(args.Netns, ownNetnsPath) {
+		// The runtime runs the plugin in the node's namespace: a pod wired there would
+		// take the node's default route. Refused before the agent is asked.
+		err := types.NewError(types.ErrInvalidEnvironmentVariables,
+			fmt.Sprintf("CNI_NETNS %s is the node's own network namespace: a pod is never wired there", args.Netns), "")
+		log.WithError(err).Error("request refused")
+		return err
+	}
 	log.WithField("config", conf.describe()).Info("request")
 	start := time.Now()
 	err := serve(&request{command: command, args: args, conf: conf, log: log, ipam: ipam, stdout: stdout})
@@ -115,6 +124,19 @@ func runWith(command string, args *skel.CmdArgs, ipam ipamPlugin, stdout, stderr
 	}
 	log.Info("request done")
 	return nil
+}
+
+// ownNetnsPath names the network namespace the plugin runs in.
+const ownNetnsPath = "/proc/self/ns/net"
+
+// sameNetns reports whether paths a and b name the same namespace (false when either
+// cannot be examined).
+func sameNetns(a, b string) bool {
+	var sa, sb unix.Stat_t
+	if a == "" || unix.Stat(a, &sa) != nil || unix.Stat(b, &sb) != nil {
+		return false
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
 
 // checkPodArgs refuses CNI_ARGS whose pod name or namespace breaks the Kubernetes name
