@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/nat44_ed"
@@ -295,7 +296,7 @@ func TestDNat44RetrieveGroupsByTag(t *testing.T) {
 		t.Errorf("retrieve without NB: %v", got)
 	}
 	if kv := got[nat.DNAT44Key(Tag(long))]; kv.Value == nil || kv.Value.(*nat.DNat44).StMappings[0].GetExternalInterface() != "main" {
-		t.Errorf("truncated label: %+v", kv)
+		t.Errorf("the tag of a long label: %+v", kv)
 	}
 }
 
@@ -350,17 +351,47 @@ func TestDNat44Dependencies(t *testing.T) {
 }
 
 func TestTag(t *testing.T) {
-	tests := []struct{ label, want string }{
-		{"default/kubernetes", "default/kubernetes"},
-		{strings.Repeat("a", 63), strings.Repeat("a", 63)},
-		{strings.Repeat("a", 70), strings.Repeat("a", 63)},
-		{strings.Repeat("a", 62) + "é", strings.Repeat("a", 62)}, // é is 2 bytes: not cut in half
-	}
-	for _, tt := range tests {
-		if got := Tag(tt.label); got != tt.want {
-			t.Errorf("Tag(%q) = %q, want %q", tt.label, got, tt.want)
+	for _, label := range []string{"default/kubernetes", strings.Repeat("a", 63)} {
+		if got := Tag(label); got != label {
+			t.Errorf("Tag(%q) = %q, want the label itself", label, got)
 		}
 	}
+	// Two labels sharing their first 63 bytes (two Services of one long namespace
+	// with long names) get distinct tags that VPP keeps whole, the same each time.
+	ns := strings.Repeat("n", 40) + "/"
+	a, b := ns+strings.Repeat("s", 30)+"-frontend", ns+strings.Repeat("s", 30)+"-backend"
+	ta, tb := Tag(a), Tag(b)
+	if ta == tb || len(ta) > MaxTagLen || len(tb) > MaxTagLen || Tag(a) != ta {
+		t.Errorf("Tag(%q) = %q, Tag(%q) = %q: want distinct, stable tags of at most %d bytes", a, ta, b, tb, MaxTagLen)
+	}
+	if !strings.HasPrefix(ta, a[:40]) || !strings.Contains(ta, tagSeparator) {
+		t.Errorf("Tag(%q) = %q: want the label's start, %q and a hash", a, ta, tagSeparator)
+	}
+	// A multi-byte rune is never cut in half.
+	long := strings.Repeat("a", 45) + "é" + strings.Repeat("b", 30)
+	if got := Tag(long); !utf8.ValidString(got) || len(got) > MaxTagLen {
+		t.Errorf("Tag(%q) = %q: not valid UTF-8 or too long", long, got)
+	}
+}
+
+// TestLongLabelsSharingTheirStartAreTwoValues: two DNat44 values whose labels share
+// their first 63 bytes are created, retrieved and deleted as two (a plain cut gave both
+// one VPP tag: a resync then took them for one value and failed to re-create the other).
+func TestLongLabelsSharingTheirStartAreTwoValues(t *testing.T) {
+	e := newEnv(t)
+	e.enableNAT()
+	e.loopback("main")
+	d := dnatDescriptor44(e.deps())
+	ns := strings.Repeat("n", 40) + "/"
+	mk := func(label string, port uint32) *nat.DNat44 {
+		return &nat.DNat44{Label: label, StMappings: []*nat.DNat44_StaticMapping{{ExternalInterface: "main", ExternalPort: port,
+			LocalIps: []*nat.DNat44_StaticMapping_LocalIP{lip("10.1.1.2", 80, 0, 0)}}}}
+	}
+	a, b := mk(ns+strings.Repeat("s", 30)+"-frontend", 30080), mk(ns+strings.Repeat("s", 30)+"-backend", 30081)
+	createDNAT(t, d, a)
+	createDNAT(t, d, b)
+	want := map[string]proto.Message{nat.DNAT44Key(a.Label): a, nat.DNAT44Key(b.Label): b}
+	expectRetrieved(t, dnatDescriptor44(e.freshDeps()), want)
 }
 
 func TestDNat44AnyVRFMeansInsideVRF(t *testing.T) {

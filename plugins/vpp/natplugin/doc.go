@@ -111,7 +111,7 @@
 // refused later by VPP as existing, counts as done, so a retry completes instead of
 // failing for good (TestDNat44CreateCompletesWhatAFailedUndoLeft). Retrieve groups the static, LB
 // and identity mappings VPP dumps by tag; a tag is the label of a DNat44
-// (NB's label when its truncated form is the tag). Mappings without a tag
+// (NB's label when Tag of it is the tag). Mappings without a tag
 // are not the agent's and are skipped; tagged ones are reported as the
 // agent's (FromNB), so a full resync removes the DNat44s NB no longer has.
 //
@@ -140,9 +140,9 @@
 //   - Pool addresses are added one by one (first = last) with
 //     nat44_add_del_address_range; vrf_id goes to VPP as given, 0xFFFFFFFF
 //     being VPP's "any tenant VRF".
-//   - Mapping tags are labels cut to MaxTagLen (63) bytes, VPP's string[64]
-//     with its NUL; two labels sharing their first 63 bytes cannot be told
-//     apart by Retrieve.
+//   - A mapping's tag is its label when that fits VPP's string[64] with its
+//     NUL (MaxTagLen, 63 bytes), else the label's start, "~" and 16 hex digits
+//     of its SHA-256 (Tag): labels sharing their first 63 bytes stay apart.
 //   - VRF 0xFFFFFFFF of a single-local or identity mapping is VPP's "inside
 //     VRF", which this plugin enables as 0: it is treated as 0.
 //

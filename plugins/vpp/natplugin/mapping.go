@@ -2,7 +2,9 @@ package natplugin
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -22,20 +24,36 @@ import (
 const insideVRF = 0
 
 // MaxTagLen is the longest tag VPP keeps (string[64] with its terminating
-// NUL); labels are truncated to it.
+// NUL).
 const MaxTagLen = 63
 
-// Tag returns the VPP tag of the mappings of a DNat44 label: the label cut
-// to MaxTagLen bytes at a UTF-8 boundary.
+// tagHashLen is how many hex digits of the label's SHA-256 end the tag of a
+// label longer than MaxTagLen.
+const tagHashLen = 16
+
+// tagSeparator joins a long label's start to its hash in its tag. No Kubernetes
+// name (nor so any label the agent derives from one) contains it, so a tag with
+// a hash is never the whole label of another value.
+const tagSeparator = "~"
+
+// Tag returns the VPP tag of the mappings of a DNat44 label: the label itself
+// when it fits in MaxTagLen bytes, else its start (cut at a UTF-8 boundary), "~"
+// and the first 16 hex digits of its SHA-256. Labels that share their first 63
+// bytes (two Services of a long namespace/name) thus get distinct tags, where a
+// plain cut gave them one: VPP then held the mappings of both under one tag and
+// a resync took them for one value. A tag of the plain cut that an earlier
+// version left in VPP is retrieved as a value of its own, which the resync
+// removes as obsolete.
 func Tag(label string) string {
 	if len(label) <= MaxTagLen {
 		return label
 	}
-	cut := MaxTagLen
+	sum := sha256.Sum256([]byte(label))
+	cut := MaxTagLen - len(tagSeparator) - tagHashLen
 	for cut > 0 && !utf8.RuneStart(label[cut]) {
 		cut--
 	}
-	return label[:cut]
+	return label[:cut] + tagSeparator + hex.EncodeToString(sum[:])[:tagHashLen]
 }
 
 // mappingKind is the kind of VPP mapping a DNat44 entry becomes.

@@ -179,11 +179,11 @@ func TestPlanChange(t *testing.T) {
 			},
 		},
 		{
-			name: "create: static mappings first, then identities; a long label is cut to the tag",
+			name: "create: static mappings first, then identities; a long label's tag is its start and hash",
 			to:   dnat(strings.Repeat("x", 70), sts(webSingle), vxlan),
 			want: func() []planned {
 				w, v := webMsg(true), vxlanMsg(true)
-				w.Tag, v.Tag = strings.Repeat("x", MaxTagLen), strings.Repeat("x", MaxTagLen)
+				w.Tag, v.Tag = Tag(strings.Repeat("x", 70)), Tag(strings.Repeat("x", 70))
 				return []planned{{msg: w}, {msg: v}}
 			}(),
 		},
