@@ -63,6 +63,10 @@ bind() { # bind SRC DST [ro]
   mounts+=("$2")
   if [ "${3:-}" = ro ]; then mount -o remount,bind,ro "$2"; fi
 }
+# The root a mount point of its own, as a machine's / is: `ip -n NS ...` makes / a
+# slave mount in a new mount namespace, which fails on a plain directory.
+mount --bind "$root" "$root" && mounts+=("$root")
+mount --make-private "$root"
 mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 bind /sys "$root/sys"
 bind /dev "$root/dev"
