@@ -25,8 +25,9 @@
 //     published through nodesync.PublishNodeIPs (a failure is a warning). A
 //     NodeIPv4Change carries the node IP from a new DHCP lease.
 //   - AddPod: the pod's IP is allocated (ipam.AllocatePodIP), its wiring staged, and
-//     the CNI reply data filled in (interface eth0 with <podIP>/32 and the pod gateway,
-//     route 0.0.0.0/0 via the gateway). Revert(AddPod) releases the IP and forgets the
+//     the CNI reply data filled in (interface <ifname> with <podIP>/32 and the pod
+//     gateway, route 0.0.0.0/0 via the gateway). <ifname> is the AddPod's IfName
+//     (CNI_IFNAME; eth0 by default), and after a restart the LocalPod's. Revert(AddPod) releases the IP and forgets the
 //     pod. Change: "configure IP connectivity".
 //   - DeletePod: the pod's keys are deleted and its IP released. Change:
 //     "un-configure IP connectivity".
@@ -70,9 +71,9 @@
 // Resync and AddPod/DeletePod, per pod (names cut to 63 characters):
 //
 //	config/vpp/v2/interfaces/vpp-tap-<cid>                TAP mode: pod VRF, unnumbered to podGwLoop,
-//	                                                      host_if_name eth0 created in the pod's netns
-//	config/linux/interfaces/v2/interface/linux-tap-<cid>  TAP mode: TAP_TO_VPP eth0, <podIP>/32, netns FD
-//	config/linux/interfaces/v2/interface/veth1-<cid>      VETH mode: pod end eth0, <podIP>/32
+//	                                                      host_if_name <ifname> created in the pod's netns
+//	config/linux/interfaces/v2/interface/linux-tap-<cid>  TAP mode: TAP_TO_VPP <ifname>, <podIP>/32, netns FD
+//	config/linux/interfaces/v2/interface/veth1-<cid>      VETH mode: pod end <ifname>, <podIP>/32
 //	config/linux/interfaces/v2/interface/veth2-<cid>      VETH mode: host end, host name = cid[:15]
 //	config/vpp/v2/interfaces/afpacketveth2-<cid>          VETH mode: AF_PACKET, unnumbered to podGwLoop
 //	config/linux/interfaces/v2/interface/linux-loop-<cid> the pod's lo: 127.0.0.1/8, ::1/128
@@ -108,10 +109,11 @@
 //     other nodes and publishes no VPP IP (the tunnels need a source address).
 //   - A NodeUpdate that changes a node's VPP IP also moves its VXLAN tunnel (upstream
 //     only replaced the routes).
-//   - The pods' VPP TAPs name their Linux side eth0 and create it in the pod's
+//   - The pods' VPP TAPs name their Linux side <ifname> and create it in the pod's
 //     namespace (TapLink.host_namespace), so the Linux TAP_TO_VPP value finds it where
 //     it wants it (see the package doc of plugins/linux/ifplugin).
-//   - The CNI reply also carries the MAC of the pod's eth0.
+//   - The CNI reply also carries the MAC of the pod's interface.
+//   - The pod's interface is named after CNI_IFNAME (upstream always used eth0).
 //
 // # Not supported
 //

@@ -106,7 +106,7 @@ func (n *IPNet) Resync(event api.Event, _ api.KubeStateData, resyncCount int, tx
 			n.Log.WithField("pod", id.String()).Debug("local pod without IP: not wired")
 			continue
 		}
-		p := &localPod{id: id, containerID: lp.ContainerID, netns: lp.NetworkNamespace, ip: ip}
+		p := &localPod{id: id, containerID: lp.ContainerID, netns: lp.NetworkNamespace, ip: ip, ifName: lp.IfName}
 		pkvs, err := b.pod(p)
 		if err != nil {
 			problems = append(problems, err)
@@ -243,7 +243,7 @@ func (n *IPNet) addPod(ev *podmanager.AddPod, txn api.UpdateOperations) (string,
 	if err != nil {
 		return "", fmt.Errorf("pod %s: allocate IP: %w", ev.Pod, err)
 	}
-	p := &localPod{id: ev.Pod, containerID: ev.ContainerID, netns: ev.NetworkNamespace, ip: ip}
+	p := &localPod{id: ev.Pod, containerID: ev.ContainerID, netns: ev.NetworkNamespace, ip: ip, ifName: ev.IfName}
 	kvs, err := b.pod(p)
 	if err != nil {
 		// Revert is not called on the handler that failed: undo the allocation here.
@@ -280,7 +280,7 @@ func (n *IPNet) addPod(ev *podmanager.AddPod, txn api.UpdateOperations) (string,
 	gw := n.IPAM.PodGatewayIP()
 	_, anyDst, _ := net.ParseCIDR(anyNet(gw))
 	ev.Interfaces = append(ev.Interfaces, podmanager.PodInterface{
-		HostName:    podIfHostName,
+		HostName:    p.hostIfName(),
 		MAC:         podMAC(p.containerID, false),
 		IPAddresses: []*podmanager.IPWithGateway{{Address: ip, Gateway: gw}},
 	})

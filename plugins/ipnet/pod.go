@@ -11,12 +11,11 @@ import (
 	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	vppl3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )
 
 // Naming of the pod wiring.
 const (
-	// podIfHostName is the kernel name of the pod's interface inside the pod.
-	podIfHostName = "eth0"
 	// podLoopHostName is the kernel name of the pod's loopback.
 	podLoopHostName = "lo"
 
@@ -44,6 +43,17 @@ type localPod struct {
 	containerID string
 	netns       string
 	ip          *net.IPNet
+	// ifName is the kernel name of the pod's interface inside the pod (CNI_IFNAME;
+	// "" means podmanager.DefaultIfName).
+	ifName string
+}
+
+// hostIfName is the kernel name of the pod's interface inside the pod.
+func (p *localPod) hostIfName() string {
+	if p.ifName == "" {
+		return podmanager.DefaultIfName
+	}
+	return p.ifName
 }
 
 // trimName cuts name to at most max bytes.
@@ -122,20 +132,20 @@ func (b *builder) pod(p *localPod) (api.KeyValuePairs, error) {
 			Name: vppSide, Type: vppif.Interface_TAP, Enabled: true, PhysAddress: vppMAC,
 			Vrf: s.podVRF, Mtu: s.mtu, Unnumbered: unnumbered, RxMode: s.rxMode,
 			Link: &vppif.Interface_Tap{Tap: &vppif.TapLink{
-				Version: 2, HostIfName: podIfHostName, HostNamespace: p.netns,
+				Version: 2, HostIfName: p.hostIfName(), HostNamespace: p.netns,
 				RxRingSize: s.tapRxRing, TxRingSize: s.tapTxRing,
 			}},
 		})
 		addLinuxIf(kvs, &linuxif.Interface{
 			Name: linuxSide, Type: linuxif.Interface_TAP_TO_VPP, Namespace: podNamespace(p),
-			HostIfName: podIfHostName, PhysAddress: linuxMAC, IpAddresses: []string{podIP},
+			HostIfName: p.hostIfName(), PhysAddress: linuxMAC, IpAddresses: []string{podIP},
 			Mtu: s.mtu, Enabled: true,
 			Link: &linuxif.Interface_Tap{Tap: &linuxif.TapLink{VppTapIfName: vppSide}},
 		})
 	} else {
 		veth1 := &linuxif.Interface{
 			Name: linuxSide, Type: linuxif.Interface_VETH, Namespace: podNamespace(p),
-			HostIfName: podIfHostName, PhysAddress: linuxMAC, IpAddresses: []string{podIP},
+			HostIfName: p.hostIfName(), PhysAddress: linuxMAC, IpAddresses: []string{podIP},
 			Mtu: s.mtu, Enabled: true,
 			Link: &linuxif.Interface_Veth{Veth: &linuxif.VethLink{PeerIfName: podVeth2Name(cid)}},
 		}

@@ -1,6 +1,7 @@
 package podmanager
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -25,6 +26,8 @@ type LocalPod struct {
 	NetworkNamespace string
 	// IPAddress is the pod's IP once its CNI ADD succeeded (nil before).
 	IPAddress net.IP
+	// IfName is the name of the pod's interface inside the pod (CNI_IFNAME).
+	IfName string
 }
 
 // LocalPods maps pod IDs to local pods.
@@ -41,6 +44,8 @@ type AddPod struct {
 	ContainerID string
 	// NetworkNamespace is the path of the pod's network namespace.
 	NetworkNamespace string
+	// IfName is the name to give the pod's interface inside the pod (CNI_IFNAME).
+	IfName string
 	// IPAMType is the type of the external IPAM plugin that chose the IP ("" = ours).
 	IPAMType string
 	// IPAMData is the external IPAM plugin's result (JSON).
@@ -79,9 +84,35 @@ type Route struct {
 	Gateway net.IP
 }
 
-// NewAddPod returns an AddPod event ready to be waited for.
+// DefaultIfName is the name of the pod's interface when CNI_IFNAME is not given (and
+// that of the pods an agent recorded before it honoured CNI_IFNAME).
+const DefaultIfName = "eth0"
+
+// ValidateIfName reports why Linux would refuse name as an interface name: it must be 1
+// to 15 bytes (IFNAMSIZ - 1), hold no '/', ':', whitespace or NUL, and be neither "."
+// nor "..".
+func ValidateIfName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("interface name is empty")
+	case len(name) > maxIfNameLen:
+		return fmt.Errorf("interface name %q is longer than %d bytes", name, maxIfNameLen)
+	case name == "." || name == "..":
+		return fmt.Errorf("interface name %q is not allowed", name)
+	case strings.ContainsAny(name, "/: \t\n\v\f\r\x00"):
+		return fmt.Errorf("interface name %q holds '/', ':', whitespace or NUL", name)
+	}
+	return nil
+}
+
+// maxIfNameLen is the longest Linux interface name (IFNAMSIZ - 1).
+const maxIfNameLen = 15
+
+// NewAddPod returns an AddPod event ready to be waited for; the pod's interface is
+// DefaultIfName.
 func NewAddPod(pod podmodel.ID, containerID, netns string) *AddPod {
-	return &AddPod{Result: api.NewResult(), Pod: pod, ContainerID: containerID, NetworkNamespace: netns}
+	return &AddPod{Result: api.NewResult(), Pod: pod, ContainerID: containerID, NetworkNamespace: netns,
+		IfName: DefaultIfName}
 }
 
 // GetName returns "Add Pod".
@@ -90,6 +121,9 @@ func (ev *AddPod) GetName() string { return "Add Pod" }
 // String describes the pod and its sandbox.
 func (ev *AddPod) String() string {
 	s := fmt.Sprintf("Add Pod %s (container %s, netns %s", ev.Pod, ev.ContainerID, ev.NetworkNamespace)
+	if ev.IfName != DefaultIfName {
+		s += ", interface " + ev.IfName
+	}
 	if ev.IPAMType != "" {
 		s += ", IPAM " + ev.IPAMType
 	}

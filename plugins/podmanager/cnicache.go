@@ -123,6 +123,9 @@ func parseCacheEntry(data []byte, socketPath string) (rec *podRecord, ok bool) {
 		return nil, false
 	}
 	r := &podRecord{Name: id.Name, Namespace: id.Namespace, ContainerID: e.ContainerID, NetworkNamespace: netns}
+	if ValidateIfName(e.IfName) == nil {
+		r.IfName = e.IfName
+	}
 	for _, ip := range e.Result.IPs {
 		if ip.Interface != nil && *ip.Interface != ifIndex {
 			continue

@@ -6,14 +6,24 @@
 // # Request flow
 //
 //	contiv-cni ──gRPC, unix socket /var/run/contiv/cni.sock──▶ podmanager server
-//	  Add:    pod from CNI_ARGS (K8S_POD_NAME, K8S_POD_NAMESPACE)
+//	  Add:    pod from CNI_ARGS (K8S_POD_NAME, K8S_POD_NAMESPACE), interface name from
+//	          CNI_IFNAME (InterfaceName; "" = eth0; a name Linux refuses is invalid)
 //	          [pod known with another container/netns ⇒ DeletePod, wait for it]
+//	          [pod known with this sandbox under another interface name ⇒ refused]
 //	          AddPod ──PushEvent──▶ event loop: podmanager, ipam, ipnet, service ... (Forward,
 //	          RevertOnFailure) ──Done──▶ reply with the interfaces/routes ipnet filled in
-//	  Delete: DeletePod (Reverse, BestEffortIgnoreErrors); an unknown pod, or a DEL of an
-//	          older sandbox of the pod, succeeds without an event
-//	  Check:  answered from the local pods (the netns must still exist) and
-//	          CheckPodWiring, no event
+//	  Delete: DeletePod (Reverse, BestEffortIgnoreErrors); an unknown pod, a DEL of an
+//	          older sandbox of the pod, or of another interface name than the pod's,
+//	          succeeds without an event
+//	  Check:  answered from the local pods (the netns must still exist, the interface
+//	          name match) and CheckPodWiring, no event
+//
+// The agent wires one interface per pod, named after the ADD's CNI_IFNAME. The same
+// sandbox added again under another name is a second attachment of the network (a
+// meta-plugin such as Multus adding it twice), not a new sandbox: it is refused with
+// cni.ResultInvalid (ErrOtherIfName) rather than treated like a new sandbox, since
+// replacing the wiring would cut the pod off the interface it already uses; the DEL
+// that cleans up after the refused ADD leaves the pod alone.
 //
 // One request waits at most Config.RequestTimeout for its events; requests for the same
 // pod are serialised. Failures of the handlers are replies with cni.ResultError; when the
@@ -24,7 +34,8 @@
 // # Events handled
 //
 // Every resync, AddPod (records the LocalPod; fails with ErrObsoletePod when the pod is
-// still recorded with another sandbox) and DeletePod (forgets it). Revert of an AddPod
+// still recorded with another sandbox, with ErrOtherIfName when it is recorded with the
+// same sandbox under another interface name) and DeletePod (forgets it). Revert of an AddPod
 // restores the previous record. The plugin stages no configuration.
 //
 // # Restart recovery
@@ -40,8 +51,9 @@
 //     (temporary file + rename; the change is in the journal first, so a failed
 //     compaction loses nothing). A change thus costs one small write whatever the
 //     number of pods; nothing is fsynced. A record holds the pod ID, the container ID,
-//     the network namespace path and inode, and the pod's IP, which IPAM keeps for the
-//     pod after a restart. An unreadable last line (an interrupted append) is ignored
+//     the network namespace path and inode, the pod's interface name (ifName; the
+//     records of older agents have none and mean eth0) and the pod's IP, which IPAM
+//     keeps for the pod after a restart. An unreadable last line (an interrupted append) is ignored
 //     with a warning. Agents older than this format (1: a snapshot only) cannot read
 //     the file: after a downgrade they set it aside as pods.json.bad and recover no pods.
 //  2. Init reads the file and drops every record whose network namespace is gone: the
@@ -52,8 +64,8 @@
 //  3. Pods the state file lacks are recovered from the container runtime's CNI result
 //     cache (Config.CNICacheDir, libcni's /var/lib/cni/results, which containerd, CRI-O
 //     and cnitool keep from ADD to DEL): the entries whose configuration runs contiv-cni
-//     with this agent's socket give the container ID, network namespace, pod (CNI_ARGS)
-//     and IP. A state file that lost writes (a full disk) or was removed thus does not
+//     with this agent's socket give the container ID, network namespace, pod (CNI_ARGS),
+//     interface name and IP. A state file that lost writes (a full disk) or was removed thus does not
 //     make the agent delete running pods' interfaces or hand their IPs to new pods; the
 //     IPAM also keeps the IPs that the Kubernetes state shows. The agent must see the
 //     cache directory (a hostPath mount in the DaemonSet).

@@ -31,6 +31,11 @@ var ErrObsoletePod = errors.New("the pod is still connected with another sandbox
 // another local pod: a container ID belongs to one pod until that pod is deleted.
 var ErrContainerInUse = errors.New("container ID in use")
 
+// ErrOtherIfName is the error of an AddPod for a pod connected with the same sandbox
+// under another interface name: the agent wires one interface per pod, and a second
+// attachment must not replace the first one.
+var ErrOtherIfName = errors.New("the pod is connected with this sandbox under another interface name")
+
 // gracefulStopTimeout bounds how long Close lets running CNI requests finish.
 const gracefulStopTimeout = 5 * time.Second
 
@@ -525,7 +530,8 @@ func (p *Plugin) thisNodeIPs() map[string]bool {
 }
 
 // Update records the pod of an AddPod and forgets the pod of a DeletePod. An AddPod for
-// a pod recorded with another sandbox fails with ErrObsoletePod.
+// a pod recorded with another sandbox fails with ErrObsoletePod, one for a pod recorded
+// with the same sandbox but another interface name with ErrOtherIfName.
 func (p *Plugin) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
 	switch e := ev.(type) {
 	case *AddPod:
@@ -549,10 +555,17 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 		return "", fmt.Errorf("add pod %s (container %s): %w (container %s, netns %s)",
 			ev.Pod, ev.ContainerID, ErrObsoletePod, prev.ContainerID, prev.NetworkNamespace)
 	}
+	ifName := ev.IfName
+	if ifName == "" {
+		ifName = DefaultIfName
+	}
+	if prev != nil && prev.ifName() != ifName {
+		return "", otherIfNameError(ev.Pod, ev.ContainerID, ifName, prev.ifName())
+	}
 	p.pods[ev.Pod] = &podRecord{
 		Name: ev.Pod.Name, Namespace: ev.Pod.Namespace,
 		ContainerID: ev.ContainerID, NetworkNamespace: ev.NetworkNamespace,
-		NetnsInode: p.netnsInode(ev.NetworkNamespace),
+		NetnsInode: p.netnsInode(ev.NetworkNamespace), IfName: ifName,
 	}
 	p.lastAdd, p.lastAddPrev = ev, prev
 	// Persisted once the ADD succeeded, with the pod's IP (recordPodIP): one write per

@@ -126,6 +126,14 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 		return invalidReply(log, fmt.Errorf("add pod %s (container %s): network namespace %s is the node's own (the one the agent runs in); a pod is never wired there",
 			id, req.GetContainerId(), req.GetNetworkNamespace())), nil
 	}
+	ifName := req.GetInterfaceName()
+	if ifName == "" {
+		ifName = DefaultIfName // a client that predates CNI_IFNAME
+	}
+	if err := ValidateIfName(ifName); err != nil {
+		return invalidReply(log, fmt.Errorf("add pod %s (container %s): CNI_IFNAME: %w", id, req.GetContainerId(), err)), nil
+	}
+	log = log.WithField("ifName", ifName)
 	if other := s.p.localPodByContainer(req.GetContainerId()); other != nil && other.id() != id {
 		return invalidReply(log, fmt.Errorf("add pod %s: %w: container %s is bound to pod %s",
 			id, ErrContainerInUse, req.GetContainerId(), other.id())), nil
@@ -140,13 +148,22 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 	}
 	defer unlock()
 
-	if old := s.p.localPod(id); old != nil && (old.ContainerID != req.GetContainerId() || old.NetworkNamespace != req.GetNetworkNamespace()) {
+	old := s.p.localPod(id)
+	switch {
+	case old == nil:
+	case old.ContainerID != req.GetContainerId() || old.NetworkNamespace != req.GetNetworkNamespace():
 		if reply, rpcErr := s.deleteObsolete(ctx, log, old); reply != nil || rpcErr != nil {
 			return reply, rpcErr
 		}
+	case old.ifName() != ifName:
+		// The same sandbox under another name is a second attachment of the network
+		// (a meta-plugin adding it twice), not a new sandbox: replacing the wiring
+		// would cut the pod off the interface it uses, so it is refused.
+		return invalidReply(log, otherIfNameError(id, req.GetContainerId(), ifName, old.ifName())), nil
 	}
 	for attempt := 0; ; attempt++ {
 		ev := NewAddPod(id, req.GetContainerId(), req.GetNetworkNamespace())
+		ev.IfName = ifName
 		ev.IPAMType, ev.IPAMData = req.GetIpamType(), req.GetIpamData()
 		evErr, rpcErr := s.p.pushAndWait(ctx, ev)
 		if rpcErr != nil {
@@ -163,6 +180,9 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 			}
 			continue
 		}
+		if errors.Is(evErr, ErrOtherIfName) {
+			return invalidReply(log, evErr), nil
+		}
 		if errors.Is(evErr, ErrContainerInUse) {
 			return invalidReply(log, fmt.Errorf("add pod %s (container %s): %w", id, req.GetContainerId(), evErr)), nil
 		}
@@ -178,6 +198,13 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 		log.WithField("interfaces", describeInterfaces(ev.Interfaces)).Info("CNI add done")
 		return reply, nil
 	}
+}
+
+// otherIfNameError is the error of an ADD as ifName of a pod connected with the same
+// sandbox as current.
+func otherIfNameError(id podmodel.ID, containerID, ifName, current string) error {
+	return fmt.Errorf("add pod %s (container %s) as %q: %w (%q); the agent wires one interface per pod: DEL it first",
+		id, containerID, ifName, ErrOtherIfName, current)
 }
 
 // revertUndurable undoes an ADD whose record could not be persisted (a full disk): a
@@ -260,6 +287,10 @@ func (s *cniServer) delete(ctx context.Context, req *cni.CNIRequest) (*cni.CNIRe
 	case req.GetContainerId() != "" && r.ContainerID != req.GetContainerId():
 		log.WithField("currentContainer", r.ContainerID).Warn("CNI delete of an old sandbox of the pod: nothing to do")
 		return okReply(), nil
+	case req.GetInterfaceName() != "" && req.GetInterfaceName() != r.ifName():
+		// The cleanup of a refused second attachment: the pod's interface stays.
+		log.WithField("currentIfName", r.ifName()).Warn("CNI delete of another interface of the pod than the agent's: nothing to do")
+		return okReply(), nil
 	}
 	log.Info("CNI delete")
 	evErr, rpcErr := s.p.pushAndWait(ctx, NewDeletePod(id))
@@ -290,6 +321,9 @@ func (s *cniServer) check(req *cni.CNIRequest) *cni.CNIReply {
 	case req.GetNetworkNamespace() != "" && r.NetworkNamespace != req.GetNetworkNamespace():
 		return errorReply(log, fmt.Errorf("check pod %s (container %s): the agent has the pod in netns %s, not %s",
 			id, req.GetContainerId(), r.NetworkNamespace, req.GetNetworkNamespace()))
+	case req.GetInterfaceName() != "" && req.GetInterfaceName() != r.ifName():
+		return errorReply(log, fmt.Errorf("check pod %s (container %s): the agent has the pod's interface as %q, not %q",
+			id, req.GetContainerId(), r.ifName(), req.GetInterfaceName()))
 	}
 	if verdict, reason := s.p.checkNetns(r.NetworkNamespace, r.NetnsInode); verdict == netnsGone {
 		return errorReply(log, fmt.Errorf("check pod %s (container %s): its network namespace %s is gone: %s",

@@ -54,6 +54,9 @@ type podRecord struct {
 	// succeeded). After a restart it lets IPAM keep the pod's address even when the
 	// Kubernetes state does not show it yet.
 	IPAddress string `json:"ipAddress,omitempty"`
+	// IfName is the name of the pod's interface inside the pod (CNI_IFNAME). The
+	// records of agents that predate it have none: their pods have eth0.
+	IfName string `json:"ifName,omitempty"`
 }
 
 func (r *podRecord) id() podmodel.ID { return podmodel.ID{Name: r.Name, Namespace: r.Namespace} }
@@ -63,13 +66,27 @@ func (r *podRecord) validate() error {
 	if r.Name == "" || r.Namespace == "" || r.ContainerID == "" || r.NetworkNamespace == "" {
 		return fmt.Errorf("record of %s/%s lacks a name, namespace, container ID or netns", r.Namespace, r.Name)
 	}
+	if r.IfName != "" {
+		if err := ValidateIfName(r.IfName); err != nil {
+			return fmt.Errorf("record of %s/%s: %w", r.Namespace, r.Name, err)
+		}
+	}
 	return nil
+}
+
+// ifName is the name of the pod's interface: DefaultIfName for the records that have
+// none.
+func (r *podRecord) ifName() string {
+	if r.IfName == "" {
+		return DefaultIfName
+	}
+	return r.IfName
 }
 
 // localPod returns the record as the API's LocalPod.
 func (r *podRecord) localPod() *LocalPod {
 	return &LocalPod{ID: r.id(), ContainerID: r.ContainerID, NetworkNamespace: r.NetworkNamespace,
-		IPAddress: net.ParseIP(r.IPAddress)}
+		IPAddress: net.ParseIP(r.IPAddress), IfName: r.ifName()}
 }
 
 // stateLoad is what readState found in a state file.

@@ -619,3 +619,43 @@ func TestPodsSurviveALostPodStateFile(t *testing.T) {
 		}
 	}
 }
+
+// TestCNIIfNameIsHonoured: an ADD with CNI_IFNAME=net1 creates net1 (not eth0) in the
+// pod's namespace and reports it; CHECK and DEL as net1 succeed, and the DEL removes
+// net1 and the pod's routes.
+func TestCNIIfNameIsHonoured(t *testing.T) {
+	t.Parallel()
+	e := requireEnv(t)
+	node := startContivNode(t, e, "n1")
+	ns := newPodNetns(t, e)
+	stdout, stderr, err := node.cni.cnitoolAs("add", "net1", ns, podArgs("n1"))
+	if err != nil {
+		t.Fatalf("cnitool add as net1: %v\n%s", err, stderr)
+	}
+	res, err := parseCNIResult(stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Interfaces) != 1 || res.Interfaces[0].Name != "net1" || res.Interfaces[0].Sandbox != ns.path {
+		t.Errorf("ADD result interfaces %+v, want net1 in %s", res.Interfaces, ns.path)
+	}
+	if _, err := checkPodWiredAs(ns, "net1", res.IPs[0].Address, podGateway); err != nil {
+		t.Error(err)
+	}
+	if s, err := ns.state(); err == nil && s.link("eth0") != nil {
+		t.Errorf("an eth0 was created too: %s", s)
+	}
+	if _, stderr, err := node.cni.cnitoolAs("check", "net1", ns, podArgs("n1")); err != nil {
+		t.Errorf("cnitool check as net1: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := node.cni.cnitoolAs("del", "net1", ns, podArgs("n1")); err != nil {
+		t.Fatalf("cnitool del as net1: %v\n%s", err, stderr)
+	}
+	s, err := ns.state()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.link("net1") != nil || len(s.routes) > 0 {
+		t.Errorf("after the DEL, the pod is still configured: %s", s)
+	}
+}

@@ -414,40 +414,45 @@ type podWiring struct {
 // checkPodWired checks the pod namespace for eth0 with ip (a /32), a link-scope route to
 // the gateway, the default route via the gateway and a permanent ARP entry for it.
 func checkPodWired(ns *netns, ip, gw string) (podWiring, error) {
+	return checkPodWiredAs(ns, "eth0", ip, gw)
+}
+
+// checkPodWiredAs is checkPodWired for a pod interface named ifName.
+func checkPodWiredAs(ns *netns, ifName, ip, gw string) (podWiring, error) {
 	s, err := ns.state()
 	if err != nil {
 		return podWiring{}, err
 	}
-	eth0 := s.link("eth0")
-	if eth0 == nil {
-		return podWiring{}, fmt.Errorf("pod %s has no eth0: %s", ns.name, s)
+	link := s.link(ifName)
+	if link == nil {
+		return podWiring{}, fmt.Errorf("pod %s has no %s: %s", ns.name, ifName, s)
 	}
 	var problems []string
-	if !slices.Contains(eth0.ipv4(), ip) {
-		problems = append(problems, fmt.Sprintf("eth0 addresses %v lack %s", eth0.ipv4(), ip))
+	if !slices.Contains(link.ipv4(), ip) {
+		problems = append(problems, fmt.Sprintf("%s addresses %v lack %s", ifName, link.ipv4(), ip))
 	}
-	if !slices.Contains(eth0.Flags, "UP") {
-		problems = append(problems, fmt.Sprintf("eth0 is not up (%v)", eth0.Flags))
-	}
-	if !slices.ContainsFunc(s.routes, func(r ipRoute) bool {
-		return r.Dst == gw && r.Dev == "eth0" && r.Scope == "link" && r.Gateway == ""
-	}) {
-		problems = append(problems, "no link-scope route to "+gw+" on eth0")
+	if !slices.Contains(link.Flags, "UP") {
+		problems = append(problems, fmt.Sprintf("%s is not up (%v)", ifName, link.Flags))
 	}
 	if !slices.ContainsFunc(s.routes, func(r ipRoute) bool {
-		return (r.Dst == "default" || r.Dst == "0.0.0.0/0") && r.Gateway == gw && r.Dev == "eth0"
+		return r.Dst == gw && r.Dev == ifName && r.Scope == "link" && r.Gateway == ""
 	}) {
-		problems = append(problems, "no default route via "+gw+" on eth0")
+		problems = append(problems, "no link-scope route to "+gw+" on "+ifName)
+	}
+	if !slices.ContainsFunc(s.routes, func(r ipRoute) bool {
+		return (r.Dst == "default" || r.Dst == "0.0.0.0/0") && r.Gateway == gw && r.Dev == ifName
+	}) {
+		problems = append(problems, "no default route via "+gw+" on "+ifName)
 	}
 	if !slices.ContainsFunc(s.neighs, func(n ipNeigh) bool {
-		return n.Dst == gw && n.Dev == "eth0" && n.Lladdr != "" && slices.Contains(n.State, "PERMANENT")
+		return n.Dst == gw && n.Dev == ifName && n.Lladdr != "" && slices.Contains(n.State, "PERMANENT")
 	}) {
-		problems = append(problems, "no PERMANENT ARP entry for "+gw+" on eth0")
+		problems = append(problems, "no PERMANENT ARP entry for "+gw+" on "+ifName)
 	}
 	if len(problems) > 0 {
 		return podWiring{}, fmt.Errorf("pod %s: %s\n  state: %s", ns.name, strings.Join(problems, "; "), s)
 	}
-	return podWiring{ifindex: eth0.Ifindex, mac: eth0.Address}, nil
+	return podWiring{ifindex: link.Ifindex, mac: link.Address}, nil
 }
 
 // checkPodUnwired checks that the pod namespace has no eth0 and no IPv4 routes.
@@ -815,6 +820,11 @@ func newCNIRunner(tb testing.TB, e *env, binDir, network string, plugins ...map[
 
 // cnitool runs "cnitool <command> <network> <pod netns path>" with CNI_ARGS cniArgs.
 func (r *cniRunner) cnitool(command string, pod *netns, cniArgs string) (stdout, stderr string, err error) {
+	return r.cnitoolAs(command, "eth0", pod, cniArgs)
+}
+
+// cnitoolAs is cnitool with CNI_IFNAME ifName.
+func (r *cniRunner) cnitoolAs(command, ifName string, pod *netns, cniArgs string) (stdout, stderr string, err error) {
 	argv := []string{r.e.cnitool, command, r.network, pod.path}
 	if r.inNS != nil {
 		argv = append([]string{r.e.ip, "netns", "exec", r.inNS.name}, argv...)
@@ -822,7 +832,7 @@ func (r *cniRunner) cnitool(command string, pod *netns, cniArgs string) (stdout,
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(envWithoutCNI(), "CNI_PATH="+r.binDir, "NETCONFPATH="+r.confDir, "CNI_IFNAME=eth0")
+	cmd.Env = append(envWithoutCNI(), "CNI_PATH="+r.binDir, "NETCONFPATH="+r.confDir, "CNI_IFNAME="+ifName)
 	if cniArgs != "" {
 		cmd.Env = append(cmd.Env, "CNI_ARGS="+cniArgs)
 	}
