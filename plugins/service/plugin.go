@@ -73,6 +73,8 @@ type Plugin struct {
 	govppCh   govppapi.Channel
 
 	latency *programmingLatency
+	// etxn is the transaction wrapper of the event being handled (Update).
+	etxn eventTxn
 }
 
 var (
@@ -200,9 +202,15 @@ func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateD
 // changed, e.g. "add service 'default/nginx'".
 func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (string, error) {
 	p.latency.started(ev)
-	etxn := &eventTxn{UpdateOperations: txn}
+	// One eventTxn for every event (the event loop calls Update from one goroutine):
+	// a new one per event was an allocation per Endpoints change.
+	etxn := &p.etxn
+	etxn.UpdateOperations, etxn.changes = txn, etxn.changes[:0]
 	err := p.processor.UpdateInto(ev, etxn)
-	return strings.Join(etxn.changes, ", "), err
+	desc := strings.Join(etxn.changes, ", ")
+	etxn.UpdateOperations = nil // the event's transaction is not kept past the event
+	clear(etxn.changes)
+	return desc, err
 }
 
 // Committed measures the network programming latency of an Endpoints change once
