@@ -72,9 +72,14 @@ current-context: c
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	if body, code := get(base + "/readiness"); code != http.StatusServiceUnavailable || !strings.Contains(body, "resync pending") {
-		t.Errorf("readiness = %d %s", code, body)
-	}
+	// The elected gauge may come before the first etcd probe has reported: until then
+	// readiness says etcd is not reachable yet.
+	testkit.Eventually(t, 15*time.Second, "readiness: resync pending", func() error {
+		if body, code := get(base + "/readiness"); code != http.StatusServiceUnavailable || !strings.Contains(body, "resync pending") {
+			return fmt.Errorf("readiness = %d %s", code, body)
+		}
+		return nil
+	})
 	if _, code := get(base + "/liveness"); code != http.StatusOK {
 		t.Errorf("liveness = %d", code)
 	}

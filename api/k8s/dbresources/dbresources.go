@@ -27,12 +27,14 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/pbjson"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/nodeconfig"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 )
 
@@ -60,7 +62,8 @@ type DBResource struct {
 }
 
 // GetDBResources returns the resources the agent watches, in the upstream order:
-// vppnode, nodeconfig, node, pod, namespace, policy, service, endpoints. Every call
+// vppnode, nodeconfig, node, pod, namespace, policy, service, endpoints, then this
+// port's additions endpointslice and servicecidr. Every call
 // returns new values, so callers may keep or change them.
 func GetDBResources() []*DBResource {
 	t := table()
@@ -119,6 +122,12 @@ func resources() []*DBResource {
 		typed(endpoints.Keyword, endpoints.KeyPrefix(), &endpoints.Endpoints{},
 			func(v *endpoints.Endpoints) string { return endpoints.Key(v.GetName(), v.GetNamespace()) },
 			func(v *endpoints.Endpoints) string { return named(v.GetName(), v.GetNamespace()) }),
+		typed(endpointslice.Keyword, endpointslice.KeyPrefix(), &endpointslice.EndpointSlice{},
+			func(v *endpointslice.EndpointSlice) string { return endpointslice.Key(v.GetName(), v.GetNamespace()) },
+			func(v *endpointslice.EndpointSlice) string { return named(v.GetName(), v.GetNamespace()) }),
+		typed(servicecidr.Keyword, servicecidr.KeyPrefix(), &servicecidr.ServiceCIDR{},
+			func(v *servicecidr.ServiceCIDR) string { return servicecidr.Key(v.GetName()) },
+			func(v *servicecidr.ServiceCIDR) string { return named(v.GetName(), "") }),
 	}
 }
 

@@ -10,12 +10,14 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/nodeconfig"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 )
 
@@ -31,6 +33,8 @@ func TestResourceTableMatchesUpstream(t *testing.T) {
 		{"policy", "k8s/policy/", "contiv.ksr.policy.Policy"},
 		{"service", "k8s/service/", "contiv.ksr.service.Service"},
 		{"endpoints", "k8s/endpoints/", "contiv.ksr.endpoints.Endpoints"},
+		{"endpointslice", "k8s/endpointslice/", "contiv.ksr.endpointslice.EndpointSlice"},
+		{"servicecidr", "k8s/servicecidr/", "contiv.ksr.servicecidr.ServiceCIDR"},
 	}
 	got := GetDBResources()
 	if len(got) != len(want) {
@@ -42,7 +46,7 @@ func TestResourceTableMatchesUpstream(t *testing.T) {
 			t.Errorf("resource %d = {%s %s %s}, want %v", i, g.Keyword, g.KeyPrefix, proto.MessageName(g.ValueType), w)
 		}
 	}
-	if kw := Keywords(); !reflect.DeepEqual(kw, []string{"vppnode", "nodeconfig", "node", "pod", "namespace", "policy", "service", "endpoints"}) {
+	if kw := Keywords(); !reflect.DeepEqual(kw, []string{"vppnode", "nodeconfig", "node", "pod", "namespace", "policy", "service", "endpoints", "endpointslice", "servicecidr"}) {
 		t.Errorf("Keywords = %v", kw)
 	}
 }
@@ -95,6 +99,9 @@ func TestValuesRoundTripThroughTheEtcdEncoding(t *testing.T) {
 		"policy":     &policy.Policy{Name: "deny-all", Namespace: "default", PolicyType: policy.Policy_INGRESS},
 		"service":    &service.Service{Name: "web", Namespace: "default", ClusterIp: "10.96.0.10", Selector: map[string]string{"app": "web"}},
 		"endpoints":  &endpoints.Endpoints{Name: "web", Namespace: "default", EndpointSubsets: []*endpoints.EndpointSubset{{Addresses: []*endpoints.EndpointSubset_EndpointAddress{{Ip: "10.1.1.3"}}}}},
+		"endpointslice": &endpointslice.EndpointSlice{Name: "web-x7k2p", Namespace: "default", ServiceName: "web", AddressType: "IPv4",
+			Endpoints: []*endpointslice.Endpoint{{Addresses: []string{"10.1.1.3"}, Ready: true, Serving: true}}},
+		"servicecidr": &servicecidr.ServiceCIDR{Name: "kubernetes", Cidrs: []string{"10.96.0.0/12"}, Ready: true},
 	}
 	for _, r := range GetDBResources() {
 		v := values[r.Keyword]

@@ -6,12 +6,14 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/nodeconfig"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 )
 
@@ -126,6 +128,11 @@ func realisticValues() map[string][]proto.Message {
 				LoadbalancerSourceRanges: []string{"0.0.0.0/0"}, ExternalTrafficPolicy: "Local", HealthCheckNodePort: 32000,
 				SessionAffinity: "ClientIP", SessionAffinityTimeout: 10800,
 				Annotations: map[string]string{"a": "b"}},
+			&service.Service{Name: "dual", Namespace: "prod", ClusterIp: "10.96.0.30", ClusterIps: []string{"10.96.0.30", "fd00:10:96::30"},
+				IpFamilies: []string{"IPv4", "IPv6"}, IpFamilyPolicy: "PreferDualStack", ServiceType: "LoadBalancer",
+				LbIngressIps: []string{"5.6.7.9", "5.6.7.10"}, LbIngressProxyIps: []string{"5.6.7.10"},
+				InternalTrafficPolicy: "Local", TrafficDistribution: "PreferClose", PublishNotReadyAddresses: true,
+				LoadBalancerClass: "example.com/lb", Labels: map[string]string{"service.kubernetes.io/service-proxy-name": "other"}},
 		},
 		"endpoints": {
 			endpoints10(),
@@ -137,6 +144,23 @@ func realisticValues() map[string][]proto.Message {
 						Ports:             []*endpoints.EndpointSubset_EndpointPort{{Name: "pg", Port: 5432, Protocol: "TCP"}}},
 					{Addresses: []*endpoints.EndpointSubset_EndpointAddress{{Ip: "fd00::5"}}},
 				}},
+		},
+		"endpointslice": {
+			&endpointslice.EndpointSlice{Name: "web-x7k2p", Namespace: "default", ServiceName: "web", AddressType: "IPv4",
+				ManagedBy: "endpointslice-controller.k8s.io", LastChangeTriggerTimeUnixNano: 1764125000123456789,
+				Ports: []*endpointslice.Port{{Name: "http", Protocol: "TCP", Port: 8080, AppProtocol: "http"}},
+				Endpoints: []*endpointslice.Endpoint{
+					{Addresses: []string{"10.1.1.3"}, Ready: true, Serving: true, NodeName: "n1", Zone: "zone-a",
+						HintsForZones: []string{"zone-a"}, HintsForNodes: []string{"n1"},
+						TargetRef: &endpointslice.ObjectReference{Kind: "Pod", Namespace: "default", Name: "web-0", Uid: "u-1"}},
+					{Addresses: []string{"10.1.2.4"}, Serving: true, Terminating: true, NodeName: "n2", Hostname: "web-1"},
+				}},
+			&endpointslice.EndpointSlice{Name: "db-v6", Namespace: "prod", ServiceName: "db", AddressType: "IPv6",
+				Endpoints: []*endpointslice.Endpoint{{Addresses: []string{"fd00::5"}}}},
+		},
+		"servicecidr": {
+			&servicecidr.ServiceCIDR{Name: "kubernetes", Cidrs: []string{"10.96.0.0/12", "fd00:10:96::/112"}, Ready: true},
+			&servicecidr.ServiceCIDR{Name: "extra", Cidrs: []string{"10.100.0.0/16"}},
 		},
 	}
 }

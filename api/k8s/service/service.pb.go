@@ -109,9 +109,34 @@ type Service struct {
 	// session_affinity_timeout is the ClientIP affinity timeout in seconds.
 	SessionAffinityTimeout int32 `protobuf:"varint,14,opt,name=session_affinity_timeout,json=sessionAffinityTimeout,proto3" json:"session_affinity_timeout,omitempty"`
 	// annotations are the service's annotations.
-	Annotations   map[string]string `protobuf:"bytes,15,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Annotations map[string]string `protobuf:"bytes,15,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// labels are the service's labels (service.kubernetes.io/service-proxy-name and
+	// service.kubernetes.io/headless decide whether this proxy programs it).
+	Labels map[string]string `protobuf:"bytes,16,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// cluster_ips are spec.clusterIPs: the cluster IPs of every IP family, the first
+	// one equal to cluster_ip ("None" for headless services). Empty when written by a
+	// contiv-ksr older than this field: cluster_ip alone is then the list.
+	ClusterIps []string `protobuf:"bytes,17,rep,name=cluster_ips,json=clusterIps,proto3" json:"cluster_ips,omitempty"`
+	// ip_families are spec.ipFamilies ("IPv4", "IPv6"), aligned with cluster_ips.
+	IpFamilies []string `protobuf:"bytes,18,rep,name=ip_families,json=ipFamilies,proto3" json:"ip_families,omitempty"`
+	// ip_family_policy is spec.ipFamilyPolicy ("SingleStack", "PreferDualStack",
+	// "RequireDualStack"); empty when unknown.
+	IpFamilyPolicy string `protobuf:"bytes,19,opt,name=ip_family_policy,json=ipFamilyPolicy,proto3" json:"ip_family_policy,omitempty"`
+	// internal_traffic_policy is "Cluster" or "Local" (empty means Cluster).
+	InternalTrafficPolicy string `protobuf:"bytes,20,opt,name=internal_traffic_policy,json=internalTrafficPolicy,proto3" json:"internal_traffic_policy,omitempty"`
+	// traffic_distribution is spec.trafficDistribution ("PreferClose",
+	// "PreferSameZone", "PreferSameNode"; empty: none).
+	TrafficDistribution string `protobuf:"bytes,21,opt,name=traffic_distribution,json=trafficDistribution,proto3" json:"traffic_distribution,omitempty"`
+	// lb_ingress_proxy_ips are the ingress IPs of lb_ingress_ips whose ipMode is
+	// "Proxy": traffic to them must reach the load balancer, it is not short-circuited
+	// to the endpoints inside the cluster. The other ingress IPs have ipMode "VIP".
+	LbIngressProxyIps []string `protobuf:"bytes,22,rep,name=lb_ingress_proxy_ips,json=lbIngressProxyIps,proto3" json:"lb_ingress_proxy_ips,omitempty"`
+	// publish_not_ready_addresses is spec.publishNotReadyAddresses.
+	PublishNotReadyAddresses bool `protobuf:"varint,23,opt,name=publish_not_ready_addresses,json=publishNotReadyAddresses,proto3" json:"publish_not_ready_addresses,omitempty"`
+	// load_balancer_class is spec.loadBalancerClass (empty: the default class).
+	LoadBalancerClass string `protobuf:"bytes,24,opt,name=load_balancer_class,json=loadBalancerClass,proto3" json:"load_balancer_class,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Service) Reset() {
@@ -249,6 +274,69 @@ func (x *Service) GetAnnotations() map[string]string {
 	return nil
 }
 
+func (x *Service) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *Service) GetClusterIps() []string {
+	if x != nil {
+		return x.ClusterIps
+	}
+	return nil
+}
+
+func (x *Service) GetIpFamilies() []string {
+	if x != nil {
+		return x.IpFamilies
+	}
+	return nil
+}
+
+func (x *Service) GetIpFamilyPolicy() string {
+	if x != nil {
+		return x.IpFamilyPolicy
+	}
+	return ""
+}
+
+func (x *Service) GetInternalTrafficPolicy() string {
+	if x != nil {
+		return x.InternalTrafficPolicy
+	}
+	return ""
+}
+
+func (x *Service) GetTrafficDistribution() string {
+	if x != nil {
+		return x.TrafficDistribution
+	}
+	return ""
+}
+
+func (x *Service) GetLbIngressProxyIps() []string {
+	if x != nil {
+		return x.LbIngressProxyIps
+	}
+	return nil
+}
+
+func (x *Service) GetPublishNotReadyAddresses() bool {
+	if x != nil {
+		return x.PublishNotReadyAddresses
+	}
+	return false
+}
+
+func (x *Service) GetLoadBalancerClass() string {
+	if x != nil {
+		return x.LoadBalancerClass
+	}
+	return ""
+}
+
 // ServicePort is one port the service exposes.
 type Service_ServicePort struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -347,7 +435,7 @@ type Service_ServicePort_IntOrString struct {
 
 func (x *Service_ServicePort_IntOrString) Reset() {
 	*x = Service_ServicePort_IntOrString{}
-	mi := &file_api_k8s_service_service_proto_msgTypes[4]
+	mi := &file_api_k8s_service_service_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -359,7 +447,7 @@ func (x *Service_ServicePort_IntOrString) String() string {
 func (*Service_ServicePort_IntOrString) ProtoMessage() {}
 
 func (x *Service_ServicePort_IntOrString) ProtoReflect() protoreflect.Message {
-	mi := &file_api_k8s_service_service_proto_msgTypes[4]
+	mi := &file_api_k8s_service_service_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +488,7 @@ var File_api_k8s_service_service_proto protoreflect.FileDescriptor
 
 const file_api_k8s_service_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1dapi/k8s/service/service.proto\x12\x12contiv.ksr.service\"\xcd\t\n" +
+	"\x1dapi/k8s/service/service.proto\x12\x12contiv.ksr.service\"\xc0\r\n" +
 	"\aService\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12;\n" +
@@ -418,7 +506,18 @@ const file_api_k8s_service_service_proto_rawDesc = "" +
 	"\x17external_traffic_policy\x18\f \x01(\tR\x15externalTrafficPolicy\x123\n" +
 	"\x16health_check_node_port\x18\r \x01(\x05R\x13healthCheckNodePort\x128\n" +
 	"\x18session_affinity_timeout\x18\x0e \x01(\x05R\x16sessionAffinityTimeout\x12N\n" +
-	"\vannotations\x18\x0f \x03(\v2,.contiv.ksr.service.Service.AnnotationsEntryR\vannotations\x1a\xfa\x02\n" +
+	"\vannotations\x18\x0f \x03(\v2,.contiv.ksr.service.Service.AnnotationsEntryR\vannotations\x12?\n" +
+	"\x06labels\x18\x10 \x03(\v2'.contiv.ksr.service.Service.LabelsEntryR\x06labels\x12\x1f\n" +
+	"\vcluster_ips\x18\x11 \x03(\tR\n" +
+	"clusterIps\x12\x1f\n" +
+	"\vip_families\x18\x12 \x03(\tR\n" +
+	"ipFamilies\x12(\n" +
+	"\x10ip_family_policy\x18\x13 \x01(\tR\x0eipFamilyPolicy\x126\n" +
+	"\x17internal_traffic_policy\x18\x14 \x01(\tR\x15internalTrafficPolicy\x121\n" +
+	"\x14traffic_distribution\x18\x15 \x01(\tR\x13trafficDistribution\x12/\n" +
+	"\x14lb_ingress_proxy_ips\x18\x16 \x03(\tR\x11lbIngressProxyIps\x12=\n" +
+	"\x1bpublish_not_ready_addresses\x18\x17 \x01(\bR\x18publishNotReadyAddresses\x12.\n" +
+	"\x13load_balancer_class\x18\x18 \x01(\tR\x11loadBalancerClass\x1a\xfa\x02\n" +
 	"\vServicePort\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\tR\bprotocol\x12\x12\n" +
@@ -441,6 +540,9 @@ const file_api_k8s_service_service_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B:Z8github.com/contiv-vpp/contiv-vpp/api/k8s/service;serviceb\x06proto3"
 
 var (
@@ -456,26 +558,28 @@ func file_api_k8s_service_service_proto_rawDescGZIP() []byte {
 }
 
 var file_api_k8s_service_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_api_k8s_service_service_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_api_k8s_service_service_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_api_k8s_service_service_proto_goTypes = []any{
 	(Service_ServicePort_IntOrString_Type)(0), // 0: contiv.ksr.service.Service.ServicePort.IntOrString.Type
 	(*Service)(nil),                         // 1: contiv.ksr.service.Service
 	(*Service_ServicePort)(nil),             // 2: contiv.ksr.service.Service.ServicePort
 	nil,                                     // 3: contiv.ksr.service.Service.SelectorEntry
 	nil,                                     // 4: contiv.ksr.service.Service.AnnotationsEntry
-	(*Service_ServicePort_IntOrString)(nil), // 5: contiv.ksr.service.Service.ServicePort.IntOrString
+	nil,                                     // 5: contiv.ksr.service.Service.LabelsEntry
+	(*Service_ServicePort_IntOrString)(nil), // 6: contiv.ksr.service.Service.ServicePort.IntOrString
 }
 var file_api_k8s_service_service_proto_depIdxs = []int32{
 	2, // 0: contiv.ksr.service.Service.port:type_name -> contiv.ksr.service.Service.ServicePort
 	3, // 1: contiv.ksr.service.Service.selector:type_name -> contiv.ksr.service.Service.SelectorEntry
 	4, // 2: contiv.ksr.service.Service.annotations:type_name -> contiv.ksr.service.Service.AnnotationsEntry
-	5, // 3: contiv.ksr.service.Service.ServicePort.target_port:type_name -> contiv.ksr.service.Service.ServicePort.IntOrString
-	0, // 4: contiv.ksr.service.Service.ServicePort.IntOrString.type:type_name -> contiv.ksr.service.Service.ServicePort.IntOrString.Type
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	5, // 3: contiv.ksr.service.Service.labels:type_name -> contiv.ksr.service.Service.LabelsEntry
+	6, // 4: contiv.ksr.service.Service.ServicePort.target_port:type_name -> contiv.ksr.service.Service.ServicePort.IntOrString
+	0, // 5: contiv.ksr.service.Service.ServicePort.IntOrString.type:type_name -> contiv.ksr.service.Service.ServicePort.IntOrString.Type
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_api_k8s_service_service_proto_init() }
@@ -489,7 +593,7 @@ func file_api_k8s_service_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_k8s_service_service_proto_rawDesc), len(file_api_k8s_service_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
