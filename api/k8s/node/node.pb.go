@@ -100,7 +100,10 @@ type Node struct {
 	// addresses are the node's addresses (status.addresses).
 	Addresses []*NodeAddress `protobuf:"bytes,4,rep,name=addresses,proto3" json:"addresses,omitempty"`
 	// node_info is general information about the node (status.nodeInfo).
-	NodeInfo      *NodeSystemInfo `protobuf:"bytes,5,opt,name=node_info,json=nodeInfo,proto3" json:"node_info,omitempty"`
+	NodeInfo *NodeSystemInfo `protobuf:"bytes,5,opt,name=node_info,json=nodeInfo,proto3" json:"node_info,omitempty"`
+	// zone is the node's topology.kubernetes.io/zone label (empty: none), which
+	// topology-aware routing of Services compares with endpoint hints.
+	Zone          string `protobuf:"bytes,6,opt,name=zone,proto3" json:"zone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -168,6 +171,13 @@ func (x *Node) GetNodeInfo() *NodeSystemInfo {
 		return x.NodeInfo
 	}
 	return nil
+}
+
+func (x *Node) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
 }
 
 // NodeAddress is one address of a node.
@@ -356,14 +366,15 @@ var File_api_k8s_node_node_proto protoreflect.FileDescriptor
 
 const file_api_k8s_node_node_proto_rawDesc = "" +
 	"\n" +
-	"\x17api/k8s/node/node.proto\x12\x0fcontiv.ksr.node\"\xd0\x01\n" +
+	"\x17api/k8s/node/node.proto\x12\x0fcontiv.ksr.node\"\xe4\x01\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bpod_CIDR\x18\x02 \x01(\tR\apodCIDR\x12\x1f\n" +
 	"\vprovider_ID\x18\x03 \x01(\tR\n" +
 	"providerID\x12:\n" +
 	"\taddresses\x18\x04 \x03(\v2\x1c.contiv.ksr.node.NodeAddressR\taddresses\x12<\n" +
-	"\tnode_info\x18\x05 \x01(\v2\x1f.contiv.ksr.node.NodeSystemInfoR\bnodeInfo\"\xf6\x01\n" +
+	"\tnode_info\x18\x05 \x01(\v2\x1f.contiv.ksr.node.NodeSystemInfoR\bnodeInfo\x12\x12\n" +
+	"\x04zone\x18\x06 \x01(\tR\x04zone\"\xf6\x01\n" +
 	"\vNodeAddress\x12@\n" +
 	"\x04type\x18\x01 \x01(\x0e2,.contiv.ksr.node.NodeAddress.NodeAddressTypeR\x04type\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\"\x8a\x01\n" +
