@@ -43,14 +43,6 @@ type Plugin struct {
 	dnat *dnatDescriptor
 }
 
-// newDNat44Descriptor builds the DNat44 descriptor and keeps its state (tests read
-// how many requests its pipeline had in flight).
-func (p *Plugin) newDNat44Descriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
-	desc, d := newDNat44(deps)
-	p.dnat = d
-	return desc
-}
-
 // String names the plugin.
 func (p *Plugin) String() string { return "vpp-natplugin" }
 
@@ -67,12 +59,11 @@ func (p *Plugin) Init() error {
 	p.ch = ch
 	conn, _ := p.GoVPP.(govppapi.Connection)
 	deps := DescriptorDeps{Log: p.Log, Ch: ch, Conn: conn, Ifaces: p.interfaces}
-	err = p.Scheduler.RegisterKVDescriptor(
+	err = p.Scheduler.RegisterKVDescriptor(append([]*kvapi.KVDescriptor{
 		NewNat44GlobalDescriptor(deps),
 		NewNat44InterfaceDescriptor(deps),
 		NewNat44AddressDescriptor(deps),
-		p.newDNat44Descriptor(deps),
-	)
+	}, p.newDNat44Descriptors(deps)...)...)
 	if err != nil {
 		ch.Close()
 		p.ch = nil
