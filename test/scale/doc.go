@@ -14,6 +14,11 @@
 //	CONTIV_SCALE_CHANGES    Endpoints changes measured one by one [1000]
 //	CONTIV_SCALE_BURST      Endpoints changes of the burst [10000]
 //	CONTIV_SCALE_BEFORE     git ref of the code to compare with [bb8e401]; "none" = only this tree
+//	CONTIV_SCALE_TAGS       build tags of this tree's agent, separated by commas [none]; when
+//	                        set without CONTIV_SCALE_BEFORE, the agent compared with is this
+//	                        tree built without them: the same commit side by side, e.g.
+//	                        CONTIV_SCALE_TAGS=natpermapping (the DNat44 path of one derived
+//	                        value per mapping, plugins/vpp/natplugin/permapping.go)
 //	CONTIV_SCALE_ROUNDS     rounds of before/after, interleaved [1]
 //	CONTIV_SCALE_PROFILE    a directory: CPU profiles of each phase and heap profiles at
 //	                        rest and after the burst are saved there [none]
@@ -28,8 +33,8 @@
 // pkg/etcdembed; pkg/vppsim with a small control server on a unix socket that reports
 // message counts and waits for NAT mappings). The simulator of this tree serves both
 // agents, so that the comparison is of the agents alone. The agent is built from this
-// tree and, for the comparison, from the other ref (a temporary detached worktree),
-// and run in production mode (etcd.conf, govpp.conf, ...), as root in a private mount
+// tree (with CONTIV_SCALE_TAGS) and, for the comparison, from the other ref (a temporary
+// detached worktree) or from this tree without the tags, and run in production mode (etcd.conf, govpp.conf, ...), as root in a private mount
 // namespace whose /var/run/contiv is a tmpfs (its node-ID file stays its own).
 //
 // What is measured, and how:
@@ -58,5 +63,7 @@
 //   - the burst: time from the first Put until the simulator holds the final backends of
 //     every changed Service; no full resync means contiv_controller_events_total of
 //     resync events did not grow;
-//   - VPP messages: the simulator's per-message counters, reset before each phase.
+//   - VPP messages: the simulator's per-message counters, reset before each phase;
+//   - allocations: the growth of the agent's go_memstats_alloc_bytes_total from its
+//     start to the end of the first resync, during the node join and during the burst.
 package scale

@@ -43,8 +43,40 @@ func envInt(tb testing.TB, name string, def int) int {
 // variant is one agent build.
 type variant struct {
 	name  string // "before" or "after"
-	ref   string
+	ref   string // a git ref, or "" for this tree
+	tags  string // build tags (go build -tags), "" for none
 	agent string // binary
+}
+
+// label names the variant's code in the report: its ref or this tree, and its tags.
+func (v *variant) label() string {
+	s := cmp.Or(v.ref, "this tree")
+	if v.tags != "" {
+		s += ", -tags " + v.tags
+	}
+	return s
+}
+
+// variants returns the agent builds to compare (see the package documentation):
+// before is CONTIV_SCALE_BEFORE's ref [bb8e401], or this tree without tags when
+// CONTIV_SCALE_TAGS is set and CONTIV_SCALE_BEFORE is not; after is this tree, built
+// with CONTIV_SCALE_TAGS.
+func variants(tb testing.TB) []*variant {
+	tags := os.Getenv("CONTIV_SCALE_TAGS")
+	if strings.ContainsAny(tags, " \t") {
+		tb.Fatalf("CONTIV_SCALE_TAGS=%q: want tags separated by commas", tags)
+	}
+	after := &variant{name: "after", tags: tags}
+	ref := os.Getenv("CONTIV_SCALE_BEFORE")
+	switch {
+	case ref == "none":
+		return []*variant{after}
+	case ref == "" && tags != "":
+		return []*variant{{name: "before"}, after} // this tree, with and without the tags
+	case ref == "":
+		ref = "bb8e401"
+	}
+	return []*variant{{name: "before", ref: ref}, after}
 }
 
 // result is what one run of the workload measured.
@@ -67,6 +99,9 @@ type result struct {
 	heapAfterBurst             float64
 	resyncMsgs                 int64
 	resyncTop, burstTop, joinT string
+	// the agent's allocations (go_memstats_alloc_bytes_total): from its start to the end
+	// of the first resync, during the node join, during the burst
+	resyncAlloc, joinAlloc, burstAlloc float64
 }
 
 // TestScale runs the whole-agent scale benchmark (see the package documentation).
@@ -105,25 +140,19 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	variants := []*variant{{name: "after", ref: "HEAD (this tree)"}}
-	if ref := os.Getenv("CONTIV_SCALE_BEFORE"); ref != "none" {
-		if ref == "" {
-			ref = "bb8e401"
-		}
-		variants = append([]*variant{{name: "before", ref: ref}}, variants...)
-	}
+	variants := variants(t)
 	var wg sync.WaitGroup
 	errs := make([]error, len(variants))
 	for i, v := range variants {
 		v.agent = filepath.Join(work, "contiv-agent-"+v.name)
 		wg.Go(func() {
 			start := time.Now()
-			if v.name == "after" {
-				errs[i] = testkit.GoBuild("", root, v.agent, "./cmd/contiv-agent")
+			if v.ref == "" {
+				errs[i] = buildAgent(root, v.tags, v.agent)
 			} else {
-				errs[i] = buildAtRef(root, v.ref, v.agent)
+				errs[i] = buildAtRef(root, v.ref, v.tags, v.agent)
 			}
-			t.Logf("built the %s agent (%s) in %v", v.name, v.ref, time.Since(start).Round(time.Second))
+			t.Logf("built the %s agent (%s) in %v", v.name, v.label(), time.Since(start).Round(time.Second))
 		})
 	}
 	wg.Wait()
@@ -149,8 +178,23 @@ func TestScale(t *testing.T) {
 	report(t, s, variants, results)
 }
 
-// buildAtRef builds the agent of ref in a temporary detached worktree.
-func buildAtRef(root, ref, out string) error {
+// buildAgent builds the agent of the module in dir with the build tags (none: "").
+func buildAgent(dir, tags, out string) error {
+	if tags == "" {
+		return testkit.GoBuild("", dir, out, "./cmd/contiv-agent")
+	}
+	cmd := exec.Command("go", "build", "-tags", tags, "-o", out, "./cmd/contiv-agent")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if data, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build -tags %s ./cmd/contiv-agent in %s: %v\n%s", tags, dir, err, data)
+	}
+	return nil
+}
+
+// buildAtRef builds the agent of ref (with the build tags) in a temporary detached
+// worktree.
+func buildAtRef(root, ref, tags, out string) error {
 	tmp, err := os.MkdirTemp("", "contiv-scale-ref-")
 	if err != nil {
 		return err
@@ -161,7 +205,7 @@ func buildAtRef(root, ref, out string) error {
 		return fmt.Errorf("git worktree add %s: %v\n%s", ref, err, data)
 	}
 	defer func() { _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", wt).Run() }()
-	return testkit.GoBuild("", wt, out, "./cmd/contiv-agent")
+	return buildAgent(wt, tags, out)
 }
 
 // freePort returns a loopback port that was free a moment ago.
@@ -285,6 +329,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	pid := agent.cmd.Process.Pid
 	sum, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", `event="Database Resync"`)
 	res.resyncEvent = time.Duration(sum * float64(time.Second))
+	res.resyncAlloc = ac.gcState().allocated
 	res.resyncMsgs, res.resyncTop, _ = sim.messages()
 	// The Services of the last NodePort and the last Service must be programmed.
 	if _, err := sim.wait(s.restExpect(), 2*time.Minute); err != nil {
@@ -431,7 +476,11 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		events = int(count1 - count0)
 		eventTime = time.Duration((sum1 - sum0) * float64(time.Second))
 		msgs, top, _ = sim.messages()
-		gc := ac.gcState().during(gc0)
+		gc1 := ac.gcState()
+		if what == "node join" {
+			res.joinAlloc = gc1.allocated - gc0.allocated
+		}
+		gc := gc1.during(gc0)
 		prof.wait()
 		t.Logf("%s: %s: %d events, %v of event time, VPP has it %v after the write; %d VPP messages (%s); %s",
 			v.name, what, events, ms(eventTime), ms(wall), msgs, top, gc)
@@ -516,7 +565,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	resyncsAfter, _ := ac.metric("contiv_controller_events_total", `Resync`)
 	res.burstResyncs = resyncsAfter - resyncsBefore
 	res.burstMsgs, res.burstTop, _ = sim.messages()
-	burstGC := ac.gcState().since(gcBefore, burst)
+	gcAfter := ac.gcState()
+	res.burstAlloc = gcAfter.allocated - gcBefore.allocated
+	burstGC := gcAfter.since(gcBefore, burst)
 	evCount1, _ := ac.metric("contiv_controller_event_processing_duration_seconds_count", changeEvents)
 	evSum1, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", changeEvents)
 	batched1, _ := ac.metric("contiv_controller_batch_changes_sum")
@@ -586,23 +637,27 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 	rows := []row{
 		{"first resync (start to done)", func(r result) string { return ms(r.firstResync) }},
 		{"  its event", func(r result) string { return ms(r.resyncEvent) }},
+		{"  VPP messages", func(r result) string { return strconv.FormatInt(r.resyncMsgs, 10) }},
+		{"  allocated from start", func(r result) string { return mb(int64(r.resyncAlloc)) }},
 		{"RSS at rest", func(r result) string { return mb(r.rest.RSS) }},
 		{"Go heap at rest", func(r result) string { return mb(int64(r.heapRest)) }},
 		{"Endpoints change p50", func(r result) string { return ms(r.changeP50) }},
 		{"Endpoints change p99", func(r result) string { return ms(r.changeP99) }},
 		{"node join event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.joinEventTime), r.joinEvents) }},
 		{"node join VPP messages", func(r result) string { return strconv.FormatInt(r.joinMsgs, 10) }},
+		{"node join wall, allocated", func(r result) string { return ms(r.joinWall) + ", " + mb(int64(r.joinAlloc)) }},
 		{"node leave event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.leaveEventTime), r.leaveEvents) }},
 		{"node leave VPP messages", func(r result) string { return strconv.FormatInt(r.leaveMsgs, 10) }},
 		{"burst until VPP final", func(r result) string { return ms(r.burst) }},
 		{"burst resync events", func(r result) string { return fmt.Sprint(r.burstResyncs) }},
 		{"burst VPP messages", func(r result) string { return strconv.FormatInt(r.burstMsgs, 10) }},
+		{"burst allocated", func(r result) string { return mb(int64(r.burstAlloc)) }},
 		{"peak RSS during burst", func(r result) string { return mb(r.burstPeak.HWM) }},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nsetup: %s\n%-32s", s, "")
 	for _, v := range variants {
-		fmt.Fprintf(&b, " | %-28s", v.name+" ("+v.ref+")")
+		fmt.Fprintf(&b, " | %-28s", v.name+" ("+v.label()+")")
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
