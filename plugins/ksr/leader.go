@@ -116,9 +116,9 @@ func (p *Plugin) watchOwnKey(ctx context.Context, cancel context.CancelFunc, el 
 // lead runs the informers and the write loop of one term; the informers have stopped
 // when it returns. Goroutines it starts are counted in wg.
 func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer) error {
-	cidrs, err := p.serviceCIDRsServed()
-	if err != nil {
-		return err
+	cidrs, ok := p.discoverServiceCIDRs(ctx)
+	if !ok {
+		return nil
 	}
 	set, err := newInformerSet(p.KubeClient, termOptions{
 		convService:        p.convertService,
@@ -146,6 +146,24 @@ func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer) 
 		}()
 	}
 	return p.writeLoop(ctx, set, w)
+}
+
+// discoverServiceCIDRs asks the API server whether it serves ServiceCIDRs until it
+// answers (backoff 100 ms → 1 s; the term goes on meanwhile, not ready, as when the
+// informers wait for their caches); ok is false when ctx ended first.
+func (p *Plugin) discoverServiceCIDRs(ctx context.Context) (served, ok bool) {
+	backoff := minBackoff
+	for {
+		served, err := p.serviceCIDRsServed()
+		if err == nil {
+			return served, true
+		}
+		p.Log.WithError(err).WithField("retry", backoff).Warn("API discovery failed")
+		if !p.sleep(ctx, backoff) {
+			return false, false
+		}
+		backoff = nextBackoff(backoff)
+	}
 }
 
 // serviceCIDRsServed says whether the API server serves networking.k8s.io/v1

@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
@@ -197,4 +201,40 @@ func TestClusterIPsOfEveryServiceCIDRAreKept(t *testing.T) {
 	testkit.EventuallyTrue(t, waitTimeout, "service reflected", func() bool { return c.get(service.Key("web", "default")) != nil })
 	must(c.kube.NetworkingV1().ServiceCIDRs().Create(ctx, testServiceCIDR("extra", "10.200.0.0/16"), metav1.CreateOptions{}))
 	c.waitValue(service.Key("web", "default"), must(convert.Service(svc)))
+}
+
+func TestFailingAPIDiscoveryIsRetriedWithinTheTerm(t *testing.T) {
+	c := newCluster(t, testServiceCIDR("kubernetes", "10.96.0.0/12"))
+	var calls atomic.Int64
+	var failing atomic.Bool
+	failing.Store(true)
+	c.kube.PrependReactor("get", "resource", func(k8stesting.Action) (bool, runtime.Object, error) {
+		calls.Add(1)
+		if failing.Load() {
+			return true, nil, fmt.Errorf("connection refused")
+		}
+		return false, nil, nil
+	})
+	// electionKey is the create revision of the only election key (0: none or several).
+	electionKey := func() int64 {
+		resp, err := c.db.Get(context.Background(), ElectionPrefix, clientv3.WithPrefix())
+		if err != nil || len(resp.Kvs) != 1 {
+			return 0
+		}
+		return resp.Kvs[0].CreateRevision
+	}
+	before := c.watches.Load()
+	in := c.start("a")
+	testkit.EventuallyTrue(t, waitTimeout, "discovery asked", func() bool { return calls.Load() >= 1 })
+	term := electionKey()
+	testkit.EventuallyTrue(t, waitTimeout, "discovery retried", func() bool { return calls.Load() >= 4 })
+	if got := electionKey(); term == 0 || got != term || !in.IsLeader() {
+		t.Errorf("election key revision %d -> %d, leader %v: the term must outlive discovery failures", term, got, in.IsLeader())
+	}
+	if in.InSync() {
+		t.Error("in sync before the API server answered")
+	}
+	failing.Store(false)
+	c.waitSynced(in, before)
+	c.waitValue(servicecidr.Key("kubernetes"), must(convert.ServiceCIDR(testServiceCIDR("kubernetes", "10.96.0.0/12"))))
 }
