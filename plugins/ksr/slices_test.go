@@ -238,3 +238,29 @@ func TestFailingAPIDiscoveryIsRetriedWithinTheTerm(t *testing.T) {
 	c.waitSynced(in, before)
 	c.waitValue(servicecidr.Key("kubernetes"), must(convert.ServiceCIDR(testServiceCIDR("kubernetes", "10.96.0.0/12"))))
 }
+
+func TestResyncSweepsAndRestoresSlicesAndServiceCIDRs(t *testing.T) {
+	sl := testSlice("web-abc", "web", "10.1.1.2")
+	c := newCluster(t, testService("web", "10.96.0.10"), sl, testServiceCIDR("kubernetes", "10.96.0.0/12"))
+	pfx := ksrkey.KsrPrefix
+	// Left by an earlier term: a slice and a range that are gone, a slice that changed.
+	c.putRaw(pfx+endpointslice.Key("gone", "default"), &endpointslice.EndpointSlice{Name: "gone", Namespace: "default", ServiceName: "web"})
+	c.putRaw(pfx+servicecidr.Key("gone"), &servicecidr.ServiceCIDR{Name: "gone"})
+	c.putRaw(pfx+endpointslice.Key("web-abc", "default"), &endpointslice.EndpointSlice{Name: "web-abc", Namespace: "default"})
+	in := c.startLeader("a")
+	c.waitValue(endpointslice.Key("gone", "default"), nil)
+	c.waitValue(servicecidr.Key("gone"), nil)
+	c.waitValue(endpointslice.Key("web-abc", "default"), must(convert.EndpointSlice(sl)))
+	c.waitValue(servicecidr.Key("kubernetes"), must(convert.ServiceCIDR(testServiceCIDR("kubernetes", "10.96.0.0/12"))))
+	for _, r := range []string{endpointslice.Keyword, servicecidr.Keyword, endpoints.Keyword} {
+		if got := counter(in.metrics.resyncs, r); got != 1 {
+			t.Errorf("resyncs{%s} = %v, want 1", r, got)
+		}
+	}
+	if got := counter(in.metrics.deletes, endpointslice.Keyword); got != 1 {
+		t.Errorf("deletes{endpointslice} = %v, want 1", got)
+	}
+	if got := counter(in.metrics.updates, endpointslice.Keyword); got != 1 {
+		t.Errorf("updates{endpointslice} = %v, want 1", got)
+	}
+}
