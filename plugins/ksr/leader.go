@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
-
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/store"
 )
 

@@ -6,7 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
-
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/store"
 )
 

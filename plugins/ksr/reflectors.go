@@ -61,7 +61,8 @@ type reflector struct {
 // termOptions are what one leadership term reflects.
 type termOptions struct {
 	// convService converts a Service; cidrs are the ranges of the ServiceCIDR objects
-	// (the plugin checks its limits on top of convert.Service).
+	// when cidrsLimitServices, else nil (the plugin checks its limits on top of
+	// convert.Service).
 	convService func(s *corev1.Service, cidrs []*net.IPNet) (*service.Service, error)
 	// legacyEndpoints: write the legacy Endpoints value of every service with slices;
 	// false sweeps the legacy prefix.
@@ -125,7 +126,13 @@ func newInformerSet(client kubernetes.Interface, opts termOptions) (*informerSet
 			return build(name, ns)
 		}
 	}
-	convService := func(svc *corev1.Service) (*service.Service, error) { return opts.convService(svc, s.serviceCIDRs()) }
+	convService := func(svc *corev1.Service) (*service.Service, error) {
+		var cidrs []*net.IPNet
+		if opts.cidrsLimitServices {
+			cidrs = s.serviceCIDRs()
+		}
+		return opts.convService(svc, cidrs)
+	}
 	s.reflectors = []*reflector{
 		simpleReflector(namespace.Keyword, namespace.KeyPrefix(), nsInf, namespace.Key, convert.Namespace),
 		simpleReflector(node.Keyword, node.KeyPrefix(), nodeInf, node.Key, convert.Node),
