@@ -1131,8 +1131,9 @@ func TestManifestDefaults(t *testing.T) {
 		}
 	}
 	wantGranted := map[string]bool{
-		"/pods": true, "/namespaces": true, "/services": true, "/endpoints": true, "/nodes": true,
-		"networking.k8s.io/networkpolicies": true, "discovery.k8s.io/endpointslices": true,
+		"/pods": true, "/namespaces": true, "/services": true, "/nodes": true,
+		"networking.k8s.io/networkpolicies": true, "networking.k8s.io/servicecidrs": true,
+		"discovery.k8s.io/endpointslices": true,
 	}
 	if !reflect.DeepEqual(granted, wantGranted) {
 		t.Errorf("ClusterRole contiv-ksr covers %v, want %v", granted, wantGranted)

@@ -23,12 +23,14 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/convert"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/store"
@@ -38,15 +40,20 @@ import (
 const DefaultClusterPollInterval = time.Second
 
 // clusterPrefixes are the etcd prefixes the cluster file owns: each is made equal to
-// the file (mark and sweep). Node IDs and node configuration are not among them.
+// the file (mark and sweep). Node IDs and node configuration are not among them. The
+// slices go before the legacy endpoints, as contiv-ksr resyncs them.
 var clusterPrefixes = []string{
 	namespace.KeyPrefix(), node.KeyPrefix(), pod.KeyPrefix(), policy.KeyPrefix(),
-	service.KeyPrefix(), endpoints.KeyPrefix(),
+	service.KeyPrefix(), servicecidr.KeyPrefix(), endpointslice.KeyPrefix(), endpoints.KeyPrefix(),
 }
 
 // clusterLoader keeps etcd equal to a file of Kubernetes objects, as contiv-ksr keeps it
 // equal to a cluster: the same conversion (plugins/ksr/convert) and the same writer
 // (plugins/ksr/store, so deleted nodes lose their ID and agent configuration too).
+// Like contiv-ksr with its default -legacy-endpoints, it writes both forms of a
+// service's endpoints (convert.Snapshot): EndpointSlices, and the legacy Endpoints
+// value; an Endpoints object of the file is also mirrored into slices, so the demo
+// serves agents that read either.
 //
 // A file with any error (unparsable YAML, an object that cannot be decoded or
 // converted, a duplicate) is rejected as a whole: every error is logged with the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
@@ -151,7 +152,8 @@ func writeFile(t *testing.T, path, content string) {
 func TestDemoClusterLoadsInKSRLayout(t *testing.T) {
 	e := startEnv(t, demoFile)
 	st := e.state()
-	want := map[string]int{"k8s/node/": 2, "k8s/namespace/": 2, "k8s/pod/": 6, "k8s/service/": 4, "k8s/endpoints/": 4, "allocatedIDs/": 2}
+	want := map[string]int{"k8s/node/": 2, "k8s/namespace/": 2, "k8s/pod/": 6, "k8s/service/": 4, "k8s/endpoints/": 4,
+		"k8s/endpointslice/": 4, "allocatedIDs/": 2}
 	got := map[string]int{}
 	for k := range st {
 		for prefix := range want {
@@ -165,8 +167,8 @@ func TestDemoClusterLoadsInKSRLayout(t *testing.T) {
 			t.Errorf("%d keys under %s, want %d", got[prefix], prefix, n)
 		}
 	}
-	if len(st) != 20 {
-		t.Errorf("%d keys in total, want 20: %v", len(st), keysOf(st))
+	if len(st) != 24 {
+		t.Errorf("%d keys in total, want 24: %v", len(st), keysOf(st))
 	}
 	checks := []struct {
 		key  string
@@ -205,6 +207,11 @@ func TestDemoClusterLoadsInKSRLayout(t *testing.T) {
 			s := m.(*endpoints.Endpoints).GetEndpointSubsets()[0]
 			return len(s.GetAddresses()) == 2 && s.GetAddresses()[1].GetNodeName() == "k8s-worker1" &&
 				s.GetAddresses()[1].GetTargetRef().GetName() == "web-2" && s.GetPorts()[0].GetName() == "http"
+		}},
+		{endpointslice.Key("web-mirror-0", "default"), func(m proto.Message) bool {
+			s := m.(*endpointslice.EndpointSlice)
+			return s.GetServiceName() == "web" && len(s.GetEndpoints()) == 2 && s.GetEndpoints()[1].GetNodeName() == "k8s-worker1" &&
+				s.GetEndpoints()[1].GetReady() && s.GetPorts()[0].GetName() == "http"
 		}},
 		{namespace.Key("kube-system"), func(m proto.Message) bool { return m.(*namespace.Namespace).GetName() == "kube-system" }},
 	}
@@ -320,7 +327,10 @@ func TestClusterFileEditsAreApplied(t *testing.T) {
 	writeFile(t, file, clusterA)
 	e := startEnv(t, file)
 	st := e.state()
-	for _, k := range []string{service.Key("a", "default"), endpoints.Key("a", "default"), node.Key("n2"), vppnode.Key(2)} {
+	// The Endpoints object of a is written as the legacy value and mirrored into a
+	// slice, so that agents reading either find the endpoints.
+	for _, k := range []string{service.Key("a", "default"), endpoints.Key("a", "default"),
+		endpointslice.Key("a-mirror-0", "default"), node.Key("n2"), vppnode.Key(2)} {
 		if st[k] == nil {
 			t.Fatalf("%s missing after start: %v", k, keysOf(st))
 		}
@@ -332,9 +342,10 @@ func TestClusterFileEditsAreApplied(t *testing.T) {
 	begin := time.Now()
 	writeFile(t, file, clusterB)
 	// The edit is applied prefix by prefix (as contiv-ksr writes object by object):
-	// wait for its last prefix, the endpoints (one transaction).
+	// wait for its last prefixes, the slices and the legacy endpoints.
 	st = e.waitFor("endpoints of b in, of a out", func(st map[string]proto.Message) bool {
-		return st[endpoints.Key("b", "default")] != nil && st[endpoints.Key("a", "default")] == nil
+		return st[endpoints.Key("b", "default")] != nil && st[endpoints.Key("a", "default")] == nil &&
+			st[endpointslice.Key("b-xyz", "default")] != nil && st[endpointslice.Key("a-mirror-0", "default")] == nil
 	})
 	t.Logf("edit applied in %v", time.Since(begin))
 	if st[service.Key("b", "default")] == nil || st[service.Key("a", "default")] != nil || st[node.Key("n2")] != nil || st[vppnode.Key(2)] != nil {

@@ -4,7 +4,9 @@
 //
 //	embedded etcd (loopback)  <── cluster file loader: a YAML file of Kubernetes objects
 //	   │                          (Nodes, Pods, Services, Endpoints, EndpointSlices,
-//	   │                          Namespaces, NetworkPolicies), converted by the code of
+//	   │                          ServiceCIDRs, Namespaces, NetworkPolicies; slices
+//	   │                          and legacy Endpoints values both written, each made
+//	   │                          of the other when the file lacks it), converted by the code of
 //	   │                          contiv-ksr and written in its layout; the file is
 //	   │                          polled and every change applied (mark and sweep)
 //	   └──> dbwatcher, nodesync (as with the cluster's etcd)

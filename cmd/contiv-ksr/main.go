@@ -1,6 +1,8 @@
 // Command contiv-ksr is the Kubernetes State Reflector: it mirrors Pods, Services,
-// Endpoints (or EndpointSlices), Nodes, Namespaces and NetworkPolicies into etcd under
-// /vnf-agent/contiv-ksr/ for the contiv-agents (plugins/ksr). Several replicas may run;
+// EndpointSlices, ServiceCIDRs, Nodes, Namespaces and NetworkPolicies into etcd under
+// /vnf-agent/contiv-ksr/ for the contiv-agents (plugins/ksr), and, unless
+// -legacy-endpoints=false, the legacy Endpoints value of every service for agents of
+// the previous release. Several replicas may run;
 // one is elected through etcd and writes. It serves /liveness, /readiness and /metrics
 // on :9191. This file is only flags and wiring.
 package main
@@ -44,6 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	serviceCIDRs := fs.String("service-cluster-ip-range", "", "service CIDRs (comma-separated, as kube-apiserver's flag): Services with a cluster IP outside are reflected without it (default: not checked)")
 	nodePortRange := fs.String("service-node-port-range", fmt.Sprintf("%d-%d", convert.DefaultNodePortMin, convert.DefaultNodePortMax),
 		"node port range (as kube-apiserver's flag): node ports outside are left out of the reflected Services")
+	legacyEndpoints := fs.Bool("legacy-endpoints", true,
+		"also write the legacy Endpoints value of every service (made of its EndpointSlices) for agents of the previous release; false deletes those values")
 	etcdFile := infra.NewConfigFile(fs, "etcd")
 	httpFile := infra.NewConfigFile(fs, "http")
 	logsFile := infra.NewConfigFile(fs, "logs")
@@ -107,14 +111,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logs.RegisterHandlers(restPlugin.Admin())
 
 	reflector := ksr.NewPlugin(ksr.Deps{
-		Log:           logs.Logger("ksr"),
-		KubeConfig:    *kubeConfig,
-		EtcdConfig:    etcdFile,
-		Registerer:    metrics,
-		Health:        healthReg.Reporter("ksr"),
-		Identity:      os.Getenv(identityEnv),
-		ElectionTTL:   *electionTTL,
-		ServiceLimits: limits,
+		Log:             logs.Logger("ksr"),
+		KubeConfig:      *kubeConfig,
+		EtcdConfig:      etcdFile,
+		Registerer:      metrics,
+		Health:          healthReg.Reporter("ksr"),
+		Identity:        os.Getenv(identityEnv),
+		ElectionTTL:     *electionTTL,
+		ServiceLimits:   limits,
+		LegacyEndpoints: *legacyEndpoints,
 	})
 
 	lifecycle := healthReg.Reporter("lifecycle")

@@ -11,7 +11,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"google.golang.org/protobuf/proto"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/store"
 )
 
@@ -112,10 +115,21 @@ func (p *Plugin) watchOwnKey(ctx context.Context, cancel context.CancelFunc, el 
 // lead runs the informers and the write loop of one term; the informers have stopped
 // when it returns. Goroutines it starts are counted in wg.
 func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer) error {
-	set, err := newInformerSet(p.KubeClient, p.convertService)
+	cidrs, ok := p.discoverServiceCIDRs(ctx)
+	if !ok {
+		return nil
+	}
+	set, err := newInformerSet(p.KubeClient, termOptions{
+		convService:        p.convertService,
+		legacyEndpoints:    p.LegacyEndpoints,
+		serviceCIDRs:       cidrs,
+		cidrsLimitServices: len(p.ServiceLimits.ServiceCIDRs) > 0,
+		skipped:            func(n int) { p.metrics.skipped.WithLabelValues(endpointslice.Keyword).Set(float64(n)) },
+	})
 	if err != nil {
 		return err
 	}
+	defer p.metrics.skipped.WithLabelValues(endpointslice.Keyword).Set(0) // counted by the leader only
 	ctx, cancel := context.WithCancel(ctx)
 	defer set.shutdown() // runs after cancel: waits for the informers to stop
 	defer cancel()
@@ -131,6 +145,45 @@ func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer) 
 		}()
 	}
 	return p.writeLoop(ctx, set, w)
+}
+
+// discoverServiceCIDRs asks the API server whether it serves ServiceCIDRs until it
+// answers (backoff 100 ms → 1 s; the term goes on meanwhile, not ready, as when the
+// informers wait for their caches); ok is false when ctx ended first.
+func (p *Plugin) discoverServiceCIDRs(ctx context.Context) (served, ok bool) {
+	backoff := minBackoff
+	for {
+		served, err := p.serviceCIDRsServed()
+		if err == nil {
+			return served, true
+		}
+		p.Log.WithError(err).WithField("retry", backoff).Warn("API discovery failed")
+		if !p.sleep(ctx, backoff) {
+			return false, false
+		}
+		backoff = nextBackoff(backoff)
+	}
+}
+
+// serviceCIDRsServed says whether the API server serves networking.k8s.io/v1
+// ServiceCIDRs (Kubernetes 1.33 and later): an informer of a kind the server lacks
+// would never sync, so older servers get no ServiceCIDR reflector.
+func (p *Plugin) serviceCIDRsServed() (bool, error) {
+	gv := networkingv1.SchemeGroupVersion.String()
+	list, err := p.KubeClient.Discovery().ServerResourcesForGroupVersion(gv)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("discover the resources of %s: %w", gv, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "servicecidrs" {
+			return true, nil
+		}
+	}
+	p.Log.WithField("groupVersion", gv).Info("the API server serves no ServiceCIDRs: not reflected")
+	return false, nil
 }
 
 // writeLoop writes queued items, and resyncs everything after the start of the term,

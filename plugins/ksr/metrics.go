@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/store"
 )
 
@@ -23,6 +24,7 @@ type metrics struct {
 	adds, updates, deletes, resyncs *prometheus.CounterVec
 	errors                          *prometheus.CounterVec
 	invalidFields                   *prometheus.CounterVec
+	skipped                         *prometheus.GaugeVec
 	leader, inSync                  prometheus.Gauge
 }
 
@@ -43,6 +45,10 @@ func newMetrics(reflectors []string) *metrics {
 		invalidFields: counter("invalid_fields_total",
 			"Fields of reflected objects that broke a limit (port or node port out of range, cluster IP outside the service CIDR) and were left out.",
 			"reflector", "field"),
+		skipped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "contiv", Subsystem: "ksr", Name: "skipped_objects",
+			Help: "Objects of the leader's informer caches that are not written by design: EndpointSlices without the kubernetes.io/service-name label.",
+		}, []string{"reflector"}),
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "contiv", Subsystem: "ksr", Name: "leader",
 			Help: "1 while this replica is the elected leader (the one writing to etcd).",
@@ -52,6 +58,7 @@ func newMetrics(reflectors []string) *metrics {
 			Help: "1 while this replica leads and etcd matches the informer caches (last resync succeeded).",
 		}),
 	}
+	m.skipped.WithLabelValues(endpointslice.Keyword)
 	for _, r := range reflectors { // every series exists from the start, at 0
 		m.adds.WithLabelValues(r)
 		m.updates.WithLabelValues(r)
@@ -65,7 +72,7 @@ func newMetrics(reflectors []string) *metrics {
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.adds, m.updates, m.deletes, m.resyncs, m.errors, m.invalidFields, m.leader, m.inSync} {
+	for _, c := range []prometheus.Collector{m.adds, m.updates, m.deletes, m.resyncs, m.errors, m.invalidFields, m.skipped, m.leader, m.inSync} {
 		if err := r.Register(c); err != nil {
 			return fmt.Errorf("register metrics: %w", err)
 		}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,7 +65,14 @@ type Deps struct {
 	// ServiceLimits are the node port range and service CIDRs that reflected Services
 	// are checked against (convert.ServiceLimits.Sanitize); a zero NodePortMax means
 	// the Kubernetes default range, no ServiceCIDRs means cluster IPs are not checked.
+	// When ServiceCIDRs are given, the ranges of the cluster's ServiceCIDR objects are
+	// valid too.
 	ServiceLimits convert.ServiceLimits
+	// LegacyEndpoints makes the leader write, besides the EndpointSlices, the legacy
+	// Endpoints value of every service (k8s/endpoints/...), made of its slices, which
+	// agents of the previous release read; false deletes those values. (In the
+	// contiv-ksr command the flag -legacy-endpoints, on by default in this release.)
+	LegacyEndpoints bool
 }
 
 // Plugin is contiv-ksr's reflector plugin.
@@ -290,10 +299,11 @@ func nextBackoff(d time.Duration) time.Duration { return min(2*d, maxBackoff) }
 // errLostLeadership ends a term whose writes the election guard refused.
 var errLostLeadership = errors.New("leadership lost")
 
-// convertService converts a Service and leaves out what breaks p.ServiceLimits: each
-// such field is logged (object, field, value, what was done) and counted in
+// convertService converts a Service and leaves out what breaks p.ServiceLimits (the
+// service CIDRs extended by cidrs, the ranges of the ServiceCIDR objects): each such
+// field is logged (object, field, value, what was done) and counted in
 // contiv_ksr_invalid_fields_total{reflector="service",field}.
-func (p *Plugin) convertService(s *corev1.Service) (*service.Service, error) {
+func (p *Plugin) convertService(s *corev1.Service, cidrs []*net.IPNet) (*service.Service, error) {
 	out, err := convert.Service(s)
 	if err != nil {
 		return nil, err
@@ -301,6 +311,9 @@ func (p *Plugin) convertService(s *corev1.Service) (*service.Service, error) {
 	limits := p.ServiceLimits
 	if limits.NodePortMax == 0 {
 		limits.NodePortMin, limits.NodePortMax = convert.DefaultNodePortMin, convert.DefaultNodePortMax
+	}
+	if len(limits.ServiceCIDRs) > 0 && len(cidrs) > 0 {
+		limits.ServiceCIDRs = append(slices.Clip(limits.ServiceCIDRs), cidrs...)
 	}
 	for _, prob := range limits.Sanitize(out) {
 		p.metrics.invalidFields.WithLabelValues(service.Keyword, prob.FieldName()).Inc()

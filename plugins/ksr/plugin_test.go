@@ -1,5 +1,3 @@
-//lint:file-ignore SA1019 the Endpoints API is deprecated in Kubernetes but is what contiv-ksr reflects.
-
 package ksr
 
 import (
@@ -30,7 +28,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
-	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
@@ -38,6 +36,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/policy"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/etcdtest"
@@ -53,7 +52,9 @@ const waitTimeout = 15 * time.Second
 
 // cluster is a fake Kubernetes API plus an embedded etcd.
 type cluster struct {
-	t       *testing.T
+	t *testing.T
+	// legacy is the LegacyEndpoints of the replicas started from now on (default true).
+	legacy  bool
 	etcd    *etcdtest.Server
 	db      *clientv3.Client
 	kube    *fake.Clientset
@@ -109,9 +110,12 @@ func (c *cluster) wasReceived(namespace, name string) bool {
 
 func newCluster(t *testing.T, objs ...runtime.Object) *cluster {
 	t.Helper()
-	c := &cluster{t: t, etcd: etcdtest.Start(t), received: map[string]bool{}}
+	c := &cluster{t: t, etcd: etcdtest.Start(t), received: map[string]bool{}, legacy: true}
 	c.db = c.etcd.Client(t)
 	c.kube = fake.NewClientset(objs...)
+	// A v1.34 API server: it serves ServiceCIDRs.
+	c.kube.Resources = []*metav1.APIResourceList{{GroupVersion: networkingv1.SchemeGroupVersion.String(),
+		APIResources: []metav1.APIResource{{Name: "networkpolicies"}, {Name: "servicecidrs"}}}}
 	c.kube.PrependWatchReactor("*", func(a k8stesting.Action) (bool, watch.Interface, error) {
 		c.watches.Add(1)
 		w, err := c.kube.Tracker().Watch(a.GetResource(), a.GetNamespace())
@@ -139,6 +143,23 @@ func (c *cluster) start(identity string) *instance {
 // startWith starts a replica with additional etcd.conf settings.
 func (c *cluster) startWith(identity string, etcdConf infra.StaticConfig) *instance {
 	c.t.Helper()
+	return c.startDeps(identity, etcdConf, nil)
+}
+
+// startLeaderWith starts a replica whose dependencies mod changes and waits until it
+// leads, as startLeader.
+func (c *cluster) startLeaderWith(identity string, mod func(*Deps)) *instance {
+	c.t.Helper()
+	before := c.watches.Load()
+	in := c.startDeps(identity, nil, mod)
+	c.waitSynced(in, before)
+	return in
+}
+
+// startDeps starts a replica with additional etcd.conf settings and dependencies
+// changed by mod (nil: none).
+func (c *cluster) startDeps(identity string, etcdConf infra.StaticConfig, mod func(*Deps)) *instance {
+	c.t.Helper()
 	conf := infra.StaticConfig{"endpoints": []string{c.etcd.Endpoint()}, "reconnect-interval": "200ms"}
 	for k, v := range etcdConf {
 		conf[k] = v
@@ -150,11 +171,16 @@ func (c *cluster) startWith(identity string, etcdConf infra.StaticConfig) *insta
 		log.SetLevel(logrus.DebugLevel)
 	}
 	reg, hr := prometheus.NewRegistry(), health.NewRegistry()
-	p := NewPlugin(Deps{
+	deps := Deps{
 		Log: log.WithField("ksr", identity), KubeClient: c.kube,
 		EtcdConfig: conf,
 		Registerer: reg, Health: hr.Reporter("ksr"), Identity: identity, ElectionTTL: 2 * time.Second,
-	})
+		LegacyEndpoints: c.legacy,
+	}
+	if mod != nil {
+		mod(&deps)
+	}
+	p := NewPlugin(deps)
 	if err := p.Init(); err != nil {
 		c.t.Fatal(err)
 	}
@@ -245,14 +271,8 @@ func testService(name, clusterIP string) *corev1.Service {
 		ClusterIP: clusterIP, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
 }
 
-func testEndpoints(name string, ips ...string) *corev1.Endpoints {
-	e := &corev1.Endpoints{ObjectMeta: objMeta("default", name)}
-	var addrs []corev1.EndpointAddress
-	for _, ip := range ips {
-		addrs = append(addrs, corev1.EndpointAddress{IP: ip})
-	}
-	e.Subsets = []corev1.EndpointSubset{{Addresses: addrs, Ports: []corev1.EndpointPort{{Name: "http", Port: 8080}}}}
-	return e
+func testServiceCIDR(name string, cidrs ...string) *networkingv1.ServiceCIDR {
+	return &networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: networkingv1.ServiceCIDRSpec{CIDRs: cidrs}}
 }
 
 func testNode(name, ip string) *corev1.Node {
@@ -337,14 +357,24 @@ func TestEveryKindIsAddedUpdatedAndDeleted(t *testing.T) {
 				return k.CoreV1().Services("default").Update(ctx, testService("web", "10.96.0.11"), metav1.UpdateOptions{})
 			},
 			func() error { return k.CoreV1().Services("default").Delete(ctx, "web", metav1.DeleteOptions{}) }},
-		{endpoints.Keyword, endpoints.Key("web", "default"),
+		{endpointslice.Keyword, endpointslice.Key("web-abc", "default"),
 			func() (runtime.Object, error) {
-				return k.CoreV1().Endpoints("default").Create(ctx, testEndpoints("web", "10.1.1.2"), metav1.CreateOptions{})
+				return k.DiscoveryV1().EndpointSlices("default").Create(ctx, testSlice("web-abc", "web", "10.1.1.2"), metav1.CreateOptions{})
 			},
 			func() (runtime.Object, error) {
-				return k.CoreV1().Endpoints("default").Update(ctx, testEndpoints("web", "10.1.1.2", "10.1.2.2"), metav1.UpdateOptions{})
+				return k.DiscoveryV1().EndpointSlices("default").Update(ctx, testSlice("web-abc", "web", "10.1.1.2", "10.1.2.2"), metav1.UpdateOptions{})
 			},
-			func() error { return k.CoreV1().Endpoints("default").Delete(ctx, "web", metav1.DeleteOptions{}) }},
+			func() error {
+				return k.DiscoveryV1().EndpointSlices("default").Delete(ctx, "web-abc", metav1.DeleteOptions{})
+			}},
+		{servicecidr.Keyword, servicecidr.Key("extra"),
+			func() (runtime.Object, error) {
+				return k.NetworkingV1().ServiceCIDRs().Create(ctx, testServiceCIDR("extra", "10.200.0.0/16"), metav1.CreateOptions{})
+			},
+			func() (runtime.Object, error) {
+				return k.NetworkingV1().ServiceCIDRs().Update(ctx, testServiceCIDR("extra", "10.200.0.0/16", "fd00:200::/112"), metav1.UpdateOptions{})
+			},
+			func() error { return k.NetworkingV1().ServiceCIDRs().Delete(ctx, "extra", metav1.DeleteOptions{}) }},
 	}
 	in := c.startLeader("a")
 	for _, kc := range cases {
@@ -470,44 +500,6 @@ func TestResyncAfterEtcdReconnectSweepsStaleAndRestoresMissing(t *testing.T) {
 	}
 }
 
-func TestEndpointSlicesFillInForMissingEndpoints(t *testing.T) {
-	ctx := context.Background()
-	c := newCluster(t, testService("web", "10.96.0.10"), testSlice("web-abc", "web", "10.1.1.2"))
-	c.startLeader("a")
-	key := endpoints.Key("web", "default")
-	fromSlices := func(slices ...*discoveryv1.EndpointSlice) proto.Message {
-		return must(convert.EndpointsFromSlices("default", "web", slices))
-	}
-	c.waitValue(key, fromSlices(testSlice("web-abc", "web", "10.1.1.2")))
-
-	// A second slice is merged in.
-	must(c.kube.DiscoveryV1().EndpointSlices("default").Create(ctx, testSlice("web-def", "web", "10.1.2.2"), metav1.CreateOptions{}))
-	c.waitValue(key, fromSlices(testSlice("web-abc", "web", "10.1.1.2"), testSlice("web-def", "web", "10.1.2.2")))
-
-	// An Endpoints object takes precedence, and its removal brings the slices back.
-	must(c.kube.CoreV1().Endpoints("default").Create(ctx, testEndpoints("web", "10.1.1.7"), metav1.CreateOptions{}))
-	c.waitValue(key, must(convert.Endpoints(testEndpoints("web", "10.1.1.7"))))
-	if err := c.kube.CoreV1().Endpoints("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	c.waitValue(key, fromSlices(testSlice("web-abc", "web", "10.1.1.2"), testSlice("web-def", "web", "10.1.2.2")))
-
-	// A slice moved to another service leaves this one.
-	must(c.kube.DiscoveryV1().EndpointSlices("default").Update(ctx, testSlice("web-def", "api", "10.1.2.2"), metav1.UpdateOptions{}))
-	c.waitValue(key, fromSlices(testSlice("web-abc", "web", "10.1.1.2")))
-	apiKey := endpoints.Key("api", "default")
-	c.waitValue(apiKey, must(convert.EndpointsFromSlices("default", "api", []*discoveryv1.EndpointSlice{testSlice("web-def", "api", "10.1.2.2")})))
-
-	// No slice left: no Endpoints value.
-	for _, name := range []string{"web-abc", "web-def"} {
-		if err := c.kube.DiscoveryV1().EndpointSlices("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.waitValue(key, nil)
-	c.waitValue(apiKey, nil)
-}
-
 func TestNodeDeletionRemovesItsIDAndAgentConfig(t *testing.T) {
 	ctx := context.Background()
 	c := newCluster(t, testNode("k8s-master", "10.20.0.10"), testNode("k8s-worker1", "10.20.0.11"))
@@ -621,7 +613,8 @@ func TestMetricsAreExported(t *testing.T) {
 		names[f.GetName()] = true
 	}
 	for _, n := range []string{"contiv_ksr_adds_total", "contiv_ksr_updates_total", "contiv_ksr_deletes_total",
-		"contiv_ksr_resyncs_total", "contiv_ksr_errors_total", "contiv_ksr_leader", "contiv_ksr_in_sync"} {
+		"contiv_ksr_resyncs_total", "contiv_ksr_errors_total", "contiv_ksr_leader", "contiv_ksr_in_sync",
+		"contiv_ksr_skipped_objects"} {
 		if !names[n] {
 			t.Errorf("metric %s missing", n)
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
@@ -52,7 +53,11 @@ func TestPod(t *testing.T) {
 			Annotations: map[string]string{"contivpp.io/custom-if": "memif1/memif"},
 		},
 		Spec: corev1.PodSpec{
-			InitContainers: []corev1.Container{{Name: "init", Ports: []corev1.ContainerPort{{ContainerPort: 1}}}},
+			InitContainers: []corev1.Container{
+				{Name: "init", Ports: []corev1.ContainerPort{{ContainerPort: 1}}},
+				{Name: "proxy", RestartPolicy: ptr(corev1.ContainerRestartPolicyAlways), // a native sidecar
+					Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9090}}},
+			},
 			Containers: []corev1.Container{
 				{Name: "nginx", Ports: []corev1.ContainerPort{
 					{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP},
@@ -83,6 +88,7 @@ func TestPod(t *testing.T) {
 					{Name: "noproto", ContainerPort: 8080, Protocol: pod.Pod_Container_Port_TCP},
 				}},
 				{Name: "sidecar"},
+				{Name: "proxy", Port: []*pod.Pod_Container_Port{{Name: "metrics", ContainerPort: 9090, Protocol: pod.Pod_Container_Port_TCP}}},
 			},
 			Annotations: map[string]string{"contivpp.io/custom-if": "memif1/memif"},
 		}},
@@ -195,6 +201,37 @@ func TestService(t *testing.T) {
 				s.ExternalIps = []string{"20.0.0.1", "20.0.0.2"}
 				s.Selector = map[string]string{"app": "web"}
 				s.Annotations = map[string]string{"note": "x"}
+			})},
+		{name: "v1.34 fields: labels, dual stack, traffic policies and distribution, ingress ipMode, class",
+			in: base(func(s *corev1.Service) {
+				s.Labels = map[string]string{"service.kubernetes.io/service-proxy-name": "other"}
+				s.Spec.Type = corev1.ServiceTypeLoadBalancer
+				s.Spec.ClusterIPs = []string{"10.96.0.10", "fd00::10"}
+				s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+				s.Spec.IPFamilyPolicy = ptr(corev1.IPFamilyPolicyPreferDualStack)
+				s.Spec.InternalTrafficPolicy = ptr(corev1.ServiceInternalTrafficPolicyLocal)
+				s.Spec.TrafficDistribution = ptr(corev1.ServiceTrafficDistributionPreferSameZone)
+				s.Spec.PublishNotReadyAddresses = true
+				s.Spec.LoadBalancerClass = ptr("example.com/lb")
+				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{
+					{IP: "192.0.2.10", IPMode: ptr(corev1.LoadBalancerIPModeProxy)},
+					{IP: "192.0.2.11", IPMode: ptr(corev1.LoadBalancerIPModeVIP)},
+					{IP: "192.0.2.12"}, // unset: VIP
+				}
+			}),
+			want: want(func(s *service.Service) {
+				s.Labels = map[string]string{"service.kubernetes.io/service-proxy-name": "other"}
+				s.ServiceType = "LoadBalancer"
+				s.ExternalTrafficPolicy = "Cluster"
+				s.ClusterIps = []string{"10.96.0.10", "fd00::10"}
+				s.IpFamilies = []string{"IPv4", "IPv6"}
+				s.IpFamilyPolicy = "PreferDualStack"
+				s.InternalTrafficPolicy = "Local"
+				s.TrafficDistribution = "PreferSameZone"
+				s.PublishNotReadyAddresses = true
+				s.LoadBalancerClass = "example.com/lb"
+				s.LbIngressIps = []string{"192.0.2.10", "192.0.2.11", "192.0.2.12"}
+				s.LbIngressProxyIps = []string{"192.0.2.10"}
 			})},
 		{name: "headless", in: base(func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone }),
 			want: want(func(s *service.Service) { s.ClusterIp = "None" })},
@@ -340,7 +377,7 @@ func TestEndpointsFromSlicesMergesByPortSet(t *testing.T) {
 
 func TestNode(t *testing.T) {
 	in := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "k8s-master", Labels: map[string]string{"ignored": "yes"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "k8s-master", Labels: map[string]string{"ignored": "yes", corev1.LabelTopologyZone: "zone-a"}},
 		Spec:       corev1.NodeSpec{PodCIDR: "10.1.1.0/24", ProviderID: "sim://k8s-master"},
 		Status: corev1.NodeStatus{
 			Addresses: []corev1.NodeAddress{
@@ -359,7 +396,7 @@ func TestNode(t *testing.T) {
 		},
 	}
 	want := &node.Node{
-		Name: "k8s-master", Pod_CIDR: "10.1.1.0/24", Provider_ID: "sim://k8s-master",
+		Name: "k8s-master", Pod_CIDR: "10.1.1.0/24", Provider_ID: "sim://k8s-master", Zone: "zone-a",
 		Addresses: []*node.NodeAddress{
 			{Type: node.NodeAddress_NodeInternalIP, Address: "10.20.0.10"},
 			{Type: node.NodeAddress_NodeHostName, Address: "k8s-master"},
@@ -521,7 +558,7 @@ func TestPolicy(t *testing.T) {
 	}
 }
 
-func TestSnapshotKeysAndEndpointSliceFallback(t *testing.T) {
+func TestSnapshotWritesSlicesLegacyEndpointsAndMirrors(t *testing.T) {
 	port := []discoveryv1.EndpointPort{{Name: ptr("http"), Port: ptr(int32(80))}}
 	objs := []runtime.Object{
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
@@ -529,11 +566,17 @@ func TestSnapshotKeysAndEndpointSliceFallback(t *testing.T) {
 		&corev1.Pod{ObjectMeta: meta("default", "p1")},
 		&corev1.Service{ObjectMeta: meta("default", "a")},
 		&corev1.Service{ObjectMeta: meta("default", "b")},
+		&corev1.Service{ObjectMeta: meta("default", "c")},
+		// a has an Endpoints object and slices: both are written as they are.
 		&corev1.Endpoints{ObjectMeta: meta("default", "a")},
-		// a has an Endpoints object: its slices are ignored; b has only slices.
 		slice("default", "a-1", "a", discoveryv1.AddressTypeIPv4, port, discoveryv1.Endpoint{Addresses: []string{"10.1.1.9"}}),
+		// b has slices only: its legacy value is made of them.
 		slice("default", "b-1", "b", discoveryv1.AddressTypeIPv4, port, discoveryv1.Endpoint{Addresses: []string{"10.1.1.8"}}),
+		// c has an Endpoints object only: it is mirrored into a slice.
+		&corev1.Endpoints{ObjectMeta: meta("default", "c"), Subsets: []corev1.EndpointSubset{{
+			Addresses: []corev1.EndpointAddress{{IP: "10.1.1.7"}}, Ports: []corev1.EndpointPort{{Name: "http", Port: 80}}}}},
 		&networkingv1.NetworkPolicy{ObjectMeta: meta("default", "np")},
+		&networkingv1.ServiceCIDR{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes"}, Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.96.0.0/12"}}},
 	}
 	got, err := Snapshot(objs)
 	if err != nil {
@@ -541,9 +584,11 @@ func TestSnapshotKeysAndEndpointSliceFallback(t *testing.T) {
 	}
 	wantKeys := []string{
 		"k8s/node/n1", "k8s/namespace/default", "k8s/pod/p1/namespace/default",
-		"k8s/service/a/namespace/default", "k8s/service/b/namespace/default",
-		"k8s/endpoints/a/namespace/default", "k8s/endpoints/b/namespace/default",
-		"k8s/policy/np/namespace/default",
+		"k8s/service/a/namespace/default", "k8s/service/b/namespace/default", "k8s/service/c/namespace/default",
+		"k8s/endpoints/a/namespace/default", "k8s/endpoints/b/namespace/default", "k8s/endpoints/c/namespace/default",
+		"k8s/endpointslice/a-1/namespace/default", "k8s/endpointslice/b-1/namespace/default",
+		"k8s/endpointslice/c-mirror-0/namespace/default",
+		"k8s/policy/np/namespace/default", "k8s/servicecidr/kubernetes",
 	}
 	if len(got) != len(wantKeys) {
 		t.Errorf("%d keys, want %d: %v", len(got), len(wantKeys), got)
@@ -560,6 +605,11 @@ func TestSnapshotKeysAndEndpointSliceFallback(t *testing.T) {
 		eps.EndpointSubsets[0].Addresses[0].Ip != "10.1.1.8" {
 		t.Errorf("endpoints b = %v, want the merged slice", eps)
 	}
+	checkProto(t, got["k8s/endpointslice/c-mirror-0/namespace/default"], &endpointslice.EndpointSlice{
+		Name: "c-mirror-0", Namespace: "default", ServiceName: "c", AddressType: "IPv4", ManagedBy: MirrorManagedBy,
+		Ports:     []*endpointslice.Port{{Name: "http", Protocol: "TCP", Port: 80}},
+		Endpoints: []*endpointslice.Endpoint{{Addresses: []string{"10.1.1.7"}, Ready: true, Serving: true}},
+	}, nil, "")
 }
 
 func TestSnapshotNamesEveryBadObject(t *testing.T) {

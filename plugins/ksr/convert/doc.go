@@ -4,13 +4,23 @@
 // a model field; contiv-ksr (informers) and the standalone cluster loader (objects read
 // from a YAML file) both use it, so the agent cannot tell the two sources apart.
 //
-//	*corev1.Pod                    -> pod.Pod              k8s/pod/<name>/namespace/<ns>
-//	*corev1.Service                -> service.Service      k8s/service/<name>/namespace/<ns>
-//	*corev1.Endpoints              -> endpoints.Endpoints  k8s/endpoints/<name>/namespace/<ns>
-//	[]*discoveryv1.EndpointSlice   -> endpoints.Endpoints  (same key; when no Endpoints object exists)
-//	*corev1.Node                   -> node.Node            k8s/node/<name>
-//	*corev1.Namespace              -> namespace.Namespace  k8s/namespace/<name>
-//	*networkingv1.NetworkPolicy    -> policy.Policy        k8s/policy/<name>/namespace/<ns>
+//	*corev1.Pod                    -> pod.Pod                      k8s/pod/<name>/namespace/<ns>
+//	*corev1.Service                -> service.Service              k8s/service/<name>/namespace/<ns>
+//	*discoveryv1.EndpointSlice     -> endpointslice.EndpointSlice  k8s/endpointslice/<name>/namespace/<ns>
+//	[]*discoveryv1.EndpointSlice   -> endpoints.Endpoints          k8s/endpoints/<service>/namespace/<ns>
+//	  of one service (LegacyEndpoints: the value agents of the previous release read)
+//	*corev1.Endpoints              -> endpoints.Endpoints          (same key; cluster files only)
+//	*corev1.Endpoints              -> []*discoveryv1.EndpointSlice (MirrorEndpoints; cluster files only)
+//	*networkingv1.ServiceCIDR      -> servicecidr.ServiceCIDR      k8s/servicecidr/<name>
+//	*corev1.Node                   -> node.Node                    k8s/node/<name>
+//	*corev1.Namespace              -> namespace.Namespace          k8s/namespace/<name>
+//	*networkingv1.NetworkPolicy    -> policy.Policy                k8s/policy/<name>/namespace/<ns>
+//
+// EndpointSlice conditions are normalised as the discovery.k8s.io/v1 API tells
+// consumers to read them (EndpointConditions): unset ready and serving are true, unset
+// terminating is false. Nothing is capped: every endpoint of every slice is kept, and
+// the legacy Endpoints value of a service holds all of them (the Endpoints API caps at
+// 1,000).
 //
 // The functions are pure: no I/O, no clocks, no shared state; the same object always
 // gives the same value (lists built from Go maps are sorted), so a writer can compare

@@ -4,6 +4,7 @@ package convert
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,16 +86,20 @@ func SliceServiceName(s *discoveryv1.EndpointSlice) string {
 }
 
 // EndpointsFromSlices builds the Endpoints model of the service namespace/name from its
-// EndpointSlices, for services that have slices but no Endpoints object. Slices of
-// another service or namespace and FQDN slices are ignored.
+// EndpointSlices: the legacy value that agents of the previous release read. Slices of
+// another service or namespace and FQDN slices are ignored. Nothing is truncated (the
+// Endpoints API caps an object at 1,000 addresses; this value has all of them).
 //
 // Endpoints with the same set of ports form one subset. Each endpoint contributes its
-// first address (the API declares the addresses of one endpoint fungible); it is ready
-// unless its ready condition is false. An IP present in several slices of one subset
-// appears once, ready if any slice says so. Subsets are ordered by their ports and
-// addresses by IP, so the result does not depend on how the addresses are spread over
-// slices. A service whose slices hold no endpoint gets an Endpoints value without
-// subsets.
+// first address (the API declares the addresses of one endpoint fungible); it goes to
+// the addresses when ready (EndpointConditions), else to the not-ready addresses. An IP
+// present in several slices of one subset appears once, ready if any slice says so.
+// Subsets are ordered by their ports and addresses by IP, so the result does not depend
+// on how the addresses are spread over slices. A service whose slices hold no endpoint
+// gets an Endpoints value without subsets.
+//
+// It costs O(endpoints of the service): contiv-ksr calls it on every change of one of
+// the service's slices.
 func EndpointsFromSlices(namespace, name string, slices []*discoveryv1.EndpointSlice) (*endpoints.Endpoints, error) {
 	if err := checkNamespaced("endpoints", namespace, name); err != nil {
 		return nil, err
@@ -126,7 +131,7 @@ func EndpointsFromSlices(namespace, name string, slices []*discoveryv1.EndpointS
 				continue
 			}
 			ip := ep.Addresses[0]
-			ready := ep.Conditions.Ready == nil || *ep.Conditions.Ready
+			ready := EndpointConditions(ep.Conditions).Ready
 			if _, seen := g.addrs[ip]; seen && !ready {
 				continue // keep what another slice said; ready wins
 			}
@@ -228,4 +233,115 @@ func portsSignature(ports []*endpoints.EndpointSubset_EndpointPort) string {
 		b.WriteByte('\x01')
 	}
 	return b.String()
+}
+
+// PrimaryAddressType returns the address type of the slices whose endpoints the legacy
+// Endpoints value of svc holds: the family of its first IP family (spec.ipFamilies[0]),
+// else of its cluster IP, as the Endpoints controller of Kubernetes writes only the
+// addresses of that family. "" when svc is nil or says neither (all families count).
+func PrimaryAddressType(svc *corev1.Service) discoveryv1.AddressType {
+	if svc == nil {
+		return ""
+	}
+	if len(svc.Spec.IPFamilies) > 0 {
+		switch svc.Spec.IPFamilies[0] {
+		case corev1.IPv4Protocol:
+			return discoveryv1.AddressTypeIPv4
+		case corev1.IPv6Protocol:
+			return discoveryv1.AddressTypeIPv6
+		}
+	}
+	return addressType(svc.Spec.ClusterIP)
+}
+
+// addressType returns the address type of an IP, "" for anything else.
+func addressType(ip string) discoveryv1.AddressType {
+	switch a := net.ParseIP(ip); {
+	case a == nil:
+		return ""
+	case a.To4() != nil:
+		return discoveryv1.AddressTypeIPv4
+	default:
+		return discoveryv1.AddressTypeIPv6
+	}
+}
+
+// LegacyEndpoints is the legacy Endpoints value of the service namespace/name (svc, nil
+// when unknown) made of its slices: EndpointsFromSlices over the slices of the
+// service's PrimaryAddressType.
+func LegacyEndpoints(namespace, name string, svc *corev1.Service, slices []*discoveryv1.EndpointSlice) (*endpoints.Endpoints, error) {
+	if family := PrimaryAddressType(svc); family != "" {
+		kept := make([]*discoveryv1.EndpointSlice, 0, len(slices))
+		for _, s := range slices {
+			if s != nil && s.AddressType == family {
+				kept = append(kept, s)
+			}
+		}
+		slices = kept
+	}
+	return EndpointsFromSlices(namespace, name, slices)
+}
+
+// MirrorManagedBy is the endpointslice.kubernetes.io/managed-by label of the slices
+// MirrorEndpoints makes: the one of Kubernetes' EndpointSlice mirroring controller.
+const MirrorManagedBy = "endpointslicemirroring-controller.k8s.io"
+
+// MirrorEndpoints returns the EndpointSlices that stand for an Endpoints object, as
+// Kubernetes' EndpointSlice mirroring controller makes them for Endpoints that no
+// selector manages: one slice per subset and address family, named
+// "<name>-mirror-<subset index>" (IPv6: "-ipv6" appended), labelled with the service
+// name and MirrorManagedBy, with the subset's ports; ready addresses are ready, the
+// not-ready ones are not (the other conditions unset, as the controller leaves them).
+// Addresses that are not IPs are left out. The trigger-time annotation is kept.
+func MirrorEndpoints(e *corev1.Endpoints) []*discoveryv1.EndpointSlice {
+	if e == nil {
+		return nil
+	}
+	var out []*discoveryv1.EndpointSlice
+	for i, sub := range e.Subsets {
+		var ports []discoveryv1.EndpointPort
+		for _, p := range sub.Ports {
+			proto := corev1.Protocol(protocolName(p.Protocol))
+			ports = append(ports, discoveryv1.EndpointPort{Name: &p.Name, Port: &p.Port, Protocol: &proto, AppProtocol: p.AppProtocol})
+		}
+		byType := map[discoveryv1.AddressType]*discoveryv1.EndpointSlice{}
+		add := func(a corev1.EndpointAddress, ready bool) {
+			t := addressType(a.IP)
+			if t == "" {
+				return
+			}
+			s := byType[t]
+			if s == nil {
+				name := fmt.Sprintf("%s-mirror-%d", e.Name, i)
+				if t == discoveryv1.AddressTypeIPv6 {
+					name += "-ipv6"
+				}
+				s = &discoveryv1.EndpointSlice{AddressType: t, Ports: ports}
+				s.Namespace, s.Name = e.Namespace, name
+				s.Labels = map[string]string{discoveryv1.LabelServiceName: e.Name, discoveryv1.LabelManagedBy: MirrorManagedBy}
+				if v, ok := e.Annotations[corev1.EndpointsLastChangeTriggerTime]; ok {
+					s.Annotations = map[string]string{corev1.EndpointsLastChangeTriggerTime: v}
+				}
+				byType[t] = s
+			}
+			ep := discoveryv1.Endpoint{Addresses: []string{a.IP}, Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+				NodeName: a.NodeName, TargetRef: a.TargetRef}
+			if a.Hostname != "" {
+				ep.Hostname = &a.Hostname
+			}
+			s.Endpoints = append(s.Endpoints, ep)
+		}
+		for _, a := range sub.Addresses {
+			add(a, true)
+		}
+		for _, a := range sub.NotReadyAddresses {
+			add(a, false)
+		}
+		for _, t := range []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6} {
+			if s := byType[t]; s != nil {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

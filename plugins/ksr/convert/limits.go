@@ -3,8 +3,11 @@ package convert
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 )
@@ -104,21 +107,18 @@ func (p FieldProblem) FieldName() string {
 // health check node port) outside the node port range is cleared (the port stays
 // reachable through the cluster IP); a cluster IP that is not an IP, or lies outside the
 // service CIDRs, is cleared (the service keeps its node ports and external IPs but gets
-// no cluster-IP translation); invalid external and load-balancer IPs are left out.
+// no cluster-IP translation), and so is an entry of clusterIPs (with its IP family);
+// invalid external and load-balancer IPs are left out.
 func (l ServiceLimits) Sanitize(s *service.Service) []FieldProblem {
 	var problems []FieldProblem
 	fail := func(field string, value any, reason string, args ...any) {
 		problems = append(problems, FieldProblem{Field: field, Value: value, Reason: fmt.Sprintf(reason, args...)})
 	}
-	switch ip := s.GetClusterIp(); {
-	case ip == "" || ip == "None":
-	case net.ParseIP(ip) == nil:
-		fail("clusterIP", ip, "is not an IP address: the service is written without its cluster IP")
-		s.ClusterIp = ""
-	case len(l.ServiceCIDRs) > 0 && !inAny(l.ServiceCIDRs, net.ParseIP(ip)):
-		fail("clusterIP", ip, "is outside the service CIDR %s: the service is written without its cluster IP", cidrList(l.ServiceCIDRs))
+	if reason := l.clusterIPProblem(s.GetClusterIp()); reason != "" {
+		fail("clusterIP", s.GetClusterIp(), "%s: the service is written without its cluster IP", reason)
 		s.ClusterIp = ""
 	}
+	l.sanitizeClusterIPs(s, fail)
 	kept := s.Port[:0]
 	for i, p := range s.GetPort() {
 		name := p.GetName()
@@ -151,7 +151,57 @@ func (l ServiceLimits) Sanitize(s *service.Service) []FieldProblem {
 	}
 	s.ExternalIps = keepIPs(s.ExternalIps, "externalIPs", fail)
 	s.LbIngressIps = keepIPs(s.LbIngressIps, "status.loadBalancer.ingress.ip", fail)
+	s.LbIngressProxyIps = keepListed(s.LbIngressProxyIps, s.LbIngressIps)
 	return problems
+}
+
+// clusterIPProblem says what is wrong with a cluster IP ("" for nothing; "None" and ""
+// are fine).
+func (l ServiceLimits) clusterIPProblem(ip string) string {
+	switch {
+	case ip == "" || ip == corev1.ClusterIPNone:
+		return ""
+	case net.ParseIP(ip) == nil:
+		return "is not an IP address"
+	case len(l.ServiceCIDRs) > 0 && !inAny(l.ServiceCIDRs, net.ParseIP(ip)):
+		return "is outside the service CIDR " + cidrList(l.ServiceCIDRs)
+	}
+	return ""
+}
+
+// sanitizeClusterIPs leaves out of clusterIPs the entries that break the limits, with
+// the IP family at the same index (the two lists stay aligned).
+func (l ServiceLimits) sanitizeClusterIPs(s *service.Service, fail func(string, any, string, ...any)) {
+	if len(s.ClusterIps) == 0 {
+		return
+	}
+	aligned := len(s.IpFamilies) == len(s.ClusterIps)
+	ips, families := s.ClusterIps[:0], s.IpFamilies[:0]
+	for i, ip := range s.ClusterIps {
+		if reason := l.clusterIPProblem(ip); reason != "" {
+			fail(fmt.Sprintf("clusterIPs[%d]", i), ip, "%s: left out", reason)
+			continue
+		}
+		ips = append(ips, ip)
+		if aligned {
+			families = append(families, s.IpFamilies[i])
+		}
+	}
+	s.ClusterIps = ips
+	if aligned {
+		s.IpFamilies = families
+	}
+}
+
+// keepListed returns the entries of ips that are in allowed.
+func keepListed(ips, allowed []string) []string {
+	out := ips[:0]
+	for _, ip := range ips {
+		if slices.Contains(allowed, ip) {
+			out = append(out, ip)
+		}
+	}
+	return out
 }
 
 func (l ServiceLimits) validNodePort(p int32) bool {

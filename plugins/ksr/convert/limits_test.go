@@ -100,3 +100,37 @@ func TestParseLimits(t *testing.T) {
 		t.Error("ParseServiceCIDRs accepted an address without a prefix")
 	}
 }
+
+func TestServiceLimitsCheckEveryClusterIPAndKeepFamiliesAligned(t *testing.T) {
+	limits := ServiceLimits{NodePortMin: 30000, NodePortMax: 32767,
+		ServiceCIDRs: []*net.IPNet{cidr(t, "10.96.0.0/12"), cidr(t, "fd00::/108")}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.ServiceSpec{
+		Type:       corev1.ServiceTypeLoadBalancer,
+		ClusterIP:  "10.96.0.10",
+		ClusterIPs: []string{"10.96.0.10", "fd01::10"}, // the IPv6 one outside
+		IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol},
+	}, Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{
+		{IP: "bad", IPMode: ptr(corev1.LoadBalancerIPModeProxy)}, {IP: "192.0.2.1", IPMode: ptr(corev1.LoadBalancerIPModeProxy)},
+	}}}}
+	out, err := Service(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range limits.Sanitize(out) {
+		got = append(got, p.Error())
+	}
+	want := []string{
+		`clusterIPs[1]: "fd01::10" is outside the service CIDR 10.96.0.0/12,fd00::/108: left out`,
+		`status.loadBalancer.ingress.ip: "bad" is not an IP address: left out`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Join(out.GetClusterIps(), ",") != "10.96.0.10" || strings.Join(out.GetIpFamilies(), ",") != "IPv4" {
+		t.Errorf("cluster IPs %v families %v, want the IPv4 pair", out.GetClusterIps(), out.GetIpFamilies())
+	}
+	if strings.Join(out.GetLbIngressProxyIps(), ",") != "192.0.2.1" {
+		t.Errorf("proxy ingress IPs %v, want the valid one only", out.GetLbIngressProxyIps())
+	}
+}

@@ -20,7 +20,9 @@ var nodeAddressTypes = map[corev1.NodeAddressType]node.NodeAddress_NodeAddressTy
 }
 
 // Node converts a Node: name, pod CIDR, provider ID, addresses with their type (in the
-// order of the status) and the system information.
+// order of the status), the system information and the zone (the
+// topology.kubernetes.io/zone label, which topology-aware routing compares with the
+// hints of endpoints).
 func Node(n *corev1.Node) (*node.Node, error) {
 	if n == nil {
 		return nil, fmt.Errorf("node: %w", errNil)
@@ -33,6 +35,7 @@ func Node(n *corev1.Node) (*node.Node, error) {
 		Name:        n.Name,
 		Pod_CIDR:    n.Spec.PodCIDR,
 		Provider_ID: n.Spec.ProviderID,
+		Zone:        n.Labels[corev1.LabelTopologyZone],
 		NodeInfo: &node.NodeSystemInfo{
 			Machine_ID:              info.MachineID,
 			System_UUID:             info.SystemUUID,

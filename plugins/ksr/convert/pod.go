@@ -15,8 +15,11 @@ import (
 var errNil = errors.New("nil object")
 
 // Pod converts a Pod: identity, labels (sorted by key), pod and host IPs from the status,
-// the ports of the regular containers (init containers are left out) and the
-// annotations.
+// the ports of its containers and the annotations. The containers are the regular ones
+// followed by the native sidecars (init containers with restartPolicy Always, which
+// run beside the regular ones for the pod's whole life, so their named ports are
+// NetworkPolicy targets like any other); other init containers have finished before
+// the pod serves and are left out.
 //
 // The model knows TCP and UDP ports only. SCTP container ports are left out, because
 // the agent uses container ports to resolve the named ports of TCP and UDP policy
@@ -38,7 +41,7 @@ func Pod(p *corev1.Pod) (*pod.Pod, error) {
 	for _, k := range sortedKeys(p.Labels) {
 		out.Label = append(out.Label, &pod.Pod_Label{Key: k, Value: p.Labels[k]})
 	}
-	for _, c := range p.Spec.Containers {
+	for _, c := range servingContainers(p) {
 		mc := &pod.Pod_Container{Name: c.Name}
 		for _, cp := range c.Ports {
 			var proto pod.Pod_Container_Port_Protocol
@@ -61,6 +64,22 @@ func Pod(p *corev1.Pod) (*pod.Pod, error) {
 		out.Container = append(out.Container, mc)
 	}
 	return out, nil
+}
+
+// servingContainers returns the containers that run while the pod serves: the regular
+// ones, then the native sidecars in the order of the spec.
+func servingContainers(p *corev1.Pod) []*corev1.Container {
+	out := make([]*corev1.Container, 0, len(p.Spec.Containers)+len(p.Spec.InitContainers))
+	for i := range p.Spec.Containers {
+		out = append(out, &p.Spec.Containers[i])
+	}
+	for i := range p.Spec.InitContainers {
+		c := &p.Spec.InitContainers[i]
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // checkNamespaced refuses objects without a name or namespace: they have no key.

@@ -17,7 +17,11 @@ const DefaultSessionAffinityTimeout = 10800
 // name, node port), selector, cluster IP, type, external IPs, load-balancer ingress IPs
 // (status.loadBalancer.ingress[].ip; host-name-only entries have no IP and are left
 // out), session affinity and its timeout, load-balancer IP and source ranges, external
-// traffic policy, health-check node port and annotations.
+// traffic policy, health-check node port and annotations; and what Kubernetes v1.34
+// added since: labels, clusterIPs, ipFamilies, ipFamilyPolicy, internalTrafficPolicy,
+// trafficDistribution, publishNotReadyAddresses, loadBalancerClass and the ipMode of
+// each ingress IP (the ones with ipMode Proxy are also listed in lb_ingress_proxy_ips;
+// an unset ipMode is VIP, the API default).
 //
 // Defaults of the API server are filled in when the field is empty: protocol TCP, type
 // ClusterIP, session affinity None, target port = port, external traffic policy
@@ -43,6 +47,20 @@ func Service(s *corev1.Service) (*service.Service, error) {
 		ExternalTrafficPolicy:    string(spec.ExternalTrafficPolicy),
 		HealthCheckNodePort:      spec.HealthCheckNodePort,
 		Annotations:              copyMap(s.Annotations),
+		Labels:                   copyMap(s.Labels),
+		ClusterIps:               copyStrings(spec.ClusterIPs),
+		TrafficDistribution:      deref(spec.TrafficDistribution),
+		PublishNotReadyAddresses: spec.PublishNotReadyAddresses,
+		LoadBalancerClass:        deref(spec.LoadBalancerClass),
+	}
+	for _, f := range spec.IPFamilies {
+		out.IpFamilies = append(out.IpFamilies, string(f))
+	}
+	if spec.IPFamilyPolicy != nil {
+		out.IpFamilyPolicy = string(*spec.IPFamilyPolicy)
+	}
+	if spec.InternalTrafficPolicy != nil {
+		out.InternalTrafficPolicy = string(*spec.InternalTrafficPolicy)
 	}
 	out.LoadbalancerIp = spec.LoadBalancerIP
 	if out.ServiceType == "" {
@@ -62,8 +80,12 @@ func Service(s *corev1.Service) (*service.Service, error) {
 		}
 	}
 	for _, ing := range s.Status.LoadBalancer.Ingress {
-		if ing.IP != "" {
-			out.LbIngressIps = append(out.LbIngressIps, ing.IP)
+		if ing.IP == "" {
+			continue
+		}
+		out.LbIngressIps = append(out.LbIngressIps, ing.IP)
+		if ing.IPMode != nil && *ing.IPMode == corev1.LoadBalancerIPModeProxy {
+			out.LbIngressProxyIps = append(out.LbIngressProxyIps, ing.IP)
 		}
 	}
 	for _, p := range spec.Ports {
