@@ -149,7 +149,7 @@ type Endpoint struct {
 	// unset condition (unknown) is written as true, as consumers must read it.
 	Ready bool `protobuf:"varint,2,opt,name=ready,proto3" json:"ready,omitempty"`
 	// serving: the endpoint's pod is serving, regardless of terminating. Unset
-	// is written as the value of ready.
+	// is written as true, as the API defines it (kube-proxy reads it so too).
 	Serving bool `protobuf:"varint,3,opt,name=serving,proto3" json:"serving,omitempty"`
 	// terminating: the endpoint's pod is being deleted. Unset is written as false.
 	Terminating bool `protobuf:"varint,4,opt,name=terminating,proto3" json:"terminating,omitempty"`
