@@ -25,6 +25,8 @@ type metrics struct {
 	connected          prometheus.Gauge
 	pending            prometheus.GaugeFunc
 	coalesced          prometheus.Counter
+	// mirrorResets counts damaged bolt mirrors set aside.
+	mirrorResets prometheus.Counter
 }
 
 // newMetrics creates the collectors; pending reports the number of pending changes.
@@ -37,6 +39,10 @@ func newMetrics(pending func() int) *metrics {
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "contiv_dbwatcher_coalesced_changes_total",
 			Help: "Changes merged into a change of the same key still pending for the event loop.",
+		}),
+		mirrorResets: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contiv_dbwatcher_mirror_resets_total",
+			Help: "Damaged bolt mirrors set aside (renamed <db-path>.corrupt-<time>) and replaced by an empty one rebuilt from etcd.",
 		}),
 		resyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contiv_dbwatcher_resyncs_total",
@@ -62,7 +68,7 @@ func newMetrics(pending func() int) *metrics {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.identityMismatches, m.connected, m.pending, m.coalesced}
+	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.identityMismatches, m.connected, m.pending, m.coalesced, m.mirrorResets}
 }
 
 // register registers every collector, undoing the registrations when one fails.
