@@ -460,5 +460,14 @@ func (w *DBWatcher) KV() (clientv3.KV, error) {
 	return w.client.KV, nil
 }
 
+// Lease returns the lease API of the watcher's etcd client, for plugins that hold
+// keys under a lease (nodesync holds its node ID so). It fails like KV.
+func (w *DBWatcher) Lease() (clientv3.Lease, error) {
+	if _, err := w.KV(); err != nil {
+		return nil, err
+	}
+	return w.client.Lease, nil
+}
+
 // agentPrefix is the etcd prefix of this node's external configuration.
 func (w *DBWatcher) agentPrefix() string { return ksrkey.AgentPrefix(w.NodeName) }

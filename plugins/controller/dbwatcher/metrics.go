@@ -1,6 +1,10 @@
 package dbwatcher
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
+)
 
 // Values of the labels of the resync counter.
 const (
@@ -73,21 +77,9 @@ func (m *metrics) collectors() []prometheus.Collector {
 
 // register registers every collector, undoing the registrations when one fails.
 func (m *metrics) register(r prometheus.Registerer) error {
-	var done []prometheus.Collector
-	for _, c := range m.collectors() {
-		if err := r.Register(c); err != nil {
-			for _, d := range done {
-				r.Unregister(d)
-			}
-			return err
-		}
-		done = append(done, c)
-	}
-	return nil
+	return health.RegisterAll(r, m.collectors()...)
 }
 
 func (m *metrics) unregister(r prometheus.Registerer) {
-	for _, c := range m.collectors() {
-		r.Unregister(c)
-	}
+	health.UnregisterAll(r, m.collectors()...)
 }
