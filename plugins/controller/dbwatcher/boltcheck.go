@@ -43,10 +43,10 @@ const (
 )
 
 // checkBoltMeta reads the meta records of the bolt file at path with plain reads (no
-// mapping) and checks that the file holds every page the newest valid one counts. A
-// file cut short would otherwise make bolt fault (SIGBUS) on the missing pages while
-// it maps and walks them, or panic in a goroutine of its own, which no recover catches.
-// A file without a valid meta record is left to bolt (which refuses it with an error).
+// mapping) and checks that the file holds every page the newest valid one counts: a
+// file cut short makes bolt fault (SIGBUS) on the missing pages, which
+// openBoltGuarded turns into an error that says little; this one says what is wrong.
+// A file without a valid meta record passes (bolt refuses it with an error of its own).
 func checkBoltMeta(path string) error {
 	f, err := os.Open(path)
 	if err != nil {

@@ -24,11 +24,16 @@ func boltPath(dir string) string { return filepath.Join(dir, "bolt", "bolt.db") 
 
 // corruptions damage a valid bolt file in the ways a file on a hostPath gets damaged:
 // cut short (a full disk, a crash of the node during a copy), overwritten by garbage,
-// or with garbage in its data pages (the metadata intact).
-var corruptions = map[string]func(t *testing.T, data []byte) []byte{
-	"truncated after the metadata": func(_ *testing.T, data []byte) []byte { return data[:3*4096+100] },
-	"garbage":                      func(_ *testing.T, _ []byte) []byte { return []byte(strings.Repeat("not a bolt file\n", 1000)) },
-	"garbage in the data pages": func(t *testing.T, data []byte) []byte {
+// or with garbage in its data pages (the metadata intact). why is what the reported
+// reason must say.
+var corruptions = map[string]struct {
+	damage func(t *testing.T, data []byte) []byte
+	why    string
+}{
+	"truncated after the metadata": {func(_ *testing.T, data []byte) []byte { return data[:3*4096+100] }, "cut short"},
+	"garbage": {func(_ *testing.T, _ []byte) []byte { return []byte(strings.Repeat("not a bolt file\n", 1000)) },
+		"invalid database"},
+	"garbage in the data pages": {func(t *testing.T, data []byte) []byte {
 		if len(data) < 5*4096 {
 			t.Fatalf("bolt file of %d bytes: too small to damage its data pages", len(data))
 		}
@@ -37,7 +42,7 @@ var corruptions = map[string]func(t *testing.T, data []byte) []byte{
 			copy(out[off:], strings.Repeat("GARBAGE!", 8))
 		}
 		return out
-	},
+	}, "bolt failed on it"},
 }
 
 // TestCorruptMirrorIsSetAsideAndRebuiltFromEtcd is the regression test of issue #27,
@@ -47,7 +52,7 @@ var corruptions = map[string]func(t *testing.T, data []byte) []byte{
 // rebuilt from etcd, and this said in the log, the health (DEGRADED until rebuilt)
 // and a metric.
 func TestCorruptMirrorIsSetAsideAndRebuiltFromEtcd(t *testing.T) {
-	for name, corrupt := range corruptions {
+	for name, c := range corruptions {
 		t.Run(name, func(t *testing.T) {
 			te := etcdtest.Start(t)
 			db := kv{t, te.Client(t)}
@@ -68,7 +73,7 @@ func TestCorruptMirrorIsSetAsideAndRebuiltFromEtcd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			damaged := corrupt(t, data)
+			damaged := c.damage(t, data)
 			if err := os.WriteFile(path, damaged, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -82,9 +87,9 @@ func TestCorruptMirrorIsSetAsideAndRebuiltFromEtcd(t *testing.T) {
 			if kept, err := os.ReadFile(aside[0]); err != nil || string(kept) != string(damaged) {
 				t.Errorf("the file set aside is not the damaged one (%d bytes, %v)", len(kept), err)
 			}
-			if h := reg.Status().Components["bolt"]; h.State != health.Degraded ||
-				!strings.Contains(h.Reason, path) || !strings.Contains(h.Reason, aside[0]) {
-				t.Errorf("bolt health after the reset = %+v, want DEGRADED naming %s and %s", h, path, aside[0])
+			if h := reg.Status().Components["bolt"]; h.State != health.Degraded || !strings.Contains(h.Reason, path) ||
+				!strings.Contains(h.Reason, aside[0]) || !strings.Contains(h.Reason, c.why) {
+				t.Errorf("bolt health after the reset = %+v, want DEGRADED naming %s, %s and saying %q", h, path, aside[0], c.why)
 			}
 			if !loggedWith(second, logrus.ErrorLevel, "file", path) {
 				t.Errorf("no error logged naming %s", path)

@@ -64,10 +64,10 @@
 // and validated by Init, which also opens the bolt file.
 //
 // The bolt file is a cache on a hostPath, so a damaged one must not stop the node
-// (boltcheck.go, localdb.go): before bolt maps it, its metadata is read with plain
-// reads and a file shorter than the pages it counts is refused (bolt would fault on
-// the missing pages); bolt's Open and a read of every key and value then run with
-// faults turned into panics and panics recovered. A damaged file is renamed
+// (boltcheck.go, localdb.go): bolt's Open and a read of every key and value run with
+// faults on the mapped file turned into panics and panics recovered (a file cut short
+// makes bolt fault on the missing pages, damaged pages trip its assertions), and a
+// file shorter than the pages its metadata counts is named as such. A damaged file is renamed
 // <db-path>.corrupt-<UTC time> (kept for a post-mortem), an empty one is created, and
 // the next resync from etcd rebuilds it: logged at error level, counted in
 // contiv_dbwatcher_mirror_resets_total, and the "bolt" health component (Deps.

@@ -35,9 +35,6 @@ func openLocalDB(cfg BoltConfig) (*localDB, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.DBPath), 0o755); err != nil {
 		return nil, fmt.Errorf("bolt DB %s: create directory: %w", cfg.DBPath, err)
 	}
-	if err := checkBoltMeta(cfg.DBPath); err != nil {
-		return nil, fmt.Errorf("bolt DB %s: %w", cfg.DBPath, err)
-	}
 	// The initial mapping is reserved address space, not memory: without it bolt remaps
 	// (and copies every page it holds) each time the file outgrows the mapping while
 	// the first resync of a large cluster is mirrored. The free-page list is not written
@@ -52,6 +49,13 @@ func openLocalDB(cfg BoltConfig) (*localDB, error) {
 		return nil, fmt.Errorf("bolt DB %s: %w, held by %s for more than lock-timeout %v: "+
 			"stop that process (another contiv-agent on this node?) or point db-path elsewhere",
 			cfg.DBPath, errLocked, holder, cfg.lockTimeout())
+	}
+	if errors.Is(err, errCorrupt) {
+		// Read only now: before, another process could be writing the file under its
+		// lock; now bolt failed on it (and, after a panic, still holds the lock).
+		if short := checkBoltMeta(cfg.DBPath); short != nil {
+			err = fmt.Errorf("%w (%w)", short, err)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bolt DB %s: open: %w", cfg.DBPath, err)
