@@ -287,7 +287,9 @@ func (ns *NodeSync) holdOnce() {
 		ns.setConflict(id, "")
 	case errors.Is(err, ErrIDHeld):
 		ns.setConflict(id, err.Error())
-	case errors.Is(err, ErrNoDatabase), errors.Is(err, context.Canceled):
+	case errors.Is(err, ErrNoDatabase), errors.Is(err, context.Canceled), errors.Is(err, errConflict):
+		// etcd away (reported by its own health component), Close, or a race with this
+		// node's own resync: the next round tries again.
 		ns.Log.WithError(err).Debug("node ID not held this round")
 	default:
 		ns.Log.WithError(err).WithField("nodeID", id).Warn("node ID not held this round: trying again")
