@@ -2,8 +2,10 @@ package govppmux
 
 import (
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
@@ -57,4 +59,48 @@ func TestHungVPPFailsLivenessAfterTheBound(t *testing.T) {
 			return vpp().State == health.OK
 		})
 	})
+}
+
+// TestWatchdogFailsLivenessOnlyPastTheBound steps a fake clock: an outage shorter than
+// liveness-timeout stays INIT (a restarting VPP is not killed), a longer one is ERROR
+// even as reconnect attempts report INIT, and an answer makes it OK again.
+func TestWatchdogFailsLivenessOnlyPastTheBound(t *testing.T) {
+	clk := testkit.NewClock()
+	reg := health.NewRegistry()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(done); wg.Wait() }()
+	w := newWatchdog(clk, time.Minute, "/run/vpp/api.sock", quietLog(), reg.Reporter("vpp"), done, &wg)
+	state := func() health.State { return reg.Status().Components["vpp"].State }
+
+	w.report(health.OK, "connected")
+	w.down()
+	w.report(health.Init, "VPP disconnected")
+	clk.AwaitWaiters(t, 1)
+	clk.Step(59 * time.Second)
+	w.report(health.Init, "attempt 5 failed")
+	if s := state(); s != health.Init {
+		t.Fatalf("after 59s of a 1m bound: %v, want INIT", s)
+	}
+	w.answered()
+	w.report(health.OK, "connected")
+	clk.Step(time.Minute)
+	if s := state(); s != health.OK {
+		t.Fatalf("after VPP answered: %v, want OK (the old outage's timer must not fire)", s)
+	}
+
+	w.down()
+	w.report(health.Init, "VPP notresponding")
+	clk.AwaitWaiters(t, 1)
+	clk.Step(time.Minute)
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "ERROR past the bound", func() bool { return state() == health.Error })
+	w.report(health.Init, "attempt 9 failed")
+	if h := reg.Status().Components["vpp"]; h.State != health.Error || !strings.Contains(h.Reason, "attempt 9 failed") {
+		t.Errorf("a failed attempt past the bound: %+v, want ERROR with the attempt named", h)
+	}
+	w.answered()
+	w.report(health.OK, "connected")
+	if s := state(); s != health.OK {
+		t.Errorf("after VPP answered: %v, want OK", s)
+	}
 }
