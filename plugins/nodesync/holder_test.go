@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller/dbwatcher"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sirupsen/logrus"
@@ -303,5 +306,58 @@ func TestIDTakenWhileTheLeaseWasLostIsAConflictNeverShared(t *testing.T) {
 	err := resync(restarted.ns, 1, kubeState(vppNode(1, "other")))
 	if !api.IsFatal(err) || !strings.Contains(err.Error(), `"other"`) {
 		t.Errorf("restart of node1: %v, want a fatal refusal naming \"other\"", err)
+	}
+}
+
+// staticConfig is an infra.ConfigLoader of YAML text.
+type staticConfig string
+
+func (s staticConfig) LoadConfig(out any) (bool, error) {
+	return true, infra.ParseConfig([]byte(s), out, true, nil)
+}
+
+// TestTheDBWatcherGrantsTheLeasesThatHoldIDs runs the scenario of issue #27, item 2 with
+// the agent's own database, the DB watcher: its leases hold node1's ID while node1 runs,
+// so a node joining after the record was deleted gets another ID.
+func TestTheDBWatcherGrantsTheLeasesThatHoldIDs(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := srv.Client(t)
+	watcher := func(name string) *dbwatcher.DBWatcher {
+		w := dbwatcher.NewDBWatcher(dbwatcher.Deps{
+			Log: logrus.New(), NodeName: name, EventLoop: &fakeLoop{},
+			EtcdConfig:              staticConfig(fmt.Sprintf("endpoints: [%q]\ninsecure-transport: true\ndial-timeout: 5s\n", srv.Endpoint())),
+			BoltConfig:              staticConfig(fmt.Sprintf("db-path: %s\n", filepath.Join(t.TempDir(), "bolt.db"))),
+			RemoteDBProbingInterval: 50 * time.Millisecond,
+		})
+		if err := w.Init(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AfterInit(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.Close() })
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, name+"'s watcher connected", w.IsConnected)
+		return w
+	}
+	var _ LeaseDB = (*dbwatcher.DBWatcher)(nil)
+	start := func(name string) *NodeSync {
+		ns := NewNodeSync(Deps{Log: logrus.New(), NodeName: name, DB: watcher(name), EventLoop: &fakeLoop{},
+			LeaseTTL: testLeaseTTL, Clock: testkit.NewClock()})
+		if err := ns.Init(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ns.Close() })
+		if err := resync(ns, 1, kubeState()); err != nil {
+			t.Fatal(err)
+		}
+		return ns
+	}
+	n1 := start("node1")
+	if name, lease := holder(t, c, 1); n1.GetNodeID() != 1 || name != "node1" || lease == 0 {
+		t.Fatalf("node1: ID %d, holder of ID 1 %q under lease %x; want ID 1 held by node1 under a lease", n1.GetNodeID(), name, lease)
+	}
+	deleteRecord(t, c, 1)
+	if n2 := start("node2"); n2.GetNodeID() != 2 {
+		t.Errorf("node2 got ID %d, want 2: ID 1 is held by the running node1", n2.GetNodeID())
 	}
 }
