@@ -170,3 +170,29 @@ func loggedWith(h *harness, level logrus.Level, key, value string) bool {
 	}
 	return false
 }
+
+// A disk that keeps damaging the mirror must not fill up with copies of it: the newest
+// few damaged files are kept, older ones removed.
+func TestOnlyTheNewestDamagedFilesAreKept(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bolt.db")
+	older := []string{"20250101T000000.000Z", "20250102T000000.000Z", "20250103T000000.000Z", "20250104T000000.000Z"}
+	for _, stamp := range older {
+		if err := os.WriteFile(path+corruptSuffix+stamp, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("garbage", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, aside, _, err := openMirror(BoltConfig{DBPath: path, FileMode: 0o600}, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	kept, _ := filepath.Glob(path + corruptSuffix + "*")
+	want := []string{path + corruptSuffix + older[2], path + corruptSuffix + older[3], aside}
+	if strings.Join(kept, " ") != strings.Join(want, " ") {
+		t.Errorf("kept %v, want the newest three %v", kept, want)
+	}
+}

@@ -68,7 +68,8 @@
 // faults on the mapped file turned into panics and panics recovered (a file cut short
 // makes bolt fault on the missing pages, damaged pages trip its assertions), and a
 // file shorter than the pages its metadata counts is named as such. A damaged file is renamed
-// <db-path>.corrupt-<UTC time> (kept for a post-mortem), an empty one is created, and
+// <db-path>.corrupt-<UTC time> (kept for a post-mortem, the newest three only), an
+// empty one is created, and
 // the next resync from etcd rebuilds it: logged at error level, counted in
 // contiv_dbwatcher_mirror_resets_total, and the "bolt" health component (Deps.
 // MirrorHealth) is DEGRADED until that snapshot is written. A damage bolt reports only

@@ -89,11 +89,29 @@ func openMirror(cfg BoltConfig, now time.Time) (l *localDB, aside string, cause 
 	if err := os.Rename(cfg.DBPath, aside); err != nil {
 		return nil, "", cause, fmt.Errorf("%w; setting it aside as %s failed: %w (remove the file to start with an empty mirror)", cause, aside, err)
 	}
+	pruneSetAside(cfg.DBPath)
 	l, err = openLocalDB(cfg)
 	if err != nil {
 		return nil, aside, cause, fmt.Errorf("%w; set aside as %s, but a new file cannot be created: %w", cause, aside, err)
 	}
 	return l, aside, cause, nil
+}
+
+// keepSetAside is how many damaged files set aside are kept: a disk that keeps
+// damaging the mirror (full, failing) must not fill up with copies of it.
+const keepSetAside = 3
+
+// pruneSetAside removes the oldest damaged files set aside beyond keepSetAside (their
+// names sort by the time they were set aside). A failure only leaves them.
+func pruneSetAside(path string) {
+	old, err := filepath.Glob(path + corruptSuffix + "*")
+	if err != nil || len(old) <= keepSetAside {
+		return
+	}
+	slices.Sort(old)
+	for _, f := range old[:len(old)-keepSetAside] {
+		_ = os.Remove(f)
+	}
 }
 
 // replaceAll makes the mirror hold exactly kvs, in one transaction.
