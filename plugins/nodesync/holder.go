@@ -166,6 +166,16 @@ func (ns *NodeSync) hold(ctx context.Context, kv clientv3.KV, id uint32, lease c
 	if err != nil {
 		return err
 	}
+	if cur == nil {
+		// Unheld: but a record of another node means that node got the ID while this
+		// one was away; holding it would lock that node out, so it is a conflict.
+		if other, err := recordOwner(ctx, kv, id); err != nil || other != "" && other != ns.NodeName {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s gives node ID %d to node %q", ErrIDHeld, etcdKey(id), id, other)
+		}
+	}
 	if cur != nil {
 		if holder := string(cur.Value); holder != ns.NodeName {
 			return fmt.Errorf("%w: node ID %d is held by node %q (%s, lease %x)", ErrIDHeld, id, holder, key, cur.Lease)
@@ -183,6 +193,24 @@ func (ns *NodeSync) hold(ctx context.Context, kv clientv3.KV, id uint32, lease c
 	}
 	ns.Log.WithFields(logrus.Fields{"node": ns.NodeName, "nodeID": id, "key": key}).Debug("node ID held")
 	return nil
+}
+
+// recordOwner returns the node name in allocatedIDs/<id> ("" when the record is
+// missing, undecodable or without a name).
+func recordOwner(ctx context.Context, kv clientv3.KV, id uint32) (string, error) {
+	key := etcdKey(id)
+	resp, err := kv.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return "", nil
+	}
+	rec, err := decodeVppNode(resp.Kvs[0].Value)
+	if err != nil {
+		return "", nil
+	}
+	return rec.GetName(), nil
 }
 
 // heldIDs returns the IDs held by running nodes (their holder keys): ID -> node name.

@@ -301,6 +301,30 @@ func TestIDTakenWhileTheLeaseWasLostIsAConflictNeverShared(t *testing.T) {
 		t.Errorf("node1 moved to ID %d: it must keep its ID and report", id)
 	}
 
+	// The other node's lease lapses (its agent stopped): its record still gives it the
+	// ID, so node1 does not take the ID either.
+	_, otherLease := holder(t, c, 1)
+	if _, err := c.Revoke(ctx, otherLease); err != nil {
+		t.Fatal(err)
+	}
+	conflicts := func() int {
+		n := 0
+		for _, e := range n1.logs.AllEntries() {
+			if e.Level == logrus.ErrorLevel && strings.Contains(e.Message, "node ID conflict") {
+				n++
+			}
+		}
+		return n
+	}
+	before := conflicts()
+	n1.roundsUntil(t, "two more rounds of node1", func() bool { return conflicts() >= before+2 })
+	if name, _ := holder(t, c, 1); name != "" {
+		t.Errorf("holder of ID 1 = %q after the other node's lease lapsed: node1 must not take an ID whose record names another node", name)
+	}
+	if h := n1.reg.Status().Components["nodeid"]; h.State != health.Degraded {
+		t.Errorf("node1's nodeid health %+v, want DEGRADED still", h)
+	}
+
 	// node1 restarts: refused, naming the other node.
 	restarted := startNode(t, "node1", c, idFile)
 	err := resync(restarted.ns, 1, kubeState(vppNode(1, "other")))
