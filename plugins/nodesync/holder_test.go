@@ -144,9 +144,10 @@ func TestDeletedRecordOfARunningNodeIsNeverAllocatedAgain(t *testing.T) {
 	if got := recs[1].GetIpAddresses(); len(got) != 1 || got[0] != "192.168.16.1/24" {
 		t.Errorf("re-created record has addresses %v, want the published 192.168.16.1/24", got)
 	}
-	if n := testutil.ToFloat64(n1.ns.metrics.reclaims); n != 1 {
-		t.Errorf("contiv_nodesync_node_id_reclaims_total = %v, want 1", n)
-	}
+	// counted just after the write
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "contiv_nodesync_node_id_reclaims_total = 1", func() bool {
+		return testutil.ToFloat64(n1.ns.metrics.reclaims) == 1
+	})
 	if ids := []uint32{n1.ns.GetNodeID(), n2.ns.GetNodeID()}; ids[0] != 1 || ids[1] != 2 {
 		t.Errorf("node IDs %v, want [1 2]", ids)
 	}
