@@ -44,9 +44,10 @@
 //     it was deleted (contiv-ksr deletes it with the Node object) or repaired when
 //     corrupt, each conditioned on this node still holding the ID. It also runs at once
 //     when the record is seen deleted and after each resync. Another node holding the
-//     ID, or its record naming another node, is a conflict: logged at error level,
-//     reported DEGRADED to Deps.Health, contiv_nodesync_node_id_conflict = 1; the node
-//     neither takes the ID back nor moves. A reclaim from the ID file at start-up that
+//     ID, or its record naming another node (then the ID is not held either), is a
+//     conflict: logged at error level, reported DEGRADED to Deps.Health,
+//     contiv_nodesync_node_id_conflict = 1; the node neither takes the ID back nor
+//     moves. A reclaim from the ID file at start-up that
 //     finds the ID held by another running node is an ErrIDTaken refusal. Close revokes
 //     the lease: the record keeps the ID allocated while the node is stopped. Without
 //     a database that grants leases (LeaseDB) the node holds nothing.
