@@ -184,3 +184,24 @@ var RegistryKey = infra.NewKey[*Registry]("health")
 
 // MetricsKey is the key under which an agent's cells find its Prometheus registry.
 var MetricsKey = infra.NewKey[*prometheus.Registry]("metrics")
+
+// RegisterAll registers every collector with r; when one fails, those registered
+// before it are unregistered again and the error is returned.
+func RegisterAll(r prometheus.Registerer, cs ...prometheus.Collector) error {
+	for i, c := range cs {
+		if err := r.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				r.Unregister(done)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// UnregisterAll unregisters every collector from r.
+func UnregisterAll(r prometheus.Registerer, cs ...prometheus.Collector) {
+	for _, c := range cs {
+		r.Unregister(c)
+	}
+}

@@ -125,3 +125,22 @@ func TestDegradedIsBetweenOKAndInit(t *testing.T) {
 		t.Errorf("DEGRADED parsed as %v, %v", s, err)
 	}
 }
+
+// A failed registration leaves nothing registered: the collectors before the one that
+// failed are unregistered again.
+func TestRegisterAllUndoesAPartialRegistration(t *testing.T) {
+	r := prometheus.NewRegistry()
+	a := prometheus.NewCounter(prometheus.CounterOpts{Name: "a_total", Help: "a"})
+	b := prometheus.NewCounter(prometheus.CounterOpts{Name: "b_total", Help: "b"})
+	clash := prometheus.NewCounter(prometheus.CounterOpts{Name: "b_total", Help: "b"})
+	if err := RegisterAll(r, a, b, clash); err == nil {
+		t.Fatal("registering a duplicate succeeded")
+	}
+	if err := RegisterAll(r, a, b); err != nil {
+		t.Errorf("after the failed registration, a and b cannot be registered again: %v", err)
+	}
+	UnregisterAll(r, a, b)
+	if err := RegisterAll(r, a, b); err != nil {
+		t.Errorf("after UnregisterAll: %v", err)
+	}
+}

@@ -35,6 +35,10 @@ const (
 	DefaultRetryConnectTimeout = time.Second
 	// DefaultRetryConnectMaxTimeout caps the pause between connection attempts.
 	DefaultRetryConnectMaxTimeout = 5 * time.Second
+	// DefaultLivenessTimeout is how long VPP may stay unanswered (disconnected or not
+	// responding) before the agent's liveness fails; Felix gives its dataplane loop the
+	// same bound (DataplaneWatchdogTimeout).
+	DefaultLivenessTimeout = 90 * time.Second
 	// DefaultSocketClient is the transport used when socket-client is not set.
 	DefaultSocketClient = SocketClientVPPSock
 )
@@ -88,6 +92,12 @@ type Config struct {
 	// govpp's own socketclient, the fallback). Both speak the same protocol; only
 	// the batching of writes and the read buffering differ.
 	SocketClient string `json:"socket-client"`
+	// LivenessTimeout is how long VPP may stay unanswered, from the moment the loss is
+	// noticed (the socket closed, or health-check-threshold probes timed out) until it
+	// answers again, before the VPP health component turns from INIT (not ready) to
+	// ERROR (not alive): the kubelet then restarts the vswitch container, and VPP with
+	// it. A VPP that hangs is not repaired by waiting.
+	LivenessTimeout Duration `json:"liveness-timeout"`
 }
 
 // DefaultConfig returns the configuration used when govpp.conf is absent.
@@ -103,6 +113,7 @@ func DefaultConfig() Config {
 		RetryConnectTimeout:      Duration(DefaultRetryConnectTimeout),
 		RetryConnectMaxTimeout:   Duration(DefaultRetryConnectMaxTimeout),
 		SocketClient:             DefaultSocketClient,
+		LivenessTimeout:          Duration(DefaultLivenessTimeout),
 	}
 }
 
@@ -143,6 +154,7 @@ func (c Config) Validate() error {
 		bad("retry-connect-max-timeout", "%v is shorter than retry-connect-timeout %v",
 			time.Duration(c.RetryConnectMaxTimeout), time.Duration(c.RetryConnectTimeout))
 	}
+	positive("liveness-timeout", c.LivenessTimeout)
 	if c.StatsSocketPath != "" && !filepath.IsAbs(c.StatsSocketPath) {
 		bad("stats-socket-path", "must be an absolute path, got %q", c.StatsSocketPath)
 	}

@@ -21,6 +21,7 @@ func TestDefaultsAreUpstreamConfigMap(t *testing.T) {
 		{"health-check-probe-interval", time.Duration(c.HealthCheckProbeInterval), 3 * time.Second},
 		{"health-check-reply-timeout", time.Duration(c.HealthCheckReplyTimeout), 500 * time.Millisecond},
 		{"reply-timeout", time.Duration(c.ReplyTimeout), 3 * time.Second},
+		{"liveness-timeout", time.Duration(c.LivenessTimeout), 90 * time.Second},
 	}
 	for _, tc := range checks {
 		if tc.got != tc.want {
@@ -67,6 +68,8 @@ func TestValidateNamesEveryBadKey(t *testing.T) {
 		{"threshold and retries", func(c *Config) { c.HealthCheckThreshold, c.RetryConnectCount, c.RetryConnectTimeout = 0, -1, 0 },
 			[]string{"health-check-threshold", "retry-connect-count", "retry-connect-timeout"}},
 		{"relative stats socket", func(c *Config) { c.StatsSocketPath = "stats.sock" }, []string{"stats-socket-path"}},
+		{"zero liveness timeout", func(c *Config) { c.LivenessTimeout = 0 }, []string{"liveness-timeout"}},
+		{"negative liveness timeout", func(c *Config) { c.LivenessTimeout = -1 }, []string{"liveness-timeout"}},
 		{"unknown socket client", func(c *Config) { c.SocketClient = "shm" }, []string{"socket-client"}},
 		{"empty socket client", func(c *Config) { c.SocketClient = "" }, []string{"socket-client"}},
 	}

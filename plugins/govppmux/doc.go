@@ -32,6 +32,9 @@
 //	                       HealingResync{AfterError}: the controller then runs a
 //	                       full resync, VPP may have restarted empty)
 //	   start-up only: retry-connect-count failed attempts ──> Init fails
+//	   not answered for liveness-timeout (90 s) ──> health ERROR (watchdog.go):
+//	                       /liveness fails, the kubelet restarts the vswitch
+//	                       container and VPP with it; OK again if VPP answers first
 //
 // Loss detection. With the vppsock transport (the default), the loss of the socket is
 // known at once: vppsock's reader reports it (vppsock.LossCallback), never for our
@@ -58,6 +61,14 @@
 // of govpp's core that the reconnect path relies on beyond its API (how its loop
 // drives the adapter, when it calls the adapter's Disconnect), are named in
 // govpp_internals.go and asserted against the pinned govpp by its test.
+//
+// Liveness. Reconnecting repairs a VPP that restarted; a VPP that hangs (stopped,
+// deadlocked, its socket open) answers no attempt, and waiting does not repair it. So,
+// as Felix fails its liveness when its dataplane loop stops, the watchdog (watchdog.go)
+// reports the VPP component ERROR once VPP has stayed unanswered for liveness-timeout
+// since the loss was noticed: every report passes through it, and the INIT of the
+// failed reconnect attempts is raised to ERROR, with the socket, the time and the
+// bound named. A connection that works again resets it.
 //
 // Channels handed out stay valid across reconnects (govpp re-learns the message table
 // on the same connection); requests sent while VPP is away fail, which descriptors

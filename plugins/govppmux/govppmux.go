@@ -118,6 +118,9 @@ type Plugin struct {
 	wg         sync.WaitGroup
 	inited     bool
 	closedFlag atomic.Bool
+	// health reports to Deps.Health, failing liveness when VPP stays unanswered
+	// longer than liveness-timeout.
+	health *watchdog
 }
 
 var (
@@ -164,6 +167,11 @@ func (p *Plugin) Init() error {
 	}
 	p.msgs = make(map[string]govppapi.Message)
 	p.done = make(chan struct{})
+	clk := p.Deps.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	p.health = newWatchdog(clk, time.Duration(p.config.LivenessTimeout), p.config.BinAPISocketPath, p.log, p.Health, p.done, &p.wg)
 	p.report(health.Init, "connecting to VPP at "+p.config.BinAPISocketPath)
 	p.checkStatsSocket()
 	p.applyHealthCheckConfig()
@@ -179,10 +187,6 @@ func (p *Plugin) Init() error {
 		lr.SetLossCallback(p.lossReported)
 	}
 	p.log.WithField("socket-client", p.config.SocketClient).Debug("VPP socket API transport selected")
-	clk := p.Deps.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
 	p.stop = make(chan struct{})
 	p.retry = newRetryingAdapter(p.adapter, clk, time.Duration(p.config.RetryConnectTimeout),
 		time.Duration(p.config.RetryConnectMaxTimeout), p.config.RetryConnectCount, p.stop, p.attemptFailed)
@@ -540,6 +544,7 @@ func (p *Plugin) markDown(state string, cause error) bool {
 	}
 	p.log.WithField("state", state).WithError(cause).Warn("lost connection to VPP, reconnecting (with backoff, for as long as the agent runs)")
 	p.report(health.Init, reason)
+	p.health.down()
 	return true
 }
 
@@ -596,6 +601,7 @@ func (p *Plugin) onConnected(reconnect bool) error {
 		log.Info("connected to VPP")
 	}
 	p.connected.Store(true)
+	p.health.answered()
 	p.report(health.OK, "connected to VPP "+ver.Version)
 	return nil
 }
@@ -628,8 +634,12 @@ func (p *Plugin) afterReconnect() {
 	p.log.Info("resync requested after the VPP reconnect")
 }
 
+// report passes the state of the VPP connection to Deps.Health, through the
+// watchdog of liveness-timeout.
 func (p *Plugin) report(state health.State, reason string) {
-	if p.Health != nil {
+	if p.health != nil {
+		p.health.report(state, reason)
+	} else if p.Health != nil {
 		p.Health.Report(state, reason)
 	}
 }

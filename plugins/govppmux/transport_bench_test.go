@@ -52,6 +52,14 @@ func runSimProcess(sock string) int {
 // production where VPP is another process. It returns the socket path.
 func startSimProcess(b *testing.B) string {
 	b.Helper()
+	sock, _ := startSimProcessCmd(b)
+	return sock
+}
+
+// startSimProcessCmd is startSimProcess for any test, also returning the process (a
+// test can stop it with SIGSTOP, as a hung VPP).
+func startSimProcessCmd(b testing.TB) (string, *exec.Cmd) {
+	b.Helper()
 	sock := filepath.Join(b.TempDir(), "api.sock")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), simProcessEnv+"="+sock)
@@ -64,6 +72,7 @@ func startSimProcess(b *testing.B) string {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGCONT) // a test may have stopped it
 		_ = stdin.Close()
 		_ = cmd.Wait()
 	})
@@ -71,7 +80,7 @@ func startSimProcess(b *testing.B) string {
 		_, err := os.Stat(sock)
 		return err
 	})
-	return sock
+	return sock, cmd
 }
 
 // benchConn connects govpp's core over the transport sc.

@@ -1,6 +1,7 @@
 package nodesync
 
 import (
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/dbwatcher"
@@ -17,7 +18,7 @@ var IDFileKey = infra.NewKey[string]("nodesync/id-file")
 func Cell() infra.Cell {
 	return infra.Cell{
 		Name:        "nodesync",
-		Needs:       []string{infra.LogsKey.String(), infra.NodeNameKey.String(), IDFileKey.String()},
+		Needs:       []string{infra.LogsKey.String(), infra.NodeNameKey.String(), IDFileKey.String(), health.RegistryKey.String(), health.MetricsKey.String()},
 		Holds:       []string{dbwatcher.Key.String(), api.EventLoopKey.String()},
 		Provides:    []string{Key.String()},
 		Contributes: []string{api.EventHandlers.String()},
@@ -28,6 +29,9 @@ func Cell() infra.Cell {
 				DB:        infra.Get(s, dbwatcher.Key),
 				EventLoop: infra.Get(s, api.EventLoopKey),
 				IDFile:    infra.Get(s, IDFileKey),
+				// The dbwatcher grants the leases that hold the node ID (LeaseDB).
+				Health:     infra.Get(s, health.RegistryKey).Reporter("nodeid"),
+				Registerer: infra.Get(s, health.MetricsKey),
 			})
 			infra.Provide(s, Key, ns)
 			infra.Contribute(s, api.EventHandlers, api.EventHandler(ns))

@@ -8,7 +8,9 @@
 //	NodeSync ── node map: name -> Node{ID, VPP IPs, management IPs, pod CIDR}
 //	        ├── GetNodeID, GetAllNodes          (any goroutine)
 //	        ├── NodeUpdate events ──> event loop (follow-ups, handled by ipnet, ipam, ...)
-//	        └── PublishNodeIPs ──> etcd allocatedIDs/<this node's id>
+//	        ├── PublishNodeIPs ──> etcd allocatedIDs/<this node's id>
+//	        └── holder goroutine ──> etcd nodeIDHolders/<id> under its lease, renewed;
+//	                                 allocatedIDs/<id> re-created while held
 //
 // Events handled:
 //   - every resync: the node map is rebuilt from the "vppnode" and "node" resources of
@@ -31,6 +33,24 @@
 //     restarted. A node whose name is already allocated keeps its ID, so a restarted
 //     agent keeps its subnets. The ID is saved in the ID file (atomically) whenever it
 //     changes; a failed save is an error of the resync (retried by healing).
+//   - Ownership (holder.go): a running node holds its ID under an etcd lease (TTL
+//     Deps.LeaseTTL, 30 s), in nodeIDHolders/<id> = its name, a key contiv-ksr never
+//     touches. An allocation takes the IDs held by running nodes as used even without
+//     their allocatedIDs record, and claims both keys in one transaction (the record
+//     and the holder key, each only if absent). A goroutine renews the lease every
+//     third of its TTL (on Deps.Clock) and then holds the ID: the holder key is written
+//     again under a new lease when the old one expired, taken over from this node's
+//     previous run (same name), and the record re-created (with the published IPs) when
+//     it was deleted (contiv-ksr deletes it with the Node object) or repaired when
+//     corrupt, each conditioned on this node still holding the ID. It also runs at once
+//     when the record is seen deleted and after each resync. Another node holding the
+//     ID, or its record naming another node (then the ID is not held either), is a
+//     conflict: logged at error level, reported DEGRADED to Deps.Health,
+//     contiv_nodesync_node_id_conflict = 1; the node neither takes the ID back nor
+//     moves. A reclaim from the ID file at start-up that
+//     finds the ID held by another running node is an ErrIDTaken refusal. Close revokes
+//     the lease: the record keeps the ID allocated while the node is stopped. Without
+//     a database that grants leases (LeaseDB) the node holds nothing.
 //   - KubeStateChange of "vppnode" and "node": the node map is updated and a NodeUpdate
 //     event is pushed (as a follow-up, through Deps.EventLoop) for every other node whose
 //     state changed (its VppNode added, changed or deleted, its Kubernetes addresses or
@@ -53,8 +73,11 @@
 //
 // What it does not do: it stages nothing in the controller's transactions (it owns no
 // dataplane configuration), it does not watch etcd (dbwatcher delivers the changes), and
-// it does not delete allocations of removed nodes (contiv-ksr does). It starts no
-// goroutines; Close cancels etcd requests in flight.
+// it does not delete allocations of removed nodes (contiv-ksr does). Its one goroutine
+// holds the node ID; Close stops it, revokes the lease and cancels etcd requests in
+// flight.
+//
+// Metrics: contiv_nodesync_node_id_conflict, contiv_nodesync_node_id_reclaims_total.
 //
 // Wiring the IPAM (which must not depend on this package):
 //

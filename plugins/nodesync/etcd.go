@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
@@ -87,17 +88,26 @@ func (ns *NodeSync) allocate() (*vppnode.VppNode, int, error) {
 		ns.NodeName, MaxAllocationAttempts, lastErr)
 }
 
-// tryAllocate makes one allocation round: read the IDs in use, claim one with a
-// put-if-absent transaction. A lost race gives an error wrapping errConflict.
+// tryAllocate makes one allocation round: read the IDs in use (allocated, or held by
+// a running node), claim one with a put-if-absent transaction that also holds it under
+// this node's lease. A lost race gives an error wrapping errConflict.
 func (ns *NodeSync) tryAllocate(kv clientv3.KV) (*vppnode.VppNode, error) {
 	ctx, cancel := context.WithTimeout(ns.ctx, opTimeout)
 	defer cancel()
+	lease, err := ns.currentLease(ctx)
+	if err != nil {
+		return nil, err
+	}
 	prefix := ksrkey.KsrPrefix + vppnode.KeyPrefix()
 	resp, err := kv.Get(ctx, prefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", prefix, err)
 	}
-	taken := make(map[uint32]bool, len(resp.Kvs))
+	held, err := ns.heldIDs(ctx, kv)
+	if err != nil {
+		return nil, err
+	}
+	taken := make(map[uint32]bool, len(resp.Kvs)+len(held))
 	var own *vppnode.VppNode
 	for _, item := range resp.Kvs {
 		rel := string(item.Key[len(ksrkey.KsrPrefix):])
@@ -120,17 +130,38 @@ func (ns *NodeSync) tryAllocate(kv clientv3.KV) (*vppnode.VppNode, error) {
 		ns.Log.WithFields(logrus.Fields{"node": ns.NodeName, "nodeID": own.GetId()}).Info("node ID found in etcd (newer than the resynced state)")
 		return own, nil
 	}
-	id := smallestFree(taken)
+	// An ID this node's previous run still holds (its record deleted meanwhile) is its
+	// own; the IDs other running nodes hold are taken even without a record.
+	var mine uint32
+	for id, name := range held {
+		taken[id] = true
+		if name == ns.NodeName && (mine == 0 || id < mine) && !recordExists(resp.Kvs, id) {
+			mine = id
+		}
+	}
+	id := mine
+	if id == 0 {
+		id = smallestFree(taken)
+	}
 	rec := &vppnode.VppNode{Id: id, Name: ns.NodeName}
 	data, err := dbresources.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode VppNode of node %s: %w", ns.NodeName, err)
 	}
-	key := etcdKey(id)
-	txn, err := kv.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(data))).
-		Commit()
+	key, hkey := etcdKey(id), holderKey(id)
+	conds := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)}
+	ops := []clientv3.Op{clientv3.OpPut(key, string(data))}
+	if lease != 0 {
+		if mine != 0 {
+			conds = append(conds, clientv3.Compare(clientv3.Value(hkey), "=", ns.NodeName))
+		} else {
+			conds = append(conds, clientv3.Compare(clientv3.CreateRevision(hkey), "=", 0))
+		}
+		ops = append(ops, clientv3.OpPut(hkey, ns.NodeName, clientv3.WithLease(lease)))
+	} else if mine == 0 {
+		conds = append(conds, clientv3.Compare(clientv3.CreateRevision(hkey), "=", 0))
+	}
+	txn, err := kv.Txn(ctx).If(conds...).Then(ops...).Commit()
 	if err != nil {
 		return nil, fmt.Errorf("claim %s: %w", key, err)
 	}
@@ -138,6 +169,17 @@ func (ns *NodeSync) tryAllocate(kv clientv3.KV) (*vppnode.VppNode, error) {
 		return nil, fmt.Errorf("claim %s: ID %d taken by another node meanwhile: %w", key, id, errConflict)
 	}
 	return rec, nil
+}
+
+// recordExists reports whether kvs hold allocatedIDs/<id>.
+func recordExists(kvs []*mvccpb.KeyValue, id uint32) bool {
+	key := etcdKey(id)
+	for _, item := range kvs {
+		if string(item.Key) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // smallestFree returns the smallest positive ID not taken.
@@ -240,20 +282,18 @@ func (ns *NodeSync) writeOwnRecord(kv clientv3.KV, rec *vppnode.VppNode) error {
 	ctx, cancel := context.WithTimeout(ns.ctx, opTimeout)
 	defer cancel()
 	key := etcdKey(rec.GetId())
-	resp, err := kv.Get(ctx, key)
+	item, cond, err := readForWrite(ctx, kv, key)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", key, err)
+		return err
 	}
-	cond := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
-	if len(resp.Kvs) > 0 {
-		cur, err := decodeVppNode(resp.Kvs[0].Value)
+	if item != nil {
+		cur, err := decodeVppNode(item.Value)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", key, err)
 		}
 		if cur.GetName() != ns.NodeName {
 			return fmt.Errorf("%s belongs to node %q, not to this node", key, cur.GetName())
 		}
-		cond = clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)
 	}
 	data, err := dbresources.Marshal(rec)
 	if err != nil {
@@ -267,6 +307,20 @@ func (ns *NodeSync) writeOwnRecord(kv clientv3.KV, rec *vppnode.VppNode) error {
 		return fmt.Errorf("write %s: changed meanwhile: %w", key, errConflict)
 	}
 	return nil
+}
+
+// readForWrite reads key and returns its value (nil when absent) and the condition a
+// write of it must carry so as not to overwrite a change made since: absent still, or
+// at the revision read.
+func readForWrite(ctx context.Context, kv clientv3.KV, key string) (*mvccpb.KeyValue, clientv3.Cmp, error) {
+	resp, err := kv.Get(ctx, key)
+	if err != nil {
+		return nil, clientv3.Cmp{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, clientv3.Compare(clientv3.CreateRevision(key), "=", 0), nil
+	}
+	return resp.Kvs[0], clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision), nil
 }
 
 // publishedIPs returns the addresses of this node's record, in the normalised CIDR form

@@ -150,24 +150,26 @@ func (ns *NodeSync) reclaim(id uint32) (*vppnode.VppNode, error) {
 	return nil, fmt.Errorf("confirm node ID %d of node %s: %w", id, ns.NodeName, lastErr)
 }
 
-// tryReclaim is one round of reclaim.
+// tryReclaim is one round of reclaim. With leases, the ID is held first (a running
+// node holding it is a refusal wrapping ErrIDTaken and ErrIDHeld), and the record is
+// written only while this node still holds it.
 func (ns *NodeSync) tryReclaim(kv clientv3.KV, id uint32) (*vppnode.VppNode, error) {
 	ctx, cancel := context.WithTimeout(ns.ctx, opTimeout)
 	defer cancel()
 	key := etcdKey(id)
-	resp, err := kv.Get(ctx, key)
+	item, cond, err := readForWrite(ctx, kv, key)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", key, err)
+		return nil, err
 	}
-	cond := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
 	log := ns.Log.WithFields(logrus.Fields{"node": ns.NodeName, "nodeID": id, "key": key})
 	what := "recreated"
-	if len(resp.Kvs) > 0 {
-		cur, decErr := decodeVppNode(resp.Kvs[0].Value)
+	var found *vppnode.VppNode
+	if item != nil {
+		cur, decErr := decodeVppNode(item.Value)
 		switch {
 		case decErr == nil && cur.GetName() == ns.NodeName:
 			cur.Id = id
-			return cur, nil
+			found = cur
 		case decErr == nil && cur.GetName() != "":
 			return nil, fmt.Errorf("%w: node ID %d (remembered in %s) is held by node %q in etcd (%s); "+
 				"refusing to take another ID, which would renumber the node's pods: "+
@@ -179,14 +181,32 @@ func (ns *NodeSync) tryReclaim(kv clientv3.KV, id uint32) (*vppnode.VppNode, err
 			log = log.WithField("cause", "record has no node name")
 		}
 		what = "repaired"
-		cond = clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)
+	}
+	lease, err := ns.currentLease(ctx)
+	if err != nil {
+		return nil, err
+	}
+	conds := []clientv3.Cmp{cond}
+	if lease != 0 {
+		if err := ns.hold(ctx, kv, id, lease); err != nil {
+			if errors.Is(err, ErrIDHeld) {
+				return nil, fmt.Errorf("%w: %w; refusing to share it or to take another ID, which would renumber "+
+					"the node's pods: stop that node, or remove %s to let this node allocate a new ID", ErrIDTaken, err, ns.IDFile)
+			}
+			return nil, err
+		}
+		hkey := holderKey(id)
+		conds = append(conds, clientv3.Compare(clientv3.LeaseValue(hkey), "=", lease))
+	}
+	if found != nil {
+		return found, nil
 	}
 	rec := &vppnode.VppNode{Id: id, Name: ns.NodeName}
 	data, err := dbresources.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode VppNode of node %s: %w", ns.NodeName, err)
 	}
-	txn, err := kv.Txn(ctx).If(cond).Then(clientv3.OpPut(key, string(data))).Commit()
+	txn, err := kv.Txn(ctx).If(conds...).Then(clientv3.OpPut(key, string(data))).Commit()
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", key, err)
 	}

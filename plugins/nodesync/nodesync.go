@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/vppnode"
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
@@ -38,6 +42,16 @@ type Deps struct {
 	// ID, so that it knows the ID even when its etcd record is lost or corrupt; empty
 	// disables it (the etcd record is then the only source).
 	IDFile string
+	// LeaseTTL is the TTL of the etcd lease under which the running node holds its ID
+	// (holder.go); 0 means DefaultLeaseTTL. The lease is renewed every third of it.
+	LeaseTTL time.Duration
+	// Clock paces the lease renewals (nil: the real clock); tests inject a fake.
+	Clock clock.Clock
+	// Health receives the state of the node ID: OK, or DEGRADED while another running
+	// node holds it (a conflict). Optional.
+	Health *health.Reporter
+	// Registerer receives the plugin's metrics; optional.
+	Registerer prometheus.Registerer
 }
 
 // NodeSync is the plugin: an event handler of the controller and the provider of API.
@@ -54,6 +68,15 @@ type NodeSync struct {
 	publishMu sync.Mutex // serialises PublishNodeIPs
 
 	savedID uint32 // the ID in IDFile; touched by Init and Resync only (event loop)
+
+	lastOwn *vppnode.VppNode // this node's record before it was seen deleted (guarded by mu)
+
+	leaseMu  sync.Mutex
+	lease    clientv3.LeaseID // this node's lease, 0 before granted or once expired
+	conflict string           // the conflict over this node's ID reported last ("" none)
+	kick     chan struct{}    // asks the holder for a round now
+	wg       sync.WaitGroup   // the holder goroutine
+	metrics  *metrics
 }
 
 var (
@@ -76,16 +99,35 @@ func (ns *NodeSync) Init() error {
 	if ns.EventLoop == nil {
 		return errors.New("nodesync: no event loop given")
 	}
+	if ns.Clock == nil {
+		ns.Clock = clock.RealClock{}
+	}
+	ns.metrics = newMetrics()
+	if ns.Registerer != nil {
+		if err := ns.metrics.register(ns.Registerer); err != nil {
+			return fmt.Errorf("nodesync: register metrics: %w", err)
+		}
+	}
 	ns.ctx, ns.cancel = context.WithCancel(context.Background())
 	ns.state = newCluster(ns.NodeName, ns.Log)
 	ns.savedID = ns.loadIDFile()
+	ns.report(health.OK, "")
+	ns.kick = make(chan struct{}, 1)
+	ns.wg.Add(1)
+	go ns.runHolder()
 	return nil
 }
 
-// Close aborts etcd requests in flight; nodesync runs no goroutines of its own.
+// Close stops the holder of the node ID, releases its lease (the allocatedIDs record
+// keeps the ID allocated while the node is stopped) and aborts etcd requests in flight.
 func (ns *NodeSync) Close() error {
 	if ns.cancel != nil {
 		ns.cancel()
+	}
+	ns.wg.Wait()
+	ns.revokeLease()
+	if ns.Registerer != nil && ns.metrics != nil {
+		ns.metrics.unregister(ns.Registerer)
 	}
 	return nil
 }
@@ -157,6 +199,9 @@ func (ns *NodeSync) Resync(_ api.Event, kubeState api.KubeStateData, resyncCount
 		log.WithFields(logrus.Fields{"nodeID": id, "attempts": attempts}).Info("node ID allocated")
 	}
 	c.setThisID(id)
+	if id != 0 {
+		ns.kickHolder()
+	}
 	if err := ns.saveIDFile(id); err != nil {
 		log.WithError(err).Error("node ID not saved: a lost etcd record could not be repaired after a restart")
 		resyncErr = errors.Join(resyncErr, err)
@@ -189,7 +234,11 @@ func (ns *NodeSync) Update(ev api.Event, txn api.UpdateOperations) (string, erro
 			}
 			if ns.state.thisID != 0 && id == ns.state.thisID && rec == nil {
 				ns.Log.WithFields(logrus.Fields{"node": ns.NodeName, "nodeID": id}).
-					Warn("this node's VppNode was deleted: the node keeps its ID and claims it again at the next resync")
+					Warn("this node's VppNode was deleted: the node keeps its ID and re-creates the record")
+				if own := ns.state.ownRecord(); own != nil {
+					ns.lastOwn = own // its IPs go into the re-created record
+				}
+				ns.kickHolder()
 			}
 			changes = ns.state.applyVppNode(id, rec)
 		}

@@ -22,6 +22,7 @@ func Cell() infra.Cell {
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
 			loop := infra.Get(s, api.EventLoopKey)
 			etcd := infra.Get(s, health.RegistryKey).Reporter("etcd")
+			bolt := infra.Get(s, health.RegistryKey).Reporter("bolt")
 			w := NewDBWatcher(Deps{
 				Log:                 infra.Get(s, infra.LogsKey).Logger("dbwatcher"),
 				NodeName:            infra.Get(s, infra.NodeNameKey),
@@ -30,6 +31,7 @@ func Cell() infra.Cell {
 				BoltConfig:          infra.Get(s, infra.ConfigKey("bolt")),
 				ExternalConfigCodec: models.UnmarshalConfig,
 				Registerer:          infra.Get(s, health.MetricsKey),
+				MirrorHealth:        bolt,
 				Timing:              infra.Get(s, api.WatcherTimingKey),
 				StatusReporter: func(connected bool, reason string) {
 					// While etcd is down the agent runs from the local mirror: alive, not ready.

@@ -22,6 +22,9 @@ const (
 	DefaultOperationTimeout = 3 * time.Second
 	// DefaultBoltPath is where the local mirror of the Kubernetes state is kept.
 	DefaultBoltPath = "/var/bolt/bolt.db"
+	// DefaultBoltLockTimeout bounds the wait for the bolt file's lock when lock-timeout
+	// is 0 (upstream's value, which waited forever).
+	DefaultBoltLockTimeout = 10 * time.Second
 	// DefaultBoltFileMode is the permission of a new bolt file (0660, written 432 in
 	// bolt.conf).
 	DefaultBoltFileMode = 0o660
@@ -117,9 +120,19 @@ type BoltConfig struct {
 	DBPath string `json:"db-path"`
 	// FileMode is the permission of a new file, in decimal in the file (432 = 0660).
 	FileMode uint32 `json:"file-mode"`
-	// LockTimeout bounds the wait for the file lock held by another process; 0 waits
-	// forever (as upstream).
+	// LockTimeout bounds the wait for the file lock held by another process; 0 (the
+	// value upstream ships) means DefaultBoltLockTimeout. Upstream waited forever: an
+	// agent alive but stuck in Init, with nothing said. After the timeout Init fails
+	// naming the file and the process holding the lock.
 	LockTimeout Duration `json:"lock-timeout"`
+}
+
+// lockTimeout returns the effective lock timeout.
+func (c *BoltConfig) lockTimeout() time.Duration {
+	if c.LockTimeout == 0 {
+		return DefaultBoltLockTimeout
+	}
+	return time.Duration(c.LockTimeout)
 }
 
 // DefaultBoltConfig returns the defaults of bolt.conf.

@@ -128,6 +128,10 @@ func TestBoltConfigDefaultsAndValidation(t *testing.T) {
 	if c.DBPath != "/var/bolt/bolt.db" || c.FileMode != 432 || c.LockTimeout != 0 {
 		t.Errorf("defaults %+v", c)
 	}
+	// 0, the value shipped upstream, waited forever for a lock held by another process
+	if got := c.lockTimeout(); got != DefaultBoltLockTimeout || got <= 0 {
+		t.Errorf("effective lock timeout of lock-timeout 0 = %v, want the bounded default %v", got, DefaultBoltLockTimeout)
+	}
 	if err := c.Validate(); err != nil {
 		t.Error(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
@@ -63,6 +64,9 @@ type Deps struct {
 	// that are not configuration (they are ignored). nil ignores the external
 	// configuration altogether (it is then neither listed nor watched).
 	ExternalConfigCodec func(key string, data []byte) (proto.Message, error)
+	// MirrorHealth receives the state of the bolt mirror: OK, or DEGRADED from the start
+	// that found it damaged (and set it aside) until it is rebuilt from etcd; optional.
+	MirrorHealth *health.Reporter
 	// Registerer receives the watcher's metrics; optional.
 	Registerer prometheus.Registerer
 	// StatusReporter is told every change of the etcd connection state (and the state
@@ -94,6 +98,10 @@ type DBWatcher struct {
 	local   *localDB
 	mirrorW *mirrorWriter // writes local
 	metrics *metrics
+	// mirrorReset is set when Init found the mirror damaged, until it is rebuilt;
+	// mirrorAside is where the damaged file went.
+	mirrorReset atomic.Bool
+	mirrorAside string
 	// registered is set once the metrics are registered with Registerer.
 	registered bool
 
@@ -158,11 +166,11 @@ func (w *DBWatcher) Init() (err error) {
 	w.pending.delivered = func(resource string) { w.metrics.changes.WithLabelValues(resource).Inc() }
 	w.pending.coalesced = w.metrics.coalesced.Inc
 
-	w.local, err = openLocalDB(w.boltCfg)
-	if err != nil {
-		return fmt.Errorf("dbwatcher: %w", err)
+	if err := w.openMirror(); err != nil {
+		return err
 	}
 	w.mirrorW = newMirrorWriter(w.local, w.Clock, w.Log)
+	w.mirrorW.afterSnapshot = w.mirrorRebuilt
 	defer func() {
 		if err != nil {
 			w.releaseResources()
@@ -180,6 +188,49 @@ func (w *DBWatcher) Init() (err error) {
 		w.registered = true
 	}
 	return nil
+}
+
+// openMirror opens the bolt mirror. A damaged file is set aside and replaced by an
+// empty one (openMirror in localdb.go): this is logged, counted and reported DEGRADED
+// until the next snapshot from etcd is written (mirrorRebuilt).
+func (w *DBWatcher) openMirror() error {
+	local, aside, cause, err := openMirror(w.boltCfg, w.Clock.Now())
+	if err != nil {
+		w.reportMirror(health.Error, err.Error())
+		return fmt.Errorf("dbwatcher: %w", err)
+	}
+	w.local = local
+	if aside == "" {
+		w.reportMirror(health.OK, "")
+		return nil
+	}
+	w.metrics.mirrorResets.Inc()
+	w.mirrorAside = aside
+	w.mirrorReset.Store(true)
+	w.Log.WithError(cause).WithFields(logrus.Fields{"file": w.boltCfg.DBPath, "setAside": aside}).
+		Error("local bolt mirror damaged: set aside, starting with an empty one that the next resync from etcd rebuilds; " +
+			"until then the agent cannot start from it without etcd")
+	w.reportMirror(health.Degraded, fmt.Sprintf("bolt mirror %s was damaged (%v); set aside as %s, "+
+		"rebuilding it from etcd", w.boltCfg.DBPath, cause, aside))
+	return nil
+}
+
+// mirrorRebuilt is called by the mirror writer after each snapshot it wrote: the first
+// one after a reset ends the DEGRADED state.
+func (w *DBWatcher) mirrorRebuilt() {
+	if !w.mirrorReset.CompareAndSwap(true, false) {
+		return
+	}
+	w.Log.WithFields(logrus.Fields{"file": w.boltCfg.DBPath, "setAside": w.mirrorAside}).
+		Warn("local bolt mirror rebuilt from etcd")
+	w.reportMirror(health.OK, "rebuilt from etcd; the damaged file was kept as "+w.mirrorAside)
+}
+
+// reportMirror reports the state of the bolt mirror to MirrorHealth, if set.
+func (w *DBWatcher) reportMirror(state health.State, reason string) {
+	if w.MirrorHealth != nil {
+		w.MirrorHealth.Report(state, reason)
+	}
 }
 
 // loadConfigs reads and validates etcd.conf and bolt.conf.
@@ -407,6 +458,15 @@ func (w *DBWatcher) KV() (clientv3.KV, error) {
 		return nil, fmt.Errorf("%w: etcd %v is unreachable", ErrNotConnected, w.etcdCfg.Endpoints)
 	}
 	return w.client.KV, nil
+}
+
+// Lease returns the lease API of the watcher's etcd client, for plugins that hold
+// keys under a lease (nodesync holds its node ID so). It fails like KV.
+func (w *DBWatcher) Lease() (clientv3.Lease, error) {
+	if _, err := w.KV(); err != nil {
+		return nil, err
+	}
+	return w.client.Lease, nil
 }
 
 // agentPrefix is the etcd prefix of this node's external configuration.

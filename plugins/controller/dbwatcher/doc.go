@@ -63,9 +63,24 @@
 // Configuration: etcd.conf (EtcdConfig, Ligato keys) and bolt.conf (BoltConfig), loaded
 // and validated by Init, which also opens the bolt file.
 //
+// The bolt file is a cache on a hostPath, so a damaged one must not stop the node
+// (boltcheck.go, localdb.go): bolt's Open and a read of every key and value run with
+// faults on the mapped file turned into panics and panics recovered (a file cut short
+// makes bolt fault on the missing pages, damaged pages trip its assertions), and a
+// file shorter than the pages its metadata counts is named as such. A damaged file is renamed
+// <db-path>.corrupt-<UTC time> (kept for a post-mortem, the newest three only), an
+// empty one is created, and
+// the next resync from etcd rebuilds it: logged at error level, counted in
+// contiv_dbwatcher_mirror_resets_total, and the "bolt" health component (Deps.
+// MirrorHealth) is DEGRADED until that snapshot is written. A damage bolt reports only
+// from a goroutine of its own while it rebuilds its free list (a page referenced twice,
+// with sane page headers) is not caught. A lock held by another process is waited for
+// lock-timeout (0 means DefaultBoltLockTimeout, 10 s; upstream waited forever), then
+// Init fails naming the file and, from /proc/locks, the process holding it.
+//
 // Metrics: contiv_dbwatcher_resyncs_total{source,outcome}, _changes_total{resource},
 // _bad_values_total{resource}, _identity_mismatches_total{resource},
-// _coalesced_changes_total and the gauges contiv_dbwatcher_etcd_connected and
+// _coalesced_changes_total, _mirror_resets_total and the gauges contiv_dbwatcher_etcd_connected and
 // contiv_dbwatcher_pending_changes.
 //
 // KV hands the watcher's etcd connection to plugins that write to etcd (nodesync), and

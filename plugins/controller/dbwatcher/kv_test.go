@@ -18,6 +18,9 @@ func TestKVIsNotConnectedWhenEtcdIsDisabled(t *testing.T) {
 	if kv != nil || !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), "database is not connected") {
 		t.Fatalf("KV() = %v, %v; want ErrNotConnected", kv, err)
 	}
+	if l, err := h.w.Lease(); l != nil || !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("Lease() = %v, %v; want ErrNotConnected", l, err)
+	}
 }
 
 func TestKVFollowsTheEtcdConnection(t *testing.T) {
@@ -41,11 +44,21 @@ func TestKVFollowsTheEtcdConnection(t *testing.T) {
 	if resp, err := te.Client(t).Get(ctx, "/test/kv"); err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "x" {
 		t.Fatalf("value written through KV() not in etcd: %v, %v", resp, err)
 	}
+	lease, err := h.w.Lease()
+	if err != nil {
+		t.Fatalf("Lease() while connected: %v", err)
+	}
+	if g, err := lease.Grant(ctx, 60); err != nil || g.ID == 0 {
+		t.Fatalf("grant through Lease(): %v, %v", g, err)
+	}
 
 	te.Stop()
 	testkit.EventuallyTrue(t, waitTimeout, "the watcher sees etcd down", func() bool { return !h.w.IsConnected() })
 	if _, err := h.w.KV(); !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), te.Endpoint()) {
 		t.Fatalf("KV() with etcd down: %v, want ErrNotConnected naming the endpoint", err)
+	}
+	if _, err := h.w.Lease(); !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("Lease() with etcd down: %v, want ErrNotConnected", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package dbwatcher
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +27,10 @@ type localDB struct {
 // cluster of about 100k objects before the first remap.
 const initialMmapSize = 256 << 20
 
-// openLocalDB opens (creating it and its directory if needed) the bolt file.
+// openLocalDB opens (creating it and its directory if needed) the bolt file. A damaged
+// file gives an error wrapping errCorrupt (never a panic), a lock held by another
+// process for longer than lock-timeout one wrapping errLocked, naming the holder when
+// /proc/locks tells it.
 func openLocalDB(cfg BoltConfig) (*localDB, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.DBPath), 0o755); err != nil {
 		return nil, fmt.Errorf("bolt DB %s: create directory: %w", cfg.DBPath, err)
@@ -35,8 +39,24 @@ func openLocalDB(cfg BoltConfig) (*localDB, error) {
 	// (and copies every page it holds) each time the file outgrows the mapping while
 	// the first resync of a large cluster is mirrored. The free-page list is not written
 	// at each commit (bolt rebuilds it when it opens the file, as etcd has it).
-	db, err := bolt.Open(cfg.DBPath, os.FileMode(cfg.FileMode), &bolt.Options{Timeout: time.Duration(cfg.LockTimeout),
+	db, err := openBoltGuarded(cfg.DBPath, os.FileMode(cfg.FileMode), &bolt.Options{Timeout: cfg.lockTimeout(),
 		InitialMmapSize: initialMmapSize, NoFreelistSync: true})
+	if errors.Is(err, errLocked) {
+		holder := lockHolder(cfg.DBPath)
+		if holder == "" {
+			holder = "a process this agent cannot see (another PID namespace?)"
+		}
+		return nil, fmt.Errorf("bolt DB %s: %w, held by %s for more than lock-timeout %v: "+
+			"stop that process (another contiv-agent on this node?) or point db-path elsewhere",
+			cfg.DBPath, errLocked, holder, cfg.lockTimeout())
+	}
+	if errors.Is(err, errCorrupt) {
+		// Read only now: before, another process could be writing the file under its
+		// lock; now bolt failed on it (and, after a panic, still holds the lock).
+		if short := checkBoltMeta(cfg.DBPath); short != nil {
+			err = fmt.Errorf("%w (%w)", short, err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bolt DB %s: open: %w", cfg.DBPath, err)
 	}
@@ -49,6 +69,49 @@ func openLocalDB(cfg BoltConfig) (*localDB, error) {
 		return nil, fmt.Errorf("bolt DB %s: create bucket %s: %w", cfg.DBPath, ksrBucket, err)
 	}
 	return &localDB{path: cfg.DBPath, db: db}, nil
+}
+
+// corruptSuffix starts the name a damaged bolt file is renamed to, followed by the
+// time (UTC) it was set aside: bolt.db.corrupt-20260102T150405Z.
+const corruptSuffix = ".corrupt-"
+
+// openMirror opens the bolt mirror; a damaged file is renamed aside (to
+// <db-path>.corrupt-<time>, kept for a post-mortem) and a new, empty mirror created
+// in its place: it is a cache, rebuilt from etcd by the next resync. aside is the
+// name the damaged file got ("" when it was usable), cause what was wrong with it.
+func openMirror(cfg BoltConfig, now time.Time) (l *localDB, aside string, cause error, err error) {
+	l, err = openLocalDB(cfg)
+	if !errors.Is(err, errCorrupt) {
+		return l, "", nil, err
+	}
+	cause = err
+	aside = cfg.DBPath + corruptSuffix + now.UTC().Format("20060102T150405.000Z")
+	if err := os.Rename(cfg.DBPath, aside); err != nil {
+		return nil, "", cause, fmt.Errorf("%w; setting it aside as %s failed: %w (remove the file to start with an empty mirror)", cause, aside, err)
+	}
+	pruneSetAside(cfg.DBPath)
+	l, err = openLocalDB(cfg)
+	if err != nil {
+		return nil, aside, cause, fmt.Errorf("%w; set aside as %s, but a new file cannot be created: %w", cause, aside, err)
+	}
+	return l, aside, cause, nil
+}
+
+// keepSetAside is how many damaged files set aside are kept: a disk that keeps
+// damaging the mirror (full, failing) must not fill up with copies of it.
+const keepSetAside = 3
+
+// pruneSetAside removes the oldest damaged files set aside beyond keepSetAside (their
+// names sort by the time they were set aside). A failure only leaves them.
+func pruneSetAside(path string) {
+	old, err := filepath.Glob(path + corruptSuffix + "*")
+	if err != nil || len(old) <= keepSetAside {
+		return
+	}
+	slices.Sort(old)
+	for _, f := range old[:len(old)-keepSetAside] {
+		_ = os.Remove(f)
+	}
 }
 
 // replaceAll makes the mirror hold exactly kvs, in one transaction.

@@ -1,6 +1,10 @@
 package dbwatcher
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
+)
 
 // Values of the labels of the resync counter.
 const (
@@ -25,6 +29,8 @@ type metrics struct {
 	connected          prometheus.Gauge
 	pending            prometheus.GaugeFunc
 	coalesced          prometheus.Counter
+	// mirrorResets counts damaged bolt mirrors set aside.
+	mirrorResets prometheus.Counter
 }
 
 // newMetrics creates the collectors; pending reports the number of pending changes.
@@ -37,6 +43,10 @@ func newMetrics(pending func() int) *metrics {
 		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "contiv_dbwatcher_coalesced_changes_total",
 			Help: "Changes merged into a change of the same key still pending for the event loop.",
+		}),
+		mirrorResets: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "contiv_dbwatcher_mirror_resets_total",
+			Help: "Damaged bolt mirrors set aside (renamed <db-path>.corrupt-<time>) and replaced by an empty one rebuilt from etcd.",
 		}),
 		resyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "contiv_dbwatcher_resyncs_total",
@@ -62,26 +72,14 @@ func newMetrics(pending func() int) *metrics {
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.identityMismatches, m.connected, m.pending, m.coalesced}
+	return []prometheus.Collector{m.resyncs, m.changes, m.badValues, m.identityMismatches, m.connected, m.pending, m.coalesced, m.mirrorResets}
 }
 
 // register registers every collector, undoing the registrations when one fails.
 func (m *metrics) register(r prometheus.Registerer) error {
-	var done []prometheus.Collector
-	for _, c := range m.collectors() {
-		if err := r.Register(c); err != nil {
-			for _, d := range done {
-				r.Unregister(d)
-			}
-			return err
-		}
-		done = append(done, c)
-	}
-	return nil
+	return health.RegisterAll(r, m.collectors()...)
 }
 
 func (m *metrics) unregister(r prometheus.Registerer) {
-	for _, c := range m.collectors() {
-		r.Unregister(c)
-	}
+	health.UnregisterAll(r, m.collectors()...)
 }

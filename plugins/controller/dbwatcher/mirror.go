@@ -42,6 +42,9 @@ type mirrorWriter struct {
 	changes  map[string][]byte
 	wake     chan struct{}
 
+	// afterSnapshot, when set, is called after each snapshot written.
+	afterSnapshot func()
+
 	// writing serialises flushes: a synchronous flush (before the mirror is read)
 	// waits for the writer goroutine's flush in progress.
 	writing sync.Mutex
@@ -120,6 +123,8 @@ func (m *mirrorWriter) flush() {
 	if snapshot != nil {
 		if err := m.local.replaceAll(snapshot); err != nil {
 			m.log.WithError(err).Error("local database not updated; a start without etcd would use older state")
+		} else if m.afterSnapshot != nil {
+			m.afterSnapshot()
 		}
 	}
 	if len(changes) > 0 {
