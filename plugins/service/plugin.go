@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/clock"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
@@ -173,8 +175,8 @@ func (p *Plugin) Close() error {
 	return errors.Join(errs...)
 }
 
-// HandlesEvent selects every resync, changes of Services and Endpoints, AddPod,
-// DeletePod and NodeUpdate (by type, or by name for producers that do not use the
+// HandlesEvent selects every resync, changes of Services, EndpointSlices, Endpoints
+// and Nodes (this node's zone), AddPod, DeletePod and NodeUpdate (by type, or by name for producers that do not use the
 // nodesync type). Shutdown is not handled: NAT configuration goes away with VPP.
 func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 	if ev.Method() != controller.Update {
@@ -182,7 +184,11 @@ func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 	}
 	switch e := ev.(type) {
 	case *controller.KubeStateChange:
-		return e.Resource == svcmodel.Keyword || e.Resource == epmodel.Keyword
+		switch e.Resource {
+		case svcmodel.Keyword, esmodel.Keyword, epmodel.Keyword, nodemodel.Keyword:
+			return true
+		}
+		return false
 	case *podmanager.AddPod, *podmanager.DeletePod, *nodesync.NodeUpdate:
 		return true
 	}

@@ -43,6 +43,9 @@ type Service struct {
 	endpoints *epmodel.Endpoints
 	spec      *serviceSpec     // parsed meta, nil when meta is nil
 	subsets   []endpointSubset // parsed endpoints
+	// slices are the service's EndpointSlices in key order; when there is one, they
+	// are the endpoints and the legacy Endpoints is ignored.
+	slices []*sliceState
 
 	// flat is the rendering (nil while a half is missing); contivSvc is its
 	// ContivService form, built on demand by GetContivService only (renderers of the
@@ -57,6 +60,9 @@ type Service struct {
 	// endpointsSeen: the last resync that had the definition / the Endpoints.
 	dirty                   bool
 	metaSeen, endpointsSeen uint64
+	// slicesSeen: the last resync that had a slice of the service; topoGen: the
+	// generation of this node's name and zone the rendering read the hints for.
+	slicesSeen, topoGen uint64
 	// pending (bits pendingMeta, pendingEndpoints): the halves a resync in progress
 	// parses anew, into pendingMeta and pendingEndpoints (resyncHalves).
 	pending          uint8
@@ -96,6 +102,10 @@ func (s *Service) reject(counts *rejectedFields, field int, path string, value a
 type serviceSpec struct {
 	policy   renderer.TrafficPolicyType
 	affinity uint32
+	// internalLocal: internalTrafficPolicy Local; externalLocal: externalTrafficPolicy
+	// Local on a service that is reachable from outside (node ports, external IPs,
+	// load balancer).
+	internalLocal, externalLocal bool
 	// ports are sorted by name (names unique).
 	ports []specPort
 	// clusterIPs and externalIPs hold the cluster IP and the external IPs (no
@@ -116,16 +126,35 @@ type specPort struct {
 // endpointSubset is one parsed subset of the Endpoints: ready addresses (classified
 // for the node context of generation Service.classGen), ports, and the pods of this
 // node among the addresses (targetRef kind Pod). The renderings share addrs.
+//
+// An EndpointSlice is parsed into one too (parseSlice): addrs are its ready endpoints,
+// fallback its serving and terminating ones that are not ready, hints the topology
+// hints of addrs (nil when none has any), and its ports match service ports by name
+// and protocol.
 type endpointSubset struct {
 	addrs     []renderer.Endpoint
 	ports     []endpointPort
 	localPods []podmodel.ID
+	fallback  []renderer.Endpoint
+	hints     []endpointHints
+	fromSlice bool
+	// What parsing left out of a slice (the gauges; a legacy Endpoints counts on its
+	// Service).
+	badIPs   int
+	rejected rejectedFields
 }
 
-// endpointPort is one port of a subset, matched to service ports by name.
+// endpointPort is one port of a subset, matched to service ports by name (and, for
+// a slice, protocol).
 type endpointPort struct {
-	name string
-	port uint16
+	name  string
+	port  uint16
+	proto renderer.ProtocolType
+}
+
+// matches tells whether the subset's port serves the service port.
+func (sub *endpointSubset) matches(ep *endpointPort, p *specPort) bool {
+	return ep.name == p.name && (!sub.fromSlice || ep.proto == p.port.Protocol)
 }
 
 // LocalEndpoint is a pod of this node as far as services care: its VPP interface
@@ -201,9 +230,7 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 	}
 	spec := &carve(sl.on, &sl.specs, 1)[0]
 	clusterIPs, externalIPs := spec.clusterArr[:0], []renderer.Address(nil)
-	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal {
-		spec.policy = renderer.NodeLocal
-	}
+	spec.internalLocal = meta.GetInternalTrafficPolicy() == trafficPolicyLocal
 	if meta.GetSessionAffinity() == affinityClientIP && meta.GetSessionAffinityTimeout() > 0 {
 		spec.affinity = uint32(meta.GetSessionAffinityTimeout())
 	}
@@ -275,6 +302,13 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		spec.ports = out
 	}
 	spec.clusterIPs, spec.externalIPs = clusterIPs, externalIPs
+	// externalTrafficPolicy applies to traffic from outside only: kube-proxy's
+	// ExternalPolicyLocal is false for a service nothing external reaches.
+	externallyAccessible := meta.GetServiceType() == serviceTypeLB || len(externalIPs) > 0 ||
+		slices.ContainsFunc(spec.ports, func(p specPort) bool { return p.port.NodePort != 0 })
+	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal && externallyAccessible {
+		spec.policy, spec.externalLocal = renderer.NodeLocal, true
+	}
 	s.spec = spec
 }
 
@@ -312,20 +346,10 @@ func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 			var parsed endpointSubset
 			parsed.addrs = carve(sl.on, &sl.addrs, len(sub.GetAddresses()))[:0]
 			for _, a := range sub.GetAddresses() {
-				addr := s.sp.parseAddress(a.GetIp())
-				if addr.Text == "" {
-					s.badEndpointIPs++
-					s.log().WithField("ip", a.GetIp()).Warn("unparseable endpoint IP skipped")
-					continue
+				ep, ok := s.endpoint(&parsed, a.GetIp(), a.GetTargetRef(), &s.badEndpointIPs)
+				if ok {
+					parsed.addrs = append(parsed.addrs, ep)
 				}
-				ep := renderer.Endpoint{Address: addr}
-				ep.Local, ep.HostNetwork = s.sp.node.classifyAddress(addr)
-				if ep.Local {
-					if ref := a.GetTargetRef(); ref.GetKind() == targetKindPod {
-						parsed.localPods = append(parsed.localPods, podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()})
-					}
-				}
-				parsed.addrs = append(parsed.addrs, ep)
 			}
 			parsed.ports = carve(sl.on, &sl.epPorts, len(sub.GetPorts()))[:0]
 			for pi, p := range sub.GetPorts() {
@@ -344,6 +368,32 @@ func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 	s.sp.stats.addRejected(&oldRejected, &s.rejectedEndpoints)
 }
 
+// targetRef is the reference of an endpoint to the object behind it (the Endpoints
+// and the EndpointSlice models each have their own type).
+type targetRef interface {
+	GetKind() string
+	GetName() string
+	GetNamespace() string
+}
+
+// endpoint parses an endpoint's IP and classifies it for the node context, noting a
+// pod of this node in sub.localPods; ok is false (and bad counted, the IP logged)
+// when the IP is not an address.
+func (s *Service) endpoint(sub *endpointSubset, ip string, ref targetRef, bad *int) (ep renderer.Endpoint, ok bool) {
+	addr := s.sp.parseAddress(ip)
+	if addr.Text == "" {
+		*bad++
+		s.log().WithField("ip", ip).Warn("unparseable endpoint IP skipped")
+		return ep, false
+	}
+	ep = renderer.Endpoint{Address: addr}
+	ep.Local, ep.HostNetwork = s.sp.node.classifyAddress(addr)
+	if ep.Local && ref.GetKind() == targetKindPod {
+		sub.localPods = append(sub.localPods, podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()})
+	}
+	return ep, true
+}
+
 // Refresh combines the definition with the endpoints into a new rendering (nil when
 // either is missing) and recomputes the local backend pods. The previous rendering is
 // left untouched, so the caller can still compare with it.
@@ -352,39 +402,47 @@ func (s *Service) Refresh() { s.refresh(&s.sp.slabs) }
 // refresh is Refresh cutting the rendering from the blocks sl.
 func (s *Service) refresh(sl *renderSlabs) {
 	s.flat, s.contivSvc, s.localBackends = nil, nil, nil
-	if s.spec == nil || s.endpoints == nil {
+	s.topoGen = s.sp.topoGen
+	if s.spec == nil || !s.hasEndpointSource() {
 		return
 	}
 	spec := s.spec
-	if s.classGen != s.sp.nodeGen { // this node's subnets or addresses changed
+	if len(s.slices) == 0 && s.classGen != s.sp.nodeGen { // this node's subnets or addresses changed
 		s.parseEndpoints(s.endpoints, sl) // parsed anew: renderings keep the old addresses
 	}
+	subsets := s.sourceSubsets(sl.sources[:0])
+	sl.sources = subsets
 	fs := &carve(sl.on, &sl.services, 1)[0]
 	fs.ID, fs.TrafficPolicy, fs.SessionAffinityTimeout = s.id, spec.policy, spec.affinity
 	fs.ClusterIPs, fs.ExternalIPs = spec.clusterIPs, spec.externalIPs
 	fs.Ports = carve(sl.on, &sl.ports, len(spec.ports))
+	groups := sl.matched[:0]
+	defer func() { sl.matched = groups[:0] }()
 	for i := range spec.ports {
 		port := &fs.Ports[i]
 		port.Name, port.Port = spec.ports[i].name, spec.ports[i].port
-		for si := range s.subsets {
-			sub := &s.subsets[si]
-			if len(sub.addrs) == 0 {
+		groups = groups[:0]
+		for _, sub := range subsets {
+			if len(sub.addrs) == 0 && len(sub.fallback) == 0 {
 				continue
 			}
-			for _, ep := range sub.ports {
-				if ep.name != port.Name {
-					continue
+			for pi := range sub.ports {
+				if sub.matches(&sub.ports[pi], &spec.ports[i]) {
+					groups = append(groups, portGroup{sub: sub, target: sub.ports[pi].port})
 				}
-				if port.Backends == nil {
-					port.Backends = carve(sl.on, &sl.groups, 1)[:0]
-				}
-				port.Backends = append(port.Backends, renderer.BackendGroup{TargetPort: ep.port, Endpoints: sub.addrs})
 			}
+		}
+		sel := s.selectEndpoints(groups, spec.internalLocal, spec.externalLocal)
+		if len(subsets) > 1 {
+			sel.internal, sel.external = dedupe(sel.internal), dedupe(sel.external)
+		}
+		port.Backends, port.ExternalBackends, port.HasEndpoints = sel.internal, sel.external, sel.hasEndpoints
+		if port.SameBackends() || renderer.SameBackendGroups(port.Backends, port.ExternalBackends) {
+			port.ExternalBackends = port.Backends
 		}
 	}
 	// The local pods of the subsets that back at least one port, each once.
-	for si := range s.subsets {
-		sub := &s.subsets[si]
+	for _, sub := range subsets {
 		if len(sub.localPods) == 0 || !s.backsAPort(sub) {
 			continue
 		}
@@ -399,9 +457,9 @@ func (s *Service) refresh(sl *renderSlabs) {
 
 // backsAPort tells whether one of the subset's ports is a port of the service.
 func (s *Service) backsAPort(sub *endpointSubset) bool {
-	for _, ep := range sub.ports {
+	for pi := range sub.ports {
 		for i := range s.spec.ports {
-			if s.spec.ports[i].name == ep.name {
+			if sub.matches(&sub.ports[pi], &s.spec.ports[i]) {
 				return true
 			}
 		}
@@ -578,13 +636,16 @@ func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
 type renderSlabs struct {
 	services []renderer.FlatService
 	ports    []renderer.FlatPort
-	groups   []renderer.BackendGroup
 	addrs    []renderer.Endpoint
 	subsets  []endpointSubset
 	epPorts  []endpointPort
 	specs    []serviceSpec
-	on       bool
-	touched  byte // see touch
+	// Scratch lists of refresh, reused from one service to the next (a rendering
+	// keeps none of them).
+	sources []*endpointSubset
+	matched []portGroup
+	on      bool
+	touched byte // see touch
 }
 
 // touch reads, from the objects a resync will parse for the service, the first byte of
