@@ -14,6 +14,7 @@ import (
 	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -175,8 +176,8 @@ func (p *Plugin) Close() error {
 	return errors.Join(errs...)
 }
 
-// HandlesEvent selects every resync, changes of Services, EndpointSlices, Endpoints
-// and Nodes (this node's zone), AddPod, DeletePod and NodeUpdate (by type, or by name for producers that do not use the
+// HandlesEvent selects every resync, changes of Services, EndpointSlices, Endpoints,
+// ServiceCIDRs and Nodes (this node's zone), AddPod, DeletePod and NodeUpdate (by type, or by name for producers that do not use the
 // nodesync type). Shutdown is not handled: NAT configuration goes away with VPP.
 func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 	if ev.Method() != controller.Update {
@@ -185,7 +186,7 @@ func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 	switch e := ev.(type) {
 	case *controller.KubeStateChange:
 		switch e.Resource {
-		case svcmodel.Keyword, esmodel.Keyword, epmodel.Keyword, nodemodel.Keyword:
+		case svcmodel.Keyword, esmodel.Keyword, epmodel.Keyword, nodemodel.Keyword, cidrmodel.Keyword:
 			return true
 		}
 		return false

@@ -19,6 +19,7 @@ import (
 	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -108,6 +109,12 @@ type ServiceProcessor struct {
 	// changes.
 	nodeName, zone string
 	topoGen        uint64
+
+	// cidrs are the ranges of the ServiceCIDR objects; outsideCIDR indexes the
+	// services with a cluster IP outside the configured service CIDR (those a change
+	// of the ranges concerns).
+	cidrs       serviceCIDRs
+	outsideCIDR map[*Service]struct{}
 }
 
 // Init checks the dependencies, prepares empty state and registers the metrics.
@@ -166,6 +173,7 @@ func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) erro
 func (sp *ServiceProcessor) reset(services int) {
 	sp.services = make(map[string]*Service, services)
 	sp.sliceOwner = make(map[string]string)
+	sp.outsideCIDR = make(map[*Service]struct{})
 	sp.resetDerived()
 }
 
@@ -211,6 +219,7 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 	sp.refreshNodeContext()
 	sp.resetDerived()
 	sp.setTopology(sp.thisNodeName(), kubeStateData)
+	sp.resyncServiceCIDRs(kubeStateData)
 
 	// A service whose Kubernetes objects are the very ones the processor holds (the
 	// controller hands the same objects to every resync until they change), parsed for
@@ -273,6 +282,7 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 					s.setSlice(s.slices[0].key, nil, &sp.slabs)
 				}
 				delete(sp.services, key)
+				delete(sp.outsideCIDR, s)
 			}
 		}
 	}
@@ -290,6 +300,7 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 	sp.nodeIPs = sp.clusterNodeIPs()
 	ev := &renderer.FlatResyncEventData{NodeIPs: sp.nodeIPs, Services: make([]*renderer.FlatService, 0, len(order))}
 	for _, s := range order {
+		sp.indexOutsideCIDR(s)
 		fs := s.flat
 		if fs == nil {
 			continue
@@ -533,6 +544,19 @@ func (sp *ServiceProcessor) processKubeStateChange(txn renderer.UpdateTxn, ev *c
 		}
 		sp.refreshNodeContext()
 		return sp.updateSlice(txn, sliceKey(name, ns), es)
+	case cidrmodel.Keyword:
+		name, err := cidrmodel.ParseServiceCIDRFromKey(ev.Key)
+		if err != nil {
+			return fmt.Errorf("servicecidr change: %w", err)
+		}
+		var obj *cidrmodel.ServiceCIDR
+		if ev.NewValue != nil {
+			var ok bool
+			if obj, ok = ev.NewValue.(*cidrmodel.ServiceCIDR); !ok {
+				return fmt.Errorf("servicecidr %s: unexpected value type %T", name, ev.NewValue)
+			}
+		}
+		return sp.updateServiceCIDR(txn, name, obj)
 	case nodemodel.Keyword:
 		name, err := nodemodel.ParseNodeFromKey(ev.Key)
 		if err != nil || name != sp.nodeName || sp.nodeName == "" {
@@ -638,6 +662,7 @@ func (sp *ServiceProcessor) updateService(txn renderer.UpdateTxn, id renderer.Se
 	old := rendering{flat: s.flat, contiv: s.contivSvc, localBackends: s.localBackends}
 	change(s)
 	s.Refresh()
+	sp.indexOutsideCIDR(s)
 	if s.meta == nil && s.endpoints == nil && len(s.slices) == 0 {
 		delete(sp.services, key)
 	}

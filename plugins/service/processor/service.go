@@ -69,6 +69,10 @@ type Service struct {
 	pendingMeta      *svcmodel.Service
 	pendingEndpoints *epmodel.Endpoints
 
+	// outsideCIDR: a cluster IP of the definition lies outside the configured service
+	// CIDR (served only while a ServiceCIDR object allows it).
+	outsideCIDR bool
+
 	// Items of this service skipped while parsing, included in the processor gauges.
 	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
 	// Fields of this service rejected as out of range, by field; in the gauges too.
@@ -228,17 +232,39 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		s.spec = nil
 		return
 	}
+	if label, ok := otherProxyLabel(meta); ok {
+		// Not this proxy's service (kube-proxy's label selector): not programmed, and
+		// removed if it was.
+		s.log().WithField("label", label).Debug("service left to another proxy")
+		s.spec = nil
+		return
+	}
 	spec := &carve(sl.on, &sl.specs, 1)[0]
 	clusterIPs, externalIPs := spec.clusterArr[:0], []renderer.Address(nil)
 	spec.internalLocal = meta.GetInternalTrafficPolicy() == trafficPolicyLocal
 	if meta.GetSessionAffinity() == affinityClientIP && meta.GetSessionAffinityTimeout() > 0 {
 		spec.affinity = uint32(meta.GetSessionAffinityTimeout())
 	}
-	if ip := meta.GetClusterIp(); ip != "" && ip != clusterIPNone {
+	s.outsideCIDR = false
+	for i, ip := range clusterIPList(meta) {
+		if ip == "" || ip == clusterIPNone {
+			continue
+		}
 		n := len(clusterIPs)
 		clusterIPs = s.appendIP(clusterIPs, ip, "clusterIP")
-		if sn := s.sp.node.serviceNet; len(clusterIPs) > n && sn != nil && !s.sp.node.inServiceNet(clusterIPs[n]) {
-			s.reject(&s.rejectedMeta, fieldClusterIP, "spec.clusterIP", ip, "outside the service CIDR "+sn.String())
+		if len(clusterIPs) == n || s.sp.node.serviceNet == nil || s.sp.node.inServiceNet(clusterIPs[n]) {
+			continue
+		}
+		// Outside the configured service CIDR: served when a ServiceCIDR object
+		// allows it (Kubernetes v1.33+ allocates from every ServiceCIDR).
+		s.outsideCIDR = true
+		if !s.sp.cidrs.contains(clusterIPs[n]) {
+			path := "spec.clusterIP"
+			if len(meta.GetClusterIps()) > 0 {
+				path = fmt.Sprintf("spec.clusterIPs[%d]", i)
+			}
+			s.reject(&s.rejectedMeta, fieldClusterIP, path, ip,
+				"outside the service CIDR "+s.sp.node.serviceNet.String()+" and every ServiceCIDR")
 			clusterIPs = clusterIPs[:n]
 		}
 	}
@@ -310,6 +336,34 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		spec.policy, spec.externalLocal = renderer.NodeLocal, true
 	}
 	s.spec = spec
+}
+
+// Labels that make a service someone else's (kube-proxy ignores services that have
+// either: pkg/proxy/apis LabelServiceProxyName, and the headless label that
+// the EndpointSlice mirroring and headless services carry).
+const (
+	labelServiceProxyName = "service.kubernetes.io/service-proxy-name"
+	labelHeadless         = "service.kubernetes.io/headless"
+)
+
+// otherProxyLabel returns the label that leaves the service to another proxy, if it
+// has one (any value).
+func otherProxyLabel(meta *svcmodel.Service) (string, bool) {
+	for _, l := range [...]string{labelServiceProxyName, labelHeadless} {
+		if _, ok := meta.GetLabels()[l]; ok {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// clusterIPList returns spec.clusterIPs, or spec.clusterIP alone when the value was
+// written by a contiv-ksr older than the field.
+func clusterIPList(meta *svcmodel.Service) []string {
+	if ips := meta.GetClusterIps(); len(ips) > 0 {
+		return ips
+	}
+	return []string{meta.GetClusterIp()}
 }
 
 // appendIP parses ip and appends it unless already in list, or logs and counts it as
