@@ -136,8 +136,10 @@ func (p *Plugin) Init() error {
 		return nil
 	}
 
+	// The channel serves the purge of stale UDP sessions (always) and the idle
+	// session cleanup (when enabled).
 	var sessionChan nat44.GoVPPChan
-	if cfg.CleanupIdleNATSessions && p.GoVPP != nil {
+	if p.GoVPP != nil {
 		ch, err := p.GoVPP.NewAPIChannelBuffered(sessionChanRequestBuffer, sessionChanReplyBuffer)
 		if err != nil {
 			return fmt.Errorf("service: open the GoVPP channel of the NAT session cleanup: %w", err)
@@ -209,6 +211,9 @@ func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateD
 // changed, e.g. "add service 'default/nginx'".
 func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (string, error) {
 	p.latency.started(ev)
+	if p.nat44 != nil {
+		p.nat44.DiscardStale() // what an event that was never committed left
+	}
 	// One eventTxn for every event (the event loop calls Update from one goroutine):
 	// a new one per event was an allocation per Endpoints change.
 	etxn := &p.etxn
@@ -221,8 +226,14 @@ func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (s
 }
 
 // Committed measures the network programming latency of an Endpoints change once
-// the transaction programming it is committed (controller.CommitObserver).
-func (p *Plugin) Committed(ev controller.Event, err error) { p.latency.committed(ev, err) }
+// the transaction programming it is committed, and has the NAT44 renderer purge the
+// UDP sessions the change made stale (controller.CommitObserver).
+func (p *Plugin) Committed(ev controller.Event, err error) {
+	p.latency.committed(ev, err)
+	if p.nat44 != nil {
+		p.nat44.Committed(err)
+	}
+}
 
 // Revert undoes the internal effect of a failed AddPod. What the renderers stage while
 // reverting is discarded (the processor hands them a renderer.DiscardTxn): the event's

@@ -3,7 +3,9 @@ package renderer
 import (
 	"encoding/binary"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // FlatService is a ContivService in the processor's flat form: slices instead of maps,
@@ -243,7 +245,7 @@ func (fs *FlatService) Equal(o *FlatService) bool {
 		return fs == o
 	}
 	if fs.ID != o.ID || fs.TrafficPolicy != o.TrafficPolicy || fs.SessionAffinityTimeout != o.SessionAffinityTimeout ||
-		!sameAddresses(fs.ClusterIPs, o.ClusterIPs) || !sameAddresses(fs.ExternalIPs, o.ExternalIPs) || len(fs.Ports) != len(o.Ports) {
+		!SameAddresses(fs.ClusterIPs, o.ClusterIPs) || !SameAddresses(fs.ExternalIPs, o.ExternalIPs) || len(fs.Ports) != len(o.Ports) {
 		return false
 	}
 	for i := range fs.Ports {
@@ -276,7 +278,20 @@ func SameBackendGroups(a, b []BackendGroup) bool {
 	return true
 }
 
-func sameAddresses(a, b []Address) bool {
+// Port returns the port of the given name, nil when there is none (or fs is nil).
+func (fs *FlatService) Port(name string) *FlatPort {
+	if fs == nil {
+		return nil
+	}
+	i, ok := slices.BinarySearchFunc(fs.Ports, name, func(p FlatPort, n string) int { return strings.Compare(p.Name, n) })
+	if !ok {
+		return nil
+	}
+	return &fs.Ports[i]
+}
+
+// SameAddresses tells whether two address lists are equal, in order.
+func SameAddresses(a, b []Address) bool {
 	if len(a) != len(b) {
 		return false
 	}

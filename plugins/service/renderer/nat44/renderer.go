@@ -120,6 +120,10 @@ type Renderer struct {
 	sessionMetrics *sessionMetrics
 	stopCleanup    context.CancelFunc
 	cleanupDone    sync.WaitGroup
+	// stale are the UDP service ports whose sessions the update being staged makes
+	// stale; purge queues them, once committed, to the session goroutine.
+	stale []staleTarget
+	purge chan []staleTarget
 }
 
 var (
@@ -154,32 +158,38 @@ func (rndr *Renderer) Init(snatOnly bool) error {
 	return nil
 }
 
-// AfterInit starts the cleanup of idle NAT sessions when service.conf enables it.
+// AfterInit starts the session goroutine when the renderer has a GoVPP channel: it
+// purges the UDP sessions that changes of services made stale (see Committed) and,
+// when service.conf enables it, cleans up idle NAT sessions.
 func (rndr *Renderer) AfterInit() error {
-	if !rndr.Config.CleanupIdleNATSessions {
-		return nil
-	}
 	if rndr.GoVPPChan == nil {
-		rndr.Log.Warn("cleanupIdleNATSessions is on, but there is no GoVPP channel: idle NAT sessions are not cleaned up")
+		if rndr.Config.CleanupIdleNATSessions {
+			rndr.Log.Warn("cleanupIdleNATSessions is on, but there is no GoVPP channel: idle NAT sessions are not cleaned up")
+		}
 		return nil
 	}
-	if rndr.Stats != nil {
-		if err := rndr.sessionMetrics.register(rndr.Stats); err != nil {
-			return fmt.Errorf("nat44 renderer: register metrics: %w", err)
+	var ticker clock.Ticker
+	if rndr.Config.CleanupIdleNATSessions {
+		if rndr.Stats != nil {
+			if err := rndr.sessionMetrics.register(rndr.Stats); err != nil {
+				return fmt.Errorf("nat44 renderer: register metrics: %w", err)
+			}
 		}
+		interval := rndr.Config.OtherSessionTimeout()
+		clk := rndr.Clock
+		if clk == nil {
+			clk = clock.RealClock{}
+		}
+		ticker = clk.NewTicker(interval)
+		rndr.Log.WithFields(logrus.Fields{
+			"interval": interval, "tcpTimeout": rndr.Config.TCPSessionTimeout(), "otherTimeout": rndr.Config.OtherSessionTimeout(),
+		}).Info("idle NAT session cleanup started")
 	}
-	interval := rndr.Config.OtherSessionTimeout()
-	clk := rndr.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	rndr.purge = make(chan []staleTarget, purgeQueue)
 	ctx, cancel := context.WithCancel(context.Background())
 	rndr.stopCleanup = cancel
 	rndr.cleanupDone.Add(1)
-	go rndr.runSessionCleanup(ctx, clk.NewTicker(interval))
-	rndr.Log.WithFields(logrus.Fields{
-		"interval": interval, "tcpTimeout": rndr.Config.TCPSessionTimeout(), "otherTimeout": rndr.Config.OtherSessionTimeout(),
-	}).Info("idle NAT session cleanup started")
+	go rndr.runSessionCleanup(ctx, ticker)
 	return nil
 }
 
@@ -352,6 +362,7 @@ func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.F
 		return nil
 	}
 	r := rndr.renderIncremental(service, nil)
+	rndr.noteStaleUDP(nil, service)
 	txn.Describe(fmt.Sprintf("add service '%s'", service.ID))
 	txn.Put(r.key, r.dnat)
 	return nil
@@ -374,6 +385,7 @@ func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newS
 		}
 	}
 	r := rndr.renderIncremental(newService, old)
+	rndr.noteStaleUDP(oldService, newService)
 	txn.Put(r.key, r.dnat)
 	return nil
 }
@@ -384,6 +396,7 @@ func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *rendere
 		return nil
 	}
 	delete(rndr.rendered, service)
+	rndr.noteStaleUDP(service, nil)
 	txn.Describe(fmt.Sprintf("delete service '%s'", service.ID))
 	txn.Delete(vpp_nat.DNAT44Key(service.ID.String()))
 	return nil
