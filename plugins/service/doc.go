@@ -18,9 +18,10 @@
 // Shutdown is ignored: the NAT configuration disappears with VPP. The plugin is
 // registered after ipnet, so that pod interfaces exist when services look them up.
 //
-// Keys owned (staged by the NAT44 renderer): config/vpp/nat/v2/nat44-global and
+// Keys owned (staged by the NAT44 renderer): config/vpp/nat/v2/nat44-global,
 // config/vpp/nat/v2/dnat44/<label> (one per service, labelled "<namespace>/<name>",
-// plus "DNAT-identities").
+// plus "DNAT-identities") and the /32 reject and drop routes of service addresses
+// (config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/).
 //
 // One renderer API: the processor renders through renderer.Renderer only, handing each
 // renderer the event's transaction as an argument of every call (for an update wrapped

@@ -18,6 +18,8 @@ type renderedService struct {
 	ports []renderedPort
 	// nodeGen is the generation of the node IPs the node ports were rendered for.
 	nodeGen uint64
+	// routes are the reject and drop routes the service wants (reject.go).
+	routes []serviceRoute
 }
 
 // renderedPort is the part of a DNAT that renders one port of a node-port service.
@@ -48,6 +50,7 @@ type renderedPort struct {
 // (SELF, source becomes the NAT loopback).
 func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService, sl *dnatSlabs) {
 	r.svc, r.ports, r.nodeGen = svc, nil, rndr.nodeGen
+	r.routes = rndr.wantedRoutes(svc)
 	if r.key == "" { // a record renders one service: the key never changes
 		// The label is a substring of the key: both cost one string.
 		r.key = vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name
@@ -183,7 +186,7 @@ func (rndr *Renderer) withNodeIPs(r *renderedService, oldIndex []int) {
 		rp.onNodes = onNodes
 		ports[i] = rp
 	}
-	r.dnat, r.ports, r.nodeGen = dnat, ports, rndr.nodeGen
+	r.dnat, r.ports, r.nodeGen = dnat, ports, rndr.nodeGen // the routes stay
 }
 
 // isPeerOnNodeNetwork tells whether ip is another node's address on the network of this

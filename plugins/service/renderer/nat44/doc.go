@@ -7,8 +7,9 @@
 //	config/vpp/nat/v2/nat44-global             Nat44Global  (one)
 //	config/vpp/nat/v2/dnat44/<namespace>/<name> DNat44      (one per service)
 //	config/vpp/nat/v2/dnat44/DNAT-identities   DNat44      (identity mappings)
+//	config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/  Route   (reject or drop of a service address)
 //
-// Keys owned: the three above. Nothing else is staged, and nothing is applied
+// Keys owned: the four above (routes: only those of service addresses, reject.go). Nothing else is staged, and nothing is applied
 // directly: the NAT descriptors of the KV scheduler program VPP.
 //
 // Global configuration (nat44-global), rebuilt whole on every change:
@@ -35,7 +36,10 @@
 // and, in no-overlay mode, for everything but this node's pods, the pod VRF otherwise.
 // External IPs of cluster-wide services use twice-NAT ENABLED, everything else SELF.
 // ClientIP affinity becomes the mapping's session affinity. Mappings without locals
-// are left out; IPv6 addresses are ignored.
+// are left out; IPv6 addresses are ignored. An address of a service with a port that
+// has no endpoint anywhere gets a /32 ICMP_PROHIBIT route (rejected at once), one
+// with a port that its traffic policy leaves without a backend here a DROP route, in
+// the main and the pod VRF (reject.go); node IPs never get one.
 //
 // Shared messages: the mappings of one port share one locals slice and its LocalIP
 // messages (a NodePort port has a mapping per node IP; 1,000 NodePorts at 50 nodes

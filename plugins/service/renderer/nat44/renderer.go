@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
 
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
@@ -124,6 +125,9 @@ type Renderer struct {
 	// stale; purge queues them, once committed, to the session goroutine.
 	stale []staleTarget
 	purge chan []staleTarget
+	// routeUsers holds, by address, the services that want a reject or drop route
+	// on it (reject.go).
+	routeUsers map[string]map[renderer.ServiceID]l3.Route_RouteType
 }
 
 var (
@@ -365,6 +369,7 @@ func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.F
 	rndr.noteStaleUDP(nil, service)
 	txn.Describe(fmt.Sprintf("add service '%s'", service.ID))
 	txn.Put(r.key, r.dnat)
+	rndr.updateRoutes(txn, service.ID, nil, r.routes)
 	return nil
 }
 
@@ -376,17 +381,26 @@ func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newS
 	}
 	txn.Describe(fmt.Sprintf("update service '%s'", newService.ID))
 	var old *renderedService
+	var oldRoutes []serviceRoute
 	if oldService != nil {
 		old = rndr.rendered[oldService]
 		delete(rndr.rendered, oldService)
+		if old != nil {
+			oldRoutes = old.routes
+		} else {
+			oldRoutes = rndr.wantedRoutes(oldService)
+		}
 		if oldService.ID != newService.ID {
 			old = nil
 			txn.Delete(vpp_nat.DNAT44Key(oldService.ID.String()))
+			rndr.updateRoutes(txn, oldService.ID, oldRoutes, nil)
+			oldRoutes = nil
 		}
 	}
 	r := rndr.renderIncremental(newService, old)
 	rndr.noteStaleUDP(oldService, newService)
 	txn.Put(r.key, r.dnat)
+	rndr.updateRoutes(txn, newService.ID, oldRoutes, r.routes)
 	return nil
 }
 
@@ -395,10 +409,15 @@ func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *rendere
 	if rndr.snatOnly {
 		return nil
 	}
+	oldRoutes := rndr.wantedRoutes(service)
+	if r := rndr.rendered[service]; r != nil {
+		oldRoutes = r.routes
+	}
 	delete(rndr.rendered, service)
 	rndr.noteStaleUDP(service, nil)
 	txn.Describe(fmt.Sprintf("delete service '%s'", service.ID))
 	txn.Delete(vpp_nat.DNAT44Key(service.ID.String()))
+	rndr.updateRoutes(txn, service.ID, oldRoutes, nil)
 	return nil
 }
 
@@ -542,6 +561,7 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 		txn.Put(r.key, r.dnat)
 	}
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
+	rndr.resyncRoutes(txn, records)
 
 	rndr.Log.WithFields(logrus.Fields{
 		"services": len(resyncEv.Services), "defaultInterface": rndr.defaultIfName, "snatIP": ipString(rndr.defaultIfIP),

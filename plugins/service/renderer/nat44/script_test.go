@@ -27,6 +27,7 @@ import (
 	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -69,6 +70,8 @@ import (
 //	node-join ID NAME VPPCIDR [MGMTIP]   a node joins (NodeUpdate without previous state).
 //	node-touch NAME         a NodeUpdate of NAME that changes nothing.
 //	nat [global|dnat [LABEL]]   prints the committed NAT44 configuration.
+//	routes                  prints the committed routes (reject and drop routes of
+//	    services), one per line: "vrf N DST TYPE", sorted.
 //	trace tcp|udp SRC:PORT DST:PORT INIF   prints where the packet goes, one line per
 //	    backend ("SRC -> DST vrf N", sorted) or "untranslated: WHY".
 //	snat SRCIP OUTIF        prints the source a packet from SRCIP leaving OUTIF gets.
@@ -131,6 +134,7 @@ func TestScenarios(t *testing.T) {
 					"node-join":  cmdNodeJoin,
 					"node-touch": cmdNodeTouch,
 					"nat":        cmdNAT,
+					"routes":     cmdRoutes,
 					"trace":      cmdTrace,
 					"snat":       cmdSNAT,
 					"resync":     cmdResync,
@@ -435,6 +439,23 @@ func cmdNAT(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Stdout().Write([]byte(formatDNATs(nat.DNATs, label)))
 	default:
 		ts.Fatalf("usage: nat [global|dnat [LABEL]]")
+	}
+}
+
+func cmdRoutes(ts *testscript.TestScript, neg bool, args []string) {
+	s := state(ts, neg, true)
+	if len(args) != 0 {
+		ts.Fatalf("usage: routes")
+	}
+	var lines []string
+	for _, v := range s.e.dp.KVs {
+		if r, ok := v.(*l3.Route); ok {
+			lines = append(lines, fmt.Sprintf("vrf %d %s %s", r.GetVrfId(), r.GetDstNetwork(), r.GetType()))
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(ts.Stdout(), l)
 	}
 }
 

@@ -109,7 +109,13 @@ func newBareTrafficNode(t *testing.T) *trafficNode {
 // udpFromClient sends one UDP datagram from the client of the client NIC.
 func (n *trafficNode) udpFromClient(t *testing.T, sport uint16, dst string, dport uint16) {
 	t.Helper()
-	if err := n.sim.InjectFrame(clientNIC, udpFrame(n.clientNICMAC, trafficClientMAC, trafficClient, sport, dst, dport)); err != nil {
+	n.fromClient(t, protoUDP, sport, dst, dport)
+}
+
+// fromClient sends one UDP datagram or TCP SYN from the client of the client NIC.
+func (n *trafficNode) fromClient(t *testing.T, proto uint8, sport uint16, dst string, dport uint16) {
+	t.Helper()
+	if err := n.sim.InjectFrame(clientNIC, l4Frame(proto, n.clientNICMAC, trafficClientMAC, trafficClient, sport, dst, dport)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -157,13 +163,23 @@ func (n *trafficNode) udpFromPod(t *testing.T, srcMAC [6]byte, src string, sport
 
 // udpFrame builds an Ethernet frame with an IPv4 UDP datagram (no UDP checksum).
 func udpFrame(dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dport uint16) []byte {
+	return l4Frame(protoUDP, dstMAC, srcMAC, src, sport, dst, dport)
+}
+
+// l4Frame builds an Ethernet frame with an IPv4 UDP datagram or TCP SYN (no L4
+// checksum).
+func l4Frame(proto uint8, dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dport uint16) []byte {
 	payload := []byte("query")
-	f := make([]byte, 14+20+8+len(payload))
+	l4len := 8 + len(payload)
+	if proto == protoTCP {
+		l4len = 20
+	}
+	f := make([]byte, 14+20+l4len)
 	copy(f[0:6], dstMAC[:])
 	copy(f[6:12], srcMAC[:])
 	binary.BigEndian.PutUint16(f[12:14], 0x0800)
 	ip := f[14:]
-	ip[0], ip[8], ip[9] = 0x45, 64, protoUDP
+	ip[0], ip[8], ip[9] = 0x45, 64, proto
 	binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
 	s, d := netip.MustParseAddr(src).As4(), netip.MustParseAddr(dst).As4()
 	copy(ip[12:16], s[:])
@@ -176,11 +192,16 @@ func udpFrame(dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dpor
 		sum = sum&0xffff + sum>>16
 	}
 	binary.BigEndian.PutUint16(ip[10:12], ^uint16(sum))
-	udp := ip[20:]
-	binary.BigEndian.PutUint16(udp[0:2], sport)
-	binary.BigEndian.PutUint16(udp[2:4], dport)
-	binary.BigEndian.PutUint16(udp[4:6], uint16(len(udp)))
-	copy(udp[8:], payload)
+	l4 := ip[20:]
+	binary.BigEndian.PutUint16(l4[0:2], sport)
+	binary.BigEndian.PutUint16(l4[2:4], dport)
+	if proto == protoTCP {
+		l4[12], l4[13] = 5<<4, 0x02 // data offset 5 words, SYN
+		binary.BigEndian.PutUint16(l4[14:16], 64240)
+		return f
+	}
+	binary.BigEndian.PutUint16(l4[4:6], uint16(len(l4)))
+	copy(l4[8:], payload)
 	return f
 }
 
