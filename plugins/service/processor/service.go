@@ -486,7 +486,7 @@ func (s *Service) refresh(sl *renderSlabs) {
 				}
 			}
 		}
-		sel := s.selectEndpoints(groups, spec.internalLocal, spec.externalLocal)
+		sel := s.selectEndpoints(groups, spec.internalLocal, spec.externalLocal, sl)
 		if len(subsets) > 1 {
 			sel.internal, sel.external = dedupe(sel.internal), dedupe(sel.external)
 		}
@@ -690,6 +690,7 @@ func (sp *ServiceProcessor) nodePortRange() (first, last uint16) {
 type renderSlabs struct {
 	services []renderer.FlatService
 	ports    []renderer.FlatPort
+	groups   []renderer.BackendGroup
 	addrs    []renderer.Endpoint
 	subsets  []endpointSubset
 	epPorts  []endpointPort

@@ -196,7 +196,7 @@ const (
 //
 // When nothing is filtered out the groups share the subsets' address lists, and
 // external traffic shares the internal list when both use the same endpoints.
-func (s *Service) selectEndpoints(groups []portGroup, internalLocal, externalLocal bool) selection {
+func (s *Service) selectEndpoints(groups []portGroup, internalLocal, externalLocal bool, sl *renderSlabs) selection {
 	var sel selection
 	if len(groups) == 0 {
 		return sel
@@ -214,18 +214,20 @@ func (s *Service) selectEndpoints(groups []portGroup, internalLocal, externalLoc
 	if !internalLocal || !externalLocal {
 		if ready > 0 {
 			mode := s.sp.topologyMode(groups)
-			cluster = collect(groups, false, func(sub *endpointSubset, i int) bool {
-				return mode == topologyNone || s.sp.forThisNode(mode, sub.hints[i])
-			})
+			var keep func(sub *endpointSubset, i int) bool
+			if mode != topologyNone {
+				keep = func(sub *endpointSubset, i int) bool { return s.sp.forThisNode(mode, sub.hints[i]) }
+			}
+			cluster = collect(groups, false, keep, sl)
 		} else {
-			cluster = collect(groups, true, nil)
+			cluster = collect(groups, true, nil, sl)
 		}
 	}
 	var local []renderer.BackendGroup
 	if internalLocal || externalLocal {
-		local = collect(groups, false, func(sub *endpointSubset, i int) bool { return sub.addrs[i].Local })
+		local = collect(groups, false, func(sub *endpointSubset, i int) bool { return sub.addrs[i].Local }, sl)
 		if len(local) == 0 {
-			local = collect(groups, true, func(sub *endpointSubset, i int) bool { return sub.fallback[i].Local })
+			local = collect(groups, true, func(sub *endpointSubset, i int) bool { return sub.fallback[i].Local }, sl)
 		}
 	}
 	sel.internal, sel.external = cluster, cluster
@@ -240,8 +242,8 @@ func (s *Service) selectEndpoints(groups []portGroup, internalLocal, externalLoc
 
 // collect returns the backend groups of the ready endpoints of the groups (of the
 // serving and terminating ones with fallback) that keep accepts (nil: all), sharing a
-// subset's list when it keeps all of it.
-func collect(groups []portGroup, fallback bool, keep func(sub *endpointSubset, i int) bool) []renderer.BackendGroup {
+// subset's list when it keeps all of it; the list is cut from the blocks sl.
+func collect(groups []portGroup, fallback bool, keep func(sub *endpointSubset, i int) bool, sl *renderSlabs) []renderer.BackendGroup {
 	var out []renderer.BackendGroup
 	for _, g := range groups {
 		list := g.sub.addrs
@@ -271,6 +273,9 @@ func collect(groups []portGroup, fallback bool, keep func(sub *endpointSubset, i
 			}
 		}
 		if len(list) > 0 {
+			if out == nil {
+				out = carve(sl.on, &sl.groups, len(groups))[:0]
+			}
 			out = append(out, renderer.BackendGroup{TargetPort: g.target, Endpoints: list})
 		}
 	}
