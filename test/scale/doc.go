@@ -14,6 +14,10 @@
 //	CONTIV_SCALE_CHANGES    Endpoints changes measured one by one [1000]
 //	CONTIV_SCALE_BURST      Endpoints changes of the burst [10000]
 //	CONTIV_SCALE_BEFORE     git ref of the code to compare with [bb8e401]; "none" = only this tree
+//	CONTIV_SCALE_BEFORE_SLICES  1: the "before" agent reads EndpointSlices too [0: it is
+//	                        given v1 Endpoints, the form agents before the EndpointSlice
+//	                        work read; this tree's agent always gets EndpointSlices, a
+//	                        Service in slices of at most 100 endpoints]
 //	CONTIV_SCALE_ROUNDS     rounds of before/after, interleaved [1]
 //	CONTIV_SCALE_PROFILE    a directory: CPU profiles of each phase and heap profiles at
 //	                        rest and after the burst are saved there [none]
