@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"fmt"
 	"net"
 	"testing"
 
@@ -119,5 +120,33 @@ func TestResyncReadsServiceCIDRsAndSlices(t *testing.T) {
 	e.resync(kube)
 	if cs := e.svc("default", "web"); cs != nil {
 		t.Errorf("after a resync without the slice: %v", cs)
+	}
+}
+
+// TestSlicesOfAServiceAreMergedWithoutCap: 2,500 endpoints in 25 slices are 2,500
+// backends (v1 Endpoints stopped at 1,000); an IPv6 slice's endpoints are kept for a
+// renderer of IPv6 services; an FQDN slice has none.
+func TestSlicesOfAServiceAreMergedWithoutCap(t *testing.T) {
+	e := newEnv(t, "")
+	e.putService(st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0)))
+	for s := range 25 {
+		ips := make([]string, 100)
+		for i := range ips {
+			n := s*100 + i
+			ips[i] = fmt.Sprintf("10.1.%d.%d", 2+n/250, 2+n%250)
+		}
+		e.putSlice(webSlice(fmt.Sprintf("web-%d", s), ips...))
+	}
+	v6 := webSlice("web-v6", "fd00::5")
+	v6.AddressType = "IPv6"
+	fqdn := webSlice("web-fqdn", "example.com")
+	fqdn.AddressType = "FQDN"
+	e.putSlice(v6)
+	e.putSlice(fqdn)
+	if got := len(backends(e.svc("default", "web"), "http")); got != 2501 {
+		t.Errorf("%d backends, want 2,500 IPv4 and 1 IPv6", got)
+	}
+	if g := e.gauge("contiv_service_invalid_ips"); g != 0 {
+		t.Errorf("an FQDN slice counted %v invalid IPs", g)
 	}
 }
