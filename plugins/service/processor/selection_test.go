@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -148,5 +149,42 @@ func TestSlicesOfAServiceAreMergedWithoutCap(t *testing.T) {
 	}
 	if g := e.gauge("contiv_service_invalid_ips"); g != 0 {
 		t.Errorf("an FQDN slice counted %v invalid IPs", g)
+	}
+}
+
+// TestZoneChangeReRendersHintedServices: this node's zone comes from its Node; when it
+// changes, the services with zone hints are rendered for the new zone, the others are
+// not touched; another node's change does nothing.
+func TestZoneChangeReRendersHintedServices(t *testing.T) {
+	e := newEnv(t, "")
+	hinted := webSlice("s1", remoteIP, "10.1.2.4")
+	hinted.Endpoints[0].HintsForZones = []string{"z1"}
+	hinted.Endpoints[1].HintsForZones = []string{"z2"}
+	plain := webSlice("a1", remoteIP)
+	plain.ServiceName = "api"
+	kube := controller.NewKubeStateData()
+	kube[svcmodel.Keyword] = map[string]proto.Message{
+		svcmodel.Key("web", "default"): st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0)),
+		svcmodel.Key("api", "default"): st.Service("default", "api", "10.96.0.11", st.Port("http", "TCP", 80, 0)),
+	}
+	kube[esmodel.Keyword] = map[string]proto.Message{esmodel.Key("s1", "default"): hinted, esmodel.Key("a1", "default"): plain}
+	kube[nodemodel.Keyword] = map[string]proto.Message{nodemodel.Key("master"): &nodemodel.Node{Name: "master", Zone: "z1"}}
+	e.resync(kube)
+	e.r.take()
+	if got := backends(e.svc("default", "web"), "http"); len(got) != 1 || got[0] != remoteIP+":8080" {
+		t.Fatalf("zone z1: backends %v", got)
+	}
+	zone := func(node, z string) []call {
+		return e.update(&controller.KubeStateChange{Resource: nodemodel.Keyword, Key: nodemodel.Key(node),
+			NewValue: &nodemodel.Node{Name: node, Zone: z}})
+	}
+	expectCalls(t, "another node's zone", zone("worker", "z2"))
+	expectCalls(t, "this node's zone", zone("master", "z2"), "update default/web")
+	if got := backends(e.svc("default", "web"), "http"); len(got) != 1 || got[0] != "10.1.2.4:8080" {
+		t.Errorf("zone z2: backends %v", got)
+	}
+	expectCalls(t, "a zone without hints", zone("master", "z3"), "update default/web")
+	if got := backends(e.svc("default", "web"), "http"); len(got) != 2 {
+		t.Errorf("zone z3 (no endpoint hinted for it): backends %v, want both", got)
 	}
 }
