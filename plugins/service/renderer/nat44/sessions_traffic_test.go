@@ -148,6 +148,8 @@ func replyOf(t *testing.T, req govppapi.Message) govppapi.Message {
 		return &nat44_ed.Nat44AddDelStaticMappingV2Reply{}
 	case *nat44_ed.Nat44ForwardingEnableDisable:
 		return &nat44_ed.Nat44ForwardingEnableDisableReply{}
+	case *nat44_ed.Nat44AddDelLbStaticMapping:
+		return &nat44_ed.Nat44AddDelLbStaticMappingReply{}
 	}
 	t.Fatalf("no reply known for %T", req)
 	return nil

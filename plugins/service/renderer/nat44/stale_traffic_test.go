@@ -15,14 +15,14 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
-// wire records the UDP datagrams the pods' NIC transmits, as "src -> dst".
+// wire records the UDP datagrams and TCP segments the NICs transmit, as "src -> dst".
 type wire struct {
 	mu   sync.Mutex
 	sent []string
 }
 
 func (w *wire) hook(_ string, frame []byte) {
-	if len(frame) < 14+20+8 || binary.BigEndian.Uint16(frame[12:14]) != 0x0800 || frame[14+9] != protoUDP {
+	if len(frame) < 14+20+8 || binary.BigEndian.Uint16(frame[12:14]) != 0x0800 || (frame[14+9] != protoUDP && frame[14+9] != protoTCP) {
 		return
 	}
 	ip := frame[14:]
