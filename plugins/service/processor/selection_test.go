@@ -188,3 +188,20 @@ func TestZoneChangeReRendersHintedServices(t *testing.T) {
 		t.Errorf("zone z3 (no endpoint hinted for it): backends %v, want both", got)
 	}
 }
+
+// TestProxyModeIngressIPsAreNotProgrammed: a load balancer ingress IP of ipMode Proxy
+// belongs to the load balancer, which proxies to the node ports: only VIP-mode ingress
+// IPs are programmed, as kube-proxy does.
+func TestProxyModeIngressIPsAreNotProgrammed(t *testing.T) {
+	e := newEnv(t, "")
+	svc := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
+	svc.ServiceType = "LoadBalancer"
+	svc.LbIngressIps = []string{"20.0.0.1", "20.0.0.2"}
+	svc.LbIngressProxyIps = []string{"20.0.0.2"}
+	e.putService(svc)
+	e.putSlice(webSlice("s1", remoteIP))
+	cs := e.svc("default", "web")
+	if cs == nil || cs.ExternalIPs.Len() != 1 || !cs.ExternalIPs.Has(net.ParseIP("20.0.0.1")) {
+		t.Errorf("external IPs %v, want the VIP-mode ingress IP only", cs)
+	}
+}

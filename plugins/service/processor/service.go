@@ -273,6 +273,12 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 	}
 	if meta.GetServiceType() == serviceTypeLB {
 		for _, ip := range meta.GetLbIngressIps() {
+			// An ingress IP of ipMode Proxy is the load balancer's own: its traffic must
+			// reach it, so it is not programmed at all (kube-proxy programs the VIP-mode
+			// ones only: pkg/proxy/util IsVIPMode).
+			if slices.Contains(meta.GetLbIngressProxyIps(), ip) {
+				continue
+			}
 			externalIPs = s.appendIP(externalIPs, ip, "loadBalancer ingress IP")
 		}
 	}
