@@ -27,7 +27,8 @@
 // service and skips the addresses of a family it does not serve.
 //
 // Events handled (through the service plugin): every resync, KubeStateChange of
-// "service" and "endpoints", AddPod, DeletePod (and Revert of AddPod), NodeUpdate.
+// "service", "endpointslice", "endpoints", "servicecidr" and "node" (this node's zone
+// only), AddPod, DeletePod (and Revert of AddPod), NodeUpdate.
 // The processor owns no keys: the renderers stage the configuration.
 //
 // Endpoints: every EndpointSlice whose service_name names the service (IPv4 and IPv6
@@ -45,6 +46,13 @@
 // node's endpoints; externalTrafficPolicy Local restricts node ports, external IPs and
 // load balancer IPs (never the cluster IPs); FlatPort.HasEndpoints tells "no endpoint
 // anywhere" (reject) from "none for this policy here" (drop).
+//
+// Services left to another proxy: a Service labelled
+// service.kubernetes.io/service-proxy-name (any value) or service.kubernetes.io/headless
+// is not rendered (removed if it was). Cluster IPs (spec.clusterIPs) must lie in the
+// configured service CIDR or in a ServiceCIDR object's cidrs (cidrs.go); the services
+// outside the configured CIDR are indexed, and a ServiceCIDR change re-renders those
+// only. Load balancer ingress IPs of ipMode Proxy are not exposed.
 //
 // Combining a Service with its Endpoints (Service.Refresh):
 //   - exposed on the cluster IP (not for headless services), spec.externalIPs and, for
