@@ -15,6 +15,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -272,20 +273,9 @@ func BenchmarkEndpointsChange(b *testing.B) {
 				benchEndpointsOf(svc.Namespace, svc.Name, benchChangedIndex, 0),
 				benchEndpointsOf(svc.Namespace, svc.Name, benchChangedIndex, 1),
 			}
-			txn := st.NewTxn()
-			b.ReportAllocs()
-			i := 0
-			start := processCPU(b)
-			for b.Loop() {
-				i++
-				clear(txn.Values)
-				ev := &controller.KubeStateChange{Resource: epmodel.Keyword, Key: key, PrevValue: versions[(i+1)%2], NewValue: versions[i%2]}
-				change, err := f.p.Update(ev, txn)
-				if err != nil || change == "" {
-					b.Fatalf("%q %v", change, err)
-				}
-			}
-			b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(i), "cpu-ns/op")
+			benchChanges(b, f, func(i int) controller.Event {
+				return &controller.KubeStateChange{Resource: epmodel.Keyword, Key: key, PrevValue: versions[(i+1)%2], NewValue: versions[i%2]}
+			})
 		})
 	}
 }
@@ -612,4 +602,65 @@ func BenchmarkEndpointsChangeNodePort(b *testing.B) {
 	}
 	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(i), "cpu-ns/op")
 	b.ReportMetric(float64(countMappings(txn)), "mappings-staged")
+}
+
+// benchSliceOf is benchEndpointsOf as the one EndpointSlice of the service, every
+// endpoint ready.
+func benchSliceOf(ns, name string, i, shift int) *esmodel.EndpointSlice {
+	eps := benchEndpointsOf(ns, name, i, shift)
+	es := &esmodel.EndpointSlice{Name: name + "-abcde", Namespace: ns, ServiceName: name, AddressType: "IPv4",
+		Ports: []*esmodel.Port{{Name: "http", Protocol: "TCP", Port: 8080}}}
+	for _, a := range eps.GetEndpointSubsets()[0].GetAddresses() {
+		ref := a.GetTargetRef()
+		es.Endpoints = append(es.Endpoints, &esmodel.Endpoint{Addresses: []string{a.GetIp()}, Ready: true, Serving: true,
+			TargetRef: &esmodel.ObjectReference{Kind: ref.GetKind(), Namespace: ref.GetNamespace(), Name: ref.GetName()}})
+	}
+	return es
+}
+
+// BenchmarkEndpointSliceChange is BenchmarkEndpointsChange with the endpoints of every
+// service in one EndpointSlice, the form contiv-ksr writes them in now.
+func BenchmarkEndpointSliceChange(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
+			f := benchFixture(b)
+			kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword, esmodel.Keyword)
+			for i := range n {
+				svc, _ := benchService(i)
+				kube[svcmodel.Keyword][svcmodel.Key(svc.Name, svc.Namespace)] = svc
+				es := benchSliceOf(svc.Namespace, svc.Name, i, 0)
+				kube[esmodel.Keyword][esmodel.Key(es.Name, es.Namespace)] = es
+			}
+			if err := f.p.Resync(controller.NewDBResync(), kube, 1, st.NewTxn()); err != nil {
+				b.Fatal(err)
+			}
+			svc, _ := benchService(benchChangedIndex)
+			versions := [2]*esmodel.EndpointSlice{
+				benchSliceOf(svc.Namespace, svc.Name, benchChangedIndex, 0),
+				benchSliceOf(svc.Namespace, svc.Name, benchChangedIndex, 1),
+			}
+			key := esmodel.Key(versions[0].Name, versions[0].Namespace)
+			benchChanges(b, f, func(i int) controller.Event {
+				return &controller.KubeStateChange{Resource: esmodel.Keyword, Key: key, PrevValue: versions[(i+1)%2], NewValue: versions[i%2]}
+			})
+		})
+	}
+}
+
+// benchChanges measures the update events next(1), next(2), ..., each of which must
+// change the rendering.
+func benchChanges(b *testing.B, f *fixture, next func(i int) controller.Event) {
+	txn := st.NewTxn()
+	b.ReportAllocs()
+	i := 0
+	start := processCPU(b)
+	for b.Loop() {
+		i++
+		clear(txn.Values)
+		change, err := f.p.Update(next(i), txn)
+		if err != nil || change == "" {
+			b.Fatalf("%q %v", change, err)
+		}
+	}
+	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(i), "cpu-ns/op")
 }

@@ -12,14 +12,16 @@
 //	                                                                                 the event's transaction
 //
 // Events handled: every resync (DBResync, after-error healing, NodeIPv4Change,
-// PodCIDRChange, ...), KubeStateChange of "service" and "endpoints", AddPod (Revert
+// PodCIDRChange, ...), KubeStateChange of "service", "endpointslice", "endpoints",
+// "servicecidr" and "node" (this node's zone), AddPod (Revert
 // too), DeletePod and NodeUpdate (the nodesync type, or any event named "Node Update").
 // Shutdown is ignored: the NAT configuration disappears with VPP. The plugin is
 // registered after ipnet, so that pod interfaces exist when services look them up.
 //
-// Keys owned (staged by the NAT44 renderer): config/vpp/nat/v2/nat44-global and
+// Keys owned (staged by the NAT44 renderer): config/vpp/nat/v2/nat44-global,
 // config/vpp/nat/v2/dnat44/<label> (one per service, labelled "<namespace>/<name>",
-// plus "DNAT-identities").
+// plus "DNAT-identities") and the /32 reject and drop routes of service addresses
+// (config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/).
 //
 // One renderer API: the processor renders through renderer.Renderer only, handing each
 // renderer the event's transaction as an argument of every call (for an update wrapped
@@ -34,9 +36,10 @@
 // Configuration: service.conf (package config; flag -service-config, env
 // SERVICE_CONFIG) with cleanupIdleNATSessions, tcpNATSessionTimeout,
 // otherNATSessionTimeout, serviceLocalEndpointWeight and disableNATVirtualReassembly.
-// The idle NAT session cleanup runs in the NAT44 renderer over a buffered govpp
-// channel (4096/4096) opened here; it is the plugin's only long-lived goroutine and
-// stops on Close (a large resync also parses and renders in shares on GOMAXPROCS
+// The NAT44 renderer's session goroutine (purge of the UDP sessions a change of
+// endpoints made stale, after the event's commit: Committed; the idle NAT session
+// cleanup when enabled) uses a buffered govpp channel (4096/4096) opened here; it is
+// the plugin's only long-lived goroutine and stops on Close (a large resync also parses and renders in shares on GOMAXPROCS
 // goroutines that end before the resync returns).
 //
 // Not done: IPv6 clusters (upstream's ipv6route and SRv6 renderers are not ported; the

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/clock"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -36,18 +37,25 @@ func newProgrammingLatency(c clock.PassiveClock) *programmingLatency {
 	})}
 }
 
-// started notes the trigger time of an Endpoints change that the plugin handles.
+// started notes the trigger time of an Endpoints or EndpointSlice change that the
+// plugin handles.
 func (l *programmingLatency) started(ev controller.Event) {
 	l.pending = nil
 	ksc, ok := ev.(*controller.KubeStateChange)
-	if !ok || ksc.Resource != epmodel.Keyword {
+	if !ok {
 		return
 	}
-	eps, ok := ksc.NewValue.(*epmodel.Endpoints)
-	if !ok || eps.GetLastChangeTriggerTimeUnixNano() <= 0 {
+	var trigger int64
+	switch v := ksc.NewValue.(type) {
+	case *epmodel.Endpoints:
+		trigger = v.GetLastChangeTriggerTimeUnixNano()
+	case *esmodel.EndpointSlice:
+		trigger = v.GetLastChangeTriggerTimeUnixNano()
+	}
+	if trigger <= 0 {
 		return
 	}
-	l.pending, l.triggerTime = ev, time.Unix(0, eps.GetLastChangeTriggerTimeUnixNano())
+	l.pending, l.triggerTime = ev, time.Unix(0, trigger)
 }
 
 // committed observes the latency of the change when its transaction succeeded. A

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -21,12 +22,27 @@ import (
 // ports, external IPs, node-local policy, session affinity, several ports (one SCTP,
 // one of an unknown protocol, one out of range), unparseable and host-network
 // endpoint addresses, a subset without a matching port, Endpoints without a Service
-// and a Service without Endpoints.
+// and a Service without Endpoints; and Services with EndpointSlices (two each, one of
+// them hinted and with a terminating endpoint; every other one with a legacy
+// Endpoints too, which the slices win over).
 func variedKubeState(n int) controller.KubeStateData {
-	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword, esmodel.Keyword)
 	for i := range n {
 		svc, eps := benchService(i)
 		switch i % 7 {
+		case 6:
+			es := benchSliceOf(svc.Namespace, svc.Name, i, 1)
+			extra := benchSliceOf(svc.Namespace, svc.Name, i, 2)
+			extra.Name += "-2"
+			extra.Endpoints[0].Ready, extra.Endpoints[0].Terminating = false, true
+			for _, e := range extra.Endpoints {
+				e.HintsForZones = []string{"z1"}
+			}
+			kube[esmodel.Keyword][esmodel.Key(es.Name, es.Namespace)] = es
+			kube[esmodel.Keyword][esmodel.Key(extra.Name, extra.Namespace)] = extra
+			if i%2 == 0 {
+				eps = nil
+			}
 		case 1:
 			svc.Port[0].NodePort = int32(30000 + i%2000)
 			svc.ServiceType = "NodePort"

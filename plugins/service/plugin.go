@@ -11,7 +11,10 @@ import (
 	"k8s.io/utils/clock"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -133,8 +136,10 @@ func (p *Plugin) Init() error {
 		return nil
 	}
 
+	// The channel serves the purge of stale UDP sessions (always) and the idle
+	// session cleanup (when enabled).
 	var sessionChan nat44.GoVPPChan
-	if cfg.CleanupIdleNATSessions && p.GoVPP != nil {
+	if p.GoVPP != nil {
 		ch, err := p.GoVPP.NewAPIChannelBuffered(sessionChanRequestBuffer, sessionChanReplyBuffer)
 		if err != nil {
 			return fmt.Errorf("service: open the GoVPP channel of the NAT session cleanup: %w", err)
@@ -173,8 +178,8 @@ func (p *Plugin) Close() error {
 	return errors.Join(errs...)
 }
 
-// HandlesEvent selects every resync, changes of Services and Endpoints, AddPod,
-// DeletePod and NodeUpdate (by type, or by name for producers that do not use the
+// HandlesEvent selects every resync, changes of Services, EndpointSlices, Endpoints,
+// ServiceCIDRs and Nodes (this node's zone), AddPod, DeletePod and NodeUpdate (by type, or by name for producers that do not use the
 // nodesync type). Shutdown is not handled: NAT configuration goes away with VPP.
 func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 	if ev.Method() != controller.Update {
@@ -182,7 +187,11 @@ func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 	}
 	switch e := ev.(type) {
 	case *controller.KubeStateChange:
-		return e.Resource == svcmodel.Keyword || e.Resource == epmodel.Keyword
+		switch e.Resource {
+		case svcmodel.Keyword, esmodel.Keyword, epmodel.Keyword, nodemodel.Keyword, cidrmodel.Keyword:
+			return true
+		}
+		return false
 	case *podmanager.AddPod, *podmanager.DeletePod, *nodesync.NodeUpdate:
 		return true
 	}
@@ -202,6 +211,9 @@ func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateD
 // changed, e.g. "add service 'default/nginx'".
 func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (string, error) {
 	p.latency.started(ev)
+	if p.nat44 != nil {
+		p.nat44.DiscardStale() // what an event that was never committed left
+	}
 	// One eventTxn for every event (the event loop calls Update from one goroutine):
 	// a new one per event was an allocation per Endpoints change.
 	etxn := &p.etxn
@@ -214,8 +226,14 @@ func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (s
 }
 
 // Committed measures the network programming latency of an Endpoints change once
-// the transaction programming it is committed (controller.CommitObserver).
-func (p *Plugin) Committed(ev controller.Event, err error) { p.latency.committed(ev, err) }
+// the transaction programming it is committed, and has the NAT44 renderer purge the
+// UDP sessions the change made stale (controller.CommitObserver).
+func (p *Plugin) Committed(ev controller.Event, err error) {
+	p.latency.committed(ev, err)
+	if p.nat44 != nil {
+		p.nat44.Committed(err)
+	}
+}
 
 // Revert undoes the internal effect of a failed AddPod. What the renderers stage while
 // reverting is discarded (the processor hands them a renderer.DiscardTxn): the event's

@@ -11,8 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -109,6 +112,9 @@ func TestHandledEvents(t *testing.T) {
 		{&ipam.PodCIDRChange{}, true},
 		{&controller.KubeStateChange{Resource: svcmodel.Keyword}, true},
 		{&controller.KubeStateChange{Resource: epmodel.Keyword}, true},
+		{&controller.KubeStateChange{Resource: esmodel.Keyword}, true},
+		{&controller.KubeStateChange{Resource: cidrmodel.Keyword}, true},
+		{&controller.KubeStateChange{Resource: nodemodel.Keyword}, true},
 		{&controller.KubeStateChange{Resource: podmodel.Keyword}, false},
 		{podmanager.NewAddPod(podmodel.ID{}, "", ""), true},
 		{podmanager.NewDeletePod(podmodel.ID{}), true},

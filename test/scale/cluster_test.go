@@ -14,6 +14,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
@@ -27,12 +28,25 @@ import (
 // setup is the size of the generated cluster.
 type setup struct {
 	Nodes, Pods, Services, Endpoints, NodePorts int
+	// LegacyEndpoints writes v1 Endpoints instead of EndpointSlices, the form a
+	// contiv-ksr older than the EndpointSlice agent wrote (to compare with an agent of
+	// that time, which reads nothing else).
+	LegacyEndpoints bool
 }
 
 func (s setup) String() string {
-	return fmt.Sprintf("%d nodes, %d pods/node, %d Services x %d endpoints, %d NodePorts",
-		s.Nodes, s.Pods, s.Services, s.Endpoints, s.NodePorts)
+	form := "EndpointSlices"
+	if s.LegacyEndpoints {
+		form = "Endpoints"
+	}
+	return fmt.Sprintf("%d nodes, %d pods/node, %d Services x %d endpoints (%s), %d NodePorts",
+		s.Nodes, s.Pods, s.Services, s.Endpoints, form, s.NodePorts)
 }
+
+// maxEndpointsPerSlice is the EndpointSlice controller's default
+// (kube-controller-manager --max-endpoints-per-slice): a Service of more endpoints has
+// several slices.
+const maxEndpointsPerSlice = 100
 
 // Address plan of the generated cluster (node k is 1-based; the agent runs as node 1).
 const (
@@ -103,19 +117,72 @@ func (s setup) k8sService(i int) *corev1.Service {
 	return svc
 }
 
-// k8sEndpoints is Service i's Endpoints at version v: E addresses on the nodes after
-// node i's (the local node among them), the first replaced by changedBackend from
-// version 1 on. (Endpoints, not EndpointSlices: the form contiv-ksr reflects.)
+// backend is the j-th endpoint of Service i at version v, with its node: E addresses
+// on the nodes after node i's (the local node among them), the first replaced by
+// changedBackend from version 1 on.
+func (s setup) backend(i, j, v int) (ip string, node int) {
+	if j == 0 && v > 0 {
+		return s.changedBackend(i, v)
+	}
+	k := 1 + (i+j)%s.Nodes
+	return podIP(k, i/s.Nodes+j), k
+}
+
+// firstBackend is the first endpoint of Service i at version 0.
+func (s setup) firstBackend(i int) string {
+	ip, _ := s.backend(i, 0, 0)
+	return ip
+}
+
+// endpointSlices are Service i's EndpointSlices at version v, as contiv-ksr writes
+// them: the endpoints in slices of at most maxEndpointsPerSlice, as the EndpointSlice
+// controller cuts them, every endpoint ready. Only the first slice changes from one
+// version to the next (it holds the changed backend).
+func (s setup) endpointSlices(i, v int) []kv {
+	var out []kv
+	for first := 0; first < s.Endpoints; first += maxEndpointsPerSlice {
+		out = append(out, s.endpointSlice(i, v, first))
+	}
+	return out
+}
+
+// endpointSlice is the slice of Service i at version v whose first endpoint is the
+// first-th.
+func (s setup) endpointSlice(i, v, first int) kv {
+	es := &endpointslice.EndpointSlice{
+		Name: fmt.Sprintf("%s-%d", serviceName(i), first/maxEndpointsPerSlice), Namespace: namespaceName,
+		ServiceName: serviceName(i), AddressType: "IPv4", ManagedBy: "endpointslice-controller.k8s.io",
+		Ports: []*endpointslice.Port{{Name: "http", Protocol: "TCP", Port: targetPort}},
+	}
+	for j := first; j < min(first+maxEndpointsPerSlice, s.Endpoints); j++ {
+		ip, k := s.backend(i, j, v)
+		es.Endpoints = append(es.Endpoints, &endpointslice.Endpoint{Addresses: []string{ip}, Ready: true, Serving: true,
+			NodeName: nodeName(k)})
+	}
+	return kv{endpointslice.Key(es.Name, es.Namespace), es}
+}
+
+// changedEndpoints is the value that changes when Service i goes to version v: its
+// first EndpointSlice, or its Endpoints.
+func (s setup) changedEndpoints(i, v int) kv {
+	if s.LegacyEndpoints {
+		return mustConvert(s.k8sEndpoints(i, v))
+	}
+	return s.endpointSlice(i, v, 0)
+}
+
+// encodeChange returns the etcd key and value of changedEndpoints.
+func (s setup) encodeChange(i, v int) (key, value string, err error) {
+	return encodeKV(s.changedEndpoints(i, v))
+}
+
+// k8sEndpoints is Service i's Endpoints at version v (the LegacyEndpoints form).
 //
-//lint:ignore SA1019 contiv-ksr reflects Endpoints; the benchmark writes what it writes.
+//lint:ignore SA1019 contiv-ksr older than the EndpointSlice agent reflected Endpoints.
 func (s setup) k8sEndpoints(i, v int) *corev1.Endpoints {
 	var addrs []corev1.EndpointAddress
 	for j := 0; j < s.Endpoints; j++ {
-		k := 1 + (i+j)%s.Nodes
-		ip := podIP(k, i/s.Nodes+j)
-		if j == 0 && v > 0 {
-			ip, k = s.changedBackend(i, v)
-		}
+		ip, k := s.backend(i, j, v)
 		n := nodeName(k)
 		addrs = append(addrs, corev1.EndpointAddress{IP: ip, NodeName: &n})
 	}
@@ -152,14 +219,23 @@ func (s setup) writeCluster(ctx context.Context, cli *clientv3.Client) error {
 			objs = append(objs, k8sPod(k, p))
 		}
 	}
+	var values []kv
 	for i := 0; i < s.Services; i++ {
-		objs = append(objs, s.k8sService(i), s.k8sEndpoints(i, 0))
+		objs = append(objs, s.k8sService(i))
+		if s.LegacyEndpoints {
+			objs = append(objs, s.k8sEndpoints(i, 0))
+		} else {
+			values = append(values, s.endpointSlices(i, 0)...)
+		}
+	}
+	for _, o := range objs {
+		values = append(values, mustConvert(o))
 	}
 	byPrefix := map[string]map[string]proto.Message{}
-	for _, o := range objs {
-		c := mustConvert(o)
+	for _, c := range values {
 		prefix := ""
-		for _, p := range []string{namespace.KeyPrefix(), node.KeyPrefix(), pod.KeyPrefix(), service.KeyPrefix(), endpoints.KeyPrefix()} {
+		for _, p := range []string{namespace.KeyPrefix(), node.KeyPrefix(), pod.KeyPrefix(), service.KeyPrefix(),
+			endpoints.KeyPrefix(), endpointslice.KeyPrefix()} {
 			if strings.HasPrefix(c.key, p) {
 				prefix = p
 			}
@@ -209,7 +285,11 @@ func putObject(ctx context.Context, cli *clientv3.Client, obj runtime.Object) er
 
 // encodeObject returns the etcd key and value contiv-ksr would write for obj.
 func encodeObject(obj runtime.Object) (key, value string, err error) {
-	c := mustConvert(obj)
+	return encodeKV(mustConvert(obj))
+}
+
+// encodeKV returns the etcd key and value of a converted object.
+func encodeKV(c kv) (key, value string, err error) {
 	data, err := dbresources.Marshal(c.value)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", c.key, err)

@@ -19,6 +19,10 @@
 //	                        tree built without them: the same commit side by side, e.g.
 //	                        CONTIV_SCALE_TAGS=natpermapping (the DNat44 path of one derived
 //	                        value per mapping, plugins/vpp/natplugin/permapping.go)
+//	CONTIV_SCALE_BEFORE_SLICES  1: the "before" agent reads EndpointSlices too [0: it is
+//	                        given v1 Endpoints, the form agents before the EndpointSlice
+//	                        work read; this tree's agent always gets EndpointSlices, a
+//	                        Service in slices of at most 100 endpoints]
 //	CONTIV_SCALE_ROUNDS     rounds of before/after, interleaved [1]
 //	CONTIV_SCALE_PROFILE    a directory: CPU profiles of each phase and heap profiles at
 //	                        rest and after the burst are saved there [none]

@@ -1,10 +1,13 @@
-// Package processor turns Kubernetes Services and Endpoints into services in flat form
+// Package processor turns Kubernetes Services and their EndpointSlices (or, from a
+// contiv-ksr older than this agent, their legacy Endpoints) into services in flat form
 // (renderer.FlatService: the parsed halves combined without copying the endpoint
 // lists) and hands them to the renderers through one interface, renderer.Renderer,
 // each call with the transaction of the event to stage into.
 //
 //	KubeStateChange service ──┐                      ┌──> AddFlatService / UpdateFlatService / DeleteFlatService
+//	KubeStateChange endpointslice (index slice -> service)
 //	KubeStateChange endpoints ┤                      │
+//	KubeStateChange node (this node's zone: the services with topology hints)
 //	                          ├─> Service (per ID) ──┤──> UpdateBackendIfs (pods starting or
 //	resync (Kubernetes state) ┘   definition +       │    stopping to back a service)
 //	                              endpoints ->       │
@@ -24,18 +27,43 @@
 // service and skips the addresses of a family it does not serve.
 //
 // Events handled (through the service plugin): every resync, KubeStateChange of
-// "service" and "endpoints", AddPod, DeletePod (and Revert of AddPod), NodeUpdate.
+// "service", "endpointslice", "endpoints", "servicecidr" and "node" (this node's zone
+// only), AddPod, DeletePod (and Revert of AddPod), NodeUpdate.
 // The processor owns no keys: the renderers stage the configuration.
+//
+// Endpoints: every EndpointSlice whose service_name names the service (IPv4 and IPv6
+// slices; FQDN ones are ignored), merged with no cap; an endpoint in two slices at
+// once is one backend. A service without a slice uses its legacy Endpoints value (the
+// rolling upgrade from a contiv-ksr that wrote Endpoints); once it has a slice, the
+// slices win. A slice change parses that slice only (an index maps each slice to its
+// service) and renders its service again (O(the service's endpoints): the renderer
+// stages the service's DNAT whole).
+//
+// Endpoint selection, per service port, as kube-proxy v1.34 (CategorizeEndpoints,
+// see selectEndpoints): ready endpoints, else serving and terminating ones; topology
+// hints (node hints, else zone hints, each only when every ready endpoint has one and
+// one is for this node); internalTrafficPolicy Local restricts the cluster IPs to this
+// node's endpoints; externalTrafficPolicy Local restricts node ports, external IPs and
+// load balancer IPs (never the cluster IPs); FlatPort.HasEndpoints tells "no endpoint
+// anywhere" (reject) from "none for this policy here" (drop).
+//
+// Services left to another proxy: a Service labelled
+// service.kubernetes.io/service-proxy-name (any value) or service.kubernetes.io/headless
+// is not rendered (removed if it was). Cluster IPs (spec.clusterIPs) must lie in the
+// configured service CIDR or in a ServiceCIDR object's cidrs (cidrs.go); the services
+// outside the configured CIDR are indexed, and a ServiceCIDR change re-renders those
+// only. Load balancer ingress IPs of ipMode Proxy are not exposed.
 //
 // Combining a Service with its Endpoints (Service.Refresh):
 //   - exposed on the cluster IP (not for headless services), spec.externalIPs and, for
 //     LoadBalancer services, the load balancer ingress IPs; node ports on every node;
-//   - externalTrafficPolicy Local makes a NodeLocal service; sessionAffinity ClientIP
+//   - externalTrafficPolicy Local makes a NodeLocal service (external traffic keeps
+//     the client's address); sessionAffinity ClientIP
 //     passes the affinity timeout down;
 //   - ports are matched with the endpoint ports by name; TCP and UDP ports are
 //     rendered, SCTP ports (VPP NAT44 cannot translate SCTP) and unknown protocols are
 //     logged, counted (gauge contiv_service_unsupported_ports) and skipped;
-//   - only ready addresses become backends; a backend is local when it is in this
+//   - only ready addresses of an Endpoints become backends; a backend is local when it is in this
 //     node's pod subnet, a host-network backend when it is outside the cluster's pod
 //     subnet (local when it is this node's IP or one of its host IPs);
 //   - unparseable IPs are logged, counted (contiv_service_invalid_ips) and skipped.

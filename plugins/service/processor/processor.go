@@ -15,8 +15,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -82,6 +85,7 @@ type ServiceProcessor struct {
 	renderers []renderer.Renderer
 
 	services         map[string]*Service             // by serviceKey
+	sliceOwner       map[string]string               // EndpointSlice key (sliceKey) -> serviceKey of its service
 	nodePortServices map[renderer.ServiceID]*Service // rendered services with a node port
 	localEps         map[podmodel.ID]*LocalEndpoint
 	frontendIfs      renderer.Interfaces // never modified in place: replaced on change
@@ -99,6 +103,18 @@ type ServiceProcessor struct {
 	slabs renderSlabs
 	// resyncGen counts resyncs; services not seen in the current one are dropped.
 	resyncGen uint64
+
+	// nodeName and zone are this node's name and topology.kubernetes.io/zone label,
+	// against which the topology hints of endpoints are read; topoGen counts their
+	// changes.
+	nodeName, zone string
+	topoGen        uint64
+
+	// cidrs are the ranges of the ServiceCIDR objects; outsideCIDR indexes the
+	// services with a cluster IP outside the configured service CIDR (those a change
+	// of the ranges concerns).
+	cidrs       serviceCIDRs
+	outsideCIDR map[*Service]struct{}
 }
 
 // Init checks the dependencies, prepares empty state and registers the metrics.
@@ -156,6 +172,8 @@ func (sp *ServiceProcessor) RegisterRenderer(r renderer.ServiceRendererAPI) erro
 // reset forgets all state.
 func (sp *ServiceProcessor) reset(services int) {
 	sp.services = make(map[string]*Service, services)
+	sp.sliceOwner = make(map[string]string)
+	sp.outsideCIDR = make(map[*Service]struct{})
 	sp.resetDerived()
 }
 
@@ -200,6 +218,8 @@ func (sp *ServiceProcessor) Resync(kubeStateData controller.KubeStateData) error
 func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, txn controller.ResyncOperations) error {
 	sp.refreshNodeContext()
 	sp.resetDerived()
+	sp.setTopology(sp.thisNodeName(), kubeStateData)
+	sp.resyncServiceCIDRs(kubeStateData)
 
 	// A service whose Kubernetes objects are the very ones the processor holds (the
 	// controller hands the same objects to every resync until they change), parsed for
@@ -218,7 +238,7 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 	gen := sp.resyncGen
 	order := make([]*Service, 0, len(sp.services)) // the services of this resync, each once
 	seen := func(s *Service) {
-		if s.metaSeen != gen && s.endpointsSeen != gen {
+		if s.metaSeen != gen && s.endpointsSeen != gen && s.slicesSeen != gen {
 			order = append(order, s)
 		}
 	}
@@ -231,6 +251,19 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 			s.pendingEndpoints, s.pending = eps, s.pending|pendingEndpoints
 		}
 	}
+	clear(sp.sliceOwner)
+	for _, it := range inMemoryOrder[esmodel.EndpointSlice](sp, kubeStateData[esmodel.Keyword], esmodel.KeyPrefix(), "endpointslice") {
+		es := it.obj
+		if es.GetServiceName() == "" {
+			continue // a slice of no service
+		}
+		svcKey := serviceKeyOf(es.GetServiceName(), es.GetNamespace())
+		sp.sliceOwner[it.key] = svcKey
+		s := sp.serviceAt(svcKey, renderer.ServiceID{Name: es.GetServiceName(), Namespace: es.GetNamespace()})
+		seen(s)
+		s.slicesSeen = gen
+		s.resyncSlice(it.key, es, gen)
+	}
 	for _, it := range inMemoryOrder[svcmodel.Service](sp, kubeStateData[svcmodel.Keyword], svcmodel.KeyPrefix(), "service") {
 		meta := it.obj
 		s := sp.serviceAt(it.key, renderer.ServiceID{Name: meta.GetName(), Namespace: meta.GetNamespace()})
@@ -242,10 +275,14 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 	}
 	if len(order) != len(sp.services) { // some services are gone from Kubernetes
 		for key, s := range sp.services {
-			if s.metaSeen != gen && s.endpointsSeen != gen {
+			if s.metaSeen != gen && s.endpointsSeen != gen && s.slicesSeen != gen {
 				s.setMetadata(nil)
 				s.setEndpoints(nil)
+				for len(s.slices) > 0 {
+					s.setSlice(s.slices[0].key, nil, &sp.slabs)
+				}
 				delete(sp.services, key)
+				delete(sp.outsideCIDR, s)
 			}
 		}
 	}
@@ -263,6 +300,7 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 	sp.nodeIPs = sp.clusterNodeIPs()
 	ev := &renderer.FlatResyncEventData{NodeIPs: sp.nodeIPs, Services: make([]*renderer.FlatService, 0, len(order))}
 	for _, s := range order {
+		sp.indexOutsideCIDR(s)
 		fs := s.flat
 		if fs == nil {
 			continue
@@ -351,6 +389,12 @@ func (s *Service) resyncHalves(gen uint64, sl *renderSlabs) {
 		s.parseEndpoints(nil, sl)
 		s.dirty = true
 	}
+	if s.resyncSlices(gen, sl) {
+		s.dirty = true
+	}
+	if s.topoGen != s.sp.topoGen && s.usesHints() {
+		s.dirty = true
+	}
 	s.pending, s.pendingMeta, s.pendingEndpoints = 0, nil, nil
 	if s.dirty {
 		s.refresh(sl)
@@ -407,7 +451,8 @@ func inMemoryOrder[T any, PT interface {
 
 // serviceKey returns the part of a Service or Endpoints key that identifies the
 // service: "<name>/namespace/<namespace>", the same for both objects (their keys
-// differ in the prefix only). ok is false for a key of another form.
+// differ in the prefix only). ok is false for a key of another form. For an
+// EndpointSlice key it is the slice's sliceKey.
 func serviceKey(key, prefix string) (k string, ok bool) {
 	k, ok = strings.CutPrefix(key, prefix)
 	if !ok || strings.Count(k, "/") != 2 {
@@ -485,8 +530,117 @@ func (sp *ServiceProcessor) processKubeStateChange(txn renderer.UpdateTxn, ev *c
 		}
 		sp.refreshNodeContext()
 		return sp.updateService(txn, renderer.ServiceID{Name: name, Namespace: ns}, func(s *Service) { s.setEndpoints(eps) })
+	case esmodel.Keyword:
+		name, ns, err := esmodel.ParseEndpointSliceFromKey(ev.Key)
+		if err != nil {
+			return fmt.Errorf("endpointslice change: %w", err)
+		}
+		var es *esmodel.EndpointSlice
+		if ev.NewValue != nil {
+			var ok bool
+			if es, ok = ev.NewValue.(*esmodel.EndpointSlice); !ok {
+				return fmt.Errorf("endpointslice %s/%s: unexpected value type %T", ns, name, ev.NewValue)
+			}
+		}
+		sp.refreshNodeContext()
+		return sp.updateSlice(txn, sliceKey(name, ns), es)
+	case cidrmodel.Keyword:
+		name, err := cidrmodel.ParseServiceCIDRFromKey(ev.Key)
+		if err != nil {
+			return fmt.Errorf("servicecidr change: %w", err)
+		}
+		var obj *cidrmodel.ServiceCIDR
+		if ev.NewValue != nil {
+			var ok bool
+			if obj, ok = ev.NewValue.(*cidrmodel.ServiceCIDR); !ok {
+				return fmt.Errorf("servicecidr %s: unexpected value type %T", name, ev.NewValue)
+			}
+		}
+		return sp.updateServiceCIDR(txn, name, obj)
+	case nodemodel.Keyword:
+		name, err := nodemodel.ParseNodeFromKey(ev.Key)
+		if err != nil || name != sp.nodeName || sp.nodeName == "" {
+			return nil // another node's labels do not matter here
+		}
+		var zone string
+		if n, ok := ev.NewValue.(*nodemodel.Node); ok {
+			zone = n.GetZone()
+		}
+		return sp.updateZone(txn, zone)
 	}
 	return nil
+}
+
+// updateSlice applies a change of one EndpointSlice: the slice is parsed (its cost is
+// that of the one slice) and its service re-rendered; a slice that moved to another
+// service (its kubernetes.io/service-name label changed) leaves the old one first.
+func (sp *ServiceProcessor) updateSlice(txn renderer.UpdateTxn, key string, es *esmodel.EndpointSlice) error {
+	var errs []error
+	oldOwner, had := sp.sliceOwner[key]
+	newOwner := ""
+	if es != nil && es.GetServiceName() != "" {
+		newOwner = serviceKeyOf(es.GetServiceName(), es.GetNamespace())
+	}
+	if had && oldOwner != newOwner {
+		delete(sp.sliceOwner, key)
+		if s := sp.services[oldOwner]; s != nil {
+			errs = append(errs, sp.updateService(txn, s.id, func(s *Service) { s.setSlice(key, nil, &sp.slabs) }))
+		}
+	}
+	if newOwner != "" {
+		sp.sliceOwner[key] = newOwner
+		id := renderer.ServiceID{Name: es.GetServiceName(), Namespace: es.GetNamespace()}
+		errs = append(errs, sp.updateService(txn, id, func(s *Service) { s.setSlice(key, es, &sp.slabs) }))
+	}
+	return errors.Join(errs...)
+}
+
+// thisNodeName returns this node's name as nodesync knows it ("" before it has an ID).
+func (sp *ServiceProcessor) thisNodeName() string {
+	id := sp.NodeSync.GetNodeID()
+	if id == 0 {
+		return ""
+	}
+	for _, n := range sp.NodeSync.GetAllNodes() {
+		if n.ID == id {
+			return n.Name
+		}
+	}
+	return ""
+}
+
+// setTopology sets this node's name and reads its zone from the Kubernetes state,
+// counting a change of either.
+func (sp *ServiceProcessor) setTopology(nodeName string, kube controller.KubeStateData) {
+	zone := ""
+	if nodeName != "" {
+		if n, ok := kube[nodemodel.Keyword][nodemodel.Key(nodeName)].(*nodemodel.Node); ok {
+			zone = n.GetZone()
+		}
+	}
+	if nodeName != sp.nodeName || zone != sp.zone {
+		sp.nodeName, sp.zone = nodeName, zone
+		sp.topoGen++
+	}
+}
+
+// updateZone applies a change of this node's zone: the services whose endpoints carry
+// topology hints are rendered again (the others do not depend on it). A zone changes
+// rarely; finding those services is a scan of the services.
+func (sp *ServiceProcessor) updateZone(txn renderer.UpdateTxn, zone string) error {
+	if zone == sp.zone {
+		return nil
+	}
+	sp.zone = zone
+	sp.topoGen++
+	sp.refreshNodeContext()
+	var errs []error
+	for _, s := range sp.services {
+		if s.usesHints() {
+			errs = append(errs, sp.updateService(txn, s.id, func(*Service) {}))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // serviceAt returns the service kept under key, a new empty one with the given ID
@@ -508,7 +662,8 @@ func (sp *ServiceProcessor) updateService(txn renderer.UpdateTxn, id renderer.Se
 	old := rendering{flat: s.flat, contiv: s.contivSvc, localBackends: s.localBackends}
 	change(s)
 	s.Refresh()
-	if s.meta == nil && s.endpoints == nil {
+	sp.indexOutsideCIDR(s)
+	if s.meta == nil && s.endpoints == nil && len(s.slices) == 0 {
 		delete(sp.services, key)
 	}
 	return sp.renderService(txn, s, old)
@@ -745,6 +900,13 @@ func (sp *ServiceProcessor) processDeletingPod(txn renderer.UpdateTxn, podNamesp
 // changed. It touches the node-port services only (kept in an index), never the
 // others.
 func (sp *ServiceProcessor) processNodeUpdate(txn renderer.UpdateTxn) error {
+	if name := sp.thisNodeName(); name != sp.nodeName {
+		// This node got its name (its ID): node hints are read against it from now
+		// on (the services that have some are rendered again by the next resync,
+		// which also reads the node's zone).
+		sp.nodeName = name
+		sp.topoGen++
+	}
 	nodeIPs := sp.clusterNodeIPs()
 	if nodeIPs.Equal(sp.nodeIPs) {
 		sp.Log.Debug("node IPs unchanged: node ports stay as they are")

@@ -43,6 +43,9 @@ type Service struct {
 	endpoints *epmodel.Endpoints
 	spec      *serviceSpec     // parsed meta, nil when meta is nil
 	subsets   []endpointSubset // parsed endpoints
+	// slices are the service's EndpointSlices in key order; when there is one, they
+	// are the endpoints and the legacy Endpoints is ignored.
+	slices []*sliceState
 
 	// flat is the rendering (nil while a half is missing); contivSvc is its
 	// ContivService form, built on demand by GetContivService only (renderers of the
@@ -57,11 +60,18 @@ type Service struct {
 	// endpointsSeen: the last resync that had the definition / the Endpoints.
 	dirty                   bool
 	metaSeen, endpointsSeen uint64
+	// slicesSeen: the last resync that had a slice of the service; topoGen: the
+	// generation of this node's name and zone the rendering read the hints for.
+	slicesSeen, topoGen uint64
 	// pending (bits pendingMeta, pendingEndpoints): the halves a resync in progress
 	// parses anew, into pendingMeta and pendingEndpoints (resyncHalves).
 	pending          uint8
 	pendingMeta      *svcmodel.Service
 	pendingEndpoints *epmodel.Endpoints
+
+	// outsideCIDR: a cluster IP of the definition lies outside the configured service
+	// CIDR (served only while a ServiceCIDR object allows it).
+	outsideCIDR bool
 
 	// Items of this service skipped while parsing, included in the processor gauges.
 	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
@@ -96,6 +106,10 @@ func (s *Service) reject(counts *rejectedFields, field int, path string, value a
 type serviceSpec struct {
 	policy   renderer.TrafficPolicyType
 	affinity uint32
+	// internalLocal: internalTrafficPolicy Local; externalLocal: externalTrafficPolicy
+	// Local on a service that is reachable from outside (node ports, external IPs,
+	// load balancer).
+	internalLocal, externalLocal bool
 	// ports are sorted by name (names unique).
 	ports []specPort
 	// clusterIPs and externalIPs hold the cluster IP and the external IPs (no
@@ -116,16 +130,35 @@ type specPort struct {
 // endpointSubset is one parsed subset of the Endpoints: ready addresses (classified
 // for the node context of generation Service.classGen), ports, and the pods of this
 // node among the addresses (targetRef kind Pod). The renderings share addrs.
+//
+// An EndpointSlice is parsed into one too (parseSlice): addrs are its ready endpoints,
+// fallback its serving and terminating ones that are not ready, hints the topology
+// hints of addrs (nil when none has any), and its ports match service ports by name
+// and protocol.
 type endpointSubset struct {
 	addrs     []renderer.Endpoint
 	ports     []endpointPort
 	localPods []podmodel.ID
+	fallback  []renderer.Endpoint
+	hints     []endpointHints
+	fromSlice bool
+	// What parsing left out of a slice (the gauges; a legacy Endpoints counts on its
+	// Service).
+	badIPs   int
+	rejected rejectedFields
 }
 
-// endpointPort is one port of a subset, matched to service ports by name.
+// endpointPort is one port of a subset, matched to service ports by name (and, for
+// a slice, protocol).
 type endpointPort struct {
-	name string
-	port uint16
+	name  string
+	port  uint16
+	proto renderer.ProtocolType
+}
+
+// matches tells whether the subset's port serves the service port.
+func (sub *endpointSubset) matches(ep *endpointPort, p *specPort) bool {
+	return ep.name == p.name && (!sub.fromSlice || ep.proto == p.port.Protocol)
 }
 
 // LocalEndpoint is a pod of this node as far as services care: its VPP interface
@@ -199,19 +232,39 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		s.spec = nil
 		return
 	}
+	if label, ok := otherProxyLabel(meta); ok {
+		// Not this proxy's service (kube-proxy's label selector): not programmed, and
+		// removed if it was.
+		s.log().WithField("label", label).Debug("service left to another proxy")
+		s.spec = nil
+		return
+	}
 	spec := &carve(sl.on, &sl.specs, 1)[0]
 	clusterIPs, externalIPs := spec.clusterArr[:0], []renderer.Address(nil)
-	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal {
-		spec.policy = renderer.NodeLocal
-	}
+	spec.internalLocal = meta.GetInternalTrafficPolicy() == trafficPolicyLocal
 	if meta.GetSessionAffinity() == affinityClientIP && meta.GetSessionAffinityTimeout() > 0 {
 		spec.affinity = uint32(meta.GetSessionAffinityTimeout())
 	}
-	if ip := meta.GetClusterIp(); ip != "" && ip != clusterIPNone {
+	s.outsideCIDR = false
+	for i, ip := range clusterIPList(meta) {
+		if ip == "" || ip == clusterIPNone {
+			continue
+		}
 		n := len(clusterIPs)
 		clusterIPs = s.appendIP(clusterIPs, ip, "clusterIP")
-		if sn := s.sp.node.serviceNet; len(clusterIPs) > n && sn != nil && !s.sp.node.inServiceNet(clusterIPs[n]) {
-			s.reject(&s.rejectedMeta, fieldClusterIP, "spec.clusterIP", ip, "outside the service CIDR "+sn.String())
+		if len(clusterIPs) == n || s.sp.node.serviceNet == nil || s.sp.node.inServiceNet(clusterIPs[n]) {
+			continue
+		}
+		// Outside the configured service CIDR: served when a ServiceCIDR object
+		// allows it (Kubernetes v1.33+ allocates from every ServiceCIDR).
+		s.outsideCIDR = true
+		if !s.sp.cidrs.contains(clusterIPs[n]) {
+			path := "spec.clusterIP"
+			if len(meta.GetClusterIps()) > 0 {
+				path = fmt.Sprintf("spec.clusterIPs[%d]", i)
+			}
+			s.reject(&s.rejectedMeta, fieldClusterIP, path, ip,
+				"outside the service CIDR "+s.sp.node.serviceNet.String()+" and every ServiceCIDR")
 			clusterIPs = clusterIPs[:n]
 		}
 	}
@@ -220,6 +273,12 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 	}
 	if meta.GetServiceType() == serviceTypeLB {
 		for _, ip := range meta.GetLbIngressIps() {
+			// An ingress IP of ipMode Proxy is the load balancer's own: its traffic must
+			// reach it, so it is not programmed at all (kube-proxy programs the VIP-mode
+			// ones only: pkg/proxy/util IsVIPMode).
+			if slices.Contains(meta.GetLbIngressProxyIps(), ip) {
+				continue
+			}
 			externalIPs = s.appendIP(externalIPs, ip, "loadBalancer ingress IP")
 		}
 	}
@@ -275,7 +334,42 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		spec.ports = out
 	}
 	spec.clusterIPs, spec.externalIPs = clusterIPs, externalIPs
+	// externalTrafficPolicy applies to traffic from outside only: kube-proxy's
+	// ExternalPolicyLocal is false for a service nothing external reaches.
+	externallyAccessible := meta.GetServiceType() == serviceTypeLB || len(externalIPs) > 0 ||
+		slices.ContainsFunc(spec.ports, func(p specPort) bool { return p.port.NodePort != 0 })
+	if meta.GetExternalTrafficPolicy() == trafficPolicyLocal && externallyAccessible {
+		spec.policy, spec.externalLocal = renderer.NodeLocal, true
+	}
 	s.spec = spec
+}
+
+// Labels that make a service someone else's (kube-proxy ignores services that have
+// either: pkg/proxy/apis LabelServiceProxyName, and the headless label that
+// the EndpointSlice mirroring and headless services carry).
+const (
+	labelServiceProxyName = "service.kubernetes.io/service-proxy-name"
+	labelHeadless         = "service.kubernetes.io/headless"
+)
+
+// otherProxyLabel returns the label that leaves the service to another proxy, if it
+// has one (any value).
+func otherProxyLabel(meta *svcmodel.Service) (string, bool) {
+	for _, l := range [...]string{labelServiceProxyName, labelHeadless} {
+		if _, ok := meta.GetLabels()[l]; ok {
+			return l, true
+		}
+	}
+	return "", false
+}
+
+// clusterIPList returns spec.clusterIPs, or spec.clusterIP alone when the value was
+// written by a contiv-ksr older than the field.
+func clusterIPList(meta *svcmodel.Service) []string {
+	if ips := meta.GetClusterIps(); len(ips) > 0 {
+		return ips
+	}
+	return []string{meta.GetClusterIp()}
 }
 
 // appendIP parses ip and appends it unless already in list, or logs and counts it as
@@ -312,20 +406,10 @@ func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 			var parsed endpointSubset
 			parsed.addrs = carve(sl.on, &sl.addrs, len(sub.GetAddresses()))[:0]
 			for _, a := range sub.GetAddresses() {
-				addr := s.sp.parseAddress(a.GetIp())
-				if addr.Text == "" {
-					s.badEndpointIPs++
-					s.log().WithField("ip", a.GetIp()).Warn("unparseable endpoint IP skipped")
-					continue
+				ep, ok := s.endpoint(&parsed, a.GetIp(), a.GetTargetRef(), &s.badEndpointIPs)
+				if ok {
+					parsed.addrs = append(parsed.addrs, ep)
 				}
-				ep := renderer.Endpoint{Address: addr}
-				ep.Local, ep.HostNetwork = s.sp.node.classifyAddress(addr)
-				if ep.Local {
-					if ref := a.GetTargetRef(); ref.GetKind() == targetKindPod {
-						parsed.localPods = append(parsed.localPods, podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()})
-					}
-				}
-				parsed.addrs = append(parsed.addrs, ep)
 			}
 			parsed.ports = carve(sl.on, &sl.epPorts, len(sub.GetPorts()))[:0]
 			for pi, p := range sub.GetPorts() {
@@ -344,6 +428,32 @@ func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 	s.sp.stats.addRejected(&oldRejected, &s.rejectedEndpoints)
 }
 
+// targetRef is the reference of an endpoint to the object behind it (the Endpoints
+// and the EndpointSlice models each have their own type).
+type targetRef interface {
+	GetKind() string
+	GetName() string
+	GetNamespace() string
+}
+
+// endpoint parses an endpoint's IP and classifies it for the node context, noting a
+// pod of this node in sub.localPods; ok is false (and bad counted, the IP logged)
+// when the IP is not an address.
+func (s *Service) endpoint(sub *endpointSubset, ip string, ref targetRef, bad *int) (ep renderer.Endpoint, ok bool) {
+	addr := s.sp.parseAddress(ip)
+	if addr.Text == "" {
+		*bad++
+		s.log().WithField("ip", ip).Warn("unparseable endpoint IP skipped")
+		return ep, false
+	}
+	ep = renderer.Endpoint{Address: addr}
+	ep.Local, ep.HostNetwork = s.sp.node.classifyAddress(addr)
+	if ep.Local && ref.GetKind() == targetKindPod {
+		sub.localPods = append(sub.localPods, podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()})
+	}
+	return ep, true
+}
+
 // Refresh combines the definition with the endpoints into a new rendering (nil when
 // either is missing) and recomputes the local backend pods. The previous rendering is
 // left untouched, so the caller can still compare with it.
@@ -352,39 +462,47 @@ func (s *Service) Refresh() { s.refresh(&s.sp.slabs) }
 // refresh is Refresh cutting the rendering from the blocks sl.
 func (s *Service) refresh(sl *renderSlabs) {
 	s.flat, s.contivSvc, s.localBackends = nil, nil, nil
-	if s.spec == nil || s.endpoints == nil {
+	s.topoGen = s.sp.topoGen
+	if s.spec == nil || !s.hasEndpointSource() {
 		return
 	}
 	spec := s.spec
-	if s.classGen != s.sp.nodeGen { // this node's subnets or addresses changed
+	if len(s.slices) == 0 && s.classGen != s.sp.nodeGen { // this node's subnets or addresses changed
 		s.parseEndpoints(s.endpoints, sl) // parsed anew: renderings keep the old addresses
 	}
+	subsets := s.sourceSubsets(sl.sources[:0])
+	sl.sources = subsets
 	fs := &carve(sl.on, &sl.services, 1)[0]
 	fs.ID, fs.TrafficPolicy, fs.SessionAffinityTimeout = s.id, spec.policy, spec.affinity
 	fs.ClusterIPs, fs.ExternalIPs = spec.clusterIPs, spec.externalIPs
 	fs.Ports = carve(sl.on, &sl.ports, len(spec.ports))
+	groups := sl.matched[:0]
+	defer func() { sl.matched = groups[:0] }()
 	for i := range spec.ports {
 		port := &fs.Ports[i]
 		port.Name, port.Port = spec.ports[i].name, spec.ports[i].port
-		for si := range s.subsets {
-			sub := &s.subsets[si]
-			if len(sub.addrs) == 0 {
+		groups = groups[:0]
+		for _, sub := range subsets {
+			if len(sub.addrs) == 0 && len(sub.fallback) == 0 {
 				continue
 			}
-			for _, ep := range sub.ports {
-				if ep.name != port.Name {
-					continue
+			for pi := range sub.ports {
+				if sub.matches(&sub.ports[pi], &spec.ports[i]) {
+					groups = append(groups, portGroup{sub: sub, target: sub.ports[pi].port})
 				}
-				if port.Backends == nil {
-					port.Backends = carve(sl.on, &sl.groups, 1)[:0]
-				}
-				port.Backends = append(port.Backends, renderer.BackendGroup{TargetPort: ep.port, Endpoints: sub.addrs})
 			}
+		}
+		sel := s.selectEndpoints(groups, spec.internalLocal, spec.externalLocal, sl)
+		if len(subsets) > 1 {
+			sel.internal, sel.external = dedupe(sel.internal), dedupe(sel.external)
+		}
+		port.Backends, port.ExternalBackends, port.HasEndpoints = sel.internal, sel.external, sel.hasEndpoints
+		if port.SameBackends() || renderer.SameBackendGroups(port.Backends, port.ExternalBackends) {
+			port.ExternalBackends = port.Backends
 		}
 	}
 	// The local pods of the subsets that back at least one port, each once.
-	for si := range s.subsets {
-		sub := &s.subsets[si]
+	for _, sub := range subsets {
 		if len(sub.localPods) == 0 || !s.backsAPort(sub) {
 			continue
 		}
@@ -399,9 +517,9 @@ func (s *Service) refresh(sl *renderSlabs) {
 
 // backsAPort tells whether one of the subset's ports is a port of the service.
 func (s *Service) backsAPort(sub *endpointSubset) bool {
-	for _, ep := range sub.ports {
+	for pi := range sub.ports {
 		for i := range s.spec.ports {
-			if s.spec.ports[i].name == ep.name {
+			if sub.matches(&sub.ports[pi], &s.spec.ports[i]) {
 				return true
 			}
 		}
@@ -583,8 +701,12 @@ type renderSlabs struct {
 	subsets  []endpointSubset
 	epPorts  []endpointPort
 	specs    []serviceSpec
-	on       bool
-	touched  byte // see touch
+	// Scratch lists of refresh, reused from one service to the next (a rendering
+	// keeps none of them).
+	sources []*endpointSubset
+	matched []portGroup
+	on      bool
+	touched byte // see touch
 }
 
 // touch reads, from the objects a resync will parse for the service, the first byte of

@@ -87,8 +87,17 @@ type ContivService struct {
 	ExternalIPs *IPAddresses
 	// Ports are the exposed ports by service port name.
 	Ports map[string]*ServicePort
-	// Backends are the endpoints by service port name.
+	// Backends are the endpoints by service port name: those of traffic to the cluster
+	// IPs (after internalTrafficPolicy and topology hints).
 	Backends map[string][]*ServiceBackend
+	// ExternalBackends are the endpoints of external traffic (node ports, external
+	// and load balancer IPs, after externalTrafficPolicy) by service port name. nil
+	// (a seed value): Backends, only the local ones for a NodeLocal service.
+	ExternalBackends map[string][]*ServiceBackend
+	// HasEndpoints tells, by service port name, whether the port has a usable
+	// endpoint anywhere in the cluster (false: its traffic is rejected). nil (a seed
+	// value): a port has endpoints when it has Backends.
+	HasEndpoints map[string]bool
 }
 
 // NewContivService returns an empty ContivService with all sets and maps allocated.
@@ -125,7 +134,20 @@ func (cs ContivService) String() string {
 		for i, b := range backends {
 			bs[i] = b.String()
 		}
-		ports = append(ports, fmt.Sprintf("%q:%s->[%s]", name, cs.Ports[name], strings.Join(bs, ", ")))
+		port := fmt.Sprintf("%q:%s->[%s]", name, cs.Ports[name], strings.Join(bs, ", "))
+		if ext, ok := cs.ExternalBackends[name]; ok || cs.ExternalBackends != nil {
+			es := make([]string, len(ext))
+			for i, b := range ext {
+				es[i] = b.String()
+			}
+			if e := strings.Join(es, ", "); e != strings.Join(bs, ", ") {
+				port += " external->[" + e + "]"
+			}
+		}
+		if has, ok := cs.HasEndpoints[name]; ok && !has {
+			port += " no-endpoints"
+		}
+		ports = append(ports, port)
 	}
 	return fmt.Sprintf("ContivService %s <TrafficPolicy:%s SessionAffinityTimeout:%d ClusterIPs:%s ExternalIPs:%s Ports:{%s}>",
 		cs.ID, cs.TrafficPolicy, cs.SessionAffinityTimeout, cs.ClusterIPs, cs.ExternalIPs, strings.Join(ports, ", "))

@@ -3,7 +3,9 @@ package renderer
 import (
 	"encoding/binary"
 	"net"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // FlatService is a ContivService in the processor's flat form: slices instead of maps,
@@ -13,7 +15,9 @@ import (
 type FlatService struct {
 	// ID identifies the service.
 	ID ServiceID
-	// TrafficPolicy is NodeLocal for externalTrafficPolicy "Local", else ClusterWide.
+	// TrafficPolicy is NodeLocal for externalTrafficPolicy "Local" (external traffic
+	// keeps the client's address), else ClusterWide. The backends are already
+	// selected by the policies (FlatPort.ExternalBackends).
 	TrafficPolicy TrafficPolicyType
 	// SessionAffinityTimeout is the ClientIP affinity timeout in seconds; 0 means no
 	// session affinity.
@@ -26,14 +30,37 @@ type FlatService struct {
 	Ports []FlatPort
 }
 
-// FlatPort is one service port with its backends.
+// FlatPort is one service port with its backends, as kube-proxy selects them for this
+// node (pkg/proxy/topology.go CategorizeEndpoints): ready endpoints, else serving and
+// terminating ones; topology hints; the traffic policies.
 type FlatPort struct {
 	// Name is the service port name.
 	Name string
 	// Port is the exposed port.
 	Port ServicePort
-	// Backends are the backends of the port, in groups sharing the target port.
+	// Backends are the endpoints of traffic to the cluster IPs (internal traffic,
+	// after internalTrafficPolicy and topology hints), in groups sharing the target
+	// port. Empty while HasEndpoints is true: internal traffic is dropped
+	// (internalTrafficPolicy Local and no endpoint on this node).
 	Backends []BackendGroup
+	// ExternalBackends are the endpoints of external traffic: node ports, external IPs
+	// and load balancer ingress IPs (after externalTrafficPolicy). The processor makes
+	// it the very slice of Backends when both select the same endpoints. Empty while
+	// HasEndpoints is true: external traffic is dropped (externalTrafficPolicy Local
+	// and no endpoint on this node).
+	ExternalBackends []BackendGroup
+	// HasEndpoints tells whether the port has a usable endpoint anywhere in the
+	// cluster; without one, traffic to every address of the port is rejected
+	// (kube-proxy answers ICMP unreachable), which is distinct from a policy that
+	// leaves this node no endpoint (dropped).
+	HasEndpoints bool
+}
+
+// SameBackends tells whether external traffic uses the very backends of internal
+// traffic (the processor shares the slice then).
+func (p *FlatPort) SameBackends() bool {
+	return len(p.Backends) == len(p.ExternalBackends) &&
+		(len(p.Backends) == 0 || &p.Backends[0] == &p.ExternalBackends[0])
 }
 
 // BackendGroup is a list of endpoints listening on the same port.
@@ -115,21 +142,32 @@ func (fs *FlatService) ContivService() *ContivService {
 		Ports:    make(map[string]*ServicePort, len(fs.Ports)),
 		Backends: make(map[string][]*ServiceBackend, len(fs.Ports)),
 	}
+	cs.ExternalBackends = make(map[string][]*ServiceBackend, len(fs.Ports))
+	cs.HasEndpoints = make(map[string]bool, len(fs.Ports))
 	for i := range fs.Ports {
 		p := &fs.Ports[i]
 		port := p.Port
 		cs.Ports[p.Name] = &port
-		var list []*ServiceBackend
-		for _, g := range p.Backends {
-			for _, ep := range g.Endpoints {
-				list = append(list, &ServiceBackend{IP: ep.IP(), Port: g.TargetPort, Local: ep.Local, HostNetwork: ep.HostNetwork})
-			}
-		}
-		if list != nil {
+		cs.HasEndpoints[p.Name] = p.HasEndpoints
+		if list := seedBackends(p.Backends); list != nil {
 			cs.Backends[p.Name] = list
+		}
+		if list := seedBackends(p.ExternalBackends); list != nil {
+			cs.ExternalBackends[p.Name] = list
 		}
 	}
 	return cs
+}
+
+// seedBackends returns the backends of the groups in the seed form (nil: none).
+func seedBackends(groups []BackendGroup) []*ServiceBackend {
+	var list []*ServiceBackend
+	for _, g := range groups {
+		for _, ep := range g.Endpoints {
+			list = append(list, &ServiceBackend{IP: ep.IP(), Port: g.TargetPort, Local: ep.Local, HostNetwork: ep.HostNetwork})
+		}
+	}
+	return list
 }
 
 func addressSet(addrs []Address) *IPAddresses {
@@ -141,7 +179,10 @@ func addressSet(addrs []Address) *IPAddresses {
 }
 
 // NewFlatService returns the flat form of a ContivService (the backends of a port
-// grouped by consecutive equal ports, IP texts formatted).
+// grouped by consecutive equal ports, IP texts formatted). A ContivService built
+// without ExternalBackends (a seed value) gets the upstream reading: external
+// traffic uses Backends, only the local ones for a NodeLocal service; without
+// HasEndpoints, a port has endpoints when it has backends.
 func NewFlatService(cs *ContivService) *FlatService {
 	fs := &FlatService{ID: cs.ID, TrafficPolicy: cs.TrafficPolicy, SessionAffinityTimeout: cs.SessionAffinityTimeout}
 	for _, ip := range cs.ClusterIPs.List() {
@@ -157,17 +198,44 @@ func NewFlatService(cs *ContivService) *FlatService {
 	sort.Strings(names)
 	for _, name := range names {
 		p := FlatPort{Name: name, Port: *cs.Ports[name]}
-		for _, b := range cs.Backends[name] {
-			ep := Endpoint{Address: NewAddress(b.IP), Local: b.Local, HostNetwork: b.HostNetwork}
-			if n := len(p.Backends); n > 0 && p.Backends[n-1].TargetPort == b.Port {
-				p.Backends[n-1].Endpoints = append(p.Backends[n-1].Endpoints, ep)
-				continue
-			}
-			p.Backends = append(p.Backends, BackendGroup{TargetPort: b.Port, Endpoints: []Endpoint{ep}})
+		p.Backends = flatBackends(cs.Backends[name], false)
+		switch {
+		case cs.ExternalBackends != nil:
+			p.ExternalBackends = flatBackends(cs.ExternalBackends[name], false)
+		case cs.TrafficPolicy == NodeLocal:
+			p.ExternalBackends = flatBackends(cs.Backends[name], true)
+		default:
+			p.ExternalBackends = p.Backends
+		}
+		if cs.HasEndpoints != nil {
+			p.HasEndpoints = cs.HasEndpoints[name]
+		} else {
+			p.HasEndpoints = len(p.Backends) > 0
+		}
+		if p.HasEndpoints && len(p.Backends) == len(p.ExternalBackends) && SameBackendGroups(p.Backends, p.ExternalBackends) {
+			p.ExternalBackends = p.Backends
 		}
 		fs.Ports = append(fs.Ports, p)
 	}
 	return fs
+}
+
+// flatBackends groups the backends by consecutive equal target ports (only the local
+// ones with localOnly).
+func flatBackends(list []*ServiceBackend, localOnly bool) []BackendGroup {
+	var groups []BackendGroup
+	for _, b := range list {
+		if localOnly && !b.Local {
+			continue
+		}
+		ep := Endpoint{Address: NewAddress(b.IP), Local: b.Local, HostNetwork: b.HostNetwork}
+		if n := len(groups); n > 0 && groups[n-1].TargetPort == b.Port {
+			groups[n-1].Endpoints = append(groups[n-1].Endpoints, ep)
+			continue
+		}
+		groups = append(groups, BackendGroup{TargetPort: b.Port, Endpoints: []Endpoint{ep}})
+	}
+	return groups
 }
 
 // Equal tells whether both services render the same (same ID, settings, addresses,
@@ -177,31 +245,53 @@ func (fs *FlatService) Equal(o *FlatService) bool {
 		return fs == o
 	}
 	if fs.ID != o.ID || fs.TrafficPolicy != o.TrafficPolicy || fs.SessionAffinityTimeout != o.SessionAffinityTimeout ||
-		!sameAddresses(fs.ClusterIPs, o.ClusterIPs) || !sameAddresses(fs.ExternalIPs, o.ExternalIPs) || len(fs.Ports) != len(o.Ports) {
+		!SameAddresses(fs.ClusterIPs, o.ClusterIPs) || !SameAddresses(fs.ExternalIPs, o.ExternalIPs) || len(fs.Ports) != len(o.Ports) {
 		return false
 	}
 	for i := range fs.Ports {
 		p, q := &fs.Ports[i], &o.Ports[i]
-		if p.Name != q.Name || p.Port != q.Port || len(p.Backends) != len(q.Backends) {
+		if p.Name != q.Name || p.Port != q.Port || p.HasEndpoints != q.HasEndpoints ||
+			!SameBackendGroups(p.Backends, q.Backends) || !SameBackendGroups(p.ExternalBackends, q.ExternalBackends) {
 			return false
 		}
-		for j := range p.Backends {
-			g, h := &p.Backends[j], &q.Backends[j]
-			if g.TargetPort != h.TargetPort || len(g.Endpoints) != len(h.Endpoints) {
+	}
+	return true
+}
+
+// SameBackendGroups tells whether two backend lists hold the same endpoints in the same order.
+func SameBackendGroups(a, b []BackendGroup) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for j := range a {
+		g, h := &a[j], &b[j]
+		if g.TargetPort != h.TargetPort || len(g.Endpoints) != len(h.Endpoints) {
+			return false
+		}
+		for k := range g.Endpoints {
+			x, y := &g.Endpoints[k], &h.Endpoints[k]
+			if x.Local != y.Local || x.HostNetwork != y.HostNetwork || x.Address != y.Address {
 				return false
-			}
-			for k := range g.Endpoints {
-				a, b := &g.Endpoints[k], &h.Endpoints[k]
-				if a.Local != b.Local || a.HostNetwork != b.HostNetwork || a.Address != b.Address {
-					return false
-				}
 			}
 		}
 	}
 	return true
 }
 
-func sameAddresses(a, b []Address) bool {
+// Port returns the port of the given name, nil when there is none (or fs is nil).
+func (fs *FlatService) Port(name string) *FlatPort {
+	if fs == nil {
+		return nil
+	}
+	i, ok := slices.BinarySearchFunc(fs.Ports, name, func(p FlatPort, n string) int { return strings.Compare(p.Name, n) })
+	if !ok {
+		return nil
+	}
+	return &fs.Ports[i]
+}
+
+// SameAddresses tells whether two address lists are equal, in order.
+func SameAddresses(a, b []Address) bool {
 	if len(a) != len(b) {
 		return false
 	}

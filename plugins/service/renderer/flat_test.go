@@ -26,8 +26,18 @@ func flatTestService() *ContivService {
 func TestFlatServiceConvertsToAndFromContivService(t *testing.T) {
 	cs := flatTestService()
 	fs := NewFlatService(cs)
-	if got := fs.ContivService().String(); got != cs.String() {
-		t.Fatalf("round trip:\n%s\nwant\n%s", got, cs)
+	// A seed value (no ExternalBackends, no HasEndpoints) reads as upstream did:
+	// external traffic of a NodeLocal service uses the local backends; a port has
+	// endpoints when it has backends. The converted value then round-trips.
+	back := fs.ContivService()
+	if !NewFlatService(back).Equal(fs) || NewFlatService(back).ContivService().String() != back.String() {
+		t.Fatalf("round trip:\n%s\nof\n%s", back, cs)
+	}
+	if ext := back.ExternalBackends["http"]; len(ext) != 1 || !ext[0].Local {
+		t.Errorf("external backends of a NodeLocal seed service: %v, want the local one", ext)
+	}
+	if back.HasEndpoints["idle"] || !back.HasEndpoints["http"] {
+		t.Errorf("HasEndpoints %v, want http but not idle", back.HasEndpoints)
 	}
 	// Ports in name order; backends grouped by consecutive target ports.
 	if len(fs.Ports) != 3 || fs.Ports[0].Name != "dns" || fs.Ports[1].Name != "http" || fs.Ports[2].Name != "idle" {

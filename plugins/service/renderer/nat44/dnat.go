@@ -18,6 +18,8 @@ type renderedService struct {
 	ports []renderedPort
 	// nodeGen is the generation of the node IPs the node ports were rendered for.
 	nodeGen uint64
+	// routes are the reject and drop routes the service wants (reject.go).
+	routes []serviceRoute
 }
 
 // renderedPort is the part of a DNAT that renders one port of a node-port service.
@@ -28,7 +30,8 @@ type renderedPort struct {
 	// generation renderedService.nodeGen (nil: none on that IP; all nil without node
 	// port).
 	onNodes []*vpp_nat.DNat44_StaticMapping
-	// What a mapping of the port on one more node IP is made of.
+	// What a mapping of the port on one more node IP is made of (locals: those of
+	// external traffic).
 	locals   []*vpp_nat.DNat44_StaticMapping_LocalIP
 	proto    vpp_nat.DNat44_Protocol
 	twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode
@@ -47,6 +50,7 @@ type renderedPort struct {
 // (SELF, source becomes the NAT loopback).
 func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService, sl *dnatSlabs) {
 	r.svc, r.ports, r.nodeGen = svc, nil, rndr.nodeGen
+	r.routes = rndr.wantedRoutes(svc)
 	if r.key == "" { // a record renders one service: the key never changes
 		// The label is a substring of the key: both cost one string.
 		r.key = vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name
@@ -69,11 +73,18 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService, sl *
 	}
 	for i := range svc.Ports {
 		port := &svc.Ports[i]
-		locals := rndr.portLocals(svc, port, sl)
-		if len(locals) == 0 {
+		// The cluster IPs take internal traffic, the external IPs and node ports
+		// external traffic: each its own backends (the processor selected them by the
+		// traffic policies; one list when they are the same).
+		locals := rndr.portLocals(port.Backends, sl)
+		extLocals := locals
+		if !port.SameBackends() {
+			extLocals = rndr.portLocals(port.ExternalBackends, sl)
+		}
+		if len(locals) == 0 && len(extLocals) == 0 {
 			continue
 		}
-		rp := renderedPort{locals: locals, proto: vpp_nat.DNat44_TCP, twiceNAT: vpp_nat.DNat44_StaticMapping_ENABLED, nodePort: port.Port.NodePort}
+		rp := renderedPort{locals: extLocals, proto: vpp_nat.DNat44_TCP, twiceNAT: vpp_nat.DNat44_StaticMapping_ENABLED, nodePort: port.Port.NodePort}
 		if port.Port.Protocol == renderer.UDP {
 			rp.proto = vpp_nat.DNat44_UDP
 		}
@@ -85,20 +96,24 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService, sl *
 		// drops it. Upstream translated only external IPs this way and left node ports
 		// with self-twice-NAT, so a NodePort answered only when the chosen backend was
 		// local (the cluster lab's NodePort test showed it); kube-proxy likewise SNATs
-		// NodePort traffic of Cluster-policy services. NodeLocal services only have
-		// local backends and keep the client's address.
+		// NodePort traffic of Cluster-policy services. NodeLocal services send external
+		// traffic to local backends only and keep the client's address.
 		if svc.TrafficPolicy == renderer.NodeLocal {
 			rp.twiceNAT = vpp_nat.DNat44_StaticMapping_SELF
 		}
 		start := len(dnat.StMappings)
-		for _, a := range svc.ClusterIPs {
-			if a.IsIPv4() && port.Port.Port != 0 {
-				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, vpp_nat.DNat44_StaticMapping_SELF, sl))
+		if len(locals) > 0 {
+			for _, a := range svc.ClusterIPs {
+				if a.IsIPv4() && port.Port.Port != 0 {
+					dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, locals, rp.proto, a.Text, port.Port.Port, vpp_nat.DNat44_StaticMapping_SELF, sl))
+				}
 			}
 		}
-		for _, a := range svc.ExternalIPs {
-			if a.IsIPv4() && port.Port.Port != 0 {
-				dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, &rp, a.Text, port.Port.Port, rp.twiceNAT, sl))
+		if len(extLocals) > 0 {
+			for _, a := range svc.ExternalIPs {
+				if a.IsIPv4() && port.Port.Port != 0 {
+					dnat.StMappings = append(dnat.StMappings, rndr.mapping(svc, extLocals, rp.proto, a.Text, port.Port.Port, rp.twiceNAT, sl))
+				}
 			}
 		}
 		if !hasNodePort {
@@ -106,7 +121,7 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService, sl *
 		}
 		rp.fixed = dnat.StMappings[start:len(dnat.StMappings):len(dnat.StMappings)]
 		rp.onNodes = make([]*vpp_nat.DNat44_StaticMapping, len(rndr.nodeAddrs))
-		if rp.nodePort != 0 {
+		if rp.nodePort != 0 && len(rp.locals) > 0 {
 			for j := range rndr.nodeAddrs {
 				if m := rndr.nodeMapping(svc, &rp, j, sl); m != nil {
 					rp.onNodes[j] = m
@@ -118,13 +133,13 @@ func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService, sl *
 	}
 }
 
-// mapping returns a new static mapping of the port.
-func (rndr *Renderer) mapping(svc *renderer.FlatService, rp *renderedPort, extIP string, extPort uint16,
-	twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode, sl *dnatSlabs) *vpp_nat.DNat44_StaticMapping {
+// mapping returns a new static mapping of the port to locals.
+func (rndr *Renderer) mapping(svc *renderer.FlatService, locals []*vpp_nat.DNat44_StaticMapping_LocalIP, proto vpp_nat.DNat44_Protocol,
+	extIP string, extPort uint16, twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode, sl *dnatSlabs) *vpp_nat.DNat44_StaticMapping {
 	m := &carve(sl.on || len(sl.mappings) > 0, &sl.mappings, 1)[0]
-	m.ExternalIp, m.ExternalPort, m.Protocol = extIP, uint32(extPort), rp.proto
+	m.ExternalIp, m.ExternalPort, m.Protocol = extIP, uint32(extPort), proto
 	m.TwiceNat, m.SessionAffinity = twiceNAT, svc.SessionAffinityTimeout
-	m.LocalIps = rp.locals // shared by the mappings of the port; never modified
+	m.LocalIps = locals // shared by the mappings of the port; never modified
 	return m
 }
 
@@ -132,10 +147,10 @@ func (rndr *Renderer) mapping(svc *renderer.FlatService, rp *renderedPort, extIP
 // none (IPv6, or a single local on a peer's address: see isPeerOnNodeNetwork).
 func (rndr *Renderer) nodeMapping(svc *renderer.FlatService, rp *renderedPort, j int, sl *dnatSlabs) *vpp_nat.DNat44_StaticMapping {
 	a := &rndr.nodeAddrs[j]
-	if !a.IsIPv4() || (len(rp.locals) == 1 && rndr.nodePeers[j]) {
+	if !a.IsIPv4() || len(rp.locals) == 0 || (len(rp.locals) == 1 && rndr.nodePeers[j]) {
 		return nil
 	}
-	return rndr.mapping(svc, rp, a.Text, rp.nodePort, rp.twiceNAT, sl)
+	return rndr.mapping(svc, rp.locals, rp.proto, a.Text, rp.nodePort, rp.twiceNAT, sl)
 }
 
 // withNodeIPs returns the DNAT of a node-port service for the current node IPs, built
@@ -171,7 +186,7 @@ func (rndr *Renderer) withNodeIPs(r *renderedService, oldIndex []int) {
 		rp.onNodes = onNodes
 		ports[i] = rp
 	}
-	r.dnat, r.ports, r.nodeGen = dnat, ports, rndr.nodeGen
+	r.dnat, r.ports, r.nodeGen = dnat, ports, rndr.nodeGen // the routes stay
 }
 
 // isPeerOnNodeNetwork tells whether ip is another node's address on the network of this
@@ -245,19 +260,18 @@ func newLocalKey(v4 uint32, port uint16, mainVRF bool, weight int) localKey {
 }
 
 // portLocals returns the locals of one service port as the messages of a static
-// mapping. A node-local service uses only the backends of this node. Weights:
+// mapping (the processor selected the backends by the traffic policies). Weights:
 // serviceLocalEndpointWeight for local backends, 1 for remote ones, 0 when there is a
 // single local (no load balancing). VRF: the main VRF for this node's own addresses
 // (host-network backends of this node) and, in no-overlay mode, for everything that is
 // not a pod of this node (routed through the node interconnect); the pod VRF
 // otherwise. During a resync a message is shared by every port with the same backend
 // (a pod backs many services).
-func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatPort, sl *dnatSlabs) []*vpp_nat.DNat44_StaticMapping_LocalIP {
-	nodeLocal := svc.TrafficPolicy == renderer.NodeLocal
+func (rndr *Renderer) portLocals(groups []renderer.BackendGroup, sl *dnatSlabs) []*vpp_nat.DNat44_StaticMapping_LocalIP {
 	n := 0
-	for _, g := range port.Backends {
+	for _, g := range groups {
 		for k := range g.Endpoints {
-			if (!nodeLocal || g.Endpoints[k].Local) && g.Endpoints[k].IsIPv4() {
+			if g.Endpoints[k].IsIPv4() {
 				n++
 			}
 		}
@@ -270,11 +284,11 @@ func (rndr *Renderer) portLocals(svc *renderer.FlatService, port *renderer.FlatP
 	if sl.locals == nil {
 		msgs = make([]vpp_nat.DNat44_StaticMapping_LocalIP, n)
 	}
-	for _, g := range port.Backends {
+	for _, g := range groups {
 		for k := range g.Endpoints {
 			ep := &g.Endpoints[k]
 			v4, ok := ep.IPv4()
-			if (nodeLocal && !ep.Local) || !ok {
+			if !ok {
 				continue
 			}
 			localPod := ep.Local && !ep.HostNetwork

@@ -7,8 +7,9 @@
 //	config/vpp/nat/v2/nat44-global             Nat44Global  (one)
 //	config/vpp/nat/v2/dnat44/<namespace>/<name> DNat44      (one per service)
 //	config/vpp/nat/v2/dnat44/DNAT-identities   DNat44      (identity mappings)
+//	config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/  Route   (reject or drop of a service address)
 //
-// Keys owned: the three above. Nothing else is staged, and nothing is applied
+// Keys owned: the four above (routes: only those of service addresses, reject.go). Nothing else is staged, and nothing is applied
 // directly: the NAT descriptors of the KV scheduler program VPP.
 //
 // Global configuration (nat44-global), rebuilt whole on every change:
@@ -28,13 +29,17 @@
 //
 // Per service (DNat44 labelled "<namespace>/<name>"): one static mapping per port and
 // exposed IP (cluster IPs and external IPs on the service port, every node IP on the
-// node port), TCP or UDP, locals = the port's backends (node-local services: this
-// node's backends only) with weight serviceLocalEndpointWeight for local and 1 for
+// node port), TCP or UDP, locals = the port's backends as the processor selected them:
+// FlatPort.Backends for the cluster IPs (internal traffic), FlatPort.ExternalBackends
+// for external IPs and node ports (external traffic) with weight serviceLocalEndpointWeight for local and 1 for
 // remote backends (0 for a single local), the main VRF for this node's own addresses
 // and, in no-overlay mode, for everything but this node's pods, the pod VRF otherwise.
 // External IPs of cluster-wide services use twice-NAT ENABLED, everything else SELF.
 // ClientIP affinity becomes the mapping's session affinity. Mappings without locals
-// are left out; IPv6 addresses are ignored.
+// are left out; IPv6 addresses are ignored. An address of a service with a port that
+// has no endpoint anywhere gets a /32 ICMP_PROHIBIT route (rejected at once), one
+// with a port that its traffic policy leaves without a backend here a DROP route, in
+// the main and the pod VRF (reject.go); node IPs never get one.
 //
 // Shared messages: the mappings of one port share one locals slice and its LocalIP
 // messages (a NodePort port has a mapping per node IP; 1,000 NodePorts at 50 nodes
@@ -75,8 +80,8 @@
 // SNAT part (forwarding, pool, output feature, identities) is rendered.
 //
 // Idle NAT sessions: VPP 19.01 did not time NAT sessions out, so upstream Contiv
-// deleted idle ones itself. With cleanupIdleNATSessions in service.conf a goroutine
-// started by AfterInit (stopped by Close) dumps the sessions every
+// deleted idle ones itself. With cleanupIdleNATSessions in service.conf the session
+// goroutine started by AfterInit (stopped by Close) dumps the sessions every
 // otherNATSessionTimeout minutes over the GoVPP channel (nat44_user_dump,
 // nat44_user_session_v3_dump) and deletes (nat44_del_session) TCP sessions idle longer
 // than tcpNATSessionTimeout and others idle longer than otherNATSessionTimeout, idle
@@ -85,6 +90,15 @@
 // session dump ignores vrf_id, the sessions of an address that is a NAT user in several
 // VRFs are counted once and deleted in the VRF that has them. Metrics, when Deps.Stats is
 // set: contiv_nat_sessions{proto}, contiv_nat_sessions_deleted_total{proto},
-// contiv_nat_session_delete_errors_total. This goroutine is the renderer's only I/O;
-// the rendering itself is pure.
+// contiv_nat_session_delete_errors_total.
+//
+// Stale UDP sessions (stale.go): an update that changes the endpoints of a UDP port
+// (first endpoint, backend removed or replaced, port or service removed) notes the
+// port's addresses with its current backends; once the event's transaction is
+// committed (Committed, called by the plugin as a controller.CommitObserver), the
+// same goroutine dumps the sessions and deletes the UDP ones whose outside end is
+// such an address and whose inside end is no current backend, forwarding-bypass
+// sessions included, as kube-proxy clears conntrack entries. The goroutine runs
+// whenever the renderer has a GoVPP channel; it is the renderer's only I/O, the
+// rendering itself is pure.
 package nat44

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
 
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
@@ -120,6 +121,13 @@ type Renderer struct {
 	sessionMetrics *sessionMetrics
 	stopCleanup    context.CancelFunc
 	cleanupDone    sync.WaitGroup
+	// stale are the UDP service ports whose sessions the update being staged makes
+	// stale; purge queues them, once committed, to the session goroutine.
+	stale []staleTarget
+	purge chan []staleTarget
+	// routeUsers holds, by address, the services that want a reject or drop route
+	// on it (reject.go).
+	routeUsers map[string]map[renderer.ServiceID]l3.Route_RouteType
 }
 
 var (
@@ -154,32 +162,38 @@ func (rndr *Renderer) Init(snatOnly bool) error {
 	return nil
 }
 
-// AfterInit starts the cleanup of idle NAT sessions when service.conf enables it.
+// AfterInit starts the session goroutine when the renderer has a GoVPP channel: it
+// purges the UDP sessions that changes of services made stale (see Committed) and,
+// when service.conf enables it, cleans up idle NAT sessions.
 func (rndr *Renderer) AfterInit() error {
-	if !rndr.Config.CleanupIdleNATSessions {
-		return nil
-	}
 	if rndr.GoVPPChan == nil {
-		rndr.Log.Warn("cleanupIdleNATSessions is on, but there is no GoVPP channel: idle NAT sessions are not cleaned up")
+		if rndr.Config.CleanupIdleNATSessions {
+			rndr.Log.Warn("cleanupIdleNATSessions is on, but there is no GoVPP channel: idle NAT sessions are not cleaned up")
+		}
 		return nil
 	}
-	if rndr.Stats != nil {
-		if err := rndr.sessionMetrics.register(rndr.Stats); err != nil {
-			return fmt.Errorf("nat44 renderer: register metrics: %w", err)
+	var ticker clock.Ticker
+	if rndr.Config.CleanupIdleNATSessions {
+		if rndr.Stats != nil {
+			if err := rndr.sessionMetrics.register(rndr.Stats); err != nil {
+				return fmt.Errorf("nat44 renderer: register metrics: %w", err)
+			}
 		}
+		interval := rndr.Config.OtherSessionTimeout()
+		clk := rndr.Clock
+		if clk == nil {
+			clk = clock.RealClock{}
+		}
+		ticker = clk.NewTicker(interval)
+		rndr.Log.WithFields(logrus.Fields{
+			"interval": interval, "tcpTimeout": rndr.Config.TCPSessionTimeout(), "otherTimeout": rndr.Config.OtherSessionTimeout(),
+		}).Info("idle NAT session cleanup started")
 	}
-	interval := rndr.Config.OtherSessionTimeout()
-	clk := rndr.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	rndr.purge = make(chan []staleTarget, purgeQueue)
 	ctx, cancel := context.WithCancel(context.Background())
 	rndr.stopCleanup = cancel
 	rndr.cleanupDone.Add(1)
-	go rndr.runSessionCleanup(ctx, clk.NewTicker(interval))
-	rndr.Log.WithFields(logrus.Fields{
-		"interval": interval, "tcpTimeout": rndr.Config.TCPSessionTimeout(), "otherTimeout": rndr.Config.OtherSessionTimeout(),
-	}).Info("idle NAT session cleanup started")
+	go rndr.runSessionCleanup(ctx, ticker)
 	return nil
 }
 
@@ -352,8 +366,10 @@ func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.F
 		return nil
 	}
 	r := rndr.renderIncremental(service, nil)
+	rndr.noteStaleUDP(nil, service)
 	txn.Describe(fmt.Sprintf("add service '%s'", service.ID))
 	txn.Put(r.key, r.dnat)
+	rndr.updateRoutes(txn, service.ID, nil, r.routes)
 	return nil
 }
 
@@ -365,16 +381,26 @@ func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newS
 	}
 	txn.Describe(fmt.Sprintf("update service '%s'", newService.ID))
 	var old *renderedService
+	var oldRoutes []serviceRoute
 	if oldService != nil {
 		old = rndr.rendered[oldService]
 		delete(rndr.rendered, oldService)
+		if old != nil {
+			oldRoutes = old.routes
+		} else {
+			oldRoutes = rndr.wantedRoutes(oldService)
+		}
 		if oldService.ID != newService.ID {
 			old = nil
 			txn.Delete(vpp_nat.DNAT44Key(oldService.ID.String()))
+			rndr.updateRoutes(txn, oldService.ID, oldRoutes, nil)
+			oldRoutes = nil
 		}
 	}
 	r := rndr.renderIncremental(newService, old)
+	rndr.noteStaleUDP(oldService, newService)
 	txn.Put(r.key, r.dnat)
+	rndr.updateRoutes(txn, newService.ID, oldRoutes, r.routes)
 	return nil
 }
 
@@ -383,9 +409,15 @@ func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *rendere
 	if rndr.snatOnly {
 		return nil
 	}
+	oldRoutes := rndr.wantedRoutes(service)
+	if r := rndr.rendered[service]; r != nil {
+		oldRoutes = r.routes
+	}
 	delete(rndr.rendered, service)
+	rndr.noteStaleUDP(service, nil)
 	txn.Describe(fmt.Sprintf("delete service '%s'", service.ID))
 	txn.Delete(vpp_nat.DNAT44Key(service.ID.String()))
+	rndr.updateRoutes(txn, service.ID, oldRoutes, nil)
 	return nil
 }
 
@@ -529,6 +561,7 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 		txn.Put(r.key, r.dnat)
 	}
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
+	rndr.resyncRoutes(txn, records)
 
 	rndr.Log.WithFields(logrus.Fields{
 		"services": len(resyncEv.Services), "defaultInterface": rndr.defaultIfName, "snatIP": ipString(rndr.defaultIfIP),

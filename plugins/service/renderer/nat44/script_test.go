@@ -19,11 +19,15 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	nodemodel "github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -52,20 +56,22 @@ import (
 //
 // Commands (each fails the script on an error; "!" is not supported):
 //
-//	start [-conf F] [-service-conf F] [-snat-only] [-no-node-ip] [-no-vxlan]
+//	start [-conf F] [-service-conf F] [-snat-only] [-no-node-ip] [-no-vxlan] [-zone Z]
 //	      [-node ID,NAME,VPPCIDR[,MGMTIP]]... [OBJECTS.yaml...]
 //	    Creates the node "master" (ID 1; the worker is ID 2) with contiv.conf F
 //	    (default: VXLAN, gateway 192.168.16.1, see fixture_test.go), service.conf F,
 //	    the renderer in SNAT-only mode, ipnet without node IP or without VXLAN BVI,
-//	    extra nodes, and runs the startup resync with the given objects.
-//	apply OBJECTS.yaml...   one event per object (Service or Endpoints), in order;
+//	    its zone label Z, extra nodes, and runs the startup resync with the given objects.
+//	apply OBJECTS.yaml...   one event per object (Service, EndpointSlice or Endpoints), in order;
 //	    prints the change descriptions ("change: ...") and staged keys
 //	    ("put: KEY" / "delete: KEY", sorted) of each event.
-//	delete service|endpoints NAMESPACE/NAME   one delete event, printed like apply.
+//	delete service|endpointslice|endpoints NAMESPACE/NAME   one delete event, printed like apply.
 //	add-pod NAME IFNAME     wires a local pod and sends its AddPod event.
 //	node-join ID NAME VPPCIDR [MGMTIP]   a node joins (NodeUpdate without previous state).
 //	node-touch NAME         a NodeUpdate of NAME that changes nothing.
 //	nat [global|dnat [LABEL]]   prints the committed NAT44 configuration.
+//	routes                  prints the committed routes (reject and drop routes of
+//	    services), one per line: "vrf N DST TYPE", sorted.
 //	trace tcp|udp SRC:PORT DST:PORT INIF   prints where the packet goes, one line per
 //	    backend ("SRC -> DST vrf N", sorted) or "untranslated: WHY".
 //	snat SRCIP OUTIF        prints the source a packet from SRCIP leaving OUTIF gets.
@@ -128,6 +134,7 @@ func TestScenarios(t *testing.T) {
 					"node-join":  cmdNodeJoin,
 					"node-touch": cmdNodeTouch,
 					"nat":        cmdNAT,
+					"routes":     cmdRoutes,
 					"trace":      cmdTrace,
 					"snat":       cmdSNAT,
 					"resync":     cmdResync,
@@ -202,15 +209,24 @@ func readObjects(ts *testscript.TestScript, files []string) []proto.Message {
 				obj = &corev1.Service{}
 			case "Endpoints":
 				obj = &corev1.Endpoints{}
+			case "EndpointSlice":
+				obj = &discoveryv1.EndpointSlice{}
 			default:
-				ts.Fatalf("%s document %d: kind %q: want Service or Endpoints", f, i+1, meta.Kind)
+				ts.Fatalf("%s document %d: kind %q: want Service, EndpointSlice or Endpoints", f, i+1, meta.Kind)
 			}
 			if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
 				ts.Fatalf("%s document %d: %v", f, i+1, err)
 			}
+			if es, ok := obj.(*discoveryv1.EndpointSlice); ok {
+				out = append(out, sliceModel(es))
+				continue
+			}
 			_, v, err := convert.Object(obj)
 			if err != nil {
 				ts.Fatalf("%s document %d: %v", f, i+1, err)
+			}
+			if svc, ok := obj.(*corev1.Service); ok {
+				addV134Fields(svc, v.(*svcmodel.Service))
 			}
 			out = append(out, v)
 		}
@@ -229,6 +245,10 @@ func (s *scriptState) track(obj proto.Message) controller.Event {
 		key := epmodel.Key(o.Name, o.Namespace)
 		s.kube[epmodel.Keyword][key] = o
 		return &controller.KubeStateChange{Resource: epmodel.Keyword, Key: key, NewValue: o}
+	case *esmodel.EndpointSlice:
+		key := esmodel.Key(o.Name, o.Namespace)
+		s.kube[esmodel.Keyword][key] = o
+		return &controller.KubeStateChange{Resource: esmodel.Keyword, Key: key, NewValue: o}
 	}
 	panic(fmt.Sprintf("unexpected object %T", obj))
 }
@@ -244,6 +264,7 @@ func cmdStart(ts *testscript.TestScript, neg bool, args []string) {
 	snatOnly := fs.Bool("snat-only", false, "renderer in SNAT-only mode")
 	noNodeIP := fs.Bool("no-node-ip", false, "ipnet has no node IP")
 	noVXLAN := fs.Bool("no-vxlan", false, "ipnet has no VXLAN BVI")
+	zone := fs.String("zone", "", "topology.kubernetes.io/zone of this node (master)")
 	var nodes []string
 	fs.Func("node", "extra node ID,NAME,VPPCIDR[,MGMTIP]", func(v string) error { nodes = append(nodes, v); return nil })
 	ts.Check(fs.Parse(args))
@@ -273,7 +294,10 @@ func cmdStart(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	s.extraNodes = nodes
-	s.kube = controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	s.kube = controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword, esmodel.Keyword, nodemodel.Keyword)
+	if *zone != "" {
+		s.kube[nodemodel.Keyword][nodemodel.Key("master")] = &nodemodel.Node{Name: "master", Zone: *zone}
+	}
 	for _, obj := range readObjects(ts, fs.Args()) {
 		s.track(obj)
 	}
@@ -332,7 +356,7 @@ func cmdApply(ts *testscript.TestScript, neg bool, args []string) {
 func cmdDelete(ts *testscript.TestScript, neg bool, args []string) {
 	s := state(ts, neg, true)
 	if len(args) != 2 {
-		ts.Fatalf("usage: delete service|endpoints NAMESPACE/NAME")
+		ts.Fatalf("usage: delete service|endpointslice|endpoints NAMESPACE/NAME")
 	}
 	ns, name, ok := strings.Cut(args[1], "/")
 	if !ok {
@@ -347,8 +371,12 @@ func cmdDelete(ts *testscript.TestScript, neg bool, args []string) {
 	case "endpoints":
 		delete(s.kube[epmodel.Keyword], epmodel.Key(name, ns))
 		changes, txn = s.e.deleteEndpoints(ns, name)
+	case "endpointslice":
+		key := esmodel.Key(name, ns)
+		delete(s.kube[esmodel.Keyword], key)
+		changes, txn = s.e.update(&controller.KubeStateChange{Resource: esmodel.Keyword, Key: key, PrevValue: &esmodel.EndpointSlice{}})
 	default:
-		ts.Fatalf("delete: kind %q: want service or endpoints", args[0])
+		ts.Fatalf("delete: kind %q: want service, endpointslice or endpoints", args[0])
 	}
 	printEvent(ts, changes, txn)
 }
@@ -411,6 +439,23 @@ func cmdNAT(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Stdout().Write([]byte(formatDNATs(nat.DNATs, label)))
 	default:
 		ts.Fatalf("usage: nat [global|dnat [LABEL]]")
+	}
+}
+
+func cmdRoutes(ts *testscript.TestScript, neg bool, args []string) {
+	s := state(ts, neg, true)
+	if len(args) != 0 {
+		ts.Fatalf("usage: routes")
+	}
+	var lines []string
+	for _, v := range s.e.dp.KVs {
+		if r, ok := v.(*l3.Route); ok {
+			lines = append(lines, fmt.Sprintf("vrf %d %s %s", r.GetVrfId(), r.GetDstNetwork(), r.GetType()))
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(ts.Stdout(), l)
 	}
 }
 

@@ -70,6 +70,7 @@ func (m *sessionMetrics) register(r prometheus.Registerer) error {
 // natSession is what the cleanup keeps of one dumped session.
 type natSession struct {
 	inside  netip.AddrPort
+	outside netip.AddrPort // the inside end as seen from the outside (a service's address)
 	extHost netip.AddrPort // the remote end as seen from the inside
 	proto   uint8
 	// vrfs are the VRFs of the NAT users whose dump returned the session: VPP's
@@ -88,15 +89,23 @@ type cleanupResult struct {
 	deleteErrors             int
 }
 
-// runSessionCleanup runs a cleanup pass at every tick until ctx is cancelled.
+// runSessionCleanup runs a cleanup pass at every tick (none without a ticker) and
+// purges the stale UDP sessions of every batch queued by Committed, until ctx is
+// cancelled. It is the one goroutine that uses the GoVPP channel.
 func (rndr *Renderer) runSessionCleanup(ctx context.Context, ticker clock.Ticker) {
 	defer rndr.cleanupDone.Done()
-	defer ticker.Stop()
+	var ticks <-chan time.Time
+	if ticker != nil {
+		defer ticker.Stop()
+		ticks = ticker.C()
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-ticker.C():
+		case targets := <-rndr.purge:
+			rndr.runPurge(ctx, targets)
+		case <-ticks:
 			res, err := rndr.cleanupIdleSessions(ctx)
 			fields := logrus.Fields{
 				"tcp": res.tcp, "other": res.other, "deletedTCP": res.deletedTCP,
@@ -127,40 +136,9 @@ func (rndr *Renderer) runSessionCleanup(ctx context.Context, ticker clock.Ticker
 // with the agent and added last_heard to the agent's start time).
 func (rndr *Renderer) cleanupIdleSessions(ctx context.Context) (cleanupResult, error) {
 	var res cleanupResult
-	users, err := rndr.dumpNATUsers()
+	sessions, newest, err := rndr.dumpSessions(ctx)
 	if err != nil {
 		return res, err
-	}
-	// A session is identified by its inside lookup key without the VRF (inside end,
-	// remote end as seen from inside, protocol): a session returned again by the dump
-	// of the same address in another VRF is counted once and remembers both VRFs.
-	type sessionKey struct {
-		inside, extHost netip.AddrPort
-		proto           uint8
-	}
-	var sessions []natSession
-	index := make(map[sessionKey]int)
-	var newest uint64
-	for _, u := range users {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		list, err := rndr.dumpUserSessions(u)
-		if err != nil {
-			return res, err
-		}
-		for _, s := range list {
-			newest = max(newest, s.lastHeard)
-			k := sessionKey{inside: s.inside, extHost: s.extHost, proto: s.proto}
-			if i, dup := index[k]; dup {
-				if !slices.Contains(sessions[i].vrfs, u.vrf) {
-					sessions[i].vrfs = append(sessions[i].vrfs, u.vrf)
-				}
-				continue
-			}
-			index[k] = len(sessions)
-			sessions = append(sessions, s)
-		}
 	}
 
 	tcpTimeout := uint64(rndr.Config.TCPSessionTimeout() / time.Second)
@@ -208,6 +186,45 @@ func (rndr *Renderer) cleanupIdleSessions(ctx context.Context) (cleanupResult, e
 	return res, nil
 }
 
+// dumpSessions returns every NAT session of VPP, each once, and the newest last-heard
+// time among them. A session is identified by its inside lookup key without the VRF
+// (inside end, remote end as seen from inside, protocol): a session returned again by
+// the dump of the same address in another VRF (the dump ignores vrf_id) is listed
+// once and remembers both VRFs.
+func (rndr *Renderer) dumpSessions(ctx context.Context) (sessions []natSession, newest uint64, err error) {
+	users, err := rndr.dumpNATUsers()
+	if err != nil {
+		return nil, 0, err
+	}
+	type sessionKey struct {
+		inside, extHost netip.AddrPort
+		proto           uint8
+	}
+	index := make(map[sessionKey]int)
+	for _, u := range users {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		list, err := rndr.dumpUserSessions(u)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, s := range list {
+			newest = max(newest, s.lastHeard)
+			k := sessionKey{inside: s.inside, extHost: s.extHost, proto: s.proto}
+			if i, dup := index[k]; dup {
+				if !slices.Contains(sessions[i].vrfs, u.vrf) {
+					sessions[i].vrfs = append(sessions[i].vrfs, u.vrf)
+				}
+				continue
+			}
+			index[k] = len(sessions)
+			sessions = append(sessions, s)
+		}
+	}
+	return sessions, newest, nil
+}
+
 // natUser is one NAT user (inside address and its VRF).
 type natUser struct {
 	addr netip.Addr
@@ -244,6 +261,7 @@ func (rndr *Renderer) dumpUserSessions(u natUser) ([]natSession, error) {
 		}
 		s := natSession{
 			inside:    netip.AddrPortFrom(netip.AddrFrom4(d.InsideIPAddress), d.InsidePort),
+			outside:   netip.AddrPortFrom(netip.AddrFrom4(d.OutsideIPAddress), d.OutsidePort),
 			extHost:   netip.AddrPortFrom(netip.AddrFrom4(d.ExtHostAddress), d.ExtHostPort),
 			proto:     uint8(d.Protocol),
 			vrfs:      []uint32{u.vrf},

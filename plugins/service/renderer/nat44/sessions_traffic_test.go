@@ -21,61 +21,103 @@ import (
 )
 
 // The node of the traffic tests: one NIC standing for the pod TAPs, NAT inside and
-// outside (like Contiv's pod interfaces), two pods, a service whose static mapping
+// outside (like Contiv's pod interfaces), three pods, a service whose static mapping
 // translates the source too (twice-NAT, as for external IPs of cluster-wide
 // services) to the NAT loopback address.
 const (
 	podsNIC       = "GigabitEthernet0/9/0"
+	clientNIC     = "GigabitEthernet0/a/0"
+	trafficClient = "10.1.2.5" // a pod on the client NIC
 	trafficPod1   = "10.1.1.2" // the backend
 	trafficPod2   = "10.1.1.3" // the client
+	trafficPod3   = "10.1.1.4" // another backend
 	trafficNATLo  = "10.1.1.254"
 	trafficSvcIP  = "10.96.0.20"
 	trafficSvc    = 53
 	trafficTarget = 5353
-	protoUDP      = 17
 )
 
 var (
-	trafficPod1MAC = [6]byte{0x02, 0, 0, 0, 1, 2}
-	trafficPod2MAC = [6]byte{0x02, 0, 0, 0, 1, 3}
+	trafficPod1MAC   = [6]byte{0x02, 0, 0, 0, 1, 2}
+	trafficPod2MAC   = [6]byte{0x02, 0, 0, 0, 1, 3}
+	trafficPod3MAC   = [6]byte{0x02, 0, 0, 0, 1, 4}
+	trafficClientMAC = [6]byte{0x02, 0, 0, 0, 2, 5}
 )
 
 // trafficNode is a simulator programmed as the node above, on a fake clock.
 type trafficNode struct {
 	*vpp
-	clk    *testkit.Clock
-	nicMAC [6]byte
+	clk          *testkit.Clock
+	nicMAC       [6]byte
+	clientNICMAC [6]byte
 }
 
 func newTrafficNode(t *testing.T, mappingFlags nat_types.NatConfigFlags) *trafficNode {
 	t.Helper()
+	n := newBareTrafficNode(t)
+	n.do(t, staticMapping(true, mappingFlags, trafficPod1))
+	return n
+}
+
+// staticMapping returns the request that adds (or removes) the UDP mapping of the
+// service to one backend.
+func staticMapping(add bool, flags nat_types.NatConfigFlags, backend string) *nat44_ed.Nat44AddDelStaticMappingV2 {
+	return &nat44_ed.Nat44AddDelStaticMappingV2{IsAdd: add, Flags: flags | nat_types.NAT_IS_OUT2IN_ONLY,
+		Protocol: protoUDP, LocalIPAddress: ip4Address(backend), LocalPort: trafficTarget,
+		ExternalIPAddress: ip4Address(trafficSvcIP), ExternalPort: trafficSvc, ExternalSwIfIndex: ^interface_types.InterfaceIndex(0)}
+}
+
+// newBareTrafficNode is the node of newTrafficNode without the service's mapping.
+func newBareTrafficNode(t *testing.T) *trafficNode {
+	t.Helper()
 	clk := testkit.NewClockAt(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
-	v := startVPPWith(t, true, vppsim.Options{NICs: []string{podsNIC}, Clock: clk})
+	v := startVPPWith(t, true, vppsim.Options{NICs: []string{podsNIC, clientNIC}, Clock: clk})
 	nic, ok := v.sim.InterfaceByName(podsNIC)
-	if !ok {
-		t.Fatalf("no interface %s", podsNIC)
+	cnic, cok := v.sim.InterfaceByName(clientNIC)
+	if !ok || !cok {
+		t.Fatalf("no interface %s or %s", podsNIC, clientNIC)
 	}
 	n := &trafficNode{vpp: v, clk: clk}
 	copy(n.nicMAC[:], nic.MAC)
-	sw := interface_types.InterfaceIndex(nic.SwIfIndex)
-	neighbor := func(ip string, mac [6]byte) govppapi.Message {
+	copy(n.clientNICMAC[:], cnic.MAC)
+	sw, csw := interface_types.InterfaceIndex(nic.SwIfIndex), interface_types.InterfaceIndex(cnic.SwIfIndex)
+	neighborOn := func(sw interface_types.InterfaceIndex, ip string, mac [6]byte) govppapi.Message {
 		return &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: sw,
 			Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: mac, IPAddress: ipAddress(ip)}}
 	}
+	neighbor := func(ip string, mac [6]byte) govppapi.Message { return neighborOn(sw, ip, mac) }
 	n.do(t,
 		&interfaces.SwInterfaceAddDelAddress{SwIfIndex: sw, IsAdd: true, Prefix: mustPrefix(t, "10.1.1.1/24")},
 		&interfaces.SwInterfaceSetFlags{SwIfIndex: sw, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP},
 		neighbor(trafficPod1, trafficPod1MAC),
 		neighbor(trafficPod2, trafficPod2MAC),
+		neighbor(trafficPod3, trafficPod3MAC),
 		&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_INSIDE, SwIfIndex: sw},
 		&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_OUTSIDE, SwIfIndex: sw},
 		&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: ip4Address(trafficNATLo), LastIPAddress: ip4Address(trafficNATLo),
 			VrfID: ^uint32(0), IsAdd: true, Flags: nat_types.NAT_IS_TWICE_NAT},
-		&nat44_ed.Nat44AddDelStaticMappingV2{IsAdd: true, Flags: mappingFlags | nat_types.NAT_IS_OUT2IN_ONLY,
-			Protocol: protoUDP, LocalIPAddress: ip4Address(trafficPod1), LocalPort: trafficTarget,
-			ExternalIPAddress: ip4Address(trafficSvcIP), ExternalPort: trafficSvc, ExternalSwIfIndex: ^interface_types.InterfaceIndex(0)},
+		// The client NIC: a pod that backs no service (NAT outside only, as Contiv
+		// makes the interfaces of such pods).
+		&interfaces.SwInterfaceAddDelAddress{SwIfIndex: csw, IsAdd: true, Prefix: mustPrefix(t, "10.1.2.1/24")},
+		&interfaces.SwInterfaceSetFlags{SwIfIndex: csw, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP},
+		neighborOn(csw, trafficClient, trafficClientMAC),
+		&nat44_ed.Nat44InterfaceAddDelFeature{IsAdd: true, Flags: nat_types.NAT_IS_OUTSIDE, SwIfIndex: csw},
 	)
 	return n
+}
+
+// udpFromClient sends one UDP datagram from the client of the client NIC.
+func (n *trafficNode) udpFromClient(t *testing.T, sport uint16, dst string, dport uint16) {
+	t.Helper()
+	n.fromClient(t, protoUDP, sport, dst, dport)
+}
+
+// fromClient sends one UDP datagram or TCP SYN from the client of the client NIC.
+func (n *trafficNode) fromClient(t *testing.T, proto uint8, sport uint16, dst string, dport uint16) {
+	t.Helper()
+	if err := n.sim.InjectFrame(clientNIC, l4Frame(proto, n.clientNICMAC, trafficClientMAC, trafficClient, sport, dst, dport)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // do sends the requests and fails the test on an error or a non-zero retval.
@@ -104,6 +146,10 @@ func replyOf(t *testing.T, req govppapi.Message) govppapi.Message {
 		return &nat44_ed.Nat44AddDelAddressRangeReply{}
 	case *nat44_ed.Nat44AddDelStaticMappingV2:
 		return &nat44_ed.Nat44AddDelStaticMappingV2Reply{}
+	case *nat44_ed.Nat44ForwardingEnableDisable:
+		return &nat44_ed.Nat44ForwardingEnableDisableReply{}
+	case *nat44_ed.Nat44AddDelLbStaticMapping:
+		return &nat44_ed.Nat44AddDelLbStaticMappingReply{}
 	}
 	t.Fatalf("no reply known for %T", req)
 	return nil
@@ -119,13 +165,23 @@ func (n *trafficNode) udpFromPod(t *testing.T, srcMAC [6]byte, src string, sport
 
 // udpFrame builds an Ethernet frame with an IPv4 UDP datagram (no UDP checksum).
 func udpFrame(dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dport uint16) []byte {
+	return l4Frame(protoUDP, dstMAC, srcMAC, src, sport, dst, dport)
+}
+
+// l4Frame builds an Ethernet frame with an IPv4 UDP datagram or TCP SYN (no L4
+// checksum).
+func l4Frame(proto uint8, dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dport uint16) []byte {
 	payload := []byte("query")
-	f := make([]byte, 14+20+8+len(payload))
+	l4len := 8 + len(payload)
+	if proto == protoTCP {
+		l4len = 20
+	}
+	f := make([]byte, 14+20+l4len)
 	copy(f[0:6], dstMAC[:])
 	copy(f[6:12], srcMAC[:])
 	binary.BigEndian.PutUint16(f[12:14], 0x0800)
 	ip := f[14:]
-	ip[0], ip[8], ip[9] = 0x45, 64, protoUDP
+	ip[0], ip[8], ip[9] = 0x45, 64, proto
 	binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
 	s, d := netip.MustParseAddr(src).As4(), netip.MustParseAddr(dst).As4()
 	copy(ip[12:16], s[:])
@@ -138,11 +194,16 @@ func udpFrame(dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dpor
 		sum = sum&0xffff + sum>>16
 	}
 	binary.BigEndian.PutUint16(ip[10:12], ^uint16(sum))
-	udp := ip[20:]
-	binary.BigEndian.PutUint16(udp[0:2], sport)
-	binary.BigEndian.PutUint16(udp[2:4], dport)
-	binary.BigEndian.PutUint16(udp[4:6], uint16(len(udp)))
-	copy(udp[8:], payload)
+	l4 := ip[20:]
+	binary.BigEndian.PutUint16(l4[0:2], sport)
+	binary.BigEndian.PutUint16(l4[2:4], dport)
+	if proto == protoTCP {
+		l4[12], l4[13] = 5<<4, 0x02 // data offset 5 words, SYN
+		binary.BigEndian.PutUint16(l4[14:16], 64240)
+		return f
+	}
+	binary.BigEndian.PutUint16(l4[4:6], uint16(len(l4)))
+	copy(l4[8:], payload)
 	return f
 }
 

@@ -1,0 +1,193 @@
+package nat44
+
+import (
+	"slices"
+	"strings"
+
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// Traffic a service has no backend for. kube-proxy v1.34 rejects traffic to a service
+// port that has no usable endpoint anywhere (ICMP unreachable: e2e "should be rejected
+// when no endpoints exist"), and drops traffic that a traffic policy leaves without
+// an endpoint on this node (internalTrafficPolicy Local for the cluster IPs,
+// externalTrafficPolicy Local for external and load balancer IPs). Without a static
+// mapping, NAT44 with forwarding on lets such a packet pass untranslated (a
+// forwarding-bypass session) and the FIB sends it out of the node towards the
+// default gateway, where the client waits for its timeout.
+//
+// The renderer stages, for every such address of a service, a /32 route in the main
+// and the pod VRF: ICMP_PROHIBIT (reject) when a port of the address has no endpoint
+// anywhere, else DROP when a port has none for its policy. NAT44 translates before
+// the FIB lookup (nat44-ed runs on ip4-unicast, before ip4-lookup), so the ports that
+// have a mapping keep working; only untranslated traffic to the address meets the
+// route. One route per address, so a port that must be rejected makes the address
+// reject the other unmapped ports too.
+//
+// Why ICMP_PROHIBIT rather than ICMP_UNREACH: VPP's ip4-null answers 3/10 or 3/1
+// (src/vnet/dpo/ip_null_dpo.c); Linux aborts a TCP connect() on both, but reports
+// only code 10 (fatal in net/ipv4/icmp.c icmp_err_convert) to a connected UDP socket,
+// code 1 being a soft error there (plugins/vpp/l3plugin doc, w8/sim). kube-proxy's
+// reject is ICMP port unreachable (ECONNREFUSED); VPP has no FIB path that answers
+// with it, so the client sees EHOSTUNREACH at once instead of a refusal (the e2e test
+// matches "REFUSED": it needs a port-unreachable answer, which would take a punt to
+// a listener on this node; see docs/dev-guide/SERVICES.md).
+//
+// Node ports cannot get such a route (the address is the node's own); there, traffic
+// without a mapping reaches ip4-local: UDP to a port nobody listens on gets ICMP port
+// unreachable from VPP, TCP is dropped.
+//
+// Addresses that are a node's IP (an external IP set to a node address) never get a
+// route. Several services may share an external or load balancer IP (on other
+// ports): the route of an address is the strongest wanted by any of them (reject
+// over drop), counted per service.
+
+// serviceRoute is the route a service wants on one of its addresses.
+type serviceRoute struct {
+	addr string // IPv4 address text
+	typ  l3.Route_RouteType
+}
+
+// wantedRoutes returns the routes the service wants, by address, in the order of its
+// addresses.
+func (rndr *Renderer) wantedRoutes(svc *renderer.FlatService) []serviceRoute {
+	var out []serviceRoute
+	want := func(a renderer.Address, external bool) {
+		if !a.IsIPv4() || (external && rndr.isNodeAddr(a.Text)) {
+			return
+		}
+		var typ l3.Route_RouteType
+		for i := range svc.Ports {
+			p := &svc.Ports[i]
+			backends := p.Backends
+			if external {
+				backends = p.ExternalBackends
+			}
+			switch {
+			case p.Port.Port == 0:
+			case !p.HasEndpoints:
+				typ = l3.Route_ICMP_PROHIBIT
+			case len(backends) == 0 && typ != l3.Route_ICMP_PROHIBIT:
+				typ = l3.Route_DROP
+			}
+		}
+		if typ != l3.Route_INTRA_VRF && !slices.ContainsFunc(out, func(r serviceRoute) bool { return r.addr == a.Text }) {
+			out = append(out, serviceRoute{addr: a.Text, typ: typ})
+		}
+	}
+	for _, a := range svc.ClusterIPs {
+		want(a, false)
+	}
+	for _, a := range svc.ExternalIPs {
+		want(a, true)
+	}
+	return out
+}
+
+// isNodeAddr tells whether the address is one of the nodes' IPs.
+func (rndr *Renderer) isNodeAddr(text string) bool {
+	if rndr.nodeIP != nil && rndr.nodeIP.String() == text {
+		return true
+	}
+	for _, a := range rndr.nodeAddrs {
+		if a.Text == text {
+			return true
+		}
+	}
+	return false
+}
+
+// routeTypeOf returns the route the users of an address want (reject over drop).
+func routeTypeOf(users map[renderer.ServiceID]l3.Route_RouteType) l3.Route_RouteType {
+	typ := l3.Route_INTRA_VRF // none
+	for _, t := range users {
+		if t == l3.Route_ICMP_PROHIBIT {
+			return t
+		}
+		typ = t
+	}
+	return typ
+}
+
+// routeVRFs returns the VRFs the routes go into: the main VRF (traffic from the
+// host, other nodes and outside) and the pod VRF (traffic from pods).
+func (rndr *Renderer) routeVRFs() []uint32 {
+	if rndr.podVRF == rndr.mainVRF {
+		return []uint32{rndr.mainVRF}
+	}
+	return []uint32{rndr.mainVRF, rndr.podVRF}
+}
+
+// stageRoute stages the route of an address in every VRF as its users want it
+// (deleted without users; a resync transaction stages the wanted routes only).
+func (rndr *Renderer) stageRoute(txn controller.ResyncOperations, addr string) {
+	typ := routeTypeOf(rndr.routeUsers[addr])
+	for _, vrf := range rndr.routeVRFs() {
+		dst := addr + "/32"
+		key := l3.RouteKey(vrf, dst, "")
+		if typ != l3.Route_INTRA_VRF {
+			txn.Put(key, &l3.Route{Type: typ, VrfId: vrf, DstNetwork: dst})
+		} else if u, ok := txn.(controller.UpdateOperations); ok {
+			u.Delete(key)
+		}
+	}
+}
+
+// updateRoutes changes the routes of service id from old to wanted and stages the
+// routes of the addresses concerned.
+func (rndr *Renderer) updateRoutes(txn controller.UpdateOperations, id renderer.ServiceID, old, wanted []serviceRoute) {
+	if len(old) == 0 && len(wanted) == 0 {
+		return
+	}
+	if rndr.routeUsers == nil {
+		rndr.routeUsers = make(map[string]map[renderer.ServiceID]l3.Route_RouteType)
+	}
+	touched := make([]string, 0, len(old)+len(wanted))
+	for _, r := range old {
+		if users := rndr.routeUsers[r.addr]; users != nil {
+			delete(users, id)
+			if len(users) == 0 {
+				delete(rndr.routeUsers, r.addr)
+			}
+		}
+		touched = append(touched, r.addr)
+	}
+	for _, r := range wanted {
+		users := rndr.routeUsers[r.addr]
+		if users == nil {
+			users = make(map[renderer.ServiceID]l3.Route_RouteType, 1)
+			rndr.routeUsers[r.addr] = users
+		}
+		users[id] = r.typ
+		touched = append(touched, r.addr)
+	}
+	slices.Sort(touched)
+	for _, addr := range slices.Compact(touched) {
+		rndr.stageRoute(txn, addr)
+	}
+}
+
+// resyncRoutes rebuilds the routes of every service and stages them all.
+func (rndr *Renderer) resyncRoutes(txn controller.ResyncOperations, records []*renderedService) {
+	rndr.routeUsers = make(map[string]map[renderer.ServiceID]l3.Route_RouteType)
+	for _, r := range records {
+		for _, w := range r.routes {
+			users := rndr.routeUsers[w.addr]
+			if users == nil {
+				users = make(map[renderer.ServiceID]l3.Route_RouteType, 1)
+				rndr.routeUsers[w.addr] = users
+			}
+			users[r.svc.ID] = w.typ
+		}
+	}
+	addrs := make([]string, 0, len(rndr.routeUsers))
+	for a := range rndr.routeUsers {
+		addrs = append(addrs, a)
+	}
+	slices.SortFunc(addrs, strings.Compare)
+	for _, a := range addrs {
+		rndr.stageRoute(txn, a)
+	}
+}
