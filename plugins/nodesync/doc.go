@@ -34,8 +34,9 @@
 //     agent keeps its subnets. The ID is saved in the ID file (atomically) whenever it
 //     changes; a failed save is an error of the resync (retried by healing).
 //   - Ownership (holder.go): a running node holds its ID under an etcd lease (TTL
-//     Deps.LeaseTTL, 30 s), in nodeIDHolders/<id> = its name, a key contiv-ksr never
-//     touches. An allocation takes the IDs held by running nodes as used even without
+//     Deps.LeaseTTL, 30 s), in nodeIDHolders/<id> = its name (vppnode.HolderKey), a key contiv-ksr
+//     only reads (it keeps a held ID's record when the Node object goes, and releases
+//     records that neither a Node nor a holder claims). An allocation takes the IDs held by running nodes as used even without
 //     their allocatedIDs record, and claims both keys in one transaction (the record
 //     and the holder key, each only if absent). A goroutine renews the lease every
 //     third of its TTL (on Deps.Clock) and then holds the ID: the holder key is written

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -24,28 +23,20 @@ import (
 // deletes it with the Node object).
 const DefaultLeaseTTL = 30 * time.Second
 
-// HolderKeyPrefix is the prefix, relative to the KSR prefix, of the keys under which
-// running nodes hold their IDs: nodeIDHolders/<id> = the node's name, attached to the
-// node's lease. contiv-ksr does not know these keys (so never deletes them); upstream
-// agents ignore them.
-const HolderKeyPrefix = "nodeIDHolders/"
-
-// holderKey returns the full etcd key of nodeIDHolders/<id>.
+// holderKey returns the full etcd key under which a running node holds id
+// (vppnode.HolderKey).
 func holderKey(id uint32) string {
-	return ksrkey.KsrPrefix + HolderKeyPrefix + strconv.FormatUint(uint64(id), 10)
+	return ksrkey.KsrPrefix + vppnode.HolderKey(id)
 }
 
 // parseHolderKey returns the ID of a full holder key.
 func parseHolderKey(key string) (uint32, bool) {
-	rest, ok := strings.CutPrefix(key, ksrkey.KsrPrefix+HolderKeyPrefix)
+	rest, ok := strings.CutPrefix(key, ksrkey.KsrPrefix)
 	if !ok {
 		return 0, false
 	}
-	id, err := strconv.ParseUint(rest, 10, 32)
-	if err != nil || id == 0 {
-		return 0, false
-	}
-	return uint32(id), true
+	id, err := vppnode.ParseHolderKey(rest)
+	return id, err == nil
 }
 
 // LeaseDB is what a DB also offers when it can grant etcd leases (dbwatcher does).
@@ -215,7 +206,7 @@ func recordOwner(ctx context.Context, kv clientv3.KV, id uint32) (string, error)
 
 // heldIDs returns the IDs held by running nodes (their holder keys): ID -> node name.
 func (ns *NodeSync) heldIDs(ctx context.Context, kv clientv3.KV) (map[uint32]string, error) {
-	prefix := ksrkey.KsrPrefix + HolderKeyPrefix
+	prefix := ksrkey.KsrPrefix + vppnode.HolderKeyPrefix()
 	resp, err := kv.Get(ctx, prefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", prefix, err)

@@ -45,3 +45,32 @@ func ParseVppNodeFromKey(key string) (id uint32, err error) {
 	}
 	return uint32(n), nil
 }
+
+// holderKeyPrefix is the prefix of the keys under which running nodes hold their IDs.
+const holderKeyPrefix = "nodeIDHolders/"
+
+// HolderKeyPrefix returns the prefix, relative to ksrkey.KsrPrefix, of the keys under
+// which running agents hold their node IDs: nodeIDHolders/<id> = the node's name (raw
+// text, not protobuf JSON), attached to the holder's etcd lease, so that the key
+// vanishes when the agent stops renewing it. A held ID is never allocated to another
+// node, even if its allocatedIDs record is gone. Agents before this port ignore the keys.
+func HolderKeyPrefix() string { return holderKeyPrefix }
+
+// HolderKey returns the key under which a running node holds id: nodeIDHolders/<id>.
+func HolderKey(id uint32) string {
+	return holderKeyPrefix + strconv.FormatUint(uint64(id), 10)
+}
+
+// ParseHolderKey returns the ID of a key built by HolderKey. The error wraps
+// ksrkey.ErrInvalidKey for any other key, and for ID 0 (never allocated).
+func ParseHolderKey(key string) (id uint32, err error) {
+	rest, ok := strings.CutPrefix(key, holderKeyPrefix)
+	if !ok {
+		return 0, fmt.Errorf("node ID holder key %q: does not start with %s: %w", key, holderKeyPrefix, ksrkey.ErrInvalidKey)
+	}
+	n, perr := strconv.ParseUint(rest, 10, 32)
+	if perr != nil || strconv.FormatUint(n, 10) != rest || n == 0 {
+		return 0, fmt.Errorf("node ID holder key %q: want %s<decimal ID > 0>: %w", key, holderKeyPrefix, ksrkey.ErrInvalidKey)
+	}
+	return uint32(n), nil
+}

@@ -2,6 +2,7 @@ package vppnode
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
@@ -53,5 +54,19 @@ func TestParseVppNodeFromKey(t *testing.T) {
 				t.Errorf("Key(%d) does not give the key back", id)
 			}
 		})
+	}
+}
+
+func TestHolderKeys(t *testing.T) {
+	if got := HolderKey(7); got != "nodeIDHolders/7" || !strings.HasPrefix(got, HolderKeyPrefix()) {
+		t.Fatalf("HolderKey(7) = %q", got)
+	}
+	if id, err := ParseHolderKey(HolderKey(4294967295)); err != nil || id != 4294967295 {
+		t.Errorf("round trip of the largest ID: %d, %v", id, err)
+	}
+	for _, bad := range []string{"", "nodeIDHolders/", "nodeIDHolders/0", "nodeIDHolders/07", "nodeIDHolders/x", "allocatedIDs/1", "nodeIDHolders/4294967296"} {
+		if _, err := ParseHolderKey(bad); !errors.Is(err, ksrkey.ErrInvalidKey) {
+			t.Errorf("ParseHolderKey(%q): %v, want ErrInvalidKey", bad, err)
+		}
 	}
 }

@@ -7,7 +7,9 @@
 // Deleting a node (k8s/node/<name>), by Delete or by a Resync sweep, also deletes the
 // node's ID allocation (allocatedIDs/<id> whose VppNode has that name) and the node's
 // external configuration (everything under /vnf-agent/<name>/), in the same
-// transaction, as upstream contiv-ksr did.
+// transaction, as upstream contiv-ksr did; unlike upstream, an ID that the node's
+// running agent still holds (nodeIDHolders/<id>, under its lease) is kept, and a Resync
+// of the nodes releases it once no agent holds it and no Node object names it.
 //
 // Every write is an etcd transaction guarded by the conditions given to New, so that a
 // contiv-ksr replica that has lost the leader election cannot write any more (its
@@ -172,7 +174,7 @@ func (w *Writer) Delete(ctx context.Context, key string) (Result, error) {
 	}
 	ops := []clientv3.Op{clientv3.OpDelete(ksrkey.KsrPrefix + key)}
 	if name, err := node.ParseNodeFromKey(key); err == nil {
-		cleanup, err := w.nodeCleanupOps(ctx, []string{name})
+		cleanup, err := w.nodeCleanupOps(ctx, []string{name}, false, nil)
 		if err != nil {
 			return Unchanged, fmt.Errorf("delete %s: %w", key, err)
 		}
@@ -241,10 +243,17 @@ func (w *Writer) Resync(ctx context.Context, prefix string, desired map[string]p
 			staleNodes = append(staleNodes, name)
 		}
 	}
-	if len(staleNodes) > 0 {
+	if prefix == node.KeyPrefix() {
 		// The cleanup goes before the node keys: should a later batch fail, the node
-		// key is still there and the next Resync cleans up again.
-		cleanup, err := w.nodeCleanupOps(ctx, staleNodes)
+		// key is still there and the next Resync cleans up again. It also releases
+		// the IDs leaked by nodes deleted while their agent ran.
+		known := make(map[string]bool, len(desired))
+		for k := range desired {
+			if name, err := node.ParseNodeFromKey(k); err == nil {
+				known[name] = true
+			}
+		}
+		cleanup, err := w.nodeCleanupOps(ctx, staleNodes, true, known)
 		if err != nil {
 			return Stats{}, fmt.Errorf("resync %s: %w", prefix, err)
 		}
@@ -345,9 +354,19 @@ func (w *Writer) forget(key string) {
 }
 
 // nodeCleanupOps returns the operations that delete the ID allocations and the external
-// configuration of the named nodes.
-func (w *Writer) nodeCleanupOps(ctx context.Context, names []string) ([]clientv3.Op, error) {
+// configuration of the named nodes. An allocation whose ID a running agent still holds
+// (vppnode.HolderKey, under the agent's lease) is kept: the agent would write it again,
+// and it is released by a later Resync of the nodes once the agent has stopped.
+//
+// With sweep set (a Resync of the node prefix, whose desired node names are known
+// given), it also releases allocations leaked earlier: those of a node that has no Node
+// object (known lists the names that have one) and whose ID no running agent holds.
+func (w *Writer) nodeCleanupOps(ctx context.Context, names []string, sweep bool, known map[string]bool) ([]clientv3.Op, error) {
 	allocs, err := w.list(ctx, vppnode.KeyPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("node cleanup: %w", err)
+	}
+	held, err := w.heldNodeIDs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("node cleanup: %w", err)
 	}
@@ -363,11 +382,27 @@ func (w *Writer) nodeCleanupOps(ctx context.Context, names []string) ([]clientv3
 	sort.Strings(ids)
 	for _, k := range ids {
 		rec, ok := allocs[k].(*vppnode.VppNode)
-		if !ok || !gone[rec.GetName()] {
+		if !ok {
+			continue
+		}
+		name := rec.GetName()
+		leaked := sweep && !known[name]
+		if !gone[name] && !leaked {
+			continue
+		}
+		fields := logrus.Fields{"node": name, "key": ksrkey.KsrPrefix + k}
+		if holder, ok := held[rec.GetId()]; ok {
+			if gone[name] {
+				w.log.WithFields(fields).WithField("holder", holder).Info("deleted node: its node ID is kept while its agent runs and holds it")
+			}
 			continue
 		}
 		ops = append(ops, clientv3.OpDelete(ksrkey.KsrPrefix+k))
-		w.log.WithFields(logrus.Fields{"node": rec.GetName(), "key": ksrkey.KsrPrefix + k}).Info("deleted node: releasing its node ID")
+		if gone[name] {
+			w.log.WithFields(fields).Info("deleted node: releasing its node ID")
+		} else {
+			w.log.WithFields(fields).Info("releasing the node ID of a node that has no Node object and no running agent")
+		}
 	}
 	for _, n := range names {
 		if n == ksrkey.MicroserviceLabel {
@@ -379,6 +414,25 @@ func (w *Writer) nodeCleanupOps(ctx context.Context, names []string) ([]clientv3
 		w.log.WithFields(logrus.Fields{"node": n, "prefix": ksrkey.AgentPrefix(n)}).Info("deleted node: removing its agent configuration")
 	}
 	return ops, nil
+}
+
+// heldNodeIDs returns the node IDs that running agents hold (vppnode.HolderKey): ID ->
+// the holder's name.
+func (w *Writer) heldNodeIDs(ctx context.Context) (map[uint32]string, error) {
+	rctx, cancel := context.WithTimeout(ctx, w.opTimeout)
+	defer cancel()
+	prefix := ksrkey.KsrPrefix + vppnode.HolderKeyPrefix()
+	resp, err := w.kv.Get(rctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	out := make(map[uint32]string, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		if id, err := vppnode.ParseHolderKey(strings.TrimPrefix(string(kv.Key), ksrkey.KsrPrefix)); err == nil {
+			out[id] = string(kv.Value)
+		}
+	}
+	return out, nil
 }
 
 // commit runs ops in one transaction under the guard.

@@ -223,6 +223,44 @@ func TestNodeDeletionCleansUpIDAndAgentConfig(t *testing.T) {
 	}
 }
 
+// TestNodeIDsOfRunningAgentsAreKept: a node ID that a running agent holds (its holder
+// key) outlives the deletion of its Node object, and the resync of the nodes releases
+// the IDs that neither a Node object nor a running agent claims (leaked before).
+func TestNodeIDsOfRunningAgentsAreKept(t *testing.T) {
+	ctx := context.Background()
+	c := newClient(t)
+	pfx := ksrkey.KsrPrefix
+	putValue(t, c, pfx+node.Key("n1"), &node.Node{Name: "n1"})
+	putValue(t, c, pfx+node.Key("n2"), &node.Node{Name: "n2"})
+	putValue(t, c, pfx+vppnode.Key(1), &vppnode.VppNode{Id: 1, Name: "n1"})
+	putValue(t, c, pfx+vppnode.Key(2), &vppnode.VppNode{Id: 2, Name: "n2"})
+	putValue(t, c, pfx+vppnode.Key(3), &vppnode.VppNode{Id: 3, Name: "gone"}) // leaked: no Node, no agent
+	putValue(t, c, pfx+vppnode.Key(4), &vppnode.VppNode{Id: 4, Name: "starting"})
+	putRaw(t, c, pfx+vppnode.HolderKey(1), "n1")
+	putRaw(t, c, pfx+vppnode.HolderKey(4), "starting") // an agent whose Node is not reflected yet
+
+	w := New(Options{KV: c})
+	if _, err := w.Delete(ctx, node.Key("n1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := keys(t, c, pfx+vppnode.Key(1))[pfx+vppnode.Key(1)]; !ok {
+		t.Fatal("the ID of a deleted node whose agent still holds it was released")
+	}
+	// The agent of n1 stops: its lease ends and the holder key with it.
+	if _, err := c.Delete(ctx, pfx+vppnode.HolderKey(1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Resync(ctx, node.KeyPrefix(), map[string]proto.Message{node.Key("n2"): &node.Node{Name: "n2"}}); err != nil {
+		t.Fatal(err)
+	}
+	left := keys(t, c, pfx+vppnode.KeyPrefix())
+	for id, want := range map[uint32]bool{1: false, 2: true, 3: false, 4: true} {
+		if _, ok := left[pfx+vppnode.Key(id)]; ok != want {
+			t.Errorf("allocatedIDs/%d kept = %v, want %v (left: %v)", id, ok, want, left)
+		}
+	}
+}
+
 func TestNodeNamedLikeKSRKeepsKSRData(t *testing.T) {
 	c := newClient(t)
 	pfx := ksrkey.KsrPrefix
