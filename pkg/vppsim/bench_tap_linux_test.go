@@ -31,6 +31,12 @@ func tapPair(tb testing.TB) (sim *Sim, nsA, nsB string) {
 // the simulator (failing the test on error; rep may be nil).
 func tapPairAPI(tb testing.TB) (sim *Sim, nsA, nsB string, do func(req, rep api.Message)) {
 	tb.Helper()
+	return tapPairAPIWith(tb, nil)
+}
+
+// tapPairAPIWith is tapPairAPI with options changed by opt (if not nil).
+func tapPairAPIWith(tb testing.TB, opt func(*Options)) (sim *Sim, nsA, nsB string, do func(req, rep api.Message)) {
+	tb.Helper()
 	if os.Geteuid() != 0 {
 		tb.Skip("TAP traffic needs root")
 	}
@@ -43,7 +49,11 @@ func tapPairAPI(tb testing.TB) (sim *Sim, nsA, nsB string, do func(req, rep api.
 		tb.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	}
 	sock := filepath.Join(tb.TempDir(), "api.sock")
-	sim, err := New(Options{SocketPath: sock, Linux: true})
+	o := Options{SocketPath: sock, Linux: true}
+	if opt != nil {
+		opt(&o)
+	}
+	sim, err := New(o)
 	if err != nil {
 		tb.Fatal(err)
 	}

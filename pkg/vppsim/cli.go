@@ -207,6 +207,10 @@ func (st *state) formatPath(pfx netip.Prefix, p fib_types.FibPath, proto string)
 	switch p.Type {
 	case fib_types.FIB_API_PATH_TYPE_DROP:
 		return "[@0]: dpo-drop " + proto
+	case fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH:
+		return "[@0]: " + proto + "-null action:send-unreachable"
+	case fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT:
+		return "[@0]: " + proto + "-null action:send-prohibited"
 	case fib_types.FIB_API_PATH_TYPE_LOCAL:
 		return fmt.Sprintf("[@2]: dpo-receive: %s on %s", pfx.Addr(), st.ifName(p.SwIfIndex))
 	}

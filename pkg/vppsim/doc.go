@@ -76,7 +76,8 @@
 //	     (classify / in2out / out2in) -> ip4-lookup (per-VRF LPM over
 //	     connected, local and glean entries of admin-up interfaces, API
 //	     routes with preference and weighted multipath, recursive and
-//	     inter-VRF routes, DROP routes, neighbour /32s, NAT's local pool and
+//	     inter-VRF routes, DROP routes, ICMP_UNREACH / ICMP_PROHIBIT routes
+//	     (ip4-null, rate-limited), neighbour /32s, NAT's local pool and
 //	     static-external /32s)
 //	  -> ip4-local (echo replies, port unreachable, VXLAN decap) | ip4-glean /
 //	     ip4-arp (ARP request sent, packet dropped) | ip4-rewrite (TTL, MTU
@@ -121,8 +122,8 @@
 // non-first fragments untranslated where VPP reassembles), NAT for
 // protocols other than TCP, UDP and ICMP echo (ICMP errors are translated
 // by the session of the packet they carry), per-VRF session
-// limits, ARP termination in bridge domains, neighbour ageing, ICMP rate
-// limits, VLAN sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
+// limits, ARP termination in bridge domains, neighbour ageing, VLAN
+// sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
 // ports with a partial checksum are completed and TCP/IPv4 GSO
 // super-frames are segmented; other GSO frames are dropped and counted.
 // The ACL step is a hook (state.aclFilter) set to the ACL plugin's

@@ -21,10 +21,11 @@ import (
 type fwdKind uint8
 
 const (
-	fwdDrop    fwdKind = iota // drop (special and DROP routes)
-	fwdLocal                  // deliver to VPP (ip4-local)
-	fwdPaths                  // forward along paths
-	fwdUnreach                // ICMP_UNREACH / ICMP_PROHIBIT paths
+	fwdDrop     fwdKind = iota // drop (special and DROP routes)
+	fwdLocal                   // deliver to VPP (ip4-local)
+	fwdPaths                   // forward along paths
+	fwdUnreach                 // ICMP_UNREACH paths (ip4-null, ICMP 3/1)
+	fwdProhibit                // ICMP_PROHIBIT paths (ip4-null, ICMP 3/10)
 )
 
 // fibFwd is a compiled FIB entry.
@@ -150,8 +151,10 @@ func (st *state) compileFIB(t *vrfTable) *fib4 {
 			ff.kind, ff.sw = fwdLocal, e.paths[0].SwIfIndex
 		case e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_DROP:
 			ff.kind = fwdDrop
-		case e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH || e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT:
+		case e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH:
 			ff.kind = fwdUnreach
+		case e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT:
+			ff.kind = fwdProhibit
 		default:
 			ff.kind = fwdPaths
 			// Only the paths of the best (lowest) preference are used.

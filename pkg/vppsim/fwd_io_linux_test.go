@@ -19,12 +19,16 @@ import (
 	"time"
 
 	"go.fd.io/govpp/binapi/af_packet"
+	"go.fd.io/govpp/binapi/fib_types"
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
+	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
 	"go.fd.io/govpp/binapi/tapv2"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // inNS runs fn on an OS thread in network namespace ns; sockets fn
@@ -407,4 +411,62 @@ func TestLinuxNodePortThroughBoundNIC(t *testing.T) {
 	if !bytes.Equal(got, data) {
 		t.Fatal("echoed data differs")
 	}
+}
+
+// TestLinuxRejectRoutesFailConnectAtOnce: a pod's real TCP connect() to an
+// address with an ICMP_UNREACH or ICMP_PROHIBIT route fails at once with
+// EHOSTUNREACH (Linux aborts a SYN_SENT socket on any ICMP unreachable);
+// a connected UDP socket sees EHOSTUNREACH for ICMP_PROHIBIT (code 10 is a
+// hard error in Linux's icmp_err_convert) but no error for ICMP_UNREACH
+// (code 1 is soft: reported only with IP_RECVERR).
+func TestLinuxRejectRoutesFailConnectAtOnce(t *testing.T) {
+	clk := testkit.NewClock()
+	sim, nsA, _, do := tapPairAPIWith(t, func(o *Options) { o.Clock = clk })
+	for addr, typ := range map[string]fib_types.FibPathType{
+		"10.96.7.7/32": fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH, "10.96.7.8/32": fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT} {
+		do(&ip.IPRouteAddDel{IsAdd: true, Route: rejectRoute(addr, typ)}, nil)
+	}
+	for _, dst := range []string{"10.96.7.7:80", "10.96.7.8:80"} {
+		t.Run("TCP "+dst, func(t *testing.T) {
+			clk.Step(time.Second) // a new window of ip4-null's rate limit
+			err := inNS(nsA, func() error {
+				c, err := (&net.Dialer{Timeout: 5 * time.Second}).Dial("tcp4", dst)
+				if err == nil {
+					c.Close()
+				}
+				return err
+			})
+			if !errors.Is(err, syscall.EHOSTUNREACH) {
+				t.Errorf("connect %s: %v, want EHOSTUNREACH", dst, err)
+			}
+		})
+	}
+	t.Run("UDP to unreach", func(t *testing.T) {
+		clk.Step(time.Second)
+		before := sim.ErrorCount("ip4-icmp-error", "ICMP errors sent")
+		c := dialIn(t, nsA, "10.96.7.7:53")
+		if _, err := c.Write([]byte("query")); err != nil {
+			t.Fatal(err)
+		}
+		// real time: how long Linux gets to report an error that must not come.
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err := c.Read(make([]byte, 64))
+		if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+			t.Errorf("read: %v, want a timeout (ICMP host unreachable is a soft error for UDP)", err)
+		}
+		if sim.ErrorCount("ip4-icmp-error", "ICMP errors sent") != before+1 {
+			t.Error("VPP sent no ICMP error")
+		}
+	})
+	t.Run("UDP to prohibit", func(t *testing.T) {
+		clk.Step(time.Second)
+		c := dialIn(t, nsA, "10.96.7.8:53")
+		if _, err := c.Write([]byte("query")); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 64)); !errors.Is(err, syscall.EHOSTUNREACH) {
+			t.Errorf("read: %v, want EHOSTUNREACH", err)
+		}
+	})
 }

@@ -110,9 +110,8 @@ func (st *state) ip4Lookup(p *pkt) {
 		} else {
 			st.drop(p, "ip4-drop", "ip4 adjacency drop")
 		}
-	case fwdUnreach:
-		st.icmpError(p, icmpUnreach, 1, 0)
-		st.drop(p, "ip4-icmp-unreachable", "destination unreachable")
+	case fwdUnreach, fwdProhibit:
+		st.ip4Null(p, e.kind == fwdProhibit)
 	case fwdLocal:
 		st.ip4Local(p, e)
 	default:
@@ -206,7 +205,7 @@ func (st *state) ip4Rewrite(p *pkt, o *iface, dmac [6]byte) {
 	}
 	if mtu != 0 && ip4TotalLen(h) > int(mtu) {
 		if ip4DF(h) {
-			st.icmpError(p, icmpUnreach, 4, uint16(mtu))
+			st.icmpError(p, icmpUnreach, icmpCodeFragNeeded, uint16(mtu))
 			st.drop(p, "ip4-rewrite", "ip4 MTU exceeded and DF set")
 			return
 		}
@@ -282,7 +281,7 @@ func (st *state) ip4Local(p *pkt, e *fibFwd) {
 			st.putPkt(p)
 			return
 		}
-		st.icmpError(p, icmpUnreach, 3, 0)
+		st.icmpError(p, icmpUnreach, icmpCodePortUnreach, 0)
 		st.drop(p, "ip4-udp-lookup", "No listener for dst port")
 	case protoTCP:
 		st.drop(p, "ip4-local", "TCP to VPP (no session layer)")
@@ -315,27 +314,26 @@ func (st *state) icmpEchoReply(p *pkt) {
 	st.ip4Lookup(p)
 }
 
-// icmpError sends an ICMP error about p (which the caller then drops):
-// source = an address of the receiving interface, TTL 255, TOS 0, a copy
-// of the offending packet up to 576 bytes in all, routed in the receiving
-// VRF. Like every host, VPP sends no error about an ICMP error.
+// icmpError sends an ICMP error about p (which the caller then drops), as
+// ip4-icmp-error does (ip/icmp4.c ip4_icmp_error): rate-limited per (src,
+// dst) of p; source = the receiving interface's address closest to the
+// destination (icmpSourceFor), TTL 255, TOS 0, IP ID 0, a copy of the
+// offending packet up to 576 bytes in all, routed in the receiving VRF.
+// Like every host, VPP sends no error about an ICMP error.
 func (st *state) icmpError(p *pkt, typ, code uint8, mtu uint16) {
 	h := p.ip()
 	if ip4Proto(h) == protoICMP && l4Complete(h) && !icmpIsEcho(ip4L4(h)[0]) {
+		return
+	}
+	if st.fwd.errThrottle.limited(st.uptime(), ip4Src(h), ip4Dst(h)) {
+		st.count("ip4-icmp-error", "ICMP errors rate limited")
 		return
 	}
 	i := st.ifaces[p.rx]
 	if i == nil {
 		return
 	}
-	var srcAddr [4]byte
-	found := false
-	for _, a := range st.effectiveAddrs(i) {
-		if a.Addr().Is4() {
-			srcAddr, found = a.Addr().As4(), true
-			break
-		}
-	}
+	srcAddr, found := st.icmpSourceFor(i, ip4Src(h))
 	if !found {
 		st.count("ip4-icmp-error", "no source address for ICMP error")
 		return
@@ -350,8 +348,6 @@ func (st *state) icmpError(p *pkt, typ, code uint8, mtu uint16) {
 	clear(o[:ip4HdrLen+8])
 	o[0] = 0x45
 	put16(o[2:4], uint16(total))
-	st.fwd.ipID++
-	put16(o[4:6], st.fwd.ipID)
 	o[8] = 255
 	o[9] = protoICMP
 	copy(o[12:16], srcAddr[:])
@@ -360,7 +356,7 @@ func (st *state) icmpError(p *pkt, typ, code uint8, mtu uint16) {
 	ip4SetChecksum(o)
 	icmp := o[ip4HdrLen:]
 	icmp[0], icmp[1] = typ, code
-	if typ == icmpUnreach && code == 4 {
+	if typ == icmpUnreach && code == icmpCodeFragNeeded {
 		put16(icmp[6:8], mtu)
 	}
 	copy(icmp[8:], h[:n])
@@ -383,7 +379,9 @@ func fwdKindName(k fwdKind) string {
 	case fwdLocal:
 		return "local"
 	case fwdUnreach:
-		return "unreachable"
+		return "ip4-null action:send-unreachable"
+	case fwdProhibit:
+		return "ip4-null action:send-prohibited"
 	}
 	return "forward"
 }

@@ -313,6 +313,14 @@ const (
 	icmpTimeExceeded = 11
 )
 
+// ICMP destination-unreachable codes VPP sends.
+const (
+	icmpCodeHostUnreach    = 1  // ip4-null, ICMP_UNREACH paths
+	icmpCodePortUnreach    = 3  // ip4-local, UDP to a closed port
+	icmpCodeFragNeeded     = 4  // ip4-rewrite, DF set and too big
+	icmpCodeHostProhibited = 10 // ip4-null, ICMP_PROHIBIT paths
+)
+
 func icmpIsEcho(t uint8) bool { return t == icmpEchoRequest || t == icmpEchoReply }
 
 // l4Complete tells whether the L4 header needed for NAT and ACLs is in

@@ -116,10 +116,21 @@ func hIPRouteAddDelV2(cl *call, m *ip.IPRouteAddDelV2) {
 	cl.send(&ip.IPRouteAddDelV2Reply{Retval: rv, StatsIndex: idx})
 }
 
-// normalizePath returns the path as VPP stores and dumps it.
+// normalizePath returns the path as VPP stores and dumps it. Special paths
+// (drop, ICMP unreachable, ICMP prohibited) are dumped with table 0 and no
+// next hop (fib_path.c fib_path_encode, FIB_PATH_TYPE_SPECIAL); the ICMP
+// ones also without an interface, which fib_api_path_decode never reads
+// for them.
 func normalizePath(p fib_types.FibPath) fib_types.FibPath {
 	if p.Weight == 0 {
 		p.Weight = 1
+	}
+	switch p.Type {
+	case fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH, fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT:
+		p.SwIfIndex = noIndex
+		fallthrough
+	case fib_types.FIB_API_PATH_TYPE_DROP:
+		p.TableID, p.Nh = 0, fib_types.FibPathNh{}
 	}
 	return p
 }
@@ -151,6 +162,7 @@ func (st *state) routeAddDel(isAdd, multipath bool, tableID uint32, pfx ip_types
 	}
 	norm := make([]fib_types.FibPath, 0, len(paths))
 	for _, path := range paths {
+		path = normalizePath(path)
 		if path.SwIfIndex != noIndex {
 			if st.ifaces[path.SwIfIndex] == nil {
 				return retvalInvalidSwIfIndex, 0
@@ -161,7 +173,7 @@ func (st *state) routeAddDel(isAdd, multipath bool, tableID uint32, pfx ip_types
 				return retvalNoSuchFIB, 0
 			}
 		}
-		norm = append(norm, normalizePath(path))
+		norm = append(norm, path)
 	}
 	if len(norm) == 0 && (multipath || isAdd) {
 		return retvalNoPathsInRoute, 0

@@ -292,6 +292,10 @@ type fwdState struct {
 	arpSent map[neighborKey]time.Duration
 	aclFlow aclFlow // scratch for the ACL hook (no allocation per packet)
 	ipID    uint16
+	// nullThrottle and errThrottle are the ICMP rate limits of ip4-null
+	// and ip4-icmp-error (fwd_icmp.go).
+	nullThrottle icmpThrottle
+	errThrottle  icmpThrottle
 }
 
 // newState returns VPP's start state: local0 and the configured NICs, the
@@ -312,7 +316,9 @@ func newState(s *Sim) *state {
 		dhcp:        map[uint32]*dhcpClient{},
 		ifEventSubs: map[uint32]uint32{},
 		started:     s.clock.Now(),
-		fwd:         fwdState{errors: map[errKey]uint64{}, arpSent: map[neighborKey]time.Duration{}},
+		fwd: fwdState{errors: map[errKey]uint64{}, arpSent: map[neighborKey]time.Duration{},
+			nullThrottle: icmpThrottle{window: ip4NullWindow, buckets: ip4NullBuckets},
+			errThrottle:  icmpThrottle{window: icmpErrorWindow, buckets: icmpErrorBuckets}},
 	}
 	for af := range st.tables {
 		st.tables[af] = map[uint32]*vrfTable{}

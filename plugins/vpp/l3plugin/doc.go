@@ -51,6 +51,16 @@
 // value carries only the mode and stale_threshold (max_age / 60), unless NB
 // asks for a value that maps to the same configuration.
 //
+// A route is one path: INTRA_VRF (via an interface and/or a next hop),
+// INTER_VRF (looked up again in another table), DROP, or the reject types
+// ICMP_UNREACH and ICMP_PROHIBIT, which make VPP drop the packet and answer
+// its sender with ICMP destination unreachable, code 1 (host unreachable)
+// or 10 (administratively prohibited), rate-limited by VPP's ip4-null node
+// (docs/dev-guide/VPP-FORWARDING.md §3). Linux aborts a TCP connect() on
+// either code with EHOSTUNREACH, but reports only code 10 to a connected
+// UDP socket (code 1 is a soft error there); a reject route takes no next
+// hop and no outgoing interface.
+//
 // VRF tables carry no metadata: VPP 25.10's API takes table IDs everywhere,
 // so there is no table index to remember.
 //

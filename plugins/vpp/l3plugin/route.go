@@ -48,6 +48,8 @@ type routeDescriptor struct {
 //	INTRA_VRF without interface        next hop resolved recursively in vrf_id
 //	INTER_VRF                          looked up again in via_vrf_id (next hop optional)
 //	DROP                               a drop path
+//	ICMP_UNREACH                       an ICMP-unreachable path (VPP's ip4-null: ICMP 3/1, rate-limited)
+//	ICMP_PROHIBIT                      an ICMP-prohibited path (ip4-null: ICMP 3/10, rate-limited)
 //
 // A change of a route is a delete and a create (the path is VPP's identity
 // of it); nothing depends on routes, so nothing else is disturbed.
@@ -79,7 +81,7 @@ type route struct {
 	vrf    uint32
 	dst    netip.Prefix // masked
 	nh     netip.Addr   // invalid: none
-	iface  string       // "" for none (always "" for INTER_VRF and DROP)
+	iface  string       // "" for none (always "" unless INTRA_VRF)
 	viaVrf uint32
 	weight uint8
 	pref   uint8
@@ -127,9 +129,15 @@ func parseRoute(r *l3.Route) (route, error) {
 		if r.GetOutgoingInterface() != "" {
 			bad("outgoing_interface", "an INTER_VRF route resolves in via_vrf_id and takes no outgoing interface")
 		}
-	case l3.Route_DROP:
-		if r.GetOutgoingInterface() != "" || r.GetNextHopAddr() != "" {
-			bad("outgoing_interface", "a DROP route takes no next hop and no outgoing interface")
+	case l3.Route_DROP, l3.Route_ICMP_UNREACH, l3.Route_ICMP_PROHIBIT:
+		// VPP ignores the interface and next hop of these path types
+		// (fib_api.c fib_api_path_decode); refuse them rather than let a
+		// route look as if it went somewhere.
+		if s := r.GetNextHopAddr(); s != "" {
+			bad("next_hop_addr", "a %s route takes no next hop, got next_hop_addr %q", r.GetType(), s)
+		}
+		if s := r.GetOutgoingInterface(); s != "" {
+			bad("outgoing_interface", "a %s route takes no outgoing interface, got outgoing_interface %q", r.GetType(), s)
 		}
 	}
 	if r.GetWeight() > 255 {
@@ -205,6 +213,10 @@ func (r route) path(sw uint32) fib_types.FibPath {
 	switch r.typ {
 	case l3.Route_DROP:
 		p.Type = fib_types.FIB_API_PATH_TYPE_DROP
+	case l3.Route_ICMP_UNREACH:
+		p.Type = fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH
+	case l3.Route_ICMP_PROHIBIT:
+		p.Type = fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT
 	case l3.Route_INTER_VRF:
 		p.TableID = r.viaVrf
 	default:
@@ -219,14 +231,15 @@ func (r route) path(sw uint32) fib_types.FibPath {
 }
 
 // samePath tells whether two FIB paths are the same path of a route as VPP
-// dumps it: the table of a path through an interface, and weight 0 versus 1,
-// do not matter.
+// dumps it: the table of a path through an interface or of a special path
+// (drop, ICMP unreachable or prohibited: VPP dumps table 0 for them), and
+// weight 0 versus 1, do not matter.
 func samePath(a, b fib_types.FibPath) bool {
 	norm := func(p fib_types.FibPath) fib_types.FibPath {
 		if p.Weight == 0 {
 			p.Weight = 1
 		}
-		if p.SwIfIndex != noIndex || p.Type == fib_types.FIB_API_PATH_TYPE_DROP {
+		if p.SwIfIndex != noIndex || specialPathType(p.Type) {
 			p.TableID = 0
 		}
 		nh := pathNextHop(p)
@@ -238,6 +251,17 @@ func samePath(a, b fib_types.FibPath) bool {
 		return p
 	}
 	return norm(a) == norm(b)
+}
+
+// specialPathType tells whether VPP makes paths of type t special paths
+// that forward nowhere (fib_path.c: FIB_PATH_TYPE_SPECIAL): they carry no
+// interface, next hop or table.
+func specialPathType(t fib_types.FibPathType) bool {
+	switch t {
+	case fib_types.FIB_API_PATH_TYPE_DROP, fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH, fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT:
+		return true
+	}
+	return false
 }
 
 func (d *routeDescriptor) addDel(r *l3.Route, isAdd bool) error {
@@ -372,6 +396,12 @@ func routeFromPath(vrf uint32, dst netip.Prefix, p fib_types.FibPath, names map[
 	case p.Type == fib_types.FIB_API_PATH_TYPE_DROP:
 		r.Type = l3.Route_DROP
 		return r, true
+	case p.Type == fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH:
+		r.Type = l3.Route_ICMP_UNREACH
+		return r, true
+	case p.Type == fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT:
+		r.Type = l3.Route_ICMP_PROHIBIT
+		return r, true
 	case p.Type != fib_types.FIB_API_PATH_TYPE_NORMAL:
 		return nil, false
 	case p.SwIfIndex != noIndex:
@@ -488,6 +518,8 @@ func (a autoRoutes) owns(dst netip.Prefix, p fib_types.FibPath) bool {
 	case fib_types.FIB_API_PATH_TYPE_NORMAL:
 	case fib_types.FIB_API_PATH_TYPE_DROP:
 		return isSpecialDrop(dst) || (dst.IsSingleIP() && a.edges[dst.Addr()])
+	case fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH, fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT:
+		return false // VPP installs none by itself
 	default:
 		return true // local (receive) and other special paths
 	}

@@ -35,6 +35,18 @@ const (
 	Route_INTER_VRF Route_RouteType = 1
 	// DROP discards matching packets.
 	Route_DROP Route_RouteType = 2
+	// ICMP_UNREACH discards matching packets and answers the sender with
+	// ICMP destination unreachable, host unreachable (IPv4 type 3 code 1;
+	// IPv6 type 1 code 0, no route), rate-limited (VPP's ip4-null /
+	// ip6-null node, fib_types.api FIB_API_PATH_TYPE_ICMP_UNREACH). Takes
+	// no next hop and no outgoing interface.
+	Route_ICMP_UNREACH Route_RouteType = 3
+	// ICMP_PROHIBIT discards matching packets and answers the sender with
+	// ICMP destination unreachable, administratively prohibited (IPv4
+	// type 3 code 10; IPv6 type 1 code 1), rate-limited like ICMP_UNREACH
+	// (FIB_API_PATH_TYPE_ICMP_PROHIBIT). Takes no next hop and no outgoing
+	// interface.
+	Route_ICMP_PROHIBIT Route_RouteType = 4
 )
 
 // Enum value maps for Route_RouteType.
@@ -43,11 +55,15 @@ var (
 		0: "INTRA_VRF",
 		1: "INTER_VRF",
 		2: "DROP",
+		3: "ICMP_UNREACH",
+		4: "ICMP_PROHIBIT",
 	}
 	Route_RouteType_value = map[string]int32{
-		"INTRA_VRF": 0,
-		"INTER_VRF": 1,
-		"DROP":      2,
+		"INTRA_VRF":     0,
+		"INTER_VRF":     1,
+		"DROP":          2,
+		"ICMP_UNREACH":  3,
+		"ICMP_PROHIBIT": 4,
 	}
 )
 
@@ -195,7 +211,8 @@ type Route struct {
 	// dst_network is the destination network in CIDR notation.
 	DstNetwork string `protobuf:"bytes,3,opt,name=dst_network,json=dstNetwork,proto3" json:"dst_network,omitempty"`
 	// next_hop_addr is the next-hop IP address; empty for routes that only
-	// name an outgoing interface, for INTER_VRF and for DROP routes.
+	// name an outgoing interface, for INTER_VRF routes and for DROP,
+	// ICMP_UNREACH and ICMP_PROHIBIT routes.
 	NextHopAddr string `protobuf:"bytes,4,opt,name=next_hop_addr,json=nextHopAddr,proto3" json:"next_hop_addr,omitempty"`
 	// outgoing_interface is the logical name of the interface packets leave
 	// through; may be empty when the next hop is resolved recursively.
@@ -699,7 +716,7 @@ var File_api_models_vpp_l3_l3_proto protoreflect.FileDescriptor
 
 const file_api_models_vpp_l3_l3_proto_rawDesc = "" +
 	"\n" +
-	"\x1aapi/models/vpp/l3/l3.proto\x12\rcontiv.vpp.l3\"\xd1\x02\n" +
+	"\x1aapi/models/vpp/l3/l3.proto\x12\rcontiv.vpp.l3\"\xf6\x02\n" +
 	"\x05Route\x122\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x1e.contiv.vpp.l3.Route.RouteTypeR\x04type\x12\x15\n" +
 	"\x06vrf_id\x18\x02 \x01(\rR\x05vrfId\x12\x1f\n" +
@@ -712,11 +729,13 @@ const file_api_models_vpp_l3_l3_proto_rawDesc = "" +
 	"\x06weight\x18\a \x01(\rR\x06weight\x12\x1e\n" +
 	"\n" +
 	"preference\x18\b \x01(\rR\n" +
-	"preference\"3\n" +
+	"preference\"X\n" +
 	"\tRouteType\x12\r\n" +
 	"\tINTRA_VRF\x10\x00\x12\r\n" +
 	"\tINTER_VRF\x10\x01\x12\b\n" +
-	"\x04DROP\x10\x02\"\x82\x01\n" +
+	"\x04DROP\x10\x02\x12\x10\n" +
+	"\fICMP_UNREACH\x10\x03\x12\x11\n" +
+	"\rICMP_PROHIBIT\x10\x04\"\x82\x01\n" +
 	"\bARPEntry\x12\x1c\n" +
 	"\tinterface\x18\x01 \x01(\tR\tinterface\x12\x1d\n" +
 	"\n" +
