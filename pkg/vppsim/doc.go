@@ -88,10 +88,11 @@
 //	flags and split horizon, static L2 FIB; vxlan4-encap to the peer
 //
 // NAT44-ED keeps real sessions (6-tuple flows both ways, static, LB with
-// probabilities and affinity, twice-NAT and self-twice-NAT, identity and
-// out2in-only mappings, forwarding on/off and bypass sessions, dynamic SNAT
-// keeping the source port, SYN-only creation, TCP state, lazy expiry on
-// the Options.Clock); nat44_user_dump, nat44_user_session*_dump and
+// probabilities and affinity records with VPP's reference counting,
+// twice-NAT and self-twice-NAT, identity and out2in-only mappings,
+// forwarding on/off and bypass sessions, dynamic SNAT keeping the source
+// port, SYN-only creation, TCP state, lazy expiry and the LRU step of
+// every session allocation, on the Options.Clock); nat44_user_dump, nat44_user_session*_dump and
 // nat44_del_session work on them. Interfaces count rx/tx packets and bytes
 // and drops ("show interface", InterfaceCounters; sw_interface_clear_stats
 // and "clear interfaces" zero them); "trace add <input-node> <n>", "show

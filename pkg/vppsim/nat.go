@@ -562,7 +562,8 @@ func (n *natState) addMapping(key natExtKey, m *natMapping) {
 }
 
 // removeMapping deletes a mapping with its local index entries, VRF locks
-// and sessions.
+// and sessions, and a load-balanced mapping's affinity records
+// (nat44_ed_del_lb_static_mapping: nat_affinity_flush_service).
 func (st *state) removeMapping(m *natMapping) {
 	n := &st.nat
 	delete(n.mappings, m.ext)
@@ -580,6 +581,9 @@ func (st *state) removeMapping(m *natMapping) {
 		if sess := st.toSession(s, now); st.sessionOfMapping(&sess, m) {
 			st.natDelSession(s)
 		}
+	}
+	if m.kind == natLB {
+		st.natAffinityFlush(m)
 	}
 }
 
@@ -828,8 +832,11 @@ func (st *state) natLBLocalAddDel(in *nat44_ed.Nat44LbStaticMappingAddDelLocal) 
 }
 
 // natForgetLocal deletes the sessions of a removed LB local and the
-// affinity records of its mapping (their local indexes moved), so no new
-// packet reaches the removed backend.
+// affinity records of its mapping, so no new packet reaches the removed
+// backend. VPP 25.10 deletes the sessions but keeps the records
+// (nat44_ed_add_del_lb_static_mapping_local), whose backend index then
+// names a freed, later reused, element of its locals pool; the simulator
+// keeps locals in a slice whose indexes move, so it drops the records.
 func (st *state) natForgetLocal(m *natMapping, l natLBLocal) {
 	n := &st.nat
 	local := l.addr.As4()
@@ -838,12 +845,7 @@ func (st *state) natForgetLocal(m *natMapping, l natLBLocal) {
 			st.natDelSession(s)
 		}
 	}
-	ext := m.ext.addr.As4()
-	for k := range n.sess.aff {
-		if k.ext == ext && k.port == m.ext.port && k.proto == m.ext.proto {
-			delete(n.sess.aff, k)
-		}
-	}
+	st.natAffinityFlush(m)
 }
 
 func hNat44LbStaticMappingDump(cl *call, _ *nat44_ed.Nat44LbStaticMappingDump) {

@@ -1,0 +1,181 @@
+package vppsim
+
+import (
+	"testing"
+	"time"
+
+	"go.fd.io/govpp/binapi/nat44_ed"
+)
+
+// podMAC is the MAC of a pod of the NAT tests by address.
+func podMAC(ip string) [6]byte {
+	if ip == pod1IP {
+		return pod1MAC
+	}
+	return pod2MAC
+}
+
+// svcConnect opens a TCP connection from host A (outside) to the
+// ClusterIP svcIP:80 and returns the backend it reached; with closeIt the
+// connection is then closed (FIN both ways), its session left CLOSING.
+func (n *natEnv) svcConnect(t *testing.T, sport uint16, closeIt bool) string {
+	t.Helper()
+	n.fromOutside(ipPkt(hostAIP, svcIP, protoTCP, 64, tcpL4(sport, svcPort, tcpSYN)))
+	f := n.c.take(nic2)
+	if len(f) != 1 {
+		t.Fatalf("SYN from port %d: %d frames to the pods\n%s", sport, len(f), cli(n.testEnv, "show errors"))
+	}
+	backend := decodeFrame(t, f[0]).dst.String()
+	fromBackend := func(flags uint8) {
+		n.fromPod(podMAC(backend), ipPkt(backend, hostAIP, protoTCP, 64, tcpL4(podPort, sport, flags)))
+		if len(n.c.take(nic1)) != 1 {
+			t.Fatalf("backend's %#x from port %d did not reach the client", flags, sport)
+		}
+	}
+	fromClient := func(flags uint8) {
+		n.fromOutside(ipPkt(hostAIP, svcIP, protoTCP, 64, tcpL4(sport, svcPort, flags)))
+		if len(n.c.take(nic2)) != 1 {
+			t.Fatalf("client's %#x from port %d did not reach the backend", flags, sport)
+		}
+	}
+	fromBackend(tcpSYN | tcpACK)
+	fromClient(tcpACK)
+	if closeIt {
+		fromClient(tcpFIN | tcpACK)
+		fromBackend(tcpFIN | tcpACK)
+		fromClient(tcpACK)
+	}
+	return backend
+}
+
+// delSessions deletes every session through the API, as a renderer's
+// cleanup would (by the i2o flow: backend -> client).
+func (n *natEnv) delSessions(t *testing.T) {
+	t.Helper()
+	for _, s := range n.sim.Sessions() {
+		n.ok(&nat44_ed.Nat44DelSession{Address: ip4(s.InsideAddr.Addr().String()), Port: s.InsideAddr.Port(),
+			Protocol: uint8(s.Protocol), VrfID: s.InsideVRF,
+			ExtHostAddress: ip4(s.ExtHostAddr.Addr().String()), ExtHostPort: s.ExtHostAddr.Port()})
+	}
+	if s := n.sim.Sessions(); len(s) != 0 {
+		t.Fatalf("sessions left: %+v", s)
+	}
+}
+
+// TestNATAffinityHeldWhileAnySessionLives: VPP's affinity record is
+// referenced by every session made through it and expires only `affinity`
+// seconds after the last of them is freed; a closed TCP session is freed
+// only when touched after its transitory timeout (240 s), recycled or
+// deleted. So with a 5 s affinity, a connection 7 s after the previous one
+// closed still reaches the same backend (issue #26 item 10).
+func TestNATAffinityHeldWhileAnySessionLives(t *testing.T) {
+	n := newNATEnv(t, 5)
+	first := n.svcConnect(t, 31000, true)
+	for k := range 10 {
+		n.clk.Step(7 * time.Second)
+		if b := n.svcConnect(t, uint16(31001+k), true); b != first {
+			t.Fatalf("connection %d after 7 s reached %s, not %s: the closed sessions hold the record", k+1, b, first)
+		}
+	}
+}
+
+// TestNATAffinityExpiresAfterLastSessionFreed: once no session holds the
+// record, it lives `affinity` seconds more (VPP compares expire < now:
+// at exactly 5 s it still holds); later a new pick is made.
+func TestNATAffinityExpiresAfterLastSessionFreed(t *testing.T) {
+	n := newNATEnv(t, 5)
+	changed := 0
+	for k := range 24 {
+		port := uint16(32000 + 3*k)
+		first := n.svcConnect(t, port, false)
+		n.delSessions(t)
+		n.clk.Step(5 * time.Second)
+		if b := n.svcConnect(t, port+1, false); b != first {
+			t.Fatalf("round %d: 5 s after the last session went, %s instead of %s", k, b, first)
+		}
+		n.delSessions(t)
+		n.clk.Step(5*time.Second + time.Millisecond)
+		if n.svcConnect(t, port+2, false) != first {
+			changed++
+		}
+		n.delSessions(t)
+	}
+	// Each round draws the backend again (50/50): 24 times the same one
+	// would mean the record did not expire (odds 2^-24).
+	if changed == 0 {
+		t.Error("the affinity record never expired")
+	}
+}
+
+// TestNATAffinityLeakedByDroppedPacket: the record is found (and
+// referenced) before the TCP SYN check, so a non-SYN packet that creates
+// no session leaves a reference that nothing releases: the client stays
+// pinned until the mapping is deleted (VPP 25.10: snat_static_mapping_match
+// runs before tcp_flags_is_init in nat44_ed_out2in.c).
+func TestNATAffinityLeakedByDroppedPacket(t *testing.T) {
+	n := newNATEnv(t, 5)
+	first := n.svcConnect(t, 33000, false)
+	n.fromOutside(ipPkt(hostAIP, svcIP, protoTCP, 64, tcpL4(33999, svcPort, tcpACK)))
+	none(t, n.c)
+	for k := range 16 {
+		n.delSessions(t)
+		n.clk.Step(time.Minute)
+		if b := n.svcConnect(t, uint16(33001+k), false); b != first {
+			t.Fatalf("round %d: %s instead of %s although a dropped ACK holds the record", k, b, first)
+		}
+	}
+}
+
+// TestNATSessionAllocFreesOneExpiredSession: every new session first frees
+// the oldest session of the first LRU list (TCP transitory, UDP, other,
+// ICMP, TCP established) whose oldest has expired, so an expired session
+// disappears from dumps when another flow makes a session, not only at
+// the session limit (nat_ed_session_alloc -> nat_lru_free_one).
+func TestNATSessionAllocFreesOneExpiredSession(t *testing.T) {
+	n := newNATEnv(t, 0)
+	n.ok(&nat44_ed.NatSetTimeouts{UDP: 10, TCPEstablished: 7440, TCPTransitory: 240, ICMP: 60})
+	for _, port := range []uint16{6000, 6001} {
+		n.fromPod(pod1MAC, ipPkt(pod1IP, "8.8.8.8", protoUDP, 64, udpL4(port, 53, "q")))
+		oneFrame(t, n.c, nic1)
+	}
+	n.clk.Step(10 * time.Second) // both expire (now >= last_heard + 10 s)
+	if s := n.sim.Sessions(); len(s) != 2 || !s[0].TimedOut || !s[1].TimedOut {
+		t.Fatalf("expired sessions must stay until freed: %+v", s)
+	}
+	n.fromPod(pod2MAC, ipPkt(pod2IP, "9.9.9.9", protoUDP, 64, udpL4(7000, 53, "q")))
+	oneFrame(t, n.c, nic1)
+	s := n.sim.Sessions()
+	if len(s) != 2 || s[0].InsideAddr.Port() != 6001 || s[1].InsideAddr.Addr().String() != pod2IP {
+		t.Fatalf("one new session must free exactly the oldest expired one: %+v", s)
+	}
+}
+
+// TestNATTCPSessionReopens: a CLOSING session that sees SYN and ACK both
+// ways again is ESTABLISHED again with its counters restarted
+// (nat44_ed_session_reopen), and keeps its backend.
+func TestNATTCPSessionReopens(t *testing.T) {
+	n := newNATEnv(t, 0)
+	backend := n.svcConnect(t, 34000, true)
+	s := n.sim.Sessions()
+	if len(s) != 1 || s[0].TotalPkts != 6 {
+		t.Fatalf("after a closed connection: %+v", s)
+	}
+	n.fromOutside(ipPkt(hostAIP, svcIP, protoTCP, 64, tcpL4(34000, svcPort, tcpSYN)))
+	if r := oneFrame(t, n.c, nic2); r.dst.String() != backend {
+		t.Fatalf("reopening SYN went to %v", r)
+	}
+	n.fromPod(podMAC(backend), ipPkt(backend, hostAIP, protoTCP, 64, tcpL4(podPort, 34000, tcpSYN|tcpACK)))
+	oneFrame(t, n.c, nic1)
+	n.fromOutside(ipPkt(hostAIP, svcIP, protoTCP, 64, tcpL4(34000, svcPort, tcpACK)))
+	oneFrame(t, n.c, nic2)
+	// The SYN-ACK made it ESTABLISHED (SYN and ACK seen both ways) and
+	// restarted the counters: that packet and the ACK are counted.
+	if s := n.sim.Sessions(); len(s) != 1 || s[0].TotalPkts != 2 {
+		t.Fatalf("reopened session %+v", s)
+	}
+	n.clk.Step(1000 * time.Second) // > transitory, < established
+	n.fromOutside(ipPkt(hostAIP, svcIP, protoTCP, 64, tcpL4(34000, svcPort, tcpACK)))
+	if r := oneFrame(t, n.c, nic2); r.dst.String() != backend {
+		t.Errorf("established session expired early: %v", r)
+	}
+}
