@@ -965,18 +965,25 @@ func hNat44UserSessionV3Dump(cl *call, m *nat44_ed.Nat44UserSessionV3Dump) {
 	}
 }
 
-// hNat44DelSession deletes the session whose i2o flow is (address, port
-// -> ext_host, ext_host_port, vrf_id, protocol), as VPP 25.10 does; for a
-// twice-NAT session ext_host is the twice-NAT address. The inside flag is
-// ignored (docs/dev-guide/VPP-FORWARDING.md §7).
+// hNat44DelSession is nat44_ed_del_session (VPP 25.10, nat44_ed.c):
+// UNSUPPORTED while the plugin is disabled; otherwise the key (address,
+// port -> ext_host, ext_host_port, FIB of vrf_id, protocol) is looked up
+// among all flows, either direction, and that session is freed, else
+// NO_SUCH_ENTRY. The inside flag is ignored. So a session is deleted by
+// its i2o flow (backend -> client; for twice-NAT, ext_host is the
+// twice-NAT address) or by its o2i flow (client -> service), and a
+// forwarding-bypass session by its one flow (destination -> client)
+// (docs/dev-guide/VPP-FORWARDING.md §7).
 func hNat44DelSession(cl *call, m *nat44_ed.Nat44DelSession) {
 	st := cl.st
 	k := natFlowKey{src: m.Address, dst: m.ExtHostAddress, sport: m.Port, dport: m.ExtHostPort, fib: m.VrfID, proto: m.Protocol}
-	rv := retvalOK
-	if s := st.nat.sess.flows[k]; s == nil || s.i2oKey != k {
-		rv = retvalNoSuchEntry
-	} else {
-		st.natDelSession(s)
+	rv := st.natDisabled()
+	if rv == retvalOK {
+		if s := st.nat.sess.flows[k]; s == nil {
+			rv = retvalNoSuchEntry
+		} else {
+			st.natDelSession(s)
+		}
 	}
 	cl.send(&nat44_ed.Nat44DelSessionReply{Retval: rv})
 }

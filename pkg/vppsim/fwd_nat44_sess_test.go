@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"go.fd.io/govpp/binapi/nat44_ed"
+	"go.fd.io/govpp/binapi/nat_types"
 )
 
 // podMAC is the MAC of a pod of the NAT tests by address.
@@ -177,5 +178,85 @@ func TestNATTCPSessionReopens(t *testing.T) {
 	n.fromOutside(ipPkt(hostAIP, svcIP, protoTCP, 64, tcpL4(34000, svcPort, tcpACK)))
 	if r := oneFrame(t, n.c, nic2); r.dst.String() != backend {
 		t.Errorf("established session expired early: %v", r)
+	}
+}
+
+// userSessions dumps the sessions of an inside address (v3).
+func (n *natEnv) userSessions(t *testing.T, addr string) []*nat44_ed.Nat44UserSessionV3Details {
+	t.Helper()
+	return dump[nat44_ed.Nat44UserSessionV3Details](t, n.ch, &nat44_ed.Nat44UserSessionV3Dump{IPAddress: ip4(addr)})
+}
+
+// TestNATStaleUDPSessionsCanBeFoundAndDeleted walks issue #26 item 6: a
+// pod's UDP datagrams to a Service without endpoints pass untranslated
+// and are SNATed at the NIC (a dynamic session); once the Service has a
+// backend the pod's datagrams still follow that session, until the
+// renderer finds it by the pod's address and deletes it; the static
+// session to the backend is found by the backend's address and deleted
+// by either flow; a forwarding-bypass session (NodePort without mapping,
+// from outside) by the address it was sent to.
+func TestNATStaleUDPSessionsCanBeFoundAndDeleted(t *testing.T) {
+	n := newNATEnv(t, 0)
+	const dnsPort = 53
+	send := func() pktInfo {
+		t.Helper()
+		n.fromPod(pod1MAC, ipPkt(pod1IP, svcIP, protoUDP, 64, udpL4(45000, dnsPort, "q")))
+		if f := n.c.take(nic1); len(f) == 1 {
+			return decodeFrame(t, f[0])
+		}
+		f := n.c.take(nic2)
+		if len(f) != 1 {
+			t.Fatalf("datagram went nowhere\n%s", cli(n.testEnv, "show errors"))
+		}
+		return decodeFrame(t, f[0])
+	}
+	if r := send(); r.src.String() != nodeIP || r.dst.String() != svcIP {
+		t.Fatalf("no endpoints: want SNAT at the NIC, got %v", r)
+	}
+	n.ok(&nat44_ed.Nat44AddDelLbStaticMapping{IsAdd: true, Flags: nat_types.NAT_IS_OUT2IN_ONLY,
+		ExternalAddr: ip4(svcIP), ExternalPort: dnsPort, Protocol: protoUDP, LocalNum: 2, Locals: []nat44_ed.Nat44LbAddrPort{
+			{Addr: ip4(pod2IP), Port: 5353, Probability: 1}, {Addr: ip4("10.1.1.4"), Port: 5353, Probability: 0}}})
+	if r := send(); r.dst.String() != svcIP {
+		t.Fatalf("the stale session must still carry the datagram: %v", r)
+	}
+	us := n.userSessions(t, pod1IP)
+	if len(us) != 1 || us[0].Flags&nat_types.NAT_IS_STATIC != 0 || us[0].ExtHostAddress.String() != svcIP || us[0].ExtHostPort != dnsPort {
+		t.Fatalf("the pod's sessions %+v", us)
+	}
+	n.ok(&nat44_ed.Nat44DelSession{Address: ip4(pod1IP), Port: 45000, Protocol: protoUDP, VrfID: 0,
+		ExtHostAddress: us[0].ExtHostAddress, ExtHostPort: dnsPort})
+	if r := send(); r.dst.String() != pod2IP || r.dport != 5353 {
+		t.Fatalf("after the delete the datagram must be DNATed: %v", r)
+	}
+
+	// The static session: found by the backend, deleted by its o2i flow
+	// (client -> service, the client's VRF) as well as by its i2o flow.
+	us = n.userSessions(t, pod2IP)
+	if len(us) != 1 || us[0].Flags&nat_types.NAT_IS_STATIC == 0 || us[0].OutsideIPAddress.String() != svcIP || us[0].InsidePort != 5353 ||
+		us[0].ExtHostAddress.String() != pod1IP || us[0].ExtHostPort != 45000 {
+		t.Fatalf("the backend's sessions %+v", us)
+	}
+	n.ok(&nat44_ed.Nat44DelSession{Address: ip4(pod1IP), Port: 45000, Protocol: protoUDP, VrfID: 0,
+		ExtHostAddress: ip4(svcIP), ExtHostPort: dnsPort})
+	if us := n.userSessions(t, pod2IP); len(us) != 0 {
+		t.Fatalf("deleted by its o2i flow, still there: %+v", us)
+	}
+
+	// A forwarding-bypass session: UDP from outside to an unmapped port of
+	// the node passes untranslated (VPP answers port unreachable).
+	n.fromOutside(ipPkt(hostAIP, nodeIP, protoUDP, 64, udpL4(46000, 31999, "x")))
+	n.c.reset()
+	us = n.userSessions(t, nodeIP)
+	if len(us) != 1 || us[0].InsidePort != 31999 || us[0].OutsideIPAddress.String() != nodeIP || us[0].OutsidePort != 31999 ||
+		us[0].ExtHostAddress.String() != hostAIP || us[0].ExtHostPort != 46000 || us[0].Flags != nat_types.NAT_IS_EXT_HOST_VALID {
+		t.Fatalf("bypass session %+v", us)
+	}
+	// Its one flow is the reply's: the client's direction is no key.
+	n.expect(retvalNoSuchEntry, &nat44_ed.Nat44DelSession{Address: ip4(hostAIP), Port: 46000, Protocol: protoUDP, VrfID: 0,
+		ExtHostAddress: ip4(nodeIP), ExtHostPort: 31999})
+	n.ok(&nat44_ed.Nat44DelSession{Address: ip4(nodeIP), Port: 31999, Protocol: protoUDP, VrfID: 0,
+		ExtHostAddress: ip4(hostAIP), ExtHostPort: 46000})
+	if s := n.sim.Sessions(); len(s) != 0 {
+		t.Errorf("sessions left %+v", s)
 	}
 }
