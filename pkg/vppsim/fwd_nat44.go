@@ -274,10 +274,29 @@ func (st *state) natClassify(p *pkt) bool {
 			return false
 		}
 	}
+	// nat44_ed_classify.c looks the address-only mapping up first, then
+	// the port-specific one; a mapping whose local address is its
+	// external one (identity) leaves the packet to in2out.
+	if m := st.lookupMapping(0, dst, 0); m != nil {
+		return st.natMappingIsIdentityLike(m)
+	}
 	if m := st.lookupMapping(ip4Proto(h), dst, l4DstPort(h)); m != nil {
-		return m.kind == natIdentity
+		return st.natMappingIsIdentityLike(m)
 	}
 	return true
+}
+
+// natMappingIsIdentityLike tells whether a mapping's local address is its
+// external address (VPP's classify test m->local_addr ==
+// m->external_addr; a load-balanced mapping has no local address).
+func (st *state) natMappingIsIdentityLike(m *natMapping) bool {
+	switch m.kind {
+	case natIdentity:
+		return true
+	case natStatic:
+		return m.local == st.mappingExtAddr(m)
+	}
+	return false
 }
 
 // natApply translates a packet by the flow it matched and accounts it. The
