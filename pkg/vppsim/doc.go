@@ -120,9 +120,10 @@
 // No IPv6 forwarding (IPv6 state is kept and dumped only), no IP
 // reassembly (ip4-rewrite fragments oversize packets without DF and
 // answers the others with ICMP fragmentation needed, but NAT passes
-// non-first fragments untranslated where VPP reassembles), NAT for
-// protocols other than TCP, UDP and ICMP echo (ICMP errors are translated
-// by the session of the packet they carry), per-VRF session
+// non-first fragments untranslated where VPP reassembles), ICMP types
+// other than echo and errors in NAT (ICMP errors are translated by the
+// session of the packet they carry; other protocols, SCTP among them,
+// take VPP's unknown-protocol paths, fwd_nat44_unk.go), per-VRF session
 // limits, ARP termination in bridge domains, neighbour ageing, VLAN
 // sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
 // ports with a partial checksum are completed and TCP/IPv4 GSO

@@ -173,20 +173,22 @@ func natKey(h []byte, fib uint32) natFlowKey {
 }
 
 // natTranslatable tells whether NAT44-ED handles the packet here: TCP,
-// UDP and ICMP echo with their L4 header. Other protocols and non-first
-// fragments pass untranslated (see doc.go); ICMP errors are translated by
-// the session of the packet they carry (natICMPError).
+// UDP and ICMP echo with their L4 header, and every protocol NAT44-ED
+// does not know (fwd_nat44_unk.go). Non-first fragments pass untranslated
+// (see doc.go); ICMP errors are translated by the session of the packet
+// they carry (natICMPError).
 func natTranslatable(h []byte) bool {
 	if !l4Complete(h) {
 		return false
 	}
-	switch ip4Proto(h) {
+	switch p := ip4Proto(h); p {
 	case protoTCP, protoUDP:
 		return true
 	case protoICMP:
 		return icmpIsEcho(ip4L4(h)[0])
+	default:
+		return natUnknownProto(p)
 	}
-	return false
 }
 
 // natIsOutputIf tells whether the output feature is on interface sw.
@@ -252,7 +254,12 @@ func (st *state) natInput(p *pkt, i *iface) bool {
 		}
 		st.natDelSession(s)
 	}
-	if in2out {
+	switch {
+	case natUnknownProto(k.proto) && in2out:
+		return st.natIn2OutUnknown(p, k, now, false, node)
+	case natUnknownProto(k.proto):
+		return st.natOut2InUnknown(p, k, now)
+	case in2out:
 		return st.natIn2OutSlow(p, i, k, now, false, node)
 	}
 	return st.natOut2InSlow(p, i, k, now)
@@ -860,6 +867,9 @@ func (st *state) natOutputFeature(p *pkt, o *iface) bool {
 		}
 		st.natDelSession(s)
 	}
+	if natUnknownProto(k.proto) {
+		return st.natIn2OutUnknown(p, k, now, true, node)
+	}
 	// An SNAT session in the egress VRF or a reverse DNAT session in the
 	// ingress VRF: pass untouched.
 	ke := k
@@ -900,6 +910,14 @@ func (st *state) toSession(s *natSess, now time.Duration) Session {
 	if s.twice {
 		out.ExtHostAddr = netip.AddrPortFrom(addr4(s.o2iKey.src), s.o2iKey.sport)
 		out.ExtHostNATAddr = netip.AddrPortFrom(addr4(s.i2oKey.dst), s.i2oKey.dport)
+	}
+	if natUnknownProto(s.proto) {
+		// VPP stores the protocol number as both ports of such a session,
+		// in host order in fields the API sends as they are (network
+		// order): a little-endian VPP dumps 132 as 0x8400.
+		p := uint16(s.proto) << 8
+		out.InsideAddr = netip.AddrPortFrom(out.InsideAddr.Addr(), p)
+		out.OutsideAddr = netip.AddrPortFrom(out.OutsideAddr.Addr(), p)
 	}
 	if now >= s.lastHeard {
 		out.TimeSinceLastHeard = uint64((now - s.lastHeard) / time.Second)
