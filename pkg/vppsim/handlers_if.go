@@ -218,9 +218,11 @@ func (st *state) createTap(cl *call, a tapArgs) (interface_types.InterfaceIndex,
 	if a.strs.ifNameSet && hostIfName != "" {
 		t.hostIfName = hostIfName
 	}
-	if len(t.hostIfName) > linuxIfNameMax {
-		return fail, retvalInvalidArgument // "maximum host ifname length is 15"
-	}
+	// VPP sets no limit: tap.c copies the name into ifr_name (16 bytes,
+	// no NUL when longer) and the kernel's TUNSETIFF ends it at byte 15,
+	// so the Linux interface gets the first 15 bytes while VPP keeps (and
+	// dumps, cut at 63) the name it was given.
+	kname := kernelIfName(t.hostIfName)
 	if a.strs.nsSet {
 		t.hostNS = hostNS
 	}
@@ -228,7 +230,7 @@ func (st *state) createTap(cl *call, a tapArgs) (interface_types.InterfaceIndex,
 		t.hostBridge = hostBridge
 	}
 	for _, other := range st.ifaces {
-		if other.tap != nil && other.tap.hostIfName == t.hostIfName && other.tap.hostNS == t.hostNS {
+		if other.tap != nil && kernelIfName(other.tap.hostIfName) == kname && other.tap.hostNS == t.hostNS {
 			return fail, retvalSyscallError3 // TUNSETIFF: device busy
 		}
 	}
@@ -262,7 +264,7 @@ func (st *state) createTap(cl *call, a tapArgs) (interface_types.InterfaceIndex,
 	}
 	if h := st.s.host; h != nil {
 		ht, err := h.createTap(hostTapConfig{
-			name: t.hostIfName, ns: t.hostNS, tun: tun, mac: t.hostMAC, mtu: t.hostMTU,
+			name: kname, ns: t.hostNS, tun: tun, mac: t.hostMAC, mtu: t.hostMTU,
 			ip4: t.hostIP4, ip6: t.hostIP6, gw4: t.hostIP4GW, gw6: t.hostIP6GW, bridge: t.hostBridge,
 		})
 		if err != nil {
@@ -302,6 +304,15 @@ func truncTag(tag string) string {
 		return tag[:63]
 	}
 	return tag
+}
+
+// kernelIfName is the name Linux gives a TUN/TAP device asked for as
+// name: at most IFNAMSIZ-1 bytes.
+func kernelIfName(name string) string {
+	if len(name) > linuxIfNameMax {
+		return name[:linuxIfNameMax]
+	}
+	return name
 }
 
 func hTapDeleteV2(cl *call, m *tapv2.TapDeleteV2) {

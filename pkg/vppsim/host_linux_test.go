@@ -191,3 +191,24 @@ func TestNsPathIsClibNetnsOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestLinuxTapLongHostNameIsCutByLinux: VPP passes a host name longer
+// than 15 bytes to TUNSETIFF unchecked and Linux keeps its first 15 bytes;
+// VPP dumps the name it was given.
+func TestLinuxTapLongHostNameIsCutByLinux(t *testing.T) {
+	e, ns := newLinuxEnv(t)
+	rep := &tapv2.TapCreateV3Reply{}
+	e.ok(&tapv2.TapCreateV3{ID: noIndex, HostIfNameSet: true, HostIfName: "simtap-a-long-name",
+		HostNamespaceSet: true, HostNamespace: ns}, rep)
+	if out, err := ipIn(t, ns, "link", "show", "dev", "simtap-a-long-n"); err != nil {
+		t.Errorf("no link with the first 15 bytes of the name: %v: %s", err, out)
+	}
+	d := dump[tapv2.SwInterfaceTapV2Details](t, e.ch, &tapv2.SwInterfaceTapV2Dump{SwIfIndex: rep.SwIfIndex})
+	if len(d) != 1 || d[0].HostIfName != "simtap-a-long-name" {
+		t.Errorf("dump %+v", d)
+	}
+	e.ok(&tapv2.TapDeleteV2{SwIfIndex: rep.SwIfIndex})
+	if out, err := ipIn(t, ns, "link", "show", "dev", "simtap-a-long-n"); err == nil {
+		t.Errorf("link left after delete:\n%s", out)
+	}
+}
