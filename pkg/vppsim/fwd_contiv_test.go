@@ -254,10 +254,9 @@ func TestContivExternalIPReplyNeedsIdentityMapping(t *testing.T) {
 	}
 
 	// A pod's SYN to extIP:80 is now classified in2out by the identity
-	// and passes untranslated (in VPP to itself, as NAT makes an identity
-	// mapping's address local in the outside interfaces' FIBs, where TCP
-	// is dropped; the simulator does not make identity addresses local
-	// and sends it out SNATed): no pod gets it.
+	// and passes untranslated, to VPP itself (NAT makes an identity
+	// mapping's address local in the outside interfaces' FIBs), where TCP
+	// is dropped: no pod gets it.
 	podSYN := func(sport uint16) int {
 		n.fromPodIP(pod2IP, ipPkt(pod2IP, extIP, protoTCP, 64, tcpL4(sport, svcPort, tcpSYN)))
 		got := len(n.c.take(nic2)) + len(n.c.take(nic3))

@@ -112,6 +112,8 @@ type natState struct {
 	limits        map[uint32]uint32
 	mssValue      uint16
 	mssEnable     bool
+	// fibReg counts NAT's local /32 registrations (natfib.go).
+	fibReg map[natFibKey]int
 }
 
 // reset returns NAT to its disabled start state.
@@ -129,6 +131,11 @@ func (n *natState) reset() {
 
 // forgetInterface drops NAT's references to a deleted interface.
 func (n *natState) forgetInterface(sw uint32) {
+	for k := range n.fibReg {
+		if k.sw == sw {
+			delete(n.fibReg, k)
+		}
+	}
 	delete(n.ifaces, sw)
 	n.outputIfs = slices.DeleteFunc(n.outputIfs, func(x uint32) bool { return x == sw })
 	n.ifAddrs = slices.DeleteFunc(n.ifAddrs, func(x natIfAddr) bool { return x.sw == sw })
@@ -300,6 +307,9 @@ func hNat44AddDelAddressRange(cl *call, m *nat44_ed.Nat44AddDelAddressRange) {
 			}
 			st.lockTableNAT(m.VrfID)
 			n.addrs = append(n.addrs, natAddr{addr: a, vrf: m.VrfID, twice: twice})
+			if !twice {
+				st.natFibRegAddr(a, true)
+			}
 		} else {
 			if k < 0 {
 				rv = retvalNoSuchEntry
@@ -307,6 +317,9 @@ func hNat44AddDelAddressRange(cl *call, m *nat44_ed.Nat44AddDelAddressRange) {
 			}
 			st.unlockTableNAT(n.addrs[k].vrf)
 			n.addrs = slices.Delete(n.addrs, k, k+1)
+			if !twice {
+				st.natFibRegAddr(a, false)
+			}
 		}
 		if a == last {
 			break
@@ -397,9 +410,15 @@ func hNat44InterfaceAddDelFeature(cl *call, m *nat44_ed.Nat44InterfaceAddDelFeat
 			n.ifaces[sw] = ni
 		}
 		ni.flags |= flag
+		if flag == natOutside {
+			st.natFibRegIface(sw, true)
+		}
 	case ni == nil || ni.flags&flag == 0:
 		rv = retvalNoSuchEntry
 	default:
+		if flag == natOutside {
+			st.natFibRegIface(sw, false)
+		}
 		ni.flags &^= flag
 		if ni.flags == 0 {
 			delete(n.ifaces, sw)
@@ -439,9 +458,11 @@ func hNat44EdAddDelOutputInterface(cl *call, m *nat44_ed.Nat44EdAddDelOutputInte
 		rv = retvalValueExist
 	case m.IsAdd:
 		n.outputIfs = append(n.outputIfs, sw)
+		st.natFibRegIface(sw, true)
 	case k < 0:
 		rv = retvalNoSuchEntry
 	default:
+		st.natFibRegIface(sw, false)
 		n.outputIfs = slices.Delete(n.outputIfs, k, k+1)
 	}
 	cl.send(&nat44_ed.Nat44EdAddDelOutputInterfaceReply{Retval: rv})
@@ -549,6 +570,7 @@ func (st *state) natStaticAddDel(a staticArgs) int32 {
 		n.byLocal[lk] = m
 	}
 	n.addMapping(key, m)
+	st.natFibRegAddr(st.mappingExtAddr(m), true)
 	st.lockTableNAT(vrf)
 	return retvalOK
 }
@@ -566,6 +588,9 @@ func (n *natState) addMapping(key natExtKey, m *natMapping) {
 // (nat44_ed_del_lb_static_mapping: nat_affinity_flush_service).
 func (st *state) removeMapping(m *natMapping) {
 	n := &st.nat
+	if m.kind != natLB {
+		st.natFibRegAddr(st.mappingExtAddr(m), false)
+	}
 	delete(n.mappings, m.ext)
 	if m.ext.sw != noIndex {
 		n.ifaceMappings--
@@ -718,6 +743,7 @@ func (st *state) natIdentityAddDel(in *nat44_ed.Nat44AddDelIdentityMapping) int3
 		m = &natMapping{kind: natIdentity, flags: in.Flags & nat_types.NAT_IS_ADDR_ONLY, ext: key,
 			local: key.addr, localPort: key.port, tag: in.Tag, seq: st.nextSeq()}
 		n.addMapping(key, m)
+		st.natFibRegAddr(st.mappingExtAddr(m), true)
 	}
 	m.idVRFs = append(m.idVRFs, vrf)
 	n.byLocal[lk] = m
