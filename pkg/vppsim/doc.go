@@ -77,8 +77,9 @@
 //	     connected, local and glean entries of admin-up interfaces, API
 //	     routes with preference and weighted multipath, recursive and
 //	     inter-VRF routes, DROP routes, ICMP_UNREACH / ICMP_PROHIBIT routes
-//	     (ip4-null, rate-limited), neighbour /32s, NAT's local pool and
-//	     static-external /32s)
+//	     (ip4-null, rate-limited), neighbour /32s, NAT's local /32s,
+//	     reference-counted per address and interface as nat44_ed.c
+//	     registers them, natfib.go)
 //	  -> ip4-local (echo replies, port unreachable, VXLAN decap) | ip4-glean /
 //	     ip4-arp (ARP request sent, packet dropped) | ip4-rewrite (TTL, MTU
 //	     with ip4-frag, MACs) -> ip4-output: NAT in2out-output -> ACL-out hook
