@@ -260,3 +260,50 @@ func TestNATStaleUDPSessionsCanBeFoundAndDeleted(t *testing.T) {
 		t.Errorf("sessions left %+v", s)
 	}
 }
+
+// TestNATAffinityTimeoutWithCleanup is the recipe the agent needs for a
+// ClientIP affinity timeout of 5 s (issue #26 item 10): VPP frees a
+// closed TCP session only once it is touched after the transitory
+// timeout, recycled or deleted, and the record lives `affinity` seconds
+// after that. With tcp_transitory 1 s, a cleanup every second deleting
+// the affinity Service's timed-out sessions (nat44_user_session_v3_dump
+// is_timed_out, nat44_del_session) and VPP's affinity set to the timeout
+// minus those 2 s (3 s), a connection 7 s after the last one closed is
+// balanced again, and one 4 s after it still sticks.
+func TestNATAffinityTimeoutWithCleanup(t *testing.T) {
+	n := newNATEnv(t, 3)
+	n.ok(&nat44_ed.NatSetTimeouts{UDP: 300, TCPEstablished: 7440, TCPTransitory: 1, ICMP: 60})
+	cleanup := func() {
+		for _, addr := range []string{pod1IP, pod2IP} {
+			for _, s := range n.userSessions(t, addr) {
+				if s.IsTimedOut {
+					n.ok(&nat44_ed.Nat44DelSession{Address: s.InsideIPAddress, Port: s.InsidePort, Protocol: uint8(s.Protocol),
+						ExtHostAddress: s.ExtHostAddress, ExtHostPort: s.ExtHostPort})
+				}
+			}
+		}
+	}
+	idle := func(d time.Duration) {
+		for ; d > 0; d -= time.Second {
+			n.clk.Step(time.Second)
+			cleanup()
+		}
+	}
+	changed := 0
+	for k := range 16 {
+		port := uint16(35000 + 2*k)
+		first := n.svcConnect(t, port, true)
+		idle(4 * time.Second)
+		if b := n.svcConnect(t, port+1, true); b != first {
+			t.Fatalf("round %d: 4 s after the close, %s instead of %s", k, b, first)
+		}
+		idle(7 * time.Second)
+		if n.svcConnect(t, port+100, true) != first {
+			changed++
+		}
+		idle(7 * time.Second)
+	}
+	if changed == 0 {
+		t.Error("7 s after the close the client always reached the same backend (odds 2^-16)")
+	}
+}
