@@ -2,12 +2,15 @@ package vppsim
 
 import (
 	"testing"
+	"time"
 
 	"go.fd.io/govpp/binapi/fib_types"
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 // The flows of docs/dev-guide/VPP-FORWARDING.md §10 on a node laid out as the agent programs it
@@ -26,8 +29,9 @@ type contivNode struct {
 }
 
 func newContivNode(t *testing.T) *contivNode {
-	e := newEnvWith(t, func(o *Options) { o.NICs = []string{nic1, nic2, nic3} })
-	n := &contivNode{&natEnv{testEnv: e, c: newCapture(e)}}
+	clk := testkit.NewClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	e := newEnvWith(t, func(o *Options) { o.NICs = []string{nic1, nic2, nic3}; o.Clock = clk })
+	n := &contivNode{&natEnv{testEnv: e, c: newCapture(e), clk: clk}}
 	const podVRF = 1
 	e.ok(&ip.IPTableAddDel{IsAdd: true, Table: ip.IPTable{TableID: podVRF}})
 	gw := e.loopback()
