@@ -125,9 +125,14 @@ func (r *aclRule) matches(f *aclFlow) bool {
 	if r.proto != f.Proto {
 		return false
 	}
-	anyPorts := r.sportLo == 0 && r.sport == 65535 && r.dportLo == 0 && r.dport == 65535
 	if f.Fragment {
-		return anyPorts && r.flagsMask == 0
+		// l4_match_nonfirst_fragment (on by default, acl.c): a non-first
+		// fragment matches on the protocol alone (public_inlines.h
+		// single_acl_match_5tuple; the hash lookup does the same).
+		return true
+	}
+	if f.NoL4 {
+		return false // l4_valid is 0: a rule with a protocol is skipped
 	}
 	sp, dp := f.SrcPort, f.DstPort
 	if f.Proto == 1 || f.Proto == 58 {

@@ -192,7 +192,10 @@ func TestACLEvaluateFirstMatchDenyAtEndAndReflectSessions(t *testing.T) {
 		{"input: ICMP echo reply (type 0) dropped", true, &aclFlow{Src: netip.MustParseAddr("1.1.1.1"), Dst: netip.MustParseAddr("2.2.2.2"), Proto: 1, ICMPType: 0}, false},
 		{"input: SYN passes the flags rule", true, syn(aclTestFlow("1.1.1.1", "2.2.2.2", 6, 1, 2)), true},
 		{"input: SYN-ACK does not", true, &aclFlow{Src: netip.MustParseAddr("1.1.1.1"), Dst: netip.MustParseAddr("2.2.2.2"), Proto: 6, TCPFlags: 0x12}, false},
-		{"input: non-first fragment never matches a port rule", true, &aclFlow{Src: netip.MustParseAddr("1.1.1.1"), Dst: netip.MustParseAddr("2.2.2.2"), Proto: 1, Fragment: true}, false},
+		// l4_match_nonfirst_fragment, on by default: a non-first fragment
+		// matches the first rule of its protocol, ports and flags aside.
+		{"input: non-first fragment matches on the protocol alone", true, &aclFlow{Src: netip.MustParseAddr("1.1.1.1"), Dst: netip.MustParseAddr("2.2.2.2"), Proto: 1, Fragment: true}, true},
+		{"input: TCP non-first fragment takes the first TCP rule", true, &aclFlow{Src: netip.MustParseAddr("1.1.1.1"), Dst: netip.MustParseAddr("2.2.2.2"), Proto: 6, Fragment: true}, true},
 		{"other interface: no ACL", true, aclTestFlow("1.1.1.1", "2.2.2.2", 6, 1, 2), true},
 	} {
 		sw := uint32(nic)

@@ -16,4 +16,9 @@ type aclFlow struct {
 	TCPFlags           uint8
 	// Fragment is true for a non-first fragment (no L4 header).
 	Fragment bool
+	// NoL4 is true when nothing follows the IP header (VPP's l4_valid is
+	// 0). Only TCP, UDP and ICMP have ports (type and code) for ACLs:
+	// for every other protocol, SCTP included, both are 0
+	// (public_inlines.h acl_fill_5tuple_l4_and_pkt_data).
+	NoL4 bool
 }

@@ -77,8 +77,9 @@
 //	     connected, local and glean entries of admin-up interfaces, API
 //	     routes with preference and weighted multipath, recursive and
 //	     inter-VRF routes, DROP routes, ICMP_UNREACH / ICMP_PROHIBIT routes
-//	     (ip4-null, rate-limited), neighbour /32s, NAT's local pool and
-//	     static-external /32s)
+//	     (ip4-null, rate-limited), neighbour /32s, NAT's local /32s,
+//	     reference-counted per address and interface as nat44_ed.c
+//	     registers them, natfib.go)
 //	  -> ip4-local (echo replies, port unreachable, VXLAN decap) | ip4-glean /
 //	     ip4-arp (ARP request sent, packet dropped) | ip4-rewrite (TTL, MTU
 //	     with ip4-frag, MACs) -> ip4-output: NAT in2out-output -> ACL-out hook
@@ -88,10 +89,11 @@
 //	flags and split horizon, static L2 FIB; vxlan4-encap to the peer
 //
 // NAT44-ED keeps real sessions (6-tuple flows both ways, static, LB with
-// probabilities and affinity, twice-NAT and self-twice-NAT, identity and
-// out2in-only mappings, forwarding on/off and bypass sessions, dynamic SNAT
-// keeping the source port, SYN-only creation, TCP state, lazy expiry on
-// the Options.Clock); nat44_user_dump, nat44_user_session*_dump and
+// probabilities and affinity records with VPP's reference counting,
+// twice-NAT and self-twice-NAT, identity and out2in-only mappings,
+// forwarding on/off and bypass sessions, dynamic SNAT keeping the source
+// port, SYN-only creation, TCP state, lazy expiry and the LRU step of
+// every session allocation, on the Options.Clock); nat44_user_dump, nat44_user_session*_dump and
 // nat44_del_session work on them. Interfaces count rx/tx packets and bytes
 // and drops ("show interface", InterfaceCounters; sw_interface_clear_stats
 // and "clear interfaces" zero them); "trace add <input-node> <n>", "show
@@ -119,9 +121,10 @@
 // No IPv6 forwarding (IPv6 state is kept and dumped only), no IP
 // reassembly (ip4-rewrite fragments oversize packets without DF and
 // answers the others with ICMP fragmentation needed, but NAT passes
-// non-first fragments untranslated where VPP reassembles), NAT for
-// protocols other than TCP, UDP and ICMP echo (ICMP errors are translated
-// by the session of the packet they carry), per-VRF session
+// non-first fragments untranslated where VPP reassembles), ICMP types
+// other than echo and errors in NAT (ICMP errors are translated by the
+// session of the packet they carry; other protocols, SCTP among them,
+// take VPP's unknown-protocol paths, fwd_nat44_unk.go), per-VRF session
 // limits, ARP termination in bridge domains, neighbour ageing, VLAN
 // sub-interfaces and TUN-mode TAP I/O. Frames from raw-socket
 // ports with a partial checksum are completed and TCP/IPv4 GSO

@@ -4,7 +4,6 @@ import (
 	"net/netip"
 
 	"go.fd.io/govpp/binapi/fib_types"
-	"go.fd.io/govpp/binapi/nat_types"
 )
 
 // Compiled IPv4 FIBs for the data plane. The FIB content is what
@@ -86,42 +85,6 @@ func (st *state) view() *fwdView {
 		v.fibs[id] = st.compileFIB(t)
 	}
 	return v
-}
-
-// natLocalAddrs are the addresses NAT44-ED makes local in a VRF: normal
-// pool addresses and non-LB static external addresses, in every VRF of a
-// NAT outside or output-feature interface.
-func (st *state) natLocalAddrs(vrf uint32) []netip.Addr {
-	n := &st.nat
-	if !n.enabled {
-		return nil
-	}
-	found := false
-	for sw, ni := range n.ifaces {
-		if i := st.ifaces[sw]; i != nil && ni.flags&nat_types.NAT_IS_OUTSIDE != 0 && i.vrf[0] == vrf {
-			found = true
-		}
-	}
-	for _, sw := range n.outputIfs {
-		if i := st.ifaces[sw]; i != nil && i.vrf[0] == vrf {
-			found = true
-		}
-	}
-	if !found {
-		return nil
-	}
-	var out []netip.Addr
-	for _, a := range n.addrs {
-		if !a.twice {
-			out = append(out, a.addr)
-		}
-	}
-	for _, m := range n.mappings {
-		if m.kind == natStatic && m.ext.sw == noIndex {
-			out = append(out, m.ext.addr)
-		}
-	}
-	return out
 }
 
 func (st *state) compileFIB(t *vrfTable) *fib4 {

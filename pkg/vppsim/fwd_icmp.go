@@ -27,7 +27,10 @@ const (
 	icmpThrottleWords = icmpErrorBuckets / 64
 )
 
-// icmpThrottle is one of VPP's ICMP rate limiters.
+// icmpThrottle is one of VPP's ICMP rate limiters. VPP draws its seeds at
+// random; the simulator draws them from a generator of fixed seed, so
+// that a run is reproducible (which pairs share a bucket in a window
+// depends only on the packets and the clock).
 type icmpThrottle struct {
 	window  time.Duration
 	buckets uint64 // a power of two, at most 64*icmpThrottleWords
@@ -35,6 +38,12 @@ type icmpThrottle struct {
 	started bool
 	seed    uint64
 	seen    [icmpThrottleWords]uint64
+	rng     *rand.Rand
+}
+
+// newICMPThrottle returns a rate limiter with its own seed generator.
+func newICMPThrottle(window time.Duration, buckets uint64, stream uint64) icmpThrottle {
+	return icmpThrottle{window: window, buckets: buckets, rng: rand.New(rand.NewPCG(0x1c3a, stream))}
 }
 
 // limited tells whether an error about a packet from src to dst must be
@@ -43,7 +52,7 @@ type icmpThrottle struct {
 // window after the last restart.
 func (t *icmpThrottle) limited(now time.Duration, src, dst [4]byte) bool {
 	if !t.started || now-t.reset > t.window {
-		t.started, t.reset, t.seed = true, now, rand.Uint64()
+		t.started, t.reset, t.seed = true, now, t.rng.Uint64()
 		clear(t.seen[:])
 	}
 	b := mix64(t.seed^(uint64(u32(dst))<<32|uint64(u32(src)))) & (t.buckets - 1)

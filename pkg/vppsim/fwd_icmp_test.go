@@ -127,3 +127,38 @@ func TestICMPErrorSourceIsClosestAddress(t *testing.T) {
 		t.Errorf("ICMP error %v, want from 172.30.0.1", r)
 	}
 }
+
+// TestContivRejectRoutesInBothVRFs: on a Contiv node, a Service IP with
+// no endpoints rejected by an ICMP_PROHIBIT route in the pod VRF (for
+// pods) and in VRF 0 (for the NIC): a pod's SYN gets the error from its
+// gateway; an outside client's SYN (forwarding-bypass session at the NIC)
+// gets it from the node IP, through the NIC's output feature unchanged.
+func TestContivRejectRoutesInBothVRFs(t *testing.T) {
+	n := newContivNode(t)
+	const rejected = "10.96.0.30"
+	for _, vrf := range []uint32{0, 1} {
+		r := rejectRoute(rejected+"/32", fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT)
+		r.TableID = vrf
+		n.addRoute(r)
+	}
+	n.fromPodIP(pod1IP, ipPkt(pod1IP, rejected, protoTCP, 64, tcpL4(40000, 80, tcpSYN)))
+	if r := oneFrame(t, n.c, nic2); r.icmpType != icmpUnreach || r.icmpCode != icmpCodeHostProhibited || r.src.String() != "10.1.1.1" || r.dst.String() != pod1IP {
+		t.Errorf("pod got %v", r)
+	}
+	// A new window of ip4-null's rate limit: two (src, dst) pairs share
+	// one of its 4 buckets with odds 1/4 within 0.1 s.
+	n.clk.Step(time.Second)
+	syn := ipPkt(hostAIP, rejected, protoTCP, 64, tcpL4(41000, 80, tcpSYN))
+	n.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, syn))
+	f := n.c.take(nic1)
+	if len(f) != 1 {
+		t.Fatalf("outside client: %d frames back\n%s", len(f), cli(n.testEnv, "show errors"))
+	}
+	if r := decodeFrame(t, f[0]); r.icmpType != icmpUnreach || r.icmpCode != icmpCodeHostProhibited || r.src.String() != nodeIP || r.dst.String() != hostAIP {
+		t.Errorf("outside client got %v", r)
+	}
+	if q := icmpQuote(f[0]); !bytes.Equal(q, syn) {
+		t.Errorf("quoted %x, want %x", q, syn)
+	}
+	none(t, n.c)
+}

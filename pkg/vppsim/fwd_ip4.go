@@ -60,6 +60,7 @@ func (st *state) aclCheck(p *pkt, sw uint32, input bool) bool {
 	h := p.ip()
 	f := &st.fwd.aclFlow
 	*f = aclFlow{Src: addr4(ip4Src(h)), Dst: addr4(ip4Dst(h)), Proto: ip4Proto(h), Fragment: ip4FragOff(h) != 0}
+	f.NoL4 = !f.Fragment && len(ip4L4(h)) == 0
 	if !f.Fragment && l4Complete(h) {
 		l4 := ip4L4(h)
 		switch f.Proto {

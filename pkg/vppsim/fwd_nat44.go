@@ -1,6 +1,7 @@
 package vppsim
 
 import (
+	"container/list"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -59,26 +60,17 @@ type natSess struct {
 	bytes          uint64
 	pkts           uint32
 	tcpState       uint8
-	tcpSeen        [2]uint8 // SYN/ACK seen per direction: 0 i2o, 1 o2i
-	aff            *natAffinity
-	seq            uint64
+	tcpSeen        [2]uint8 // FIN/SYN/RST/ACK seen per direction: 0 i2o, 1 o2i
+	// affinity sessions hold a reference on the affinity record affKey.
+	affinity bool
+	affKey   natAffKey
+	seq      uint64
+	// the session's place in the LRU lists (fwd_nat44_sess.go).
+	lruList natLRU
+	lruElem *list.Element
+	lastLRU time.Duration
 	// injected sessions (InjectSession) report the given times.
 	injected *Session
-}
-
-// natAffinity pins a client to a backend of an LB mapping.
-type natAffinity struct {
-	key      natAffKey
-	local    int
-	users    int
-	lastUsed time.Duration
-	ttl      time.Duration // the mapping's affinity timeout
-}
-
-type natAffKey struct {
-	client, ext [4]byte
-	proto       uint8
-	port        uint16
 }
 
 // natSessions is the session table.
@@ -87,6 +79,7 @@ type natSessions struct {
 	live    int
 	flows   map[natFlowKey]*natSess
 	aff     map[natAffKey]*natAffinity
+	lru     [natLRUCount]*list.List
 	nextSeq uint64
 }
 
@@ -105,7 +98,9 @@ func (st *state) natAddSession(s *natSess) {
 	t.flows[s.o2iKey] = s
 }
 
-// natDelSession removes a session; the list is compacted lazily.
+// natDelSession frees a session (nat44_ed_free_session_data and
+// nat_ed_session_delete): its flows go, an affinity session releases its
+// affinity record; the list is compacted lazily.
 func (st *state) natDelSession(s *natSess) {
 	t := &st.nat.sess
 	if s.deleted {
@@ -119,9 +114,9 @@ func (st *state) natDelSession(s *natSess) {
 	if t.flows[s.o2iKey] == s {
 		delete(t.flows, s.o2iKey)
 	}
-	if a := s.aff; a != nil {
-		a.users--
-		a.lastUsed = st.uptime()
+	st.natLRURemove(s)
+	if s.affinity && !s.bypass {
+		st.natAffinityUnlock(s.affKey, st.uptime())
 	}
 	if len(t.list) > 64 && t.live < len(t.list)/2 {
 		out := t.list[:0]
@@ -166,8 +161,10 @@ func (st *state) natTimeout(s *natSess) time.Duration {
 	return time.Duration(sec) * time.Second
 }
 
+// natExpired tells whether a session's timeout has passed: VPP compares
+// now >= last_heard + timeout.
 func (st *state) natExpired(s *natSess, now time.Duration) bool {
-	return s.injected == nil && now > s.lastHeard+st.natTimeout(s)
+	return s.injected == nil && now >= s.lastHeard+st.natTimeout(s)
 }
 
 // natKey builds the 6-tuple of a packet in a FIB.
@@ -176,20 +173,22 @@ func natKey(h []byte, fib uint32) natFlowKey {
 }
 
 // natTranslatable tells whether NAT44-ED handles the packet here: TCP,
-// UDP and ICMP echo with their L4 header. Other protocols and non-first
-// fragments pass untranslated (see doc.go); ICMP errors are translated by
-// the session of the packet they carry (natICMPError).
+// UDP and ICMP echo with their L4 header, and every protocol NAT44-ED
+// does not know (fwd_nat44_unk.go). Non-first fragments pass untranslated
+// (see doc.go); ICMP errors are translated by the session of the packet
+// they carry (natICMPError).
 func natTranslatable(h []byte) bool {
 	if !l4Complete(h) {
 		return false
 	}
-	switch ip4Proto(h) {
+	switch p := ip4Proto(h); p {
 	case protoTCP, protoUDP:
 		return true
 	case protoICMP:
 		return icmpIsEcho(ip4L4(h)[0])
+	default:
+		return natUnknownProto(p)
 	}
-	return false
 }
 
 // natIsOutputIf tells whether the output feature is on interface sw.
@@ -255,7 +254,12 @@ func (st *state) natInput(p *pkt, i *iface) bool {
 		}
 		st.natDelSession(s)
 	}
-	if in2out {
+	switch {
+	case natUnknownProto(k.proto) && in2out:
+		return st.natIn2OutUnknown(p, k, now, false, node)
+	case natUnknownProto(k.proto):
+		return st.natOut2InUnknown(p, k, now)
+	case in2out:
 		return st.natIn2OutSlow(p, i, k, now, false, node)
 	}
 	return st.natOut2InSlow(p, i, k, now)
@@ -277,10 +281,29 @@ func (st *state) natClassify(p *pkt) bool {
 			return false
 		}
 	}
+	// nat44_ed_classify.c looks the address-only mapping up first, then
+	// the port-specific one; a mapping whose local address is its
+	// external one (identity) leaves the packet to in2out.
+	if m := st.lookupMapping(0, dst, 0); m != nil {
+		return st.natMappingIsIdentityLike(m)
+	}
 	if m := st.lookupMapping(ip4Proto(h), dst, l4DstPort(h)); m != nil {
-		return m.kind == natIdentity
+		return st.natMappingIsIdentityLike(m)
 	}
 	return true
+}
+
+// natMappingIsIdentityLike tells whether a mapping's local address is its
+// external address (VPP's classify test m->local_addr ==
+// m->external_addr; a load-balanced mapping has no local address).
+func (st *state) natMappingIsIdentityLike(m *natMapping) bool {
+	switch m.kind {
+	case natIdentity:
+		return true
+	case natStatic:
+		return m.local == st.mappingExtAddr(m)
+	}
+	return false
 }
 
 // natApply translates a packet by the flow it matched and accounts it. The
@@ -296,12 +319,19 @@ func (st *state) natApply(p *pkt, s *natSess, k natFlowKey, now time.Duration) {
 		p.vrf = rw.fib
 	}
 	p.natted = true
+	if s.proto == protoTCP {
+		st.natTCPState(s, dir, tcpFlags(h), now)
+	}
+	st.natCount(s, uint64(ip4TotalLen(h)), now)
+}
+
+// natCount is nat44_session_update_counters and nat44_session_update_lru:
+// every packet refreshes last_heard.
+func (st *state) natCount(s *natSess, bytes uint64, now time.Duration) {
 	s.lastHeard = now
 	s.pkts++
-	s.bytes += uint64(ip4TotalLen(h))
-	if s.proto == protoTCP {
-		st.natTCPState(s, dir, tcpFlags(h))
-	}
+	s.bytes += bytes
+	st.natLRUTouch(s)
 }
 
 // traceNAT records the one trace line of a NAT node that translated a
@@ -332,16 +362,45 @@ func (st *state) natRewritePkt(h []byte, k natFlowKey, rw *natRewrite) {
 	}
 }
 
-// natTCPState follows the TCP state of a session.
-func (st *state) natTCPState(s *natSess, dir int, flags uint8) {
-	if flags&(tcpFIN|tcpRST) != 0 {
-		s.tcpState = tcpClosing
-		s.tcpSeen = [2]uint8{}
+// natTCPState is nat44_set_tcp_session_state (nat44_ed_inlines.h): the
+// FIN, SYN, RST and ACK flags seen are accumulated per direction; CLOSED
+// -> ESTABLISHED when the flags seen both ways have exactly SYN and ACK in
+// common; ESTABLISHED -> CLOSING when this direction has seen FIN or RST
+// (the flags are then forgotten); CLOSING -> ESTABLISHED (reopened, the
+// counters restart) like CLOSED. A new state moves the session to the tail
+// of its LRU list.
+func (st *state) natTCPState(s *natSess, dir int, flags uint8, now time.Duration) {
+	old := s.tcpSeen[dir]
+	s.tcpSeen[dir] |= flags & (tcpFIN | tcpSYN | tcpRST | tcpACK)
+	if s.tcpSeen[dir] == old {
 		return
 	}
-	s.tcpSeen[dir] |= flags & (tcpSYN | tcpACK)
-	if s.tcpState != tcpEstablished && s.tcpSeen[0] == tcpSYN|tcpACK && s.tcpSeen[1] == tcpSYN|tcpACK {
+	both := s.tcpSeen[0]&s.tcpSeen[1] == tcpSYN|tcpACK
+	switch s.tcpState {
+	case tcpClosed:
+		if !both {
+			return
+		}
 		s.tcpState = tcpEstablished
+	case tcpEstablished:
+		if s.tcpSeen[dir]&(tcpFIN|tcpRST) == 0 {
+			return
+		}
+		s.tcpState = tcpClosing
+		s.tcpSeen = [2]uint8{}
+		s.lastHeard = now
+	case tcpClosing:
+		if !both {
+			return
+		}
+		s.tcpState = tcpEstablished
+		s.pkts, s.bytes = 0, 0
+	}
+	s.lastLRU = now
+	if s.tcpState == tcpEstablished {
+		st.natLRUMove(s, lruTCPEstab)
+	} else {
+		st.natLRUMove(s, lruTCPTrans)
 	}
 }
 
@@ -354,28 +413,44 @@ func natSynOK(h []byte) bool {
 	return f&tcpSYN != 0 && f&tcpACK == 0
 }
 
-// natRoom makes room for a new session, recycling an expired one at the
-// limit; false means the table is full.
-func (st *state) natRoom(now time.Duration) bool {
-	n := &st.nat
-	limit := int(n.sessionMax)
-	if limit == 0 {
-		limit = natDefaultSessions
-	}
-	if n.sess.live < limit {
-		return true
-	}
-	for _, s := range n.sess.list {
-		if !s.deleted && st.natExpired(s, now) {
-			st.natDelSession(s)
-			return true
-		}
-	}
-	return false
-}
-
 func (st *state) newSess(h []byte, now time.Duration) *natSess {
 	return &natSess{proto: ip4Proto(h), lastHeard: now, i2o: natRewrite{fib: noIndex}, o2i: natRewrite{fib: noIndex}}
+}
+
+// natBypass is create_bypass_for_fwd (nat44_ed_out2in.c): with
+// forwarding on, a packet no mapping translates passes untranslated and
+// is tracked by a forwarding-bypass session, whatever its TCP flags. The
+// session has one flow, the reply's (dst:dport -> src:sport, receiving
+// FIB); its inside and outside address are the packet's destination. A
+// later packet of the same flow finds it by that reversed key and only
+// refreshes it; at the session limit none is made.
+func (st *state) natBypass(p *pkt, k natFlowKey, now time.Duration, node string) {
+	h := p.ip()
+	rev := natFlowKey{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: k.fib, proto: k.proto}
+	s := st.nat.sess.flows[rev]
+	switch {
+	case s != nil:
+	case st.natFull():
+		if p.tr != nil {
+			st.tracef(p, node, "forwarding: pass untranslated (session limit)")
+		}
+		return
+	default:
+		s = st.natAlloc(h, now)
+		s.bypass = true
+		s.i2oKey, s.o2iKey = rev, rev
+		s.i2o = natRewrite{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: k.fib}
+		s.o2i = s.i2o
+		s.insideVRF, s.outsideVRF = k.fib, k.fib
+		st.natAddSession(s)
+		if p.tr != nil {
+			st.tracef(p, node, "forwarding: bypass session created, pass untranslated")
+		}
+	}
+	if k.proto == protoTCP {
+		st.natTCPState(s, 1, tcpFlags(h), now)
+	}
+	st.natCount(s, 0, now)
 }
 
 // natOut2InSlow is the out2in slow path.
@@ -406,26 +481,45 @@ func (st *state) natOut2InSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 			st.drop(p, node, "no translation")
 			return false
 		}
-		// Forwarding: a known session flow goes to in2out, else a
-		// forwarding-bypass session lets it through untranslated.
-		if !natSynOK(h) || !st.natRoom(now) {
-			if p.tr != nil {
-				st.tracef(p, node, "forwarding: pass untranslated")
-			}
-			return true
-		}
-		s := st.newSess(h, now)
-		s.bypass = true
-		s.o2iKey = k
-		s.i2oKey = natFlowKey{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: k.fib, proto: k.proto}
-		s.o2i = natRewrite{src: k.src, dst: k.dst, sport: k.sport, dport: k.dport, fib: noIndex}
-		s.i2o = natRewrite{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: noIndex}
-		s.insideVRF, s.outsideVRF = k.fib, k.fib
-		st.natAddSession(s)
-		if p.tr != nil {
-			st.tracef(p, node, "forwarding: bypass session created, pass untranslated")
-		}
+		st.natBypass(p, k, now, node)
 		return true
+	}
+	// Backend (snat_static_mapping_match): the affinity record is found
+	// or made, and referenced, before the checks below, so a packet they
+	// drop leaves its reference behind, as in VPP.
+	var local [4]byte
+	lport := k.dport
+	lvrf := uint32(0)
+	affinity := false
+	ak := natAffKey{client: k.src, ext: k.dst, proto: k.proto, port: k.dport}
+	switch m.kind {
+	case natStatic:
+		local = m.local.As4()
+		if !m.has(nat_types.NAT_IS_ADDR_ONLY) {
+			lport = m.localPort
+		}
+		lvrf = m.vrf
+	case natLB:
+		idx := -1
+		affinity = m.affinity > 0
+		if affinity {
+			idx = st.natAffinityFindLock(ak, now)
+		}
+		if idx < 0 || idx >= len(m.locals) {
+			idx = natPickLocal(m)
+			if idx < 0 {
+				st.drop(p, node, "no backend with probability > 0")
+				return false
+			}
+			if affinity {
+				st.natAffinityCreateLock(ak, idx, time.Duration(m.affinity)*time.Second)
+			}
+		}
+		l := m.locals[idx]
+		local, lport, lvrf = l.addr.As4(), l.port, l.vrf
+	}
+	if lvrf == noIndex {
+		lvrf = n.insideVRF
 	}
 	if !natSynOK(h) {
 		st.drop(p, node, "TCP non-SYN packet cannot create a session")
@@ -440,52 +534,12 @@ func (st *state) natOut2InSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 			return true
 		}
 	}
-	// Backend.
-	var local [4]byte
-	lport := k.dport
-	lvrf := uint32(0)
-	var aff *natAffinity
-	switch m.kind {
-	case natStatic:
-		local = m.local.As4()
-		if !m.has(nat_types.NAT_IS_ADDR_ONLY) {
-			lport = m.localPort
-		}
-		lvrf = m.vrf
-	case natLB:
-		idx := -1
-		ak := natAffKey{client: k.src, ext: k.dst, proto: k.proto, port: k.dport}
-		if m.affinity > 0 {
-			if a := n.sess.aff[ak]; a != nil {
-				if (a.users > 0 || now < a.lastUsed+time.Duration(m.affinity)*time.Second) && a.local < len(m.locals) {
-					idx, aff = a.local, a
-				} else {
-					delete(n.sess.aff, ak)
-				}
-			}
-		}
-		if idx < 0 {
-			idx = natPickLocal(m)
-			if idx < 0 {
-				st.drop(p, node, "no backend with probability > 0")
-				return false
-			}
-			if m.affinity > 0 {
-				st.natPruneAffinity(now)
-				aff = &natAffinity{key: ak, local: idx, ttl: time.Duration(m.affinity) * time.Second}
-				n.sess.aff[ak] = aff
-			}
-		}
-		l := m.locals[idx]
-		local, lport, lvrf = l.addr.As4(), l.port, l.vrf
-	}
-	if lvrf == noIndex {
-		lvrf = n.insideVRF
-	}
-	if !st.natRoom(now) {
+	// create_session_for_static_mapping_ed: no LRU step at the limit.
+	if st.natFull() {
 		st.drop(p, node, "maximum sessions exceeded")
 		return false
 	}
+	s := st.natAlloc(h, now)
 	// Twice-NAT.
 	src, sport := k.src, k.sport
 	twice := m.has(nat_types.NAT_IS_TWICE_NAT) || (m.has(nat_types.NAT_IS_SELF_TWICE_NAT) && k.src == local)
@@ -493,11 +547,11 @@ func (st *state) natOut2InSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 		var ok bool
 		src, sport, ok = st.natTwiceAddr(m, lvrf, local, lport, k)
 		if !ok {
+			st.natLRURemove(s)
 			st.drop(p, node, "out of twice-NAT ports")
 			return false
 		}
 	}
-	s := st.newSess(h, now)
 	s.static, s.twice = true, twice
 	s.o2iKey = k
 	s.o2i = natRewrite{src: src, dst: local, sport: sport, dport: lport, fib: lvrf}
@@ -510,30 +564,13 @@ func (st *state) natOut2InSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 		s.i2o.sport, s.i2o.dport = k.sport, k.sport
 	}
 	s.insideVRF, s.outsideVRF = lvrf, k.fib
-	if aff != nil {
-		aff.users++
-		s.aff = aff
-	}
+	s.affinity, s.affKey = affinity, ak
 	st.natAddSession(s)
 	st.natApply(p, s, k, now)
 	if p.tr != nil {
 		st.traceNAT(p, node, fmt.Sprintf("new static session %s:%d -> %s:%d (twice-NAT %v)", addr4(k.dst), k.dport, addr4(local), lport, twice))
 	}
 	return true
-}
-
-// natPruneAffinity forgets expired affinity records once there are many,
-// so the table does not grow with every client ever seen.
-func (st *state) natPruneAffinity(now time.Duration) {
-	aff := st.nat.sess.aff
-	if len(aff) < 4096 {
-		return
-	}
-	for k, a := range aff {
-		if a.users <= 0 && now >= a.lastUsed+a.ttl {
-			delete(aff, k)
-		}
-	}
 }
 
 // natPickLocal draws a backend by probability: r in 1..total, the first
@@ -606,12 +643,18 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 			return true
 		}
 	}
+	// slow_path_ed (nat44_ed_in2out.c): at the session limit one expired
+	// session may be recycled, else drop; then the static mapping by local
+	// (src, sport), whose identity passes before any session check
+	// (docs/dev-guide/VPP-FORWARDING.md §7 "Output feature"; §10: the
+	// NodePort reply passes the NIC thanks to Contiv's identity mapping of
+	// the node IP in the pod VRF); then TCP must be a SYN.
+	if st.natFull() && !st.natLRUFreeOne(now) {
+		st.drop(p, node, "maximum sessions exceeded")
+		return false
+	}
 	lm := st.natByLocal(k.src, k.sport, k.proto, p.rxVRF)
-	if output && lm != nil && lm.kind == natIdentity {
-		// The output feature's slow path lets identity-mapped sources
-		// through before any session check (docs/dev-guide/VPP-FORWARDING.md §7 "Output feature";
-		// §10: the NodePort reply passes the NIC thanks to Contiv's
-		// identity mapping of the node IP in the pod VRF).
+	if lm != nil && lm.kind == natIdentity {
 		if p.tr != nil {
 			st.tracef(p, node, "identity mapping: pass untranslated")
 		}
@@ -621,21 +664,11 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 		st.drop(p, node, "TCP non-SYN packet cannot create a session")
 		return false
 	}
-	if !st.natRoom(now) {
-		st.drop(p, node, "maximum sessions exceeded")
-		return false
-	}
-	s := st.newSess(h, now)
+	s := st.natAlloc(h, now)
 	var src [4]byte
 	sport := k.sport
-	// Static mapping by local (src, sport): identity passes, 1:1 SNATs.
+	// 1:1 static mapping by local: SNAT to its external address.
 	if lm != nil {
-		if lm.kind == natIdentity {
-			if p.tr != nil {
-				st.tracef(p, node, "identity mapping: pass untranslated")
-			}
-			return true
-		}
 		src = st.mappingExtAddr(lm).As4()
 		if !lm.has(nat_types.NAT_IS_ADDR_ONLY) {
 			sport = lm.ext.port
@@ -645,6 +678,7 @@ func (st *state) natIn2OutSlow(p *pkt, i *iface, k natFlowKey, now time.Duration
 		var ok bool
 		src, sport, ok = st.natDynamicSNAT(i, k, p.rxVRF, output)
 		if !ok {
+			st.natLRURemove(s)
 			st.drop(p, node, "out of ports")
 			return false
 		}
@@ -833,6 +867,9 @@ func (st *state) natOutputFeature(p *pkt, o *iface) bool {
 		}
 		st.natDelSession(s)
 	}
+	if natUnknownProto(k.proto) {
+		return st.natIn2OutUnknown(p, k, now, true, node)
+	}
 	// An SNAT session in the egress VRF or a reverse DNAT session in the
 	// ingress VRF: pass untouched.
 	ke := k
@@ -873,6 +910,14 @@ func (st *state) toSession(s *natSess, now time.Duration) Session {
 	if s.twice {
 		out.ExtHostAddr = netip.AddrPortFrom(addr4(s.o2iKey.src), s.o2iKey.sport)
 		out.ExtHostNATAddr = netip.AddrPortFrom(addr4(s.i2oKey.dst), s.i2oKey.dport)
+	}
+	if natUnknownProto(s.proto) {
+		// VPP stores the protocol number as both ports of such a session,
+		// in host order in fields the API sends as they are (network
+		// order): a little-endian VPP dumps 132 as 0x8400.
+		p := uint16(s.proto) << 8
+		out.InsideAddr = netip.AddrPortFrom(out.InsideAddr.Addr(), p)
+		out.OutsideAddr = netip.AddrPortFrom(out.OutsideAddr.Addr(), p)
 	}
 	if now >= s.lastHeard {
 		out.TimeSinceLastHeard = uint64((now - s.lastHeard) / time.Second)

@@ -133,12 +133,7 @@ type tapArgs struct {
 	hostIP6GWSet           bool
 	hostIP6GW              ip_types.IP6Address
 	flags                  tapv2.TapFlags
-	hostNSSet              bool
-	hostNS                 string
-	hostIfNameSet          bool
-	hostIfName             string
-	hostBridgeSet          bool
-	hostBridge             string
+	strs                   tapStrFields // host namespace, name, bridge
 	tag                    string
 }
 
@@ -156,8 +151,8 @@ func hTapCreateV3(cl *call, m *tapv2.TapCreateV3) {
 		hostMTUSet: m.HostMtuSet, hostMTU: m.HostMtuSize, hostMACSet: m.HostMacAddrSet, hostMAC: m.HostMacAddr,
 		hostIP4Set: m.HostIP4PrefixSet, hostIP4: m.HostIP4Prefix, hostIP6Set: m.HostIP6PrefixSet, hostIP6: m.HostIP6Prefix,
 		hostIP4GWSet: m.HostIP4GwSet, hostIP4GW: m.HostIP4Gw, hostIP6GWSet: m.HostIP6GwSet, hostIP6GW: m.HostIP6Gw,
-		flags: m.TapFlags, hostNSSet: m.HostNamespaceSet, hostNS: m.HostNamespace,
-		hostIfNameSet: m.HostIfNameSet, hostIfName: m.HostIfName, hostBridgeSet: m.HostBridgeSet, hostBridge: m.HostBridge,
+		flags: m.TapFlags, strs: tapStrFields{nsSet: m.HostNamespaceSet, ns: m.HostNamespace,
+			ifNameSet: m.HostIfNameSet, ifName: m.HostIfName, bridgeSet: m.HostBridgeSet, bridge: m.HostBridge, tag: m.Tag},
 		tag: m.Tag,
 	})
 	cl.send(&tapv2.TapCreateV3Reply{Retval: rv, SwIfIndex: sw})
@@ -170,8 +165,8 @@ func hTapCreateV2(cl *call, m *tapv2.TapCreateV2) {
 		hostMTUSet: m.HostMtuSet, hostMTU: m.HostMtuSize, hostMACSet: m.HostMacAddrSet, hostMAC: m.HostMacAddr,
 		hostIP4Set: m.HostIP4PrefixSet, hostIP4: m.HostIP4Prefix, hostIP6Set: m.HostIP6PrefixSet, hostIP6: m.HostIP6Prefix,
 		hostIP4GWSet: m.HostIP4GwSet, hostIP4GW: m.HostIP4Gw, hostIP6GWSet: m.HostIP6GwSet, hostIP6GW: m.HostIP6Gw,
-		flags: m.TapFlags, hostNSSet: m.HostNamespaceSet, hostNS: m.HostNamespace,
-		hostIfNameSet: m.HostIfNameSet, hostIfName: m.HostIfName, hostBridgeSet: m.HostBridgeSet, hostBridge: m.HostBridge,
+		flags: m.TapFlags, strs: tapStrFields{nsSet: m.HostNamespaceSet, ns: m.HostNamespace,
+			ifNameSet: m.HostIfNameSet, ifName: m.HostIfName, bridgeSet: m.HostBridgeSet, bridge: m.HostBridge, tag: m.Tag},
 		tag: m.Tag,
 	})
 	cl.send(&tapv2.TapCreateV2Reply{Retval: rv, SwIfIndex: sw})
@@ -218,20 +213,24 @@ func (st *state) createTap(cl *call, a tapArgs) (interface_types.InterfaceIndex,
 		id: id, flags: a.flags, rxRing: a.rxRing, txRing: a.txRing, numRx: a.numRx, numTx: a.numTx,
 		hostIfName: name,
 	}
-	if a.hostIfNameSet && a.hostIfName != "" {
-		t.hostIfName = a.hostIfName
+	// The strings as VPP's handler reads them (tapstrings.go).
+	hostNS, hostIfName, hostBridge := a.strs.vppView()
+	if a.strs.ifNameSet && hostIfName != "" {
+		t.hostIfName = hostIfName
 	}
-	if len(t.hostIfName) > linuxIfNameMax {
-		return fail, retvalInvalidArgument // "maximum host ifname length is 15"
+	// VPP sets no limit: tap.c copies the name into ifr_name (16 bytes,
+	// no NUL when longer) and the kernel's TUNSETIFF ends it at byte 15,
+	// so the Linux interface gets the first 15 bytes while VPP keeps (and
+	// dumps, cut at 63) the name it was given.
+	kname := kernelIfName(t.hostIfName)
+	if a.strs.nsSet {
+		t.hostNS = hostNS
 	}
-	if a.hostNSSet {
-		t.hostNS = a.hostNS
-	}
-	if a.hostBridgeSet {
-		t.hostBridge = a.hostBridge
+	if a.strs.bridgeSet {
+		t.hostBridge = hostBridge
 	}
 	for _, other := range st.ifaces {
-		if other.tap != nil && other.tap.hostIfName == t.hostIfName && other.tap.hostNS == t.hostNS {
+		if other.tap != nil && kernelIfName(other.tap.hostIfName) == kname && other.tap.hostNS == t.hostNS {
 			return fail, retvalSyscallError3 // TUNSETIFF: device busy
 		}
 	}
@@ -265,7 +264,7 @@ func (st *state) createTap(cl *call, a tapArgs) (interface_types.InterfaceIndex,
 	}
 	if h := st.s.host; h != nil {
 		ht, err := h.createTap(hostTapConfig{
-			name: t.hostIfName, ns: t.hostNS, tun: tun, mac: t.hostMAC, mtu: t.hostMTU,
+			name: kname, ns: t.hostNS, tun: tun, mac: t.hostMAC, mtu: t.hostMTU,
 			ip4: t.hostIP4, ip6: t.hostIP6, gw4: t.hostIP4GW, gw6: t.hostIP6GW, bridge: t.hostBridge,
 		})
 		if err != nil {
@@ -307,6 +306,15 @@ func truncTag(tag string) string {
 	return tag
 }
 
+// kernelIfName is the name Linux gives a TUN/TAP device asked for as
+// name: at most IFNAMSIZ-1 bytes.
+func kernelIfName(name string) string {
+	if len(name) > linuxIfNameMax {
+		return name[:linuxIfNameMax]
+	}
+	return name
+}
+
 func hTapDeleteV2(cl *call, m *tapv2.TapDeleteV2) {
 	st := cl.st
 	rv := retvalOK
@@ -339,9 +347,9 @@ func hSwInterfaceTapV2Dump(cl *call, m *tapv2.SwInterfaceTapV2Dump) {
 			HostMacAddr:   t.hostMAC,
 			TapFlags:      t.flags,
 			DevName:       i.name,
-			HostIfName:    t.hostIfName,
-			HostNamespace: t.hostNS,
-			HostBridge:    t.hostBridge,
+			HostIfName:    dumpString(t.hostIfName),
+			HostNamespace: dumpString(t.hostNS),
+			HostBridge:    dumpString(t.hostBridge),
 		}
 		if t.hostIP4.IsValid() {
 			d.HostIP4Prefix = ip_types.IP4AddressWithPrefix{Address: t.hostIP4.Addr().As4(), Len: uint8(t.hostIP4.Bits())}

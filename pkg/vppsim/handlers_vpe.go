@@ -48,13 +48,13 @@ func (r *registry) add(m api.Message, stateless bool, fn func(*call, api.Message
 }
 
 // fibNeutral are requests that change state the data plane reads directly
-// (not through its compiled FIBs), so they need no recompilation: LB and
-// identity mappings install no FIB entry (docs/dev-guide/VPP-FORWARDING.md §7), and sessions, timeouts,
+// (not through its compiled FIBs), so they need no recompilation: adding
+// or deleting LB mappings registers no FIB entry (natfib.go; identity
+// mappings do), and sessions, timeouts,
 // forwarding, bridge domains, the L2 FIB and ACLs are read as they are.
 var fibNeutral = map[string]bool{
 	"nat44_add_del_lb_static_mapping":       true,
 	"nat44_lb_static_mapping_add_del_local": true,
-	"nat44_add_del_identity_mapping":        true,
 	"nat44_del_session":                     true,
 	"nat_set_timeouts":                      true,
 	"nat44_forwarding_enable_disable":       true,

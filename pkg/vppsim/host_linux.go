@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,12 +59,40 @@ func (h *linuxNet) interfaceMAC(name string) ([6]byte, bool) {
 	return mac, true
 }
 
-// nsPath turns a namespace name into its path under /var/run/netns.
+// nsPath turns a TAP's host_namespace into the path VPP opens
+// (vppinfra/linux/netns.c clib_netns_open): "pid:N" is /proc/N/ns/net (N
+// read as atoi does), a leading "/" makes a path, anything else is a name
+// under /var/run/netns.
 func nsPath(ns string) string {
-	if strings.Contains(ns, "/") {
+	switch {
+	case strings.HasPrefix(ns, "pid:"):
+		return "/proc/" + strconv.FormatUint(uint64(atoiU32(ns[4:])), 10) + "/ns/net"
+	case strings.HasPrefix(ns, "/"):
 		return ns
 	}
 	return "/var/run/netns/" + ns
+}
+
+// atoiU32 is C's atoi printed with %u: optional blanks and sign, then
+// the leading decimal digits (none: 0), wrapped to 32 bits.
+func atoiU32(s string) uint32 {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	var v uint32
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			break
+		}
+		v = v*10 + uint32(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v
 }
 
 type linuxTap struct {

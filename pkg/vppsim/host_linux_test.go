@@ -126,3 +126,89 @@ func TestLinuxAfPacketNeedsHostInterface(t *testing.T) {
 	e.ok(&af_packet.AfPacketCreateV3{Mode: af_packet.AF_PACKET_API_MODE_ETHERNET, HostIfName: "lo"})
 	e.expect(retvalInvalidInterface, &af_packet.AfPacketCreateV3{Mode: af_packet.AF_PACKET_API_MODE_ETHERNET, HostIfName: "nosuchif0"})
 }
+
+// TestLinuxTapLongNamespaceIsReadPastItsField: host_namespace is a
+// string[64]; govpp sends a longer value as its first 64 bytes with no
+// NUL, and VPP reads it as a C string on into host_if_name_set and
+// host_if_name. With a host name set, the namespace VPP opens is the
+// 64-byte prefix, "\x01" and the host name: it does not exist and
+// tap_create_v3 fails with SYSCALL_ERROR_2 although the namespace asked
+// for exists. Without a host name, the TAP silently lands in the
+// namespace named by the 64-byte prefix, if there is one. A 63-byte name
+// is read whole.
+func TestLinuxTapLongNamespaceIsReadPastItsField(t *testing.T) {
+	e, _ := newLinuxEnv(t)
+	addNS := func(name string) {
+		t.Helper()
+		if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+			t.Fatalf("ip netns add %s: %v: %s", name, err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	}
+	base := fmt.Sprintf("vppsim-long-%d-", os.Getpid())
+	long := base + strings.Repeat("x", 70-len(base))
+	prefix := long[:64]
+	exact := base + strings.Repeat("y", 63-len(base))
+	addNS(long)
+	addNS(prefix)
+	addNS(exact)
+
+	e.expect(retvalSyscallError2, &tapv2.TapCreateV3{ID: noIndex, HostIfNameSet: true, HostIfName: "simlong1",
+		HostNamespaceSet: true, HostNamespace: long})
+
+	rep := &tapv2.TapCreateV3Reply{}
+	e.ok(&tapv2.TapCreateV3{ID: noIndex, HostNamespaceSet: true, HostNamespace: long}, rep)
+	ifc, _ := e.sim.InterfaceByName("tap0")
+	if out, err := ipIn(t, prefix, "link", "show", "dev", "tap0"); err != nil {
+		t.Errorf("the TAP is not in the namespace of the 64-byte prefix: %v: %s", err, out)
+	}
+	if out, err := ipIn(t, long, "link", "show", "dev", "tap0"); err == nil {
+		t.Errorf("the TAP is in the namespace asked for:\n%s", out)
+	}
+	details := dump[tapv2.SwInterfaceTapV2Details](t, e.ch, &tapv2.SwInterfaceTapV2Dump{SwIfIndex: rep.SwIfIndex})
+	if len(details) != 1 || details[0].HostNamespace != long[:63] || ifc.Tap.HostNamespace != prefix {
+		t.Errorf("dumped namespace %+v, kept %q: want the first 63 bytes dumped, the 64-byte prefix kept", details, ifc.Tap.HostNamespace)
+	}
+
+	e.ok(&tapv2.TapCreateV3{ID: noIndex, HostIfNameSet: true, HostIfName: "simexact",
+		HostNamespaceSet: true, HostNamespace: exact})
+	if out, err := ipIn(t, exact, "link", "show", "dev", "simexact"); err != nil {
+		t.Errorf("63-byte namespace: %v: %s", err, out)
+	}
+}
+
+func TestNsPathIsClibNetnsOpen(t *testing.T) {
+	for in, want := range map[string]string{
+		"pod-ns":         "/var/run/netns/pod-ns",
+		"/proc/7/ns/net": "/proc/7/ns/net",
+		"a/b":            "/var/run/netns/a/b",
+		"pid:1234":       "/proc/1234/ns/net",
+		"pid:12x":        "/proc/12/ns/net",
+		"pid:x":          "/proc/0/ns/net",
+	} {
+		if got := nsPath(in); got != want {
+			t.Errorf("nsPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestLinuxTapLongHostNameIsCutByLinux: VPP passes a host name longer
+// than 15 bytes to TUNSETIFF unchecked and Linux keeps its first 15 bytes;
+// VPP dumps the name it was given.
+func TestLinuxTapLongHostNameIsCutByLinux(t *testing.T) {
+	e, ns := newLinuxEnv(t)
+	rep := &tapv2.TapCreateV3Reply{}
+	e.ok(&tapv2.TapCreateV3{ID: noIndex, HostIfNameSet: true, HostIfName: "simtap-a-long-name",
+		HostNamespaceSet: true, HostNamespace: ns}, rep)
+	if out, err := ipIn(t, ns, "link", "show", "dev", "simtap-a-long-n"); err != nil {
+		t.Errorf("no link with the first 15 bytes of the name: %v: %s", err, out)
+	}
+	d := dump[tapv2.SwInterfaceTapV2Details](t, e.ch, &tapv2.SwInterfaceTapV2Dump{SwIfIndex: rep.SwIfIndex})
+	if len(d) != 1 || d[0].HostIfName != "simtap-a-long-name" {
+		t.Errorf("dump %+v", d)
+	}
+	e.ok(&tapv2.TapDeleteV2{SwIfIndex: rep.SwIfIndex})
+	if out, err := ipIn(t, ns, "link", "show", "dev", "simtap-a-long-n"); err == nil {
+		t.Errorf("link left after delete:\n%s", out)
+	}
+}

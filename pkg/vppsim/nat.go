@@ -112,6 +112,8 @@ type natState struct {
 	limits        map[uint32]uint32
 	mssValue      uint16
 	mssEnable     bool
+	// fibReg counts NAT's local /32 registrations (natfib.go).
+	fibReg map[natFibKey]int
 }
 
 // reset returns NAT to its disabled start state.
@@ -129,6 +131,11 @@ func (n *natState) reset() {
 
 // forgetInterface drops NAT's references to a deleted interface.
 func (n *natState) forgetInterface(sw uint32) {
+	for k := range n.fibReg {
+		if k.sw == sw {
+			delete(n.fibReg, k)
+		}
+	}
 	delete(n.ifaces, sw)
 	n.outputIfs = slices.DeleteFunc(n.outputIfs, func(x uint32) bool { return x == sw })
 	n.ifAddrs = slices.DeleteFunc(n.ifAddrs, func(x natIfAddr) bool { return x.sw == sw })
@@ -300,6 +307,9 @@ func hNat44AddDelAddressRange(cl *call, m *nat44_ed.Nat44AddDelAddressRange) {
 			}
 			st.lockTableNAT(m.VrfID)
 			n.addrs = append(n.addrs, natAddr{addr: a, vrf: m.VrfID, twice: twice})
+			if !twice {
+				st.natFibRegAddr(a, true)
+			}
 		} else {
 			if k < 0 {
 				rv = retvalNoSuchEntry
@@ -307,6 +317,9 @@ func hNat44AddDelAddressRange(cl *call, m *nat44_ed.Nat44AddDelAddressRange) {
 			}
 			st.unlockTableNAT(n.addrs[k].vrf)
 			n.addrs = slices.Delete(n.addrs, k, k+1)
+			if !twice {
+				st.natFibRegAddr(a, false)
+			}
 		}
 		if a == last {
 			break
@@ -397,9 +410,15 @@ func hNat44InterfaceAddDelFeature(cl *call, m *nat44_ed.Nat44InterfaceAddDelFeat
 			n.ifaces[sw] = ni
 		}
 		ni.flags |= flag
+		if flag == natOutside {
+			st.natFibRegIface(sw, true)
+		}
 	case ni == nil || ni.flags&flag == 0:
 		rv = retvalNoSuchEntry
 	default:
+		if flag == natOutside {
+			st.natFibRegIface(sw, false)
+		}
 		ni.flags &^= flag
 		if ni.flags == 0 {
 			delete(n.ifaces, sw)
@@ -439,9 +458,11 @@ func hNat44EdAddDelOutputInterface(cl *call, m *nat44_ed.Nat44EdAddDelOutputInte
 		rv = retvalValueExist
 	case m.IsAdd:
 		n.outputIfs = append(n.outputIfs, sw)
+		st.natFibRegIface(sw, true)
 	case k < 0:
 		rv = retvalNoSuchEntry
 	default:
+		st.natFibRegIface(sw, false)
 		n.outputIfs = slices.Delete(n.outputIfs, k, k+1)
 	}
 	cl.send(&nat44_ed.Nat44EdAddDelOutputInterfaceReply{Retval: rv})
@@ -549,6 +570,7 @@ func (st *state) natStaticAddDel(a staticArgs) int32 {
 		n.byLocal[lk] = m
 	}
 	n.addMapping(key, m)
+	st.natFibRegAddr(st.mappingExtAddr(m), true)
 	st.lockTableNAT(vrf)
 	return retvalOK
 }
@@ -562,9 +584,13 @@ func (n *natState) addMapping(key natExtKey, m *natMapping) {
 }
 
 // removeMapping deletes a mapping with its local index entries, VRF locks
-// and sessions.
+// and sessions, and a load-balanced mapping's affinity records
+// (nat44_ed_del_lb_static_mapping: nat_affinity_flush_service).
 func (st *state) removeMapping(m *natMapping) {
 	n := &st.nat
+	if m.kind != natLB {
+		st.natFibRegAddr(st.mappingExtAddr(m), false)
+	}
 	delete(n.mappings, m.ext)
 	if m.ext.sw != noIndex {
 		n.ifaceMappings--
@@ -580,6 +606,9 @@ func (st *state) removeMapping(m *natMapping) {
 		if sess := st.toSession(s, now); st.sessionOfMapping(&sess, m) {
 			st.natDelSession(s)
 		}
+	}
+	if m.kind == natLB {
+		st.natAffinityFlush(m)
 	}
 }
 
@@ -714,6 +743,7 @@ func (st *state) natIdentityAddDel(in *nat44_ed.Nat44AddDelIdentityMapping) int3
 		m = &natMapping{kind: natIdentity, flags: in.Flags & nat_types.NAT_IS_ADDR_ONLY, ext: key,
 			local: key.addr, localPort: key.port, tag: in.Tag, seq: st.nextSeq()}
 		n.addMapping(key, m)
+		st.natFibRegAddr(st.mappingExtAddr(m), true)
 	}
 	m.idVRFs = append(m.idVRFs, vrf)
 	n.byLocal[lk] = m
@@ -828,8 +858,11 @@ func (st *state) natLBLocalAddDel(in *nat44_ed.Nat44LbStaticMappingAddDelLocal) 
 }
 
 // natForgetLocal deletes the sessions of a removed LB local and the
-// affinity records of its mapping (their local indexes moved), so no new
-// packet reaches the removed backend.
+// affinity records of its mapping, so no new packet reaches the removed
+// backend. VPP 25.10 deletes the sessions but keeps the records
+// (nat44_ed_add_del_lb_static_mapping_local), whose backend index then
+// names a freed, later reused, element of its locals pool; the simulator
+// keeps locals in a slice whose indexes move, so it drops the records.
 func (st *state) natForgetLocal(m *natMapping, l natLBLocal) {
 	n := &st.nat
 	local := l.addr.As4()
@@ -838,12 +871,7 @@ func (st *state) natForgetLocal(m *natMapping, l natLBLocal) {
 			st.natDelSession(s)
 		}
 	}
-	ext := m.ext.addr.As4()
-	for k := range n.sess.aff {
-		if k.ext == ext && k.port == m.ext.port && k.proto == m.ext.proto {
-			delete(n.sess.aff, k)
-		}
-	}
+	st.natAffinityFlush(m)
 }
 
 func hNat44LbStaticMappingDump(cl *call, _ *nat44_ed.Nat44LbStaticMappingDump) {
@@ -963,18 +991,25 @@ func hNat44UserSessionV3Dump(cl *call, m *nat44_ed.Nat44UserSessionV3Dump) {
 	}
 }
 
-// hNat44DelSession deletes the session whose i2o flow is (address, port
-// -> ext_host, ext_host_port, vrf_id, protocol), as VPP 25.10 does; for a
-// twice-NAT session ext_host is the twice-NAT address. The inside flag is
-// ignored (docs/dev-guide/VPP-FORWARDING.md §7).
+// hNat44DelSession is nat44_ed_del_session (VPP 25.10, nat44_ed.c):
+// UNSUPPORTED while the plugin is disabled; otherwise the key (address,
+// port -> ext_host, ext_host_port, FIB of vrf_id, protocol) is looked up
+// among all flows, either direction, and that session is freed, else
+// NO_SUCH_ENTRY. The inside flag is ignored. So a session is deleted by
+// its i2o flow (backend -> client; for twice-NAT, ext_host is the
+// twice-NAT address) or by its o2i flow (client -> service), and a
+// forwarding-bypass session by its one flow (destination -> client)
+// (docs/dev-guide/VPP-FORWARDING.md §7).
 func hNat44DelSession(cl *call, m *nat44_ed.Nat44DelSession) {
 	st := cl.st
 	k := natFlowKey{src: m.Address, dst: m.ExtHostAddress, sport: m.Port, dport: m.ExtHostPort, fib: m.VrfID, proto: m.Protocol}
-	rv := retvalOK
-	if s := st.nat.sess.flows[k]; s == nil || s.i2oKey != k {
-		rv = retvalNoSuchEntry
-	} else {
-		st.natDelSession(s)
+	rv := st.natDisabled()
+	if rv == retvalOK {
+		if s := st.nat.sess.flows[k]; s == nil {
+			rv = retvalNoSuchEntry
+		} else {
+			st.natDelSession(s)
+		}
 	}
 	cl.send(&nat44_ed.Nat44DelSessionReply{Retval: rv})
 }

@@ -40,7 +40,8 @@ func TestNATConfigFailsWhilePluginDisabled(t *testing.T) {
 	for _, r := range []api.Message{&nat44_ed.Nat44ForwardingEnableDisable{Enable: true}, &nat44_ed.NatSetTimeouts{UDP: 1}} {
 		e.expect(0, r)
 	}
-	e.expect(retvalNoSuchEntry, &nat44_ed.Nat44DelSession{})
+	// nat44_ed_del_session: "if (!sm->enabled) return UNSUPPORTED".
+	e.expect(retvalUnsupported, &nat44_ed.Nat44DelSession{})
 	if n := len(dump[nat44_ed.Nat44StaticMappingDetails](t, e.ch, &nat44_ed.Nat44StaticMappingDump{})); n != 0 {
 		t.Errorf("static mapping dump while disabled: %d", n)
 	}
@@ -360,9 +361,10 @@ func TestNATSessions(t *testing.T) {
 			ExtHostAddress: ip4("8.8.8.8"), ExtHostPort: 53}, 0},
 		{"again", &nat44_ed.Nat44DelSession{Address: ip4("10.1.1.2"), Port: 5000, Protocol: protoUDP, Flags: nat_types.NAT_IS_INSIDE | nat_types.NAT_IS_EXT_HOST_VALID,
 			ExtHostAddress: ip4("8.8.8.8"), ExtHostPort: 53}, retvalNoSuchEntry},
-		// VPP looks the i2o flow up: for twice-NAT the external host is
-		// the twice-NAT address; the inside flag is ignored.
-		{"outside address is not a key", &nat44_ed.Nat44DelSession{Address: ip4("10.96.0.10"), Port: 80, Protocol: protoTCP, Flags: nat_types.NAT_IS_EXT_HOST_VALID,
+		// VPP looks the key up among the flows of both directions: for
+		// twice-NAT the i2o flow's external host is the twice-NAT address;
+		// the inside flag is ignored.
+		{"outside address and twice-NAT host is no flow", &nat44_ed.Nat44DelSession{Address: ip4("10.96.0.10"), Port: 80, Protocol: protoTCP, Flags: nat_types.NAT_IS_EXT_HOST_VALID,
 			ExtHostAddress: ip4("10.1.1.254"), ExtHostPort: 1025}, retvalNoSuchEntry},
 		{"twice-NAT by the twice-NAT host", &nat44_ed.Nat44DelSession{Address: ip4("10.1.1.3"), Port: 8080, Protocol: protoTCP, Flags: nat_types.NAT_IS_EXT_HOST_VALID,
 			ExtHostAddress: ip4("10.1.1.254"), ExtHostPort: 1025}, 0},

@@ -50,9 +50,6 @@ const (
 	retvalAddressNotFoundForInterface = int32(api.ADDRESS_NOT_FOUND_FOR_INTERFACE)
 	// retvalInvalidInterface is VNET_API_ERROR_INVALID_INTERFACE (-71).
 	retvalInvalidInterface = int32(api.INVALID_INTERFACE)
-	// retvalInvalidArgument is VNET_API_ERROR_INVALID_ARGUMENT (-73),
-	// e.g. a TAP host interface name longer than Linux allows.
-	retvalInvalidArgument = int32(api.INVALID_ARGUMENT)
 	// retvalTunnelExist is VNET_API_ERROR_TUNNEL_EXIST (-75).
 	retvalTunnelExist = int32(api.TUNNEL_EXIST)
 	// retvalInvalidDecapNext is VNET_API_ERROR_INVALID_DECAP_NEXT (-76).

@@ -317,8 +317,8 @@ func newState(s *Sim) *state {
 		ifEventSubs: map[uint32]uint32{},
 		started:     s.clock.Now(),
 		fwd: fwdState{errors: map[errKey]uint64{}, arpSent: map[neighborKey]time.Duration{},
-			nullThrottle: icmpThrottle{window: ip4NullWindow, buckets: ip4NullBuckets},
-			errThrottle:  icmpThrottle{window: icmpErrorWindow, buckets: icmpErrorBuckets}},
+			nullThrottle: newICMPThrottle(ip4NullWindow, ip4NullBuckets, 1),
+			errThrottle:  newICMPThrottle(icmpErrorWindow, icmpErrorBuckets, 2)},
 	}
 	for af := range st.tables {
 		st.tables[af] = map[uint32]*vrfTable{}
