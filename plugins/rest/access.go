@@ -42,15 +42,17 @@ func (a Access) String() string {
 
 // Reasons of refusal, the label values of contiv_rest_refused_requests_total.
 const (
-	RefusedNotLoopback  = "not-loopback"
-	RefusedClientCert   = "no-client-certificate"
-	RefusedBasicAuth    = "basic-auth"
-	RefusedContentType  = "content-type"
-	RefusedHostHeader   = "host-header"
-	RefusedBodySize     = "body-too-large"
-	RefusedAdminSocket  = "admin-socket-only"
-	jsonContentType     = "application/json"
-	refusedAdminMessage = "admin endpoint: served on loopback only, or with a verified client certificate when mutual TLS is configured (docs/SECURITY.md)"
+	RefusedNotLoopback = "not-loopback"
+	RefusedClientCert  = "no-client-certificate"
+	RefusedBasicAuth   = "basic-auth"
+	RefusedContentType = "content-type"
+	RefusedHostHeader  = "host-header"
+	RefusedBodySize    = "body-too-large"
+	RefusedAdminSocket = "admin-socket-only"
+	// RefusedAuthRateLimit is a client over its failed basic-auth attempts (429).
+	RefusedAuthRateLimit = "basic-auth-rate-limit"
+	jsonContentType      = "application/json"
+	refusedAdminMessage  = "admin endpoint: served on loopback only, or with a verified client certificate when mutual TLS is configured (docs/SECURITY.md)"
 )
 
 // Bounds of what a state-changing request may send and of what its audit line quotes.
@@ -130,10 +132,17 @@ type guarded struct {
 
 func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := g.p
+	client := authClient(r)
+	if len(p.users) > 0 && !p.limitAuthFailures(w, r, client) {
+		return
+	}
 	user, ok := p.authenticate(r)
 	if !ok {
 		p.refuse(w, r, RefusedBasicAuth, http.StatusUnauthorized, "basic-auth: valid credentials required")
 		return
+	}
+	if len(p.users) > 0 {
+		p.authLimit.succeeded(client)
 	}
 	if g.acc == Admin {
 		if reason := p.adminRefusal(r); reason != "" {
@@ -383,7 +392,7 @@ func newAccessMetrics() *accessMetrics {
 }
 
 func (m *accessMetrics) register(reg prometheus.Registerer) error {
-	for _, reason := range []string{RefusedNotLoopback, RefusedClientCert, RefusedBasicAuth, RefusedContentType, RefusedHostHeader, RefusedBodySize, RefusedAdminSocket} {
+	for _, reason := range []string{RefusedNotLoopback, RefusedClientCert, RefusedBasicAuth, RefusedContentType, RefusedHostHeader, RefusedBodySize, RefusedAdminSocket, RefusedAuthRateLimit} {
 		m.refused.WithLabelValues(reason) // exported at 0 from the start
 	}
 	for _, c := range []prometheus.Collector{m.stateChanging, m.refused} {

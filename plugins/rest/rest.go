@@ -11,7 +11,12 @@
 // when http.conf configures TLS with client certificates (server-cert-file,
 // server-key-file, client-cert-files), only with a verified client certificate, from
 // anywhere. basic-auth, when set, is asked of every request but the probes. Anything
-// else gets 403: a pod reaching the node IP sees the public views only.
+// else gets 403: a pod reaching the node IP sees the public views only. Failed
+// basic-auth attempts are limited per client (authlimit.go: an IP address, an IPv6
+// /64, a uid on the admin socket): basic-auth-failure-burst (10) at once, then one per
+// basic-auth-failure-interval (1s); meanwhile the client gets 429 with Retry-After
+// before its credentials are checked, counted with reason basic-auth-rate-limit and
+// warned about at most once a minute. Other clients log in as before.
 //
 // With admin-socket (the manifest's default, socket.go), a unix socket serves every
 // handler, admin ones included, to whoever its file permissions (admin-socket-mode,
@@ -131,6 +136,12 @@ type Config struct {
 	// BasicAuth lists "user:password" entries; when set, every request but the probes
 	// must authenticate with one of them.
 	BasicAuth []string `json:"basic-auth"`
+	// BasicAuthFailureBurst is how many failed basic-auth attempts a client (an IP
+	// address, an IPv6 /64, a uid on the admin socket) may make at once; then one per
+	// BasicAuthFailureInterval, and 429 with Retry-After meanwhile.
+	BasicAuthFailureBurst int `json:"basic-auth-failure-burst"`
+	// BasicAuthFailureInterval is how often a client regains a failed attempt.
+	BasicAuthFailureInterval infra.Duration `json:"basic-auth-failure-interval"`
 	// AdminSocket is the path of a unix socket that serves every handler, admin ones
 	// included, to the users its file permissions let connect (socket.go). With it, TCP
 	// loopback no longer serves admin requests, unless AdminOnLoopback.
@@ -149,15 +160,17 @@ type Config struct {
 // DefaultConfig is http.conf's defaults (see docs/CONFIG.md for why these values).
 func DefaultConfig() Config {
 	return Config{
-		Endpoint:                DefaultEndpoint,
-		ReadHeaderTimeout:       infra.Duration(10 * time.Second),
-		ReadTimeout:             infra.Duration(30 * time.Second),
-		WriteTimeout:            infra.Duration(2 * time.Minute),
-		IdleTimeout:             infra.Duration(time.Minute),
-		MaxHeaderBytes:          16 << 10,
-		MaxConnections:          256,
-		MaxConnectionsPerClient: 16,
-		MaxLocalConnections:     64,
+		Endpoint:                 DefaultEndpoint,
+		ReadHeaderTimeout:        infra.Duration(10 * time.Second),
+		ReadTimeout:              infra.Duration(30 * time.Second),
+		WriteTimeout:             infra.Duration(2 * time.Minute),
+		IdleTimeout:              infra.Duration(time.Minute),
+		MaxHeaderBytes:           16 << 10,
+		MaxConnections:           256,
+		MaxConnectionsPerClient:  16,
+		MaxLocalConnections:      64,
+		BasicAuthFailureBurst:    DefaultAuthFailureBurst,
+		BasicAuthFailureInterval: infra.Duration(DefaultAuthFailureInterval),
 	}
 }
 
@@ -234,6 +247,12 @@ func (c *Config) validateLimits() error {
 			return fmt.Errorf("%s: %d must be at least 1", n.key, n.v)
 		}
 	}
+	if c.BasicAuthFailureBurst < 1 {
+		return fmt.Errorf("basic-auth-failure-burst: %d must be at least 1", c.BasicAuthFailureBurst)
+	}
+	if c.BasicAuthFailureInterval <= 0 || c.BasicAuthFailureInterval > infra.Duration(time.Hour) {
+		return fmt.Errorf("basic-auth-failure-interval: %v must be positive and at most 1h", c.BasicAuthFailureInterval)
+	}
 	if c.MaxConnectionsPerClient > c.MaxConnections {
 		return fmt.Errorf("max-connections-per-client: %d must not exceed max-connections (%d)", c.MaxConnectionsPerClient, c.MaxConnections)
 	}
@@ -280,8 +299,8 @@ type Deps struct {
 	Health *health.Registry
 	// Metrics is the Prometheus registry served on /metrics; nil means a new one.
 	Metrics *prometheus.Registry
-	// Clock paces the warnings about refused connections and accept errors; nil means
-	// the real clock.
+	// Clock paces the warnings about refused connections and accept errors, and the
+	// basic-auth failure limit; nil means the real clock.
 	Clock clock.PassiveClock
 }
 
@@ -289,12 +308,14 @@ type Deps struct {
 type Plugin struct {
 	Deps
 
-	config   Config
-	users    map[string]string // basic-auth
-	mux      *http.ServeMux
-	server   *http.Server
-	listener net.Listener
-	served   chan error
+	config Config
+	users  map[string]string // basic-auth
+	// authLimit limits the failed basic-auth attempts of each client.
+	authLimit *authLimiter
+	mux       *http.ServeMux
+	server    *http.Server
+	listener  net.Listener
+	served    chan error
 	// admin serves the admin socket (nil without admin-socket); adminServed gets
 	// its Serve's result.
 	admin       *http.Server
@@ -364,13 +385,14 @@ func (p *Plugin) Init() error {
 		ErrorLog: promLogger{p.Log}, Registry: p.Metrics,
 	}).ServeHTTP)
 
-	tcp, err := p.listen("tcp", p.config.Endpoint)
-	if err != nil {
-		return fmt.Errorf("endpoint %s: %w", p.config.Endpoint, err)
-	}
 	clk := p.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
+	}
+	p.authLimit = newAuthLimiter(p.config.BasicAuthFailureBurst, time.Duration(p.config.BasicAuthFailureInterval), clk)
+	tcp, err := p.listen("tcp", p.config.Endpoint)
+	if err != nil {
+		return fmt.Errorf("endpoint %s: %w", p.config.Endpoint, err)
 	}
 	// The bounds count TCP connections, under TLS: a handshake holds a descriptor too.
 	var ln net.Listener = newLimitedListener(tcp, &p.config, p.fromNode, p.Log, clk, p.conns)

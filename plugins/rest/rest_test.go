@@ -33,6 +33,8 @@ func (f fakeLoader) LoadConfig(out any) (bool, error) {
 	orDefault(&c.MaxConnections, def.MaxConnections)
 	orDefault(&c.MaxConnectionsPerClient, def.MaxConnectionsPerClient)
 	orDefault(&c.MaxLocalConnections, def.MaxLocalConnections)
+	orDefault(&c.BasicAuthFailureBurst, def.BasicAuthFailureBurst)
+	orDefault(&c.BasicAuthFailureInterval, def.BasicAuthFailureInterval)
 	return true, nil
 }
 
@@ -180,6 +182,8 @@ func TestInitRejectsBadConfig(t *testing.T) {
 		{Config{Endpoint: "127.0.0.1:3", ServerCertFile: "/nonexistent/a.pem", ServerKeyFile: "/nonexistent/a.key"}, `server-cert-file "/nonexistent/a.pem", server-key-file "/nonexistent/a.key": open /nonexistent/a.pem`},
 		{Config{Endpoint: "127.0.0.1:4", BasicAuth: []string{"alice:secret", "bob"}}, `basic-auth[1]: entry for "bob" is not user:password`},
 		{Config{Endpoint: "127.0.0.1:5", BasicAuth: []string{"carol:"}}, `basic-auth[0]: entry for "carol" is not user:password`},
+		{Config{Endpoint: "127.0.0.1:24", BasicAuthFailureBurst: -1}, `basic-auth-failure-burst: -1 must be at least 1`},
+		{Config{Endpoint: "127.0.0.1:25", BasicAuthFailureInterval: infra.Duration(2 * time.Hour)}, `basic-auth-failure-interval: 2h0m0s must be positive and at most 1h`},
 		{Config{Endpoint: "127.0.0.1:16", AdminSocket: "admin.sock"}, `admin-socket: "admin.sock" must be an absolute path`},
 		{Config{Endpoint: "127.0.0.1:17", AdminSocket: "/run/a.sock", AdminSocketMode: 0o666}, `admin-socket-mode: 0666 lets any user of the node run VPP commands`},
 		{Config{Endpoint: "127.0.0.1:18", AdminSocket: "/run/a.sock", AdminSocketMode: 0o1660}, `admin-socket-mode: 1660 must be permission bits`},
