@@ -31,7 +31,9 @@ import (
 //	                                             the preferred value lets the endpoint go
 //
 // The bookkeeping costs nothing while no external value exists; with some, a change of
-// a preferred value costs a map lookup per mapping whose port an external value uses.
+// a preferred value costs a map lookup per mapping and parses those on a port an
+// external value uses; a new external endpoint is looked for among the agent's values
+// once (parsing their mappings on its port).
 
 // DNAT44FreeKeyPrefix starts the keys of the SB values that say an external DNat44's
 // endpoints are free of the agent's values (see DNAT44FreeKey).
@@ -175,8 +177,11 @@ func (c *conflicts) validated(label string, old, v *nat.DNat44, others func(func
 			if p.GetLabel() == label || c.isExternal(p.GetLabel()) {
 				return
 			}
-			for _, e := range endpointsOf(p) {
-				if slices.Contains(fresh, e) {
+			for _, sm := range p.GetStMappings() {
+				if !slices.ContainsFunc(fresh, func(e endpoint) bool { return uint32(e.port) == sm.GetExternalPort() }) {
+					continue // only mappings on a port of the new endpoints are parsed
+				}
+				if e, ok := endpointOf(sm); ok && slices.Contains(fresh, e) {
 					c.claim(e, p.GetLabel())
 				}
 			}
@@ -326,15 +331,28 @@ func (c *conflicts) takeovers(v *nat.DNat44) (from []*nat.DNat44, keep []*nat.DN
 	if !c.on() || len(c.applied) == 0 || c.isExternal(v.GetLabel()) {
 		return nil, nil
 	}
-	mine := map[endpoint]bool{}
-	for _, e := range endpointsOf(v) {
-		mine[e] = true
-	}
+	theirs := map[endpoint]bool{} // the endpoints of the applied external values (few)
+	ports := map[uint32]bool{}
 	labels := make([]string, 0, len(c.applied))
-	for l := range c.applied {
+	for l, x := range c.applied {
 		labels = append(labels, l)
+		for _, e := range endpointsOf(x) {
+			theirs[e], ports[uint32(e.port)] = true, true
+		}
 	}
 	slices.Sort(labels)
+	mine := map[endpoint]bool{} // v's endpoints among them: only mappings on their ports are parsed
+	for _, sm := range v.GetStMappings() {
+		if !ports[sm.GetExternalPort()] {
+			continue
+		}
+		if e, ok := endpointOf(sm); ok && theirs[e] {
+			mine[e] = true
+		}
+	}
+	if len(mine) == 0 {
+		return nil, nil
+	}
 	for _, l := range labels {
 		x := c.applied[l]
 		var rest []*nat.DNat44_StaticMapping
