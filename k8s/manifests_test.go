@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -893,17 +895,23 @@ func TestEtcdNodePortNeedsTLS(t *testing.T) {
 }
 
 // TestAdminAPINotOnTheNodePort runs the REST server with the manifest's http.conf (on a
-// free port): from the node IP, as a pod or another node reaches it, the probes, metrics
-// and read-only views answer and the admin API (VPP CLI) is refused; on loopback it
-// answers.
+// free port, its admin socket in a temporary directory): from the node IP, as a pod or
+// another node reaches it, the probes, metrics and read-only views answer and the admin
+// API (VPP CLI) is refused; on the node's loopback too (a relay or `kubectl
+// port-forward` gets there); on the admin socket, root's only, it answers.
 func TestAdminAPINotOnTheNodePort(t *testing.T) {
 	m := readManifest(t)
 	cfg := mustLoad[*rest.Config](t, m, "vpp-agent-cfg/http.conf")
 	if cfg.Endpoint != "0.0.0.0:9999" || cfg.MutualTLS() || len(cfg.BasicAuth) > 0 {
 		t.Fatalf("http.conf: %+v, want 0.0.0.0:9999 without client certificates", *cfg)
 	}
+	if cfg.AdminSocket != "/var/run/contiv/admin.sock" || cfg.AdminSocketMode != 0o600 || cfg.AdminOnLoopback {
+		t.Fatalf("http.conf: admin socket %q mode %v (admin-on-loopback %v), want /var/run/contiv/admin.sock, 0600, admin on the socket only",
+			cfg.AdminSocket, cfg.AdminSocketMode, cfg.AdminOnLoopback)
+	}
 	nodeIP := nonLoopbackIPv4(t)
-	conf := map[string]any{"endpoint": "0.0.0.0:0"}
+	sock := filepath.Join(t.TempDir(), "admin.sock")
+	conf := map[string]any{"endpoint": "0.0.0.0:0", "admin-socket": sock, "admin-socket-mode": cfg.AdminSocketMode.String()}
 	p := rest.NewPlugin(rest.Deps{Log: quietLogger(), Config: infra.StaticConfig(conf)})
 	p.RegisterAdmin("POST /vpp/command", func(w http.ResponseWriter, _ *http.Request) { rest.WriteJSON(w, 200, "ok") })
 	p.RegisterPublic("GET /contiv/v1/ipam", func(w http.ResponseWriter, _ *http.Request) { rest.WriteJSON(w, 200, "ipam") })
@@ -911,20 +919,28 @@ func TestAdminAPINotOnTheNodePort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	if st, err := os.Stat(sock); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("admin socket: %v, %v; want mode 0600", st, err)
+	}
+	viaSocket := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
 	_, port, _ := net.SplitHostPort(p.Addr().String())
 	for _, tc := range []struct {
 		host, method, path string
+		client             *http.Client
 		want               int
 	}{
-		{nodeIP, "POST", "/vpp/command", 403},
-		{nodeIP, "GET", "/contiv/v1/ipam", 200},
-		{nodeIP, "GET", rest.ReadinessPath, 200},
-		{nodeIP, "GET", rest.MetricsPath, 200},
-		{"127.0.0.1", "POST", "/vpp/command", 200},
+		{nodeIP, "POST", "/vpp/command", http.DefaultClient, 403},
+		{nodeIP, "GET", "/contiv/v1/ipam", http.DefaultClient, 200},
+		{nodeIP, "GET", rest.ReadinessPath, http.DefaultClient, 200},
+		{nodeIP, "GET", rest.MetricsPath, http.DefaultClient, 200},
+		{"127.0.0.1", "POST", "/vpp/command", http.DefaultClient, 403},
+		{"localhost", "POST", "/vpp/command", viaSocket, 200},
 	} {
 		req, _ := http.NewRequest(tc.method, "http://"+net.JoinHostPort(tc.host, port)+tc.path, strings.NewReader(`{"vppclicommand":"show version"}`))
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := tc.client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -121,6 +121,7 @@ func TestAgentURLs(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.isLocal = func(ip net.IP) bool { return ip.Equal(net.ParseIP("10.20.0.10")) }
+	c.defaultSocket = filepath.Join(t.TempDir(), "no-admin.sock")
 	for _, tc := range []struct {
 		n    node
 		want string
@@ -145,7 +146,9 @@ func TestConfigValidationNamesTheKey(t *testing.T) {
 		{Config{AgentPort: 70000}, "agent-port: 70000"},
 		{Config{CertFile: "a.pem"}, "cert-file and key-file"},
 		{Config{BasicAuth: "nopassword"}, `basic-auth: "nopassword" is not user:password`},
-		{Config{Agents: map[string]string{"n1": "127.0.0.1:9999"}}, `agents[n1]: "127.0.0.1:9999" must start with http://`},
+		{Config{Agents: map[string]string{"n1": "127.0.0.1:9999"}}, `agents[n1]: "127.0.0.1:9999" must start with http://, https:// or unix://`},
+		{Config{Agents: map[string]string{"n1": "unix://admin.sock"}}, `agents[n1]: "unix://admin.sock": the socket path must be absolute`},
+		{Config{AdminSocket: "admin.sock"}, `admin-socket: "admin.sock" must be an absolute path (or "none")`},
 	} {
 		if err := tc.cfg.validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -54,6 +56,10 @@ type cluster struct {
 	http *http.Client
 	// isLocal says whether an IP is an address of this machine.
 	isLocal func(net.IP) bool
+	// defaultSocket is DefaultAdminSocket (tests move it).
+	defaultSocket string
+	// sockets are the clients of the admin sockets used, by path.
+	sockets map[string]*http.Client
 	// demoConfig is the netctl.conf of `make run` in use when none was named (--config,
 	// $CONTIV_NETCTL_CONFIG); searched says where it was looked for when none was found.
 	demoConfig, searched string
@@ -81,7 +87,8 @@ func newCluster(cfg Config) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cluster{cfg: cfg, http: hc, isLocal: localAddress}, nil
+	return &cluster{cfg: cfg, http: hc, isLocal: localAddress, defaultSocket: DefaultAdminSocket,
+		sockets: map[string]*http.Client{}}, nil
 }
 
 // nodes lists the nodes with a node ID (allocated by their agents) and, with no ID
@@ -177,8 +184,9 @@ func (c *cluster) noEtcdConfigError() error {
 }
 
 // agentURL is where the node's agent answers: the agents section, else the node's
-// management IP, else its first VPP IP, at the agent port. An address of this machine
-// becomes loopback: the agent serves its admin API there (netctl run on a node).
+// management IP, else its first VPP IP, at the agent port. For an address of this
+// machine (netctl run on a node), the agent's admin socket (localAdminSocket), else
+// loopback, where agents without admin-socket serve their admin API.
 func (c *cluster) agentURL(n *node) string {
 	if u, ok := c.cfg.Agents[n.Name]; ok {
 		return u
@@ -191,6 +199,9 @@ func (c *cluster) agentURL(n *node) string {
 		return ""
 	}
 	if ip := net.ParseIP(host); ip != nil && c.isLocal(ip) {
+		if sock := c.localAdminSocket(); sock != "" {
+			return unixScheme + sock
+		}
 		host = "127.0.0.1"
 		if ip.To4() == nil {
 			host = "::1"
@@ -205,6 +216,59 @@ func (c *cluster) agentURL(n *node) string {
 		scheme = "https"
 	}
 	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// localAdminSocket is the admin socket of this machine's agent: admin-socket when set
+// (used even if absent, so that the error says so), else DefaultAdminSocket when a
+// socket is there; "" means TCP loopback (admin-socket none, or no socket found).
+func (c *cluster) localAdminSocket() string {
+	switch c.cfg.AdminSocket {
+	case NoAdminSocket:
+		return ""
+	case "":
+		if st, err := os.Stat(c.defaultSocket); err == nil && st.Mode().Type() == os.ModeSocket {
+			return c.defaultSocket
+		}
+		return ""
+	}
+	return c.cfg.AdminSocket
+}
+
+// send sends a request to the node's agent, over its admin socket when its URL is
+// unix://, and explains the socket's errors.
+func (c *cluster) send(ctx context.Context, n node, method, path string, body io.Reader) (*http.Response, error) {
+	hc, base := c.http, n.URL
+	sock, viaSocket := strings.CutPrefix(n.URL, unixScheme)
+	if viaSocket {
+		if hc = c.sockets[sock]; hc == nil {
+			hc = c.cfg.socketClient(sock)
+			c.sockets[sock] = hc
+		}
+		base = "http://localhost"
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", n.Name, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if u, p, ok := strings.Cut(c.cfg.BasicAuth, ":"); ok {
+		req.SetBasicAuth(u, p)
+	}
+	resp, err := hc.Do(req)
+	switch {
+	case err == nil:
+		return resp, nil
+	case viaSocket && errors.Is(err, syscall.EACCES):
+		return nil, fmt.Errorf("node %s: agent's admin socket %s: permission denied: run contiv-netctl as root, "+
+			"or as a member of the socket's group (http.conf admin-socket-group): %w", n.Name, sock, err)
+	case viaSocket && errors.Is(err, syscall.ENOENT):
+		return nil, fmt.Errorf("node %s: agent's admin socket %s does not exist: is the agent running, and is this "+
+			"its http.conf admin-socket? (--admin-socket names another, --admin-socket=%s uses TCP loopback): %w",
+			n.Name, sock, NoAdminSocket, err)
+	}
+	return nil, fmt.Errorf("node %s: agent at %s: %w", n.Name, n.URL, err)
 }
 
 // node returns the named node.
@@ -332,19 +396,9 @@ func (c *cluster) call(ctx context.Context, n node, method, path string, body, o
 	} else if method != http.MethodGet {
 		rd = strings.NewReader("{}")
 	}
-	req, err := http.NewRequestWithContext(ctx, method, n.URL+path, rd)
+	resp, err := c.send(ctx, n, method, path, rd)
 	if err != nil {
-		return fmt.Errorf("node %s: %w", n.Name, err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if u, p, ok := strings.Cut(c.cfg.BasicAuth, ":"); ok {
-		req.SetBasicAuth(u, p)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("node %s: agent at %s: %w", n.Name, n.URL, err)
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -370,13 +424,9 @@ func (c *cluster) call(ctx context.Context, n node, method, path string, body, o
 
 // readiness returns the agent's state (OK, INIT, ERROR, ...); a 503 still carries it.
 func (c *cluster) readiness(ctx context.Context, n node) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, n.URL+readinessPath, nil)
+	resp, err := c.send(ctx, n, http.MethodGet, readinessPath, nil)
 	if err != nil {
 		return "", err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("node %s: agent at %s: %w", n.Name, n.URL, err)
 	}
 	defer resp.Body.Close()
 	var body struct {

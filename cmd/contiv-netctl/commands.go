@@ -61,6 +61,7 @@ type options struct {
 	agents     []string
 	agentPort  int
 	agentTLS   bool
+	adminSock  string
 	caFile     string
 	certFile   string
 	keyFile    string
@@ -112,6 +113,9 @@ func (o *options) cluster(cmd *cobra.Command) (*cluster, error) {
 	}
 	if flags.Changed("agent-tls") {
 		cfg.AgentTLS = o.agentTLS
+	}
+	if flags.Changed("admin-socket") {
+		cfg.AdminSocket = o.adminSock
 	}
 	if o.caFile != "" {
 		cfg.CAFile = o.caFile
@@ -177,7 +181,9 @@ Configuration: --config (or $` + ConfigEnv + `), default ` + DefaultConfigPath +
 (written by ` + "`make run`" + `), looked for in the working directory and its parents,
 then in the repository of the contiv-netctl binary; flags override its keys. Admin commands (vpp, vppdump,
 pods, services, history, resync, the VPP version of nodes) need the agent's admin API:
-loopback on the node, or a client certificate when the agents use mutual TLS.`,
+on the node, its admin socket (` + DefaultAdminSocket + ` when it exists, or
+--admin-socket; root or the socket's group), else loopback; from elsewhere, a client
+certificate when the agents use mutual TLS.`,
 		Version:       version.String("contiv-netctl"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -190,6 +196,8 @@ loopback on the node, or a client certificate when the agents use mutual TLS.`,
 	pf.StringArrayVar(&o.agents, "agent", nil, "NODE=URL: where the node's agent REST API is (repeatable)")
 	pf.IntVar(&o.agentPort, "agent-port", DefaultAgentPort, "agents' REST port, for nodes not given with --agent")
 	pf.BoolVar(&o.agentTLS, "agent-tls", false, "reach agents not given with --agent over https")
+	pf.StringVar(&o.adminSock, "admin-socket", "", "the agents' admin socket, for the agent of this node (default "+
+		DefaultAdminSocket+" when it exists, else loopback; \""+NoAdminSocket+"\": loopback)")
 	pf.StringVar(&o.caFile, "ca-file", "", "CA certificates (PEM) that verify the agents' certificates")
 	pf.StringVar(&o.certFile, "cert-file", "", "client certificate (PEM) for agents with mutual TLS")
 	pf.StringVar(&o.keyFile, "key-file", "", "key of --cert-file (PEM)")

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -32,14 +34,30 @@ const BasicAuthEnv = "CONTIV_NETCTL_BASIC_AUTH"
 // DefaultAgentPort is the agents' REST port (http.conf endpoint 0.0.0.0:9999).
 const DefaultAgentPort = 9999
 
+// DefaultAdminSocket is where the manifest's agents serve their admin API (http.conf
+// admin-socket): netctl run on a node uses it for that node's agent when it exists.
+const DefaultAdminSocket = "/var/run/contiv/admin.sock"
+
+// NoAdminSocket as admin-socket makes netctl reach the agent of its own node over TCP
+// loopback, socket or not (agents with admin-on-loopback, or without admin-socket).
+const NoAdminSocket = "none"
+
+// unixScheme starts an agent address that is a unix socket ("unix:///path").
+const unixScheme = "unix://"
+
 // Config is netctl.conf (YAML). Flags override it key by key.
 type Config struct {
 	// EtcdConfig is the etcd.conf (the agents' format) of the cluster's etcd; a relative
 	// path is relative to the directory of netctl.conf.
 	EtcdConfig string `json:"etcd-config"`
-	// Agents maps node names to the base URL of their agent's REST API; other nodes are
-	// reached at <scheme>://<node IP>:<agent-port>.
+	// Agents maps node names to the base URL of their agent's REST API, or to its admin
+	// socket (unix:///var/run/contiv/admin.sock); other nodes are reached at
+	// <scheme>://<node IP>:<agent-port>, the node netctl runs on at its admin socket.
 	Agents map[string]string `json:"agents"`
+	// AdminSocket is the agents' admin socket (http.conf admin-socket), which netctl
+	// uses for the agent of the node it runs on; empty: DefaultAdminSocket when it
+	// exists, else TCP loopback; NoAdminSocket: TCP loopback.
+	AdminSocket string `json:"admin-socket"`
 	// AgentPort is the agents' REST port; 0 means DefaultAgentPort.
 	AgentPort int `json:"agent-port"`
 	// AgentTLS makes netctl reach agents not listed in Agents over https.
@@ -147,9 +165,18 @@ func (c *Config) validate() error {
 		}
 	}
 	for node, url := range c.Agents {
-		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-			return fmt.Errorf("agents[%s]: %q must start with http:// or https://", node, url)
+		if sock, ok := strings.CutPrefix(url, unixScheme); ok {
+			if !filepath.IsAbs(sock) {
+				return fmt.Errorf("agents[%s]: %q: the socket path must be absolute (unix:///var/run/contiv/admin.sock)", node, url)
+			}
+			continue
 		}
+		if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+			return fmt.Errorf("agents[%s]: %q must start with http://, https:// or unix://", node, url)
+		}
+	}
+	if c.AdminSocket != "" && c.AdminSocket != NoAdminSocket && !filepath.IsAbs(c.AdminSocket) {
+		return fmt.Errorf("admin-socket: %q must be an absolute path (or %q)", c.AdminSocket, NoAdminSocket)
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("timeout: %v is negative", time.Duration(c.Timeout))
@@ -188,4 +215,15 @@ func (c *Config) httpClient() (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tlsConf
 	return &http.Client{Transport: tr, Timeout: c.timeout()}, nil
+}
+
+// socketClient builds the client for an agent's admin socket: plain HTTP over the
+// unix socket at path, whatever the request's host.
+func (c *Config) socketClient(path string) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}
+	return &http.Client{Transport: tr, Timeout: c.timeout()}
 }

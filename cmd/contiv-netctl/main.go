@@ -12,10 +12,13 @@
 //	contiv-netctl resync NODE [--downstream]  etcd (or VPP/Linux) resync
 //	contiv-netctl completion bash|zsh|fish|powershell
 //
-// Output is a table, or -o json|yaml. Most commands use the agents' admin endpoints,
-// served on loopback only unless the agents' http.conf configures mutual TLS: from
-// another host, give netctl a client certificate (--cert-file, --key-file, --ca-file)
-// the agents accept (docs/SECURITY.md). With `make run`, the standalone agent writes
+// Output is a table, or -o json|yaml. Most commands use the agents' admin endpoints.
+// The manifest's agents serve them on a unix socket, /var/run/contiv/admin.sock (http.conf
+// admin-socket), which netctl run on a node uses for that node's agent (--admin-socket
+// names another; without a socket there, loopback as before); agents without
+// admin-socket serve them on loopback. From another host, when the agents' http.conf
+// configures mutual TLS, give netctl a client certificate (--cert-file, --key-file,
+// --ca-file) the agents accept (docs/SECURITY.md). With `make run`, the standalone agent writes
 // .run/standalone/netctl.conf, which netctl reads by default.
 //
 // It is built on spf13/cobra, as kubectl, calicoctl and cilium are: subcommands,

@@ -42,14 +42,17 @@ func (a Access) String() string {
 
 // Reasons of refusal, the label values of contiv_rest_refused_requests_total.
 const (
-	RefusedNotLoopback  = "not-loopback"
-	RefusedClientCert   = "no-client-certificate"
-	RefusedBasicAuth    = "basic-auth"
-	RefusedContentType  = "content-type"
-	RefusedHostHeader   = "host-header"
-	RefusedBodySize     = "body-too-large"
-	jsonContentType     = "application/json"
-	refusedAdminMessage = "admin endpoint: served on loopback only, or with a verified client certificate when mutual TLS is configured (docs/SECURITY.md)"
+	RefusedNotLoopback = "not-loopback"
+	RefusedClientCert  = "no-client-certificate"
+	RefusedBasicAuth   = "basic-auth"
+	RefusedContentType = "content-type"
+	RefusedHostHeader  = "host-header"
+	RefusedBodySize    = "body-too-large"
+	RefusedAdminSocket = "admin-socket-only"
+	// RefusedAuthRateLimit is a client over its failed basic-auth attempts (429).
+	RefusedAuthRateLimit = "basic-auth-rate-limit"
+	jsonContentType      = "application/json"
+	refusedAdminMessage  = "admin endpoint: served on loopback only, or with a verified client certificate when mutual TLS is configured (docs/SECURITY.md)"
 )
 
 // Bounds of what a state-changing request may send and of what its audit line quotes.
@@ -129,14 +132,21 @@ type guarded struct {
 
 func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := g.p
+	client := authClient(r)
+	if len(p.users) > 0 && !p.limitAuthFailures(w, r, client) {
+		return
+	}
 	user, ok := p.authenticate(r)
 	if !ok {
 		p.refuse(w, r, RefusedBasicAuth, http.StatusUnauthorized, "basic-auth: valid credentials required")
 		return
 	}
+	if len(p.users) > 0 {
+		p.authLimit.succeeded(client)
+	}
 	if g.acc == Admin {
 		if reason := p.adminRefusal(r); reason != "" {
-			p.refuse(w, r, reason, http.StatusForbidden, refusedAdminMessage)
+			p.refuse(w, r, reason, http.StatusForbidden, p.adminRefusalMessage(reason))
 			return
 		}
 	}
@@ -161,7 +171,7 @@ func (g *guarded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (g *guarded) serveAudited(w http.ResponseWriter, r *http.Request, user string) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxStateChangingBody+1))
 	if err != nil {
-		g.p.Log.WithFields(logrus.Fields{"caller": r.RemoteAddr, "path": r.URL.Path}).WithError(err).
+		g.p.Log.WithFields(logrus.Fields{"caller": caller(r), "path": r.URL.Path}).WithError(err).
 			Debug("REST request body not read; handler not run")
 		WriteError(w, http.StatusBadRequest, "read request body: "+err.Error())
 		return
@@ -178,7 +188,7 @@ func (g *guarded) serveAudited(w http.ResponseWriter, r *http.Request, user stri
 	fields, readOnly := describeRequest(g.pattern, body)
 	rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 	g.next(rec, r)
-	fields["caller"] = r.RemoteAddr
+	fields["caller"] = caller(r)
 	fields["user"] = user
 	fields["method"] = r.Method
 	fields["path"] = r.URL.RequestURI()
@@ -241,13 +251,22 @@ func (p *Plugin) authenticate(r *http.Request) (user string, ok bool) {
 	return name, true
 }
 
-// adminRefusal returns why an admin request is refused, "" when it may proceed.
+// adminRefusal returns why an admin request is refused, "" when it may proceed. The
+// admin socket serves admin requests to whoever could connect (its file permissions
+// decide); TCP serves them with a verified client certificate under mutual TLS, else
+// from loopback, unless the admin socket took that over.
 func (p *Plugin) adminRefusal(r *http.Request) string {
+	if _, ok := SocketPeer(r); ok {
+		return ""
+	}
 	if p.config.MutualTLS() {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
 			return RefusedClientCert
 		}
 		return ""
+	}
+	if p.config.AdminSocket != "" && !p.config.AdminOnLoopback {
+		return RefusedAdminSocket
 	}
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !isLoopbackAddr(local) || !isLoopbackHostPort(r.RemoteAddr) {
@@ -266,7 +285,7 @@ func (p *Plugin) adminRefusal(r *http.Request) string {
 func (p *Plugin) refuse(w http.ResponseWriter, r *http.Request, reason string, code int, msg string) {
 	p.metrics.refused.WithLabelValues(reason).Inc()
 	p.Log.WithFields(logrus.Fields{
-		"caller": r.RemoteAddr, "method": r.Method, "path": r.URL.Path, "reason": reason,
+		"caller": caller(r), "method": r.Method, "path": r.URL.Path, "reason": reason,
 	}).Debug("REST request refused")
 	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="contiv-vpp"`)
@@ -274,8 +293,33 @@ func (p *Plugin) refuse(w http.ResponseWriter, r *http.Request, reason string, c
 	WriteError(w, code, msg)
 }
 
+// adminRefusalMessage tells the refused client where the admin endpoints are served.
+func (p *Plugin) adminRefusalMessage(reason string) string {
+	if p.config.AdminSocket != "" {
+		return fmt.Sprintf("admin endpoint: served on the unix socket %s (http.conf admin-socket)%s; "+
+			"on the node: contiv-netctl --admin-socket %s, or curl --unix-socket %s (docs/SECURITY.md)",
+			p.config.AdminSocket, p.adminTCPDescription(), p.config.AdminSocket, p.config.AdminSocket)
+	}
+	return refusedAdminMessage
+}
+
+// adminTCPDescription says who else reaches the admin endpoints over TCP when the
+// admin socket is configured ("" for no one).
+func (p *Plugin) adminTCPDescription() string {
+	switch {
+	case p.config.MutualTLS():
+		return ", and over TCP to clients with a verified certificate"
+	case p.config.AdminOnLoopback:
+		return ", and on TCP loopback (admin-on-loopback)"
+	}
+	return ""
+}
+
 // adminAccessDescription says in words who reaches the admin endpoints.
 func (p *Plugin) adminAccessDescription() string {
+	if p.config.AdminSocket != "" {
+		return "unix socket " + p.config.AdminSocket + " (mode " + p.config.adminSocketMode().String() + ")" + p.adminTCPDescription()
+	}
 	if p.config.MutualTLS() {
 		return "clients with a verified certificate"
 	}
@@ -348,7 +392,7 @@ func newAccessMetrics() *accessMetrics {
 }
 
 func (m *accessMetrics) register(reg prometheus.Registerer) error {
-	for _, reason := range []string{RefusedNotLoopback, RefusedClientCert, RefusedBasicAuth, RefusedContentType, RefusedHostHeader, RefusedBodySize} {
+	for _, reason := range []string{RefusedNotLoopback, RefusedClientCert, RefusedBasicAuth, RefusedContentType, RefusedHostHeader, RefusedBodySize, RefusedAdminSocket, RefusedAuthRateLimit} {
 		m.refused.WithLabelValues(reason) // exported at 0 from the start
 	}
 	for _, c := range []prometheus.Collector{m.stateChanging, m.refused} {

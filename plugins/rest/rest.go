@@ -6,12 +6,25 @@
 //	RegisterAdmin  / Admin()   everything that changes state or reveals internals
 //	                           (/vpp/command, /controller/*, /scheduler/*, /log/*, pprof)
 //
-// One listener serves both. An admin request is served only when it arrives on a
+// The TCP listener serves both. An admin request is served only when it arrives on a
 // loopback address from a loopback address (`curl localhost:9999/...` on the node), or,
 // when http.conf configures TLS with client certificates (server-cert-file,
 // server-key-file, client-cert-files), only with a verified client certificate, from
 // anywhere. basic-auth, when set, is asked of every request but the probes. Anything
-// else gets 403: a pod reaching the node IP sees the public views only.
+// else gets 403: a pod reaching the node IP sees the public views only. Failed
+// basic-auth attempts are limited per client (authlimit.go: an IP address, an IPv6
+// /64, a uid on the admin socket): basic-auth-failure-burst (10) at once, then one per
+// basic-auth-failure-interval (1s); meanwhile the client gets 429 with Retry-After
+// before its credentials are checked, counted with reason basic-auth-rate-limit and
+// warned about at most once a minute. Other clients log in as before.
+//
+// With admin-socket (the manifest's default, socket.go), a unix socket serves every
+// handler, admin ones included, to whoever its file permissions (admin-socket-mode,
+// admin-socket-group) let connect, and TCP loopback no longer serves admin requests
+// (admin-on-loopback keeps it): being on the node (a host-network process of another
+// user, a relay, `kubectl port-forward`) is no longer enough. The socket is made with
+// its mode and group before it appears at its path, and removed on Close; audit lines
+// name its peers by uid and pid (SO_PEERCRED).
 //
 // State-changing requests (any method but GET/HEAD) must carry Content-Type
 // application/json, which no simple cross-site request can (415 otherwise); each one is
@@ -123,20 +136,41 @@ type Config struct {
 	// BasicAuth lists "user:password" entries; when set, every request but the probes
 	// must authenticate with one of them.
 	BasicAuth []string `json:"basic-auth"`
+	// BasicAuthFailureBurst is how many failed basic-auth attempts a client (an IP
+	// address, an IPv6 /64, a uid on the admin socket) may make at once; then one per
+	// BasicAuthFailureInterval, and 429 with Retry-After meanwhile.
+	BasicAuthFailureBurst int `json:"basic-auth-failure-burst"`
+	// BasicAuthFailureInterval is how often a client regains a failed attempt.
+	BasicAuthFailureInterval infra.Duration `json:"basic-auth-failure-interval"`
+	// AdminSocket is the path of a unix socket that serves every handler, admin ones
+	// included, to the users its file permissions let connect (socket.go). With it, TCP
+	// loopback no longer serves admin requests, unless AdminOnLoopback.
+	AdminSocket string `json:"admin-socket"`
+	// AdminSocketMode is the permission bits of the socket file, a quoted octal string
+	// ("0660"); default "0600" (the agent's user only). World-writable is refused.
+	AdminSocketMode SocketMode `json:"admin-socket-mode"`
+	// AdminSocketGroup is the group (name or numeric ID) given the socket file, for a
+	// mode that grants the group; empty keeps the agent's group.
+	AdminSocketGroup string `json:"admin-socket-group"`
+	// AdminOnLoopback keeps serving admin requests from TCP loopback when AdminSocket is
+	// set (both doors open).
+	AdminOnLoopback bool `json:"admin-on-loopback"`
 }
 
 // DefaultConfig is http.conf's defaults (see docs/CONFIG.md for why these values).
 func DefaultConfig() Config {
 	return Config{
-		Endpoint:                DefaultEndpoint,
-		ReadHeaderTimeout:       infra.Duration(10 * time.Second),
-		ReadTimeout:             infra.Duration(30 * time.Second),
-		WriteTimeout:            infra.Duration(2 * time.Minute),
-		IdleTimeout:             infra.Duration(time.Minute),
-		MaxHeaderBytes:          16 << 10,
-		MaxConnections:          256,
-		MaxConnectionsPerClient: 16,
-		MaxLocalConnections:     64,
+		Endpoint:                 DefaultEndpoint,
+		ReadHeaderTimeout:        infra.Duration(10 * time.Second),
+		ReadTimeout:              infra.Duration(30 * time.Second),
+		WriteTimeout:             infra.Duration(2 * time.Minute),
+		IdleTimeout:              infra.Duration(time.Minute),
+		MaxHeaderBytes:           16 << 10,
+		MaxConnections:           256,
+		MaxConnectionsPerClient:  16,
+		MaxLocalConnections:      64,
+		BasicAuthFailureBurst:    DefaultAuthFailureBurst,
+		BasicAuthFailureInterval: infra.Duration(DefaultAuthFailureInterval),
 	}
 }
 
@@ -155,6 +189,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateLimits(); err != nil {
+		return err
+	}
+	if err := c.validateAdminSocket(); err != nil {
 		return err
 	}
 	if (c.ServerCertFile == "") != (c.ServerKeyFile == "") {
@@ -210,6 +247,12 @@ func (c *Config) validateLimits() error {
 			return fmt.Errorf("%s: %d must be at least 1", n.key, n.v)
 		}
 	}
+	if c.BasicAuthFailureBurst < 1 {
+		return fmt.Errorf("basic-auth-failure-burst: %d must be at least 1", c.BasicAuthFailureBurst)
+	}
+	if c.BasicAuthFailureInterval <= 0 || c.BasicAuthFailureInterval > infra.Duration(time.Hour) {
+		return fmt.Errorf("basic-auth-failure-interval: %v must be positive and at most 1h", c.BasicAuthFailureInterval)
+	}
 	if c.MaxConnectionsPerClient > c.MaxConnections {
 		return fmt.Errorf("max-connections-per-client: %d must not exceed max-connections (%d)", c.MaxConnectionsPerClient, c.MaxConnections)
 	}
@@ -256,8 +299,8 @@ type Deps struct {
 	Health *health.Registry
 	// Metrics is the Prometheus registry served on /metrics; nil means a new one.
 	Metrics *prometheus.Registry
-	// Clock paces the warnings about refused connections and accept errors; nil means
-	// the real clock.
+	// Clock paces the warnings about refused connections and accept errors, and the
+	// basic-auth failure limit; nil means the real clock.
 	Clock clock.PassiveClock
 }
 
@@ -265,14 +308,21 @@ type Deps struct {
 type Plugin struct {
 	Deps
 
-	config   Config
-	users    map[string]string // basic-auth
-	mux      *http.ServeMux
-	server   *http.Server
-	listener net.Listener
-	served   chan error
-	metrics  *accessMetrics
-	conns    *connMetrics
+	config Config
+	users  map[string]string // basic-auth
+	// authLimit limits the failed basic-auth attempts of each client.
+	authLimit *authLimiter
+	mux       *http.ServeMux
+	server    *http.Server
+	listener  net.Listener
+	served    chan error
+	// admin serves the admin socket (nil without admin-socket); adminServed gets
+	// its Serve's result.
+	admin       *http.Server
+	adminLn     net.Listener
+	adminServed chan error
+	metrics     *accessMetrics
+	conns       *connMetrics
 
 	// listen opens the listener (net.Listen; tests inject accept errors).
 	listen func(network, address string) (net.Listener, error)
@@ -335,13 +385,14 @@ func (p *Plugin) Init() error {
 		ErrorLog: promLogger{p.Log}, Registry: p.Metrics,
 	}).ServeHTTP)
 
-	tcp, err := p.listen("tcp", p.config.Endpoint)
-	if err != nil {
-		return fmt.Errorf("endpoint %s: %w", p.config.Endpoint, err)
-	}
 	clk := p.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
+	}
+	p.authLimit = newAuthLimiter(p.config.BasicAuthFailureBurst, time.Duration(p.config.BasicAuthFailureInterval), clk)
+	tcp, err := p.listen("tcp", p.config.Endpoint)
+	if err != nil {
+		return fmt.Errorf("endpoint %s: %w", p.config.Endpoint, err)
 	}
 	// The bounds count TCP connections, under TLS: a handshake holds a descriptor too.
 	var ln net.Listener = newLimitedListener(tcp, &p.config, p.fromNode, p.Log, clk, p.conns)
@@ -349,15 +400,7 @@ func (p *Plugin) Init() error {
 		ln = tls.NewListener(ln, tlsConf)
 	}
 	p.listener = ln
-	p.server = &http.Server{
-		Handler:           p.mux,
-		ReadHeaderTimeout: time.Duration(p.config.ReadHeaderTimeout),
-		ReadTimeout:       time.Duration(p.config.ReadTimeout),
-		WriteTimeout:      time.Duration(p.config.WriteTimeout),
-		IdleTimeout:       time.Duration(p.config.IdleTimeout),
-		MaxHeaderBytes:    p.config.MaxHeaderBytes,
-		ErrorLog:          log.New(serverLogWriter{p.Log}, "", 0),
-	}
+	p.server = p.newServer()
 	p.served = make(chan error, 1)
 	go func() {
 		err := p.server.Serve(ln)
@@ -366,17 +409,64 @@ func (p *Plugin) Init() error {
 		}
 		p.served <- err
 	}()
+	if err := p.serveAdminSocket(); err != nil {
+		p.server.Close()
+		<-p.served
+		p.server = nil
+		return err
+	}
 	p.Log.WithFields(logrus.Fields{
-		"endpoint":   ln.Addr().String(),
-		"tls":        tlsConf != nil,
-		"mutual-tls": p.config.MutualTLS(),
-		"basic-auth": len(p.users) > 0,
-		"admin":      p.adminAccessDescription(),
+		"endpoint":     ln.Addr().String(),
+		"tls":          tlsConf != nil,
+		"mutual-tls":   p.config.MutualTLS(),
+		"basic-auth":   len(p.users) > 0,
+		"admin":        p.adminAccessDescription(),
+		"admin-socket": p.config.AdminSocket,
 		"max-connections": fmt.Sprintf("%d (%d per client), %d from the node",
 			p.config.MaxConnections, p.config.MaxConnectionsPerClient, p.config.MaxLocalConnections),
 	}).Info("serving HTTP")
 	return nil
 }
+
+// serveAdminSocket opens the admin socket, when configured, and serves the handlers
+// on it with the TCP endpoint's timeouts; each request carries its peer's credentials.
+func (p *Plugin) serveAdminSocket() error {
+	if p.config.AdminSocket == "" {
+		return nil
+	}
+	ln, err := listenAdminSocket(p.config.AdminSocket, p.config.adminSocketMode(), p.config.AdminSocketGroup)
+	if err != nil {
+		return err
+	}
+	p.adminLn = ln
+	p.admin = p.newServer()
+	p.admin.ConnContext = withPeer
+	p.adminServed = make(chan error, 1)
+	go func() {
+		err := p.admin.Serve(ln)
+		if !errors.Is(err, http.ErrServerClosed) {
+			p.Log.WithError(err).Error("REST admin socket stopped serving")
+		}
+		p.adminServed <- err
+	}()
+	return nil
+}
+
+// newServer returns an HTTP server of the handlers with http.conf's bounds.
+func (p *Plugin) newServer() *http.Server {
+	return &http.Server{
+		Handler:           p.mux,
+		ReadHeaderTimeout: time.Duration(p.config.ReadHeaderTimeout),
+		ReadTimeout:       time.Duration(p.config.ReadTimeout),
+		WriteTimeout:      time.Duration(p.config.WriteTimeout),
+		IdleTimeout:       time.Duration(p.config.IdleTimeout),
+		MaxHeaderBytes:    p.config.MaxHeaderBytes,
+		ErrorLog:          log.New(serverLogWriter{p.Log}, "", 0),
+	}
+}
+
+// AdminSocket is the path of the admin socket, "" when http.conf sets none.
+func (p *Plugin) AdminSocket() string { return p.config.AdminSocket }
 
 func validateEndpoint(ep string) error {
 	host, port, err := net.SplitHostPort(ep)
@@ -430,6 +520,13 @@ func (p *Plugin) Close() error {
 		err = errors.Join(err, serr)
 	}
 	p.server = nil
+	if p.admin != nil {
+		err = errors.Join(err, p.admin.Shutdown(ctx))
+		if serr := <-p.adminServed; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		p.admin = nil
+	}
 	return err
 }
 

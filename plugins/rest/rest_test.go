@@ -33,6 +33,8 @@ func (f fakeLoader) LoadConfig(out any) (bool, error) {
 	orDefault(&c.MaxConnections, def.MaxConnections)
 	orDefault(&c.MaxConnectionsPerClient, def.MaxConnectionsPerClient)
 	orDefault(&c.MaxLocalConnections, def.MaxLocalConnections)
+	orDefault(&c.BasicAuthFailureBurst, def.BasicAuthFailureBurst)
+	orDefault(&c.BasicAuthFailureInterval, def.BasicAuthFailureInterval)
 	return true, nil
 }
 
@@ -180,6 +182,16 @@ func TestInitRejectsBadConfig(t *testing.T) {
 		{Config{Endpoint: "127.0.0.1:3", ServerCertFile: "/nonexistent/a.pem", ServerKeyFile: "/nonexistent/a.key"}, `server-cert-file "/nonexistent/a.pem", server-key-file "/nonexistent/a.key": open /nonexistent/a.pem`},
 		{Config{Endpoint: "127.0.0.1:4", BasicAuth: []string{"alice:secret", "bob"}}, `basic-auth[1]: entry for "bob" is not user:password`},
 		{Config{Endpoint: "127.0.0.1:5", BasicAuth: []string{"carol:"}}, `basic-auth[0]: entry for "carol" is not user:password`},
+		{Config{Endpoint: "127.0.0.1:24", BasicAuthFailureBurst: -1}, `basic-auth-failure-burst: -1 must be at least 1`},
+		{Config{Endpoint: "127.0.0.1:25", BasicAuthFailureInterval: infra.Duration(2 * time.Hour)}, `basic-auth-failure-interval: 2h0m0s must be positive and at most 1h`},
+		{Config{Endpoint: "127.0.0.1:16", AdminSocket: "admin.sock"}, `admin-socket: "admin.sock" must be an absolute path`},
+		{Config{Endpoint: "127.0.0.1:17", AdminSocket: "/run/a.sock", AdminSocketMode: 0o666}, `admin-socket-mode: 0666 lets any user of the node run VPP commands`},
+		{Config{Endpoint: "127.0.0.1:18", AdminSocket: "/run/a.sock", AdminSocketMode: 0o1660}, `admin-socket-mode: 1660 must be permission bits`},
+		{Config{Endpoint: "127.0.0.1:19", AdminSocket: "/run/a.sock", AdminSocketMode: 0o060}, `admin-socket-mode: 0060 must be permission bits (at most 0777) with read and write for the owner`},
+		{Config{Endpoint: "127.0.0.1:20", AdminSocketMode: 0o660}, `admin-socket-mode: set without admin-socket`},
+		{Config{Endpoint: "127.0.0.1:21", AdminOnLoopback: true}, `admin-on-loopback: set without admin-socket`},
+		{Config{Endpoint: "127.0.0.1:22", AdminSocket: "/run/a.sock", AdminSocketGroup: "no-such-group-here"}, `admin-socket-group: group "no-such-group-here"`},
+		{Config{Endpoint: "127.0.0.1:23", AdminSocket: "/" + strings.Repeat("d", 100) + "/a.sock"}, `is too long for a unix socket`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.cfg.Endpoint, func(t *testing.T) {
@@ -240,4 +252,18 @@ func (l pprofLoader) LoadConfig(out any) (bool, error) {
 	c := out.(*Config)
 	c.Endpoint, c.EnablePprof = "127.0.0.1:0", l.enabled
 	return true, nil
+}
+
+func TestAdminSocketModeIsAQuotedOctalString(t *testing.T) {
+	var c Config
+	if err := infra.ParseConfig([]byte("admin-socket: /run/a.sock\nadmin-socket-mode: \"0660\"\n"), &c, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.AdminSocketMode != 0o660 {
+		t.Errorf("admin-socket-mode \"0660\" = %v, want 0660", c.AdminSocketMode)
+	}
+	err := infra.ParseConfig([]byte("admin-socket-mode: 0660\n"), &c, true, nil)
+	if err == nil || !strings.Contains(err.Error(), "quoted octal string") {
+		t.Errorf("unquoted admin-socket-mode: %v, want it refused asking for a quoted octal string", err)
+	}
 }

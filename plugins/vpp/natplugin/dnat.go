@@ -33,6 +33,9 @@ type dnatDescriptor struct {
 	// the scheduler holds): a new value is checked against it (validChange), so that
 	// a change of a few entries costs those entries. Delete forgets the key.
 	lastValid map[string]*nat.DNat44
+	// conflicts keeps the agent's values ahead of external ones on an external
+	// endpoint (conflict.go); off unless the plugin sets its preferred labels.
+	conflicts conflicts
 }
 
 func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
@@ -68,11 +71,18 @@ func newDNat44(deps DescriptorDeps) (*kvapi.KVDescriptor, *dnatDescriptor) {
 		},
 		Delete: func(key string, v *nat.DNat44, _ kvapi.Metadata) error {
 			delete(d.lastValid, key)
+			d.conflicts.deleted(v.GetLabel(), v)
 			return d.update(v, nil)
 		},
-		Retrieve:             d.retrieve,
-		IsRetriableFailure:   vppbase.IsRetriable,
-		Dependencies:         func(_ string, v *nat.DNat44) []kvapi.Dependency { return DNat44Dependencies(v) },
+		Retrieve:           d.retrieve,
+		IsRetriableFailure: vppbase.IsRetriable,
+		Dependencies: func(_ string, v *nat.DNat44) []kvapi.Dependency {
+			deps := DNat44Dependencies(v)
+			if dep, ok := d.conflicts.dependency(v.GetLabel()); ok {
+				deps = append(deps, dep)
+			}
+			return deps
+		},
 		RetrieveDependencies: []string{ifaceidx.DescriptorName, GlobalDescriptorName},
 	}), d
 }

@@ -9,6 +9,7 @@
 //	vpp/nat44/interface/<iface>/feature/<in|out> (derived) interface feature vpp-nat44-interface
 //	vpp/nat44/address/<ip>/twice-nat/<on|off>    (derived) pool address      vpp-nat44-address
 //	config/vpp/nat/v2/dnat44/<label>                      DNat44          vpp-dnat44
+//	vpp/nat44/dnat44-endpoints-free/<label>      (SB, notified) an external DNat44's endpoints are free
 //
 // Dependencies (an arrow reads "waits for"):
 //
@@ -18,6 +19,7 @@
 //	DNat44 ──> Nat44Global (the plugin must be enabled)
 //	       ──> VrfTable of every non-zero local / identity VRF
 //	       ──> interfaces named by external_interface / interface
+//	       ──> DNAT44FreeKey(label), for an external DNat44 only (conflict.go)
 //
 // The DNat44 path, by file (what to read to change it):
 //
@@ -35,6 +37,7 @@
 //	             planned steps (sendBatch, or the pipeline across values), undo the ones
 //	             that succeeded when some fail, and remember failed undos (leftovers)
 //	retrieve.go  Retrieve: the dumps grouped by tag and rebuilt into DNat44 values
+//	conflict.go  the agent's values ahead of external ones on an external endpoint
 //	parsed.go, pipeline.go, vpp.go: the cache of what Validate parsed, the pipeline,
 //	             sendBatch
 //
@@ -117,6 +120,18 @@
 //
 // Decisions:
 //
+//   - The agent's DNat44 values (Deps.Preferred; by default the service renderer's
+//     labels, "<namespace>/<name>" and DNAT-identities) win every conflict on an
+//     external (address, port, protocol) over values of other labels (written by an
+//     operator under /vnf-agent/<node>/config/), whatever the order in which a resync
+//     creates them: VPP keeps one mapping per external endpoint, and the first one
+//     created used to keep it, so after a restart an external value could take a
+//     Service over. An external value depends on DNAT44FreeKey(label), which the
+//     descriptor notifies (SB) while no agent's value maps one of its endpoints; it is
+//     PENDING on it, or FAILED with an error naming both keys and the endpoint when the
+//     scheduler tried it first, and is created when the agent's value lets the endpoint
+//     go. An agent's value created over an applied external one first deletes the
+//     external mappings on its endpoints. Not in the per-mapping build (natpermapping).
 //   - The NAT44-ED plugin is enabled by the first Create of Nat44Global
 //     (nat44_ed_plugin_enable_disable; "already enabled" is success) with
 //     Sessions translations per thread, and never disabled: disabling flushes

@@ -47,6 +47,11 @@ func (d *dnatDescriptor) startAsync(from, to *nat.DNat44) func() (kvapi.Metadata
 	if from == nil {
 		op = "create"
 	}
+	if err := d.resolveConflicts(to); err != nil {
+		d.parsed.drop(to)
+		err = fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
+		return func() (kvapi.Metadata, error) { return nil, err }
+	}
 	steps, err := d.plan(from, to)
 	if err != nil {
 		err = fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
@@ -67,13 +72,58 @@ func (d *dnatDescriptor) startAsync(from, to *nat.DNat44) func() (kvapi.Metadata
 			}
 		}
 		if errs == nil {
+			d.appliedExternal(label, to)
 			return nil, nil
 		}
 		if err := d.finish(Tag(label), steps, errs); err != nil {
 			return nil, fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 		}
+		d.appliedExternal(label, to)
 		return nil, nil
 	}
+}
+
+// resolveConflicts keeps the agent's values ahead of external ones on an external
+// endpoint (conflict.go) before to is applied: an external to is refused while the
+// agent maps one of its endpoints; before the agent's to, the mappings of applied
+// external values on its endpoints are deleted from VPP.
+func (d *dnatDescriptor) resolveConflicts(to *nat.DNat44) error {
+	if to == nil {
+		return nil
+	}
+	if err := d.conflicts.refusal(to.GetLabel()); err != nil {
+		return err
+	}
+	from, keep := d.conflicts.takeovers(to)
+	if len(from) > 0 {
+		d.pipe.drain()
+	}
+	for i, x := range from {
+		steps, err := planChange(x, keep[i], nil, d.SwIfIndex)
+		if err == nil {
+			err = d.run(Tag(x.GetLabel()), steps)
+		}
+		if err != nil {
+			return fmt.Errorf("take external endpoints over from DNAT44 %s (key %s): %w", x.GetLabel(), nat.DNAT44Key(x.GetLabel()), err)
+		}
+		d.conflicts.applied[x.GetLabel()] = keep[i]
+		d.Log.WithFields(map[string]any{"label": to.GetLabel(), "external": nat.DNAT44Key(x.GetLabel())}).
+			Warn("DNAT44: an external value mapped endpoints of the agent's value: its mappings there are deleted from VPP, the agent's value wins (the external value waits)")
+	}
+	return nil
+}
+
+// appliedExternal records that the external value to (nil: none) of label is in VPP.
+func (d *dnatDescriptor) appliedExternal(label string, to *nat.DNat44) {
+	if !d.conflicts.isExternal(label) {
+		return
+	}
+	d.conflicts.init()
+	if to == nil {
+		delete(d.conflicts.applied, label)
+		return
+	}
+	d.conflicts.applied[label] = to
 }
 
 // update moves VPP from the mappings of from to those of to (nil from:
@@ -88,6 +138,10 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 	case to == nil:
 		op, label = "delete", from.GetLabel()
 	}
+	if err := d.resolveConflicts(to); err != nil {
+		d.parsed.drop(to)
+		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
+	}
 	steps, err := d.plan(from, to)
 	if err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
@@ -95,6 +149,7 @@ func (d *dnatDescriptor) update(from, to *nat.DNat44) error {
 	if err := d.run(Tag(label), steps); err != nil {
 		return fmt.Errorf("%s DNAT44 %s: %w", op, label, err)
 	}
+	d.appliedExternal(label, to)
 	if len(steps) > 0 && infra.LevelEnabled(d.Log, logrus.DebugLevel) {
 		d.Log.WithFields(map[string]any{"label": label, "requests": len(steps)}).Debugf("DNAT44 %s done", op)
 	}

@@ -31,6 +31,10 @@ type Deps struct {
 	Scheduler Scheduler
 	// GoVPP gives the channel the descriptors talk to VPP through. Required.
 	GoVPP GoVPP
+	// Preferred tells the labels of the agent's own DNat44 values, which win conflicts
+	// on an external endpoint over the others (conflict.go); nil: DefaultPreferred.
+	// (The per-mapping build, natpermapping, does not resolve such conflicts.)
+	Preferred func(label string) bool
 }
 
 // Plugin is the VPP NAT plugin: it registers the descriptors of the global

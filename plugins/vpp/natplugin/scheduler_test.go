@@ -357,22 +357,9 @@ func vppState(sim *vppsim.Sim) []string {
 }
 
 func TestSchedulerFullResyncAfterVPPRestart(t *testing.T) {
-	sock := t.TempDir() + "/api.sock"
-	sim, err := vppsim.New(vppsim.Options{SocketPath: sock, NICs: []string{"GigabitEthernet0/8/0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	conn, events, err := core.AsyncConnect(socketclient.NewVppClient(sock), 50, 20*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Disconnect)
-	waitState(t, events, core.Connected)
-	a := newAgent(t, conn)
+	vpp := newRestartableVPP(t)
+	sim := vpp.sim
+	a := newAgent(t, vpp.conn)
 	ctx := context.Background()
 	cfg := nodeConfig()
 	if err := a.commit(ctx, cfg); err != nil {
@@ -380,8 +367,7 @@ func TestSchedulerFullResyncAfterVPPRestart(t *testing.T) {
 	}
 	want := vppState(sim)
 
-	sim.Restart()
-	waitState(t, events, core.Connected)
+	vpp.restart(t)
 	if got := vppState(sim); len(apiRoutes(sim)) != 0 || len(got) >= len(want) {
 		t.Fatalf("VPP not reset by the restart: %v", got)
 	}
@@ -404,6 +390,41 @@ func TestSchedulerFullResyncAfterVPPRestart(t *testing.T) {
 			t.Errorf("idle resync sent %s x%d", m, n)
 		}
 	}
+}
+
+// restartableVPP is a simulator with a govpp connection that reconnects when it
+// restarts (as govppmux does).
+type restartableVPP struct {
+	sim    *vppsim.Sim
+	conn   *core.Connection
+	events chan core.ConnectionEvent
+}
+
+func newRestartableVPP(t *testing.T) *restartableVPP {
+	t.Helper()
+	sock := t.TempDir() + "/api.sock"
+	sim, err := vppsim.New(vppsim.Options{SocketPath: sock, NICs: []string{"GigabitEthernet0/8/0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	conn, events, err := core.AsyncConnect(socketclient.NewVppClient(sock), 50, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Disconnect)
+	waitState(t, events, core.Connected)
+	return &restartableVPP{sim: sim, conn: conn, events: events}
+}
+
+// restart empties VPP and waits for the connection to come back.
+func (v *restartableVPP) restart(t *testing.T) {
+	t.Helper()
+	v.sim.Restart()
+	waitState(t, v.events, core.Connected)
 }
 
 // waitState waits for a connection event with the given state.

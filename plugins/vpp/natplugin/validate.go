@@ -11,6 +11,24 @@ import (
 // validate is ValidateDNat44 keeping the parsed mappings of a valid value for its
 // creation (see parsedCache).
 func (d *dnatDescriptor) validate(key string, v *nat.DNat44) error {
+	old := d.lastValid[key]
+	err := d.validateValue(key, v)
+	if err == nil {
+		d.conflicts.validated(v.GetLabel(), old, v, d.eachValid)
+	}
+	return err
+}
+
+// eachValid calls fn with the last valid value of every key.
+func (d *dnatDescriptor) eachValid(fn func(*nat.DNat44)) {
+	for _, v := range d.lastValid {
+		fn(v)
+	}
+}
+
+// validateValue is ValidateDNat44, checking a change against the last value accepted
+// for the key when it can (validChange).
+func (d *dnatDescriptor) validateValue(key string, v *nat.DNat44) error {
 	if d.seen == nil {
 		d.seen = map[mappingID]bool{}
 		d.lastValid = map[string]*nat.DNat44{}
