@@ -105,31 +105,58 @@ func BenchmarkResync(b *testing.B) {
 // (as at the agent's first resync, or after a database resync that decoded every
 // object again): nothing can be reused, everything is parsed and rendered. BenchmarkResync repeats the resync of the same objects (a
 // healing resync), which reuses what did not change.
+//
+// form=slices gives every service's endpoints as one EndpointSlice (as contiv-ksr
+// writes them now), form=endpoints as the legacy v1 Endpoints value.
 func BenchmarkResyncFresh(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
-			f := benchFixture(b)
-			encoded := encodeKubeState(b, benchKubeState(n))
-			ev := controller.NewDBResync()
-			b.ReportAllocs()
-			b.ResetTimer() // the setup above is not part of the resync
-			var cpu time.Duration
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				fresh := encoded.fresh(b)
-				// The garbage of the setup (the previous iteration's objects, the
-				// clones' temporaries) is collected here, not during the resync.
-				runtime.GC()
-				b.StartTimer()
-				start := processCPU(b)
-				if err := f.p.Resync(ev, fresh, 2, st.NewTxn()); err != nil {
-					b.Fatal(err)
+	for _, form := range []string{"endpoints", "slices"} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("form=%s/services=%d", form, n), func(b *testing.B) {
+				kube := benchKubeState(n)
+				if form == "slices" {
+					kube = benchKubeStateSlices(n)
 				}
-				cpu += processCPU(b) - start
-			}
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-		})
+				benchResyncFresh(b, kube)
+			})
+		}
 	}
+}
+
+// benchKubeStateSlices is benchKubeState with each service's endpoints in one
+// EndpointSlice.
+func benchKubeStateSlices(n int) controller.KubeStateData {
+	kube := controller.NewKubeStateData(svcmodel.Keyword, esmodel.Keyword)
+	for i := range n {
+		svc, _ := benchService(i)
+		kube[svcmodel.Keyword][svcmodel.Key(svc.Name, svc.Namespace)] = svc
+		es := benchSliceOf(svc.Namespace, svc.Name, i, 0)
+		kube[esmodel.Keyword][esmodel.Key(es.Name, es.Namespace)] = es
+	}
+	return kube
+}
+
+// benchResyncFresh measures the resync of kube's objects, decoded anew each time.
+func benchResyncFresh(b *testing.B, kube controller.KubeStateData) {
+	f := benchFixture(b)
+	encoded := encodeKubeState(b, kube)
+	ev := controller.NewDBResync()
+	b.ReportAllocs()
+	b.ResetTimer() // the setup above is not part of the resync
+	var cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		fresh := encoded.fresh(b)
+		// The garbage of the setup (the previous iteration's objects, the
+		// clones' temporaries) is collected here, not during the resync.
+		runtime.GC()
+		b.StartTimer()
+		start := processCPU(b)
+		if err := f.p.Resync(ev, fresh, 2, st.NewTxn()); err != nil {
+			b.Fatal(err)
+		}
+		cpu += processCPU(b) - start
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // decodedKubeState holds the etcd encoding of a Kubernetes state, from which every
