@@ -36,7 +36,7 @@ type dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 func fromNetns(name string) dialer { return lab.DialerIn(lab.NetnsDir + "/" + name) }
 
 // probe opens one TCP connection to addr, sends a line and returns the answer: the name
-// of the pod that answered and the client address it saw.
+// of the pod that answered and the client address it saw (lab.Reply).
 func probe(d dialer, addr string, timeout time.Duration) (pod, client string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -54,7 +54,7 @@ func probe(d dialer, addr string, timeout time.Duration) (pod, client string, er
 		return "", "", fmt.Errorf("read from %s: %w", addr, err)
 	}
 	f := strings.Fields(line)
-	if len(f) != 2 {
+	if len(f) != 3 {
 		return "", "", fmt.Errorf("answer %q from %s", line, addr)
 	}
 	return f[0], f[1], nil

@@ -21,7 +21,22 @@
 //	    ├── <lab>-client  eth0 192.168.16.200 (an external client)
 //	    └── <lab>-inet    eth0 192.168.16.254 (the nodes' default gateway), lo 203.0.113.1
 //	  netns <lab>-<namespace>-<pod>: a pod sandbox; its "container" answers on the pod's
-//	    declared TCP/UDP ports with "<pod name> <client address>"
+//	    declared TCP/UDP ports with "<pod name> <client address> <namespace>" (Reply)
+//
+// A pod's network namespace is named "<lab>-<namespace>-<pod>" when its path fits the 63
+// bytes the agent accepts (VPP's limit for a TAP's host namespace), else the start of
+// that name and a hash: any valid pod name (namespace 63 and name 253 characters) starts.
+//
+// The kubelet stand-in reports pod status as kubelet does. It runs httpGet and tcpSocket
+// readiness probes (from the pod's namespace); the container's HTTP switch ReadyPath
+// (GET, PUT, DELETE) lets a test make a pod not ready. A deleted pod keeps serving for
+// its grace period while the API shows it terminating (its endpoint serving and
+// terminating), until its server exits (POST ExitPath) or the period ends; then it is
+// torn down (CNI DEL), its final status written (Succeeded or Failed) and its deletion
+// confirmed with grace period 0.
+//
+// Nodes are labelled with their zone (topology.kubernetes.io/zone, Config.Zones: zone-a
+// and zone-b in turn by default).
 //
 // No link or route is created in the lab's own namespace: the agents reach the Contiv
 // etcd through a TCP relay listening on each node's loopback, and the agents' REST APIs

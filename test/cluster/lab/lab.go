@@ -37,6 +37,10 @@ const (
 	bridgeName = "br0"
 )
 
+// DefaultZones are the zones of the nodes by default: node1, node3, ... in zone-a,
+// node2, node4, ... in zone-b.
+var DefaultZones = []string{"zone-a", "zone-b"}
+
 // K8sBinaries are the control-plane binaries the lab needs (scripts/k8s-control-plane.sh).
 var K8sBinaries = []string{"kube-apiserver", "kube-controller-manager", "kubectl", "etcd"}
 
@@ -60,6 +64,9 @@ type Config struct {
 	KSRReplicas int
 	// KSRElectionTTL is contiv-ksr's leader lease (default 5s).
 	KSRElectionTTL time.Duration
+	// Zones are the nodes' zones (label topology.kubernetes.io/zone), given in turn:
+	// node1 the first, node2 the second, ...; default DefaultZones.
+	Zones []string
 	// Logf receives the lab's progress and the kubelets' messages; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -113,6 +120,9 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 	}
 	if cfg.KSRReplicas == 0 {
 		cfg.KSRReplicas = 2
+	}
+	if len(cfg.Zones) == 0 {
+		cfg.Zones = DefaultZones
 	}
 	if cfg.KSRElectionTTL == 0 {
 		cfg.KSRElectionTTL = 5 * time.Second
