@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // fatalSignals are the signals whose handling by the parent tells that it is stopping.
@@ -46,20 +47,15 @@ func stopWithParent(ctx context.Context, cancel context.CancelFunc) error {
 		return nil
 	}
 	go func() {
-		t := time.NewTicker(parentPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		// Ends when the parent stops (cancel) or with ctx.
+		_ = wait.PollUntilContextCancel(ctx, parentPoll, false, func(context.Context) (bool, error) {
 			now, err := caughtSignals(parent)
 			if err != nil || now&watched != watched {
 				cancel() // the parent is gone or handles a fatal signal
-				return
+				return true, nil
 			}
-		}
+			return false, nil
+		})
 	}()
 	return nil
 }
