@@ -73,6 +73,29 @@ func answers(d dialer, addr string, n int) (map[string]int, error) {
 	return got, nil
 }
 
+// everyBackendAnswers waits until every backend has answered connections from d to addr
+// and returns the answers counted per pod.
+func everyBackendAnswers(t *testing.T, d dialer, addr string, backends map[string]corev1.Pod, what string) map[string]int {
+	t.Helper()
+	seen := make(map[string]int)
+	testkit.Eventually(t, 60*time.Second, what, func() error {
+		got, err := answers(d, addr, 4*len(backends))
+		for p, k := range got {
+			seen[p] += k
+		}
+		if err != nil {
+			return err
+		}
+		for b := range backends {
+			if seen[b] == 0 {
+				return fmt.Errorf("%s never answered (answers %v)", b, seen)
+			}
+		}
+		return nil
+	})
+	return seen
+}
+
 // podsOnEveryNode creates pods <prefix>-<node>-<i> (per node), label app=<app>, and waits
 // until they are ready; it returns them by name.
 func podsOnEveryNode(t *testing.T, l *lab.Lab, ns, app string, perNode int) map[string]corev1.Pod {
@@ -166,22 +189,7 @@ func TestClusterIPServiceReachedFromAPodOnEveryNode(t *testing.T) {
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, "80")
 	for _, c := range clients {
 		d := podDialer(t, l, ns, c.Name)
-		seen := make(map[string]int)
-		testkit.Eventually(t, 60*time.Second, "every backend answers "+c.Name+" on "+addr, func() error {
-			got, err := answers(d, addr, 4*len(backends))
-			for p, k := range got {
-				seen[p] += k
-			}
-			if err != nil {
-				return err
-			}
-			for b := range backends {
-				if seen[b] == 0 {
-					return fmt.Errorf("%s never answered (answers %v)", b, seen)
-				}
-			}
-			return nil
-		})
+		seen := everyBackendAnswers(t, d, addr, backends, "every backend answers "+c.Name+" on "+addr)
 		for p := range seen {
 			if _, ok := backends[p]; !ok {
 				t.Errorf("%s: answer from %s, not a backend of %s", c.Name, p, addr)
@@ -253,22 +261,7 @@ func TestNodePortFromTheExternalClient(t *testing.T) {
 		port := strconv.Itoa(int(cluster.Spec.Ports[0].NodePort))
 		for _, n := range l.Nodes() {
 			addr := net.JoinHostPort(n.IP.String(), port)
-			seen := make(map[string]int)
-			testkit.Eventually(t, 60*time.Second, "every backend answers the client on NodePort "+addr, func() error {
-				got, err := answers(d, addr, 4*len(backends))
-				for p, k := range got {
-					seen[p] += k
-				}
-				if err != nil {
-					return err
-				}
-				for b := range backends {
-					if seen[b] == 0 {
-						return fmt.Errorf("%s never answered (answers %v)", b, seen)
-					}
-				}
-				return nil
-			})
+			everyBackendAnswers(t, d, addr, backends, "every backend answers the client on NodePort "+addr)
 		}
 	})
 }

@@ -71,8 +71,10 @@ type Node struct {
 func (n *Node) NetnsPath() string { return netnsPath(n.Netns) }
 
 // contivConf is the lab's contiv.conf: the values of k8s/examples/contiv.conf (the
-// ConfigMap's), the service range of the API server and a default gateway on the node
-// network (the "internet" namespace) for SNAT of traffic leaving the cluster.
+// ConfigMap's), the service range of the API server, a default gateway on the node
+// network (the "internet" namespace) for SNAT of traffic leaving the cluster, and
+// routeServiceCIDRToVPP: the lab runs no kube-proxy, so a node's own namespace reaches
+// ClusterIPs and NodePorts through VPP.
 const contivConf = `useNoOverlay: false
 useTAPInterfaces: true
 tapInterfaceVersion: 2
@@ -84,7 +86,7 @@ mtuSize: 1450
 scanIPNeighbors: true
 ipNeighborScanInterval: 1
 ipNeighborStaleThreshold: 4
-routeServiceCIDRToVPP: false
+routeServiceCIDRToVPP: true
 crdNodeConfigurationDisabled: true
 ipamConfig:
   nodeInterconnectDHCP: false
