@@ -35,29 +35,40 @@ type dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 // fromNetns returns a dialer from the named namespace.
 func fromNetns(name string) dialer { return lab.DialerIn(lab.NetnsDir + "/" + name) }
 
-// probe opens one TCP connection to addr, sends a line and returns the answer: the name
-// of the pod that answered and the client address it saw (lab.Reply).
-func probe(d dialer, addr string, timeout time.Duration) (pod, client string, err error) {
+// reply is a pod's answer (lab.Reply).
+type reply struct {
+	pod, client, namespace string
+}
+
+// probeReply opens one TCP connection to addr, sends a line and returns the answer.
+func probeReply(d dialer, addr string, timeout time.Duration) (reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	conn, err := d(ctx, "tcp", addr)
 	if err != nil {
-		return "", "", err
+		return reply{}, err
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write([]byte("hello\n")); err != nil {
-		return "", "", err
+		return reply{}, err
 	}
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
-		return "", "", fmt.Errorf("read from %s: %w", addr, err)
+		return reply{}, fmt.Errorf("read from %s: %w", addr, err)
 	}
 	f := strings.Fields(line)
 	if len(f) != 3 {
-		return "", "", fmt.Errorf("answer %q from %s", line, addr)
+		return reply{}, fmt.Errorf("answer %q from %s", line, addr)
 	}
-	return f[0], f[1], nil
+	return reply{f[0], f[1], f[2]}, nil
+}
+
+// probe is probeReply returning the name of the pod that answered and the client
+// address it saw.
+func probe(d dialer, addr string, timeout time.Duration) (pod, client string, err error) {
+	r, err := probeReply(d, addr, timeout)
+	return r.pod, r.client, err
 }
 
 // answers opens n connections to addr and counts the answering pods.

@@ -160,7 +160,7 @@ func (k *kubelet) start(ctx context.Context) error {
 	k.factory.Start(k.runCtx.Done())
 	for range kubeletWorkers {
 		k.wg.Go(func() {
-			for k.processNext(k.runCtx) {
+			for processNext(k.runCtx, k.queue, k.syncPod, k.logf, "kubelet "+k.node+": pod") {
 			}
 		})
 	}
@@ -195,24 +195,6 @@ func (k *kubelet) stop(teardown bool) error {
 		delete(k.sandboxes, key)
 	}
 	return errors.Join(errs...)
-}
-
-func (k *kubelet) processNext(ctx context.Context) bool {
-	key, quit := k.queue.Get()
-	if quit {
-		return false
-	}
-	defer k.queue.Done(key)
-	if err := k.syncPod(ctx, key); err != nil {
-		if ctx.Err() != nil {
-			return false
-		}
-		k.logf("kubelet %s: pod %s: %v (retrying)", k.node, key, err)
-		k.queue.AddRateLimited(key)
-		return true
-	}
-	k.queue.Forget(key)
-	return true
 }
 
 // syncPod brings the pod's sandbox in line with its object.
