@@ -167,7 +167,8 @@ func TestThreeNodesGetIDsOneToThreeAndAFullVXLANMesh(t *testing.T) {
 // that long after they are deleted.
 const echoGracePeriod = 2
 
-// echoPod is a pod of the tests: its container answers on TCP 8080 and UDP 8081.
+// echoPod is a pod of the tests: its container answers on TCP 8080, UDP 8081 and SCTP
+// 8082 (where the kernel has SCTP).
 func echoPod(name, app, node string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app}},
@@ -179,6 +180,7 @@ func echoPod(name, app, node string) *corev1.Pod {
 				Ports: []corev1.ContainerPort{
 					{Name: "tcp", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
 					{Name: "udp", ContainerPort: 8081, Protocol: corev1.ProtocolUDP},
+					{Name: "sctp", ContainerPort: 8082, Protocol: corev1.ProtocolSCTP},
 				},
 			}},
 		},

@@ -190,6 +190,43 @@ func TestPodToPodAcrossNodesTCP(t *testing.T) {
 	}
 }
 
+// TestPodToPodAcrossNodesSCTP: the pods' SCTP port answers pods of every node, through
+// VPP (where the machine's kernel has SCTP).
+func TestPodToPodAcrossNodesSCTP(t *testing.T) {
+	if err := lab.SCTPSupported(); err != nil {
+		t.Skipf("cluster: SCTP: %v (modprobe sctp, where the kernel has the module)", err)
+	}
+	l := sharedLab(t)
+	requireForwarding(t, l)
+	ns := testNamespace(t, l, "sctp")
+	pods := podsOnEveryNode(t, l, ns, "sctp", 1)
+	for _, from := range pods {
+		_, netns, _ := l.PodNetns(ns, from.Name)
+		for _, to := range pods {
+			addr := net.JoinHostPort(to.Status.PodIP, "8082")
+			testkit.Eventually(t, 20*time.Second, from.Name+" -> "+to.Name+" over SCTP", func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				conn, err := lab.DialSCTP(ctx, lab.NetnsDir+"/"+netns, addr)
+				if err != nil {
+					return err
+				}
+				defer conn.Close()
+				_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+				_, _ = conn.Write([]byte("hello\n"))
+				line, err := bufio.NewReader(conn).ReadString('\n')
+				if err != nil {
+					return err
+				}
+				if f := strings.Fields(line); len(f) != 3 || f[0] != to.Name {
+					return fmt.Errorf("answer %q", line)
+				}
+				return nil
+			})
+		}
+	}
+}
+
 func TestClusterIPServiceReachedFromAPodOnEveryNode(t *testing.T) {
 	l := sharedLab(t)
 	requireForwarding(t, l)

@@ -38,8 +38,9 @@ const (
 	ExitPath = "/lab/exit"
 )
 
-// container stands for a pod's containers: a TCP or UDP responder on every declared
-// container port, listening inside the pod's network namespace. Its server keeps serving
+// container stands for a pod's containers: a TCP, UDP or SCTP responder on every
+// declared container port, listening inside the pod's network namespace (SCTP when the
+// kernel supports it: SCTPSupported; its one-to-one sockets are served as TCP's). Its server keeps serving
 // after the pod is deleted (as a server that drains its connections) until the kubelet
 // stops it at the end of the grace period, or until it is told to exit (ExitPath).
 type container struct {
@@ -63,8 +64,8 @@ type containerPort struct {
 	port  int32
 }
 
-// podPorts returns the declared TCP and UDP container ports of the pod (SCTP is not
-// served), without duplicates.
+// podPorts returns the declared container ports of the pod (TCP, UDP, SCTP), without
+// duplicates.
 func podPorts(pod *corev1.Pod) []containerPort {
 	var out []containerPort
 	seen := make(map[containerPort]bool)
@@ -75,7 +76,7 @@ func podPorts(pod *corev1.Pod) []containerPort {
 				proto = corev1.ProtocolTCP
 			}
 			cp := containerPort{proto, p.ContainerPort}
-			if (proto == corev1.ProtocolTCP || proto == corev1.ProtocolUDP) && !seen[cp] {
+			if !seen[cp] {
 				seen[cp] = true
 				out = append(out, cp)
 			}
@@ -97,6 +98,18 @@ func startContainer(namespace, podName, netnsPath string, ports []containerPort)
 			if err != nil {
 				c.stop()
 				return nil, fmt.Errorf("pod %s: listen on TCP %d: %w", podName, p.port, err)
+			}
+			c.lns = append(c.lns, ln)
+			c.wg.Add(1)
+			go c.serveTCP(ln)
+		case corev1.ProtocolSCTP:
+			ln, err := listenSCTP(netnsPath, "0.0.0.0"+addr)
+			if errors.Is(err, ErrNoSCTP) {
+				continue // not served on this machine (SCTPSupported tells)
+			}
+			if err != nil {
+				c.stop()
+				return nil, fmt.Errorf("pod %s: listen on SCTP %d: %w", podName, p.port, err)
 			}
 			c.lns = append(c.lns, ln)
 			c.wg.Add(1)

@@ -69,12 +69,12 @@ func TestCNIArgsAreKubeletsForThePod(t *testing.T) {
 	}
 }
 
-func TestPodPortsAreTheDeclaredTCPAndUDPPortsOnce(t *testing.T) {
+func TestPodPortsAreTheDeclaredPortsOnce(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
 		{Ports: []corev1.ContainerPort{{ContainerPort: 80}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}},
 		{Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}, {ContainerPort: 9, Protocol: corev1.ProtocolSCTP}}},
 	}}}
-	want := []containerPort{{corev1.ProtocolTCP, 80}, {corev1.ProtocolUDP, 53}}
+	want := []containerPort{{corev1.ProtocolTCP, 80}, {corev1.ProtocolUDP, 53}, {corev1.ProtocolSCTP, 9}}
 	if got := podPorts(pod); !reflect.DeepEqual(got, want) {
 		t.Errorf("ports %v, want %v", got, want)
 	}
@@ -309,5 +309,38 @@ func TestSweepStaleRemovesWhatADeadLabLeft(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(RunDir, live)); err != nil {
 		t.Errorf("the live lab's entry was removed: %v", err)
+	}
+}
+
+// A container's SCTP port answers as its TCP ports do, where the kernel has SCTP.
+func TestContainerAnswersOnSCTP(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("lab: needs root (a network namespace)")
+	}
+	if err := SCTPSupported(); err != nil {
+		t.Skipf("lab: SCTP: %v (modprobe sctp, where the kernel has the module)", err)
+	}
+	name := fmt.Sprintf("ctvlab-sctp-%d", os.Getpid())
+	if err := addNetns(name); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = deleteNetns(name) }()
+	c, err := startContainer("ns-a", "web-1", netnsPath(name), []containerPort{{corev1.ProtocolSCTP, 9000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := DialSCTP(ctx, netnsPath(name), "127.0.0.1:9000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	_, _ = conn.Write([]byte("hello\n"))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if f := strings.Fields(line); err != nil || len(f) != 3 || f[0] != "web-1" || f[2] != "ns-a" {
+		t.Errorf("SCTP answer %q, %v", line, err)
 	}
 }
