@@ -49,21 +49,29 @@ func sockaddr(addr string) (*unix.SockaddrInet4, error) {
 	return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}, nil
 }
 
-// listenSCTP listens on SCTP addr inside the namespace at netnsPath; the listener is
-// Go's stream listener over the SCTP socket.
-func listenSCTP(netnsPath, addr string) (net.Listener, error) {
+// withSCTPSocket runs fn with a new SCTP socket (its fd, and a file holding it, closed
+// afterwards) and the socket address of addr, inside the namespace at netnsPath.
+func withSCTPSocket(netnsPath, addr string, fn func(fd int, sa *unix.SockaddrInet4, f *os.File) error) error {
 	sa, err := sockaddr(addr)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var ln net.Listener
-	err = nsrun.Run(netnsPath, func() error {
+	return nsrun.Run(netnsPath, func() error {
 		fd, err := sctpSocket()
 		if err != nil {
 			return err
 		}
 		f := os.NewFile(uintptr(fd), "sctp "+addr)
 		defer f.Close()
+		return fn(fd, sa, f)
+	})
+}
+
+// listenSCTP listens on SCTP addr inside the namespace at netnsPath; the listener is
+// Go's stream listener over the SCTP socket.
+func listenSCTP(netnsPath, addr string) (net.Listener, error) {
+	var ln net.Listener
+	err := withSCTPSocket(netnsPath, addr, func(fd int, sa *unix.SockaddrInet4, f *os.File) error {
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 			return fmt.Errorf("SCTP %s: %w", addr, err)
 		}
@@ -73,6 +81,7 @@ func listenSCTP(netnsPath, addr string) (net.Listener, error) {
 		if err := unix.Listen(fd, 128); err != nil {
 			return fmt.Errorf("SCTP listen %s: %w", addr, err)
 		}
+		var err error
 		ln, err = net.FileListener(f)
 		return err
 	})
@@ -83,18 +92,8 @@ func listenSCTP(netnsPath, addr string) (net.Listener, error) {
 // namespace at netnsPath; the connection is a byte stream as TCP's. It returns ErrNoSCTP
 // when the kernel lacks SCTP.
 func DialSCTP(ctx context.Context, netnsPath, addr string) (net.Conn, error) {
-	sa, err := sockaddr(addr)
-	if err != nil {
-		return nil, err
-	}
 	var conn net.Conn
-	err = nsrun.Run(netnsPath, func() error {
-		fd, err := sctpSocket()
-		if err != nil {
-			return err
-		}
-		f := os.NewFile(uintptr(fd), "sctp "+addr)
-		defer f.Close()
+	err := withSCTPSocket(netnsPath, addr, func(fd int, sa *unix.SockaddrInet4, f *os.File) error {
 		if d, ok := ctx.Deadline(); ok {
 			tv := unix.NsecToTimeval(max(int64(time.Millisecond), time.Until(d).Nanoseconds()))
 			_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
@@ -102,6 +101,7 @@ func DialSCTP(ctx context.Context, netnsPath, addr string) (net.Conn, error) {
 		if err := unix.Connect(fd, sa); err != nil {
 			return fmt.Errorf("SCTP connect %s: %w", addr, err)
 		}
+		var err error
 		conn, err = net.FileConn(f)
 		return err
 	})
