@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -50,12 +51,14 @@ type kubelet struct {
 	logf     func(format string, args ...any)
 	onChange func() // called after a pod was set up or torn down (tests wait on it)
 
-	factory informers.SharedInformerFactory
-	store   cache.Store
-	queue   workqueue.TypedRateLimitingInterface[string]
-	runCtx  context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	factory  informers.SharedInformerFactory
+	store    cache.Store
+	events   record.EventBroadcaster
+	recorder record.EventRecorder
+	queue    workqueue.TypedRateLimitingInterface[string]
+	runCtx   context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox // by namespace/name
@@ -138,6 +141,7 @@ func (k *kubelet) start(ctx context.Context) error {
 	if err := k.registerNode(ctx); err != nil {
 		return err
 	}
+	k.startEvents()
 	k.sandboxes = make(map[string]*sandbox)
 	k.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	k.factory = informers.NewSharedInformerFactoryWithOptions(k.kube, 0,
@@ -181,6 +185,7 @@ func (k *kubelet) stop(teardown bool) error {
 	k.queue.ShutDown()
 	k.factory.Shutdown()
 	k.wg.Wait()
+	k.stopEvents()
 	if !teardown {
 		return nil
 	}
@@ -232,11 +237,12 @@ func (k *kubelet) syncPod(ctx context.Context, key string) error {
 			return nil
 		}
 		if sb, err = k.setup(ctx, key, pod); err != nil {
+			k.sandboxFailed(pod, err)
 			return err
 		}
 	}
 	if pod.DeletionTimestamp != nil {
-		k.startTermination(key, sb, gracePeriod(pod))
+		k.startTermination(key, pod, sb, gracePeriod(pod))
 	}
 	k.mu.Lock()
 	terminated := sb.terminated
@@ -289,7 +295,7 @@ func gracePeriod(pod *corev1.Pod) time.Duration {
 // startTermination starts the grace period of a deleted pod (once): its container keeps
 // serving until its server exits (exit code 0) or the period ends (killed: 137); then
 // the pod is synced again to be torn down.
-func (k *kubelet) startTermination(key string, sb *sandbox, grace time.Duration) {
+func (k *kubelet) startTermination(key string, pod *corev1.Pod, sb *sandbox, grace time.Duration) {
 	k.mu.Lock()
 	started := sb.terminating
 	sb.terminating = true
@@ -298,6 +304,7 @@ func (k *kubelet) startTermination(key string, sb *sandbox, grace time.Duration)
 		return
 	}
 	k.logf("kubelet %s: pod %s terminating, grace period %v", k.node, key, grace)
+	k.recorder.Eventf(pod, corev1.EventTypeNormal, ReasonKilling, "Stopping container(s), grace period %v", grace)
 	timer := k.clock.NewTimer(grace)
 	k.wg.Go(func() {
 		defer timer.Stop()
