@@ -34,7 +34,8 @@
 // its grace period while the API shows it terminating (its endpoint serving and
 // terminating), until its server exits (POST ExitPath) or the period ends; then it is
 // torn down (CNI DEL), its final status written (Succeeded or Failed) and its deletion
-// confirmed with grace period 0.
+// confirmed with grace period 0. It records kubelet's events FailedCreatePodSandBox (with
+// the CNI error) and Killing.
 //
 // A LoadBalancer allocator (as MetalLB) gives Services of type LoadBalancer an address of
 // LBPoolCIDR in status.loadBalancer.ingress (ipMode VIP, or Proxy by LBIPModeAnnotation);
