@@ -149,7 +149,7 @@ k8s-control-plane: ## build the cluster lab's Kubernetes control plane (cached i
 
 cluster: build k8s-control-plane ## the cluster lab: NODES nodes (default 3) on a real control plane (root)
 	$(GO) build -o $(BIN_DIR)/cluster-lab ./test/cluster/cmd/cluster-lab
-	./$(BIN_DIR)/cluster-lab -nodes $(NODES) -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
+	exec $(BIN_DIR)/cluster-lab -nodes $(NODES) -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
 
 test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster)
 	CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 20m ./test/cluster/...

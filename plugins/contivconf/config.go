@@ -103,7 +103,9 @@ type RoutingConfig struct {
 	UseNoOverlay bool `json:"useNoOverlay"`
 	// UseSRv6Interconnect connects nodes with SRv6 (IPv6 only).
 	UseSRv6Interconnect bool `json:"useSRv6Interconnect"`
-	// RouteServiceCIDRToVPP adds a Linux route for the service CIDR via VPP.
+	// RouteServiceCIDRToVPP routes the host's traffic to Services through VPP: Linux
+	// routes for the service CIDR and for every node's IP (their NodePorts) via VPP. For
+	// nodes without kube-proxy; with kube-proxy it is not needed (and harmless).
 	RouteServiceCIDRToVPP bool `json:"routeServiceCIDRToVPP"`
 }
 

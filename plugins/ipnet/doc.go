@@ -51,7 +51,8 @@
 //	config/linux/interfaces/v2/interface/veth-vpp1|2      VETH mode: the pair (host names vpp1, vpp2)
 //	config/vpp/v2/interfaces/afpacket-vpp2                VETH mode: AF_PACKET on vpp2, MAC 34:3c:<N>
 //	config/vpp/v2/route/vrf/<main>/dst/<host IP>/32/gw/<Linux end>   one per host IP
-//	config/linux/l3/v2/route/<pod cluster subnet>/<tap-vpp1|veth-vpp1>  (+ service CIDR if routeServiceCIDRToVPP)
+//	config/linux/l3/v2/route/<pod cluster subnet>/<tap-vpp1|veth-vpp1>  (+ service CIDR and this node's IP/32
+//	                                                      if routeServiceCIDRToVPP: the host's Services and NodePorts)
 //	config/vpp/v2/vrf-table/id/<main|pod>/protocol/IPV4   labels mainVRF-IPv4, podVRF-IPv4
 //	config/vpp/v2/route/vrf/...                           inter-VRF and drop routes (docs/dev-guide/UPSTREAM.md §2 item 4)
 //	config/vpp/v2/ipscanneigh-global                      when scanIPNeighbors
@@ -67,6 +68,7 @@
 //	config/vpp/l2/v2/fib/vxlanBD/mac/12:2b:<M>            overlay: static, out vxlan<M>
 //	config/vpp/v2/route/vrf/<pod|main>/dst/<net>/gw/<hop> M's pod subnet, VPP-host subnet, management IPs
 //	config/vpp/v2/route/vrf/<main>/dst/<mgmt IP>/32/gw/   overlay: inter-VRF main -> pod per management IP
+//	config/linux/l3/v2/route/<M's VPP IP>/32/<tap-vpp1|veth-vpp1>  if routeServiceCIDRToVPP: M's NodePorts from the host
 //
 // Resync and AddPod/DeletePod, per pod (names cut to 63 characters):
 //
@@ -86,6 +88,15 @@
 //
 // MACs of a pod: 02:fe followed by the FNV-32a hash of the container ID on the pod
 // side, by its bitwise NOT on the VPP side.
+//
+// # Host traffic to Services (nodes without kube-proxy)
+//
+// Contiv-VPP left the host's own traffic to Services (kubelet, host-network pods) to
+// kube-proxy, whose iptables rules translate it before routing, so that it reaches VPP
+// by the pod subnet route. A node without kube-proxy (as Calico-VPP and Cilium replace
+// it) sets routeServiceCIDRToVPP: the host then routes the service CIDR and every node's
+// IP (/32, their NodePorts) via VPP, whose NAT44 serves them as it serves the pods.
+// With kube-proxy the routes are harmless: kube-proxy translates the packets first.
 //
 // # DHCP
 //

@@ -209,13 +209,24 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 	})
 	if s.routeServiceCIDR {
 		if svc := b.ipam.ServiceNetwork(); svc != nil {
-			addLinuxRoute(kvs, &linuxl3.Route{
-				OutgoingInterface: s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
-				DstNetwork: svc.String(), GwAddr: vppEnd.String(),
-			})
+			b.hostRouteToVPP(kvs, svc.String())
+		}
+		if b.nodeIP != nil {
+			b.hostRouteToVPP(kvs, hostNet(b.nodeIP.IP))
 		}
 	}
 	return nil
+}
+
+// hostRouteToVPP adds a Linux route in the host to dst via VPP's end of the VPP-host
+// interconnect. With routeServiceCIDRToVPP the host reaches the Services through VPP
+// (the service CIDR) and the NodePorts of every node (this node's IP and each peer's
+// VPP IP, /32): a node without kube-proxy has no other path to them.
+func (b *builder) hostRouteToVPP(kvs api.KeyValuePairs, dst string) {
+	addLinuxRoute(kvs, &linuxl3.Route{
+		OutgoingInterface: b.s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
+		DstNetwork: dst, GwAddr: b.ipam.HostInterconnectIPInVPP().String(),
+	})
 }
 
 // vrfs adds the VRF tables and the routes between them: pod VRF default route to the

@@ -45,7 +45,8 @@ func (s *settings) connectable(node *nodesync.Node) bool {
 // management IPs, and with the overlay a main->pod inter-VRF route per management IP.
 // Management IPs of another IP family, equal to the next hop or equal to the peer's
 // VPP IP (which must stay reachable directly, or the tunnel would carry itself) get
-// no route. The caller checks connectable and that this node has an IP.
+// no route. With routeServiceCIDRToVPP the host gets a route to the peer's VPP IP via
+// VPP (hostRouteToVPP). The caller checks connectable and that this node has an IP.
 func (b *builder) peer(node *nodesync.Node) (api.KeyValuePairs, error) {
 	s := b.s
 	kvs := make(api.KeyValuePairs)
@@ -75,6 +76,10 @@ func (b *builder) peer(node *nodesync.Node) (api.KeyValuePairs, error) {
 			BridgeDomain: vxlanBDName, PhysAddress: bviMAC, OutgoingInterface: tunnel,
 			Action: vppl2.FIBEntry_FORWARD, StaticConfig: true,
 		})
+	}
+
+	if s.routeServiceCIDR {
+		b.hostRouteToVPP(kvs, hostNet(peerIP)) // the host reaches the peer's NodePorts
 	}
 
 	route := func(dst string) {

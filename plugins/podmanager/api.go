@@ -108,6 +108,25 @@ func ValidateIfName(name string) error {
 // maxIfNameLen is the longest Linux interface name (IFNAMSIZ - 1).
 const maxIfNameLen = 15
 
+// MaxNetnsPathLen is the longest network-namespace path the agent accepts: VPP creates a
+// pod's TAP with tap_create_v3, whose host_namespace is a fixed 64-byte string (63 bytes
+// and the terminating NUL). A longer path would be cut and the TAP's Linux side created
+// in another (usually no) namespace, so it is refused instead.
+const MaxNetnsPathLen = 63
+
+// ValidateNetnsPath reports why the agent cannot wire a pod into the network namespace at
+// path: it must not be empty nor longer than MaxNetnsPathLen bytes. It never shortens it.
+func ValidateNetnsPath(path string) error {
+	switch {
+	case path == "":
+		return errors.New("no network namespace")
+	case len(path) > MaxNetnsPathLen:
+		return fmt.Errorf("network namespace path %q is %d bytes, longer than the %d bytes VPP takes (tap_create_v3 host_namespace)",
+			path, len(path), MaxNetnsPathLen)
+	}
+	return nil
+}
+
 // NewAddPod returns an AddPod event ready to be waited for; the pod's interface is
 // DefaultIfName.
 func NewAddPod(pod podmodel.ID, containerID, netns string) *AddPod {

@@ -8,6 +8,8 @@
 //	contiv-cni ──gRPC, unix socket /var/run/contiv/cni.sock──▶ podmanager server
 //	  Add:    pod from CNI_ARGS (K8S_POD_NAME, K8S_POD_NAMESPACE), interface name from
 //	          CNI_IFNAME (InterfaceName; "" = eth0; a name Linux refuses is invalid)
+//	          CNI_NETNS: a path of at most MaxNetnsPathLen (63) bytes, VPP's limit for a
+//	          TAP's host namespace (longer: refused naming the path, never cut)
 //	          [pod known with another container/netns ⇒ DeletePod, wait for it]
 //	          [pod known with this sandbox under another interface name ⇒ refused]
 //	          AddPod ──PushEvent──▶ event loop: podmanager, ipam, ipnet, service ... (Forward,

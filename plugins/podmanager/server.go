@@ -115,11 +115,12 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 		return invalidReply(log, fmt.Errorf("add (container %s): %w", req.GetContainerId(), err)), nil
 	}
 	log = log.WithField("pod", id.String())
+	netnsErr := ValidateNetnsPath(req.GetNetworkNamespace())
 	switch {
 	case req.GetContainerId() == "":
 		return invalidReply(log, fmt.Errorf("add pod %s: no container ID", id)), nil
-	case req.GetNetworkNamespace() == "":
-		return invalidReply(log, fmt.Errorf("add pod %s (container %s): no network namespace", id, req.GetContainerId())), nil
+	case netnsErr != nil:
+		return invalidReply(log, fmt.Errorf("add pod %s (container %s): CNI_NETNS: %w", id, req.GetContainerId(), netnsErr)), nil
 	case s.p.isAgentNetns(req.GetNetworkNamespace()):
 		// Wiring it would replace the node's default route with the pod's, and the DEL
 		// would leave the node without one: refused before anything is done.

@@ -229,6 +229,32 @@ func TestAddWithoutContainerOrNetnsIsAnError(t *testing.T) {
 	}
 }
 
+// TestAddWithANetnsPathLongerThanVPPTakesIsRefusedNamingItAndTheLimit: VPP's
+// tap_create_v3 takes the TAP's host namespace in a 64-byte string; a longer path (as a
+// runtime makes of a long pod name) is refused with an error naming the path and the
+// limit, before any event, instead of being cut by VPP; 63 bytes are taken.
+func TestAddWithANetnsPathLongerThanVPPTakesIsRefusedNamingItAndTheLimit(t *testing.T) {
+	env := newEnv(t, "")
+	long := "/var/run/netns/" + strings.Repeat("n", MaxNetnsPathLen-len("/var/run/netns/")+1)
+	reply, err := env.add(request("web", "c1", long))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CNI_NETNS", long, fmt.Sprintf("%d bytes", len(long)), "63 bytes"} {
+		if reply.GetResult() != cni.ResultInvalid || !strings.Contains(reply.GetError(), want) {
+			t.Errorf("add into %s: reply %v, want an invalid result naming %q", long, reply, want)
+		}
+	}
+	if ev := env.loop.events(); len(ev) != 0 {
+		t.Errorf("events pushed: %q", ev)
+	}
+	fits := long[:MaxNetnsPathLen]
+	reply, err = env.add(request("web", "c1", fits))
+	if err != nil || reply.GetResult() != cni.ResultOK {
+		t.Errorf("add into %s (%d bytes): %v, %v", fits, len(fits), reply, err)
+	}
+}
+
 // TestAddIntoTheNodesOwnNamespaceIsRefusedBeforeAnything: a request naming the
 // namespace the agent runs in (the node's) gets an error naming it, and no event is
 // pushed, so nothing is wired there; another name of the same namespace is caught too.

@@ -150,19 +150,37 @@ func TestThreeNodesGetIDsOneToThreeAndAFullVXLANMesh(t *testing.T) {
 				n.Name, kn.Spec.PodCIDR, kn.Status.Addresses, n.PodSubnet, n.IP)
 		}
 	}
+	// In two zones, in turn.
+	for i, n := range nodes {
+		kn, err := l.Kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := lab.DefaultZones[i%2]
+		if got := kn.Labels[corev1.LabelTopologyZone]; got != want || n.Zone != want {
+			t.Errorf("Node %s: zone label %q (lab: %q), want %q", n.Name, got, n.Zone, want)
+		}
+	}
 }
 
-// echoPod is a pod of the tests: its container answers on TCP 8080 and UDP 8081.
+// echoGracePeriod is the grace period of the tests' pods: their container keeps serving
+// that long after they are deleted.
+const echoGracePeriod = 2
+
+// echoPod is a pod of the tests: its container answers on TCP 8080, UDP 8081 and SCTP
+// 8082 (where the kernel has SCTP).
 func echoPod(name, app, node string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app}},
 		Spec: corev1.PodSpec{
-			NodeName: node,
+			NodeName:                      node,
+			TerminationGracePeriodSeconds: new(int64(echoGracePeriod)),
 			Containers: []corev1.Container{{
 				Name: "echo", Image: "lab/echo",
 				Ports: []corev1.ContainerPort{
 					{Name: "tcp", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
 					{Name: "udp", ContainerPort: 8081, Protocol: corev1.ProtocolUDP},
+					{Name: "sctp", ContainerPort: 8082, Protocol: corev1.ProtocolSCTP},
 				},
 			}},
 		},

@@ -35,29 +35,40 @@ type dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 // fromNetns returns a dialer from the named namespace.
 func fromNetns(name string) dialer { return lab.DialerIn(lab.NetnsDir + "/" + name) }
 
-// probe opens one TCP connection to addr, sends a line and returns the answer: the name
-// of the pod that answered and the client address it saw.
-func probe(d dialer, addr string, timeout time.Duration) (pod, client string, err error) {
+// reply is a pod's answer (lab.Reply).
+type reply struct {
+	pod, client, namespace string
+}
+
+// probeReply opens one TCP connection to addr, sends a line and returns the answer.
+func probeReply(d dialer, addr string, timeout time.Duration) (reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	conn, err := d(ctx, "tcp", addr)
 	if err != nil {
-		return "", "", err
+		return reply{}, err
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	if _, err := conn.Write([]byte("hello\n")); err != nil {
-		return "", "", err
+		return reply{}, err
 	}
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil {
-		return "", "", fmt.Errorf("read from %s: %w", addr, err)
+		return reply{}, fmt.Errorf("read from %s: %w", addr, err)
 	}
 	f := strings.Fields(line)
-	if len(f) != 2 {
-		return "", "", fmt.Errorf("answer %q from %s", line, addr)
+	if len(f) != 3 {
+		return reply{}, fmt.Errorf("answer %q from %s", line, addr)
 	}
-	return f[0], f[1], nil
+	return reply{f[0], f[1], f[2]}, nil
+}
+
+// probe is probeReply returning the name of the pod that answered and the client
+// address it saw.
+func probe(d dialer, addr string, timeout time.Duration) (pod, client string, err error) {
+	r, err := probeReply(d, addr, timeout)
+	return r.pod, r.client, err
 }
 
 // answers opens n connections to addr and counts the answering pods.
@@ -71,6 +82,29 @@ func answers(d dialer, addr string, n int) (map[string]int, error) {
 		got[pod]++
 	}
 	return got, nil
+}
+
+// everyBackendAnswers waits until every backend has answered connections from d to addr
+// and returns the answers counted per pod.
+func everyBackendAnswers(t *testing.T, d dialer, addr string, backends map[string]corev1.Pod, what string) map[string]int {
+	t.Helper()
+	seen := make(map[string]int)
+	testkit.Eventually(t, 60*time.Second, what, func() error {
+		got, err := answers(d, addr, 4*len(backends))
+		for p, k := range got {
+			seen[p] += k
+		}
+		if err != nil {
+			return err
+		}
+		for b := range backends {
+			if seen[b] == 0 {
+				return fmt.Errorf("%s never answered (answers %v)", b, seen)
+			}
+		}
+		return nil
+	})
+	return seen
 }
 
 // podsOnEveryNode creates pods <prefix>-<node>-<i> (per node), label app=<app>, and waits
@@ -156,6 +190,43 @@ func TestPodToPodAcrossNodesTCP(t *testing.T) {
 	}
 }
 
+// TestPodToPodAcrossNodesSCTP: the pods' SCTP port answers pods of every node, through
+// VPP (where the machine's kernel has SCTP).
+func TestPodToPodAcrossNodesSCTP(t *testing.T) {
+	if err := lab.SCTPSupported(); err != nil {
+		t.Skipf("cluster: SCTP: %v (modprobe sctp, where the kernel has the module)", err)
+	}
+	l := sharedLab(t)
+	requireForwarding(t, l)
+	ns := testNamespace(t, l, "sctp")
+	pods := podsOnEveryNode(t, l, ns, "sctp", 1)
+	for _, from := range pods {
+		_, netns, _ := l.PodNetns(ns, from.Name)
+		for _, to := range pods {
+			addr := net.JoinHostPort(to.Status.PodIP, "8082")
+			testkit.Eventually(t, 20*time.Second, from.Name+" -> "+to.Name+" over SCTP", func() error {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				conn, err := lab.DialSCTP(ctx, lab.NetnsDir+"/"+netns, addr)
+				if err != nil {
+					return err
+				}
+				defer conn.Close()
+				_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+				_, _ = conn.Write([]byte("hello\n"))
+				line, err := bufio.NewReader(conn).ReadString('\n')
+				if err != nil {
+					return err
+				}
+				if f := strings.Fields(line); len(f) != 3 || f[0] != to.Name {
+					return fmt.Errorf("answer %q", line)
+				}
+				return nil
+			})
+		}
+	}
+}
+
 func TestClusterIPServiceReachedFromAPodOnEveryNode(t *testing.T) {
 	l := sharedLab(t)
 	requireForwarding(t, l)
@@ -166,22 +237,7 @@ func TestClusterIPServiceReachedFromAPodOnEveryNode(t *testing.T) {
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, "80")
 	for _, c := range clients {
 		d := podDialer(t, l, ns, c.Name)
-		seen := make(map[string]int)
-		testkit.Eventually(t, 60*time.Second, "every backend answers "+c.Name+" on "+addr, func() error {
-			got, err := answers(d, addr, 4*len(backends))
-			for p, k := range got {
-				seen[p] += k
-			}
-			if err != nil {
-				return err
-			}
-			for b := range backends {
-				if seen[b] == 0 {
-					return fmt.Errorf("%s never answered (answers %v)", b, seen)
-				}
-			}
-			return nil
-		})
+		seen := everyBackendAnswers(t, d, addr, backends, "every backend answers "+c.Name+" on "+addr)
 		for p := range seen {
 			if _, ok := backends[p]; !ok {
 				t.Errorf("%s: answer from %s, not a backend of %s", c.Name, p, addr)
@@ -253,22 +309,7 @@ func TestNodePortFromTheExternalClient(t *testing.T) {
 		port := strconv.Itoa(int(cluster.Spec.Ports[0].NodePort))
 		for _, n := range l.Nodes() {
 			addr := net.JoinHostPort(n.IP.String(), port)
-			seen := make(map[string]int)
-			testkit.Eventually(t, 60*time.Second, "every backend answers the client on NodePort "+addr, func() error {
-				got, err := answers(d, addr, 4*len(backends))
-				for p, k := range got {
-					seen[p] += k
-				}
-				if err != nil {
-					return err
-				}
-				for b := range backends {
-					if seen[b] == 0 {
-						return fmt.Errorf("%s never answered (answers %v)", b, seen)
-					}
-				}
-				return nil
-			})
+			everyBackendAnswers(t, d, addr, backends, "every backend answers the client on NodePort "+addr)
 		}
 	})
 }

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,16 +18,37 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
 )
 
-// Reply is what a pod's container answers on each of its declared ports: the pod's name
-// and the client's address as the pod saw it (so tests see which backend answered and
-// whether the client IP was preserved), on one line. An HTTP request gets the same line
-// as the body of an HTTP/1.0 response, so curl works too.
-func Reply(pod, client string) string { return pod + " " + client + "\n" }
+// Reply is what a pod's container answers on each of its declared ports: the pod's name,
+// the client's address as the pod saw it (so tests see which backend answered and whether
+// the client IP was preserved) and the pod's namespace, on one line. An HTTP request gets
+// the same line as the body of an HTTP/1.0 response, so curl works too.
+func Reply(pod, client, namespace string) string {
+	return pod + " " + client + " " + namespace + "\n"
+}
 
-// container stands for a pod's containers: a TCP or UDP responder on every declared
-// container port, listening inside the pod's network namespace.
+// The HTTP paths of a pod's container that are not answered with Reply's line alone:
+// the switches a test (or a user with curl) turns through the pod's own server.
+const (
+	// ReadyPath answers GET with 200 while the container is ready, 503 once it is not;
+	// PUT makes it ready, DELETE not ready. A readinessProbe (httpGet) on this path lets
+	// the kubelet stand-in report what the test switched.
+	ReadyPath = "/lab/ready"
+	// ExitPath, on POST, makes the container's server exit after its answer (exit code
+	// 0): a terminating pod is then torn down before its grace period ends.
+	ExitPath = "/lab/exit"
+)
+
+// container stands for a pod's containers: a TCP, UDP or SCTP responder on every
+// declared container port, listening inside the pod's network namespace (SCTP when the
+// kernel supports it: SCTPSupported; its one-to-one sockets are served as TCP's). Its server keeps serving
+// after the pod is deleted (as a server that drains its connections) until the kubelet
+// stops it at the end of the grace period, or until it is told to exit (ExitPath).
 type container struct {
-	pod string
+	pod, namespace string
+
+	ready    atomic.Bool
+	exited   chan struct{} // closed when the server exits (stop or ExitPath)
+	exitOnce sync.Once
 
 	mu     sync.Mutex
 	closed bool
@@ -39,8 +64,8 @@ type containerPort struct {
 	port  int32
 }
 
-// podPorts returns the declared TCP and UDP container ports of the pod (SCTP is not
-// served), without duplicates.
+// podPorts returns the declared container ports of the pod (TCP, UDP, SCTP), without
+// duplicates.
 func podPorts(pod *corev1.Pod) []containerPort {
 	var out []containerPort
 	seen := make(map[containerPort]bool)
@@ -51,7 +76,7 @@ func podPorts(pod *corev1.Pod) []containerPort {
 				proto = corev1.ProtocolTCP
 			}
 			cp := containerPort{proto, p.ContainerPort}
-			if (proto == corev1.ProtocolTCP || proto == corev1.ProtocolUDP) && !seen[cp] {
+			if !seen[cp] {
 				seen[cp] = true
 				out = append(out, cp)
 			}
@@ -60,9 +85,11 @@ func podPorts(pod *corev1.Pod) []containerPort {
 	return out
 }
 
-// startContainer listens on the ports inside the namespace at netnsPath.
-func startContainer(podName, netnsPath string, ports []containerPort) (*container, error) {
-	c := &container{pod: podName, conns: make(map[net.Conn]struct{})}
+// startContainer listens on the ports inside the namespace at netnsPath; the container
+// starts ready.
+func startContainer(namespace, podName, netnsPath string, ports []containerPort) (*container, error) {
+	c := &container{pod: podName, namespace: namespace, conns: make(map[net.Conn]struct{}), exited: make(chan struct{})}
+	c.ready.Store(true)
 	for _, p := range ports {
 		addr := ":" + strconv.Itoa(int(p.port))
 		switch p.proto {
@@ -71,6 +98,18 @@ func startContainer(podName, netnsPath string, ports []containerPort) (*containe
 			if err != nil {
 				c.stop()
 				return nil, fmt.Errorf("pod %s: listen on TCP %d: %w", podName, p.port, err)
+			}
+			c.lns = append(c.lns, ln)
+			c.wg.Add(1)
+			go c.serveTCP(ln)
+		case corev1.ProtocolSCTP:
+			ln, err := listenSCTP(netnsPath, "0.0.0.0"+addr)
+			if errors.Is(err, ErrNoSCTP) {
+				continue // not served on this machine (SCTPSupported tells)
+			}
+			if err != nil {
+				c.stop()
+				return nil, fmt.Errorf("pod %s: listen on SCTP %d: %w", podName, p.port, err)
 			}
 			c.lns = append(c.lns, ln)
 			c.wg.Add(1)
@@ -110,7 +149,7 @@ func (c *container) serveTCP(ln net.Listener) {
 }
 
 // httpMethods start the requests answered as HTTP.
-var httpMethods = [][]byte{[]byte("GET "), []byte("HEAD "), []byte("POST "), []byte("PUT ")}
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE"}
 
 // answer waits briefly for the client's first bytes (so an HTTP request gets an HTTP
 // answer), then writes the reply line and closes the connection.
@@ -125,19 +164,47 @@ func (c *container) answer(conn net.Conn) {
 	buf := make([]byte, 4096)
 	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
 	n, _ := conn.Read(buf)
-	line := Reply(c.pod, conn.RemoteAddr().String())
-	isHTTP := false
-	for _, m := range httpMethods {
-		if bytes.HasPrefix(buf[:n], m) {
-			isHTTP = true
-		}
-	}
+	line := Reply(c.pod, conn.RemoteAddr().String(), c.namespace)
 	_ = conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if isHTTP {
-		fmt.Fprintf(conn, "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(line), line)
+	method, path, isHTTP := httpRequestLine(buf[:n])
+	if !isHTTP {
+		_, _ = conn.Write([]byte(line))
 		return
 	}
-	_, _ = conn.Write([]byte(line))
+	status := c.handleHTTP(method, path)
+	fmt.Fprintf(conn, "HTTP/1.0 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s",
+		status, http.StatusText(status), len(line), line)
+	if method == http.MethodPost && path == ExitPath {
+		go c.exit()
+	}
+}
+
+// httpRequestLine returns the method and path of an HTTP request's first line.
+func httpRequestLine(data []byte) (method, path string, ok bool) {
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	f := strings.Fields(string(first))
+	if len(f) < 2 || !slices.Contains(httpMethods, f[0]) {
+		return "", "", false
+	}
+	path, _, _ = strings.Cut(f[1], "?")
+	return f[0], path, true
+}
+
+// handleHTTP turns the switches of ReadyPath and returns the status to answer.
+func (c *container) handleHTTP(method, path string) int {
+	if path != ReadyPath {
+		return http.StatusOK
+	}
+	switch method {
+	case http.MethodPut:
+		c.ready.Store(true)
+	case http.MethodDelete:
+		c.ready.Store(false)
+	}
+	if !c.ready.Load() {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusOK
 }
 
 func (c *container) serveUDP(pc net.PacketConn) {
@@ -151,9 +218,15 @@ func (c *container) serveUDP(pc net.PacketConn) {
 			}
 			continue
 		}
-		_, _ = pc.WriteTo([]byte(Reply(c.pod, from.String())), from)
+		_, _ = pc.WriteTo([]byte(Reply(c.pod, from.String(), c.namespace)), from)
 	}
 }
+
+// exit stops the server as if its process had exited by itself.
+func (c *container) exit() { c.stop() }
+
+// done is closed once the server has exited.
+func (c *container) done() <-chan struct{} { return c.exited }
 
 // stop closes every listener and open connection and waits for the goroutines.
 func (c *container) stop() {
@@ -170,4 +243,5 @@ func (c *container) stop() {
 	}
 	c.mu.Unlock()
 	c.wg.Wait()
+	c.exitOnce.Do(func() { close(c.exited) })
 }

@@ -18,10 +18,33 @@
 //	      REST 127.0.0.1:9990 (relayed to the lab's loopback), etcd 127.0.0.1:12379 ┘
 //	    NIC link nic0 ── veth ──┐
 //	  netns <lab>-net: bridge br0 (the node network 192.168.16.0/24)
-//	    ├── <lab>-client  eth0 192.168.16.200 (an external client)
+//	    ├── <lab>-client  eth0 192.168.16.200 (an external client; routes: each pod subnet
+//	    │                 via its node, ServiceIngressCIDR via every node, multipath)
 //	    └── <lab>-inet    eth0 192.168.16.254 (the nodes' default gateway), lo 203.0.113.1
 //	  netns <lab>-<namespace>-<pod>: a pod sandbox; its "container" answers on the pod's
-//	    declared TCP/UDP ports with "<pod name> <client address>"
+//	    declared TCP/UDP ports with "<pod name> <client address> <namespace>" (Reply)
+//
+// A pod's network namespace is named "<lab>-<namespace>-<pod>" when its path fits the 63
+// bytes the agent accepts (VPP's limit for a TAP's host namespace), else the start of
+// that name and a hash: any valid pod name (namespace 63 and name 253 characters) starts.
+//
+// The kubelet stand-in reports pod status as kubelet does. It runs httpGet and tcpSocket
+// readiness probes (from the pod's namespace); the container's HTTP switch ReadyPath
+// (GET, PUT, DELETE) lets a test make a pod not ready. A deleted pod keeps serving for
+// its grace period while the API shows it terminating (its endpoint serving and
+// terminating), until its server exits (POST ExitPath) or the period ends; then it is
+// torn down (CNI DEL), its final status written (Succeeded or Failed) and its deletion
+// confirmed with grace period 0. It records kubelet's events FailedCreatePodSandBox (with
+// the CNI error) and Killing.
+//
+// A LoadBalancer allocator (as MetalLB) gives Services of type LoadBalancer an address of
+// LBPoolCIDR in status.loadBalancer.ingress (ipMode VIP, or Proxy by LBIPModeAnnotation);
+// ExternalIPCIDR is left for externalIPs. The lab runs no kube-proxy: its contiv.conf sets
+// routeServiceCIDRToVPP, so a node's own namespace reaches ClusterIPs and NodePorts through
+// VPP. The pods' containers serve SCTP ports where the kernel has SCTP (SCTPSupported).
+//
+// Nodes are labelled with their zone (topology.kubernetes.io/zone, Config.Zones: zone-a
+// and zone-b in turn by default).
 //
 // No link or route is created in the lab's own namespace: the agents reach the Contiv
 // etcd through a TCP relay listening on each node's loopback, and the agents' REST APIs
@@ -36,6 +59,9 @@
 // Traffic between nodes needs vpp-sim to bind the VPP NIC to the node's link
 // (-nic NAME=LINUXIF) and to forward packets; Lab.NICBound tells whether the vpp-sim in
 // use can.
+//
+// cluster-lab (`make cluster`) stops the lab on SIGINT or SIGTERM and when its parent (make)
+// stops.
 //
 // Everything the lab creates - namespaces (and with them their links), processes
 // (also killed by the parent-death signal if the lab's process dies), relays, goroutines

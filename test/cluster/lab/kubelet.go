@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -16,40 +15,56 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 )
 
 // kubeletWorkers is how many pods a kubelet sets up or tears down at once.
 const kubeletWorkers = 4
 
+// defaultGracePeriod is the grace period of a pod that states none (the API's default).
+const defaultGracePeriod = 30 * time.Second
+
 // kubelet stands in for a node's kubelet and container runtime: it registers the Node,
 // watches the Pods bound to it, creates each pod's sandbox (a network namespace), calls
-// contiv-cni, runs the pod's container (a responder on its ports) and reports the pod
-// Running and Ready with its IP; a deleted pod is stopped, CNI DEL is called, its
-// namespace removed and the deletion confirmed (grace period 0), as kubelet does once
-// the containers are gone.
+// contiv-cni, runs the pod's container (a responder on its ports), runs its readiness
+// probes and reports the pod's status as kubelet does (phase, IPs, conditions, container
+// statuses).
+//
+// A deleted pod terminates gracefully: its container keeps serving for the pod's grace
+// period (deletionGracePeriodSeconds, from terminationGracePeriodSeconds) or until its
+// server exits, while the API shows it terminating; then the container is stopped, the
+// sandbox torn down (CNI DEL, namespace removed), the final status written (containers
+// terminated, phase Succeeded or Failed: the terminal phase of kubelet since v1.27) and
+// the deletion confirmed with grace period 0, as kubelet's status manager does.
 type kubelet struct {
 	node     string
 	nodeIP   net.IP
 	podCIDR  string
+	zone     string // topology.kubernetes.io/zone of the Node, "" = none
 	prefix   string // of the pod namespace names
 	kube     kubernetes.Interface
 	cni      *cniPlugin
+	clock    clock.WithTicker
 	logf     func(format string, args ...any)
 	onChange func() // called after a pod was set up or torn down (tests wait on it)
 
-	factory informers.SharedInformerFactory
-	store   cache.Store
-	queue   workqueue.TypedRateLimitingInterface[string]
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	factory  informers.SharedInformerFactory
+	store    cache.Store
+	events   record.EventBroadcaster
+	recorder record.EventRecorder
+	queue    workqueue.TypedRateLimitingInterface[string]
+	runCtx   context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox // by namespace/name
 }
 
-// sandbox is a running pod on the node.
+// sandbox is a pod on the node, from its setup until its deletion is confirmed.
 type sandbox struct {
 	uid         types.UID
 	namespace   string
@@ -59,6 +74,15 @@ type sandbox struct {
 	ip          net.IP
 	started     time.Time
 	container   *container
+	stopProbes  context.CancelFunc
+
+	// Guarded by kubelet.mu.
+	ready       map[string]bool // container name -> its readiness probe's verdict
+	terminating bool            // the grace period runs
+	terminated  bool            // the container stopped
+	exitCode    int32
+	finished    time.Time
+	tornDown    bool // CNI DEL done, namespace removed
 }
 
 func (s *sandbox) cniRequest() cniRequest {
@@ -66,17 +90,20 @@ func (s *sandbox) cniRequest() cniRequest {
 		namespace: s.namespace, name: s.name, uid: string(s.uid)}
 }
 
-// registerNode creates or updates the Node object with its addresses and pod CIDR and
-// reports it Ready.
+// registerNode creates or updates the Node object with its labels (hostname, os, zone),
+// addresses and pod CIDR and reports it Ready.
 func (k *kubelet) registerNode(ctx context.Context) error {
 	nodes := k.kube.CoreV1().Nodes()
 	_, err := nodes.Get(ctx, k.node, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
+		labels := map[string]string{"kubernetes.io/hostname": k.node, "kubernetes.io/os": "linux"}
+		if k.zone != "" {
+			labels[corev1.LabelTopologyZone] = k.zone
+		}
 		_, err = nodes.Create(ctx, &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: k.node, Labels: map[string]string{
-				"kubernetes.io/hostname": k.node, "kubernetes.io/os": "linux"}},
-			Spec: corev1.NodeSpec{PodCIDR: k.podCIDR, PodCIDRs: []string{k.podCIDR}},
+			ObjectMeta: metav1.ObjectMeta{Name: k.node, Labels: labels},
+			Spec:       corev1.NodeSpec{PodCIDR: k.podCIDR, PodCIDRs: []string{k.podCIDR}},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("create Node %s: %w", k.node, err)
@@ -108,9 +135,13 @@ func (k *kubelet) registerNode(ctx context.Context) error {
 
 // start registers the node and starts watching its pods.
 func (k *kubelet) start(ctx context.Context) error {
+	if k.clock == nil {
+		k.clock = clock.RealClock{}
+	}
 	if err := k.registerNode(ctx); err != nil {
 		return err
 	}
+	k.startEvents()
 	k.sandboxes = make(map[string]*sandbox)
 	k.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	k.factory = informers.NewSharedInformerFactoryWithOptions(k.kube, 0,
@@ -129,16 +160,13 @@ func (k *kubelet) start(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("kubelet %s: pod handler: %w", k.node, err)
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	k.cancel = cancel
-	k.factory.Start(runCtx.Done())
+	k.runCtx, k.cancel = context.WithCancel(context.Background())
+	k.factory.Start(k.runCtx.Done())
 	for range kubeletWorkers {
-		k.wg.Add(1)
-		go func() {
-			defer k.wg.Done()
-			for k.processNext(runCtx) {
+		k.wg.Go(func() {
+			for processNext(k.runCtx, k.queue, k.syncPod, k.logf, "kubelet "+k.node+": pod") {
 			}
-		}()
+		})
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return fmt.Errorf("kubelet %s: pod informer did not sync", k.node)
@@ -146,8 +174,9 @@ func (k *kubelet) start(ctx context.Context) error {
 	return nil
 }
 
-// stop stops the workers; with teardown it also stops every pod's container and removes
-// its namespace (without CNI DEL: the node goes away with it).
+// stop stops the workers, probes and grace periods; with teardown it also stops every
+// pod's container and removes its namespace (without CNI DEL: the node goes away with
+// it).
 func (k *kubelet) stop(teardown bool) error {
 	if k.cancel == nil {
 		return nil
@@ -156,6 +185,7 @@ func (k *kubelet) stop(teardown bool) error {
 	k.queue.ShutDown()
 	k.factory.Shutdown()
 	k.wg.Wait()
+	k.stopEvents()
 	if !teardown {
 		return nil
 	}
@@ -172,24 +202,6 @@ func (k *kubelet) stop(teardown bool) error {
 	return errors.Join(errs...)
 }
 
-func (k *kubelet) processNext(ctx context.Context) bool {
-	key, quit := k.queue.Get()
-	if quit {
-		return false
-	}
-	defer k.queue.Done(key)
-	if err := k.syncPod(ctx, key); err != nil {
-		if ctx.Err() != nil {
-			return false
-		}
-		k.logf("kubelet %s: pod %s: %v (retrying)", k.node, key, err)
-		k.queue.AddRateLimited(key)
-		return true
-	}
-	k.queue.Forget(key)
-	return true
-}
-
 // syncPod brings the pod's sandbox in line with its object.
 func (k *kubelet) syncPod(ctx context.Context, key string) error {
 	obj, exists, err := k.store.GetByKey(key)
@@ -204,48 +216,123 @@ func (k *kubelet) syncPod(ctx context.Context, key string) error {
 	sb := k.sandboxes[key]
 	k.mu.Unlock()
 
-	terminating := pod == nil || pod.DeletionTimestamp != nil ||
-		pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-	if sb != nil && (terminating || pod.UID != sb.uid) {
+	// The object is gone, or replaced, without the deletion this kubelet confirms (a
+	// forced deletion): the containers are killed at once.
+	if sb != nil && (pod == nil || pod.UID != sb.uid) {
 		if err := k.teardown(ctx, key, sb); err != nil {
 			return err
 		}
+		k.forget(key, sb)
 		sb = nil
 	}
 	if pod == nil {
 		return nil
 	}
-	if pod.DeletionTimestamp != nil {
-		// The containers are gone: confirm the deletion, as kubelet's status manager does.
-		err := k.kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-			GracePeriodSeconds: new(int64), Preconditions: &metav1.Preconditions{UID: &pod.UID}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("confirm deletion: %w", err)
-		}
-		return nil
-	}
-	if terminating {
-		return nil
-	}
 	if sb == nil {
+		switch {
+		case pod.DeletionTimestamp != nil:
+			// Nothing runs (any more): confirm the deletion.
+			return k.confirmDeletion(ctx, pod)
+		case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+			return nil
+		}
 		if sb, err = k.setup(ctx, key, pod); err != nil {
+			k.sandboxFailed(pod, err)
 			return err
 		}
 	}
-	if pod.Status.Phase == corev1.PodRunning && pod.Status.PodIP == sb.ip.String() && podReady(pod) {
+	if pod.DeletionTimestamp != nil {
+		k.startTermination(key, pod, sb, gracePeriod(pod))
+	}
+	k.mu.Lock()
+	terminated := sb.terminated
+	k.mu.Unlock()
+	if !terminated {
+		return k.writeStatus(ctx, pod, sb)
+	}
+	// The containers are gone: the sandbox goes, the final status is written, the
+	// deletion confirmed.
+	if err := k.teardown(ctx, key, sb); err != nil {
+		return err
+	}
+	if err := k.writeStatus(ctx, pod, sb); err != nil {
+		return err
+	}
+	if pod.DeletionTimestamp == nil {
 		return nil
 	}
-	return k.reportRunning(ctx, pod, sb)
+	if err := k.confirmDeletion(ctx, pod); err != nil {
+		return err
+	}
+	k.forget(key, sb)
+	return nil
 }
 
-// setup creates the sandbox: namespace, CNI ADD, container.
+// confirmDeletion deletes the pod with grace period 0 (its UID as precondition), as
+// kubelet's status manager does once its containers are gone.
+func (k *kubelet) confirmDeletion(ctx context.Context, pod *corev1.Pod) error {
+	err := k.kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: new(int64), Preconditions: &metav1.Preconditions{UID: &pod.UID}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("confirm deletion: %w", err)
+	}
+	return nil
+}
+
+// gracePeriod is how long a deleted pod's containers may run: the deletion's grace
+// period (the API sets it from terminationGracePeriodSeconds or the delete options),
+// else the spec's, else 30 s.
+func gracePeriod(pod *corev1.Pod) time.Duration {
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return defaultGracePeriod
+}
+
+// startTermination starts the grace period of a deleted pod (once): its container keeps
+// serving until its server exits (exit code 0) or the period ends (killed: 137); then
+// the pod is synced again to be torn down.
+func (k *kubelet) startTermination(key string, pod *corev1.Pod, sb *sandbox, grace time.Duration) {
+	k.mu.Lock()
+	started := sb.terminating
+	sb.terminating = true
+	k.mu.Unlock()
+	if started {
+		return
+	}
+	k.logf("kubelet %s: pod %s terminating, grace period %v", k.node, key, grace)
+	k.recorder.Eventf(pod, corev1.EventTypeNormal, ReasonKilling, "Stopping container(s), grace period %v", grace)
+	timer := k.clock.NewTimer(grace)
+	k.wg.Go(func() {
+		defer timer.Stop()
+		code := int32(0)
+		select {
+		case <-sb.container.done():
+		case <-timer.C():
+			code = 137 // SIGKILL
+		case <-k.runCtx.Done():
+			return // stop tears the sandboxes down
+		}
+		sb.stopProbes()
+		sb.container.stop()
+		k.mu.Lock()
+		sb.terminated, sb.exitCode, sb.finished = true, code, k.clock.Now()
+		k.mu.Unlock()
+		k.queue.Add(key)
+	})
+}
+
+// setup creates the sandbox: namespace, CNI ADD, container, readiness probes.
 func (k *kubelet) setup(ctx context.Context, key string, pod *corev1.Pod) (*sandbox, error) {
 	id, err := randomHex(32)
 	if err != nil {
 		return nil, err
 	}
 	sb := &sandbox{uid: pod.UID, namespace: pod.Namespace, name: pod.Name, containerID: id,
-		netns: k.podNetnsName(pod), started: time.Now()}
+		netns: podNetnsName(k.prefix, pod), started: k.clock.Now(), ready: make(map[string]bool)}
 	if err := addNetns(sb.netns); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -259,13 +346,14 @@ func (k *kubelet) setup(ctx context.Context, key string, pod *corev1.Pod) (*sand
 		return nil, err
 	}
 	sb.ip = ip
-	c, err := startContainer(pod.Name, netnsPath(sb.netns), podPorts(pod))
+	c, err := startContainer(pod.Namespace, pod.Name, netnsPath(sb.netns), podPorts(pod))
 	if err != nil {
 		_ = k.cni.del(ctx, sb.cniRequest())
 		_ = deleteNetns(sb.netns)
 		return nil, err
 	}
 	sb.container = c
+	k.startProbes(key, pod, sb)
 	k.mu.Lock()
 	k.sandboxes[key] = sb
 	k.mu.Unlock()
@@ -276,8 +364,16 @@ func (k *kubelet) setup(ctx context.Context, key string, pod *corev1.Pod) (*sand
 	return sb, nil
 }
 
-// teardown stops the container, calls CNI DEL and removes the namespace.
+// teardown stops the container (if it still runs), calls CNI DEL and removes the
+// namespace, once.
 func (k *kubelet) teardown(ctx context.Context, key string, sb *sandbox) error {
+	k.mu.Lock()
+	done := sb.tornDown
+	k.mu.Unlock()
+	if done {
+		return nil
+	}
+	sb.stopProbes()
 	sb.container.stop()
 	if err := k.cni.del(ctx, sb.cniRequest()); err != nil {
 		return err
@@ -286,9 +382,7 @@ func (k *kubelet) teardown(ctx context.Context, key string, sb *sandbox) error {
 		return err
 	}
 	k.mu.Lock()
-	if k.sandboxes[key] == sb {
-		delete(k.sandboxes, key)
-	}
+	sb.tornDown = true
 	k.mu.Unlock()
 	k.logf("kubelet %s: pod %s stopped", k.node, key)
 	if k.onChange != nil {
@@ -297,68 +391,13 @@ func (k *kubelet) teardown(ctx context.Context, key string, sb *sandbox) error {
 	return nil
 }
 
-// podNetnsName names the pod's namespace "<lab prefix>-<namespace>-<name>", with a part
-// of the UID when that name is taken (a pod recreated under the same name while the old
-// sandbox still exists).
-func (k *kubelet) podNetnsName(pod *corev1.Pod) string {
-	name := k.prefix + "-" + pod.Namespace + "-" + pod.Name
-	if len(name) > 200 {
-		name = name[:200]
+// forget drops the sandbox of a pod whose object is gone.
+func (k *kubelet) forget(key string, sb *sandbox) {
+	k.mu.Lock()
+	if k.sandboxes[key] == sb {
+		delete(k.sandboxes, key)
 	}
-	if _, err := os.Stat(netnsPath(name)); err == nil {
-		name += "-" + string(pod.UID)[:8]
-	}
-	return name
-}
-
-// reportRunning writes the pod's status: Running, its IP, Ready.
-func (k *kubelet) reportRunning(ctx context.Context, pod *corev1.Pod, sb *sandbox) error {
-	pods := k.kube.CoreV1().Pods(pod.Namespace)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		p, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if p.UID != sb.uid {
-			return nil // replaced meanwhile; the next sync handles the new one
-		}
-		now := metav1.Now()
-		started := metav1.NewTime(sb.started)
-		p.Status.Phase = corev1.PodRunning
-		p.Status.HostIP = k.nodeIP.String()
-		p.Status.HostIPs = []corev1.HostIP{{IP: k.nodeIP.String()}}
-		p.Status.PodIP = sb.ip.String()
-		p.Status.PodIPs = []corev1.PodIP{{IP: sb.ip.String()}}
-		p.Status.StartTime = &started
-		p.Status.Conditions = []corev1.PodCondition{
-			{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-		}
-		p.Status.ContainerStatuses = nil
-		for _, c := range p.Spec.Containers {
-			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
-				Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: new(bool),
-				ContainerID: "lab://" + sb.containerID,
-				State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}},
-			})
-			*p.Status.ContainerStatuses[len(p.Status.ContainerStatuses)-1].Started = true
-		}
-		_, err = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
-		return err
-	})
-}
-
-// podReady reports the pod's Ready condition.
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	k.mu.Unlock()
 }
 
 // podSandbox returns the netns name and IP of a running pod of this node.
@@ -366,7 +405,7 @@ func (k *kubelet) podSandbox(namespace, name string) (netns string, ip net.IP, o
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	sb := k.sandboxes[namespace+"/"+name]
-	if sb == nil {
+	if sb == nil || sb.tornDown {
 		return "", nil, false
 	}
 	return sb.netns, sb.ip, true

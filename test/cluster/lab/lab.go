@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,10 @@ const (
 	bridgeName = "br0"
 )
 
+// DefaultZones are the zones of the nodes by default: node1, node3, ... in zone-a,
+// node2, node4, ... in zone-b.
+var DefaultZones = []string{"zone-a", "zone-b"}
+
 // K8sBinaries are the control-plane binaries the lab needs (scripts/k8s-control-plane.sh).
 var K8sBinaries = []string{"kube-apiserver", "kube-controller-manager", "kubectl", "etcd"}
 
@@ -60,6 +65,9 @@ type Config struct {
 	KSRReplicas int
 	// KSRElectionTTL is contiv-ksr's leader lease (default 5s).
 	KSRElectionTTL time.Duration
+	// Zones are the nodes' zones (label topology.kubernetes.io/zone), given in turn:
+	// node1 the first, node2 the second, ...; default DefaultZones.
+	Zones []string
 	// Logf receives the lab's progress and the kubelets' messages; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -97,6 +105,7 @@ type Lab struct {
 	contivEtcd *etcdServer
 	netNS      string
 	sched      *scheduler
+	lb         *lbAllocator
 	cl         cleanups
 	removeDir  bool
 
@@ -113,6 +122,9 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 	}
 	if cfg.KSRReplicas == 0 {
 		cfg.KSRReplicas = 2
+	}
+	if len(cfg.Zones) == 0 {
+		cfg.Zones = DefaultZones
 	}
 	if cfg.KSRElectionTTL == 0 {
 		cfg.KSRElectionTTL = 5 * time.Second
@@ -204,6 +216,11 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 	l.sched = &scheduler{kube: l.Kube, nodes: l.schedulableNodes, logf: l.logf}
 	l.cl.add("scheduler", func() error { l.sched.stop(); return nil })
 	if err := l.sched.start(ctx); err != nil {
+		return l, err
+	}
+	l.lb = &lbAllocator{kube: l.Kube, pool: netip.MustParsePrefix(LBPoolCIDR), logf: l.logf}
+	l.cl.add("LoadBalancer allocator", func() error { l.lb.stop(); return nil })
+	if err := l.lb.start(ctx); err != nil {
 		return l, err
 	}
 
@@ -381,6 +398,9 @@ func (l *Lab) addNode(ctx context.Context) (*Node, error) {
 	l.mu.Lock()
 	l.nodes = append(l.nodes, n)
 	l.mu.Unlock()
+	if err := l.routeClient(n, true); err != nil {
+		return nil, err
+	}
 	l.logf("lab %s: %s up with ID %d, IP %s, pod subnet %s in %v", l.Name, n.Name, n.ID, n.IP, n.PodSubnet,
 		time.Since(start).Round(time.Millisecond))
 	return n, nil
@@ -431,6 +451,9 @@ func (l *Lab) RemoveNode(ctx context.Context, name string) error {
 		return fmt.Errorf("remove node %s: %w", name, err)
 	}
 	if err := n.kubelet.stop(true); err != nil {
+		return fmt.Errorf("remove node %s: %w", name, err)
+	}
+	if err := l.routeClient(n, false); err != nil {
 		return fmt.Errorf("remove node %s: %w", name, err)
 	}
 	err = l.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
@@ -524,4 +547,29 @@ func (l *Lab) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// routeClient routes, in the external client's namespace, the node's pod subnet to the
+// node (added, or removed when the node leaves) and ServiceIngressCIDR (LoadBalancer and
+// external IPs) to every node of the lab, equal-cost multipath.
+func (l *Lab) routeClient(n *Node, joins bool) error {
+	if joins {
+		if err := runIP("-n", l.ClientNetns, "route", "replace", n.PodSubnet.String(), "via", n.IP.String()); err != nil {
+			return err
+		}
+	} else if err := runIP("-n", l.ClientNetns, "route", "del", n.PodSubnet.String()); err != nil {
+		return err
+	}
+	nodes := l.Nodes()
+	if !joins {
+		nodes = slices.DeleteFunc(nodes, func(o *Node) bool { return o == n })
+	}
+	if len(nodes) == 0 {
+		return runIP("-n", l.ClientNetns, "route", "del", ServiceIngressCIDR)
+	}
+	args := []string{"-n", l.ClientNetns, "route", "replace", ServiceIngressCIDR}
+	for _, o := range nodes {
+		args = append(args, "nexthop", "via", o.IP.String())
+	}
+	return runIP(args...)
 }

@@ -19,6 +19,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )
 
 // The configuration given to contiv-cni is the contiv-cni entry of the shipped conflist,
@@ -65,12 +69,12 @@ func TestCNIArgsAreKubeletsForThePod(t *testing.T) {
 	}
 }
 
-func TestPodPortsAreTheDeclaredTCPAndUDPPortsOnce(t *testing.T) {
+func TestPodPortsAreTheDeclaredPortsOnce(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
 		{Ports: []corev1.ContainerPort{{ContainerPort: 80}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}},
 		{Ports: []corev1.ContainerPort{{ContainerPort: 80, Protocol: corev1.ProtocolTCP}, {ContainerPort: 9, Protocol: corev1.ProtocolSCTP}}},
 	}}}
-	want := []containerPort{{corev1.ProtocolTCP, 80}, {corev1.ProtocolUDP, 53}}
+	want := []containerPort{{corev1.ProtocolTCP, 80}, {corev1.ProtocolUDP, 53}, {corev1.ProtocolSCTP, 9}}
 	if got := podPorts(pod); !reflect.DeepEqual(got, want) {
 		t.Errorf("ports %v, want %v", got, want)
 	}
@@ -141,7 +145,8 @@ func TestRelayForwardsBothWaysAndCloseEndsOpenConnections(t *testing.T) {
 }
 
 // The container answers on its ports inside a network namespace, as TCP line, HTTP and
-// UDP.
+// UDP, with the pod's name, the client's address and the pod's namespace; its readiness
+// switch and its exit path work.
 func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("lab: needs root (a network namespace)")
@@ -156,7 +161,7 @@ func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
 		}
 	}()
 	path := netnsPath(name)
-	c, err := startContainer("web-1", path, []containerPort{{corev1.ProtocolTCP, 8080}, {corev1.ProtocolUDP, 8081}})
+	c, err := startContainer("ns-a", "web-1", path, []containerPort{{corev1.ProtocolTCP, 8080}, {corev1.ProtocolUDP, 8081}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,8 +176,8 @@ func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
 	_, _ = conn.Write([]byte("hello\n"))
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	conn.Close()
-	if err != nil || !strings.HasPrefix(line, "web-1 127.0.0.1:") {
-		t.Errorf("TCP answer %q, %v; want web-1 and the client address", line, err)
+	if f := strings.Fields(line); err != nil || len(f) != 3 || f[0] != "web-1" || !strings.HasPrefix(f[1], "127.0.0.1:") || f[2] != "ns-a" {
+		t.Errorf("TCP answer %q, %v; want web-1, the client address and ns-a", line, err)
 	}
 
 	hc := &http.Client{Transport: &http.Transport{DialContext: dial}, Timeout: 5 * time.Second}
@@ -199,10 +204,61 @@ func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
 		t.Errorf("UDP answer %q, %v", buf[:n], err)
 	}
 
-	c.stop()
+	httpDo := func(method, path string) int {
+		req, _ := http.NewRequestWithContext(ctx, method, "http://127.0.0.1:8080"+path, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, step := range []struct {
+		method string
+		want   int
+	}{{http.MethodGet, 200}, {http.MethodDelete, 503}, {http.MethodGet, 503}, {http.MethodPut, 200}, {http.MethodGet, 200}} {
+		if got := httpDo(step.method, ReadyPath); got != step.want {
+			t.Errorf("%s %s: %d, want %d", step.method, ReadyPath, got, step.want)
+		}
+	}
+	if got := httpDo(http.MethodPost, ExitPath); got != http.StatusOK {
+		t.Errorf("POST %s: %d", ExitPath, got)
+	}
+	select {
+	case <-c.done():
+	case <-ctx.Done():
+		t.Fatal("the server did not exit after POST " + ExitPath)
+	}
 	if conn, err := dial(ctx, "tcp", "127.0.0.1:8080"); err == nil {
 		conn.Close()
-		t.Error("the container still listens after stop")
+		t.Error("the container still listens after its exit")
+	}
+	c.stop() // the kubelet stops it again: no effect
+}
+
+// Any valid pod (namespace of 63 characters, name of 253) gets a network namespace whose
+// path the agent accepts; short names stay readable; two pods never share one.
+func TestPodNetnsNamesFitTheAgentsLimitForTheLongestPodNames(t *testing.T) {
+	pod := func(ns, name, uid string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)}}
+	}
+	longNS, longName := strings.Repeat("n", 63), strings.Repeat("p", 253)
+	seen := make(map[string]bool)
+	for _, p := range []*corev1.Pod{
+		pod(longNS, longName, "u1"), pod(longNS, longName, "u2"), pod(longNS, longName[:252]+"q", "u1"),
+		pod("default", longName, "u3"), pod(longNS, "web", "u4"),
+	} {
+		name := podNetnsName("ctvlab-abcdef", p)
+		if err := podmanager.ValidateNetnsPath(netnsPath(name)); err != nil {
+			t.Errorf("pod %s/%s: %v", p.Namespace, p.Name, err)
+		}
+		if seen[name] {
+			t.Errorf("pod %s/%s (%s): netns %s given twice", p.Namespace, p.Name, p.UID, name)
+		}
+		seen[name] = true
+	}
+	if got := podNetnsName("ctvlab-abcdef", pod("default", "web-1", "u")); got != "ctvlab-abcdef-default-web-1" {
+		t.Errorf("short name %q, want ctvlab-abcdef-default-web-1", got)
 	}
 }
 
@@ -253,5 +309,38 @@ func TestSweepStaleRemovesWhatADeadLabLeft(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(RunDir, live)); err != nil {
 		t.Errorf("the live lab's entry was removed: %v", err)
+	}
+}
+
+// A container's SCTP port answers as its TCP ports do, where the kernel has SCTP.
+func TestContainerAnswersOnSCTP(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("lab: needs root (a network namespace)")
+	}
+	if err := SCTPSupported(); err != nil {
+		t.Skipf("lab: SCTP: %v (modprobe sctp, where the kernel has the module)", err)
+	}
+	name := fmt.Sprintf("ctvlab-sctp-%d", os.Getpid())
+	if err := addNetns(name); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = deleteNetns(name) }()
+	c, err := startContainer("ns-a", "web-1", netnsPath(name), []containerPort{{corev1.ProtocolSCTP, 9000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := DialSCTP(ctx, netnsPath(name), "127.0.0.1:9000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	_, _ = conn.Write([]byte("hello\n"))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if f := strings.Fields(line); err != nil || len(f) != 3 || f[0] != "web-1" || f[2] != "ns-a" {
+		t.Errorf("SCTP answer %q, %v", line, err)
 	}
 }

@@ -46,6 +46,8 @@ type Node struct {
 	ID uint32
 	// IP is the node IP (on the VPP NIC), also the Node's InternalIP.
 	IP net.IP
+	// Zone is the node's zone (label topology.kubernetes.io/zone).
+	Zone string
 	// PodSubnet is the node's pod subnet.
 	PodSubnet *net.IPNet
 	// RESTAddr is the agent REST API as reachable from the lab's namespace (a relay).
@@ -69,8 +71,10 @@ type Node struct {
 func (n *Node) NetnsPath() string { return netnsPath(n.Netns) }
 
 // contivConf is the lab's contiv.conf: the values of k8s/examples/contiv.conf (the
-// ConfigMap's), the service range of the API server and a default gateway on the node
-// network (the "internet" namespace) for SNAT of traffic leaving the cluster.
+// ConfigMap's), the service range of the API server, a default gateway on the node
+// network (the "internet" namespace) for SNAT of traffic leaving the cluster, and
+// routeServiceCIDRToVPP: the lab runs no kube-proxy, so a node's own namespace reaches
+// ClusterIPs and NodePorts through VPP.
 const contivConf = `useNoOverlay: false
 useTAPInterfaces: true
 tapInterfaceVersion: 2
@@ -82,7 +86,7 @@ mtuSize: 1450
 scanIPNeighbors: true
 ipNeighborScanInterval: 1
 ipNeighborStaleThreshold: 4
-routeServiceCIDRToVPP: false
+routeServiceCIDRToVPP: true
 crdNodeConfigurationDisabled: true
 ipamConfig:
   nodeInterconnectDHCP: false
@@ -101,7 +105,8 @@ ipamConfig:
 // is awaited separately (waitReady), so nodes can become ready in parallel.
 func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	name := "node" + strconv.Itoa(index)
-	n := &Node{Name: name, Netns: l.Name + "-" + name, Dir: filepath.Join(l.Dir, name), lab: l, index: index}
+	n := &Node{Name: name, Netns: l.Name + "-" + name, Dir: filepath.Join(l.Dir, name), lab: l, index: index,
+		Zone: l.cfg.Zones[(index-1)%len(l.cfg.Zones)]}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("node %s: %w", name, err)
@@ -218,7 +223,7 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 		return nil, err
 	}
 	n.kubelet = &kubelet{
-		node: name, nodeIP: n.IP, podCIDR: n.PodSubnet.String(), prefix: l.Name, kube: l.Kube,
+		node: name, nodeIP: n.IP, podCIDR: n.PodSubnet.String(), zone: n.Zone, prefix: l.Name, kube: l.Kube,
 		cni: &cniPlugin{binDir: l.cfg.ContivBinDir, conf: conf}, logf: l.logf,
 	}
 	n.cl.add("kubelet", func() error { return n.kubelet.stop(true) })

@@ -78,21 +78,7 @@ func (s *scheduler) stop() {
 }
 
 func (s *scheduler) next(ctx context.Context) bool {
-	key, quit := s.queue.Get()
-	if quit {
-		return false
-	}
-	defer s.queue.Done(key)
-	if err := s.schedule(ctx, key); err != nil {
-		if ctx.Err() != nil {
-			return false
-		}
-		s.logf("scheduler: pod %s: %v (retrying)", key, err)
-		s.queue.AddRateLimited(key)
-		return true
-	}
-	s.queue.Forget(key)
-	return true
+	return processNext(ctx, s.queue, s.schedule, s.logf, "scheduler: pod")
 }
 
 // schedule binds the pod to the node with the fewest pods (ties: the first name).

@@ -1,6 +1,7 @@
 // Command cluster-lab starts a Contiv-VPP cluster lab (package test/cluster/lab) with N
-// nodes, prints how to use it and runs until SIGINT or SIGTERM; then it removes
-// everything it created. `make cluster` runs it. It needs root.
+// nodes, prints how to use it and runs until SIGINT or SIGTERM, or until its parent
+// process (make) dies; then it removes everything it created. `make cluster` runs it
+// (exec'd by make's shell, so that make's SIGTERM reaches it). It needs root.
 package main
 
 import (
@@ -54,6 +55,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if err := stopWithParent(ctx, stop); err != nil {
+		fmt.Fprintf(stderr, "cluster-lab: %v\n", err)
+		return 1
+	}
 	start := time.Now()
 	l, err := lab.Start(ctx, lab.Config{
 		Nodes: *nodes, K8sBinDir: *k8sBin, ContivBinDir: *contivBin, Dir: *dir, KeepDir: *keep, Logf: logf,

@@ -93,7 +93,7 @@ func printUsage(w io.Writer, info labInfo) {
 		fmt.Fprintf(w, "VPP CLI through the agent: curl -s -H 'Content-Type: application/json' -d '{\"vppclicommand\":\"show interface\"}' $%s/vpp/command\n", v)
 	}
 	fmt.Fprintf(w, "\nPods run in network namespaces $LAB-<namespace>-<pod>; their container answers on each\n")
-	fmt.Fprintf(w, "declared containerPort (TCP, UDP) with \"<pod> <client address>\" (HTTP requests too):\n")
+	fmt.Fprintf(w, "declared containerPort (TCP, UDP, SCTP) with \"<pod> <client address> <namespace>\" (HTTP too):\n")
 	fmt.Fprintf(w, "  ip netns list | grep $LAB-default-\n")
 	fmt.Fprintf(w, "  ip netns exec $LAB-default-<pod> curl -s http://<service IP>:<port>/\n")
 	client := info.clientNetns
@@ -101,9 +101,11 @@ func printUsage(w io.Writer, info labInfo) {
 		client = "$LAB-client"
 	}
 	fmt.Fprintf(w, "External client on the node network (%s): ip netns exec %s curl -s http://<node IP>:<nodePort>/\n", lab.ClientIP, client)
+	fmt.Fprintf(w, "It routes the pod subnets and %s (LoadBalancer pool %s, external IPs %s) to the nodes.\n",
+		lab.ServiceIngressCIDR, lab.LBPoolCIDR, lab.ExternalIPCIDR)
 	if !info.nicBound {
 		fmt.Fprintf(w, "\nNote: this vpp-sim does not bind its NIC to a Linux link (-nic NAME=LINUXIF): VPP state is\n")
 		fmt.Fprintf(w, "programmed on every node, but packets do not cross nodes.\n")
 	}
-	fmt.Fprintf(w, "\nCtrl-C stops the lab and removes every namespace, link, process and file it made.\n")
+	fmt.Fprintf(w, "\nCtrl-C (or SIGTERM) stops the lab and removes every namespace, link, process and file it made.\n")
 }
