@@ -67,6 +67,7 @@ type externalNode struct {
 	sim   *vppsim.Sim
 	ch    govppapi.Channel
 	log   *wire
+	clk   *testkit.Clock
 	macs  map[string][6]byte // VPP-side MAC by NIC
 }
 
@@ -76,7 +77,7 @@ func newExternalNode(t *testing.T) *externalNode {
 	t.Helper()
 	clk := testkit.NewClockAt(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
 	v := startVPPWith(t, false, vppsim.Options{NICs: []string{uplinkNIC, pod1NIC, pod2NIC}, Clock: clk})
-	n := &externalNode{sim: v.sim, ch: v.ch, log: &wire{withIf: true}, macs: make(map[string][6]byte)}
+	n := &externalNode{sim: v.sim, ch: v.ch, clk: clk, log: &wire{withIf: true}, macs: make(map[string][6]byte)}
 	nics := make(map[string]uint32)
 	for name, nic := range map[string]string{mainIf: uplinkNIC, pod1If: pod1NIC, pod2If: pod2NIC} {
 		i, ok := v.sim.InterfaceByName(nic)
