@@ -77,8 +77,8 @@
 // pod source addresses that policies rely on.
 //
 // External and load balancer ingress IPs (external.go), with a default interface only:
-// each IP a service is exposed on gets an address-only identity mapping in the pod and
-// the main VRF (DNAT-external-IP-<ip>) and is a NAT pool address of a VRF nothing is
+// each IP a service is exposed on gets an address-only identity mapping in the pod VRF
+// (DNAT-external-IP-<ip>) and is a NAT pool address of a VRF nothing is
 // received in (externalPoolVRF), so that the answers to clients outside the cluster
 // pass the default interface's NAT output feature untranslated while pods' packets to
 // the IP are still load-balanced. Reference-counted by service: staged with the first

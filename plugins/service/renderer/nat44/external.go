@@ -21,9 +21,12 @@ import (
 // gets a second session, source-NATed to the node IP. NodePorts escape this through
 // the identity mappings of the node IP (DNAT-identities); an external IP needs the same:
 //
-//   - an address-only identity mapping of the IP in the pod VRF and in the main VRF (the
-//     VRF of host-network backends' answers): the answer matches it by local address
-//     and passes untranslated;
+//   - an address-only identity mapping of the IP in the pod VRF: the answer matches it by
+//     local address and passes untranslated. Not in the main VRF: an answer received
+//     there (a host-network backend behind the host interconnect, a remote one in
+//     no-overlay mode) passes already, since the output feature finds its reverse, the
+//     session's outside flow, in the FIB it was received in, the uplink's
+//     (nat44_ed_not_translate_output_feature, "dst NAT check");
 //   - the IP as a NAT pool address (nat44_add_del_address_range) of a VRF no packet is
 //     received in (externalPoolVRF, a VRF table of its own). nat44-ed-classify, on the
 //     pods' interfaces (both inside and outside), tries the address-only mapping of a
@@ -73,15 +76,12 @@ func (rndr *Renderer) wantedExternalIPs(svc *renderer.FlatService) []string {
 	return out
 }
 
-// externalDNAT builds the identity mappings of one external IP.
+// externalDNAT builds the identity mapping of one external IP.
 func (rndr *Renderer) externalDNAT(addr string) *vpp_nat.DNat44 {
-	dnat := &vpp_nat.DNat44{Label: externalDNATLabelPrefix + addr}
-	// Address-only mappings carry UDP: VPP dumps them so.
-	dnat.IdMappings = []*vpp_nat.DNat44_IdentityMapping{{IpAddress: addr, Protocol: vpp_nat.DNat44_UDP, VrfId: rndr.podVRF}}
-	if rndr.mainVRF != rndr.podVRF {
-		dnat.IdMappings = append(dnat.IdMappings, &vpp_nat.DNat44_IdentityMapping{IpAddress: addr, Protocol: vpp_nat.DNat44_UDP, VrfId: rndr.mainVRF})
-	}
-	return dnat
+	return &vpp_nat.DNat44{Label: externalDNATLabelPrefix + addr, IdMappings: []*vpp_nat.DNat44_IdentityMapping{
+		// Address-only mappings carry UDP: VPP dumps them so.
+		{IpAddress: addr, Protocol: vpp_nat.DNat44_UDP, VrfId: rndr.podVRF},
+	}}
 }
 
 // externalPool returns the pool addresses of the external IPs in use.

@@ -44,6 +44,8 @@ const (
 	uplinkNIC   = "GigabitEthernet0/8/0"
 	pod1NIC     = "GigabitEthernet0/9/0"
 	pod2NIC     = "GigabitEthernet0/a/0"
+	hostNIC     = "GigabitEthernet0/b/0" // the host interconnect (tap-vpp2)
+	hostPeer    = "172.30.1.2"           // the host's end of it
 	gatewayIP   = "192.168.16.1"
 	outsideHost = "198.51.100.7" // a client outside the cluster, behind the gateway
 	extSvcIP    = "20.0.0.2"     // the service's external IP
@@ -57,6 +59,7 @@ var (
 	gatewayMAC = [6]byte{0x02, 0, 0, 0, 0x16, 1}
 	pod1MAC    = [6]byte{0x02, 0, 0, 0, 1, 3}
 	pod2MAC    = [6]byte{0x02, 0, 0, 0, 1, 4}
+	hostMAC    = [6]byte{0x02, 0, 0, 0, 0x30, 2}
 )
 
 // externalNode is the node above with the service processor and the NAT44
@@ -76,10 +79,10 @@ type externalNode struct {
 func newExternalNode(t *testing.T) *externalNode {
 	t.Helper()
 	clk := testkit.NewClockAt(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
-	v := startVPPWith(t, false, vppsim.Options{NICs: []string{uplinkNIC, pod1NIC, pod2NIC}, Clock: clk})
+	v := startVPPWith(t, false, vppsim.Options{NICs: []string{uplinkNIC, pod1NIC, pod2NIC, hostNIC}, Clock: clk})
 	n := &externalNode{sim: v.sim, ch: v.ch, clk: clk, log: &wire{withIf: true}, macs: make(map[string][6]byte)}
 	nics := make(map[string]uint32)
-	for name, nic := range map[string]string{mainIf: uplinkNIC, pod1If: pod1NIC, pod2If: pod2NIC} {
+	for name, nic := range map[string]string{mainIf: uplinkNIC, pod1If: pod1NIC, pod2If: pod2NIC, hostIf: hostNIC} {
 		i, ok := v.sim.InterfaceByName(nic)
 		if !ok {
 			t.Fatalf("no NIC %s", nic)
@@ -87,7 +90,7 @@ func newExternalNode(t *testing.T) *externalNode {
 		nics[name] = i.SwIfIndex
 		n.macs[nic] = [6]byte(i.MAC)
 	}
-	n.agent = newAgentOver(t, v, nicIfDescriptor(v.ch, nics), []string{mainIf, pod1If, pod2If, bviIf, hostIf},
+	n.agent = newAgentOver(t, v, nicIfDescriptor(v.ch, nics), []string{mainIf, pod1If, pod2If, hostIf, bviIf},
 		map[uint32]string{podVRF0: "podVRF"})
 	n.wireL3(t, v.ch, nics)
 	n.env = newEnv(t, envOptions{conf: confMainVRF0})
@@ -180,6 +183,13 @@ func (n *externalNode) wireL3(t *testing.T, ch govppapi.Channel, nics map[string
 	up(uplink)
 	neighbor(uplink, gatewayIP, gatewayMAC)
 	route(0, "0.0.0.0/0", via(uplink, gatewayIP))
+	// The host stack behind the host interconnect, with this node's management IP.
+	host := sw(hostIf)
+	call(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: host, IsAdd: true, Prefix: mustPrefix(t, "172.30.1.1/24")},
+		&interfaces.SwInterfaceAddDelAddressReply{})
+	up(host)
+	neighbor(host, hostPeer, hostMAC)
+	route(0, hostIP+"/32", via(host, hostPeer))
 	route(podVRF0, "0.0.0.0/0", lookup(0))
 	route(0, "10.1.0.0/16", lookup(podVRF0))
 }
@@ -220,7 +230,7 @@ func (n *externalNode) apply(t *testing.T, obj proto.Message) {
 // node transmits in response.
 func (n *externalNode) send(t *testing.T, nic string, proto uint8, flags byte, src netip.AddrPort, dst netip.AddrPort) []string {
 	t.Helper()
-	peer := map[string][6]byte{uplinkNIC: gatewayMAC, pod1NIC: pod1MAC, pod2NIC: pod2MAC}[nic]
+	peer := map[string][6]byte{uplinkNIC: gatewayMAC, pod1NIC: pod1MAC, pod2NIC: pod2MAC, hostNIC: hostMAC}[nic]
 	f := l4Frame(proto, n.macs[nic], peer, src.Addr().String(), src.Port(), dst.Addr().String(), dst.Port())
 	if proto == protoTCP {
 		f[14+20+13] = flags
@@ -247,10 +257,14 @@ const (
 	flagSYNACK = 0x12
 )
 
-// nicOfPod returns the NIC standing for the TAP of a local pod.
-func nicOfPod(addr netip.Addr) string {
-	if addr.String() == pod1IP {
+// nicOfBackend returns the NIC standing for the TAP of a local pod, or the host
+// interconnect for this node's host IP.
+func nicOfBackend(addr netip.Addr) string {
+	switch addr.String() {
+	case pod1IP:
 		return pod1NIC
+	case hostIP:
+		return hostNIC
 	}
 	return pod2NIC
 }
@@ -279,7 +293,7 @@ func (n *externalNode) roundTrip(t *testing.T, clientNIC string, proto uint8, cl
 	flags := byte(flagSYN)
 	var got []string
 	for _, f := range n.send(t, clientNIC, proto, flags, client, dst) {
-		if ifName, pkt, _ := strings.Cut(f, " "); ifName == pod1NIC || ifName == pod2NIC {
+		if ifName, pkt, _ := strings.Cut(f, " "); ifName == pod1NIC || ifName == pod2NIC || ifName == hostNIC {
 			got = append(got, pkt)
 		}
 	}
@@ -288,7 +302,7 @@ func (n *externalNode) roundTrip(t *testing.T, clientNIC string, proto uint8, cl
 	}
 	srcText, dstText, _ := strings.Cut(got[0], " -> ")
 	src, backend := netip.MustParseAddrPort(srcText), netip.MustParseAddrPort(dstText)
-	for _, f := range n.send(t, nicOfPod(backend.Addr()), proto, flagSYNACK, backend, src) {
+	for _, f := range n.send(t, nicOfBackend(backend.Addr()), proto, flagSYNACK, backend, src) {
 		if ifName, pkt, _ := strings.Cut(f, " "); ifName == clientNIC {
 			atClient = pkt
 		}
@@ -382,5 +396,32 @@ func TestExternalIPSharedByServicesKeepsAnsweringUntilTheLast(t *testing.T) {
 				t.Errorf("no external IP left, %s is still committed", key)
 			}
 		}
+	}
+}
+
+// TestExternalIPOfAHostNetworkBackendAnswersOutsideClients: the backend is this
+// node's host stack (host network, reached through the host interconnect in the main
+// VRF); its answer to a client outside the cluster leaves the uplink from the
+// external IP, for both traffic policies.
+func TestExternalIPOfAHostNetworkBackendAnswersOutsideClients(t *testing.T) {
+	for _, policy := range []string{"Cluster", "Local"} {
+		t.Run(policy, func(t *testing.T) {
+			n := newExternalNode(t)
+			svc, slice := webService(policy)
+			slice.Endpoints = []*esmodel.Endpoint{{Addresses: []string{hostIP}, Ready: true, Serving: true, NodeName: "master"}}
+			n.apply(t, svc)
+			n.apply(t, slice)
+			for k, proto := range []uint8{protoTCP, protoUDP} {
+				client := netip.AddrPortFrom(netip.MustParseAddr(outsideHost), uint16(40000+k))
+				dst := netip.AddrPortFrom(netip.MustParseAddr(extSvcIP), extSvcPort)
+				atBackend, atClient := n.roundTrip(t, uplinkNIC, proto, client, dst)
+				if !strings.HasSuffix(atBackend, " -> "+hostIP+":8080") {
+					t.Errorf("%s -> %s (protocol %d): the backend got %s, want the host", client, dst, proto, atBackend)
+				}
+				if want := dst.String() + " -> " + client.String(); atClient != want {
+					t.Errorf("%s -> %s (protocol %d): the client got %q, want %q\n%s", client, dst, proto, atClient, want, n.cli(t, "show errors"))
+				}
+			}
+		})
 	}
 }
