@@ -46,7 +46,8 @@ import (
 // These values exist only with a default interface (the output feature); without one the
 // answer leaves untouched. Services may share an IP (on other ports): the values of an
 // IP are staged when its first service appears and removed with its last one. Node IPs
-// are left out (DNAT-identities covers this node's; any node's IP is no VIP to add).
+// are left out (DNAT-identities covers this node's; any node's IP is no VIP to add), and
+// so are the pool's own addresses.
 
 // externalDNATLabelPrefix starts the label of the DNat44 with the identity mappings of
 // one external IP ("DNAT-external-IP-20.0.0.2"); no Service's label ("<namespace>/<name>")
@@ -69,11 +70,17 @@ func (rndr *Renderer) wantedExternalIPs(svc *renderer.FlatService) []string {
 	}
 	var out []string
 	for _, a := range svc.ExternalIPs {
-		if a.IsIPv4() && !rndr.isNodeAddr(a.Text) && !slices.Contains(out, a.Text) {
+		if a.IsIPv4() && !rndr.isNodeAddr(a.Text) && !rndr.isPoolAddr(a.Text) && !slices.Contains(out, a.Text) {
 			out = append(out, a.Text)
 		}
 	}
 	return out
+}
+
+// isPoolAddr tells whether the address is a pool address of the global configuration
+// already (the SNAT address, the NAT loopback): VPP refuses an address twice.
+func (rndr *Renderer) isPoolAddr(text string) bool {
+	return text == ipString(rndr.defaultIfIP) || text == ipString(rndr.natLoopbackIP)
 }
 
 // externalDNAT builds the identity mapping of one external IP.
