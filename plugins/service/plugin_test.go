@@ -16,6 +16,7 @@ import (
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -142,16 +143,19 @@ func TestUpdateDescribesTheChange(t *testing.T) {
 	svc := st.Service("default", "nginx", "10.96.0.10", st.Port("http", "TCP", 80, 0))
 	txn := st.NewTxn()
 	change, err := f.p.Update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key("nginx", "default"), NewValue: svc}, txn)
-	if err != nil || change != "" || len(txn.Values) != 0 {
+	// Without endpoints: rendered so that its cluster IP is rejected.
+	rejects := []string{l3.RouteKey(0, "10.96.0.10/32", ""), l3.RouteKey(1, "10.96.0.10/32", "")}
+	if err != nil || change != "add service 'default/nginx'" || !slices.Equal(txn.Keys(), append([]string{vpp_nat.DNAT44Key("default/nginx")}, rejects...)) {
 		t.Errorf("service without endpoints: %q %v %v", change, err, txn.Keys())
 	}
 	eps := st.Endpoints("default", "nginx", st.Subset([]st.Addr{st.PodAddr("10.1.2.3", "default", "r")}, st.EpPort("http", 8080, "")))
+	txn = st.NewTxn()
 	change, err = f.p.Update(&controller.KubeStateChange{Resource: epmodel.Keyword, Key: epmodel.Key("nginx", "default"), NewValue: eps}, txn)
-	if err != nil || change != "add service 'default/nginx'" {
+	if err != nil || change != "update service 'default/nginx'" {
 		t.Errorf("Update = %q, %v", change, err)
 	}
-	if !slices.Equal(txn.Keys(), []string{vpp_nat.DNAT44Key("default/nginx")}) {
-		t.Errorf("staged %v", txn.Keys())
+	if !slices.Equal(txn.Keys(), append([]string{vpp_nat.DNAT44Key("default/nginx")}, rejects...)) || txn.Values[rejects[0]] != nil {
+		t.Errorf("staged %v, want the DNAT and the rejects deleted", txn.Keys())
 	}
 	if change, _ := f.p.Update(controller.NewShutdown(), st.NewTxn()); change != "" {
 		t.Errorf("shutdown changed %q", change)

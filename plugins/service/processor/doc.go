@@ -47,15 +47,19 @@
 // load balancer IPs (never the cluster IPs); FlatPort.HasEndpoints tells "no endpoint
 // anywhere" (reject) from "none for this policy here" (drop).
 //
-// Services left to another proxy: a Service labelled
-// service.kubernetes.io/service-proxy-name (any value) or service.kubernetes.io/headless
-// is not rendered (removed if it was). Cluster IPs (spec.clusterIPs) must lie in the
+// A service is rendered from its definition even without any endpoints object (no
+// slice, no legacy Endpoints): its ports have no endpoints, so the renderers reject
+// its traffic, as kube-proxy does. Services with nothing to proxy are not rendered
+// (removed if they were), as kube-proxy's ShouldSkipService decides (notProxied):
+// type ExternalName, and headless ones (cluster IP None or none). Services left to
+// another proxy: a Service labelled service.kubernetes.io/service-proxy-name (any
+// value) or service.kubernetes.io/headless is not rendered (removed if it was). Cluster IPs (spec.clusterIPs) must lie in the
 // configured service CIDR or in a ServiceCIDR object's cidrs (cidrs.go); the services
 // outside the configured CIDR are indexed, and a ServiceCIDR change re-renders those
 // only. Load balancer ingress IPs of ipMode Proxy are not exposed.
 //
 // Combining a Service with its Endpoints (Service.Refresh):
-//   - exposed on the cluster IP (not for headless services), spec.externalIPs and, for
+//   - exposed on the cluster IPs, spec.externalIPs and, for
 //     LoadBalancer services, the load balancer ingress IPs; node ports on every node;
 //   - externalTrafficPolicy Local makes a NodeLocal service (external traffic keeps
 //     the client's address); sessionAffinity ClientIP

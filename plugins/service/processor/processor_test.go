@@ -49,13 +49,6 @@ func TestServiceShapes(t *testing.T) {
 				backends: map[string][]string{"http": {pod1IP + ":8080 local", remoteIP + ":8080"}}},
 		},
 		{
-			name: "headless: no cluster IP",
-			svc:  func() *svcmodel.Service { return st.Service("default", "web", "None", st.Port("http", "TCP", 80, 0)) },
-			eps:  webEndpoints(st.PodAddr(pod1IP, "default", "pod1")),
-			want: want{clusterIPs: "{}", externalIPs: "{}", ports: map[string]string{"http": "80/TCP"},
-				backends: map[string][]string{"http": {pod1IP + ":8080 local"}}},
-		},
-		{
 			name: "named target port: backend port comes from the endpoints",
 			svc: func() *svcmodel.Service {
 				s := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))
@@ -185,8 +178,9 @@ func TestServiceShapes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, "")
-			e.putService(tc.svc())
-			expectCalls(t, "endpoints", e.putEndpoints(tc.eps)[:1], "add default/web")
+			// Rendered without endpoints (to be rejected), then with them.
+			expectCalls(t, "service", e.putService(tc.svc())[:1], "add default/web")
+			expectCalls(t, "endpoints", e.putEndpoints(tc.eps)[:1], "update default/web")
 			cs := e.svc("default", "web")
 			if cs == nil {
 				t.Fatal("not rendered")
@@ -223,12 +217,51 @@ func TestServiceShapes(t *testing.T) {
 	}
 }
 
-func TestServiceWithoutEndpointsIsNotRendered(t *testing.T) {
+// TestServiceWithoutEndpointsIsRenderedToBeRejected: a Service of which neither an
+// EndpointSlice nor a legacy Endpoints value is known has no endpoints; it is rendered
+// with ports without endpoints, so that the renderers reject its traffic as
+// kube-proxy does (upstream did not render it: its packets left the node).
+func TestServiceWithoutEndpointsIsRenderedToBeRejected(t *testing.T) {
 	e := newEnv(t, "")
-	expectCalls(t, "service only", e.putService(st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))))
-	expectCalls(t, "delete it", e.deleteService("default", "web"))
+	expectCalls(t, "service only", e.putService(st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))), "add default/web")
+	fs := e.sp.services[serviceKeyOf("web", "default")].GetFlatService()
+	if fs == nil || len(fs.Ports) != 1 || fs.Ports[0].HasEndpoints || len(fs.Ports[0].Backends) != 0 {
+		t.Errorf("rendered as %+v, want one port without endpoints", fs)
+	}
+	expectCalls(t, "delete it", e.deleteService("default", "web"), "delete default/web")
 	if len(e.sp.services) != 0 {
 		t.Errorf("forgotten service still tracked: %v", e.sp.services)
+	}
+}
+
+// TestServicesWithNothingToProxyAreNotRendered: headless (cluster IP None, or none
+// at all) and ExternalName services are not rendered, with or without endpoints
+// (kube-proxy's ShouldSkipService), and a service that becomes one is removed.
+func TestServicesWithNothingToProxyAreNotRendered(t *testing.T) {
+	for name, svc := range map[string]func() *svcmodel.Service{
+		"headless": func() *svcmodel.Service { return st.Service("default", "web", "None", st.Port("http", "TCP", 80, 0)) },
+		"no cluster IP": func() *svcmodel.Service {
+			return st.Service("default", "web", "", st.Port("http", "TCP", 80, 0))
+		},
+		"ExternalName": func() *svcmodel.Service {
+			s := st.Service("default", "web", "", st.Port("http", "TCP", 80, 0))
+			s.ServiceType = "ExternalName"
+			return s
+		},
+		"ExternalName with a cluster IP": func() *svcmodel.Service {
+			s := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))
+			s.ServiceType = "ExternalName"
+			return s
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, "")
+			expectCalls(t, "without endpoints", e.putService(svc()))
+			expectCalls(t, "with endpoints", e.putEndpoints(webEndpoints(st.PodAddr(pod1IP, "default", "pod1"))))
+			e = newEnv(t, "")
+			e.putService(st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0)))
+			expectCalls(t, "becoming one", e.putService(svc()), "delete default/web")
+		})
 	}
 }
 
@@ -322,14 +355,14 @@ func TestPodsBecomingAndCeasingToBeBackends(t *testing.T) {
 	eps := func(name string, addrs ...st.Addr) *epmodel.Endpoints {
 		return st.Endpoints("default", name, st.Subset(addrs, st.EpPort("http", 8080, "")))
 	}
-	expectCalls(t, "pod2 backs a before it exists", e.putEndpoints(eps("a", st.PodAddr(pod2IP, "default", "pod2"))), "add default/a")
+	expectCalls(t, "pod2 backs a before it exists", e.putEndpoints(eps("a", st.PodAddr(pod2IP, "default", "pod2"))), "update default/a")
 	expectCalls(t, "pod2 wired", e.addPod("pod2", pod2If),
 		change("frontends", fe(pod1If), fe(pod1If, pod2If)),
 		change("backends", be(), be(pod2If)))
 
 	// pod1 becomes a backend of b (0 -> 1); pod2 backs b too (1 -> 2): one change.
 	expectCalls(t, "b gets both pods", e.putEndpoints(eps("b", st.PodAddr(pod1IP, "default", "pod1"), st.PodAddr(pod2IP, "default", "pod2"))),
-		"add default/b", change("backends", be(pod2If), be(pod1If, pod2If)))
+		"update default/b", change("backends", be(pod2If), be(pod1If, pod2If)))
 	// pod2 leaves a (2 -> 1): still a backend.
 	expectCalls(t, "a loses pod2", e.putEndpoints(eps("a", st.PodAddr(remoteIP, "default", "r"))), "update default/a")
 	// pod2 leaves b (1 -> 0): no longer a backend; pod1 stays.
@@ -369,8 +402,8 @@ func TestResyncRebuildsLocalBackends(t *testing.T) {
 	kube[svcmodel.Keyword][svcmodel.Key("lonely", "default")] = st.Service("default", "lonely", "10.96.0.11", st.Port("http", "TCP", 80, 0))
 	e.resync(kube)
 	expectCalls(t, "resync", e.r.take(), "resync")
-	if n := len(e.r.resync.Services); n != 1 {
-		t.Errorf("resync carries %d services, want the 1 with endpoints", n)
+	if n := len(e.r.resync.Services); n != 2 {
+		t.Errorf("resync carries %d services, want both (the one without endpoints to be rejected)", n)
 	}
 	if got := e.r.resync.BackendIfs.String(); got != "{tap-vpp2, vpp-tap-pod1, vxlanBVI}" {
 		t.Errorf("resync backends %s", got)
@@ -418,8 +451,8 @@ func TestSkippedItemsAreCounted(t *testing.T) {
 
 func TestRendererErrorsNameTheService(t *testing.T) {
 	e := newEnv(t, "")
-	e.r.err = errors.New("boom")
 	e.putService(st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0)))
+	e.r.err = errors.New("boom")
 	err := e.sp.Update(&controller.KubeStateChange{Resource: epmodel.Keyword, Key: epmodel.Key("web", "default"), NewValue: webEndpoints(st.PodAddr(remoteIP, "default", "r"))})
 	if err == nil || !strings.Contains(err.Error(), "service default/web") || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("err = %v", err)
@@ -455,8 +488,8 @@ func TestServiceCombinesHalvesInAnyOrder(t *testing.T) {
 		eps := webEndpoints(st.PodAddr(pod1IP, "default", "pod1"))
 		if order == "metadata first" {
 			s.SetMetadata(meta)
-			if s.GetContivService() != nil {
-				t.Errorf("%s: rendered without endpoints", order)
+			if cs := s.GetContivService(); cs == nil || cs.HasEndpoints["http"] {
+				t.Errorf("%s: without endpoints rendered as %v, want a port without endpoints", order, cs)
 			}
 			s.SetEndpoints(eps)
 		} else {
@@ -468,8 +501,8 @@ func TestServiceCombinesHalvesInAnyOrder(t *testing.T) {
 			t.Errorf("%s: %v, local backends %v", order, cs, s.GetLocalBackends())
 		}
 		s.SetEndpoints(nil)
-		if s.GetContivService() != nil || len(s.GetLocalBackends()) != 0 {
-			t.Errorf("%s: still rendered without endpoints", order)
+		if cs := s.GetContivService(); cs == nil || len(cs.Backends["http"]) != 0 || len(s.GetLocalBackends()) != 0 {
+			t.Errorf("%s: without endpoints again rendered as %v, local backends %v", order, cs, s.GetLocalBackends())
 		}
 	}
 }

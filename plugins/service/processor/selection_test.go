@@ -47,10 +47,14 @@ func TestSliceMovingToAnotherServiceLeavesTheFirst(t *testing.T) {
 	e := newEnv(t, "")
 	e.putService(st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0)))
 	e.putService(st.Service("default", "api", "10.96.0.11", st.Port("http", "TCP", 80, 0)))
-	expectCalls(t, "first slice", e.putSlice(webSlice("s1", remoteIP)), "add default/web")
+	// Both services are rendered without endpoints first (to be rejected).
+	expectCalls(t, "first slice", e.putSlice(webSlice("s1", remoteIP)), "update default/web")
 	moved := webSlice("s1", remoteIP)
 	moved.ServiceName = "api"
-	expectCalls(t, "slice relabelled", e.putSlice(moved), "delete default/web", "add default/api")
+	expectCalls(t, "slice relabelled", e.putSlice(moved), "update default/web", "update default/api")
+	if got := backends(e.svc("default", "web"), "http"); len(got) != 0 {
+		t.Errorf("web backends %v after its slice moved", got)
+	}
 	if got := backends(e.svc("default", "api"), "http"); len(got) != 1 || got[0] != remoteIP+":8080" {
 		t.Errorf("api backends %v", got)
 	}
@@ -62,7 +66,7 @@ func TestServiceOfAnotherProxyIsNotProgrammed(t *testing.T) {
 			e := newEnv(t, "")
 			svc := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))
 			e.putService(svc)
-			expectCalls(t, "slice", e.putSlice(webSlice("s1", remoteIP)), "add default/web")
+			expectCalls(t, "slice", e.putSlice(webSlice("s1", remoteIP)), "update default/web")
 			other := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))
 			other.Labels = map[string]string{label: ""}
 			expectCalls(t, "labelled", e.putService(other), "delete default/web")
@@ -119,8 +123,8 @@ func TestResyncReadsServiceCIDRsAndSlices(t *testing.T) {
 	}
 	delete(kube, esmodel.Keyword)
 	e.resync(kube)
-	if cs := e.svc("default", "web"); cs != nil {
-		t.Errorf("after a resync without the slice: %v", cs)
+	if cs := e.svc("default", "web"); cs == nil || len(backends(cs, "http")) != 0 {
+		t.Errorf("after a resync without the slice: %v, want the service without endpoints", cs)
 	}
 }
 

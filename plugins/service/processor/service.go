@@ -193,8 +193,8 @@ func (s *Service) SetEndpoints(endpoints *epmodel.Endpoints) {
 	s.Refresh()
 }
 
-// GetContivService returns the service as rendered, nil while the definition or the
-// endpoints are missing. The returned value must not be modified.
+// GetContivService returns the service as rendered, nil while the definition is
+// missing or the service is not proxied. The returned value must not be modified.
 func (s *Service) GetContivService() *renderer.ContivService {
 	if s.contivSvc == nil && s.flat != nil {
 		s.contivSvc = s.flat.ContivService()
@@ -203,7 +203,7 @@ func (s *Service) GetContivService() *renderer.ContivService {
 }
 
 // GetFlatService returns the service as rendered in flat form, nil while the
-// definition or the endpoints are missing. The returned value must not be modified.
+// definition is missing or the service is not proxied. The returned value must not be modified.
 func (s *Service) GetFlatService() *renderer.FlatService { return s.flat }
 
 // GetLocalBackends returns the pods of this node that back the service (each once).
@@ -236,6 +236,13 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		// Not this proxy's service (kube-proxy's label selector): not programmed, and
 		// removed if it was.
 		s.log().WithField("label", label).Debug("service left to another proxy")
+		s.spec = nil
+		return
+	}
+	if reason, ok := notProxied(meta); ok {
+		// Nothing to proxy (kube-proxy's ShouldSkipService): not programmed, and
+		// removed if it was.
+		s.log().WithField("reason", reason).Debug("service not proxied")
 		s.spec = nil
 		return
 	}
@@ -363,6 +370,23 @@ func otherProxyLabel(meta *svcmodel.Service) (string, bool) {
 	return "", false
 }
 
+// Service type that is DNS only.
+const serviceTypeExternalName = "ExternalName"
+
+// notProxied tells why a service has nothing for a proxy to program, if it has nothing:
+// headless (cluster IP None, or none at all) or ExternalName (DNS only), as kube-proxy's
+// ShouldSkipService (pkg/proxy/util) decides. Such a service is not rendered even
+// without endpoints, when other services are (to be rejected).
+func notProxied(meta *svcmodel.Service) (string, bool) {
+	if meta.GetServiceType() == serviceTypeExternalName {
+		return "type ExternalName", true
+	}
+	if ips := clusterIPList(meta); len(ips) == 0 || ips[0] == "" || ips[0] == clusterIPNone {
+		return "headless", true
+	}
+	return "", false
+}
+
 // clusterIPList returns spec.clusterIPs, or spec.clusterIP alone when the value was
 // written by a contiv-ksr older than the field.
 func clusterIPList(meta *svcmodel.Service) []string {
@@ -454,8 +478,8 @@ func (s *Service) endpoint(sub *endpointSubset, ip string, ref targetRef, bad *i
 	return ep, true
 }
 
-// Refresh combines the definition with the endpoints into a new rendering (nil when
-// either is missing) and recomputes the local backend pods. The previous rendering is
+// Refresh combines the definition with the endpoints into a new rendering (nil
+// without a definition to proxy; without endpoints, every port has none) and recomputes the local backend pods. The previous rendering is
 // left untouched, so the caller can still compare with it.
 func (s *Service) Refresh() { s.refresh(&s.sp.slabs) }
 
@@ -463,7 +487,7 @@ func (s *Service) Refresh() { s.refresh(&s.sp.slabs) }
 func (s *Service) refresh(sl *renderSlabs) {
 	s.flat, s.contivSvc, s.localBackends = nil, nil, nil
 	s.topoGen = s.sp.topoGen
-	if s.spec == nil || !s.hasEndpointSource() {
+	if s.spec == nil {
 		return
 	}
 	spec := s.spec

@@ -155,10 +155,6 @@ func (s *Service) sourceSubsets(out []*endpointSubset) []*endpointSubset {
 	return out
 }
 
-// hasEndpointSource tells whether the service has endpoints in any form (slices or
-// the legacy Endpoints).
-func (s *Service) hasEndpointSource() bool { return len(s.slices) > 0 || s.endpoints != nil }
-
 // portGroup is one source of endpoints of a service port: a subset and the target port.
 type portGroup struct {
 	sub    *endpointSubset

@@ -20,6 +20,8 @@ type renderedService struct {
 	nodeGen uint64
 	// routes are the reject and drop routes the service wants (reject.go).
 	routes []serviceRoute
+	// externals are the external IPs it needs identity and pool values for (external.go).
+	externals []string
 }
 
 // renderedPort is the part of a DNAT that renders one port of a node-port service.
@@ -51,6 +53,7 @@ type renderedPort struct {
 func (rndr *Renderer) render(svc *renderer.FlatService, r *renderedService, sl *dnatSlabs) {
 	r.svc, r.ports, r.nodeGen = svc, nil, rndr.nodeGen
 	r.routes = rndr.wantedRoutes(svc)
+	r.externals = rndr.wantedExternalIPs(svc)
 	if r.key == "" { // a record renders one service: the key never changes
 		// The label is a substring of the key: both cost one string.
 		r.key = vpp_nat.DNAT44Prefix + svc.ID.Namespace + "/" + svc.ID.Name

@@ -8,8 +8,11 @@
 //	config/vpp/nat/v2/dnat44/<namespace>/<name> DNat44      (one per service)
 //	config/vpp/nat/v2/dnat44/DNAT-identities   DNat44      (identity mappings)
 //	config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/  Route   (reject or drop of a service address)
+//	config/vpp/nat/v2/dnat44/DNAT-external-IP-<ip> DNat44  (identities of an external IP, external.go)
+//	config/vpp/v2/vrf-table/id/4294967294/protocol/IPV4  VrfTable (the external IPs' pool VRF)
 //
-// Keys owned: the four above (routes: only those of service addresses, reject.go). Nothing else is staged, and nothing is applied
+// Keys owned: the six above (routes: only those of service addresses, reject.go; the VRF
+// table: only externalPoolVRF). Nothing else is staged, and nothing is applied
 // directly: the NAT descriptors of the KV scheduler program VPP.
 //
 // Global configuration (nat44-global), rebuilt whole on every change:
@@ -19,7 +22,8 @@
 //     instead of "out", listed by interface name;
 //   - address pool: the default interface's IP (dynamic SNAT of traffic leaving the
 //     cluster), and unless snatOnly the NAT loopback IP of this node's pod subnet as
-//     twice-NAT address (self-twice-NAT: a pod reaching itself through a service);
+//     twice-NAT address (self-twice-NAT: a pod reaching itself through a service), and
+//     the external IPs in use in externalPoolVRF (below);
 //   - with disableNATVirtualReassembly, fragments are dropped.
 //
 // The default interface exists only when contiv.conf enables natExternalTraffic: in
@@ -72,11 +76,21 @@
 // address itself in the pod and the main VRF, so that traffic between nodes keeps the
 // pod source addresses that policies rely on.
 //
+// External and load balancer ingress IPs (external.go), with a default interface only:
+// each IP a service is exposed on gets an address-only identity mapping in the pod VRF
+// (DNAT-external-IP-<ip>) and is a NAT pool address of a VRF nothing is
+// received in (externalPoolVRF), so that the answers to clients outside the cluster
+// pass the default interface's NAT output feature untranslated while pods' packets to
+// the IP are still load-balanced. Reference-counted by service: staged with the first
+// service on the IP, removed with the last; the global configuration is re-put only
+// when the set of IPs changes.
+//
 // Resync recomputes everything into the resync transaction; the incremental methods
 // stage only what they change: one DNat44 per added, changed or removed service, the
 // DNat44 of every node-port service when the node IPs change (built at the cost of the
 // changed mappings plus one pointer per mapping), the global configuration when an
-// interface set changes. In snatOnly mode services are ignored and only the
+// interface set or the set of external IPs changes (O(external IPs in use): the pool
+// is part of that one value). In snatOnly mode services are ignored and only the
 // SNAT part (forwarding, pool, output feature, identities) is rendered.
 //
 // Idle NAT sessions: VPP 19.01 did not time NAT sessions out, so upstream Contiv

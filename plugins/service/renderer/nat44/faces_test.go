@@ -85,7 +85,7 @@ func TestSeedAPIAndRendererStageTheSame(t *testing.T) {
 	}{
 		{what: "endpoints change", ev: kubeChange(epmodel.Keyword, epmodel.Key("web", "default"),
 			webEps(st.PodAddr(pod1IP, "default", "pod1"), st.PodAddr(pod2IP, "default", "pod2"), st.PodAddr(remote1, "default", "r1")))},
-		{what: "new service without endpoints", none: true, ev: kubeChange(svcmodel.Keyword, svcmodel.Key("dns", "default"),
+		{what: "new service without endpoints (rejected)", ev: kubeChange(svcmodel.Keyword, svcmodel.Key("dns", "default"),
 			st.Service("default", "dns", "10.96.0.10", st.Port("dns", "UDP", 53, 0)))},
 		{what: "its endpoints", ev: kubeChange(epmodel.Keyword, epmodel.Key("dns", "default"),
 			st.Endpoints("default", "dns", st.Subset([]st.Addr{st.PodAddr(pod3IP, "default", "pod3")}, st.EpPort("dns", 5353, "UDP"))))},

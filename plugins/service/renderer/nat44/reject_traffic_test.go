@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,10 +23,12 @@ import (
 type icmpWire struct {
 	mu   sync.Mutex
 	sent []string
+	// nics are the NICs watched (clientNIC when empty).
+	nics []string
 }
 
 func (w *icmpWire) hook(ifName string, frame []byte) {
-	if ifName != clientNIC || len(frame) < 14+20+8 || binary.BigEndian.Uint16(frame[12:14]) != 0x0800 || frame[14+9] != 1 {
+	if (len(w.nics) == 0 && ifName != clientNIC) || (len(w.nics) > 0 && !slices.Contains(w.nics, ifName)) || len(frame) < 14+20+8 || binary.BigEndian.Uint16(frame[12:14]) != 0x0800 || frame[14+9] != 1 {
 		return
 	}
 	ip := frame[14:]
@@ -85,5 +89,45 @@ func TestServiceWithoutEndpointsIsRejectedAtOnce(t *testing.T) {
 			t.Errorf("protocol %d to a service without endpoints: ICMP %q, want %q", proto, got, want)
 		}
 		n.clk.Step(time.Second) // past ip4-null's rate limit
+	}
+}
+
+// TestServiceWithoutEndpointsObjectIsRejected: a Service of which no EndpointSlice
+// (nor legacy Endpoints) is known has no endpoints, so kube-proxy rejects its traffic
+// (a selector-less Service before anyone writes its slices, or a Service whose slices
+// are not written yet). Its cluster IP (from a pod and from outside), external IP
+// and load balancer IP answer ICMP 3/10 at once, TCP and UDP; upstream did not render
+// such a service, so its packets left the node untranslated.
+func TestServiceWithoutEndpointsObjectIsRejected(t *testing.T) {
+	n := newExternalNode(t)
+	w := &icmpWire{nics: []string{uplinkNIC, pod2NIC}}
+	n.sim.SetTxHook(func(ifName string, frame []byte) { n.log.hook(ifName, frame); w.hook(ifName, frame) })
+	svc, _ := webService("Cluster")
+	n.apply(t, svc)
+	outside := netip.MustParseAddr(outsideHost)
+	pod := netip.MustParseAddr(pod2IP)
+	for _, c := range []struct {
+		nic    string
+		client netip.Addr
+		dst    string
+	}{
+		{pod2NIC, pod, "10.96.0.50"},
+		{uplinkNIC, outside, "10.96.0.50"},
+		{uplinkNIC, outside, extSvcIP},
+		{uplinkNIC, outside, lbSvcIP},
+		{pod2NIC, pod, extSvcIP},
+	} {
+		for _, proto := range []uint8{protoTCP, protoUDP} {
+			client := netip.AddrPortFrom(c.client, 40000)
+			dst := netip.AddrPortFrom(netip.MustParseAddr(c.dst), extSvcPort)
+			if sent := n.send(t, c.nic, proto, flagSYN, client, dst); len(sent) != 0 {
+				t.Errorf("%s -> %s (protocol %d) went on: %q", client, dst, proto, sent)
+			}
+			got := w.take()
+			if len(got) != 1 || !strings.HasSuffix(got[0], " -> "+c.client.String()+" 3/10") {
+				t.Errorf("%s -> %s (protocol %d): ICMP %q, want 3/10 to the client", client, dst, proto, got)
+			}
+			n.clk.Step(time.Second) // past ip4-null's rate limit
+		}
 	}
 }

@@ -128,6 +128,10 @@ type Renderer struct {
 	// routeUsers holds, by address, the services that want a reject or drop route
 	// on it (reject.go).
 	routeUsers map[string]map[renderer.ServiceID]l3.Route_RouteType
+	// extUsers holds, by external or load balancer ingress IP, the services exposed on
+	// it, and extAddrs those IPs sorted (external.go).
+	extUsers map[string]map[renderer.ServiceID]struct{}
+	extAddrs []string
 }
 
 var (
@@ -370,6 +374,7 @@ func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.F
 	txn.Describe(fmt.Sprintf("add service '%s'", service.ID))
 	txn.Put(r.key, r.dnat)
 	rndr.updateRoutes(txn, service.ID, nil, r.routes)
+	rndr.updateExternalIPs(txn, service.ID, nil, r.externals)
 	return nil
 }
 
@@ -382,25 +387,28 @@ func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newS
 	txn.Describe(fmt.Sprintf("update service '%s'", newService.ID))
 	var old *renderedService
 	var oldRoutes []serviceRoute
+	var oldExternals []string
 	if oldService != nil {
 		old = rndr.rendered[oldService]
 		delete(rndr.rendered, oldService)
 		if old != nil {
-			oldRoutes = old.routes
+			oldRoutes, oldExternals = old.routes, old.externals
 		} else {
-			oldRoutes = rndr.wantedRoutes(oldService)
+			oldRoutes, oldExternals = rndr.wantedRoutes(oldService), rndr.wantedExternalIPs(oldService)
 		}
 		if oldService.ID != newService.ID {
 			old = nil
 			txn.Delete(vpp_nat.DNAT44Key(oldService.ID.String()))
 			rndr.updateRoutes(txn, oldService.ID, oldRoutes, nil)
-			oldRoutes = nil
+			rndr.updateExternalIPs(txn, oldService.ID, oldExternals, nil)
+			oldRoutes, oldExternals = nil, nil
 		}
 	}
 	r := rndr.renderIncremental(newService, old)
 	rndr.noteStaleUDP(oldService, newService)
 	txn.Put(r.key, r.dnat)
 	rndr.updateRoutes(txn, newService.ID, oldRoutes, r.routes)
+	rndr.updateExternalIPs(txn, newService.ID, oldExternals, r.externals)
 	return nil
 }
 
@@ -409,15 +417,16 @@ func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *rendere
 	if rndr.snatOnly {
 		return nil
 	}
-	oldRoutes := rndr.wantedRoutes(service)
+	oldRoutes, oldExternals := rndr.wantedRoutes(service), rndr.wantedExternalIPs(service)
 	if r := rndr.rendered[service]; r != nil {
-		oldRoutes = r.routes
+		oldRoutes, oldExternals = r.routes, r.externals
 	}
 	delete(rndr.rendered, service)
 	rndr.noteStaleUDP(service, nil)
 	txn.Describe(fmt.Sprintf("delete service '%s'", service.ID))
 	txn.Delete(vpp_nat.DNAT44Key(service.ID.String()))
 	rndr.updateRoutes(txn, service.ID, oldRoutes, nil)
+	rndr.updateExternalIPs(txn, service.ID, oldExternals, nil)
 	return nil
 }
 
@@ -524,8 +533,6 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 	rndr.frontendIfs = resyncEv.FrontendIfs.Copy()
 	rndr.backendIfs = resyncEv.BackendIfs.Copy()
 
-	rndr.natGlobalCfg = rndr.globalConfig()
-	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
 	previous := rndr.rendered
 	if inputs := rndr.renderInputs(); inputs != rndr.renderedWith {
 		previous, rndr.renderedWith = nil, inputs
@@ -562,10 +569,13 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 	}
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
 	rndr.resyncRoutes(txn, records)
+	rndr.resyncExternalIPs(txn, records)
+	rndr.natGlobalCfg = rndr.globalConfig()
+	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
 
 	rndr.Log.WithFields(logrus.Fields{
 		"services": len(resyncEv.Services), "defaultInterface": rndr.defaultIfName, "snatIP": ipString(rndr.defaultIfIP),
-		"natLoopback": ipString(rndr.natLoopbackIP), "snatOnly": rndr.snatOnly,
+		"natLoopback": ipString(rndr.natLoopbackIP), "snatOnly": rndr.snatOnly, "externalIPs": len(rndr.extAddrs),
 	}).Info("NAT44 configuration resynced")
 	return nil
 }
@@ -634,6 +644,7 @@ func (rndr *Renderer) globalConfig() *vpp_nat.Nat44Global {
 	if !rndr.snatOnly && rndr.natLoopbackIP != nil {
 		cfg.AddressPool = append(cfg.AddressPool, &vpp_nat.Nat44Global_Address{Address: rndr.natLoopbackIP.String(), VrfId: anyVRF, TwiceNat: true})
 	}
+	cfg.AddressPool = append(cfg.AddressPool, rndr.externalPool()...)
 	cfg.NatInterfaces = rndr.natInterfaces()
 	return cfg
 }

@@ -19,9 +19,12 @@ import (
 type wire struct {
 	mu   sync.Mutex
 	sent []string
+	// withIf prefixes each frame with the name of the interface it left by
+	// ("IFNAME SRC:PORT -> DST:PORT").
+	withIf bool
 }
 
-func (w *wire) hook(_ string, frame []byte) {
+func (w *wire) hook(ifName string, frame []byte) {
 	if len(frame) < 14+20+8 || binary.BigEndian.Uint16(frame[12:14]) != 0x0800 || (frame[14+9] != protoUDP && frame[14+9] != protoTCP) {
 		return
 	}
@@ -29,8 +32,12 @@ func (w *wire) hook(_ string, frame []byte) {
 	udp := ip[int(ip[0]&0x0f)*4:]
 	src := netip.AddrPortFrom(netip.AddrFrom4([4]byte(ip[12:16])), binary.BigEndian.Uint16(udp[0:2]))
 	dst := netip.AddrPortFrom(netip.AddrFrom4([4]byte(ip[16:20])), binary.BigEndian.Uint16(udp[2:4]))
+	line := src.String() + " -> " + dst.String()
+	if w.withIf {
+		line = ifName + " " + line
+	}
 	w.mu.Lock()
-	w.sent = append(w.sent, src.String()+" -> "+dst.String())
+	w.sent = append(w.sent, line)
 	w.mu.Unlock()
 }
 

@@ -124,12 +124,32 @@ type agent struct {
 func newAgent(t tb, failProbability float64, failSeed int64) *agent {
 	t.Helper()
 	v := startVPPWith(t, false, vppsim.Options{FailProbability: failProbability, FailSeed: failSeed})
+	a := newAgentOver(t, v, loopbackIfDescriptor(v.ch), nil, nil)
+	a.faults = failProbability > 0
+	for name, addrs := range map[string][]string{
+		mainIf: {nodeIP + "/24"}, otherIf: {"10.10.10.5/24"}, hostIf: {"172.30.1.1/24"}, bviIf: {"192.168.30.1/24"},
+		pod1If: {"10.1.1.1/32"}, pod2If: {"10.1.1.2/32"}, pod3If: {"10.1.1.6/32"},
+	} {
+		a.infra[ifmodel.InterfaceKey(name)] = &ifmodel.Interface{Name: name, IpAddresses: addrs}
+	}
+	a.infra[l3.VrfTableKey(mainVRF, l3.VrfTable_IPV4)] = &l3.VrfTable{Id: mainVRF, Label: "mainVRF"}
+	a.infra[l3.VrfTableKey(podVRF, l3.VrfTable_IPV4)] = &l3.VrfTable{Id: podVRF, Label: "podVRF"}
+	a.commit(a.infra, false)
+	return a
+}
+
+// newAgentOver starts a scheduler with the interface descriptor given and the real
+// L3 and NAT descriptors over the simulator v; unless ifaces and vrfs are both nil
+// (the caller fills infra then), it commits the interfaces (without addresses) and
+// VRF tables given as the configuration ipnet would own.
+func newAgentOver(t tb, v *vpp, ifDescriptor *kvapi.KVDescriptor, ifaces []string, vrfs map[uint32]string) *agent {
+	t.Helper()
 	s, err := kvscheduler.NewScheduler(kvscheduler.Deps{Log: st.QuietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	if err := s.RegisterKVDescriptor(loopbackIfDescriptor(v.ch)); err != nil {
+	if err := s.RegisterKVDescriptor(ifDescriptor); err != nil {
 		t.Fatal(err)
 	}
 	l3p := &l3plugin.Plugin{Deps: l3plugin.Deps{Log: st.QuietLog(), Scheduler: s, GoVPP: v.conn}}
@@ -143,16 +163,16 @@ func newAgent(t tb, failProbability float64, failSeed int64) *agent {
 		}
 		t.Cleanup(func() { _ = p.Close() })
 	}
-	a := &agent{t: t, vpp: v, s: s, infra: make(map[string]proto.Message), faults: failProbability > 0,
-		desired: make(map[string]proto.Message)}
-	for name, addrs := range map[string][]string{
-		mainIf: {nodeIP + "/24"}, otherIf: {"10.10.10.5/24"}, hostIf: {"172.30.1.1/24"}, bviIf: {"192.168.30.1/24"},
-		pod1If: {"10.1.1.1/32"}, pod2If: {"10.1.1.2/32"}, pod3If: {"10.1.1.6/32"},
-	} {
-		a.infra[ifmodel.InterfaceKey(name)] = &ifmodel.Interface{Name: name, IpAddresses: addrs}
+	a := &agent{t: t, vpp: v, s: s, infra: make(map[string]proto.Message), desired: make(map[string]proto.Message)}
+	if ifaces == nil && vrfs == nil {
+		return a
 	}
-	a.infra[l3.VrfTableKey(mainVRF, l3.VrfTable_IPV4)] = &l3.VrfTable{Id: mainVRF, Label: "mainVRF"}
-	a.infra[l3.VrfTableKey(podVRF, l3.VrfTable_IPV4)] = &l3.VrfTable{Id: podVRF, Label: "podVRF"}
+	for _, name := range ifaces {
+		a.infra[ifmodel.InterfaceKey(name)] = &ifmodel.Interface{Name: name}
+	}
+	for id, label := range vrfs {
+		a.infra[l3.VrfTableKey(id, l3.VrfTable_IPV4)] = &l3.VrfTable{Id: id, Label: label}
+	}
 	a.commit(a.infra, false)
 	return a
 }
