@@ -46,15 +46,12 @@ const DepEndpointsFree = "external-endpoints-free-of-the-agents-dnat44"
 // DNat44 maps an external endpoint of the external DNat44 labelled label.
 func DNAT44FreeKey(label string) string { return DNAT44FreeKeyPrefix + label }
 
-// IdentityLabel is the label of the DNat44 of identity mappings that the service
-// renderer writes (preferred by DefaultPreferred).
-const IdentityLabel = "DNAT-identities"
-
 // DefaultPreferred tells the labels of the agent's own DNat44 values: those the service
-// renderer writes, "<namespace>/<name>" of a Service (lower-case DNS names) and
-// IdentityLabel. Any other label is external.
+// renderer writes, "<namespace>/<name>" of a Service (lower-case DNS names),
+// nat.IdentityDNAT44Label and the labels starting with
+// nat.ExternalIPDNAT44LabelPrefix. Any other label is external.
 func DefaultPreferred(label string) bool {
-	if label == IdentityLabel {
+	if label == nat.IdentityDNAT44Label || strings.HasPrefix(label, nat.ExternalIPDNAT44LabelPrefix) {
 		return true
 	}
 	ns, name, ok := strings.Cut(label, "/")

@@ -36,7 +36,7 @@ func TestExternalDNATRefusedWhileTheServiceHoldsItsEndpoint(t *testing.T) {
 
 func TestDefaultPreferredLabelsAreTheRenderersOnes(t *testing.T) {
 	for label, want := range map[string]bool{
-		"default/web": true, "kube-system/kube-dns": true, "ns/a.b-c": true, IdentityLabel: true,
+		"default/web": true, "kube-system/kube-dns": true, "ns/a.b-c": true, nat.IdentityDNAT44Label: true, nat.ExternalIPDNAT44LabelPrefix + "20.0.0.2": true,
 		"operator": false, "Default/web": false, "ns/": false, "/web": false, "a/b/c": false, "-ns/web": false,
 	} {
 		if got := DefaultPreferred(label); got != want {

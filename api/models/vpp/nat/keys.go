@@ -49,6 +49,18 @@ const (
 	twiceNATOff = "off"
 )
 
+// Labels of the DNat44 values the service renderer writes besides one per Service
+// ("<namespace>/<name>"); natplugin prefers all of them to DNat44 values of any other
+// label when two map the same external endpoint.
+const (
+	// IdentityDNAT44Label labels the identity mappings that keep node-bound traffic
+	// (VXLAN, the node's own address) out of translation.
+	IdentityDNAT44Label = "DNAT-identities"
+	// ExternalIPDNAT44LabelPrefix starts the label of the identity mappings of one
+	// Service external or load-balancer IP ("DNAT-external-IP-20.0.0.2").
+	ExternalIPDNAT44LabelPrefix = "DNAT-external-IP-"
+)
+
 // DNAT44Key returns the key of the DNat44 with the given label:
 // config/vpp/nat/v2/dnat44/<label>. The label may contain slashes
 // (Kubernetes services use "<namespace>/<name>").

@@ -52,7 +52,7 @@ import (
 // externalDNATLabelPrefix starts the label of the DNat44 with the identity mappings of
 // one external IP ("DNAT-external-IP-20.0.0.2"); no Service's label ("<namespace>/<name>")
 // can be one.
-const externalDNATLabelPrefix = "DNAT-external-IP-"
+const externalDNATLabelPrefix = vpp_nat.ExternalIPDNAT44LabelPrefix
 
 // externalPoolVRF is the VRF of the external IPs' pool addresses: one no interface is
 // in, so that dynamic SNAT never picks them. ^0 - 1 leaves every VRF an operator numbers

@@ -25,7 +25,7 @@ import (
 
 // IdentityDNATLabel labels the DNat44 holding the identity mappings that keep
 // node-bound traffic (VXLAN and the default interface's own address) out of SNAT.
-const IdentityDNATLabel = "DNAT-identities"
+const IdentityDNATLabel = vpp_nat.IdentityDNAT44Label
 
 // vxlanPort is the UDP port of VXLAN, exempted from translation on the default
 // interface's IP.
