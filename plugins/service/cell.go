@@ -6,6 +6,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ifacls"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipnet"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
@@ -20,8 +21,11 @@ func Cell() infra.Cell {
 		Needs: []string{infra.LogsKey.String(), infra.ConfigKey("service").String(), contivconf.Key.String(),
 			nodesync.Key.String(), podmanager.Key.String(), ipam.Key.String(), ipnet.Key.String(),
 			govppmux.Key.String(), health.MetricsKey.String()},
+		Provides:    []string{ifacls.Key.String()},
 		Contributes: []string{api.EventHandlers.String()},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
+			lists := ifacls.NewAgentLists() // the uplinks' ACL lists, shared with policy
+			infra.Provide(s, ifacls.Key, lists)
 			p := NewPlugin(Deps{
 				Log:        infra.Get(s, infra.LogsKey).Logger("service"),
 				Config:     infra.Get(s, infra.ConfigKey("service")),
@@ -32,6 +36,7 @@ func Cell() infra.Cell {
 				IPNet:      infra.Get(s, ipnet.Key),
 				GoVPP:      infra.Get(s, govppmux.Key),
 				Registerer: infra.Get(s, health.MetricsKey),
+				ACLLists:   lists,
 			})
 			infra.Contribute(s, api.EventHandlers, api.EventHandler(p))
 			return p, nil

@@ -38,8 +38,11 @@
 // otherNATSessionTimeout, serviceLocalEndpointWeight and disableNATVirtualReassembly.
 // The NAT44 renderer's session goroutine (purge of the UDP sessions a change of
 // endpoints made stale, after the event's commit: Committed; the idle NAT session
-// cleanup when enabled) uses a buffered govpp channel (4096/4096) opened here; it is
-// the plugin's only long-lived goroutine and stops on Close (a large resync also parses and renders in shares on GOMAXPROCS
+// cleanup when enabled) uses a buffered govpp channel (4096/4096) opened here; it and
+// the health check server (package healthcheck: one HTTP server per healthCheckNodePort
+// of a LoadBalancer Service with externalTrafficPolicy Local, fed by a renderer that
+// stages nothing, plus the retry of ports taken) are the plugin's long-lived goroutines
+// and stop on Close (a large resync also parses and renders in shares on GOMAXPROCS
 // goroutines that end before the resync returns).
 //
 // Not done: IPv6 clusters (upstream's ipv6route and SRv6 renderers are not ported; the

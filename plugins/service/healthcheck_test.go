@@ -1,0 +1,76 @@
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
+)
+
+// healthz GETs the health check node port and returns the status and the count of
+// local endpoints it reports.
+func healthz(t *testing.T, port int) (status, localEndpoints int, err error) {
+	t.Helper()
+	client := &http.Client{Timeout: testkit.DefaultTimeout}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		LocalEndpoints int `json:"localEndpoints"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body.LocalEndpoints, nil
+}
+
+func TestHealthCheckNodePortServesTheLocalEndpointCount(t *testing.T) {
+	f := newFixture(t, nil)
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.p.Resync(controller.NewDBResync(), controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword), 1, st.NewTxn()); err != nil {
+		t.Fatal(err)
+	}
+
+	svc := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
+	svc.ServiceType, svc.ExternalTrafficPolicy, svc.HealthCheckNodePort = "LoadBalancer", "Local", int32(port)
+	svc.LbIngressIps = []string{"192.0.2.10"}
+	if _, err := f.p.Update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key("web", "default"), NewValue: svc}, st.NewTxn()); err != nil {
+		t.Fatal(err)
+	}
+	if status, n, err := healthz(t, port); err != nil || status != http.StatusServiceUnavailable || n != 0 {
+		t.Fatalf("without endpoints: %d, %d local endpoints, %v; want 503, 0", status, n, err)
+	}
+
+	// One endpoint on this node (its pod subnet), one on another.
+	eps := st.Endpoints("default", "web", st.Subset([]st.Addr{st.PodAddr("10.1.1.3", "default", "a"), st.PodAddr("10.1.2.3", "default", "b")}, st.EpPort("http", 80, "")))
+	if _, err := f.p.Update(&controller.KubeStateChange{Resource: epmodel.Keyword, Key: epmodel.Key("web", "default"), NewValue: eps}, st.NewTxn()); err != nil {
+		t.Fatal(err)
+	}
+	if status, n, err := healthz(t, port); err != nil || status != http.StatusOK || n != 1 {
+		t.Fatalf("with a local endpoint: %d, %d local endpoints, %v; want 200, 1", status, n, err)
+	}
+
+	// The Service goes: the port closes.
+	if _, err := f.p.Update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key("web", "default"), PrevValue: svc}, st.NewTxn()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := healthz(t, port); err == nil {
+		t.Fatal("the health check port still answers after the Service was deleted")
+	}
+}
