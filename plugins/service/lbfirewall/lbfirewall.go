@@ -112,6 +112,9 @@ func Rules(svc *svcmodel.Service) (rules []*vpp_acl.ACL_Rule, skipped []error) {
 		return nil, skipped
 	}
 	for _, text := range svc.GetLbIngressIps() {
+		if slices.Contains(svc.GetLbIngressProxyIps(), text) {
+			continue // ipMode Proxy: the traffic goes to the load balancer, not to the node
+		}
 		ip, err := netip.ParseAddr(text)
 		if err != nil || !ip.Is4() {
 			skipped = append(skipped, fmt.Errorf("status.loadBalancer.ingress ip %q: not an IPv4 address", text))
