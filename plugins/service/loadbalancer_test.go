@@ -3,15 +3,20 @@ package service
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
+	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/lbfirewall"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
 // healthz GETs the health check node port and returns the status and the count of
@@ -35,14 +40,7 @@ func healthz(t *testing.T, port int) (status, localEndpoints int, err error) {
 
 func TestHealthCheckNodePortServesTheLocalEndpointCount(t *testing.T) {
 	f := newFixture(t, nil)
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
+	port := int(testkit.FreeTCPPort(t))
 	if err := f.p.Resync(controller.NewDBResync(), controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword), 1, st.NewTxn()); err != nil {
 		t.Fatal(err)
 	}
@@ -72,5 +70,27 @@ func TestHealthCheckNodePortServesTheLocalEndpointCount(t *testing.T) {
 	}
 	if _, _, err := healthz(t, port); err == nil {
 		t.Fatal("the health check port still answers after the Service was deleted")
+	}
+}
+
+func TestSourceRangesFilterTheMainInterface(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := f.p.Resync(controller.NewDBResync(), controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword), 1, st.NewTxn()); err != nil {
+		t.Fatal(err)
+	}
+	svc := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
+	svc.ServiceType, svc.LbIngressIps, svc.LoadbalancerSourceRanges = "LoadBalancer", []string{"192.0.2.10"}, []string{"198.51.100.0/24"}
+	txn := st.NewTxn()
+	change, err := f.p.Update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key("web", "default"), NewValue: svc}, txn)
+	if err != nil || !strings.Contains(change, "add LB source ranges of 'default/web'") {
+		t.Fatalf("Update = %q, %v", change, err)
+	}
+	name := lbfirewall.ACLName(renderer.ServiceID{Namespace: "default", Name: "web"})
+	want := &vpp_acl.InterfaceACLs{Interface: "GbE", InputAcls: []string{name, lbfirewall.PermitRestName}}
+	if got := txn.Get(vpp_acl.InterfaceKey("GbE")); !proto.Equal(got, want) {
+		t.Errorf("main interface lists %v, want %v", got, want)
+	}
+	if txn.Get(vpp_acl.ACLKey(name)) == nil || txn.Get(vpp_acl.ACLKey(lbfirewall.PermitRestName)) == nil {
+		t.Errorf("ACLs not staged: %v", txn.Keys())
 	}
 }

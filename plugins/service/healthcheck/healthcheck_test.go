@@ -21,20 +21,6 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
-// freePort returns a TCP port that nothing listens on (on every address).
-func freePort(t *testing.T) uint16 {
-	t.Helper()
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return uint16(port)
-}
-
 func lbService(name string, etp string, hcPort uint16) *svcmodel.Service {
 	return &svcmodel.Service{Name: name, Namespace: "default", ServiceType: "LoadBalancer",
 		ExternalTrafficPolicy: etp, HealthCheckNodePort: int32(hcPort)}
@@ -113,7 +99,7 @@ func newTracker(t *testing.T, deps ServerDeps) (*Tracker, *Server) {
 
 func TestHealthCheckAnswersWithTheCountOfLocalEndpoints(t *testing.T) {
 	tr, _ := newTracker(t, ServerDeps{})
-	port := freePort(t)
+	port := testkit.FreeTCPPort(t)
 	if err := tr.UpdateService(nil, lbService("web", "Local", port)); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +140,7 @@ func TestHealthCheckAnswersWithTheCountOfLocalEndpoints(t *testing.T) {
 func TestUnhealthyAgentAnswers503(t *testing.T) {
 	healthy := false
 	tr, _ := newTracker(t, ServerDeps{ProxyHealthy: func() bool { return healthy }})
-	port := freePort(t)
+	port := testkit.FreeTCPPort(t)
 	if err := tr.UpdateService(nil, lbService("web", "Local", port)); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +154,7 @@ func TestUnhealthyAgentAnswers503(t *testing.T) {
 
 func TestHealthCheckPortFollowsTheService(t *testing.T) {
 	tr, _ := newTracker(t, ServerDeps{})
-	port, other := freePort(t), freePort(t)
+	port, other := testkit.FreeTCPPort(t), testkit.FreeTCPPort(t)
 	svc := lbService("web", "Local", port)
 	if err := tr.UpdateService(nil, svc); err != nil {
 		t.Fatal(err)
@@ -208,7 +194,7 @@ func TestHealthCheckPortFollowsTheService(t *testing.T) {
 
 func TestResyncOpensAndClosesPorts(t *testing.T) {
 	tr, _ := newTracker(t, ServerDeps{})
-	kept, gone, added, nodePort := freePort(t), freePort(t), freePort(t), freePort(t)
+	kept, gone, added, nodePort := testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t)
 	for _, s := range []*svcmodel.Service{lbService("kept", "Local", kept), lbService("gone", "Local", gone)} {
 		if err := tr.UpdateService(nil, s); err != nil {
 			t.Fatal(err)
@@ -279,7 +265,7 @@ func TestCloseStopsServing(t *testing.T) {
 	log.SetOutput(io.Discard)
 	s := NewServer(ServerDeps{Log: log})
 	tr := NewTracker(s)
-	port := freePort(t)
+	port := testkit.FreeTCPPort(t)
 	if err := tr.UpdateService(nil, lbService("web", "Local", port)); err != nil {
 		t.Fatal(err)
 	}
