@@ -20,7 +20,7 @@ func Cell() infra.Cell {
 		Name: "service",
 		Needs: []string{infra.LogsKey.String(), infra.ConfigKey("service").String(), contivconf.Key.String(),
 			nodesync.Key.String(), podmanager.Key.String(), ipam.Key.String(), ipnet.Key.String(),
-			govppmux.Key.String(), health.MetricsKey.String()},
+			govppmux.Key.String(), health.MetricsKey.String(), health.RegistryKey.String()},
 		Provides:    []string{ifacls.Key.String()},
 		Contributes: []string{api.EventHandlers.String()},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
@@ -36,10 +36,25 @@ func Cell() infra.Cell {
 				IPNet:      infra.Get(s, ipnet.Key),
 				GoVPP:      infra.Get(s, govppmux.Key),
 				Registerer: infra.Get(s, health.MetricsKey),
+				Healthy:    agentHealthy(infra.Get(s, health.RegistryKey)),
 				ACLLists:   lists,
 			})
 			infra.Contribute(s, api.EventHandlers, api.EventHandler(p))
 			return p, nil
 		},
+	}
+}
+
+// agentHealthy tells whether the agent is healthy as the health check node ports
+// report it (kube-proxy's serviceProxyHealthy): alive and past its start, i.e. OK or
+// Degraded (a failing value elsewhere is retried; answering 503 for it would drain
+// every load balancer from the node).
+func agentHealthy(r *health.Registry) func() bool {
+	if r == nil {
+		return nil
+	}
+	return func() bool {
+		st := r.Status().State
+		return st == health.OK || st == health.Degraded
 	}
 }

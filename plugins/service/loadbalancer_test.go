@@ -13,6 +13,7 @@ import (
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/lbfirewall"
@@ -92,5 +93,20 @@ func TestSourceRangesFilterTheMainInterface(t *testing.T) {
 	}
 	if txn.Get(vpp_acl.ACLKey(name)) == nil || txn.Get(vpp_acl.ACLKey(lbfirewall.PermitRestName)) == nil {
 		t.Errorf("ACLs not staged: %v", txn.Keys())
+	}
+}
+
+func TestHealthCheckReportsTheAgentUnhealthyWhileStartingOrFailed(t *testing.T) {
+	reg := health.NewRegistry()
+	healthy := agentHealthy(reg)
+	vpp := reg.Reporter("vpp")
+	for _, tc := range []struct {
+		state health.State
+		want  bool
+	}{{health.Init, false}, {health.OK, true}, {health.Degraded, true}, {health.Error, false}} {
+		vpp.Report(tc.state, "test")
+		if got := healthy(); got != tc.want {
+			t.Errorf("agent %s: healthy %v, want %v", tc.state, got, tc.want)
+		}
 	}
 }

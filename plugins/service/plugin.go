@@ -66,6 +66,9 @@ type Deps struct {
 	// Clock times the network programming latency and paces the NAT session
 	// cleanup; nil: the real clock.
 	Clock clock.WithTicker
+	// Healthy tells the health check node ports whether the agent is healthy (their
+	// serviceProxyHealthy: unhealthy answers 503 whatever the endpoints); nil: always.
+	Healthy func() bool
 	// ACLLists shares the uplinks' ACL lists with the policy plugin (the firewall of
 	// loadBalancerSourceRanges adds its ACLs there); nil: a list of the plugin's own.
 	ACLLists *ifacls.Lists
@@ -169,7 +172,7 @@ func (p *Plugin) Init() error {
 	if err := p.processor.AddRenderer(p.nat44); err != nil {
 		return err
 	}
-	p.health = healthcheck.NewServer(healthcheck.ServerDeps{Log: p.Log.WithField("component", "healthcheck"), Clock: p.Clock})
+	p.health = healthcheck.NewServer(healthcheck.ServerDeps{Log: p.Log.WithField("component", "healthcheck"), Clock: p.Clock, ProxyHealthy: p.Healthy})
 	p.healthChecks = healthcheck.NewTracker(p.health)
 	lists := p.ACLLists
 	if lists == nil {
