@@ -187,8 +187,8 @@ func (s *Server) closeListener(l *listener) error {
 	return nil
 }
 
-// retryLoop tries the ports not yet open on every tick, ticking only while some are
-// pending.
+// retryLoop tries the ports not yet open on every tick (the first one interval after
+// a port failed), ticking only while some are pending.
 func (s *Server) retryLoop() {
 	defer s.done.Done()
 	for {
@@ -198,13 +198,14 @@ func (s *Server) retryLoop() {
 		case <-s.wake:
 		}
 		t := s.Clock.NewTicker(s.RetryInterval)
-		for s.retryPending() {
+		for pending := true; pending; {
 			select {
 			case <-s.stop:
 				t.Stop()
 				return
 			case <-t.C():
 			}
+			pending = s.retryPending()
 		}
 		t.Stop()
 	}
