@@ -194,17 +194,20 @@ func TestHealthCheckPortFollowsTheService(t *testing.T) {
 
 func TestResyncOpensAndClosesPorts(t *testing.T) {
 	tr, _ := newTracker(t, ServerDeps{})
-	kept, gone, added, nodePort := testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t)
+	kept, gone, added, nodePort, otherProxy := testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t)
 	for _, s := range []*svcmodel.Service{lbService("kept", "Local", kept), lbService("gone", "Local", gone)} {
 		if err := tr.UpdateService(nil, s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	np := &svcmodel.Service{Name: "np", Namespace: "default", ServiceType: "NodePort", ExternalTrafficPolicy: "Local", HealthCheckNodePort: int32(nodePort)}
+	other := lbService("other", "Local", otherProxy)
+	other.Labels = map[string]string{svcmodel.LabelServiceProxyName: "another-proxy"}
 	tr.ResyncServices(controller.KeyValuePairs{
 		svcmodel.Key("kept", "default"):  lbService("kept", "Local", kept),
 		svcmodel.Key("added", "default"): lbService("added", "Local", added),
 		svcmodel.Key("np", "default"):    np,
+		svcmodel.Key("other", "default"): other,
 	})
 	if err := tr.ResyncFlat(nil, &renderer.FlatResyncEventData{Services: []*renderer.FlatService{
 		rendering("kept", endpoint("10.1.1.2", true)), rendering("added", endpoint("10.1.2.2", false)),
@@ -218,7 +221,8 @@ func TestResyncOpensAndClosesPorts(t *testing.T) {
 		t.Errorf("added: %d %+v, want 503", a.status, a.body)
 	}
 	refused(t, gone)
-	refused(t, nodePort) // not a LoadBalancer: kube-proxy serves no health check
+	refused(t, nodePort)   // not a LoadBalancer: kube-proxy serves no health check
+	refused(t, otherProxy) // another proxy's Service
 }
 
 func TestATakenPortIsLoggedAndRetried(t *testing.T) {
@@ -247,6 +251,7 @@ func TestATakenPortIsLoggedAndRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.AwaitWaiters(t, 1) // the retry ticker
+	refused(t, port)       // no retry before the tick
 	clk.Step(time.Second)
 	testkit.Eventually(t, testkit.DefaultTimeout, "the health check on the freed port", func() error {
 		a, err := get(t, port, "/healthz")

@@ -29,9 +29,12 @@ func NewTracker(server *Server) *Tracker {
 
 // HealthCheckPort returns the health check node port kube-proxy serves for the
 // Service: its healthCheckNodePort when it is of type LoadBalancer with
-// externalTrafficPolicy Local, else 0.
+// externalTrafficPolicy Local and not left to another proxy (by its labels), else 0.
 func HealthCheckPort(svc *svcmodel.Service) uint16 {
 	if svc.GetServiceType() != "LoadBalancer" || svc.GetExternalTrafficPolicy() != "Local" {
+		return 0
+	}
+	if _, other := svcmodel.OtherProxyLabel(svc); other {
 		return 0
 	}
 	port := svc.GetHealthCheckNodePort()

@@ -93,10 +93,14 @@ func ACLName(id renderer.ServiceID) string {
 var protocols = map[string]uint32{"TCP": 6, "UDP": 17, "SCTP": 132}
 
 // Rules returns the rules of the Service's ACL, nil when it is not filtered (not a
-// LoadBalancer, no ingress IP, no valid range). Skipped ranges and addresses are
-// returned as errors naming field and value.
+// LoadBalancer, left to another proxy by its labels, no ingress IP of mode VIP, no
+// valid range). Skipped ranges and addresses are returned as errors naming field and
+// value.
 func Rules(svc *svcmodel.Service) (rules []*vpp_acl.ACL_Rule, skipped []error) {
 	if svc.GetServiceType() != "LoadBalancer" || len(svc.GetLoadbalancerSourceRanges()) == 0 {
+		return nil, nil
+	}
+	if _, other := svcmodel.OtherProxyLabel(svc); other {
 		return nil, nil
 	}
 	var ranges []netip.Prefix

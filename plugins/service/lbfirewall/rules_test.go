@@ -21,6 +21,8 @@ func TestRulesFollowKubeProxysFirewall(t *testing.T) {
 	proxied.LbIngressProxyIps = []string{webLBIP}
 	nodePort := lb("web", webLBIP, "10.0.0.0/8")
 	nodePort.ServiceType = "NodePort"
+	otherProxy := lb("web", webLBIP, "10.0.0.0/8")
+	otherProxy.Labels = map[string]string{svcmodel.LabelServiceProxyName: "other"}
 
 	for _, tc := range []struct {
 		name    string
@@ -40,6 +42,7 @@ func TestRulesFollowKubeProxysFirewall(t *testing.T) {
 		{"only invalid ranges: not filtered", lb("web", webLBIP, "nonsense"), nil, 1},
 		{"ipMode Proxy ingress IP: not filtered", proxied, nil, 0},
 		{"not a LoadBalancer: not filtered", nodePort, nil, 0},
+		{"another proxy's service: not filtered", otherProxy, nil, 0},
 	} {
 		got, skipped := Rules(tc.svc)
 		if len(got) != len(tc.want) || len(skipped) != tc.skipped {
