@@ -21,7 +21,12 @@
 // Keys owned (staged by the NAT44 renderer): config/vpp/nat/v2/nat44-global,
 // config/vpp/nat/v2/dnat44/<label> (one per service, labelled "<namespace>/<name>",
 // plus "DNAT-identities") and the /32 reject and drop routes of service addresses
-// (config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/).
+// (config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/). Staged by the firewall of
+// loadBalancerSourceRanges (package lbfirewall, from the Service objects):
+// config/vpp/acls/v2/acl/contiv-lb-ranges-<hash> (one per filtered Service),
+// config/vpp/acls/v2/acl/contiv-lb-permit-rest, and the uplinks' input lists
+// config/vpp/acls/v2/interface/<interface>, shared with the policy plugin: the plugin's
+// cell provides the ifacls.Lists that merges both plugins' parts.
 //
 // One renderer API: the processor renders through renderer.Renderer only, handing each
 // renderer the event's transaction as an argument of every call (for an update wrapped
