@@ -26,7 +26,9 @@
 // config/vpp/acls/v2/acl/contiv-lb-ranges-<hash> (one per filtered Service),
 // config/vpp/acls/v2/acl/contiv-lb-permit-rest, and the uplinks' input lists
 // config/vpp/acls/v2/interface/<interface>, shared with the policy plugin: the plugin's
-// cell provides the ifacls.Lists that merges both plugins' parts.
+// cell provides the ifacls.Lists that merges both plugins' parts. Staged by the health
+// check tracker (package healthcheck): config/vpp/nat/v2/dnat44/DNAT-healthcheck/<label>,
+// the node IP's health check node port forwarded to the host, where the agent serves it.
 //
 // One renderer API: the processor renders through renderer.Renderer only, handing each
 // renderer the event's transaction as an argument of every call (for an update wrapped

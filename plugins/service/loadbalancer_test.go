@@ -12,9 +12,11 @@ import (
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
+	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/healthcheck"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/lbfirewall"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
@@ -49,8 +51,15 @@ func TestHealthCheckNodePortServesTheLocalEndpointCount(t *testing.T) {
 	svc := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
 	svc.ServiceType, svc.ExternalTrafficPolicy, svc.HealthCheckNodePort = "LoadBalancer", "Local", int32(port)
 	svc.LbIngressIps = []string{"192.0.2.10"}
-	if _, err := f.p.Update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key("web", "default"), NewValue: svc}, st.NewTxn()); err != nil {
+	txn := st.NewTxn()
+	if _, err := f.p.Update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key("web", "default"), NewValue: svc}, txn); err != nil {
 		t.Fatal(err)
+	}
+	// The node IP's port leads to the host, where the server listens.
+	mapping, _ := txn.Get(vpp_nat.DNAT44Key(healthcheck.MappingLabel(renderer.ServiceID{Namespace: "default", Name: "web"}))).(*vpp_nat.DNat44)
+	if sm := mapping.GetStMappings(); len(sm) != 1 || sm[0].GetExternalIp() != "192.168.16.10" || sm[0].GetExternalPort() != uint32(port) ||
+		len(sm[0].GetLocalIps()) != 1 || sm[0].GetLocalIps()[0].GetLocalPort() != uint32(port) {
+		t.Errorf("health check port mapping %v, want 192.168.16.10:%d to the host's port %d", mapping, port, port)
 	}
 	if status, n, err := healthz(t, port); err != nil || status != http.StatusServiceUnavailable || n != 0 {
 		t.Fatalf("without endpoints: %d, %d local endpoints, %v; want 503, 0", status, n, err)

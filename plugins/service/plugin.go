@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 
@@ -173,7 +174,10 @@ func (p *Plugin) Init() error {
 		return err
 	}
 	p.health = healthcheck.NewServer(healthcheck.ServerDeps{Log: p.Log.WithField("component", "healthcheck"), Clock: p.Clock, ProxyHealthy: p.Healthy})
-	p.healthChecks = healthcheck.NewTracker(p.health)
+	p.healthChecks = healthcheck.NewTracker(p.health, &healthcheck.Mappings{
+		NodeIP: func() net.IP { ip, _ := p.IPNet.GetNodeIP(); return ip }, HostIP: p.IPAM.HostInterconnectIPInLinux,
+		VRF: p.ContivConf.GetRoutingConfig().MainVRFID,
+	})
 	lists := p.ACLLists
 	if lists == nil {
 		lists = ifacls.NewAgentLists()
@@ -235,7 +239,7 @@ func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 // NAT configuration in txn.
 func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateData, resyncCount int, txn controller.ResyncOperations) error {
 	if p.healthChecks != nil {
-		p.healthChecks.ResyncServices(kubeStateData[svcmodel.Keyword])
+		p.healthChecks.ResyncServices(txn, kubeStateData[svcmodel.Keyword])
 		p.firewall.ResyncServices(txn, kubeStateData[svcmodel.Keyword])
 	}
 	if err := p.processor.ResyncInto(kubeStateData, txn); err != nil {
@@ -285,10 +289,14 @@ func (p *Plugin) Revert(ev controller.Event) error {
 // updateLoadBalancer hands a Service change to the health check server and the
 // firewall of source ranges; an object of a wrong type is logged and skipped.
 func (p *Plugin) updateLoadBalancer(etxn *eventTxn, ksc *controller.KubeStateChange) {
-	if err := p.healthChecks.UpdateService(ksc.PrevValue, ksc.NewValue); err != nil {
+	change, err := p.healthChecks.UpdateService(etxn, ksc.PrevValue, ksc.NewValue)
+	if err != nil {
 		p.Log.WithError(err).Warn("health check node port not updated")
 	}
-	change, err := p.firewall.UpdateService(etxn, ksc.PrevValue, ksc.NewValue)
+	if change != "" {
+		etxn.Describe(change)
+	}
+	change, err = p.firewall.UpdateService(etxn, ksc.PrevValue, ksc.NewValue)
 	if err != nil {
 		p.Log.WithError(err).Warn("LB source ranges not updated")
 	}

@@ -6,9 +6,10 @@
 //
 //	Service (KubeStateChange, resync) ──> Tracker.UpdateService / ResyncServices ──> port per service
 //	FlatService (renderer.Renderer)   ──> Tracker.AddFlatService ...            ──> local endpoint count
-//	                                                │ open / close listeners
-//	                                                ▼
-//	                                        Server: one net/http server per port
+//	                                                │ open / close listeners     │ stage into the event's txn
+//	                                                ▼                            ▼
+//	                                        Server: one net/http server   DNat44 node IP:port -> host:port
+//	                                        per port
 //	                                        GET (any path) -> 200 or 503, JSON
 //
 // The answer follows kube-proxy (pkg/proxy/healthcheck, service_health.go): any path,
@@ -33,6 +34,12 @@
 // A port that cannot be opened (taken by another process) is logged with the Service
 // and the port and retried on every tick of the retry interval until it opens or the
 // Service goes; that ticker goroutine and the servers stop on Close.
+//
+// In a Contiv node the node IP (the Node's InternalIP, which load balancers probe)
+// belongs to VPP, not to the host: the Tracker also stages, through Mappings, one
+// DNat44 per health check port (config/vpp/nat/v2/dnat44/DNAT-healthcheck/<namespace>/<name>)
+// that forwards TCP to that port of the node IP to the same port of the Linux end of
+// the VPP-host interconnect, as a NodePort with a host-network endpoint on this node.
 //
 // Not done: IPv6-only binding choices (the listener is "tcp" on all addresses, as
 // kube-proxy with no nodePortAddresses); counts follow the rendering when it is

@@ -21,6 +21,14 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
+func quiet() *logrus.Logger {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	return log
+}
+
+func freePort(t *testing.T) uint16 { return testkit.FreeTCPPort(t) }
+
 func lbService(name string, etp string, hcPort uint16) *svcmodel.Service {
 	return &svcmodel.Service{Name: name, Namespace: "default", ServiceType: "LoadBalancer",
 		ExternalTrafficPolicy: etp, HealthCheckNodePort: int32(hcPort)}
@@ -94,13 +102,13 @@ func newTracker(t *testing.T, deps ServerDeps) (*Tracker, *Server) {
 			t.Error(err)
 		}
 	})
-	return NewTracker(s), s
+	return NewTracker(s, nil), s
 }
 
 func TestHealthCheckAnswersWithTheCountOfLocalEndpoints(t *testing.T) {
 	tr, _ := newTracker(t, ServerDeps{})
 	port := testkit.FreeTCPPort(t)
-	if err := tr.UpdateService(nil, lbService("web", "Local", port)); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, nil, lbService("web", "Local", port)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -141,7 +149,7 @@ func TestUnhealthyAgentAnswers503(t *testing.T) {
 	healthy := false
 	tr, _ := newTracker(t, ServerDeps{ProxyHealthy: func() bool { return healthy }})
 	port := testkit.FreeTCPPort(t)
-	if err := tr.UpdateService(nil, lbService("web", "Local", port)); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, nil, lbService("web", "Local", port)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tr.AddFlatService(renderer.DiscardTxn{}, rendering("web", endpoint("10.1.1.2", true))); err != nil {
@@ -156,7 +164,7 @@ func TestHealthCheckPortFollowsTheService(t *testing.T) {
 	tr, _ := newTracker(t, ServerDeps{})
 	port, other := testkit.FreeTCPPort(t), testkit.FreeTCPPort(t)
 	svc := lbService("web", "Local", port)
-	if err := tr.UpdateService(nil, svc); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, nil, svc); err != nil {
 		t.Fatal(err)
 	}
 	if err := tr.AddFlatService(renderer.DiscardTxn{}, rendering("web", endpoint("10.1.1.2", true))); err != nil {
@@ -166,7 +174,7 @@ func TestHealthCheckPortFollowsTheService(t *testing.T) {
 
 	// A new port: the old one closes, the new one answers with the same count.
 	moved := lbService("web", "Local", other)
-	if err := tr.UpdateService(svc, moved); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, svc, moved); err != nil {
 		t.Fatal(err)
 	}
 	refused(t, port)
@@ -176,17 +184,17 @@ func TestHealthCheckPortFollowsTheService(t *testing.T) {
 
 	// externalTrafficPolicy Cluster: no health check.
 	cluster := lbService("web", "Cluster", other)
-	if err := tr.UpdateService(moved, cluster); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, moved, cluster); err != nil {
 		t.Fatal(err)
 	}
 	refused(t, other)
 
 	// Local again, then deleted.
-	if err := tr.UpdateService(cluster, moved); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, cluster, moved); err != nil {
 		t.Fatal(err)
 	}
 	mustGet(t, other, "/healthz")
-	if err := tr.UpdateService(moved, nil); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, moved, nil); err != nil {
 		t.Fatal(err)
 	}
 	refused(t, other)
@@ -196,14 +204,14 @@ func TestResyncOpensAndClosesPorts(t *testing.T) {
 	tr, _ := newTracker(t, ServerDeps{})
 	kept, gone, added, nodePort, otherProxy := testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t), testkit.FreeTCPPort(t)
 	for _, s := range []*svcmodel.Service{lbService("kept", "Local", kept), lbService("gone", "Local", gone)} {
-		if err := tr.UpdateService(nil, s); err != nil {
+		if _, err := tr.UpdateService(renderer.DiscardTxn{}, nil, s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	np := &svcmodel.Service{Name: "np", Namespace: "default", ServiceType: "NodePort", ExternalTrafficPolicy: "Local", HealthCheckNodePort: int32(nodePort)}
 	other := lbService("other", "Local", otherProxy)
 	other.Labels = map[string]string{svcmodel.LabelServiceProxyName: "another-proxy"}
-	tr.ResyncServices(controller.KeyValuePairs{
+	tr.ResyncServices(renderer.DiscardTxn{}, controller.KeyValuePairs{
 		svcmodel.Key("kept", "default"):  lbService("kept", "Local", kept),
 		svcmodel.Key("added", "default"): lbService("added", "Local", added),
 		svcmodel.Key("np", "default"):    np,
@@ -235,7 +243,7 @@ func TestATakenPortIsLoggedAndRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := uint16(holder.Addr().(*net.TCPAddr).Port)
-	if err := tr.UpdateService(nil, lbService("web", "Local", port)); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, nil, lbService("web", "Local", port)); err != nil {
 		t.Fatal(err)
 	}
 	entry := hook.LastEntry()
@@ -269,9 +277,9 @@ func TestCloseStopsServing(t *testing.T) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	s := NewServer(ServerDeps{Log: log})
-	tr := NewTracker(s)
+	tr := NewTracker(s, nil)
 	port := testkit.FreeTCPPort(t)
-	if err := tr.UpdateService(nil, lbService("web", "Local", port)); err != nil {
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, nil, lbService("web", "Local", port)); err != nil {
 		t.Fatal(err)
 	}
 	mustGet(t, port, "/healthz")

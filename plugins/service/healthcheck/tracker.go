@@ -15,16 +15,18 @@ import (
 // It is a renderer.Renderer that stages nothing. Its methods are called from the
 // controller's event loop.
 type Tracker struct {
-	server *Server
+	server   *Server
+	mappings *Mappings // nil: the ports are not mapped from the node IP
 	// counts are the local endpoint counts of the rendered services (absent: 0).
 	counts map[renderer.ServiceID]int
 }
 
 var _ renderer.Renderer = (*Tracker)(nil)
 
-// NewTracker returns a tracker serving through server.
-func NewTracker(server *Server) *Tracker {
-	return &Tracker{server: server, counts: make(map[renderer.ServiceID]int)}
+// NewTracker returns a tracker serving through server and, with mappings, staging
+// the mappings of the ports from the node IP to the host.
+func NewTracker(server *Server, mappings *Mappings) *Tracker {
+	return &Tracker{server: server, mappings: mappings, counts: make(map[renderer.ServiceID]int)}
 }
 
 // HealthCheckPort returns the health check node port kube-proxy serves for the
@@ -45,15 +47,16 @@ func HealthCheckPort(svc *svcmodel.Service) uint16 {
 }
 
 // UpdateService takes a change of a Service object (prev nil: added; svc nil:
-// deleted).
-func (t *Tracker) UpdateService(prev, svc proto.Message) error {
+// deleted), stages the change of its port mapping into txn and returns its
+// description ("" for none).
+func (t *Tracker) UpdateService(txn controller.UpdateOperations, prev, svc proto.Message) (string, error) {
 	obj := svc
 	if obj == nil {
 		obj = prev
 	}
 	s, ok := obj.(*svcmodel.Service)
 	if !ok || s == nil {
-		return fmt.Errorf("health check: service change of type %T, want *service.Service", obj)
+		return "", fmt.Errorf("health check: service change of type %T, want *service.Service", obj)
 	}
 	id := renderer.ServiceID{Namespace: s.GetNamespace(), Name: s.GetName()}
 	port := uint16(0)
@@ -61,12 +64,15 @@ func (t *Tracker) UpdateService(prev, svc proto.Message) error {
 		port = HealthCheckPort(s)
 	}
 	t.setPort(id, port)
-	return nil
+	if t.mappings == nil {
+		return "", nil
+	}
+	return t.mappings.set(txn, id, port), nil
 }
 
 // ResyncServices takes the complete set of Service objects (the "service" resource of
-// the Kubernetes state).
-func (t *Tracker) ResyncServices(services controller.KeyValuePairs) {
+// the Kubernetes state) and stages the port mappings into txn.
+func (t *Tracker) ResyncServices(txn controller.ResyncOperations, services controller.KeyValuePairs) {
 	want := make(map[renderer.ServiceID]uint16)
 	for _, v := range services {
 		s, ok := v.(*svcmodel.Service)
@@ -84,6 +90,9 @@ func (t *Tracker) ResyncServices(services controller.KeyValuePairs) {
 	}
 	for id, port := range want {
 		t.setPort(id, port)
+	}
+	if t.mappings != nil {
+		t.mappings.resync(txn, want)
 	}
 }
 
