@@ -4,6 +4,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ifacls"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipnet"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
@@ -15,7 +16,7 @@ func Cell() infra.Cell {
 	return infra.Cell{
 		Name: "policy",
 		Needs: []string{infra.LogsKey.String(), contivconf.Key.String(), ipam.Key.String(), ipnet.Key.String(),
-			podmanager.Key.String()},
+			podmanager.Key.String(), ifacls.Key.String()},
 		After:       []string{"service"},
 		Contributes: []string{api.EventHandlers.String()},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
@@ -25,6 +26,7 @@ func Cell() infra.Cell {
 				IPAM:       infra.Get(s, ipam.Key),
 				IPNet:      infra.Get(s, ipnet.Key),
 				PodManager: infra.Get(s, podmanager.Key),
+				ACLLists:   infra.Get(s, ifacls.Key),
 			})
 			infra.Contribute(s, api.EventHandlers, api.EventHandler(p))
 			return p, nil

@@ -30,6 +30,10 @@
 //	config/vpp/acls/v2/acl/contiv-policy-REFLECTION      inputs (reply sessions)
 //	config/vpp/acls/v2/interface/<interface>             the ACL lists of an interface
 //
+// The lists of an interface are shared (ACLLists, package ifacls): the
+// service plugin's firewall of loadBalancerSourceRanges puts its ACLs on the
+// uplinks' input lists before the policy's, and ifacls stages the merged value.
+//
 // Placement, semantics and the differences from upstream are described in
 // renderer/cache, configurator and docs/dev-guide/POLICIES.md.
 //

@@ -15,6 +15,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ifacls"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/configurator"
@@ -77,6 +78,9 @@ type Deps struct {
 	IPAM       IPAM
 	IPNet      IPNet
 	PodManager PodManager
+	// ACLLists shares the interfaces' ACL lists with the other plugins that filter
+	// on them (ifacls); nil: the policy ACLs are the only ones on every interface.
+	ACLLists *ifacls.Lists
 }
 
 // Plugin is the policy plugin: an event handler of the controller (see the
@@ -111,7 +115,7 @@ func (p *Plugin) Init() error {
 	p.cache = rcache.New(rcache.Config{})
 	p.renderer = &acl.Renderer{Deps: acl.Deps{
 		Log: p.Log.WithField("component", "acl"), Cache: p.cache,
-		UpdateTxnFactory: p.updateTxnFactory, ResyncTxnFactory: p.resyncTxnFactory,
+		UpdateTxnFactory: p.updateTxnFactory, ResyncTxnFactory: p.resyncTxnFactory, Lists: p.ACLLists,
 	}}
 	p.processor = processor.New(processor.Deps{Log: p.Log.WithField("component", "processor"), Node: node{p}, Renderer: p.renderer})
 	return nil

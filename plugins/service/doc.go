@@ -21,7 +21,14 @@
 // Keys owned (staged by the NAT44 renderer): config/vpp/nat/v2/nat44-global,
 // config/vpp/nat/v2/dnat44/<label> (one per service, labelled "<namespace>/<name>",
 // plus "DNAT-identities") and the /32 reject and drop routes of service addresses
-// (config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/).
+// (config/vpp/v2/route/vrf/<vrf>/dst/<ip>/32/gw/). Staged by the firewall of
+// loadBalancerSourceRanges (package lbfirewall, from the Service objects):
+// config/vpp/acls/v2/acl/contiv-lb-ranges-<hash> (one per filtered Service),
+// config/vpp/acls/v2/acl/contiv-lb-permit-rest, and the uplinks' input lists
+// config/vpp/acls/v2/interface/<interface>, shared with the policy plugin: the plugin's
+// cell provides the ifacls.Lists that merges both plugins' parts. Staged by the health
+// check tracker (package healthcheck): config/vpp/nat/v2/dnat44/DNAT-healthcheck/<label>,
+// the node IP's health check node port forwarded to the host, where the agent serves it.
 //
 // One renderer API: the processor renders through renderer.Renderer only, handing each
 // renderer the event's transaction as an argument of every call (for an update wrapped
@@ -38,8 +45,11 @@
 // otherNATSessionTimeout, serviceLocalEndpointWeight and disableNATVirtualReassembly.
 // The NAT44 renderer's session goroutine (purge of the UDP sessions a change of
 // endpoints made stale, after the event's commit: Committed; the idle NAT session
-// cleanup when enabled) uses a buffered govpp channel (4096/4096) opened here; it is
-// the plugin's only long-lived goroutine and stops on Close (a large resync also parses and renders in shares on GOMAXPROCS
+// cleanup when enabled) uses a buffered govpp channel (4096/4096) opened here; it and
+// the health check server (package healthcheck: one HTTP server per healthCheckNodePort
+// of a LoadBalancer Service with externalTrafficPolicy Local, fed by a renderer that
+// stages nothing, plus the retry of ports taken) are the plugin's long-lived goroutines
+// and stop on Close (a large resync also parses and renders in shares on GOMAXPROCS
 // goroutines that end before the resync returns).
 //
 // Not done: IPv6 clusters (upstream's ipv6route and SRv6 renderers are not ported; the

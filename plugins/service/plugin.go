@@ -3,6 +3,8 @@ package service
 import (
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,10 +20,13 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ifacls"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/healthcheck"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/lbfirewall"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/processor"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer/nat44"
 )
@@ -62,6 +67,12 @@ type Deps struct {
 	// Clock times the network programming latency and paces the NAT session
 	// cleanup; nil: the real clock.
 	Clock clock.WithTicker
+	// Healthy tells the health check node ports whether the agent is healthy (their
+	// serviceProxyHealthy: unhealthy answers 503 whatever the endpoints); nil: always.
+	Healthy func() bool
+	// ACLLists shares the uplinks' ACL lists with the policy plugin (the firewall of
+	// loadBalancerSourceRanges adds its ACLs there); nil: a list of the plugin's own.
+	ACLLists *ifacls.Lists
 }
 
 // Plugin is the service plugin: an event handler of the controller that passes
@@ -74,6 +85,11 @@ type Plugin struct {
 	processor *processor.ServiceProcessor
 	nat44     *nat44.Renderer
 	govppCh   govppapi.Channel
+	// health serves the health check node ports; healthChecks feeds it.
+	health       *healthcheck.Server
+	healthChecks *healthcheck.Tracker
+	// firewall enforces loadBalancerSourceRanges on the uplinks.
+	firewall *lbfirewall.Firewall
 
 	latency *programmingLatency
 	// etxn is the transaction wrapper of the event being handled (Update).
@@ -154,7 +170,25 @@ func (p *Plugin) Init() error {
 		return err
 	}
 	// A second renderer (e.g. of IPv6 services) is added here, after the NAT44 one.
-	return p.processor.AddRenderer(p.nat44)
+	if err := p.processor.AddRenderer(p.nat44); err != nil {
+		return err
+	}
+	p.health = healthcheck.NewServer(healthcheck.ServerDeps{Log: p.Log.WithField("component", "healthcheck"), Clock: p.Clock, ProxyHealthy: p.Healthy})
+	p.healthChecks = healthcheck.NewTracker(p.health, &healthcheck.Mappings{
+		NodeIP: func() net.IP { ip, _ := p.IPNet.GetNodeIP(); return ip }, HostIP: p.IPAM.HostInterconnectIPInLinux,
+		VRF: p.ContivConf.GetRoutingConfig().MainVRFID,
+	})
+	lists := p.ACLLists
+	if lists == nil {
+		lists = ifacls.NewAgentLists()
+	}
+	uplinks := []string{p.ContivConf.GetMainInterfaceName()}
+	for _, o := range p.ContivConf.GetOtherVPPInterfaces() {
+		uplinks = append(uplinks, o.InterfaceName)
+	}
+	uplinks = slices.DeleteFunc(uplinks, func(name string) bool { return name == "" })
+	p.firewall = lbfirewall.New(lbfirewall.Deps{Log: p.Log.WithField("component", "lbfirewall"), Lists: lists, Uplinks: uplinks})
+	return p.processor.AddRenderer(p.healthChecks)
 }
 
 // AfterInit starts the renderer's session cleanup (when enabled).
@@ -174,6 +208,9 @@ func (p *Plugin) Close() error {
 	if p.govppCh != nil {
 		p.govppCh.Close()
 		p.govppCh = nil
+	}
+	if p.health != nil {
+		errs = append(errs, p.health.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -201,6 +238,10 @@ func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 // Resync rebuilds the services from the Kubernetes state and stages the complete
 // NAT configuration in txn.
 func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateData, resyncCount int, txn controller.ResyncOperations) error {
+	if p.healthChecks != nil {
+		p.healthChecks.ResyncServices(txn, kubeStateData[svcmodel.Keyword])
+		p.firewall.ResyncServices(txn, kubeStateData[svcmodel.Keyword])
+	}
 	if err := p.processor.ResyncInto(kubeStateData, txn); err != nil {
 		return fmt.Errorf("service resync (%s, #%d): %w", ev.GetName(), resyncCount, err)
 	}
@@ -218,6 +259,9 @@ func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (s
 	// a new one per event was an allocation per Endpoints change.
 	etxn := &p.etxn
 	etxn.UpdateOperations, etxn.changes = txn, etxn.changes[:0]
+	if ksc, ok := ev.(*controller.KubeStateChange); ok && ksc.Resource == svcmodel.Keyword && p.healthChecks != nil {
+		p.updateLoadBalancer(etxn, ksc)
+	}
 	err := p.processor.UpdateInto(ev, etxn)
 	desc := strings.Join(etxn.changes, ", ")
 	etxn.UpdateOperations = nil // the event's transaction is not kept past the event
@@ -240,6 +284,25 @@ func (p *Plugin) Committed(ev controller.Event, err error) {
 // transaction is not committed.
 func (p *Plugin) Revert(ev controller.Event) error {
 	return p.processor.Revert(ev)
+}
+
+// updateLoadBalancer hands a Service change to the health check server and the
+// firewall of source ranges; an object of a wrong type is logged and skipped.
+func (p *Plugin) updateLoadBalancer(etxn *eventTxn, ksc *controller.KubeStateChange) {
+	change, err := p.healthChecks.UpdateService(etxn, ksc.PrevValue, ksc.NewValue)
+	if err != nil {
+		p.Log.WithError(err).Warn("health check node port not updated")
+	}
+	if change != "" {
+		etxn.Describe(change)
+	}
+	change, err = p.firewall.UpdateService(etxn, ksc.PrevValue, ksc.NewValue)
+	if err != nil {
+		p.Log.WithError(err).Warn("LB source ranges not updated")
+	}
+	if change != "" {
+		etxn.Describe(change)
+	}
 }
 
 // eventTxn is the transaction of an update event as the renderers stage into it: the

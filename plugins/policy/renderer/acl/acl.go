@@ -31,6 +31,7 @@ import (
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ifacls"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/cache"
 )
@@ -53,7 +54,14 @@ type Deps struct {
 	UpdateTxnFactory func(change string) controller.UpdateOperations
 	// ResyncTxnFactory returns the transaction of the resync being handled.
 	ResyncTxnFactory func() controller.ResyncOperations
+	// Lists, when set, merges the interface lists with the ACLs other plugins apply
+	// to the same interfaces (the service plugin's firewall of LB source ranges on
+	// the uplink), as owner ListsOwner; nil: the renderer stages the lists alone.
+	Lists *ifacls.Lists
 }
+
+// ListsOwner is the renderer's owner name in ifacls.Lists.
+const ListsOwner = ifacls.PolicyOwner
 
 // Renderer is the ACL renderer.
 type Renderer struct {
@@ -142,6 +150,15 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 			txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
 			r.stats.Puts++
 		}
+		if r.Lists != nil {
+			parts := make(map[string]ifacls.Part)
+			for iface, b := range r.Cache.Bindings() {
+				parts[iface] = r.part(b)
+				r.stats.Puts++
+			}
+			r.Lists.Resync(txn, ListsOwner, parts)
+			return nil
+		}
 		for iface, b := range r.Cache.Bindings() {
 			txn.Put(vpp_acl.InterfaceKey(iface), r.binding(iface, b))
 			r.stats.Puts++
@@ -162,6 +179,15 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 		r.stats.Puts++
 	}
 	for iface, b := range ch.Interfaces {
+		if r.Lists != nil {
+			r.Lists.Set(txn, ListsOwner, iface, r.part(b))
+			if b == (cache.Binding{}) {
+				r.stats.Deletes++
+			} else {
+				r.stats.Puts++
+			}
+			continue
+		}
 		if b == (cache.Binding{}) {
 			txn.Delete(vpp_acl.InterfaceKey(iface))
 			r.stats.Deletes++
@@ -210,6 +236,18 @@ func (r *Renderer) binding(iface string, b cache.Binding) *vpp_acl.InterfaceACLs
 		v.OutputAcls = []string{r.name(b.Output)}
 	}
 	return v
+}
+
+// part returns the binding as the renderer's part of the interface's lists.
+func (r *Renderer) part(b cache.Binding) ifacls.Part {
+	var p ifacls.Part
+	if b.Input != "" {
+		p.Input = []string{r.name(b.Input)}
+	}
+	if b.Output != "" {
+		p.Output = []string{r.name(b.Output)}
+	}
+	return p
 }
 
 // acl converts a table, reusing what was converted before.

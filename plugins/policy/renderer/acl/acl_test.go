@@ -11,6 +11,7 @@ import (
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ifacls"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer"
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/cache"
 )
@@ -217,4 +218,31 @@ func TestRuleMemoStaysBoundedByLiveTablesUnderChurn(t *testing.T) {
 		}
 	}
 	t.Logf("memo peaked at %d rules", maxMemo)
+}
+
+func TestSharedListsKeepTheFirewallBeforeThePolicyACLs(t *testing.T) {
+	r, txn := newRenderer()
+	r.Lists = ifacls.NewAgentLists()
+	fw := ifacls.Part{Input: []string{"contiv-lb-ranges-x"}, InputTail: "contiv-lb-permit-rest"}
+	r.Lists.Set(txn, ifacls.ServiceOwner, "GbE", fw)
+
+	// A pod with egress rules: GLOBAL on the uplink's output, REFLECTION on its input,
+	// after the firewall (whose permit of the rest no longer ends the list).
+	eg := []renderer.ContivRule{{Action: renderer.ActionPermit, DestNetwork: netip.MustParsePrefix("8.8.8.8/32"), Protocol: renderer.UDP, DestPortFirst: 53, DestPortLast: 53}, denyAll}
+	if err := r.Render([]renderer.PodConfig{pod("a", "10.1.1.2", nil, eg)}, true); err != nil {
+		t.Fatal(err)
+	}
+	want := &vpp_acl.InterfaceACLs{Interface: "GbE", InputAcls: []string{"contiv-lb-ranges-x", ReflectionName}, OutputAcls: []string{GlobalName}}
+	if got := txn.values[vpp_acl.InterfaceKey("GbE")]; !proto.Equal(got, want) {
+		t.Errorf("GbE lists after the resync = %v, want %v", got, want)
+	}
+
+	// The pod loses its egress rules: the policy leaves the uplink, the firewall stays.
+	if err := r.Render([]renderer.PodConfig{pod("a", "10.1.1.2", nil, nil)}, false); err != nil {
+		t.Fatal(err)
+	}
+	want = &vpp_acl.InterfaceACLs{Interface: "GbE", InputAcls: []string{"contiv-lb-ranges-x", "contiv-lb-permit-rest"}}
+	if got := txn.values[vpp_acl.InterfaceKey("GbE")]; !proto.Equal(got, want) {
+		t.Errorf("GbE lists after the update = %v, want %v", got, want)
+	}
 }
