@@ -61,7 +61,7 @@ func TestSliceMovingToAnotherServiceLeavesTheFirst(t *testing.T) {
 }
 
 func TestServiceOfAnotherProxyIsNotProgrammed(t *testing.T) {
-	for _, label := range []string{labelServiceProxyName, labelHeadless} {
+	for _, label := range []string{svcmodel.LabelServiceProxyName, svcmodel.LabelHeadless} {
 		t.Run(label, func(t *testing.T) {
 			e := newEnv(t, "")
 			svc := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))

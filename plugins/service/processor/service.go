@@ -232,7 +232,7 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		s.spec = nil
 		return
 	}
-	if label, ok := otherProxyLabel(meta); ok {
+	if label, ok := svcmodel.OtherProxyLabel(meta); ok {
 		// Not this proxy's service (kube-proxy's label selector): not programmed, and
 		// removed if it was.
 		s.log().WithField("label", label).Debug("service left to another proxy")
@@ -349,25 +349,6 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		spec.policy, spec.externalLocal = renderer.NodeLocal, true
 	}
 	s.spec = spec
-}
-
-// Labels that make a service someone else's (kube-proxy ignores services that have
-// either: pkg/proxy/apis LabelServiceProxyName, and the headless label that
-// the EndpointSlice mirroring and headless services carry).
-const (
-	labelServiceProxyName = "service.kubernetes.io/service-proxy-name"
-	labelHeadless         = "service.kubernetes.io/headless"
-)
-
-// otherProxyLabel returns the label that leaves the service to another proxy, if it
-// has one (any value).
-func otherProxyLabel(meta *svcmodel.Service) (string, bool) {
-	for _, l := range [...]string{labelServiceProxyName, labelHeadless} {
-		if _, ok := meta.GetLabels()[l]; ok {
-			return l, true
-		}
-	}
-	return "", false
 }
 
 // Service type that is DNS only.
