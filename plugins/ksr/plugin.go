@@ -73,6 +73,9 @@ type Deps struct {
 	// agents of the previous release read; false deletes those values. (In the
 	// contiv-ksr command the flag -legacy-endpoints, on by default in this release.)
 	LegacyEndpoints bool
+	// Now is the clock of the sync markers (ksrsync.SyncMarker.ListedAfter); nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Plugin is contiv-ksr's reflector plugin.
@@ -111,6 +114,9 @@ func (p *Plugin) Init() error {
 	if p.Identity == "" {
 		host, _ := os.Hostname()
 		p.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if p.Now == nil {
+		p.Now = time.Now
 	}
 	if p.ElectionTTL == 0 {
 		p.ElectionTTL = DefaultElectionTTL
