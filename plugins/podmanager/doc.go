@@ -35,7 +35,8 @@
 //
 // # Events handled
 //
-// Every resync, AddPod (records the LocalPod; fails with ErrObsoletePod when the pod is
+// Every resync (checks the local pods against the Kubernetes pods and contiv-ksr's sync
+// marker, see Restart recovery), AddPod (records the LocalPod with its ADD time; fails with ErrObsoletePod when the pod is
 // still recorded with another sandbox, with ErrOtherIfName when it is recorded with the
 // same sandbox under another interface name) and DeletePod (forgets it). Revert of an AddPod
 // restores the previous record. The plugin stages no configuration.
@@ -71,10 +72,22 @@
 //     make the agent delete running pods' interfaces or hand their IPs to new pods; the
 //     IPAM also keeps the IPs that the Kubernetes state shows. The agent must see the
 //     cache directory (a hostPath mount in the DaemonSet).
-//  4. The first resync drops the recovered pods that the Kubernetes state no longer has,
-//     or that it shows on another node (status.hostIP not among this node's management
-//     IPs; checked only when Deps.NodeSync knows this node). Later resyncs keep the local
-//     pods as they are: they are what CNI said, and the Kubernetes state may lag behind.
+//  4. Every resync checks the local pods against the Kubernetes state, but absence
+//     from that copy is no deletion: it may be stale (contiv-ksr down, between
+//     leaders, lagging; etcd down and the agent reading its bolt mirror). A local
+//     pod that the copy lacks, or shows on another node (status.hostIP not among
+//     this node's management IPs; checked only when Deps.NodeSync knows this node),
+//     is dropped only when contiv-ksr's sync marker (ksrsync/pod, api/k8s/ksrsync)
+//     proves the copy complete as of more than Config.MaxClockSkew after the pod's
+//     ADD: the pod existed in the API server before the marker's list, so its
+//     absence means it was deleted. Every record keeps the time of its ADD
+//     (addedAt); the records of older agents and the pods recovered from the CNI
+//     cache count as added when this agent recovered them. Any other such pod keeps
+//     its interface and IP, is logged at warning with the reason at every resync and
+//     counted (contiv_podmanager_unconfirmed_pods), until its CNI DEL or a resync
+//     that proves it gone; when contiv-ksr then reflects the pod, nothing changes.
+//     A contiv-ksr older than this agent publishes no marker: pods are then removed
+//     by CNI DEL only.
 //
 // A change that cannot be made durable (the state file unwritable, a full disk) is not
 // silently accepted: the ADD is undone (a DeletePod, waited for) and answered with

@@ -72,6 +72,8 @@ type Deps struct {
 	// CheckPodWiring, when set, makes CNI CHECK verify that the pod's network is in place
 	// (ipnet's CheckPodWiring does); without it CHECK only checks that the pod is known.
 	CheckPodWiring func(pod podmodel.ID) error
+	// Now is the clock of the pods' ADD times; nil means time.Now.
+	Now func() time.Time
 }
 
 // Plugin is the pod manager: the Remote CNI server and the event handler that keeps the
@@ -87,7 +89,6 @@ type Plugin struct {
 	// state persists pods; nil without Config.StateFile.
 	state *stateStore
 	// Owned by the event loop goroutine (and guarded by mu as well).
-	resynced    bool       // the first resync was handled
 	lastAdd     *AddPod    // the last AddPod handled, for Revert
 	lastAddPrev *podRecord // the record lastAdd replaced (nil: none)
 	// stateFailing is set while the last write of the state file failed.
@@ -136,6 +137,9 @@ func (p *Plugin) Init() error {
 	}
 	if p.netnsInode == nil {
 		p.netnsInode = netnsInode
+	}
+	if p.Now == nil {
+		p.Now = time.Now
 	}
 	p.config = DefaultConfig()
 	if p.Config != nil {
@@ -287,6 +291,7 @@ func (p *Plugin) recoverPods() {
 		}
 		p.Log.WithError(err).WithField("keptAs", aside).Warn("pod state unreadable: recovering the local pods from the runtime's CNI cache only")
 		p.recoverFromCNICacheLocked()
+		p.stampAddTimesLocked()
 		p.snapshotLocked()
 		return
 	}
@@ -314,6 +319,7 @@ func (p *Plugin) recoverPods() {
 		p.pods[r.id()] = &r
 	}
 	fromCache := p.recoverFromCNICacheLocked()
+	p.stampAddTimesLocked()
 	p.Log.WithFields(logrus.Fields{"recovered": len(p.pods), "dropped": dropped, "fromCNICache": fromCache}).Info("local pods recovered")
 	// A fresh snapshot: the journal starts empty, a torn tail is gone, the file is in
 	// the current format.
@@ -361,6 +367,19 @@ func (p *Plugin) recoverFromCNICacheLocked() int {
 		log.Warn("pod missing from the state file recovered from the runtime's CNI cache")
 	}
 	return recovered
+}
+
+// stampAddTimesLocked gives the recovered pods without an ADD time (recorded by an older
+// agent, or found in the runtime's CNI cache) the time of their recovery: their ADD
+// happened before it, so a sync marker newer than it proves them gone as well. p.mu is
+// held.
+func (p *Plugin) stampAddTimesLocked() {
+	now := p.Now()
+	for _, r := range p.pods {
+		if r.AddedAt.IsZero() {
+			r.AddedAt = now
+		}
+	}
 }
 
 // snapshotLocked rewrites the state file with all local pods; p.mu is held.
@@ -466,46 +485,45 @@ func (p *Plugin) HandlesEvent(ev api.Event) bool {
 	return false
 }
 
-// Resync settles the local pods. The local pods are what CNI told this agent (and the
-// previous one, recovered at Init), so a resync keeps them, except on the first one,
-// which drops the recovered pods that Kubernetes no longer has or runs on another node.
-// Later resyncs change nothing: the Kubernetes state may lag behind CNI requests, and a
-// pod that goes away is deleted by CNI.
+// Resync settles the local pods against the Kubernetes state. The local pods are what
+// CNI told this agent (and the previous one, recovered at Init), so a resync keeps
+// them, also those that Kubernetes' copy lacks or shows on another node: that copy may
+// be stale (contiv-ksr down, between leaders, lagging, etcd down and the bolt mirror in
+// use). Such a pod is dropped only when contiv-ksr's sync marker proves the copy
+// complete as of a time after the pod's ADD (see kubeView.judge); the others keep
+// their wiring and IP, logged at warning with the reason at every resync, until their
+// CNI DEL or a resync whose state proves them gone.
 func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCount int, _ api.ResyncOperations) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lastAdd, p.lastAddPrev = nil, nil
-	if p.resynced {
+	view := newKubeView(kubeStateData, p.thisNodeIPs(), time.Duration(p.config.MaxClockSkew))
+	if view.pods == nil {
+		p.Log.WithField("event", ev.GetName()).Warn("resync without Kubernetes pod state: local pods kept unchecked")
 		return nil
 	}
-	p.resynced = true
-	kubePods, ok := kubeStateData[podmodel.Keyword]
-	if !ok {
-		p.Log.WithField("event", ev.GetName()).Warn("resync without Kubernetes pod state: recovered pods kept unchecked")
-		return nil
-	}
-	nodeIPs := p.thisNodeIPs()
-	dropped := 0
+	dropped, unconfirmed := 0, 0
 	for id, r := range p.pods {
-		reason := ""
-		kp, _ := kubePods[podmodel.Key(id.Name, id.Namespace)].(*podmodel.Pod)
-		switch {
-		case kp == nil:
-			reason = "the pod does not exist in Kubernetes"
-		case kp.GetHostIpAddress() != "" && nodeIPs != nil && !nodeIPs[kp.GetHostIpAddress()]:
-			reason = "Kubernetes runs the pod on the node with IP " + kp.GetHostIpAddress()
-		}
-		if reason == "" {
+		a := view.judge(r)
+		if a.reason == "" {
 			continue
 		}
-		p.Log.WithFields(logrus.Fields{
-			"pod": id.String(), "container": r.ContainerID, "reason": reason,
-		}).Info("recovered pod dropped")
+		log := p.Log.WithFields(logrus.Fields{
+			"pod": id.String(), "container": r.ContainerID, "ip": r.IPAddress, "reason": a.reason, "verdict": a.why,
+		})
+		if !a.proven {
+			unconfirmed++
+			log.Warn("local pod not confirmed by Kubernetes: kept with its interface and IP")
+			continue
+		}
+		log.Info("local pod dropped: Kubernetes deleted it")
 		delete(p.pods, id)
 		dropped++
 	}
+	p.metrics.unconfirmedPods.Set(float64(unconfirmed))
 	p.Log.WithFields(logrus.Fields{
 		"event": ev.GetName(), "resyncCount": resyncCount, "localPods": len(p.pods), "dropped": dropped,
+		"unconfirmed": unconfirmed, "completeAsOf": view.completeAsOf,
 	}).Info("local pods checked against Kubernetes")
 	if dropped > 0 {
 		p.snapshotLocked()
@@ -562,10 +580,14 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 	if prev != nil && prev.ifName() != ifName {
 		return "", otherIfNameError(ev.Pod, ev.ContainerID, ifName, prev.ifName())
 	}
+	addedAt := p.Now()
+	if prev != nil && !prev.AddedAt.IsZero() {
+		addedAt = prev.AddedAt // the same sandbox added again: it ran since then
+	}
 	p.pods[ev.Pod] = &podRecord{
 		Name: ev.Pod.Name, Namespace: ev.Pod.Namespace,
 		ContainerID: ev.ContainerID, NetworkNamespace: ev.NetworkNamespace,
-		NetnsInode: p.netnsInode(ev.NetworkNamespace), IfName: ifName,
+		NetnsInode: p.netnsInode(ev.NetworkNamespace), IfName: ifName, AddedAt: addedAt,
 	}
 	p.lastAdd, p.lastAddPrev = ev, prev
 	// Persisted once the ADD succeeded, with the pod's IP (recordPodIP): one write per
