@@ -1,12 +1,18 @@
 package podmanager
 
 import (
+	"fmt"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrsync"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -154,5 +160,65 @@ func TestAddTimeSurvivesARestart(t *testing.T) {
 	resync(t, env, kubeState(markerAt(t0.Add(30*time.Minute))), 1)
 	if got := localPods(env.pm); got != "" {
 		t.Errorf("pods = %q, want none", got)
+	}
+}
+
+// kubeChange applies one Kubernetes change to the pod manager as the event loop does.
+func kubeChange(t *testing.T, env *testEnv, key string, resource string, value proto.Message) string {
+	t.Helper()
+	ev := &api.KubeStateChange{Key: key, Resource: resource, NewValue: value}
+	if !env.pm.HandlesEvent(ev) {
+		t.Fatalf("%v not handled", ev)
+	}
+	msg, err := env.pm.Update(ev, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
+// Between resyncs, a new sync marker removes the unconfirmed pods it proves gone (a
+// DeletePod each), and a pod that Kubernetes shows here meanwhile is confirmed and
+// stays.
+func TestNewSyncMarkerRemovesUnconfirmedPodsItProvesGone(t *testing.T) {
+	clock := &fakeClock{now: t0}
+	env := newEnv(t, "", withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	mustSucceed(t, "add")(env.add(request("gone", "c1", "/ns/gone-later")))
+	mustSucceed(t, "add")(env.add(request("late", "c2", "/ns/late")))
+	mustSucceed(t, "add")(env.add(request("young", "c3", "/ns/young")))
+	clock.now = t0.Add(time.Hour)
+	resync(t, env, kubeState(nil), 1) // contiv-ksr lags: all three unconfirmed
+	all := "default/gone c1 /ns/gone-later; default/late c2 /ns/late; default/young c3 /ns/young"
+	if got := localPods(env.pm); got != all {
+		t.Fatalf("pods = %q, want %q", got, all)
+	}
+	if got := testutil.ToFloat64(env.pm.metrics.unconfirmedPods); got != 3 {
+		t.Errorf("unconfirmed pods = %v, want 3", got)
+	}
+	k, v := kubePod("late", "")
+	if msg := kubeChange(t, env, k, podmodel.Keyword, v); msg == "" {
+		t.Error("the pod's reflection does not confirm it")
+	}
+	// A marker that proves nothing removes nothing.
+	kubeChange(t, env, ksrsync.Key(podmodel.Keyword), ksrsync.Keyword, markerAt(t0))
+	if got := localPods(env.pm); got != all {
+		t.Fatalf("pods after an old marker = %q, want %q", got, all)
+	}
+	// young was added at t0 too, but Kubernetes shows it after the marker: confirmed.
+	k, v = kubePod("young", "")
+	kubeChange(t, env, k, podmodel.Keyword, v)
+	kubeChange(t, env, ksrsync.Key(podmodel.Keyword), ksrsync.Keyword, markerAt(t0.Add(30*time.Minute)))
+	want := "default/late c2 /ns/late; default/young c3 /ns/young"
+	testkit.Eventually(t, 5*time.Second, "the proven pod removed", func() error {
+		if got := localPods(env.pm); got != want {
+			return fmt.Errorf("pods = %q, want %q", got, want)
+		}
+		return nil
+	})
+	if got := env.loop.events(); !slices.Contains(got, "push Delete Pod default/gone") {
+		t.Errorf("events = %q, want a Delete Pod of default/gone", got)
+	}
+	if got := testutil.ToFloat64(env.pm.metrics.unconfirmedPods); got != 0 {
+		t.Errorf("unconfirmed pods = %v, want 0", got)
 	}
 }

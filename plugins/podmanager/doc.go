@@ -39,7 +39,10 @@
 // marker, see Restart recovery), AddPod (records the LocalPod with its ADD time; fails with ErrObsoletePod when the pod is
 // still recorded with another sandbox, with ErrOtherIfName when it is recorded with the
 // same sandbox under another interface name) and DeletePod (forgets it). Revert of an AddPod
-// restores the previous record. The plugin stages no configuration.
+// restores the previous record. KubeStateChange of pods and of contiv-ksr's pod sync
+// marker (ksrsync/pod): they follow the unconfirmed pods between resyncs (unconfirmed.go;
+// a new marker that proves one gone pushes its DeletePod as a follow-up). The plugin
+// stages no configuration.
 //
 // # Restart recovery
 //
@@ -84,8 +87,10 @@
 //     (addedAt); the records of older agents and the pods recovered from the CNI
 //     cache count as added when this agent recovered them. Any other such pod keeps
 //     its interface and IP, is logged at warning with the reason at every resync and
-//     counted (contiv_podmanager_unconfirmed_pods), until its CNI DEL or a resync
-//     that proves it gone; when contiv-ksr then reflects the pod, nothing changes.
+//     counted (contiv_podmanager_unconfirmed_pods), until its CNI DEL or a resync or
+//     new sync marker that proves it gone (then a DeletePod unwires it and releases
+//     its IP); when contiv-ksr then reflects the pod, it is confirmed and nothing
+//     changes.
 //     A contiv-ksr older than this agent publishes no marker: pods are then removed
 //     by CNI DEL only.
 //

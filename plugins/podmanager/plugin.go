@@ -91,6 +91,11 @@ type Plugin struct {
 	// Owned by the event loop goroutine (and guarded by mu as well).
 	lastAdd     *AddPod    // the last AddPod handled, for Revert
 	lastAddPrev *podRecord // the record lastAdd replaced (nil: none)
+	// unconfirmed are the local pods the Kubernetes state lacks or shows on another
+	// node, without proof that they are gone (see unconfirmed.go).
+	unconfirmed map[podmodel.ID]*unconfirmedPod
+	// completeAsOf is the time of contiv-ksr's last pod sync marker (zero: none).
+	completeAsOf time.Time
 	// stateFailing is set while the last write of the state file failed.
 	stateFailing bool
 
@@ -277,6 +282,7 @@ func (p *Plugin) recoverPods() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.pods = make(map[podmodel.ID]*podRecord)
+	p.unconfirmed = make(map[podmodel.ID]*unconfirmedPod)
 	if p.config.StateFile == "" {
 		p.Log.Info("no stateFile configured: local pods are not recovered after a restart")
 		return
@@ -478,9 +484,11 @@ func (p *Plugin) HandlesEvent(ev api.Event) bool {
 	if ev.Method() != api.Update {
 		return true
 	}
-	switch ev.(type) {
+	switch e := ev.(type) {
 	case *AddPod, *DeletePod:
 		return true
+	case *api.KubeStateChange:
+		return isDecisive(e)
 	}
 	return false
 }
@@ -502,7 +510,9 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 		p.Log.WithField("event", ev.GetName()).Warn("resync without Kubernetes pod state: local pods kept unchecked")
 		return nil
 	}
-	dropped, unconfirmed := 0, 0
+	p.completeAsOf = view.completeAsOf
+	p.unconfirmed = make(map[podmodel.ID]*unconfirmedPod)
+	dropped := 0
 	for id, r := range p.pods {
 		a := view.judge(r)
 		if a.reason == "" {
@@ -512,7 +522,7 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 			"pod": id.String(), "container": r.ContainerID, "ip": r.IPAddress, "reason": a.reason, "verdict": a.why,
 		})
 		if !a.proven {
-			unconfirmed++
+			p.unconfirmed[id] = &unconfirmedPod{reason: a.reason}
 			log.Warn("local pod not confirmed by Kubernetes: kept with its interface and IP")
 			continue
 		}
@@ -520,10 +530,10 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 		delete(p.pods, id)
 		dropped++
 	}
-	p.metrics.unconfirmedPods.Set(float64(unconfirmed))
+	p.metrics.unconfirmedPods.Set(float64(len(p.unconfirmed)))
 	p.Log.WithFields(logrus.Fields{
 		"event": ev.GetName(), "resyncCount": resyncCount, "localPods": len(p.pods), "dropped": dropped,
-		"unconfirmed": unconfirmed, "completeAsOf": view.completeAsOf,
+		"unconfirmed": len(p.unconfirmed), "completeAsOf": view.completeAsOf,
 	}).Info("local pods checked against Kubernetes")
 	if dropped > 0 {
 		p.snapshotLocked()
@@ -550,12 +560,14 @@ func (p *Plugin) thisNodeIPs() map[string]bool {
 // Update records the pod of an AddPod and forgets the pod of a DeletePod. An AddPod for
 // a pod recorded with another sandbox fails with ErrObsoletePod, one for a pod recorded
 // with the same sandbox but another interface name with ErrOtherIfName.
-func (p *Plugin) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
+func (p *Plugin) Update(ev api.Event, txn api.UpdateOperations) (string, error) {
 	switch e := ev.(type) {
 	case *AddPod:
 		return p.addLocalPod(e)
 	case *DeletePod:
 		return p.deleteLocalPod(e), nil
+	case *api.KubeStateChange:
+		return p.kubeStateChanged(e, txn)
 	}
 	return "", nil
 }
@@ -623,6 +635,8 @@ func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
 		return ""
 	}
 	delete(p.pods, ev.Pod)
+	delete(p.unconfirmed, ev.Pod)
+	p.metrics.unconfirmedPods.Set(float64(len(p.unconfirmed)))
 	// A DEL must succeed whatever the disk says: a pod that is not durably forgotten
 	// is dropped after a restart, when its netns is found gone.
 	_ = p.recordLocked(ev.Pod)
