@@ -16,7 +16,8 @@
 //	          RevertOnFailure) ──Done──▶ reply with the interfaces/routes ipnet filled in
 //	  Delete: DeletePod (Reverse, BestEffortIgnoreErrors); an unknown pod, a DEL of an
 //	          older sandbox of the pod, or of another interface name than the pod's,
-//	          succeeds without an event
+//	          succeeds without an event; a removal not durable yet (a full disk) is
+//	          answered cni.ResultTryAgain, the retry persists it (see below)
 //	  Check:  answered from the local pods (the netns must still exist, the interface
 //	          name match) and CheckPodWiring, no event
 //
@@ -99,8 +100,12 @@
 // cni.ResultTryAgain naming the cause, so the kubelet retries it; the plugin reports
 // itself not ready through Deps.Status ("local pods cannot be persisted in <file>: ...")
 // and counts the failure (contiv_podmanager_state_write_errors_total) until a write
-// succeeds. A DEL succeeds all the same: a pod not durably forgotten is dropped after a
-// restart when its network namespace is found gone.
+// succeeds. A DEL unwires the pod all the same, but while its removal is not durable it
+// is answered with cni.ResultTryAgain naming the cause, and so is every retry (each one
+// tries to persist the removal again) until a write succeeds: acknowledged, the DEL
+// would not be repeated, and the pod would come back after a restart. Its IP is
+// released at once; no new pod gets it before the removal is durable, since the ADD's
+// own write (after a failure, a snapshot of all pods) is what makes it durable.
 //
 // The pods that survive are the LocalPods that ipnet and the other handlers rebuild
 // their configuration from in the same resync, so the pods keep their interfaces and

@@ -96,6 +96,10 @@ type Plugin struct {
 	unconfirmed map[podmodel.ID]*unconfirmedPod
 	// completeAsOf is the time of contiv-ksr's last pod sync marker (zero: none).
 	completeAsOf time.Time
+	// undurableForgets are the pods deleted while the state file could not be written,
+	// by pod, with their container ID: their DEL is answered "try again" until a write
+	// succeeds (the first one after a failure is a snapshot, which covers them).
+	undurableForgets map[podmodel.ID]string
 	// stateFailing is set while the last write of the state file failed.
 	stateFailing bool
 
@@ -283,6 +287,7 @@ func (p *Plugin) recoverPods() {
 	defer p.mu.Unlock()
 	p.pods = make(map[podmodel.ID]*podRecord)
 	p.unconfirmed = make(map[podmodel.ID]*unconfirmedPod)
+	p.undurableForgets = make(map[podmodel.ID]string)
 	if p.config.StateFile == "" {
 		p.Log.Info("no stateFile configured: local pods are not recovered after a restart")
 		return
@@ -414,6 +419,9 @@ func (p *Plugin) recordLocked(id podmodel.ID) error {
 // counted and makes the agent not ready (the reason names the file and the error) until
 // a write succeeds. It returns the error when the change is not durable.
 func (p *Plugin) stateWritten(err error) error {
+	if err == nil || errors.Is(err, errCompaction) {
+		clear(p.undurableForgets) // the change is durable, and so is everything before it
+	}
 	switch {
 	case err == nil:
 		if p.stateFailing {
@@ -637,10 +645,38 @@ func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
 	delete(p.pods, ev.Pod)
 	delete(p.unconfirmed, ev.Pod)
 	p.metrics.unconfirmedPods.Set(float64(len(p.unconfirmed)))
-	// A DEL must succeed whatever the disk says: a pod that is not durably forgotten
-	// is dropped after a restart, when its netns is found gone.
-	_ = p.recordLocked(ev.Pod)
+	// The pod is unwired whatever the disk says; a removal that is not durable is
+	// remembered, and the CNI server answers its DEL "try again" (forgetDurable).
+	if err := p.recordLocked(ev.Pod); err != nil {
+		p.undurableForgets[ev.Pod] = r.ContainerID
+	}
 	return fmt.Sprintf("local pod %s removed (container %s)", ev.Pod, r.ContainerID)
+}
+
+// forgetPending tells whether the removal of the pod with the container is not durable
+// yet.
+func (p *Plugin) forgetPending(id podmodel.ID, containerID string) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	c, ok := p.undurableForgets[id]
+	return ok && (containerID == "" || c == containerID)
+}
+
+// forgetDurable makes the removal of a deleted pod durable: when its DeletePod could not
+// persist it (and no write has succeeded since), it writes a snapshot now. The error is
+// that of a removal that still is not durable: the DEL must be retried, or the pod
+// comes back after a restart while its IP may be another pod's.
+func (p *Plugin) forgetDurable(id podmodel.ID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.undurableForgets[id]; !ok || p.state == nil {
+		return nil
+	}
+	if p.pods[id] != nil { // added again since: that ADD's write was durable
+		delete(p.undurableForgets, id)
+		return nil
+	}
+	return p.stateWritten(p.state.snapshot(p.pods))
 }
 
 // Revert undoes the recording of a failed AddPod: the pod is forgotten, or its previous
