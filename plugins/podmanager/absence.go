@@ -33,11 +33,14 @@ type kubeView struct {
 	nodeIPs map[string]bool
 	// skew is the clock difference allowed between this node and contiv-ksr.
 	skew time.Duration
+	// now is this node's time: a marker later than now+skew comes from a clock that is
+	// off by more than skew (or is forged) and proves nothing.
+	now time.Time
 }
 
 // newKubeView takes what decides about local pods from a resync's state.
-func newKubeView(kube api.KubeStateData, nodeIPs map[string]bool, skew time.Duration) kubeView {
-	v := kubeView{nodeIPs: nodeIPs, skew: skew}
+func newKubeView(kube api.KubeStateData, nodeIPs map[string]bool, skew time.Duration, now time.Time) kubeView {
+	v := kubeView{nodeIPs: nodeIPs, skew: skew, now: now}
 	if pods, ok := kube[podmodel.Keyword]; ok {
 		v.pods = pods
 		if v.pods == nil {
@@ -73,6 +76,9 @@ func (v kubeView) judge(r *podRecord) absence {
 	switch {
 	case v.completeAsOf.IsZero():
 		a.why = "contiv-ksr published no sync marker (down since the start, or older than this agent): the copy may lack the pod; kept until its CNI DEL"
+	case v.completeAsOf.After(v.now.Add(v.skew)):
+		a.why = fmt.Sprintf("contiv-ksr's sync marker of %s is later than this node's time %s (+%v): the clocks differ by more than maxClockSkew; kept until its CNI DEL",
+			v.completeAsOf.UTC().Format(time.RFC3339), v.now.UTC().Format(time.RFC3339), v.skew)
 	case r.AddedAt.IsZero():
 		a.why = "the pod's ADD time is unknown; kept until its CNI DEL"
 	case !v.completeAsOf.After(r.AddedAt.Add(v.skew)):

@@ -135,6 +135,7 @@ func TestRecoveredPodsWithoutAnAddTimeCountAsAddedAtRecovery(t *testing.T) {
 	if got := localPods(env.pm); got != "default/old-agent c1 /ns/old-agent" {
 		t.Fatalf("pods with a marker older than the recovery = %q", got)
 	}
+	clock.now = t0.Add(2 * time.Hour)
 	resync(t, env, kubeState(markerAt(t0.Add(time.Hour))), 2)
 	if got := localPods(env.pm); got != "" {
 		t.Errorf("pods with a marker newer than the recovery = %q, want none", got)
@@ -220,5 +221,22 @@ func TestNewSyncMarkerRemovesUnconfirmedPodsItProvesGone(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(env.pm.metrics.unconfirmedPods); got != 0 {
 		t.Errorf("unconfirmed pods = %v, want 0", got)
+	}
+}
+
+// A sync marker later than this node's time (+ the allowed skew) comes from a clock off
+// by more than maxClockSkew, or is forged: it proves nothing.
+func TestSyncMarkerFromTheFutureProvesNothing(t *testing.T) {
+	clock := &fakeClock{now: t0}
+	env := newEnv(t, "", withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	mustSucceed(t, "add")(env.add(request("web", "c1", "/ns/web")))
+	clock.now = t0.Add(time.Minute)
+	resync(t, env, kubeState(markerAt(t0.Add(time.Hour))), 1)
+	if got := localPods(env.pm); got != "default/web c1 /ns/web" {
+		t.Errorf("pods with a marker an hour ahead = %q, want web kept", got)
+	}
+	kubeChange(t, env, ksrsync.Key(podmodel.Keyword), ksrsync.Keyword, markerAt(t0.Add(time.Hour)))
+	if got := localPods(env.pm); got != "default/web c1 /ns/web" {
+		t.Errorf("pods after a marker change an hour ahead = %q, want web kept", got)
 	}
 }

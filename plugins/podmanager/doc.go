@@ -84,7 +84,8 @@
 //     is dropped only when contiv-ksr's sync marker (ksrsync/pod, api/k8s/ksrsync)
 //     proves the copy complete as of more than Config.MaxClockSkew after the pod's
 //     ADD: the pod existed in the API server before the marker's list, so its
-//     absence means it was deleted. Every record keeps the time of its ADD
+//     absence means it was deleted. A marker later than this node's clock plus
+//     MaxClockSkew proves nothing (a clock off by more, or a forged marker). Every record keeps the time of its ADD
 //     (addedAt); the records of older agents and the pods recovered from the CNI
 //     cache count as added when this agent recovered them. Any other such pod keeps
 //     its interface and IP, is logged at warning with the reason at every resync and

@@ -513,7 +513,7 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lastAdd, p.lastAddPrev = nil, nil
-	view := newKubeView(kubeStateData, p.thisNodeIPs(), time.Duration(p.config.MaxClockSkew))
+	view := newKubeView(kubeStateData, p.thisNodeIPs(), time.Duration(p.config.MaxClockSkew), p.Now())
 	if view.pods == nil {
 		p.Log.WithField("event", ev.GetName()).Warn("resync without Kubernetes pod state: local pods kept unchecked")
 		return nil

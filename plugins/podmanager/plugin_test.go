@@ -193,6 +193,7 @@ func TestResyncWithASyncMarkerDropsRecoveredPodsKubernetesDoesNotRunHere(t *test
 	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) {
 		d.NodeName, d.NodeSync, d.Now = "node1", nodes, clock.Now
 	}))
+	clock.now = t0.Add(2 * time.Hour) // a marker of an hour after the recovery
 	kube := kubeState(markerAt(t0.Add(time.Hour)),
 		[2]string{"here", "192.168.56.101"}, [2]string{"elsewhere", "192.168.56.102"}, [2]string{"no-host-ip", ""}, [2]string{"other", "192.168.56.101"})
 	if !env.pm.HandlesEvent(&api.DBResync{}) {
@@ -228,6 +229,7 @@ func TestResyncWithoutNodeInfoChecksOnlyExistence(t *testing.T) {
 	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) {
 		d.NodeName, d.NodeSync, d.Now = "node1", fakeNodeSync{}, clock.Now // this node has no ID yet
 	}))
+	clock.now = t0.Add(2 * time.Hour)
 	kube := kubeState(markerAt(t0.Add(time.Hour)), [2]string{"elsewhere", "192.168.56.102"})
 	if err := env.pm.Resync(&api.DBResync{KubeState: kube}, kube, 1, nil); err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func (p *Plugin) kubeStateChanged(ev *api.KubeStateChange, txn api.UpdateOperati
 		pods[ev.Key] = ev.NewValue
 	}
 	view := kubeView{pods: pods, completeAsOf: p.completeAsOf, nodeIPs: p.thisNodeIPs(),
-		skew: time.Duration(p.config.MaxClockSkew)}
+		skew: time.Duration(p.config.MaxClockSkew), now: p.Now()}
 	a := view.judge(r)
 	_, was := p.unconfirmed[id]
 	switch {
@@ -81,7 +81,8 @@ func (p *Plugin) markerChanged(ev *api.KubeStateChange, txn api.UpdateOperations
 	m, _ := ev.NewValue.(*ksrsync.SyncMarker)
 	p.mu.Lock()
 	p.completeAsOf = m.ListedAfter() // the zero time when the marker was removed
-	view := kubeView{pods: api.KeyValuePairs{}, completeAsOf: p.completeAsOf, skew: time.Duration(p.config.MaxClockSkew)}
+	view := kubeView{pods: api.KeyValuePairs{}, completeAsOf: p.completeAsOf, skew: time.Duration(p.config.MaxClockSkew),
+		now: p.Now()}
 	var gone []podmodel.ID
 	for id := range p.unconfirmed {
 		r := p.pods[id]
