@@ -33,7 +33,7 @@
 //
 // After every complete resync the leader writes the sync marker ksrsync/pod
 // (api/k8s/ksrsync): the pods in etcd are complete as of the time taken just before the
-// term's informers listed (Deps.Now), so an agent may take a pod that existed before
+// term's informers listed (Deps.Clock), so an agent may take a pod that existed before
 // that time and is absent from etcd as deleted, and must not take a pod absent without
 // such a marker as deleted (contiv-ksr down, between leaders, lagging). A resync in
 // which a pod could not be converted leaves the marker as it is.

@@ -138,7 +138,7 @@ func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer, 
 	defer cancel()
 	// Taken before the informers list: every list (and so every resync of this term)
 	// reflects the API server as of this time or later.
-	mark := termMark{listedAfter: p.Now(), term: term}
+	mark := termMark{listedAfter: p.Clock.Now(), term: term}
 	if !set.start(ctx) {
 		return nil
 	}

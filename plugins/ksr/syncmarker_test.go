@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrsync"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
@@ -17,7 +19,7 @@ import (
 func TestPodSyncMarkerIsPublishedAfterTheResyncWithTheTimeBeforeTheList(t *testing.T) {
 	c := newCluster(t, testPod("web", "10.1.1.2"))
 	first := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-	a := c.startLeaderWith("a", func(d *Deps) { d.Now = func() time.Time { return first } })
+	a := c.startLeaderWith("a", func(d *Deps) { d.Clock = testingclock.NewFakePassiveClock(first) })
 	c.waitValue(pod.Key("web", "default"), must(convert.Pod(testPod("web", "10.1.1.2"))))
 
 	m, _ := c.get(ksrsync.Key(pod.Keyword)).(*ksrsync.SyncMarker)
@@ -29,7 +31,7 @@ func TestPodSyncMarkerIsPublishedAfterTheResyncWithTheTimeBeforeTheList(t *testi
 	}
 
 	second := first.Add(time.Hour)
-	c.startDeps("b", nil, func(d *Deps) { d.Now = func() time.Time { return second } })
+	c.startDeps("b", nil, func(d *Deps) { d.Clock = testingclock.NewFakePassiveClock(second) })
 	if got, _ := c.get(ksrsync.Key(pod.Keyword)).(*ksrsync.SyncMarker); got.GetLeader() != "a" {
 		t.Fatalf("marker of a standby published: %v", got)
 	}

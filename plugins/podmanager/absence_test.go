@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/protobuf/proto"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrsync"
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
@@ -18,11 +19,6 @@ import (
 
 // t0 is the start of the tests' clock.
 var t0 = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-
-// fakeClock is a settable clock for Deps.Now.
-type fakeClock struct{ now time.Time }
-
-func (c *fakeClock) Now() time.Time { return c.now }
 
 // kubeState returns a Kubernetes state with the pods (name, host IP) and, when marker
 // is not nil, contiv-ksr's pod sync marker.
@@ -55,13 +51,13 @@ func resync(t *testing.T, env *testEnv, kube api.KubeStateData, count int) {
 // pod changes nothing.
 func TestRestartKeepsPodsKubernetesCopyLacksWithoutASyncMarker(t *testing.T) {
 	dir := shortTempDir(t)
-	clock := &fakeClock{now: t0}
-	first := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	clock := testingclock.NewFakePassiveClock(t0)
+	first := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Clock = clock }))
 	mustSucceed(t, "add")(first.add(request("web", "c1", "/ns/web")))
 	first.close()
 
-	clock.now = t0.Add(time.Hour)
-	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	clock.SetTime(t0.Add(time.Hour))
+	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Clock = clock }))
 	resync(t, env, kubeState(nil), 1) // contiv-ksr has not reflected the pod
 	want := "default/web c1 /ns/web"
 	if got := localPods(env.pm); got != want {
@@ -89,17 +85,17 @@ func TestRestartKeepsPodsKubernetesCopyLacksWithoutASyncMarker(t *testing.T) {
 // whose ADD is not older than the marker is kept. The same holds for a pod that
 // Kubernetes shows on another node.
 func TestResyncDropsAbsentPodsOnlyWhenASyncMarkerIsNewerThanTheirAdd(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testingclock.NewFakePassiveClock(t0)
 	nodes := fakeNodeSync{
 		"node1": {ID: 1, Name: "node1", MgmtIPAddresses: []net.IP{net.ParseIP("192.168.56.101")}},
 		"node2": {ID: 2, Name: "node2", MgmtIPAddresses: []net.IP{net.ParseIP("192.168.56.102")}},
 	}
 	env := newEnv(t, "", withNetnsCheck(netnsAlive), withDeps(func(d *Deps) {
-		d.Now, d.NodeName, d.NodeSync = clock.Now, "node1", nodes
+		d.Clock, d.NodeName, d.NodeSync = clock, "node1", nodes
 	}))
 	mustSucceed(t, "add")(env.add(request("old", "c1", "/ns/old")))
 	mustSucceed(t, "add")(env.add(request("moved", "c2", "/ns/moved")))
-	clock.now = t0.Add(10 * time.Minute)
+	clock.SetTime(t0.Add(10 * time.Minute))
 	mustSucceed(t, "add")(env.add(request("young", "c3", "/ns/young")))
 	mustSucceed(t, "add")(env.add(request("here", "c4", "/ns/here")))
 	all := "default/here c4 /ns/here; default/moved c2 /ns/moved; default/old c1 /ns/old; default/young c3 /ns/young"
@@ -129,13 +125,13 @@ func TestResyncDropsAbsentPodsOnlyWhenASyncMarkerIsNewerThanTheirAdd(t *testing.
 func TestRecoveredPodsWithoutAnAddTimeCountAsAddedAtRecovery(t *testing.T) {
 	dir := shortTempDir(t)
 	writeStateFile(t, stateFileIn(dir), rec("old-agent", "c1", "/ns/old-agent"))
-	clock := &fakeClock{now: t0}
-	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	clock := testingclock.NewFakePassiveClock(t0)
+	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Clock = clock }))
 	resync(t, env, kubeState(markerAt(t0.Add(-time.Hour))), 1)
 	if got := localPods(env.pm); got != "default/old-agent c1 /ns/old-agent" {
 		t.Fatalf("pods with a marker older than the recovery = %q", got)
 	}
-	clock.now = t0.Add(2 * time.Hour)
+	clock.SetTime(t0.Add(2 * time.Hour))
 	resync(t, env, kubeState(markerAt(t0.Add(time.Hour))), 2)
 	if got := localPods(env.pm); got != "" {
 		t.Errorf("pods with a marker newer than the recovery = %q, want none", got)
@@ -144,8 +140,8 @@ func TestRecoveredPodsWithoutAnAddTimeCountAsAddedAtRecovery(t *testing.T) {
 
 func TestAddTimeSurvivesARestart(t *testing.T) {
 	dir := shortTempDir(t)
-	clock := &fakeClock{now: t0}
-	first := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	clock := testingclock.NewFakePassiveClock(t0)
+	first := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Clock = clock }))
 	mustSucceed(t, "add")(first.add(request("web", "c1", "/ns/web")))
 	first.close()
 	load, err := readState(stateFileIn(dir))
@@ -155,8 +151,8 @@ func TestAddTimeSurvivesARestart(t *testing.T) {
 	if len(load.Pods) != 1 || !load.Pods[0].AddedAt.Equal(t0) {
 		t.Fatalf("state = %+v, want web added at %v", load.Pods, t0)
 	}
-	clock.now = t0.Add(time.Hour)
-	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	clock.SetTime(t0.Add(time.Hour))
+	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Clock = clock }))
 	// Complete as of after the ADD, before the restart: the pod was deleted.
 	resync(t, env, kubeState(markerAt(t0.Add(30*time.Minute))), 1)
 	if got := localPods(env.pm); got != "" {
@@ -182,12 +178,12 @@ func kubeChange(t *testing.T, env *testEnv, key string, resource string, value p
 // DeletePod each), and a pod that Kubernetes shows here meanwhile is confirmed and
 // stays.
 func TestNewSyncMarkerRemovesUnconfirmedPodsItProvesGone(t *testing.T) {
-	clock := &fakeClock{now: t0}
-	env := newEnv(t, "", withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	clock := testingclock.NewFakePassiveClock(t0)
+	env := newEnv(t, "", withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Clock = clock }))
 	mustSucceed(t, "add")(env.add(request("gone", "c1", "/ns/gone-later")))
 	mustSucceed(t, "add")(env.add(request("late", "c2", "/ns/late")))
 	mustSucceed(t, "add")(env.add(request("young", "c3", "/ns/young")))
-	clock.now = t0.Add(time.Hour)
+	clock.SetTime(t0.Add(time.Hour))
 	resync(t, env, kubeState(nil), 1) // contiv-ksr lags: all three unconfirmed
 	all := "default/gone c1 /ns/gone-later; default/late c2 /ns/late; default/young c3 /ns/young"
 	if got := localPods(env.pm); got != all {
@@ -227,10 +223,10 @@ func TestNewSyncMarkerRemovesUnconfirmedPodsItProvesGone(t *testing.T) {
 // A sync marker later than this node's time (+ the allowed skew) comes from a clock off
 // by more than maxClockSkew, or is forged: it proves nothing.
 func TestSyncMarkerFromTheFutureProvesNothing(t *testing.T) {
-	clock := &fakeClock{now: t0}
-	env := newEnv(t, "", withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Now = clock.Now }))
+	clock := testingclock.NewFakePassiveClock(t0)
+	env := newEnv(t, "", withNetnsCheck(netnsAlive), withDeps(func(d *Deps) { d.Clock = clock }))
 	mustSucceed(t, "add")(env.add(request("web", "c1", "/ns/web")))
-	clock.now = t0.Add(time.Minute)
+	clock.SetTime(t0.Add(time.Minute))
 	resync(t, env, kubeState(markerAt(t0.Add(time.Hour))), 1)
 	if got := localPods(env.pm); got != "default/web c1 /ns/web" {
 		t.Errorf("pods with a marker an hour ahead = %q, want web kept", got)

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
+	"k8s.io/utils/clock"
 
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
@@ -72,8 +73,9 @@ type Deps struct {
 	// CheckPodWiring, when set, makes CNI CHECK verify that the pod's network is in place
 	// (ipnet's CheckPodWiring does); without it CHECK only checks that the pod is known.
 	CheckPodWiring func(pod podmodel.ID) error
-	// Now is the clock of the pods' ADD times; nil means time.Now.
-	Now func() time.Time
+	// Clock gives the pods' ADD times and the time sync markers are checked against;
+	// nil means the real clock.
+	Clock clock.PassiveClock
 }
 
 // Plugin is the pod manager: the Remote CNI server and the event handler that keeps the
@@ -147,8 +149,8 @@ func (p *Plugin) Init() error {
 	if p.netnsInode == nil {
 		p.netnsInode = netnsInode
 	}
-	if p.Now == nil {
-		p.Now = time.Now
+	if p.Clock == nil {
+		p.Clock = clock.RealClock{}
 	}
 	p.config = DefaultConfig()
 	if p.Config != nil {
@@ -385,7 +387,7 @@ func (p *Plugin) recoverFromCNICacheLocked() int {
 // happened before it, so a sync marker newer than it proves them gone as well. p.mu is
 // held.
 func (p *Plugin) stampAddTimesLocked() {
-	now := p.Now()
+	now := p.Clock.Now()
 	for _, r := range p.pods {
 		if r.AddedAt.IsZero() {
 			r.AddedAt = now
@@ -513,7 +515,7 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lastAdd, p.lastAddPrev = nil, nil
-	view := newKubeView(kubeStateData, p.thisNodeIPs(), time.Duration(p.config.MaxClockSkew), p.Now())
+	view := newKubeView(kubeStateData, p.thisNodeIPs(), time.Duration(p.config.MaxClockSkew), p.Clock.Now())
 	if view.pods == nil {
 		p.Log.WithField("event", ev.GetName()).Warn("resync without Kubernetes pod state: local pods kept unchecked")
 		return nil
@@ -600,7 +602,7 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 	if prev != nil && prev.ifName() != ifName {
 		return "", otherIfNameError(ev.Pod, ev.ContainerID, ifName, prev.ifName())
 	}
-	addedAt := p.Now()
+	addedAt := p.Clock.Now()
 	if prev != nil && !prev.AddedAt.IsZero() {
 		addedAt = prev.AddedAt // the same sandbox added again: it ran since then
 	}

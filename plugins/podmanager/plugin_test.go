@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	testingclock "k8s.io/utils/clock/testing"
 
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -189,11 +190,11 @@ func TestResyncWithASyncMarkerDropsRecoveredPodsKubernetesDoesNotRunHere(t *test
 		"node1": {ID: 1, Name: "node1", MgmtIPAddresses: []net.IP{net.ParseIP("192.168.56.101")}},
 		"node2": {ID: 2, Name: "node2", MgmtIPAddresses: []net.IP{net.ParseIP("192.168.56.102")}},
 	}
-	clock := &fakeClock{now: t0}
+	clock := testingclock.NewFakePassiveClock(t0)
 	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) {
-		d.NodeName, d.NodeSync, d.Now = "node1", nodes, clock.Now
+		d.NodeName, d.NodeSync, d.Clock = "node1", nodes, clock
 	}))
-	clock.now = t0.Add(2 * time.Hour) // a marker of an hour after the recovery
+	clock.SetTime(t0.Add(2 * time.Hour)) // a marker of an hour after the recovery
 	kube := kubeState(markerAt(t0.Add(time.Hour)),
 		[2]string{"here", "192.168.56.101"}, [2]string{"elsewhere", "192.168.56.102"}, [2]string{"no-host-ip", ""}, [2]string{"other", "192.168.56.101"})
 	if !env.pm.HandlesEvent(&api.DBResync{}) {
@@ -225,11 +226,11 @@ func TestResyncWithASyncMarkerDropsRecoveredPodsKubernetesDoesNotRunHere(t *test
 func TestResyncWithoutNodeInfoChecksOnlyExistence(t *testing.T) {
 	dir := shortTempDir(t)
 	writeStateFile(t, stateFileIn(dir), rec("elsewhere", "c3", "/ns/elsewhere"), rec("deleted", "c2", "/ns/deleted"))
-	clock := &fakeClock{now: t0}
+	clock := testingclock.NewFakePassiveClock(t0)
 	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) {
-		d.NodeName, d.NodeSync, d.Now = "node1", fakeNodeSync{}, clock.Now // this node has no ID yet
+		d.NodeName, d.NodeSync, d.Clock = "node1", fakeNodeSync{}, clock // this node has no ID yet
 	}))
-	clock.now = t0.Add(2 * time.Hour)
+	clock.SetTime(t0.Add(2 * time.Hour))
 	kube := kubeState(markerAt(t0.Add(time.Hour)), [2]string{"elsewhere", "192.168.56.102"})
 	if err := env.pm.Resync(&api.DBResync{KubeState: kube}, kube, 1, nil); err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func (p *Plugin) kubeStateChanged(ev *api.KubeStateChange, txn api.UpdateOperati
 		pods[ev.Key] = ev.NewValue
 	}
 	view := kubeView{pods: pods, completeAsOf: p.completeAsOf, nodeIPs: p.thisNodeIPs(),
-		skew: time.Duration(p.config.MaxClockSkew), now: p.Now()}
+		skew: time.Duration(p.config.MaxClockSkew), now: p.Clock.Now()}
 	a := view.judge(r)
 	_, was := p.unconfirmed[id]
 	switch {
@@ -82,7 +82,7 @@ func (p *Plugin) markerChanged(ev *api.KubeStateChange, txn api.UpdateOperations
 	p.mu.Lock()
 	p.completeAsOf = m.ListedAfter() // the zero time when the marker was removed
 	view := kubeView{pods: api.KeyValuePairs{}, completeAsOf: p.completeAsOf, skew: time.Duration(p.config.MaxClockSkew),
-		now: p.Now()}
+		now: p.Clock.Now()}
 	var gone []podmodel.ID
 	for id := range p.unconfirmed {
 		r := p.pods[id]
