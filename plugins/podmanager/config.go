@@ -40,7 +40,8 @@ type Config struct {
 	// its events (the delete of an obsolete pod and the add count together). Written as
 	// nanoseconds or as a Go duration string ("60s").
 	RequestTimeout Duration `json:"requestTimeout"`
-	// MaxClockSkew is how far this node's clock and contiv-ksr's may differ. A pod that
+	// MaxClockSkew is how far this node's clock and contiv-ksr's may differ (plus how
+	// far the API server's list, served from its watch cache, may lag). A pod that
 	// Kubernetes' copy lacks is dropped only when contiv-ksr's sync marker proves the
 	// copy complete as of more than this after the pod's ADD (see the package
 	// documentation); a larger value only delays that. Written like RequestTimeout.
