@@ -16,7 +16,8 @@
 //	  queued items: convert the cached object (plugins/ksr/convert), write if changed
 //	                         │ store.Writer: txn guarded by "my election key still exists"
 //	                         ▼
-//	                       etcd  k8s/<kind>/..., allocatedIDs/<id>, /vnf-agent/<node>/
+//	                       etcd  k8s/<kind>/..., allocatedIDs/<id>, /vnf-agent/<node>/,
+//	                             ksrsync/pod (after each complete resync)
 //
 // Keys written, relative to /vnf-agent/contiv-ksr/: k8s/{namespace,node,pod,policy,
 // service,servicecidr}/..., one k8s/endpointslice/<slice>/namespace/<ns> per slice
@@ -29,6 +30,13 @@
 // value. Cost: a change of one slice rewrites that slice, and, with legacy values on,
 // rebuilds the legacy value of its whole service: O(endpoints of the service), e.g.
 // 5,000 for one changed endpoint of a 5,000-endpoint service.
+//
+// After every complete resync the leader writes the sync marker ksrsync/pod
+// (api/k8s/ksrsync): the pods in etcd are complete as of the time taken just before the
+// term's informers listed (Deps.Clock), so an agent may take a pod that existed before
+// that time and is absent from etcd as deleted, and must not take a pod absent without
+// such a marker as deleted (contiv-ksr down, between leaders, lagging). A resync in
+// which a pod could not be converted leaves the marker as it is.
 //
 // ServiceCIDRs (networking.k8s.io/v1, Kubernetes 1.33+) are reflected only when the API
 // server serves them (discovery at the start of each term); otherwise their prefix is

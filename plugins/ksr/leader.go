@@ -15,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrsync"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ksr/store"
 )
 
@@ -79,7 +81,7 @@ func (p *Plugin) term() (led bool, err error) {
 		KV: p.EtcdClient, Guard: []clientv3.Cmp{guard},
 		OpTimeout: time.Duration(p.cfg.OperationTimeout), Log: p.Log,
 	})
-	err = p.lead(ctx, &wg, writer)
+	err = p.lead(ctx, &wg, writer, el.Rev())
 	if err == nil && p.ctx.Err() == nil {
 		err = errLostLeadership
 	}
@@ -112,9 +114,10 @@ func (p *Plugin) watchOwnKey(ctx context.Context, cancel context.CancelFunc, el 
 	}
 }
 
-// lead runs the informers and the write loop of one term; the informers have stopped
-// when it returns. Goroutines it starts are counted in wg.
-func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer) error {
+// lead runs the informers and the write loop of one term (term: the revision of the
+// election key); the informers have stopped when it returns. Goroutines it starts are
+// counted in wg.
+func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer, term int64) error {
 	cidrs, ok := p.discoverServiceCIDRs(ctx)
 	if !ok {
 		return nil
@@ -133,6 +136,9 @@ func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer set.shutdown() // runs after cancel: waits for the informers to stop
 	defer cancel()
+	// Taken before the informers list: every list (and so every resync of this term)
+	// reflects the API server as of this time or later.
+	mark := termMark{listedAfter: p.Clock.Now(), term: term}
 	if !set.start(ctx) {
 		return nil
 	}
@@ -144,7 +150,7 @@ func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer) 
 			p.autoCompact(ctx, time.Duration(p.cfg.AutoCompact))
 		}()
 	}
-	return p.writeLoop(ctx, set, w)
+	return p.writeLoop(ctx, set, w, mark)
 }
 
 // discoverServiceCIDRs asks the API server whether it serves ServiceCIDRs until it
@@ -188,13 +194,13 @@ func (p *Plugin) serviceCIDRsServed() (bool, error) {
 
 // writeLoop writes queued items, and resyncs everything after the start of the term,
 // after etcd came back and after a failed write, retrying with backoff.
-func (p *Plugin) writeLoop(ctx context.Context, set *informerSet, w *store.Writer) error {
+func (p *Plugin) writeLoop(ctx context.Context, set *informerSet, w *store.Writer, mark termMark) error {
 	needResync := true
 	backoff := minBackoff
 	for {
 		if needResync {
 			set.queue.drain() // the resync covers them
-			err := p.resyncAll(ctx, set, w)
+			err := p.resyncAll(ctx, set, w, mark)
 			switch {
 			case errors.Is(err, store.ErrGuardFailed):
 				return errLostLeadership
@@ -267,9 +273,20 @@ func (p *Plugin) writeItem(ctx context.Context, set *informerSet, w *store.Write
 	return nil
 }
 
-// resyncAll makes etcd equal to the caches, reflector by reflector.
-func (p *Plugin) resyncAll(ctx context.Context, set *informerSet, w *store.Writer) error {
+// termMark is what the sync markers of one term say.
+type termMark struct {
+	// listedAfter is the time just before the informers of the term listed.
+	listedAfter time.Time
+	// term is the revision of the election key.
+	term int64
+}
+
+// resyncAll makes etcd equal to the caches, reflector by reflector, then publishes the
+// sync marker of the pods (see publishPodMarker).
+func (p *Plugin) resyncAll(ctx context.Context, set *informerSet, w *store.Writer, mark termMark) error {
+	complete := map[string]bool{}
 	for _, r := range set.reflectors {
+		complete[r.name] = true
 		desired := map[string]proto.Message{}
 		for _, id := range r.ids() {
 			key := r.key(id)
@@ -278,6 +295,7 @@ func (p *Plugin) resyncAll(ctx context.Context, set *informerSet, w *store.Write
 				p.metrics.errors.WithLabelValues(r.name, errArg).Inc()
 				p.Log.WithError(err).WithField("key", key).Warn("object not reflected")
 				desired[key] = nil // keep what etcd holds
+				complete[r.name] = false
 				continue
 			}
 			if v != nil {
@@ -296,6 +314,27 @@ func (p *Plugin) resyncAll(ctx context.Context, set *informerSet, w *store.Write
 		}
 	}
 	p.Log.Info("resync done: etcd matches the Kubernetes state")
+	return p.publishPodMarker(ctx, w, mark, complete[pod.Keyword])
+}
+
+// publishPodMarker writes ksrsync/pod after a resync: the pods in etcd are complete as
+// of mark.listedAfter, so agents may take a pod absent from etcd that existed before
+// that time as deleted (see api/k8s/ksrsync). When a pod could not be converted (it
+// exists but is absent from etcd, or stale there) the copy is not complete and the
+// marker is left as it is.
+func (p *Plugin) publishPodMarker(ctx context.Context, w *store.Writer, mark termMark, complete bool) error {
+	if !complete {
+		p.Log.Warn("pods not all reflected: sync marker not updated (agents keep pods that Kubernetes' copy lacks)")
+		return nil
+	}
+	m := &ksrsync.SyncMarker{Resource: pod.Keyword, ListedAfterUnixNano: mark.listedAfter.UnixNano(),
+		Leader: p.Identity, Term: mark.term}
+	key := ksrsync.Key(pod.Keyword)
+	if _, err := w.Put(ctx, key, m); err != nil {
+		return fmt.Errorf("publish sync marker %s: %w", key, err)
+	}
+	p.Log.WithFields(logrus.Fields{"key": key, "listedAfter": mark.listedAfter.UTC().Format(time.RFC3339Nano),
+		"term": mark.term}).Info("sync marker published")
 	return nil
 }
 

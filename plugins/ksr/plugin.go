@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
@@ -73,6 +74,9 @@ type Deps struct {
 	// agents of the previous release read; false deletes those values. (In the
 	// contiv-ksr command the flag -legacy-endpoints, on by default in this release.)
 	LegacyEndpoints bool
+	// Clock gives the time of the sync markers (ksrsync.SyncMarker.ListedAfter); nil
+	// means the real clock.
+	Clock clock.PassiveClock
 }
 
 // Plugin is contiv-ksr's reflector plugin.
@@ -111,6 +115,9 @@ func (p *Plugin) Init() error {
 	if p.Identity == "" {
 		host, _ := os.Hostname()
 		p.Identity = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	if p.Clock == nil {
+		p.Clock = clock.RealClock{}
 	}
 	if p.ElectionTTL == 0 {
 		p.ElectionTTL = DefaultElectionTTL

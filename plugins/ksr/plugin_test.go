@@ -30,6 +30,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/dbresources"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrsync"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/nodeconfig"
@@ -527,6 +528,7 @@ func TestNodeDeletionRemovesItsIDAndAgentConfig(t *testing.T) {
 	}
 	want := []string{
 		pfx + vppnode.Key(1), pfx + node.Key("k8s-master"), ksrkey.AgentPrefix("k8s-master") + "config/vpp/v2/interfaces/loop0",
+		pfx + ksrsync.Key(pod.Keyword),
 	}
 	if fmt.Sprint(slices.Sorted(slices.Values(left))) != fmt.Sprint(slices.Sorted(slices.Values(want))) {
 		t.Errorf("keys left = %v, want %v", left, want)

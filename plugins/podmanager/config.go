@@ -18,6 +18,8 @@ const (
 	DefaultStateFile = "/var/run/contiv/pods.json"
 	// DefaultRequestTimeout bounds how long one CNI request waits for its events.
 	DefaultRequestTimeout = 60 * time.Second
+	// DefaultMaxClockSkew is the default of Config.MaxClockSkew.
+	DefaultMaxClockSkew = time.Minute
 )
 
 // Config is the content of podmanager.conf.
@@ -38,6 +40,12 @@ type Config struct {
 	// its events (the delete of an obsolete pod and the add count together). Written as
 	// nanoseconds or as a Go duration string ("60s").
 	RequestTimeout Duration `json:"requestTimeout"`
+	// MaxClockSkew is how far this node's clock and contiv-ksr's may differ (plus how
+	// far the API server's list, served from its watch cache, may lag). A pod that
+	// Kubernetes' copy lacks is dropped only when contiv-ksr's sync marker proves the
+	// copy complete as of more than this after the pod's ADD (see the package
+	// documentation); a larger value only delays that. Written like RequestTimeout.
+	MaxClockSkew Duration `json:"maxClockSkew"`
 }
 
 // DefaultConfig returns the defaults.
@@ -47,6 +55,7 @@ func DefaultConfig() Config {
 		StateFile:      DefaultStateFile,
 		CNICacheDir:    DefaultCNICacheDir,
 		RequestTimeout: Duration(DefaultRequestTimeout),
+		MaxClockSkew:   Duration(DefaultMaxClockSkew),
 	}
 }
 
@@ -69,6 +78,9 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("requestTimeout %v: must be positive", time.Duration(c.RequestTimeout)))
+	}
+	if c.MaxClockSkew < 0 {
+		errs = append(errs, fmt.Errorf("maxClockSkew %v: must not be negative", time.Duration(c.MaxClockSkew)))
 	}
 	return errors.Join(errs...)
 }

@@ -15,9 +15,10 @@ func TestConfigFileOverridesDefaults(t *testing.T) {
 		want Config
 	}{
 		{"", DefaultConfig()},
-		{"requestTimeout: 90s", Config{SocketPath: DefaultSocketPath, StateFile: DefaultStateFile, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(90 * time.Second)}},
-		{"requestTimeout: 2000000000\nstateFile: \"\"", Config{SocketPath: DefaultSocketPath, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(2 * time.Second)}},
-		{"socketPath: /run/contiv/cni.sock", Config{SocketPath: "/run/contiv/cni.sock", StateFile: DefaultStateFile, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(DefaultRequestTimeout)}},
+		{"requestTimeout: 90s", Config{SocketPath: DefaultSocketPath, StateFile: DefaultStateFile, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(90 * time.Second), MaxClockSkew: Duration(DefaultMaxClockSkew)}},
+		{"requestTimeout: 2000000000\nstateFile: \"\"", Config{SocketPath: DefaultSocketPath, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(2 * time.Second), MaxClockSkew: Duration(DefaultMaxClockSkew)}},
+		{"socketPath: /run/contiv/cni.sock", Config{SocketPath: "/run/contiv/cni.sock", StateFile: DefaultStateFile, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(DefaultRequestTimeout), MaxClockSkew: Duration(DefaultMaxClockSkew)}},
+		{"maxClockSkew: 5m", Config{SocketPath: DefaultSocketPath, StateFile: DefaultStateFile, CNICacheDir: DefaultCNICacheDir, RequestTimeout: Duration(DefaultRequestTimeout), MaxClockSkew: Duration(5 * time.Minute)}},
 	} {
 		cfg := DefaultConfig()
 		if err := infra.ParseConfig([]byte(tc.yaml), &cfg, true, nil); err != nil {
@@ -46,6 +47,7 @@ func TestConfigRejectsBadValuesNamingTheKey(t *testing.T) {
 		{"socketPath: /" + strings.Repeat("x", 120), "too long for a unix socket"},
 		{"stateFile: pods.json", "stateFile \"pods.json\": must be an absolute path"},
 		{"sockedPath: /x", "unknown keys: sockedPath"},
+		{"maxClockSkew: -1s", "maxClockSkew -1s: must not be negative"},
 	} {
 		cfg := DefaultConfig()
 		err := infra.ParseConfig([]byte(tc.yaml), &cfg, true, nil)

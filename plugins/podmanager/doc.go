@@ -16,7 +16,8 @@
 //	          RevertOnFailure) ──Done──▶ reply with the interfaces/routes ipnet filled in
 //	  Delete: DeletePod (Reverse, BestEffortIgnoreErrors); an unknown pod, a DEL of an
 //	          older sandbox of the pod, or of another interface name than the pod's,
-//	          succeeds without an event
+//	          succeeds without an event; a removal not durable yet (a full disk) is
+//	          answered cni.ResultTryAgain, the retry persists it (see below)
 //	  Check:  answered from the local pods (the netns must still exist, the interface
 //	          name match) and CheckPodWiring, no event
 //
@@ -35,10 +36,14 @@
 //
 // # Events handled
 //
-// Every resync, AddPod (records the LocalPod; fails with ErrObsoletePod when the pod is
+// Every resync (checks the local pods against the Kubernetes pods and contiv-ksr's sync
+// marker, see Restart recovery), AddPod (records the LocalPod with its ADD time; fails with ErrObsoletePod when the pod is
 // still recorded with another sandbox, with ErrOtherIfName when it is recorded with the
 // same sandbox under another interface name) and DeletePod (forgets it). Revert of an AddPod
-// restores the previous record. The plugin stages no configuration.
+// restores the previous record. KubeStateChange of pods and of contiv-ksr's pod sync
+// marker (ksrsync/pod): they follow the unconfirmed pods between resyncs (unconfirmed.go;
+// a new marker that proves one gone pushes its DeletePod as a follow-up). The plugin
+// stages no configuration.
 //
 // # Restart recovery
 //
@@ -71,18 +76,37 @@
 //     make the agent delete running pods' interfaces or hand their IPs to new pods; the
 //     IPAM also keeps the IPs that the Kubernetes state shows. The agent must see the
 //     cache directory (a hostPath mount in the DaemonSet).
-//  4. The first resync drops the recovered pods that the Kubernetes state no longer has,
-//     or that it shows on another node (status.hostIP not among this node's management
-//     IPs; checked only when Deps.NodeSync knows this node). Later resyncs keep the local
-//     pods as they are: they are what CNI said, and the Kubernetes state may lag behind.
+//  4. Every resync checks the local pods against the Kubernetes state, but absence
+//     from that copy is no deletion: it may be stale (contiv-ksr down, between
+//     leaders, lagging; etcd down and the agent reading its bolt mirror). A local
+//     pod that the copy lacks, or shows on another node (status.hostIP not among
+//     this node's management IPs; checked only when Deps.NodeSync knows this node),
+//     is dropped only when contiv-ksr's sync marker (ksrsync/pod, api/k8s/ksrsync)
+//     proves the copy complete as of more than Config.MaxClockSkew after the pod's
+//     ADD: the pod existed in the API server before the marker's list, so its
+//     absence means it was deleted. A marker later than this node's clock plus
+//     MaxClockSkew proves nothing (a clock off by more, or a forged marker). Every record keeps the time of its ADD
+//     (addedAt); the records of older agents and the pods recovered from the CNI
+//     cache count as added when this agent recovered them. Any other such pod keeps
+//     its interface and IP, is logged at warning with the reason at every resync and
+//     counted (contiv_podmanager_unconfirmed_pods), until its CNI DEL or a resync or
+//     new sync marker that proves it gone (then a DeletePod unwires it and releases
+//     its IP); when contiv-ksr then reflects the pod, it is confirmed and nothing
+//     changes.
+//     A contiv-ksr older than this agent publishes no marker: pods are then removed
+//     by CNI DEL only.
 //
 // A change that cannot be made durable (the state file unwritable, a full disk) is not
 // silently accepted: the ADD is undone (a DeletePod, waited for) and answered with
 // cni.ResultTryAgain naming the cause, so the kubelet retries it; the plugin reports
 // itself not ready through Deps.Status ("local pods cannot be persisted in <file>: ...")
 // and counts the failure (contiv_podmanager_state_write_errors_total) until a write
-// succeeds. A DEL succeeds all the same: a pod not durably forgotten is dropped after a
-// restart when its network namespace is found gone.
+// succeeds. A DEL unwires the pod all the same, but while its removal is not durable it
+// is answered with cni.ResultTryAgain naming the cause, and so is every retry (each one
+// tries to persist the removal again) until a write succeeds: acknowledged, the DEL
+// would not be repeated, and the pod would come back after a restart. Its IP is
+// released at once; no new pod gets it before the removal is durable, since the ADD's
+// own write (after a failure, a snapshot of all pods) is what makes it durable.
 //
 // The pods that survive are the LocalPods that ipnet and the other handlers rebuild
 // their configuration from in the same resync, so the pods keep their interfaces and

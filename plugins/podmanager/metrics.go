@@ -32,6 +32,7 @@ type metrics struct {
 	duration         *prometheus.HistogramVec
 	localPods        prometheus.Gauge
 	stateWriteErrors prometheus.Counter
+	unconfirmedPods  prometheus.Gauge
 }
 
 func newMetrics() *metrics {
@@ -53,11 +54,15 @@ func newMetrics() *metrics {
 			Name: "contiv_podmanager_state_write_errors_total",
 			Help: "Failed writes of the local pods' state file.",
 		}),
+		unconfirmedPods: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "contiv_podmanager_unconfirmed_pods",
+			Help: "Local pods that the last resync's Kubernetes state lacks (or shows on another node) without proving them deleted: kept wired until their CNI DEL.",
+		}),
 	}
 }
 
 func (m *metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.requests, m.duration, m.localPods, m.stateWriteErrors}
+	return []prometheus.Collector{m.requests, m.duration, m.localPods, m.stateWriteErrors, m.unconfirmedPods}
 }
 
 // register registers every collector, undoing the registrations when one fails.

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	"google.golang.org/grpc"
+	"k8s.io/utils/clock"
 
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
@@ -72,6 +73,9 @@ type Deps struct {
 	// CheckPodWiring, when set, makes CNI CHECK verify that the pod's network is in place
 	// (ipnet's CheckPodWiring does); without it CHECK only checks that the pod is known.
 	CheckPodWiring func(pod podmodel.ID) error
+	// Clock gives the pods' ADD times and the time sync markers are checked against;
+	// nil means the real clock.
+	Clock clock.PassiveClock
 }
 
 // Plugin is the pod manager: the Remote CNI server and the event handler that keeps the
@@ -87,9 +91,17 @@ type Plugin struct {
 	// state persists pods; nil without Config.StateFile.
 	state *stateStore
 	// Owned by the event loop goroutine (and guarded by mu as well).
-	resynced    bool       // the first resync was handled
 	lastAdd     *AddPod    // the last AddPod handled, for Revert
 	lastAddPrev *podRecord // the record lastAdd replaced (nil: none)
+	// unconfirmed are the local pods the Kubernetes state lacks or shows on another
+	// node, without proof that they are gone (see unconfirmed.go).
+	unconfirmed map[podmodel.ID]*unconfirmedPod
+	// completeAsOf is the time of contiv-ksr's last pod sync marker (zero: none).
+	completeAsOf time.Time
+	// undurableForgets are the pods deleted while the state file could not be written,
+	// by pod, with their container ID: their DEL is answered "try again" until a write
+	// succeeds (the first one after a failure is a snapshot, which covers them).
+	undurableForgets map[podmodel.ID]string
 	// stateFailing is set while the last write of the state file failed.
 	stateFailing bool
 
@@ -136,6 +148,9 @@ func (p *Plugin) Init() error {
 	}
 	if p.netnsInode == nil {
 		p.netnsInode = netnsInode
+	}
+	if p.Clock == nil {
+		p.Clock = clock.RealClock{}
 	}
 	p.config = DefaultConfig()
 	if p.Config != nil {
@@ -273,6 +288,8 @@ func (p *Plugin) recoverPods() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.pods = make(map[podmodel.ID]*podRecord)
+	p.unconfirmed = make(map[podmodel.ID]*unconfirmedPod)
+	p.undurableForgets = make(map[podmodel.ID]string)
 	if p.config.StateFile == "" {
 		p.Log.Info("no stateFile configured: local pods are not recovered after a restart")
 		return
@@ -287,6 +304,7 @@ func (p *Plugin) recoverPods() {
 		}
 		p.Log.WithError(err).WithField("keptAs", aside).Warn("pod state unreadable: recovering the local pods from the runtime's CNI cache only")
 		p.recoverFromCNICacheLocked()
+		p.stampAddTimesLocked()
 		p.snapshotLocked()
 		return
 	}
@@ -314,6 +332,7 @@ func (p *Plugin) recoverPods() {
 		p.pods[r.id()] = &r
 	}
 	fromCache := p.recoverFromCNICacheLocked()
+	p.stampAddTimesLocked()
 	p.Log.WithFields(logrus.Fields{"recovered": len(p.pods), "dropped": dropped, "fromCNICache": fromCache}).Info("local pods recovered")
 	// A fresh snapshot: the journal starts empty, a torn tail is gone, the file is in
 	// the current format.
@@ -363,6 +382,19 @@ func (p *Plugin) recoverFromCNICacheLocked() int {
 	return recovered
 }
 
+// stampAddTimesLocked gives the recovered pods without an ADD time (recorded by an older
+// agent, or found in the runtime's CNI cache) the time of their recovery: their ADD
+// happened before it, so a sync marker newer than it proves them gone as well. p.mu is
+// held.
+func (p *Plugin) stampAddTimesLocked() {
+	now := p.Clock.Now()
+	for _, r := range p.pods {
+		if r.AddedAt.IsZero() {
+			r.AddedAt = now
+		}
+	}
+}
+
 // snapshotLocked rewrites the state file with all local pods; p.mu is held.
 func (p *Plugin) snapshotLocked() {
 	p.metrics.localPods.Set(float64(len(p.pods)))
@@ -389,6 +421,9 @@ func (p *Plugin) recordLocked(id podmodel.ID) error {
 // counted and makes the agent not ready (the reason names the file and the error) until
 // a write succeeds. It returns the error when the change is not durable.
 func (p *Plugin) stateWritten(err error) error {
+	if err == nil || errors.Is(err, errCompaction) {
+		clear(p.undurableForgets) // the change is durable, and so is everything before it
+	}
 	switch {
 	case err == nil:
 		if p.stateFailing {
@@ -459,53 +494,56 @@ func (p *Plugin) HandlesEvent(ev api.Event) bool {
 	if ev.Method() != api.Update {
 		return true
 	}
-	switch ev.(type) {
+	switch e := ev.(type) {
 	case *AddPod, *DeletePod:
 		return true
+	case *api.KubeStateChange:
+		return isDecisive(e)
 	}
 	return false
 }
 
-// Resync settles the local pods. The local pods are what CNI told this agent (and the
-// previous one, recovered at Init), so a resync keeps them, except on the first one,
-// which drops the recovered pods that Kubernetes no longer has or runs on another node.
-// Later resyncs change nothing: the Kubernetes state may lag behind CNI requests, and a
-// pod that goes away is deleted by CNI.
+// Resync settles the local pods against the Kubernetes state. The local pods are what
+// CNI told this agent (and the previous one, recovered at Init), so a resync keeps
+// them, also those that Kubernetes' copy lacks or shows on another node: that copy may
+// be stale (contiv-ksr down, between leaders, lagging, etcd down and the bolt mirror in
+// use). Such a pod is dropped only when contiv-ksr's sync marker proves the copy
+// complete as of a time after the pod's ADD (see kubeView.judge); the others keep
+// their wiring and IP, logged at warning with the reason at every resync, until their
+// CNI DEL or a resync whose state proves them gone.
 func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCount int, _ api.ResyncOperations) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.lastAdd, p.lastAddPrev = nil, nil
-	if p.resynced {
+	view := newKubeView(kubeStateData, p.thisNodeIPs(), time.Duration(p.config.MaxClockSkew), p.Clock.Now())
+	if view.pods == nil {
+		p.Log.WithField("event", ev.GetName()).Warn("resync without Kubernetes pod state: local pods kept unchecked")
 		return nil
 	}
-	p.resynced = true
-	kubePods, ok := kubeStateData[podmodel.Keyword]
-	if !ok {
-		p.Log.WithField("event", ev.GetName()).Warn("resync without Kubernetes pod state: recovered pods kept unchecked")
-		return nil
-	}
-	nodeIPs := p.thisNodeIPs()
+	p.completeAsOf = view.completeAsOf
+	p.unconfirmed = make(map[podmodel.ID]*unconfirmedPod)
 	dropped := 0
 	for id, r := range p.pods {
-		reason := ""
-		kp, _ := kubePods[podmodel.Key(id.Name, id.Namespace)].(*podmodel.Pod)
-		switch {
-		case kp == nil:
-			reason = "the pod does not exist in Kubernetes"
-		case kp.GetHostIpAddress() != "" && nodeIPs != nil && !nodeIPs[kp.GetHostIpAddress()]:
-			reason = "Kubernetes runs the pod on the node with IP " + kp.GetHostIpAddress()
-		}
-		if reason == "" {
+		a := view.judge(r)
+		if a.reason == "" {
 			continue
 		}
-		p.Log.WithFields(logrus.Fields{
-			"pod": id.String(), "container": r.ContainerID, "reason": reason,
-		}).Info("recovered pod dropped")
+		log := p.Log.WithFields(logrus.Fields{
+			"pod": id.String(), "container": r.ContainerID, "ip": r.IPAddress, "reason": a.reason, "verdict": a.why,
+		})
+		if !a.proven {
+			p.unconfirmed[id] = &unconfirmedPod{reason: a.reason}
+			log.Warn("local pod not confirmed by Kubernetes: kept with its interface and IP")
+			continue
+		}
+		log.Info("local pod dropped: Kubernetes deleted it")
 		delete(p.pods, id)
 		dropped++
 	}
+	p.metrics.unconfirmedPods.Set(float64(len(p.unconfirmed)))
 	p.Log.WithFields(logrus.Fields{
 		"event": ev.GetName(), "resyncCount": resyncCount, "localPods": len(p.pods), "dropped": dropped,
+		"unconfirmed": len(p.unconfirmed), "completeAsOf": view.completeAsOf,
 	}).Info("local pods checked against Kubernetes")
 	if dropped > 0 {
 		p.snapshotLocked()
@@ -532,12 +570,14 @@ func (p *Plugin) thisNodeIPs() map[string]bool {
 // Update records the pod of an AddPod and forgets the pod of a DeletePod. An AddPod for
 // a pod recorded with another sandbox fails with ErrObsoletePod, one for a pod recorded
 // with the same sandbox but another interface name with ErrOtherIfName.
-func (p *Plugin) Update(ev api.Event, _ api.UpdateOperations) (string, error) {
+func (p *Plugin) Update(ev api.Event, txn api.UpdateOperations) (string, error) {
 	switch e := ev.(type) {
 	case *AddPod:
 		return p.addLocalPod(e)
 	case *DeletePod:
 		return p.deleteLocalPod(e), nil
+	case *api.KubeStateChange:
+		return p.kubeStateChanged(e, txn)
 	}
 	return "", nil
 }
@@ -562,10 +602,14 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 	if prev != nil && prev.ifName() != ifName {
 		return "", otherIfNameError(ev.Pod, ev.ContainerID, ifName, prev.ifName())
 	}
+	addedAt := p.Clock.Now()
+	if prev != nil && !prev.AddedAt.IsZero() {
+		addedAt = prev.AddedAt // the same sandbox added again: it ran since then
+	}
 	p.pods[ev.Pod] = &podRecord{
 		Name: ev.Pod.Name, Namespace: ev.Pod.Namespace,
 		ContainerID: ev.ContainerID, NetworkNamespace: ev.NetworkNamespace,
-		NetnsInode: p.netnsInode(ev.NetworkNamespace), IfName: ifName,
+		NetnsInode: p.netnsInode(ev.NetworkNamespace), IfName: ifName, AddedAt: addedAt,
 	}
 	p.lastAdd, p.lastAddPrev = ev, prev
 	// Persisted once the ADD succeeded, with the pod's IP (recordPodIP): one write per
@@ -601,10 +645,40 @@ func (p *Plugin) deleteLocalPod(ev *DeletePod) string {
 		return ""
 	}
 	delete(p.pods, ev.Pod)
-	// A DEL must succeed whatever the disk says: a pod that is not durably forgotten
-	// is dropped after a restart, when its netns is found gone.
-	_ = p.recordLocked(ev.Pod)
+	delete(p.unconfirmed, ev.Pod)
+	p.metrics.unconfirmedPods.Set(float64(len(p.unconfirmed)))
+	// The pod is unwired whatever the disk says; a removal that is not durable is
+	// remembered, and the CNI server answers its DEL "try again" (forgetDurable).
+	if err := p.recordLocked(ev.Pod); err != nil {
+		p.undurableForgets[ev.Pod] = r.ContainerID
+	}
 	return fmt.Sprintf("local pod %s removed (container %s)", ev.Pod, r.ContainerID)
+}
+
+// forgetPending tells whether the removal of the pod with the container is not durable
+// yet.
+func (p *Plugin) forgetPending(id podmodel.ID, containerID string) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	c, ok := p.undurableForgets[id]
+	return ok && (containerID == "" || c == containerID)
+}
+
+// forgetDurable makes the removal of a deleted pod durable: when its DeletePod could not
+// persist it (and no write has succeeded since), it writes a snapshot now. The error is
+// that of a removal that still is not durable: the DEL must be retried, or the pod
+// comes back after a restart while its IP may be another pod's.
+func (p *Plugin) forgetDurable(id podmodel.ID) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.undurableForgets[id]; !ok || p.state == nil {
+		return nil
+	}
+	if p.pods[id] != nil { // added again since: that ADD's write was durable
+		delete(p.undurableForgets, id)
+		return nil
+	}
+	return p.stateWritten(p.state.snapshot(p.pods))
 }
 
 // Revert undoes the recording of a failed AddPod: the pod is forgotten, or its previous

@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	testingclock "k8s.io/utils/clock/testing"
 
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -174,7 +176,9 @@ func kubePod(name, hostIP string) (string, *podmodel.Pod) {
 	return podmodel.Key(name, "default"), &podmodel.Pod{Name: name, Namespace: "default", HostIpAddress: hostIP}
 }
 
-func TestFirstResyncDropsRecoveredPodsKubernetesDoesNotRunHere(t *testing.T) {
+// Recovered pods that Kubernetes' copy lacks or runs on another node are dropped when
+// contiv-ksr's sync marker proves the copy complete as of after their recovery.
+func TestResyncWithASyncMarkerDropsRecoveredPodsKubernetesDoesNotRunHere(t *testing.T) {
 	dir := shortTempDir(t)
 	writeStateFile(t, stateFileIn(dir),
 		rec("here", "c1", "/ns/here"),
@@ -186,14 +190,13 @@ func TestFirstResyncDropsRecoveredPodsKubernetesDoesNotRunHere(t *testing.T) {
 		"node1": {ID: 1, Name: "node1", MgmtIPAddresses: []net.IP{net.ParseIP("192.168.56.101")}},
 		"node2": {ID: 2, Name: "node2", MgmtIPAddresses: []net.IP{net.ParseIP("192.168.56.102")}},
 	}
+	clock := testingclock.NewFakePassiveClock(t0)
 	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) {
-		d.NodeName, d.NodeSync = "node1", nodes
+		d.NodeName, d.NodeSync, d.Clock = "node1", nodes, clock
 	}))
-	kube := api.KubeStateData{podmodel.Keyword: api.KeyValuePairs{}}
-	for _, p := range [][2]string{{"here", "192.168.56.101"}, {"elsewhere", "192.168.56.102"}, {"no-host-ip", ""}, {"other", "192.168.56.101"}} {
-		k, v := kubePod(p[0], p[1])
-		kube[podmodel.Keyword][k] = v
-	}
+	clock.SetTime(t0.Add(2 * time.Hour)) // a marker of an hour after the recovery
+	kube := kubeState(markerAt(t0.Add(time.Hour)),
+		[2]string{"here", "192.168.56.101"}, [2]string{"elsewhere", "192.168.56.102"}, [2]string{"no-host-ip", ""}, [2]string{"other", "192.168.56.101"})
 	if !env.pm.HandlesEvent(&api.DBResync{}) {
 		t.Fatal("the resync is not handled")
 	}
@@ -208,7 +211,7 @@ func TestFirstResyncDropsRecoveredPodsKubernetesDoesNotRunHere(t *testing.T) {
 		t.Errorf("state file = %q, want %q", got, want)
 	}
 
-	// Later resyncs keep what CNI said, even if Kubernetes has not caught up.
+	// Resyncs without a marker keep what CNI said, even if Kubernetes has not caught up.
 	mustSucceed(t, "add")(env.add(request("new", "c5", "/ns/new")))
 	empty := api.KubeStateData{podmodel.Keyword: api.KeyValuePairs{}}
 	if err := env.pm.Resync(&api.DBResync{KubeState: empty}, empty, 2, nil); err != nil {
@@ -220,14 +223,15 @@ func TestFirstResyncDropsRecoveredPodsKubernetesDoesNotRunHere(t *testing.T) {
 	}
 }
 
-func TestFirstResyncWithoutNodeInfoChecksOnlyExistence(t *testing.T) {
+func TestResyncWithoutNodeInfoChecksOnlyExistence(t *testing.T) {
 	dir := shortTempDir(t)
 	writeStateFile(t, stateFileIn(dir), rec("elsewhere", "c3", "/ns/elsewhere"), rec("deleted", "c2", "/ns/deleted"))
+	clock := testingclock.NewFakePassiveClock(t0)
 	env := newEnv(t, dir, withNetnsCheck(netnsAlive), withDeps(func(d *Deps) {
-		d.NodeName, d.NodeSync = "node1", fakeNodeSync{} // this node has no ID yet
+		d.NodeName, d.NodeSync, d.Clock = "node1", fakeNodeSync{}, clock // this node has no ID yet
 	}))
-	k, v := kubePod("elsewhere", "192.168.56.102")
-	kube := api.KubeStateData{podmodel.Keyword: api.KeyValuePairs{k: v}}
+	clock.SetTime(t0.Add(2 * time.Hour))
+	kube := kubeState(markerAt(t0.Add(time.Hour)), [2]string{"elsewhere", "192.168.56.102"})
 	if err := env.pm.Resync(&api.DBResync{KubeState: kube}, kube, 1, nil); err != nil {
 		t.Fatal(err)
 	}

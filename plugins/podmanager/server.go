@@ -282,6 +282,9 @@ func (s *cniServer) delete(ctx context.Context, req *cni.CNIRequest) (*cni.CNIRe
 
 	r := s.p.localPod(id)
 	switch {
+	case r == nil && s.p.forgetPending(id, req.GetContainerId()):
+		log.Info("CNI delete retried: making the pod's removal durable")
+		return s.durableDeleteReply(log, id, req.GetContainerId()), nil
 	case r == nil:
 		log.Warn("CNI delete of a pod the agent does not know: nothing to do")
 		return okReply(), nil
@@ -302,8 +305,22 @@ func (s *cniServer) delete(ctx context.Context, req *cni.CNIRequest) (*cni.CNIRe
 	if evErr != nil {
 		return errorReply(log, fmt.Errorf("delete pod %s (container %s): %w", id, r.ContainerID, evErr)), nil
 	}
+	return s.durableDeleteReply(log, id, r.ContainerID), nil
+}
+
+// durableDeleteReply answers a DEL whose pod is unwired: OK once its removal is durable,
+// "try again" while it is not (a full disk): acknowledged, the DEL would not be repeated,
+// and the pod would come back after a restart, its IP possibly given to another pod
+// meanwhile. Every retry tries to persist the removal again.
+func (s *cniServer) durableDeleteReply(log logrus.FieldLogger, id podmodel.ID, containerID string) *cni.CNIReply {
+	if err := s.p.forgetDurable(id); err != nil {
+		log.WithError(err).Error("pod unwired, but its removal is not durable: the DEL must be retried")
+		return &cni.CNIReply{Result: cni.ResultTryAgain, Error: fmt.Sprintf(
+			"delete pod %s (container %s): the pod is unwired, but its removal cannot be made durable: %v; retry the DEL",
+			id, containerID, err)}
+	}
 	log.Info("CNI delete done")
-	return okReply(), nil
+	return okReply()
 }
 
 func (s *cniServer) check(req *cni.CNIRequest) *cni.CNIReply {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -57,6 +58,8 @@ type podRecord struct {
 	// IfName is the name of the pod's interface inside the pod (CNI_IFNAME). The
 	// records of agents that predate it have none: their pods have eth0.
 	IfName string `json:"ifName,omitempty"`
+	// AddedAt is when this agent recorded the pod's ADD.
+	AddedAt time.Time `json:"addedAt,omitzero"`
 }
 
 func (r *podRecord) id() podmodel.ID { return podmodel.ID{Name: r.Name, Namespace: r.Namespace} }

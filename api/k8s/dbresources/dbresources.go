@@ -28,6 +28,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrsync"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/nodeconfig"
@@ -63,7 +64,7 @@ type DBResource struct {
 
 // GetDBResources returns the resources the agent watches, in the upstream order:
 // vppnode, nodeconfig, node, pod, namespace, policy, service, endpoints, then this
-// port's additions endpointslice and servicecidr. Every call
+// port's additions endpointslice, servicecidr and ksrsync (contiv-ksr's sync markers). Every call
 // returns new values, so callers may keep or change them.
 func GetDBResources() []*DBResource {
 	t := table()
@@ -128,6 +129,9 @@ func resources() []*DBResource {
 		typed(servicecidr.Keyword, servicecidr.KeyPrefix(), &servicecidr.ServiceCIDR{},
 			func(v *servicecidr.ServiceCIDR) string { return servicecidr.Key(v.GetName()) },
 			func(v *servicecidr.ServiceCIDR) string { return named(v.GetName(), "") }),
+		typed(ksrsync.Keyword, ksrsync.KeyPrefix(), &ksrsync.SyncMarker{},
+			func(v *ksrsync.SyncMarker) string { return ksrsync.Key(v.GetResource()) },
+			func(v *ksrsync.SyncMarker) string { return fmt.Sprintf("resource %q", v.GetResource()) }),
 	}
 }
 

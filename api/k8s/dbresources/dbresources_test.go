@@ -11,6 +11,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrsync"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/nodeconfig"
@@ -35,6 +36,7 @@ func TestResourceTableMatchesUpstream(t *testing.T) {
 		{"endpoints", "k8s/endpoints/", "contiv.ksr.endpoints.Endpoints"},
 		{"endpointslice", "k8s/endpointslice/", "contiv.ksr.endpointslice.EndpointSlice"},
 		{"servicecidr", "k8s/servicecidr/", "contiv.ksr.servicecidr.ServiceCIDR"},
+		{"ksrsync", "ksrsync/", "contiv.ksr.ksrsync.SyncMarker"},
 	}
 	got := GetDBResources()
 	if len(got) != len(want) {
@@ -46,7 +48,7 @@ func TestResourceTableMatchesUpstream(t *testing.T) {
 			t.Errorf("resource %d = {%s %s %s}, want %v", i, g.Keyword, g.KeyPrefix, proto.MessageName(g.ValueType), w)
 		}
 	}
-	if kw := Keywords(); !reflect.DeepEqual(kw, []string{"vppnode", "nodeconfig", "node", "pod", "namespace", "policy", "service", "endpoints", "endpointslice", "servicecidr"}) {
+	if kw := Keywords(); !reflect.DeepEqual(kw, []string{"vppnode", "nodeconfig", "node", "pod", "namespace", "policy", "service", "endpoints", "endpointslice", "servicecidr", "ksrsync"}) {
 		t.Errorf("Keywords = %v", kw)
 	}
 }
@@ -102,6 +104,7 @@ func TestValuesRoundTripThroughTheEtcdEncoding(t *testing.T) {
 		"endpointslice": &endpointslice.EndpointSlice{Name: "web-x7k2p", Namespace: "default", ServiceName: "web", AddressType: "IPv4",
 			Endpoints: []*endpointslice.Endpoint{{Addresses: []string{"10.1.1.3"}, Ready: true, Serving: true}}},
 		"servicecidr": &servicecidr.ServiceCIDR{Name: "kubernetes", Cidrs: []string{"10.96.0.0/12"}, Ready: true},
+		"ksrsync":     &ksrsync.SyncMarker{Resource: "pod", ListedAfterUnixNano: 1700000000123456789, Leader: "ksr-0", Term: 42},
 	}
 	for _, r := range GetDBResources() {
 		v := values[r.Keyword]

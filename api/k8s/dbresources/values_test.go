@@ -7,6 +7,7 @@ import (
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrsync"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/node"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/nodeconfig"
@@ -161,6 +162,9 @@ func realisticValues() map[string][]proto.Message {
 		"servicecidr": {
 			&servicecidr.ServiceCIDR{Name: "kubernetes", Cidrs: []string{"10.96.0.0/12", "fd00:10:96::/112"}, Ready: true},
 			&servicecidr.ServiceCIDR{Name: "extra", Cidrs: []string{"10.100.0.0/16"}},
+		},
+		"ksrsync": {
+			&ksrsync.SyncMarker{Resource: "pod", ListedAfterUnixNano: 1700000000123456789, Leader: "contiv-ksr-7d9f-x2k4", Term: 1234567},
 		},
 	}
 }

@@ -10,7 +10,9 @@
 //	         MAC and sandbox), IPs with gateway and interface index, routes and DNS.
 //	         When the ADD fails after the IPAM plugin ran, the IPAM allocation is released.
 //	DEL      RemoteCNI.Delete, then the IPAM plugin's DEL. A DEL for a pod the agent does
-//	         not know succeeds, so a repeated DEL succeeds.
+//	         not know succeeds, so a repeated DEL succeeds. A DEL whose removal the agent
+//	         cannot persist yet (a full disk) fails with "try again later" (11) until a
+//	         retry succeeds; the IPAM plugin's DEL then runs with the retry.
 //	CHECK    needs prevResult (the runtime's cached ADD result); RemoteCNI.Check verifies
 //	         that the agent has the pod with this container and netns, that the netns
 //	         still exists, and that its network is in place (wired by ipnet, its VPP
