@@ -4,7 +4,12 @@ import (
 	"net/netip"
 	"testing"
 
+	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
+	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -84,5 +89,40 @@ func TestAffinityPassDeletesOnlyEndedSessionsOfAffinityFrontends(t *testing.T) {
 	x.set(svc.ID, nil)
 	if !x.empty() || len(x.backends) != 0 || len(x.frontends) != 0 {
 		t.Errorf("after the Service went: %+v", x)
+	}
+}
+
+// TestNATTimeoutsStagedOnlyWhileAClientIPServiceExists: a resync with a ClientIP
+// Service stages tcp_transitory 1 s and VPP's affinity T - 2; a Service without
+// affinity added next to it leaves nat44-global alone (the change costs the Service);
+// deleting the last ClientIP Service stages nat44-global without timeouts.
+func TestNATTimeoutsStagedOnlyWhileAClientIPServiceExists(t *testing.T) {
+	web := st.Service("default", "web", "10.96.0.20", st.Port("http", "TCP", 80, 0))
+	web.SessionAffinity, web.SessionAffinityTimeout = "ClientIP", 60
+	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	kube[svcmodel.Keyword][svcmodel.Key("web", "default")] = web
+	kube[epmodel.Keyword][epmodel.Key("web", "default")] = st.Endpoints("default", "web",
+		st.Subset([]st.Addr{st.PodAddr(pod1IP, "default", "pod1"), st.PodAddr(pod2IP, "default", "pod2")}, st.EpPort("http", 8080, "")))
+	e := newEnv(t, envOptions{})
+	e.rndr.GoVPPChan = noChan{}
+	e.resync(kube)
+	global := func() *vpp_nat.Nat44Global { return e.dp.KVs[vpp_nat.GlobalNAT44Key].(*vpp_nat.Nat44Global) }
+	if got := global().GetTimeouts(); got.GetTcpTransitory() != 1 || got.GetUdp() != 0 {
+		t.Errorf("timeouts with a ClientIP Service: %v", got)
+	}
+	for _, m := range e.dp.KVs[vpp_nat.DNAT44Key("default/web")].(*vpp_nat.DNat44).GetStMappings() {
+		if m.GetSessionAffinity() != 58 {
+			t.Errorf("mapping %s: affinity %d, want 58", m.GetExternalIp(), m.GetSessionAffinity())
+		}
+	}
+
+	api := st.Service("default", "api", "10.96.0.21", st.Port("http", "TCP", 80, 0))
+	_, txn := e.update(&controller.KubeStateChange{Resource: svcmodel.Keyword, Key: svcmodel.Key("api", "default"), NewValue: api})
+	if _, staged := txn.Values[vpp_nat.GlobalNAT44Key]; staged {
+		t.Error("a Service without affinity re-staged nat44-global")
+	}
+	_, txn = e.deleteService("default", "web")
+	if _, staged := txn.Values[vpp_nat.GlobalNAT44Key]; !staged || global().GetTimeouts() != nil {
+		t.Errorf("after the last ClientIP Service: staged %v, timeouts %v", staged, global().GetTimeouts())
 	}
 }
