@@ -59,6 +59,14 @@ type Config struct {
 	// docs/PERFORMANCE.md ("Node ports in large clusters") for what changes for
 	// clients.
 	NodePortsOnThisNodeOnly bool `json:"nodePortsOnThisNodeOnly"`
+	// DisableAffinityTimeoutEnforcement turns off what makes a ClientIP affinity
+	// timeout hold in VPP (docs/dev-guide/SERVICES.md, "ClientIP affinity timeout"):
+	// while a Service has ClientIP affinity the NAT44 renderer sets VPP's
+	// tcp_transitory timeout to 1 s (global to VPP), deletes the Services' ended
+	// sessions every second and programs VPP's affinity as the timeout minus 2 s. Off,
+	// VPP's affinity is the timeout and lasts as long as any session of the client
+	// lives (closed TCP sessions 240 s and more), plus the timeout.
+	DisableAffinityTimeoutEnforcement bool `json:"disableAffinityTimeoutEnforcement"`
 }
 
 // DefaultNodePortRange is the Kubernetes default node port range.

@@ -17,6 +17,7 @@ serviceLocalEndpointWeight: 3
 disableNATVirtualReassembly: true
 nodePortRange: 20000-22767
 nodePortsOnThisNodeOnly: true
+disableAffinityTimeoutEnforcement: true
 `
 	c := DefaultConfig()
 	if err := infra.ParseConfig([]byte(conf), c, true, nil); err != nil {
@@ -24,7 +25,7 @@ nodePortsOnThisNodeOnly: true
 	}
 	want := Config{CleanupIdleNATSessions: true, TCPNATSessionTimeout: 180, OtherNATSessionTimeout: 5,
 		ServiceLocalEndpointWeight: 3, DisableNATVirtualReassembly: true, NodePortRange: "20000-22767",
-		NodePortsOnThisNodeOnly: true}
+		NodePortsOnThisNodeOnly: true, DisableAffinityTimeoutEnforcement: true}
 	if *c != want {
 		t.Errorf("got %+v, want %+v", *c, want)
 	}
@@ -35,7 +36,7 @@ nodePortsOnThisNodeOnly: true
 
 func TestDefaultsApplyToZeroTimeouts(t *testing.T) {
 	c := DefaultConfig()
-	if c.CleanupIdleNATSessions || c.DisableNATVirtualReassembly || c.ServiceLocalEndpointWeight != 1 {
+	if c.CleanupIdleNATSessions || c.DisableNATVirtualReassembly || c.DisableAffinityTimeoutEnforcement || c.ServiceLocalEndpointWeight != 1 {
 		t.Errorf("code defaults: %+v", c)
 	}
 	if c.TCPSessionTimeout() != 3*time.Hour || c.OtherSessionTimeout() != 5*time.Minute {

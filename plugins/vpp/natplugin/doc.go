@@ -48,7 +48,7 @@
 // mapping instead: docs/ARCHITECTURE.md, "The DNat44 path".
 //
 // VPP messages used: nat44_ed_plugin_enable_disable,
-// nat44_forwarding_enable_disable, nat44_show_running_config,
+// nat44_forwarding_enable_disable, nat44_show_running_config, nat_set_timeouts,
 // ip_reassembly_set, nat44_add_del_address_range, nat44_address_dump,
 // nat44_interface_add_del_feature, nat44_interface_dump,
 // nat44_ed_add_del_output_interface, nat44_ed_output_interface_get,
@@ -148,6 +148,14 @@
 //     to VPP, not NAT's own. drop_fragments has no counterpart and is not
 //     applied (a warning is logged). Reassembly settings cannot be read back
 //     in the model's terms: Retrieve reports what NB asks for.
+//   - timeouts (udp, tcp_established, tcp_transitory, icmp, seconds) are
+//     sent with nat_set_timeouts, all four at once, when the timeouts VPP
+//     runs with change; a field left 0 (or no timeouts) is VPP's default
+//     (300, 7440, 240, 60: VPP itself takes 0 literally, a session expiring
+//     at once), and a value of 2^31 s or more is invalid. They are global to
+//     VPP (every session of every VRF), deleting Nat44Global restores the
+//     defaults, and Retrieve reads them from nat44_show_running_config (VPP
+//     25.10 has no nat_get_timeouts): nil when they are the defaults.
 //   - Output-feature interfaces are read back with
 //     nat44_ed_output_interface_get, a reply-and-details request that govpp
 //     channels cannot carry: it needs GoVPP to be a govppapi.Connection
@@ -164,7 +172,7 @@
 // What it does not do: it never disables the NAT44-ED plugin (that would
 // flush all NAT state, including other values'); it does not manage NAT
 // sessions (the service renderer dumps and deletes idle sessions itself),
-// timeouts, NAT workers, VRF routing tables of NAT, or interface-address
+// NAT workers, VRF routing tables of NAT, or interface-address
 // pools (nat44_add_del_interface_addr). virtual_reassembly.drop_fragments
 // has no VPP 25.10 counterpart (see NewNat44GlobalDescriptor).
 //

@@ -124,6 +124,7 @@ func ValidateNat44Global(g *nat.Nat44Global) error {
 		}
 		addrs[k] = true
 	}
+	validateTimeouts(g.GetTimeouts(), bad)
 	if len(problems) > 0 {
 		return kvapi.NewInvalidValueError(errors.New(strings.Join(problems, "; ")), fields...)
 	}
@@ -131,9 +132,11 @@ func ValidateNat44Global(g *nat.Nat44Global) error {
 }
 
 // EquivalentNat44Global reports whether a and b are the same configuration:
-// interfaces and addresses in any order, addresses in canonical form.
+// interfaces and addresses in any order, addresses in canonical form, timeouts
+// as VPP runs with them (0 is the default).
 func EquivalentNat44Global(a, b *nat.Nat44Global) bool {
-	if a.GetForwarding() != b.GetForwarding() || !proto.Equal(a.GetVirtualReassembly(), b.GetVirtualReassembly()) {
+	if a.GetForwarding() != b.GetForwarding() || !proto.Equal(a.GetVirtualReassembly(), b.GetVirtualReassembly()) ||
+		effectiveTimeouts(a.GetTimeouts()) != effectiveTimeouts(b.GetTimeouts()) {
 		return false
 	}
 	ifs := func(g *nat.Nat44Global) []nat.Nat44Global_Interface {
@@ -212,7 +215,11 @@ func globalDerived(_ string, g *nat.Nat44Global) []kvapi.KeyValuePair {
 	return out
 }
 
-// create enables the plugin and applies the global settings.
+// create enables the plugin and applies the global settings. It applies the
+// timeouts as a change from VPP's defaults: enabling the plugin resets them
+// (nat44_plugin_enable calls nat_reset_timeouts), and Retrieve reports an
+// enabled plugin with other timeouts as a value, which is then updated, not
+// created.
 func (d *globalDescriptor) create(g *nat.Nat44Global) error {
 	if err := EnableNAT44(d.Ch); err != nil {
 		return fmt.Errorf("create NAT44 global configuration: %w", err)
@@ -237,6 +244,9 @@ func (d *globalDescriptor) update(from, to *nat.Nat44Global) error {
 		if err := vppbase.Call(d.Ch, req, &nat44_ed.Nat44ForwardingEnableDisableReply{}); err != nil {
 			return fmt.Errorf("set NAT44 forwarding to %v: %w", to.GetForwarding(), err)
 		}
+	}
+	if err := d.setTimeouts(from.GetTimeouts(), to.GetTimeouts()); err != nil {
+		return err
 	}
 	oldR, newR := reassembly(from.GetVirtualReassembly()), reassembly(to.GetVirtualReassembly())
 	if to.GetVirtualReassembly().GetDropFragments() && !from.GetVirtualReassembly().GetDropFragments() {
@@ -280,7 +290,8 @@ func natEnabled(ch govppapi.Channel) (bool, *nat44_ed.Nat44ShowRunningConfigRepl
 	return rc.Sessions != 0, rc, nil
 }
 
-// retrieve rebuilds the global configuration from VPP: forwarding, the
+// retrieve rebuilds the global configuration from VPP: forwarding and the
+// timeouts (nat44_show_running_config: VPP 25.10 has no nat_get_timeouts), the
 // interfaces with NAT features (inside/outside from nat44_interface_dump,
 // output feature from nat44_ed_output_interface_get) and the address pool
 // (nat44_address_dump). With NAT disabled there is nothing; with NAT
@@ -297,7 +308,7 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 	if !enabled {
 		return nil, nil
 	}
-	g := &nat.Nat44Global{Forwarding: rc.ForwardingEnabled, VirtualReassembly: want.GetVirtualReassembly()}
+	g := &nat.Nat44Global{Forwarding: rc.ForwardingEnabled, VirtualReassembly: want.GetVirtualReassembly(), Timeouts: timeoutsOf(rc.Timeouts)}
 	names := d.IfaceNames()
 	ifaces, err := govppmux.Dump[nat44_ed.Nat44InterfaceDetails](d.Ch, &nat44_ed.Nat44InterfaceDump{})
 	if err != nil {
@@ -335,7 +346,7 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 	switch {
 	case want != nil && EquivalentNat44Global(want, g):
 		g = want
-	case want == nil && !g.Forwarding && len(g.NatInterfaces) == 0 && len(g.AddressPool) == 0:
+	case want == nil && !g.Forwarding && len(g.NatInterfaces) == 0 && len(g.AddressPool) == 0 && g.Timeouts == nil:
 		return nil, nil // enabled, but nothing that is anybody's configuration
 	}
 	return []kvapi.KVWithMetadata{{Key: nat.GlobalNAT44Key, Value: g, Origin: kvapi.UnknownOrigin}}, nil

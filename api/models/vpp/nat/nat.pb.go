@@ -74,7 +74,7 @@ func (x DNat44_Protocol) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DNat44_Protocol.Descriptor instead.
 func (DNat44_Protocol) EnumDescriptor() ([]byte, []int) {
-	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{2, 0}
+	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{3, 0}
 }
 
 // TwiceNatMode says whether the source address is translated too.
@@ -129,7 +129,7 @@ func (x DNat44_StaticMapping_TwiceNatMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DNat44_StaticMapping_TwiceNatMode.Descriptor instead.
 func (DNat44_StaticMapping_TwiceNatMode) EnumDescriptor() ([]byte, []int) {
-	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{2, 0, 0}
+	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{3, 0, 0}
 }
 
 // Nat44Global is the global NAT44 configuration: forwarding, the NAT
@@ -147,8 +147,11 @@ type Nat44Global struct {
 	// virtual_reassembly configures reassembly of fragmented packets; unset
 	// keeps the VPP defaults.
 	VirtualReassembly *VirtualReassembly `protobuf:"bytes,4,opt,name=virtual_reassembly,json=virtualReassembly,proto3" json:"virtual_reassembly,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// timeouts are the NAT session timeouts, global to VPP (nat_set_timeouts);
+	// unset, like each field left 0, means VPP's default.
+	Timeouts      *Timeouts `protobuf:"bytes,5,opt,name=timeouts,proto3" json:"timeouts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Nat44Global) Reset() {
@@ -209,6 +212,91 @@ func (x *Nat44Global) GetVirtualReassembly() *VirtualReassembly {
 	return nil
 }
 
+func (x *Nat44Global) GetTimeouts() *Timeouts {
+	if x != nil {
+		return x.Timeouts
+	}
+	return nil
+}
+
+// Timeouts are the idle times, in seconds, after which VPP's NAT44-ED takes
+// a session for expired (it frees it when a packet touches it afterwards,
+// when the session table needs room, or when it is deleted). 0 means VPP's
+// default, given with each field.
+type Timeouts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// udp applies to UDP sessions and those of other protocols (default 300).
+	Udp uint32 `protobuf:"varint,1,opt,name=udp,proto3" json:"udp,omitempty"`
+	// tcp_established applies to TCP sessions that saw SYN and ACK both ways
+	// (default 7440).
+	TcpEstablished uint32 `protobuf:"varint,2,opt,name=tcp_established,json=tcpEstablished,proto3" json:"tcp_established,omitempty"`
+	// tcp_transitory applies to TCP sessions being opened or closed (default
+	// 240).
+	TcpTransitory uint32 `protobuf:"varint,3,opt,name=tcp_transitory,json=tcpTransitory,proto3" json:"tcp_transitory,omitempty"`
+	// icmp applies to ICMP sessions (default 60).
+	Icmp          uint32 `protobuf:"varint,4,opt,name=icmp,proto3" json:"icmp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Timeouts) Reset() {
+	*x = Timeouts{}
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Timeouts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Timeouts) ProtoMessage() {}
+
+func (x *Timeouts) ProtoReflect() protoreflect.Message {
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Timeouts.ProtoReflect.Descriptor instead.
+func (*Timeouts) Descriptor() ([]byte, []int) {
+	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Timeouts) GetUdp() uint32 {
+	if x != nil {
+		return x.Udp
+	}
+	return 0
+}
+
+func (x *Timeouts) GetTcpEstablished() uint32 {
+	if x != nil {
+		return x.TcpEstablished
+	}
+	return 0
+}
+
+func (x *Timeouts) GetTcpTransitory() uint32 {
+	if x != nil {
+		return x.TcpTransitory
+	}
+	return 0
+}
+
+func (x *Timeouts) GetIcmp() uint32 {
+	if x != nil {
+		return x.Icmp
+	}
+	return 0
+}
+
 // VirtualReassembly configures the virtual reassembly of IPv4 fragments
 // that NAT needs to translate fragmented packets.
 type VirtualReassembly struct {
@@ -227,7 +315,7 @@ type VirtualReassembly struct {
 
 func (x *VirtualReassembly) Reset() {
 	*x = VirtualReassembly{}
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[1]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -239,7 +327,7 @@ func (x *VirtualReassembly) String() string {
 func (*VirtualReassembly) ProtoMessage() {}
 
 func (x *VirtualReassembly) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[1]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -252,7 +340,7 @@ func (x *VirtualReassembly) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VirtualReassembly.ProtoReflect.Descriptor instead.
 func (*VirtualReassembly) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{1}
+	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *VirtualReassembly) GetTimeout() uint32 {
@@ -302,7 +390,7 @@ type DNat44 struct {
 
 func (x *DNat44) Reset() {
 	*x = DNat44{}
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[2]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -314,7 +402,7 @@ func (x *DNat44) String() string {
 func (*DNat44) ProtoMessage() {}
 
 func (x *DNat44) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[2]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -327,7 +415,7 @@ func (x *DNat44) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DNat44.ProtoReflect.Descriptor instead.
 func (*DNat44) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{2}
+	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DNat44) GetLabel() string {
@@ -368,7 +456,7 @@ type Nat44Global_Interface struct {
 
 func (x *Nat44Global_Interface) Reset() {
 	*x = Nat44Global_Interface{}
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[3]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -380,7 +468,7 @@ func (x *Nat44Global_Interface) String() string {
 func (*Nat44Global_Interface) ProtoMessage() {}
 
 func (x *Nat44Global_Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[3]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -433,7 +521,7 @@ type Nat44Global_Address struct {
 
 func (x *Nat44Global_Address) Reset() {
 	*x = Nat44Global_Address{}
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[4]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +533,7 @@ func (x *Nat44Global_Address) String() string {
 func (*Nat44Global_Address) ProtoMessage() {}
 
 func (x *Nat44Global_Address) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[4]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -512,7 +600,7 @@ type DNat44_StaticMapping struct {
 
 func (x *DNat44_StaticMapping) Reset() {
 	*x = DNat44_StaticMapping{}
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[5]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +612,7 @@ func (x *DNat44_StaticMapping) String() string {
 func (*DNat44_StaticMapping) ProtoMessage() {}
 
 func (x *DNat44_StaticMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[5]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +625,7 @@ func (x *DNat44_StaticMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DNat44_StaticMapping.ProtoReflect.Descriptor instead.
 func (*DNat44_StaticMapping) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{2, 0}
+	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{3, 0}
 }
 
 func (x *DNat44_StaticMapping) GetExternalInterface() string {
@@ -616,7 +704,7 @@ type DNat44_IdentityMapping struct {
 
 func (x *DNat44_IdentityMapping) Reset() {
 	*x = DNat44_IdentityMapping{}
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[6]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +716,7 @@ func (x *DNat44_IdentityMapping) String() string {
 func (*DNat44_IdentityMapping) ProtoMessage() {}
 
 func (x *DNat44_IdentityMapping) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[6]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +729,7 @@ func (x *DNat44_IdentityMapping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DNat44_IdentityMapping.ProtoReflect.Descriptor instead.
 func (*DNat44_IdentityMapping) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{2, 1}
+	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{3, 1}
 }
 
 func (x *DNat44_IdentityMapping) GetVrfId() uint32 {
@@ -697,7 +785,7 @@ type DNat44_StaticMapping_LocalIP struct {
 
 func (x *DNat44_StaticMapping_LocalIP) Reset() {
 	*x = DNat44_StaticMapping_LocalIP{}
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[7]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -709,7 +797,7 @@ func (x *DNat44_StaticMapping_LocalIP) String() string {
 func (*DNat44_StaticMapping_LocalIP) ProtoMessage() {}
 
 func (x *DNat44_StaticMapping_LocalIP) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[7]
+	mi := &file_api_models_vpp_nat_nat_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -722,7 +810,7 @@ func (x *DNat44_StaticMapping_LocalIP) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DNat44_StaticMapping_LocalIP.ProtoReflect.Descriptor instead.
 func (*DNat44_StaticMapping_LocalIP) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{2, 0, 0}
+	return file_api_models_vpp_nat_nat_proto_rawDescGZIP(), []int{3, 0, 0}
 }
 
 func (x *DNat44_StaticMapping_LocalIP) GetVrfId() uint32 {
@@ -757,14 +845,15 @@ var File_api_models_vpp_nat_nat_proto protoreflect.FileDescriptor
 
 const file_api_models_vpp_nat_nat_proto_rawDesc = "" +
 	"\n" +
-	"\x1capi/models/vpp/nat/nat.proto\x12\x0econtiv.vpp.nat\"\xd3\x03\n" +
+	"\x1capi/models/vpp/nat/nat.proto\x12\x0econtiv.vpp.nat\"\x89\x04\n" +
 	"\vNat44Global\x12\x1e\n" +
 	"\n" +
 	"forwarding\x18\x01 \x01(\bR\n" +
 	"forwarding\x12L\n" +
 	"\x0enat_interfaces\x18\x02 \x03(\v2%.contiv.vpp.nat.Nat44Global.InterfaceR\rnatInterfaces\x12F\n" +
 	"\faddress_pool\x18\x03 \x03(\v2#.contiv.vpp.nat.Nat44Global.AddressR\vaddressPool\x12P\n" +
-	"\x12virtual_reassembly\x18\x04 \x01(\v2!.contiv.vpp.nat.VirtualReassemblyR\x11virtualReassembly\x1ac\n" +
+	"\x12virtual_reassembly\x18\x04 \x01(\v2!.contiv.vpp.nat.VirtualReassemblyR\x11virtualReassembly\x124\n" +
+	"\btimeouts\x18\x05 \x01(\v2\x18.contiv.vpp.nat.TimeoutsR\btimeouts\x1ac\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tis_inside\x18\x02 \x01(\bR\bisInside\x12%\n" +
@@ -772,7 +861,12 @@ const file_api_models_vpp_nat_nat_proto_rawDesc = "" +
 	"\aAddress\x12\x18\n" +
 	"\aaddress\x18\x01 \x01(\tR\aaddress\x12\x15\n" +
 	"\x06vrf_id\x18\x02 \x01(\rR\x05vrfId\x12\x1b\n" +
-	"\ttwice_nat\x18\x03 \x01(\bR\btwiceNat\"\xa4\x01\n" +
+	"\ttwice_nat\x18\x03 \x01(\bR\btwiceNat\"\x80\x01\n" +
+	"\bTimeouts\x12\x10\n" +
+	"\x03udp\x18\x01 \x01(\rR\x03udp\x12'\n" +
+	"\x0ftcp_established\x18\x02 \x01(\rR\x0etcpEstablished\x12%\n" +
+	"\x0etcp_transitory\x18\x03 \x01(\rR\rtcpTransitory\x12\x12\n" +
+	"\x04icmp\x18\x04 \x01(\rR\x04icmp\"\xa4\x01\n" +
 	"\x11VirtualReassembly\x12\x18\n" +
 	"\atimeout\x18\x01 \x01(\rR\atimeout\x12)\n" +
 	"\x10max_reassemblies\x18\x02 \x01(\rR\x0fmaxReassemblies\x12#\n" +
@@ -829,34 +923,36 @@ func file_api_models_vpp_nat_nat_proto_rawDescGZIP() []byte {
 }
 
 var file_api_models_vpp_nat_nat_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_api_models_vpp_nat_nat_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_api_models_vpp_nat_nat_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_api_models_vpp_nat_nat_proto_goTypes = []any{
 	(DNat44_Protocol)(0),                   // 0: contiv.vpp.nat.DNat44.Protocol
 	(DNat44_StaticMapping_TwiceNatMode)(0), // 1: contiv.vpp.nat.DNat44.StaticMapping.TwiceNatMode
 	(*Nat44Global)(nil),                    // 2: contiv.vpp.nat.Nat44Global
-	(*VirtualReassembly)(nil),              // 3: contiv.vpp.nat.VirtualReassembly
-	(*DNat44)(nil),                         // 4: contiv.vpp.nat.DNat44
-	(*Nat44Global_Interface)(nil),          // 5: contiv.vpp.nat.Nat44Global.Interface
-	(*Nat44Global_Address)(nil),            // 6: contiv.vpp.nat.Nat44Global.Address
-	(*DNat44_StaticMapping)(nil),           // 7: contiv.vpp.nat.DNat44.StaticMapping
-	(*DNat44_IdentityMapping)(nil),         // 8: contiv.vpp.nat.DNat44.IdentityMapping
-	(*DNat44_StaticMapping_LocalIP)(nil),   // 9: contiv.vpp.nat.DNat44.StaticMapping.LocalIP
+	(*Timeouts)(nil),                       // 3: contiv.vpp.nat.Timeouts
+	(*VirtualReassembly)(nil),              // 4: contiv.vpp.nat.VirtualReassembly
+	(*DNat44)(nil),                         // 5: contiv.vpp.nat.DNat44
+	(*Nat44Global_Interface)(nil),          // 6: contiv.vpp.nat.Nat44Global.Interface
+	(*Nat44Global_Address)(nil),            // 7: contiv.vpp.nat.Nat44Global.Address
+	(*DNat44_StaticMapping)(nil),           // 8: contiv.vpp.nat.DNat44.StaticMapping
+	(*DNat44_IdentityMapping)(nil),         // 9: contiv.vpp.nat.DNat44.IdentityMapping
+	(*DNat44_StaticMapping_LocalIP)(nil),   // 10: contiv.vpp.nat.DNat44.StaticMapping.LocalIP
 }
 var file_api_models_vpp_nat_nat_proto_depIdxs = []int32{
-	5, // 0: contiv.vpp.nat.Nat44Global.nat_interfaces:type_name -> contiv.vpp.nat.Nat44Global.Interface
-	6, // 1: contiv.vpp.nat.Nat44Global.address_pool:type_name -> contiv.vpp.nat.Nat44Global.Address
-	3, // 2: contiv.vpp.nat.Nat44Global.virtual_reassembly:type_name -> contiv.vpp.nat.VirtualReassembly
-	7, // 3: contiv.vpp.nat.DNat44.st_mappings:type_name -> contiv.vpp.nat.DNat44.StaticMapping
-	8, // 4: contiv.vpp.nat.DNat44.id_mappings:type_name -> contiv.vpp.nat.DNat44.IdentityMapping
-	9, // 5: contiv.vpp.nat.DNat44.StaticMapping.local_ips:type_name -> contiv.vpp.nat.DNat44.StaticMapping.LocalIP
-	0, // 6: contiv.vpp.nat.DNat44.StaticMapping.protocol:type_name -> contiv.vpp.nat.DNat44.Protocol
-	1, // 7: contiv.vpp.nat.DNat44.StaticMapping.twice_nat:type_name -> contiv.vpp.nat.DNat44.StaticMapping.TwiceNatMode
-	0, // 8: contiv.vpp.nat.DNat44.IdentityMapping.protocol:type_name -> contiv.vpp.nat.DNat44.Protocol
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	6,  // 0: contiv.vpp.nat.Nat44Global.nat_interfaces:type_name -> contiv.vpp.nat.Nat44Global.Interface
+	7,  // 1: contiv.vpp.nat.Nat44Global.address_pool:type_name -> contiv.vpp.nat.Nat44Global.Address
+	4,  // 2: contiv.vpp.nat.Nat44Global.virtual_reassembly:type_name -> contiv.vpp.nat.VirtualReassembly
+	3,  // 3: contiv.vpp.nat.Nat44Global.timeouts:type_name -> contiv.vpp.nat.Timeouts
+	8,  // 4: contiv.vpp.nat.DNat44.st_mappings:type_name -> contiv.vpp.nat.DNat44.StaticMapping
+	9,  // 5: contiv.vpp.nat.DNat44.id_mappings:type_name -> contiv.vpp.nat.DNat44.IdentityMapping
+	10, // 6: contiv.vpp.nat.DNat44.StaticMapping.local_ips:type_name -> contiv.vpp.nat.DNat44.StaticMapping.LocalIP
+	0,  // 7: contiv.vpp.nat.DNat44.StaticMapping.protocol:type_name -> contiv.vpp.nat.DNat44.Protocol
+	1,  // 8: contiv.vpp.nat.DNat44.StaticMapping.twice_nat:type_name -> contiv.vpp.nat.DNat44.StaticMapping.TwiceNatMode
+	0,  // 9: contiv.vpp.nat.DNat44.IdentityMapping.protocol:type_name -> contiv.vpp.nat.DNat44.Protocol
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_api_models_vpp_nat_nat_proto_init() }
@@ -870,7 +966,7 @@ func file_api_models_vpp_nat_nat_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_models_vpp_nat_nat_proto_rawDesc), len(file_api_models_vpp_nat_nat_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

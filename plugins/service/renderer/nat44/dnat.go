@@ -141,7 +141,7 @@ func (rndr *Renderer) mapping(svc *renderer.FlatService, locals []*vpp_nat.DNat4
 	extIP string, extPort uint16, twiceNAT vpp_nat.DNat44_StaticMapping_TwiceNatMode, sl *dnatSlabs) *vpp_nat.DNat44_StaticMapping {
 	m := &carve(sl.on || len(sl.mappings) > 0, &sl.mappings, 1)[0]
 	m.ExternalIp, m.ExternalPort, m.Protocol = extIP, uint32(extPort), proto
-	m.TwiceNat, m.SessionAffinity = twiceNAT, svc.SessionAffinityTimeout
+	m.TwiceNat, m.SessionAffinity = twiceNAT, rndr.vppAffinity(svc.SessionAffinityTimeout)
 	m.LocalIps = locals // shared by the mappings of the port; never modified
 	return m
 }
@@ -231,11 +231,12 @@ type renderInputs struct {
 	mainVRF, podVRF  uint32
 	noOverlay        bool
 	localEndpointWgt uint32
+	affinityEnforced bool // the mappings' affinity is the timeout minus affinitySlack
 }
 
 func (rndr *Renderer) renderInputs() renderInputs {
 	in := renderInputs{nodeIP: rndr.nodeIP.String(), mainVRF: rndr.mainVRF, podVRF: rndr.podVRF,
-		noOverlay: rndr.noOverlay, localEndpointWgt: rndr.Config.LocalEndpointWeight()}
+		noOverlay: rndr.noOverlay, localEndpointWgt: rndr.Config.LocalEndpointWeight(), affinityEnforced: rndr.enforcesAffinity()}
 	if rndr.nodeNet != nil {
 		in.nodeNet = rndr.nodeNet.String()
 	}

@@ -24,7 +24,9 @@
 //     cluster), and unless snatOnly the NAT loopback IP of this node's pod subnet as
 //     twice-NAT address (self-twice-NAT: a pod reaching itself through a service), and
 //     the external IPs in use in externalPoolVRF (below);
-//   - with disableNATVirtualReassembly, fragments are dropped.
+//   - with disableNATVirtualReassembly, fragments are dropped;
+//   - timeouts {tcp_transitory: 1} while some service has ClientIP affinity and the
+//     recipe below runs, none (VPP's defaults) otherwise.
 //
 // The default interface exists only when contiv.conf enables natExternalTraffic: in
 // STN or DHCP mode it is the main interface with the node IP, otherwise the main or
@@ -39,7 +41,8 @@
 // remote backends (0 for a single local), the main VRF for this node's own addresses
 // and, in no-overlay mode, for everything but this node's pods, the pod VRF otherwise.
 // External IPs of cluster-wide services use twice-NAT ENABLED, everything else SELF.
-// ClientIP affinity becomes the mapping's session affinity. Mappings without locals
+// ClientIP affinity becomes the mapping's session affinity (the timeout minus 2 s, at
+// least 1, while the recipe below runs). Mappings without locals
 // are left out; IPv6 addresses are ignored. An address of a service with a port that
 // has no endpoint anywhere gets a /32 ICMP_PROHIBIT route (rejected at once), one
 // with a port that its traffic policy leaves without a backend here a DROP route, in
@@ -112,7 +115,21 @@
 // committed (Committed, called by the plugin as a controller.CommitObserver), the
 // same goroutine dumps the sessions and deletes the UDP ones whose outside end is
 // such an address and whose inside end is no current backend, forwarding-bypass
-// sessions included, as kube-proxy clears conntrack entries. The goroutine runs
-// whenever the renderer has a GoVPP channel; it is the renderer's only I/O, the
-// rendering itself is pure.
+// sessions included, as kube-proxy clears conntrack entries.
+//
+// ClientIP affinity timeout (affinity.go): VPP keeps an affinity record while any
+// session made through it lives, closed TCP sessions 240 s and more, so a timeout T
+// holds only with a recipe, run while at least one service has ClientIP affinity
+// (unless service.conf's disableAffinityTimeoutEnforcement, or without a GoVPP
+// channel): nat44-global's tcp_transitory is 1 s (global to VPP), the session
+// goroutine runs a pass every second on Deps.Clock (started with the first such
+// service, stopped with the last) that dumps the sessions of those services' backends
+// (nat44_user_session_v3_dump) and deletes the ones made through their frontends that
+// ended (idle 1 s or more, and timed out or UDP), and the mappings' affinity is T - 2
+// s, at least 1. The services' backends and frontends are kept reference-counted,
+// changed at the cost of the changed service, read by the pass under a mutex. A pass
+// costs one dump per backend and O(their sessions).
+//
+// The goroutine runs whenever the renderer has a GoVPP channel; it is the renderer's
+// only I/O, the rendering itself is pure.
 package nat44

@@ -14,6 +14,7 @@ import (
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/vlib"
+	"go.fd.io/govpp/core"
 	"google.golang.org/protobuf/proto"
 
 	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
@@ -68,6 +69,7 @@ type externalNode struct {
 	env   *env
 	agent *agent
 	sim   *vppsim.Sim
+	conn  *core.Connection // opens channels of their own (a govpp channel serves one goroutine)
 	ch    govppapi.Channel
 	log   *wire
 	clk   *testkit.Clock
@@ -80,7 +82,7 @@ func newExternalNode(t *testing.T) *externalNode {
 	t.Helper()
 	clk := testkit.NewClockAt(time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
 	v := startVPPWith(t, false, vppsim.Options{NICs: []string{uplinkNIC, pod1NIC, pod2NIC, hostNIC}, Clock: clk})
-	n := &externalNode{sim: v.sim, ch: v.ch, clk: clk, log: &wire{withIf: true}, macs: make(map[string][6]byte)}
+	n := &externalNode{sim: v.sim, conn: v.conn, ch: v.ch, clk: clk, log: &wire{withIf: true}, macs: make(map[string][6]byte)}
 	nics := make(map[string]uint32)
 	for name, nic := range map[string]string{mainIf: uplinkNIC, pod1If: pod1NIC, pod2If: pod2NIC, hostIf: hostNIC} {
 		i, ok := v.sim.InterfaceByName(nic)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
@@ -61,13 +62,14 @@ type Deps struct {
 	// ResyncTxnFactory returns the transaction of the resync being processed, for
 	// the seed API method Resync; optional like UpdateTxnFactory.
 	ResyncTxnFactory func() (txn controller.ResyncOperations)
-	// GoVPPChan is used to dump and delete idle NAT sessions; optional (nil: no
-	// session cleanup).
+	// GoVPPChan is used to dump and delete NAT sessions (idle ones, stale UDP ones,
+	// and the ended ones of ClientIP affinity services); optional (nil: none of that,
+	// and VPP's affinity is the ClientIP timeout as it is).
 	GoVPPChan GoVPPChan
 	// Stats receives the session cleanup metrics; optional.
 	Stats prometheus.Registerer
-	// Clock paces the session cleanup (a pass every otherNATSessionTimeout); nil: the
-	// real clock.
+	// Clock paces the session cleanup (a pass every otherNATSessionTimeout) and the
+	// ClientIP affinity pass (every second); nil: the real clock.
 	Clock clock.WithTicker
 }
 
@@ -125,6 +127,15 @@ type Renderer struct {
 	// stale; purge queues them, once committed, to the session goroutine.
 	stale []staleTarget
 	purge chan []staleTarget
+	// affinity holds the Services with ClientIP affinity for the pass that makes their
+	// timeout hold (affinity.go); affinityWake tells the session goroutine that it may
+	// have to start or stop the pass; affinityPassed, when set (tests), is called
+	// after each pass with the number of sessions it deleted.
+	// affinityRunning tells whether the pass's ticker runs (set by the goroutine).
+	affinity        *affinityIndex
+	affinityWake    chan struct{}
+	affinityPassed  func(deleted int)
+	affinityRunning atomic.Bool
 	// routeUsers holds, by address, the services that want a reject or drop route
 	// on it (reject.go).
 	routeUsers map[string]map[renderer.ServiceID]l3.Route_RouteType
@@ -156,6 +167,8 @@ func (rndr *Renderer) Init(snatOnly bool) error {
 	}
 	rndr.snatOnly = snatOnly
 	rndr.natGlobalCfg = &vpp_nat.Nat44Global{Forwarding: true}
+	rndr.affinity = newAffinityIndex()
+	rndr.affinityWake = make(chan struct{}, 1)
 	rndr.setNodeIPs(renderer.NewIPAddresses())
 	rndr.localWeight = rndr.Config.LocalEndpointWeight()
 	rndr.rendered = make(map[*renderer.FlatService]*renderedService)
@@ -167,8 +180,9 @@ func (rndr *Renderer) Init(snatOnly bool) error {
 }
 
 // AfterInit starts the session goroutine when the renderer has a GoVPP channel: it
-// purges the UDP sessions that changes of services made stale (see Committed) and,
-// when service.conf enables it, cleans up idle NAT sessions.
+// purges the UDP sessions that changes of services made stale (see Committed), runs
+// the pass that makes ClientIP affinity timeouts hold while a Service has one
+// (affinity.go) and, when service.conf enables it, cleans up idle NAT sessions.
 func (rndr *Renderer) AfterInit() error {
 	if rndr.GoVPPChan == nil {
 		if rndr.Config.CleanupIdleNATSessions {
@@ -184,11 +198,7 @@ func (rndr *Renderer) AfterInit() error {
 			}
 		}
 		interval := rndr.Config.OtherSessionTimeout()
-		clk := rndr.Clock
-		if clk == nil {
-			clk = clock.RealClock{}
-		}
-		ticker = clk.NewTicker(interval)
+		ticker = rndr.clock().NewTicker(interval)
 		rndr.Log.WithFields(logrus.Fields{
 			"interval": interval, "tcpTimeout": rndr.Config.TCPSessionTimeout(), "otherTimeout": rndr.Config.OtherSessionTimeout(),
 		}).Info("idle NAT session cleanup started")
@@ -373,6 +383,7 @@ func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.F
 	rndr.noteStaleUDP(nil, service)
 	txn.Describe(fmt.Sprintf("add service '%s'", service.ID))
 	txn.Put(r.key, r.dnat)
+	rndr.updateAffinity(txn, nil, service)
 	rndr.updateRoutes(txn, service.ID, nil, r.routes)
 	rndr.updateExternalIPs(txn, service.ID, nil, r.externals)
 	return nil
@@ -407,6 +418,7 @@ func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newS
 	r := rndr.renderIncremental(newService, old)
 	rndr.noteStaleUDP(oldService, newService)
 	txn.Put(r.key, r.dnat)
+	rndr.updateAffinity(txn, oldService, newService)
 	rndr.updateRoutes(txn, newService.ID, oldRoutes, r.routes)
 	rndr.updateExternalIPs(txn, newService.ID, oldExternals, r.externals)
 	return nil
@@ -425,6 +437,7 @@ func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *rendere
 	rndr.noteStaleUDP(service, nil)
 	txn.Describe(fmt.Sprintf("delete service '%s'", service.ID))
 	txn.Delete(vpp_nat.DNAT44Key(service.ID.String()))
+	rndr.updateAffinity(txn, service, nil)
 	rndr.updateRoutes(txn, service.ID, oldRoutes, nil)
 	rndr.updateExternalIPs(txn, service.ID, oldExternals, nil)
 	return nil
@@ -454,6 +467,7 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 	}
 	prevGen := rndr.nodeGen
 	rndr.setNodeIPs(nodeIPs)
+	rndr.affinity.setNode(rndr.nodeAddrs, rndr.podVRF, rndr.mainVRF)
 	if rndr.snatOnly {
 		return nil
 	}
@@ -570,6 +584,7 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
 	rndr.resyncRoutes(txn, records)
 	rndr.resyncExternalIPs(txn, records)
+	rndr.resyncAffinity(resyncEv.Services)
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)
 
@@ -646,6 +661,7 @@ func (rndr *Renderer) globalConfig() *vpp_nat.Nat44Global {
 	}
 	cfg.AddressPool = append(cfg.AddressPool, rndr.externalPool()...)
 	cfg.NatInterfaces = rndr.natInterfaces()
+	cfg.Timeouts = rndr.affinityTimeouts()
 	return cfg
 }
 

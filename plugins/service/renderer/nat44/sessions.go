@@ -80,6 +80,9 @@ type natSession struct {
 	vrfs      []uint32
 	lastHeard uint64 // VPP time (seconds since VPP started)
 	idleFor   uint64 // VPP's own "time since last heard", seconds
+	// timedOut is VPP's is_timed_out: idle longer than the timeout of its protocol
+	// and TCP state (a closed TCP session: tcp_transitory).
+	timedOut bool
 }
 
 // cleanupResult summarises one cleanup pass.
@@ -89,9 +92,10 @@ type cleanupResult struct {
 	deleteErrors             int
 }
 
-// runSessionCleanup runs a cleanup pass at every tick (none without a ticker) and
-// purges the stale UDP sessions of every batch queued by Committed, until ctx is
-// cancelled. It is the one goroutine that uses the GoVPP channel.
+// runSessionCleanup runs a cleanup pass at every tick (none without a ticker), purges
+// the stale UDP sessions of every batch queued by Committed and, while some service
+// has ClientIP affinity, runs the affinity pass every second (affinity.go), until ctx
+// is cancelled. It is the one goroutine that uses the GoVPP channel.
 func (rndr *Renderer) runSessionCleanup(ctx context.Context, ticker clock.Ticker) {
 	defer rndr.cleanupDone.Done()
 	var ticks <-chan time.Time
@@ -99,10 +103,25 @@ func (rndr *Renderer) runSessionCleanup(ctx context.Context, ticker clock.Ticker
 		defer ticker.Stop()
 		ticks = ticker.C()
 	}
+	// The ClientIP affinity pass runs while some Service has ClientIP affinity.
+	affinity := rndr.affinityTicker(nil)
+	defer func() {
+		if affinity != nil {
+			affinity.Stop()
+		}
+	}()
 	for {
+		var affinityTicks <-chan time.Time
+		if affinity != nil {
+			affinityTicks = affinity.C()
+		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-rndr.affinityWake:
+			affinity = rndr.affinityTicker(affinity)
+		case <-affinityTicks:
+			rndr.runAffinityPass(ctx)
 		case targets := <-rndr.purge:
 			rndr.runPurge(ctx, targets)
 		case <-ticks:
@@ -267,6 +286,7 @@ func (rndr *Renderer) dumpUserSessions(u natUser) ([]natSession, error) {
 			vrfs:      []uint32{u.vrf},
 			lastHeard: d.LastHeard,
 			idleFor:   d.TimeSinceLastHeard,
+			timedOut:  d.IsTimedOut,
 		}
 		// In a twice-NAT session the inside talks to the twice-NAT address of the
 		// remote end, which is what VPP's inside lookup key holds.
