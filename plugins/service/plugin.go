@@ -129,7 +129,7 @@ func (p *Plugin) Init() error {
 		"cleanupIdleNATSessions": cfg.CleanupIdleNATSessions, "tcpNATSessionTimeout": cfg.TCPSessionTimeout(),
 		"otherNATSessionTimeout": cfg.OtherSessionTimeout(), "serviceLocalEndpointWeight": cfg.ServiceLocalEndpointWeight,
 		"disableNATVirtualReassembly": cfg.DisableNATVirtualReassembly, "nodePortRange": cfg.NodePortRange,
-		"nodePortsOnThisNodeOnly": cfg.NodePortsOnThisNodeOnly,
+		"nodePortsOnThisNodeOnly": cfg.NodePortsOnThisNodeOnly, "disableAffinityTimeoutEnforcement": cfg.DisableAffinityTimeoutEnforcement,
 	}).Info("service.conf loaded")
 
 	p.latency = newProgrammingLatency(p.Clock)
