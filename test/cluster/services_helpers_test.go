@@ -74,12 +74,17 @@ func podNames(pods map[string]corev1.Pod) []string {
 	return slices.Sorted(maps.Keys(pods))
 }
 
+// answersPerRound is the least number of connections of a round of onlyTheseAnswer: a
+// round in which a pod answers one connection in three passes by chance with
+// probability (2/3)^48, about 4e-9.
+const answersPerRound = 48
+
 // onlyTheseAnswer waits until, in one round of connections from d to addr, every pod of
 // want answers and no other pod does, and no connection fails.
 func onlyTheseAnswer(t *testing.T, d dialer, addr string, want []string, what string) {
 	t.Helper()
 	testkit.Eventually(t, 60*time.Second, what, func() error {
-		got, err := answers(d, addr, 8*len(want))
+		got, err := answers(d, addr, max(8*len(want), answersPerRound))
 		if err != nil {
 			return fmt.Errorf("answers %v, then: %w", got, err)
 		}
@@ -130,10 +135,12 @@ func dropped(d dialer, addr string, tries int, timeout time.Duration) error {
 }
 
 // rejectedTCP opens one TCP connection from d to addr and returns an error unless it is
-// refused with EHOSTUNREACH (ICMP 3/10) within limit.
+// refused with EHOSTUNREACH (ICMP 3/10) within limit (it gives up after a second more).
 func rejectedTCP(d dialer, addr string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit+time.Second)
+	defer cancel()
 	start := time.Now()
-	conn, err := d(context.Background(), "tcp", addr)
+	conn, err := d(ctx, "tcp", addr)
 	if err == nil {
 		conn.Close()
 		return fmt.Errorf("TCP %s: connected, want EHOSTUNREACH", addr)

@@ -63,9 +63,9 @@ func TestExternalTrafficPolicyLocalLeavesTheClusterIPToEveryEndpoint(t *testing.
 }
 
 // TestInternalTrafficPolicyLocalKeepsPodsOnTheirNodesEndpoints (issue #26 item 3): with
-// internalTrafficPolicy Local, a pod reaches through the ClusterIP only the endpoints of
-// its own node (both of node1's, node2's one); a pod of node3, which has none, gets no
-// answer at all (dropped, not rejected).
+// internalTrafficPolicy Local, a pod, and the node itself, reach through the ClusterIP
+// only the endpoints of their own node (both of node1's, node2's one); on node3, which
+// has none, connections get no answer at all (dropped, not rejected).
 func TestInternalTrafficPolicyLocalKeepsPodsOnTheirNodesEndpoints(t *testing.T) {
 	l := sharedLab(t)
 	requireForwarding(t, l)
@@ -89,10 +89,14 @@ func TestInternalTrafficPolicyLocalKeepsPodsOnTheirNodesEndpoints(t *testing.T) 
 		}
 		client := "itlclient-" + n.Name + "-0"
 		onlyTheseAnswer(t, podDialer(t, l, ns, client), addr, local, "only the endpoints of "+n.Name+" answer "+client+" on "+addr)
+		onlyTheseAnswer(t, fromNetns(n.Netns), addr, local, "only the endpoints of "+n.Name+" answer the node itself on "+addr)
 	}
 	client := "itlclient-" + nodes[2].Name + "-0"
 	if err := dropped(podDialer(t, l, ns, client), addr, 3, 2*time.Second); err != nil {
 		t.Errorf("%s, on a node without an endpoint: %v", client, err)
+	}
+	if err := dropped(fromNetns(nodes[2].Netns), addr, 3, 2*time.Second); err != nil {
+		t.Errorf("%s itself, without an endpoint: %v", nodes[2].Name, err)
 	}
 }
 
