@@ -65,11 +65,18 @@ type containerPort struct {
 }
 
 // podPorts returns the declared container ports of the pod (TCP, UDP, SCTP), without
-// duplicates.
+// duplicates: those of its containers and of its native sidecars (init containers with
+// restartPolicy Always, which run beside the containers as kubelet runs them).
 func podPorts(pod *corev1.Pod) []containerPort {
 	var out []containerPort
 	seen := make(map[containerPort]bool)
-	for _, c := range pod.Spec.Containers {
+	running := slices.Clone(pod.Spec.Containers)
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			running = append(running, c)
+		}
+	}
+	for _, c := range running {
 		for _, p := range c.Ports {
 			proto := p.Protocol
 			if proto == "" {

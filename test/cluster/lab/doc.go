@@ -41,7 +41,8 @@
 // LBPoolCIDR in status.loadBalancer.ingress (ipMode VIP, or Proxy by LBIPModeAnnotation);
 // ExternalIPCIDR is left for externalIPs. The lab runs no kube-proxy: its contiv.conf sets
 // routeServiceCIDRToVPP, so a node's own namespace reaches ClusterIPs and NodePorts through
-// VPP. The pods' containers serve SCTP ports where the kernel has SCTP (SCTPSupported).
+// VPP. The pods' containers serve SCTP ports where the kernel has SCTP (SCTPSupported),
+// and the ports of native sidecars (init containers with restartPolicy Always) too.
 //
 // Nodes are labelled with their zone (topology.kubernetes.io/zone, Config.Zones: zone-a
 // and zone-b in turn by default).

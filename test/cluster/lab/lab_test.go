@@ -80,6 +80,21 @@ func TestPodPortsAreTheDeclaredPortsOnce(t *testing.T) {
 	}
 }
 
+func TestPodPortsIncludeNativeSidecarsNotPlainInitContainers(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "setup", Ports: []corev1.ContainerPort{{ContainerPort: 7}}},
+			{Name: "proxy", RestartPolicy: &always, Ports: []corev1.ContainerPort{{ContainerPort: 9090}}},
+		},
+		Containers: []corev1.Container{{Ports: []corev1.ContainerPort{{ContainerPort: 80}}}},
+	}}
+	want := []containerPort{{corev1.ProtocolTCP, 80}, {corev1.ProtocolTCP, 9090}}
+	if got := podPorts(pod); !reflect.DeepEqual(got, want) {
+		t.Errorf("ports %v, want %v", got, want)
+	}
+}
+
 func TestCleanupsRunInReverseOrderAndJoinErrors(t *testing.T) {
 	var c cleanups
 	var order []string
