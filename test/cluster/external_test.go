@@ -105,7 +105,7 @@ func TestALoadBalancerServiceGetsAnAddressOfThePoolAndItsNodePortWorks(t *testin
 		ing := waitIngress(t, l, ns, "vip", 1)[0]
 		addr := net.JoinHostPort(ing.IP, "80")
 		if _, _, err := probe(d, addr, 3*time.Second); err != nil {
-			t.Skipf("issue #26 item 7 (LoadBalancer and external IPs unreachable from outside the cluster): %s: %v; %s",
+			t.Fatalf("the client's first connection to the LoadBalancer IP (issue #26 item 7): %s: %v; %s",
 				addr, err, mappedOn(l, ns+"/vip", ing.IP))
 		}
 		everyBackendAnswers(t, d, addr, backends, "every backend answers the client on "+addr)

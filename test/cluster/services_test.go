@@ -451,7 +451,7 @@ func TestExternalAndLoadBalancerIPsFromTheExternalClient(t *testing.T) {
 				addr := net.JoinHostPort(ip, "80")
 				check := func() error { return clientAnswered(d, addr, backends, policy) }
 				if err := testkit.Wait(testCtx(t, time.Minute), 45*time.Second, "the client answered on "+addr, check); err != nil {
-					t.Skipf("issue #26 item 7 (LoadBalancer and external IPs unreachable from outside the cluster): %v; %s",
+					t.Fatalf("issue #26 item 7 (LoadBalancer and external IPs from outside the cluster): %v; %s",
 						err, mappedOn(l, ns+"/"+name, ip))
 				}
 			}
