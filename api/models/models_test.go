@@ -158,6 +158,7 @@ var helperMessages = map[protoreflect.FullName]bool{
 	"contiv.vpp.interfaces.AfpacketLink":   true,
 	"contiv.vpp.interfaces.VxlanLink":      true,
 	"contiv.vpp.nat.VirtualReassembly":     true,
+	"contiv.vpp.nat.Timeouts":              true,
 	"contiv.linux.interfaces.NetNamespace": true,
 	"contiv.linux.interfaces.VethLink":     true,
 	"contiv.linux.interfaces.TapLink":      true,
