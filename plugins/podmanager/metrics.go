@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
 
@@ -67,23 +68,11 @@ func (m *metrics) collectors() []prometheus.Collector {
 
 // register registers every collector, undoing the registrations when one fails.
 func (m *metrics) register(r prometheus.Registerer) error {
-	var done []prometheus.Collector
-	for _, c := range m.collectors() {
-		if err := r.Register(c); err != nil {
-			for _, d := range done {
-				r.Unregister(d)
-			}
-			return err
-		}
-		done = append(done, c)
-	}
-	return nil
+	return health.RegisterAll(r, m.collectors()...)
 }
 
 func (m *metrics) unregister(r prometheus.Registerer) {
-	for _, c := range m.collectors() {
-		r.Unregister(c)
-	}
+	health.UnregisterAll(r, m.collectors()...)
 }
 
 // observe counts one answered request.

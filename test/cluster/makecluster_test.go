@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -134,8 +135,14 @@ func labOwner(name string) (int, error) {
 func stopLeftLab(t *testing.T, name string, owner int) {
 	if alive(owner) {
 		_ = syscall.Kill(owner, syscall.SIGTERM)
-		for deadline := time.Now().Add(time.Minute); alive(owner) && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Millisecond) // real time: waiting for another process to exit
+		err := testkit.Wait(context.Background(), time.Minute, fmt.Sprintf("lab owner %d exited", owner), func() error {
+			if alive(owner) {
+				return fmt.Errorf("process %d still running", owner)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Logf("lab %s: %v", name, err)
 		}
 	}
 	if _, err := lab.SweepStale(); err != nil {
