@@ -16,6 +16,7 @@ import (
 	"go.fd.io/govpp/core"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg"
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg/statsegtest"
 )
 
 // served returns a segment served on a socket in a temporary directory and a
@@ -43,19 +44,7 @@ func connectCore(t *testing.T, path string) *core.StatsConnection {
 
 // serve returns a segment served on a socket in a temporary directory.
 func serve(t *testing.T, cfg statseg.Config) (*statseg.Segment, string) {
-	t.Helper()
-	seg, err := statseg.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { seg.Close() })
-	path := filepath.Join(t.TempDir(), "stats.sock")
-	srv, err := seg.Serve(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return seg, path
+	return statsegtest.Serve(t, cfg)
 }
 
 // dump returns the entries matching the patterns by name, retrying while the

@@ -1,0 +1,73 @@
+package statscollector
+
+import (
+	"sync/atomic"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/health"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipnet"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+)
+
+// Cell declares the collector: the stats socket is govpp.conf's stats-socket-path (as
+// govppmux reads binapi-socket-path from the same file), interfaces and ACLs come from
+// the scheduler's metadata maps, pods from ipnet and node names from nodesync. The
+// collector is registered with the agent's Prometheus registry (GET /metrics).
+func Cell() infra.Cell {
+	return infra.Cell{
+		Name: "statscollector",
+		Needs: []string{infra.LogsKey.String(), govppmux.Key.String(), kvapi.SchedulerKey.String(),
+			ipnet.Key.String(), nodesync.Key.String(), health.MetricsKey.String()},
+		Build: func(s *infra.Scope) (infra.Plugin, error) {
+			sch := infra.Get(s, kvapi.SchedulerKey)
+			return NewPlugin(Deps{
+				Log:             infra.Get(s, infra.LogsKey).Logger("statscollector"),
+				StatsSocketPath: infra.Get(s, govppmux.Key).Config().StatsSocketPath,
+				Interfaces:      &lazyMap{sch: sch, name: ifaceidx.DescriptorName},
+				ACLs:            &lazyMap{sch: sch, name: aclplugin.ACLDescriptorName},
+				Pods:            infra.Get(s, ipnet.Key),
+				Nodes:           infra.Get(s, nodesync.Key),
+				Registerer:      infra.Get(s, health.MetricsKey),
+			}), nil
+		},
+	}
+}
+
+// lazyMap is a descriptor's metadata map, looked up at its first use (the descriptor
+// may register after this cell is built) and then kept.
+type lazyMap struct {
+	sch  kvapi.KVScheduler
+	name string
+	m    atomic.Pointer[kvapi.MetadataMap]
+}
+
+func (l *lazyMap) get() kvapi.MetadataMap {
+	if m := l.m.Load(); m != nil {
+		return *m
+	}
+	m := l.sch.GetMetadataMap(l.name)
+	if m != nil {
+		l.m.Store(&m)
+	}
+	return m
+}
+
+// GetValue implements kvapi.MetadataMap.
+func (l *lazyMap) GetValue(label string) (kvapi.Metadata, bool) {
+	if m := l.get(); m != nil {
+		return m.GetValue(label)
+	}
+	return nil, false
+}
+
+// ListAllNames implements kvapi.MetadataMap.
+func (l *lazyMap) ListAllNames() []string {
+	if m := l.get(); m != nil {
+		return m.ListAllNames()
+	}
+	return nil
+}
