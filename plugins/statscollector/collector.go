@@ -115,6 +115,7 @@ type Plugin struct {
 	// the whole directory again.
 	dirEpoch   int64
 	dirIndexes []uint32
+	dirNames   [][]byte // the names at dirIndexes (copies)
 }
 
 var _ prometheus.Collector = (*Plugin)(nil)
@@ -222,6 +223,7 @@ func (p *Plugin) read(deadline time.Time) ([]adapter.StatEntry, error) {
 		list, err := p.readOnce()
 		switch {
 		case err == nil:
+			detachNames(list)
 			return list, nil
 		case errors.Is(err, adapter.ErrStatsDisconnected):
 			if p.client == nil {
@@ -245,22 +247,59 @@ func (p *Plugin) read(deadline time.Time) ([]adapter.StatEntry, error) {
 func (p *Plugin) readOnce() ([]adapter.StatEntry, error) {
 	if p.dirIndexes != nil {
 		dir, err := p.Stats.PrepareDirOnIndex(p.dirIndexes...)
-		if err != nil {
+		switch {
+		case err == nil && dir.Epoch == p.dirEpoch && p.sameNames(dir.Entries):
+			return dir.Entries, nil
+		case errors.Is(err, adapter.ErrStatsDisconnected), errors.Is(err, adapter.ErrStatsDataBusy),
+			errors.Is(err, adapter.ErrStatsAccessFailed):
 			return nil, err
 		}
-		if dir.Epoch == p.dirEpoch {
-			return dir.Entries, nil
-		}
+		// Another epoch, or another directory behind the same epoch (govpp's client
+		// reconnected to a restarted VPP by itself; an index past the end fails):
+		// list again.
 	}
 	dir, err := p.Stats.PrepareDir(patterns...)
 	if err != nil {
 		return nil, err
 	}
-	p.dirEpoch, p.dirIndexes = dir.Epoch, make([]uint32, len(dir.Entries))
+	p.dirEpoch = dir.Epoch
+	p.dirIndexes = make([]uint32, len(dir.Entries))
+	p.dirNames = make([][]byte, len(dir.Entries))
 	for i, e := range dir.Entries {
 		p.dirIndexes[i] = e.Index
+		p.dirNames[i] = bytes.Clone(e.Name)
 	}
 	return dir.Entries, nil
+}
+
+// detachNames copies the entries' names out of the mapped segment (govpp hands out
+// slices of it), into one buffer: govpp's socket watcher may unmap the segment on a
+// VPP restart while the scrape still reads them.
+func detachNames(list []adapter.StatEntry) {
+	n := 0
+	for i := range list {
+		n += len(list[i].Name)
+	}
+	buf := make([]byte, 0, n)
+	for i := range list {
+		start := len(buf)
+		buf = append(buf, list[i].Name...)
+		list[i].Name = buf[start:len(buf):len(buf)]
+	}
+}
+
+// sameNames tells whether entries are the ones listed at dirIndexes (govpp stops at
+// an empty slot, so a freed entry shortens the list).
+func (p *Plugin) sameNames(entries []adapter.StatEntry) bool {
+	if len(entries) != len(p.dirNames) {
+		return false
+	}
+	for i := range entries {
+		if !bytes.Equal(entries[i].Name, p.dirNames[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // connect (re)connects the plugin's own statsclient. A client that lost VPP is

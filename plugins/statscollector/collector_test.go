@@ -3,7 +3,9 @@ package statscollector_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -468,4 +470,35 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestEveryMetricIsDocumented keeps docs/METRICS-DATAPLANE.md and the collector in step.
+func TestEveryMetricIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/METRICS-DATAPLANE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := statscollector.NewPlugin(statscollector.Deps{Interfaces: &metaMap{}, Pods: &pods{}})
+	if err := col.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	ch := make(chan *prometheus.Desc, 64)
+	col.Describe(ch)
+	close(ch)
+	name := regexp.MustCompile(`fqName: "([^"]+)"`)
+	n := 0
+	for d := range ch {
+		m := name.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name in %s", d)
+		}
+		n++
+		if !strings.Contains(string(doc), "`"+m[1]+"`") {
+			t.Errorf("%s is not in docs/METRICS-DATAPLANE.md", m[1])
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d metrics described", n)
+	}
 }
