@@ -56,7 +56,8 @@
 // # What a caller must do (as VPP's nodes do)
 //
 // Publish an interface (AddInterface) before counting on its index, register a
-// node's errors (RegisterErrors) before counting them, publish an ACL (SetACL) on
+// node's errors (RegisterErrors, or EnsureError on first use) before counting them,
+// zero an interface's counters on sw_interface_clear_stats (ClearInterfaceCounters), publish an ACL (SetACL) on
 // acl_add_replace, validate NAT's per-interface counters (NATInterface) when NAT is
 // enabled on an interface. Counts for an index that was never published are
 // ignored: VPP would write past its vector.

@@ -121,6 +121,18 @@ func TestGovppReadsExactInterfaceCounters(t *testing.T) {
 	if got, ok := e.Data.(adapter.CombinedCounterStat); !ok || len(got) != 1 || got[0][0] != (adapter.CombinedCounter{3, 294}) {
 		t.Errorf("/interfaces/tap0/rx = %#v, want [[{3 294}]]", e.Data)
 	}
+
+	// sw_interface_clear_stats of one interface, then of all.
+	seg.ClearInterfaceCounters(1)
+	rx := dump(t, sc, "^/if/rx$")["/if/rx"].Data.(adapter.CombinedCounterStat)
+	tx := dump(t, sc, "^/if/tx$")["/if/tx"].Data.(adapter.CombinedCounterStat)
+	if rx[0][1] != (adapter.CombinedCounter{}) || tx[0][2] != (adapter.CombinedCounter{2, 196}) {
+		t.Errorf("after clearing tap0: rx %v, tx %v", rx, tx)
+	}
+	seg.ClearInterfaceCounters(statseg.AllInterfaces)
+	if tx := dump(t, sc, "^/if/tx$")["/if/tx"].Data.(adapter.CombinedCounterStat); tx[0][2] != (adapter.CombinedCounter{}) {
+		t.Errorf("after clearing all: tx %v", tx)
+	}
 }
 
 func TestHeaderIsVersion2WithEpochFromOneAndNoLegacyErrorVector(t *testing.T) {
@@ -171,7 +183,7 @@ func TestErrorCountersByNodeAndReason(t *testing.T) {
 		"/err/acl-plugin-in-ip4-fa/ACL deny packets": 5,
 	}
 	if len(got) != len(want) {
-		t.Errorf("/err/ entries: %v", keys(got))
+		t.Errorf("/err/ entries: %v, want %d", keys(got), len(want))
 	}
 	for name, w := range want {
 		s, ok := got[name].Data.(adapter.SimpleCounterStat)
@@ -182,6 +194,12 @@ func TestErrorCountersByNodeAndReason(t *testing.T) {
 	errs := dump(t, sc, "^/node/errors$")["/node/errors"].Data.(adapter.SimpleCounterStat)
 	if fmt.Sprint(errs) != "[[0 2 5]]" {
 		t.Errorf("/node/errors = %v, want [[0 2 5]]", errs)
+	}
+	if i, err := seg.EnsureError("ip4-input", "bad_checksum"); err != nil || i != ip4+1 {
+		t.Errorf("EnsureError of a registered error = %d, %v; want %d", i, err, ip4+1)
+	}
+	if i, err := seg.EnsureError("error-drop", "no route"); err != nil || i != acl+1 {
+		t.Errorf("EnsureError of a new error = %d, %v; want the next index %d", i, err, acl+1)
 	}
 	if _, err := seg.RegisterErrors("ip4-input", "time_expired"); err == nil {
 		t.Error("registering ip4-input/time_expired twice succeeded")

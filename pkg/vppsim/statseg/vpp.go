@@ -210,13 +210,7 @@ func (s *Segment) AddInterface(sw uint32, name string) error {
 		if _, dup := v.ifLinks[sw]; dup {
 			return fmt.Errorf("statseg: interface %d (%s): sw_if_index already published", sw, name)
 		}
-		counters := make([]uint32, 0, len(v.ifSimple)+len(v.ifCombined))
-		for _, i := range v.ifSimple {
-			counters = append(counters, i)
-		}
-		for _, i := range v.ifCombined {
-			counters = append(counters, i)
-		}
+		counters := s.ifCounterEntries()
 		for _, i := range counters {
 			if err := s.growCounter(i, sw+1); err != nil {
 				return err
@@ -258,6 +252,44 @@ func (s *Segment) DeleteInterface(sw uint32) error {
 		delete(v.ifLinks, sw)
 		return s.setName(v.ifNames, sw, "deleted")
 	})
+}
+
+// AllInterfaces is the sw_if_index of sw_interface_clear_stats that means every
+// interface.
+const AllInterfaces = ^uint32(0)
+
+// ClearInterfaceCounters zeroes every /if/ counter of interface sw, or of all with
+// AllInterfaces, as sw_interface_clear_stats does (interface_api.c: the counter
+// vectors live in the segment, so readers see zeros). A counter update, not a
+// directory change: the epoch stays. ("clear errors" by contrast leaves the segment
+// alone: VPP keeps a copy of the counters at the clear for its CLI, vlib/error.c.)
+func (s *Segment) ClearInterfaceCounters(sw uint32) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return
+	}
+	for _, i := range s.ifCounterEntries() {
+		for _, v := range s.entries[i].inner {
+			first, last := uint32(0), v.n
+			if sw != AllInterfaces {
+				if sw >= v.n {
+					continue
+				}
+				first, last = sw, sw+1
+			}
+			for w := v.off + uint64(first)*uint64(v.size); w < v.off+uint64(last)*uint64(v.size); w += 8 {
+				atomic.StoreUint64(s.word(w), 0)
+			}
+		}
+	}
+}
+
+// ifCounterEntries lists the entries of every /if/ counter.
+func (s *Segment) ifCounterEntries() []uint32 {
+	out := make([]uint32, 0, len(s.ifSimple)+len(s.ifCombined))
+	out = append(out, s.ifSimple[:]...)
+	return append(out, s.ifCombined[:]...)
 }
 
 // zeroElement zeroes element k of every thread of counter i.
@@ -337,6 +369,23 @@ func (s *Segment) LookupError(node, reason string) (ErrorIndex, bool) {
 	defer s.mu.RUnlock()
 	i, ok := s.errs[errKey{node, reason}]
 	return i, ok
+}
+
+// EnsureError returns the index of node's error reason, registering it first when
+// it is new. VPP registers every error of a node with the node, at start; a caller
+// whose errors are not listed up front (the simulator names them as it drops) can
+// register them on first use, at the cost of one directory change each.
+func (s *Segment) EnsureError(node, reason string) (ErrorIndex, error) {
+	if i, ok := s.LookupError(node, reason); ok {
+		return i, nil
+	}
+	i, err := s.RegisterErrors(node, reason)
+	if err != nil {
+		if j, ok := s.LookupError(node, reason); ok { // registered meanwhile
+			return j, nil
+		}
+	}
+	return i, err
 }
 
 // AddError counts n packets against error i in thread t (vlib_error_count).
