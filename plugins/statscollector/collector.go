@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/sirupsen/logrus"
 	"go.fd.io/govpp/adapter"
 	"go.fd.io/govpp/adapter/statsclient"
@@ -116,6 +117,19 @@ type Plugin struct {
 	dirEpoch   int64
 	dirIndexes []uint32
 	dirNames   [][]byte // the names at dirIndexes (copies)
+
+	podLabels  *labelSets[[2]string] // namespace, pod
+	nodeLabels *labelSets[string]    // remote node
+	errLabels  *labelSets[string]    // /err/ entry name
+	ruleLabels *labelSets[ruleKey]
+}
+
+// ruleKey identifies the series of a policy rule.
+type ruleKey struct {
+	acl    string
+	rule   int
+	policy string
+	deny   bool
 }
 
 var _ prometheus.Collector = (*Plugin)(nil)
@@ -151,6 +165,8 @@ func (p *Plugin) Init() error {
 	}
 	p.descs = newDescs()
 	p.nodeNames = make(map[uint32]string)
+	p.podLabels, p.nodeLabels = newLabelSets[[2]string](), newLabelSets[string]()
+	p.errLabels, p.ruleLabels = newLabelSets[string](), newLabelSets[ruleKey]()
 	if p.Stats == nil {
 		p.client = statsclient.NewStatsClient(p.StatsSocketPath, statsclient.SetSocketRetryTimeout(p.ScrapeTimeout))
 		p.Stats = p.client
@@ -369,6 +385,10 @@ func (e entries) combined(name string, k uint32) (packets, bytes uint64) {
 
 // export sends the metrics of one read.
 func (p *Plugin) export(ch chan<- prometheus.Metric, e entries) {
+	p.podLabels.scrape()
+	p.nodeLabels.scrape()
+	p.errLabels.scrape()
+	p.ruleLabels.scrape()
 	p.exportInterfaces(ch, e)
 	p.exportErrors(ch, e)
 	p.exportPolicies(ch, e)
@@ -389,7 +409,10 @@ func (p *Plugin) exportInterfaces(ch chan<- prometheus.Metric, e entries) {
 			continue
 		}
 		if ns, pod, ok := p.Pods.GetPodByIf(name); ok {
-			ifaceCounters(ch, p.descs.pod, e, md.SwIfIndex, ns, pod)
+			labels := p.podLabels.get([2]string{ns, pod}, func() []*dto.LabelPair {
+				return labelPairs(labelNamespace, ns, labelPod, pod)
+			})
+			ifaceCounters(ch, p.descs.pod, e, md.SwIfIndex, labels)
 			continue
 		}
 		id, ok := tunnelNodeID(name)
@@ -403,7 +426,8 @@ func (p *Plugin) exportInterfaces(ch chan<- prometheus.Metric, e entries) {
 			node, known = p.nodeNames[id]
 		}
 		if known {
-			ifaceCounters(ch, p.descs.vxlan, e, md.SwIfIndex, node)
+			labels := p.nodeLabels.get(node, func() []*dto.LabelPair { return labelPairs(labelRemoteNode, node) })
+			ifaceCounters(ch, p.descs.vxlan, e, md.SwIfIndex, labels)
 		}
 	}
 }
@@ -426,9 +450,9 @@ func (p *Plugin) refreshNodeNames() {
 	}
 }
 
-func ifaceCounters(ch chan<- prometheus.Metric, d ifaceDescs, e entries, sw uint32, labels ...string) {
+func ifaceCounters(ch chan<- prometheus.Metric, d ifaceDescs, e entries, sw uint32, labels []*dto.LabelPair) {
 	counter := func(desc *prometheus.Desc, v uint64) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
+		ch <- &sample{desc: desc, labels: labels, value: float64(v)}
 	}
 	rxP, rxB := e.combined("/if/rx", sw)
 	txP, txB := e.combined("/if/tx", sw)
@@ -455,7 +479,10 @@ func (p *Plugin) exportErrors(ch chan<- prometheus.Metric, e entries) {
 		if !ok {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(p.descs.errors, prometheus.CounterValue, float64(v), string(node), string(reason))
+		labels := p.errLabels.get(string(entry.Name), func() []*dto.LabelPair {
+			return labelPairs(labelReason, string(reason), labelVPPNode, string(node))
+		})
+		ch <- &sample{desc: p.descs.errors, labels: labels, value: float64(v)}
 	}
 }
 
@@ -481,13 +508,15 @@ func (p *Plugin) exportPolicies(ch chan<- prometheus.Metric, e entries) {
 			if packets == 0 {
 				continue
 			}
-			verdict := verdictPermit
-			if o.Deny {
-				verdict = verdictDeny
-			}
-			rule := strconv.Itoa(r)
-			ch <- prometheus.MustNewConstMetric(p.descs.rulePackets, prometheus.CounterValue, float64(packets), o.Policy, name, rule, verdict)
-			ch <- prometheus.MustNewConstMetric(p.descs.ruleBytes, prometheus.CounterValue, float64(bytes), o.Policy, name, rule, verdict)
+			labels := p.ruleLabels.get(ruleKey{acl: name, rule: r, policy: o.Policy, deny: o.Deny}, func() []*dto.LabelPair {
+				verdict := verdictPermit
+				if o.Deny {
+					verdict = verdictDeny
+				}
+				return labelPairs(labelACL, name, labelPolicy, o.Policy, labelRule, strconv.Itoa(r), labelVerdict, verdict)
+			})
+			ch <- &sample{desc: p.descs.rulePackets, labels: labels, value: float64(packets)}
+			ch <- &sample{desc: p.descs.ruleBytes, labels: labels, value: float64(bytes)}
 		}
 	}
 }
