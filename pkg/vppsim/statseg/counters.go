@@ -49,7 +49,7 @@ func (s *Segment) Remove(name string) error {
 	return s.change(func() error {
 		i, ok := s.byName[name]
 		if !ok {
-			return fmt.Errorf("statseg: remove %q: no such entry", name)
+			return refused(fmt.Errorf("statseg: remove %q: no such entry", name))
 		}
 		s.removeEntry(i)
 		return nil

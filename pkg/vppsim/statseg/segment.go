@@ -194,9 +194,18 @@ func (s *Segment) ptr(off uint64) uint64 {
 	return s.base + off
 }
 
+// refusedError is an error found before a change touched anything readers see.
+type refusedError struct{ error }
+
+func (e refusedError) Unwrap() error { return e.error }
+
+// refused marks err as found before any change.
+func refused(err error) error { return refusedError{err} }
+
 // change runs f as one directory change under the write lock: in_progress=1, f,
 // epoch+1, in_progress=0 (vlib_stats_segment_lock/unlock). The epoch moves even when
-// f fails half way, so readers re-read whatever it left.
+// f fails half way, so readers re-read whatever it left; it stays when f refused
+// before changing anything (a duplicate name: VPP checks it before locking).
 func (s *Segment) change(f func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -205,7 +214,9 @@ func (s *Segment) change(f func() error) error {
 	}
 	s.store(hdrInProgress, 1)
 	err := f()
-	s.store(hdrEpoch, s.load(hdrEpoch)+1)
+	if !errors.As(err, new(refusedError)) {
+		s.store(hdrEpoch, s.load(hdrEpoch)+1)
+	}
 	s.store(hdrInProgress, 0)
 	return err
 }
@@ -307,11 +318,11 @@ func (s *Segment) entryOff(i uint32) uint64 { return s.dir.off + uint64(i)*entry
 // addEntry creates a directory entry (reusing the last freed slot first, as
 // vlib_stats_create_counter does) and returns its index. Caller holds the change.
 func (s *Segment) addEntry(typ uint32, name string, union uint64) (uint32, error) {
-	if name == "" || len(name) > MaxNameLen {
-		return 0, fmt.Errorf("statseg: entry name %q: must be 1..%d bytes", name, MaxNameLen)
+	if err := checkName(name); err != nil {
+		return 0, refused(err)
 	}
 	if _, dup := s.byName[name]; dup {
-		return 0, fmt.Errorf("statseg: entry name %q: already registered", name)
+		return 0, refused(fmt.Errorf("statseg: entry name %q: already registered", name))
 	}
 	var i uint32
 	if s.freeHead != noFree {
@@ -337,6 +348,16 @@ func (s *Segment) addEntry(typ uint32, name string, union uint64) (uint32, error
 	s.entries[i] = entry{typ: typ, name: name}
 	s.byName[name] = i
 	return i, nil
+}
+
+// checkName refuses an entry name that does not fit the directory's char[128] (VPP
+// asserts it in debug builds and truncates in release ones, stats.c
+// vlib_stats_set_entry_name; a truncated name could collide, so it is refused).
+func checkName(name string) error {
+	if name == "" || len(name) > MaxNameLen {
+		return fmt.Errorf("statseg: entry name %q: must be 1..%d bytes, has %d", name, MaxNameLen, len(name))
+	}
+	return nil
 }
 
 // removeEntry frees the entry's vectors and puts its slot at the head of the free

@@ -368,7 +368,8 @@ func TestBadInputIsRefusedWithTheValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer seg.Close()
-	long := strings.Repeat("x", 130)
+	long := strings.Repeat("x", 120) // fits alone, not in /interfaces/<name>/rx-multicast
+	epoch := seg.Epoch()
 	for _, c := range []struct {
 		what string
 		err  error
@@ -377,6 +378,8 @@ func TestBadInputIsRefusedWithTheValue(t *testing.T) {
 		{"long interface name", seg.AddInterface(1, long), long},
 		{"empty interface name", seg.AddInterface(1, ""), "interface 1"},
 		{"errors without reasons", func() error { _, err := seg.RegisterErrors("n"); return err }(), `"n"`},
+		{"long error name", func() error { _, err := seg.RegisterErrors("ip4-input", "ok", long); return err }(), long},
+		{"long node name", func() error { _, err := seg.RegisterNode(long); return err }(), long},
 		{"negative rule count", seg.SetACL(0, -1), "-1"},
 		{"duplicate scalar", func() error { _, err := seg.NewScalar("/sys/heartbeat", 1); return err }(), "/sys/heartbeat"},
 	} {
@@ -384,7 +387,10 @@ func TestBadInputIsRefusedWithTheValue(t *testing.T) {
 			t.Errorf("%s: error %v, want one naming %q", c.what, c.err, c.want)
 		}
 	}
-	// The long name left nothing half done: the index can be published.
+	// The refused changes left nothing half done: the directory did not even move.
+	if seg.Epoch() != epoch {
+		t.Errorf("epoch moved from %d to %d by refused changes", epoch, seg.Epoch())
+	}
 	if err := seg.AddInterface(1, "tap0"); err != nil {
 		t.Errorf("after the refused long name: %v", err)
 	}

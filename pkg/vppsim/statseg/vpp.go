@@ -186,8 +186,7 @@ func (s *Segment) Heartbeat() {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if !s.closed {
-		off := s.entryOff(s.heartbeat) + entryUnion
-		s.store(off, s.load(off)+1)
+		atomic.AddUint64(s.word(s.entryOff(s.heartbeat)+entryUnion), 1)
 	}
 }
 
@@ -205,10 +204,13 @@ func (s *Segment) AddInterface(sw uint32, name string) error {
 	if name == "" {
 		return fmt.Errorf("statseg: interface %d: empty name", sw)
 	}
+	if err := checkName(symlinkName("/interfaces/", name, "rx-multicast")); err != nil { // the longest
+		return fmt.Errorf("statseg: interface %d: name %q too long for its counters: %w", sw, name, err)
+	}
 	return s.change(func() error {
 		v := &s.vpp
 		if _, dup := v.ifLinks[sw]; dup {
-			return fmt.Errorf("statseg: interface %d (%s): sw_if_index already published", sw, name)
+			return refused(fmt.Errorf("statseg: interface %d (%s): sw_if_index already published", sw, name))
 		}
 		counters := s.ifCounterEntries()
 		for _, i := range counters {
@@ -244,7 +246,7 @@ func (s *Segment) DeleteInterface(sw uint32) error {
 		v := &s.vpp
 		links, ok := v.ifLinks[sw]
 		if !ok {
-			return fmt.Errorf("statseg: delete interface %d: not published", sw)
+			return refused(fmt.Errorf("statseg: delete interface %d: not published", sw))
 		}
 		for _, l := range links {
 			s.removeEntry(l)
@@ -330,12 +332,17 @@ func (s *Segment) RegisterErrors(node string, reasons ...string) (ErrorIndex, er
 	if node == "" || len(reasons) == 0 {
 		return 0, fmt.Errorf("statseg: register errors of node %q: a node name and at least one reason are required", node)
 	}
+	for _, r := range reasons {
+		if err := checkName("/err/" + node + "/" + r); err != nil {
+			return 0, err
+		}
+	}
 	var first ErrorIndex
 	err := s.change(func() error {
 		v := &s.vpp
 		for _, r := range reasons {
 			if _, dup := v.errs[errKey{node, r}]; dup {
-				return fmt.Errorf("statseg: error %s/%s: already registered", node, r)
+				return refused(fmt.Errorf("statseg: error %s/%s: already registered", node, r))
 			}
 		}
 		first = ErrorIndex(v.nErrors)
@@ -405,11 +412,14 @@ func (s *Segment) RegisterNode(name string) (NodeIndex, error) {
 	if name == "" {
 		return 0, fmt.Errorf("statseg: register node: empty name")
 	}
+	if err := checkName(symlinkName("/nodes/", name, "suspends")); err != nil { // the longest
+		return 0, fmt.Errorf("statseg: node %q: %w", name, err)
+	}
 	var idx NodeIndex
 	err := s.change(func() error {
 		v := &s.vpp
 		if _, dup := v.nodes[name]; dup {
-			return fmt.Errorf("statseg: node %q: already registered", name)
+			return refused(fmt.Errorf("statseg: node %q: already registered", name))
 		}
 		idx = NodeIndex(len(v.nodes))
 		if v.perNode {
