@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.fd.io/govpp/adapter"
 
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg"
@@ -500,5 +501,38 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("only %d metrics described", n)
+	}
+}
+
+// busyStats is a stats segment that VPP keeps changing: every read is interrupted.
+type busyStats struct {
+	adapter.StatsAPI
+	clock *testkit.Clock
+	reads int
+}
+
+func (b *busyStats) PrepareDir(...string) (*adapter.StatDir, error) {
+	b.reads++
+	b.clock.Step(30 * time.Millisecond) // each read takes its time
+	return nil, adapter.ErrStatsDataBusy
+}
+
+func TestAScrapeOfABusySegmentEndsAtTheTimeout(t *testing.T) {
+	clock := testkit.NewClock()
+	stats := &busyStats{clock: clock}
+	col := statscollector.NewPlugin(statscollector.Deps{
+		Stats: stats, Interfaces: &metaMap{}, Pods: &pods{},
+		ScrapeTimeout: 100 * time.Millisecond, Now: clock.Now,
+	})
+	if err := col.Init(); err != nil {
+		t.Fatal(err)
+	}
+	defer col.Close()
+	compare(t, col, `# HELP contiv_dataplane_stats_up 1 when this scrape read VPP's stats segment, 0 when it could not (no other contiv_dataplane_ metric is exported then).
+# TYPE contiv_dataplane_stats_up gauge
+contiv_dataplane_stats_up 0
+`)
+	if stats.reads != 4 { // at 0, 30, 60 and 90 ms; the one ending at 120 ms is the last
+		t.Errorf("%d reads within the 100 ms bound, want 4", stats.reads)
 	}
 }
