@@ -22,6 +22,9 @@ func Cell() infra.Cell {
 		Name: "statscollector",
 		Needs: []string{infra.LogsKey.String(), govppmux.Key.String(), kvapi.SchedulerKey.String(),
 			ipnet.Key.String(), nodesync.Key.String(), health.MetricsKey.String()},
+		// The DB watcher, which feeds the event loop, starts last; the collector only
+		// reads (at scrapes) and may start before it.
+		Before: []string{"dbwatcher"},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
 			sch := infra.Get(s, kvapi.SchedulerKey)
 			return NewPlugin(Deps{
