@@ -1,11 +1,15 @@
 package ksr
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
@@ -32,5 +36,34 @@ func TestOutOfRangeServicePortsAreNotReflected(t *testing.T) {
 	}
 	if n := counter(in.metrics.invalidFields, service.Keyword, "ports.nodePort"); n < 1 {
 		t.Errorf("invalid ports.nodePort counted %v times", n)
+	}
+}
+
+func TestPodReflectedWithOnlyTheAnnotationsAgentsRead(t *testing.T) {
+	huge := strings.Repeat("x", 256<<10)
+	big := &corev1.Pod{ObjectMeta: objMeta("default", "big"), Status: corev1.PodStatus{PodIP: "10.1.1.2"}}
+	big.Annotations = map[string]string{
+		"kubectl.kubernetes.io/last-applied-configuration": huge,
+		pod.CustomIfAnnotation:                             "memif1/memif",
+	}
+	oversized := &corev1.Pod{ObjectMeta: objMeta("default", "oversized"), Status: corev1.PodStatus{PodIP: "10.1.1.3"}}
+	oversized.Annotations = map[string]string{pod.CustomIfAnnotation: huge, pod.MicroserviceLabelAnnotation: "web"}
+	c := newCluster(t, big, oversized)
+	in := c.startLeader("a")
+	bigKey, overKey := pod.Key("big", "default"), pod.Key("oversized", "default")
+	testkit.EventuallyTrue(t, waitTimeout, "pods reflected", func() bool { return c.get(bigKey) != nil && c.get(overKey) != nil })
+
+	got, _ := c.get(bigKey).(*pod.Pod)
+	if want := map[string]string{pod.CustomIfAnnotation: "memif1/memif"}; !maps.Equal(got.GetAnnotations(), want) {
+		t.Errorf("pod big reflected with annotations %d keys (%v...), want only %v", len(got.GetAnnotations()),
+			slices.Collect(maps.Keys(got.GetAnnotations())), want)
+	}
+	got, _ = c.get(overKey).(*pod.Pod)
+	if want := map[string]string{pod.MicroserviceLabelAnnotation: "web"}; !maps.Equal(got.GetAnnotations(), want) {
+		t.Errorf("pod oversized reflected with annotation keys %v, want only %v (custom-if is over the bound)",
+			slices.Collect(maps.Keys(got.GetAnnotations())), want)
+	}
+	if n := counter(in.metrics.invalidFields, pod.Keyword, "metadata.annotations"); n < 1 {
+		t.Errorf("oversized annotations counted %v times, want at least 1", n)
 	}
 }
