@@ -72,6 +72,27 @@ type API interface {
 	ReleasePodIPs(podID PodID) error
 	// GetIPAMConfigForJSON returns the effective ipamConfig in the contiv.conf shape.
 	GetIPAMConfigForJSON() *contivconf.IPAMConfigForJSON
+
+	// Dual-stack. The methods above answer for the primary family (the top-level
+	// ranges of ipamConfig: IPv4 on a dual-stack node), except AllocatePodIP,
+	// ReleasePodIPs, GetPodFromIP and NodeIDFromPodIP, which cover every family.
+
+	// Families returns the IP families of the address plan, the primary first
+	// ([IPv4, IPv6] on a dual-stack cluster).
+	Families() []Family
+	// AllocatePodIPs gives the pod an address of every family in one call, the
+	// primary first (/32 and /128); all or none. A pod that holds addresses gets the
+	// same ones again.
+	AllocatePodIPs(podID PodID, ipamType string, ipamData string) ([]*net.IPNet, error)
+	// GetPodIPs returns the addresses of the pod's main interface, the primary first.
+	GetPodIPs(podID PodID) []*net.IPNet
+	// ThisNodeAddresses returns this node's subnets and addresses of a family (pod
+	// subnet, gateway, NAT loopback, VPP-host interconnect and its two ends, VXLAN BVI
+	// IP, node IP, service range), nil before the first resync or without the family.
+	ThisNodeAddresses(f Family) *FamilyAddresses
+	// NodeAddresses returns the same of the node with the given ID, as the plan
+	// gives them.
+	NodeAddresses(f Family, nodeID uint32) (*FamilyAddresses, error)
 }
 
 // PodID identifies a Kubernetes pod.
