@@ -56,7 +56,9 @@ type API interface {
 	NatLoopbackIP() net.IP
 	// AllocatePodIP gives the pod an IP of this node's pod subnet (/32, IPv6 /128). With
 	// external IPAM the IP is the one of the CNI IPAM result in ipamData, produced by the
-	// IPAM plugin ipamType. A pod that already has an IP gets the same one again.
+	// IPAM plugin ipamType. A pod that already has an IP gets the same one again. On a
+	// dual-stack node it is AllocatePodIPs (the pod gets both families) and returns
+	// the primary (IPv4) address.
 	AllocatePodIP(podID PodID, ipamType string, ipamData string) (*net.IPNet, error)
 	// AllocatePodCustomIfIP gives an extra (custom) interface of the pod an IP from this
 	// node's pod subnet; network must be "" or DefaultPodNetworkName. It is idempotent
@@ -66,9 +68,11 @@ type API interface {
 	GetPodIP(podID PodID) *net.IPNet
 	// GetPodCustomIfIP returns the IP of a custom interface of the pod, nil when none.
 	GetPodCustomIfIP(podID PodID, ifName, network string) net.IP
-	// GetPodFromIP returns the local pod that holds ip (main or custom interface).
+	// GetPodFromIP returns the local pod that holds ip (main or custom interface, either
+	// family).
 	GetPodFromIP(ip net.IP) (podID PodID, found bool)
-	// ReleasePodIPs frees every IP of the pod; releasing a pod without IPs is no error.
+	// ReleasePodIPs frees every IP of the pod, of every family; releasing a pod without
+	// IPs is no error.
 	ReleasePodIPs(podID PodID) error
 	// GetIPAMConfigForJSON returns the effective ipamConfig in the contiv.conf shape.
 	GetIPAMConfigForJSON() *contivconf.IPAMConfigForJSON
