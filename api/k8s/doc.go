@@ -20,6 +20,11 @@
 // Keyword, KeyPrefix, the key builder and the key parser. Kubernetes names never contain
 // a slash, so the parsers refuse keys whose name parts do.
 //
+// Dual-stack: pod.Pod carries ip_addresses (every family) and node.Node pod_CIDRs
+// beside the single primary fields that records of earlier releases have; read them
+// with Pod.AllIPAddresses and Node.AllPodCIDRs, which fall back to the primary field,
+// so a new agent reads an old record and an old agent a new one.
+//
 // The package does not reflect anything from Kubernetes (that is plugins/ksr) and does
 // not define which resources the agent watches (that is dbresources, the table beside
 // the models in api/k8s/dbresources). It sits on the api floor: it imports nothing of

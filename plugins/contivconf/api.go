@@ -54,10 +54,28 @@ type API interface {
 type IPAMConfig struct {
 	UseExternalIPAM bool
 	// ContivCIDR is the configured contivCIDR, nil when not used.
-	ContivCIDR  *net.IPNet
-	ServiceCIDR *net.IPNet
+	ContivCIDR *net.IPNet
 	// NodeInterconnectDHCP is the global ipamConfig flag; UseDHCP gives this node's choice.
-	NodeInterconnectDHCP          bool
+	NodeInterconnectDHCP bool
+	// FamilyPlan holds the top-level ranges: the IPv4 plan of a dual-stack cluster, the
+	// only plan of a single-stack one (IPv4 or IPv6). Its fields are promoted
+	// (cfg.PodSubnetCIDR, ...) as before dual-stack.
+	FamilyPlan
+	// DefaultGateway is the global static gateway, nil when not set.
+	DefaultGateway net.IP
+	SRv6           SRv6Config
+	// DualStackIPv6 is the IPv6 plan of a dual-stack cluster (ipamConfig.ipv6 beside
+	// IPv4 ranges), nil in a single-stack cluster. A single-stack IPv6 cluster has its
+	// plan in FamilyPlan (whether the file put IPv6 ranges in the top-level keys, as
+	// upstream did, or only in ipamConfig.ipv6).
+	DualStackIPv6 *FamilyPlan
+}
+
+// FamilyPlan is the address plan of one IP family. Nil networks are not configured.
+type FamilyPlan struct {
+	// ServiceCIDR is the range of Kubernetes service IPs (nil: not configured, only
+	// possible in an IPv6 plan).
+	ServiceCIDR                   *net.IPNet
 	PodSubnetCIDR                 *net.IPNet
 	PodSubnetOneNodePrefixLen     uint8
 	VPPHostSubnetCIDR             *net.IPNet
@@ -66,9 +84,38 @@ type IPAMConfig struct {
 	NodeInterconnectCIDR *net.IPNet
 	// VxlanCIDR is nil only when VXLAN is not used and the file left it empty.
 	VxlanCIDR *net.IPNet
-	// DefaultGateway is the global static gateway, nil when not set.
-	DefaultGateway net.IP
-	SRv6           SRv6Config
+}
+
+// IsIPv6 tells whether the plan is of IPv6 (decided by its pod subnet).
+func (fp *FamilyPlan) IsIPv6() bool {
+	return fp != nil && fp.PodSubnetCIDR != nil && family(fp.PodSubnetCIDR) == "IPv6"
+}
+
+// Primary returns the plan of the top-level ranges: IPv4 in a dual-stack cluster, the
+// only family in a single-stack one. It points into c.
+func (c *IPAMConfig) Primary() *FamilyPlan { return &c.FamilyPlan }
+
+// IsDualStack tells whether the cluster has a plan of each IP family.
+func (c *IPAMConfig) IsDualStack() bool { return c != nil && c.DualStackIPv6 != nil }
+
+// Plans returns the plan of every configured family, the primary first (IPv4, then
+// IPv6, in a dual-stack cluster).
+func (c *IPAMConfig) Plans() []*FamilyPlan {
+	if c.IsDualStack() {
+		return []*FamilyPlan{c.Primary(), c.DualStackIPv6}
+	}
+	return []*FamilyPlan{c.Primary()}
+}
+
+// Plan returns the plan of the family (ipv6: IPv6, else IPv4), nil when the cluster
+// has no such family.
+func (c *IPAMConfig) Plan(ipv6 bool) *FamilyPlan {
+	for _, fp := range c.Plans() {
+		if fp.IsIPv6() == ipv6 {
+			return fp
+		}
+	}
+	return nil
 }
 
 // SRv6Config holds the parsed SRv6 SID and BSID prefixes.

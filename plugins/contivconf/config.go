@@ -29,6 +29,12 @@ const (
 	DefaultVPPHostSubnetOneNodePrefixLen = 24
 	DefaultVxlanCIDR                     = "192.168.30.0/24"
 
+	// Per-node prefix lengths of ipamConfig.ipv6 when it leaves them out: upstream
+	// Contiv-VPP's IPv6 example (a /64 of pods and a /112 of VPP-host interconnect
+	// per node).
+	DefaultIPv6PodSubnetOneNodePrefixLen     = 64
+	DefaultIPv6VPPHostSubnetOneNodePrefixLen = 112
+
 	DefaultServicePolicyBSIDSubnetCIDR       = "5555::/16"
 	DefaultServicePodLocalSIDSubnetCIDR      = "6666::/16"
 	DefaultServiceHostLocalSIDSubnetCIDR     = "6655::/16"
@@ -148,6 +154,34 @@ type IPAMConfigForJSON struct {
 	VxlanCIDR                     string            `json:"vxlanCIDR"`
 	DefaultGateway                string            `json:"defaultGateway"`
 	SRv6                          SRv6ConfigForJSON `json:"srv6"`
+	// IPv6 is the IPv6 half of a dual-stack plan; nil: none. When the file sets it and
+	// none of the address-plan keys above (contivCIDR, serviceCIDR, podSubnetCIDR,
+	// podSubnetOneNodePrefixLen, vppHostSubnetCIDR, vppHostSubnetOneNodePrefixLen,
+	// nodeInterconnectCIDR, vxlanCIDR), the cluster is single-stack IPv6 and those keys
+	// lose their IPv4 defaults (they show empty).
+	IPv6 *IPv6ConfigForJSON `json:"ipv6,omitempty"`
+}
+
+// IPv6ConfigForJSON is ipamConfig.ipv6: the IPv6 ranges of the address plan, with the
+// names the top-level keys have (upstream Contiv-VPP took IPv6 ranges in those keys for
+// a single-stack IPv6 cluster, and still may here). Every value must be IPv6.
+type IPv6ConfigForJSON struct {
+	// ServiceCIDR is the IPv6 service range (optional; kube-apiserver's second
+	// --service-cluster-ip-range).
+	ServiceCIDR string `json:"serviceCIDR"`
+	// PodSubnetCIDR is the IPv6 pod range of the cluster (required).
+	PodSubnetCIDR string `json:"podSubnetCIDR"`
+	// PodSubnetOneNodePrefixLen is the IPv6 pod subnet of one node (0: 64).
+	PodSubnetOneNodePrefixLen uint8 `json:"podSubnetOneNodePrefixLen"`
+	// VPPHostSubnetCIDR is the IPv6 range of the VPP-host interconnects (required).
+	VPPHostSubnetCIDR string `json:"vppHostSubnetCIDR"`
+	// VPPHostSubnetOneNodePrefixLen is the IPv6 interconnect of one node (0: 112).
+	VPPHostSubnetOneNodePrefixLen uint8 `json:"vppHostSubnetOneNodePrefixLen"`
+	// NodeInterconnectCIDR gives node N the IPv6 host #N (optional).
+	NodeInterconnectCIDR string `json:"nodeInterconnectCIDR"`
+	// VxlanCIDR gives node N's VXLAN BVI the IPv6 host #N (required with the VXLAN
+	// overlay).
+	VxlanCIDR string `json:"vxlanCIDR"`
 }
 
 // SRv6ConfigForJSON holds the IPv6 prefixes from which SRv6 SIDs and BSIDs are made.
@@ -243,6 +277,9 @@ func Parse(data []byte, strict bool, log logrus.FieldLogger) (*Config, error) {
 		return nil, fmt.Errorf("contiv.conf: %w", err)
 	}
 	cfg.normalize()
+	if err := cfg.dropIPv4DefaultsIfIPv6Only(func(out *Config) error { return infra.ParseConfig(data, out, false, nil) }); err != nil {
+		return nil, fmt.Errorf("contiv.conf: %w", err)
+	}
 	if _, warnings, err := cfg.compile(); err != nil {
 		return nil, err
 	} else if log != nil {
@@ -285,6 +322,7 @@ func (c *Config) nodeConfigFor(nodeName string) *NodeConfig {
 // clone returns a deep copy of c.
 func (c *Config) clone() *Config {
 	out := *c
+	out.IPAMConfig = c.IPAMConfig.clone()
 	if c.NodeConfig != nil {
 		out.NodeConfig = make([]NodeConfig, len(c.NodeConfig))
 		for i, nc := range c.NodeConfig {

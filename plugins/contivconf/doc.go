@@ -24,6 +24,13 @@
 //     and the offending value; an invalid file stops the agent.
 //   - Dissects ipamConfig.contivCIDR into the pod, VPP-host, node-interconnect and VXLAN
 //     subnets, so that every consumer sees one effective address plan.
+//   - Reads ipamConfig.ipv6, the IPv6 ranges under the top-level key names: beside
+//     top-level (IPv4) ranges it is the IPv6 half of a dual-stack plan
+//     (IPAMConfig.DualStackIPv6); alone (the file sets no top-level address-plan key)
+//     it is a single-stack IPv6 plan, which lands in the top-level ranges as upstream's
+//     IPv6 plans do (IPAMConfig.FamilyPlan). IPAMConfig.Plans and Plan(ipv6) give the
+//     plan of each family. Validation names the key and the value of every
+//     inconsistent combination (dualstack.go).
 //   - Resolves this node's settings (DHCP, main VPP interface and its IPs, other VPP
 //     interfaces, static default gateway, STN mode, NAT of external traffic) from the
 //     global keys, this node's nodeConfig entry, the DPDK interfaces found in VPP and the

@@ -142,12 +142,12 @@ func (ifs OtherInterfaces) clone() OtherInterfaces {
 func (c *IPAMConfig) clone() *IPAMConfig {
 	out := *c
 	out.ContivCIDR = cloneIPNet(c.ContivCIDR)
-	out.ServiceCIDR = cloneIPNet(c.ServiceCIDR)
-	out.PodSubnetCIDR = cloneIPNet(c.PodSubnetCIDR)
-	out.VPPHostSubnetCIDR = cloneIPNet(c.VPPHostSubnetCIDR)
-	out.NodeInterconnectCIDR = cloneIPNet(c.NodeInterconnectCIDR)
-	out.VxlanCIDR = cloneIPNet(c.VxlanCIDR)
+	out.FamilyPlan = c.FamilyPlan.clone()
 	out.DefaultGateway = cloneIP(c.DefaultGateway)
+	if c.DualStackIPv6 != nil {
+		v6 := c.DualStackIPv6.clone()
+		out.DualStackIPv6 = &v6
+	}
 	s := &out.SRv6
 	for _, p := range []**net.IPNet{
 		&s.ServicePolicyBSIDSubnetCIDR, &s.ServicePodLocalSIDSubnetCIDR,
@@ -158,4 +158,21 @@ func (c *IPAMConfig) clone() *IPAMConfig {
 		*p = cloneIPNet(*p)
 	}
 	return &out
+}
+
+// clone returns a copy of j that shares nothing with it.
+func (j IPAMConfigForJSON) clone() IPAMConfigForJSON {
+	if j.IPv6 != nil {
+		v6 := *j.IPv6
+		j.IPv6 = &v6
+	}
+	return j
+}
+
+// clone returns a copy of fp that shares no network with it.
+func (fp FamilyPlan) clone() FamilyPlan {
+	for _, n := range []**net.IPNet{&fp.ServiceCIDR, &fp.PodSubnetCIDR, &fp.VPPHostSubnetCIDR, &fp.NodeInterconnectCIDR, &fp.VxlanCIDR} {
+		*n = cloneIPNet(*n)
+	}
+	return fp
 }

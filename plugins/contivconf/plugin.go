@@ -63,6 +63,12 @@ func (p *Plugin) Init() error {
 		p.Log.Info("no contiv.conf found: using the code defaults")
 	}
 	cfg.normalize()
+	if err := cfg.dropIPv4DefaultsIfIPv6Only(func(out *Config) error {
+		_, err := p.Config.LoadConfig(out)
+		return err
+	}); err != nil {
+		return fmt.Errorf("load contiv.conf: %w", err)
+	}
 	comp, warnings, err := cfg.compile()
 	if err != nil {
 		return fmt.Errorf("invalid contiv.conf:\n%w", err)
@@ -87,6 +93,12 @@ func (p *Plugin) Init() error {
 		"nodeInterconnect": ipNetString(comp.ipam.NodeInterconnectCIDR),
 		"vxlanCIDR":        ipNetString(comp.ipam.VxlanCIDR),
 		"ipv6":             family(comp.ipam.PodSubnetCIDR) == "IPv6",
+		"dualStackIPv6Pods": func() string {
+			if v6 := comp.ipam.DualStackIPv6; v6 != nil {
+				return ipNetString(v6.PodSubnetCIDR)
+			}
+			return ""
+		}(),
 	}).Info("contiv.conf loaded")
 
 	// VPP is not asked for its NICs yet (it may not be connected before the agent
@@ -232,7 +244,7 @@ func (p *Plugin) GetIPAMConfigForJSON() *IPAMConfigForJSON {
 	if p.ipamJSON == nil {
 		return nil
 	}
-	out := *p.ipamJSON
+	out := p.ipamJSON.clone()
 	return &out
 }
 

@@ -206,12 +206,15 @@ func (v *validator) checkIPAM(c *Config) *compiled {
 	j := c.IPAMConfig
 	eff := j
 	out := &IPAMConfig{
-		UseExternalIPAM:               j.UseExternalIPAM,
-		NodeInterconnectDHCP:          j.NodeInterconnectDHCP,
-		PodSubnetOneNodePrefixLen:     j.PodSubnetOneNodePrefixLen,
-		VPPHostSubnetOneNodePrefixLen: j.VPPHostSubnetOneNodePrefixLen,
+		UseExternalIPAM:      j.UseExternalIPAM,
+		NodeInterconnectDHCP: j.NodeInterconnectDHCP,
+		FamilyPlan: FamilyPlan{
+			PodSubnetOneNodePrefixLen:     j.PodSubnetOneNodePrefixLen,
+			VPPHostSubnetOneNodePrefixLen: j.VPPHostSubnetOneNodePrefixLen,
+		},
 	}
 	vxlanUsed := !c.UseNoOverlay && !c.UseSRv6Interconnect
+	v6only := ipv6Only(&j) // single-stack IPv6 written in ipamConfig.ipv6 only
 
 	// The ranges in overlap-check order and the one that decides the IP family.
 	var ranges []namedRange
@@ -243,7 +246,7 @@ func (v *validator) checkIPAM(c *Config) *compiled {
 				ranges = append(ranges, r)
 			}
 		}
-	} else {
+	} else if !v6only {
 		out.PodSubnetCIDR = v.cidr(p+"podSubnetCIDR", j.PodSubnetCIDR, true)
 		out.VPPHostSubnetCIDR = v.cidr(p+"vppHostSubnetCIDR", j.VPPHostSubnetCIDR, true)
 		if j.VxlanCIDR == "" && vxlanUsed {
@@ -268,9 +271,13 @@ func (v *validator) checkIPAM(c *Config) *compiled {
 	if j.NodeInterconnectCIDR != "" {
 		out.NodeInterconnectCIDR = v.cidr(p+"nodeInterconnectCIDR", j.NodeInterconnectCIDR, false)
 	}
-	out.ServiceCIDR = v.cidr(p+"serviceCIDR", j.ServiceCIDR, true)
-	ranges = append(ranges, namedRange{key: "serviceCIDR", value: j.ServiceCIDR, net: out.ServiceCIDR})
-	if j.ContivCIDR == "" {
+	if v6only {
+		v.checkIPv6OnlyLeftovers(&j)
+	} else {
+		out.ServiceCIDR = v.cidr(p+"serviceCIDR", j.ServiceCIDR, true)
+		ranges = append(ranges, namedRange{key: "serviceCIDR", value: j.ServiceCIDR, net: out.ServiceCIDR})
+	}
+	if j.ContivCIDR == "" && !v6only {
 		ranges = append(ranges, namedRange{key: "vxlanCIDR", value: j.VxlanCIDR, net: out.VxlanCIDR})
 	}
 	if j.NodeInterconnectCIDR != "" {
@@ -290,14 +297,18 @@ func (v *validator) checkIPAM(c *Config) *compiled {
 			}
 		}
 	}
-	for i := range ranges {
-		for k := 0; k < i; k++ {
-			a, b := ranges[k], ranges[i]
-			if a.net != nil && b.net != nil && overlaps(a.net, b.net) {
-				v.fail(p+b.key, b.value, "overlaps %s", a.describe())
-			}
+	// The IPv6 plan (ipamConfig.ipv6): beside the IPv4 one, or the only one.
+	var v6 *FamilyPlan
+	var eff6 *IPv6ConfigForJSON
+	if j.IPv6 != nil {
+		var v6ranges []namedRange
+		v6, eff6, v6ranges = v.checkIPv6Plan(j.IPv6, vxlanUsed)
+		ranges = append(ranges, v6ranges...)
+		if v6only && v6.PodSubnetCIDR != nil {
+			familyRef = &namedRange{key: "ipv6.podSubnetCIDR", value: j.IPv6.PodSubnetCIDR, net: v6.PodSubnetCIDR}
 		}
 	}
+	v.checkOverlaps(ranges)
 
 	if j.DefaultGateway != "" {
 		gw := net.ParseIP(strings.TrimSpace(j.DefaultGateway))
@@ -313,6 +324,10 @@ func (v *validator) checkIPAM(c *Config) *compiled {
 	}
 
 	v.checkSRv6(&j.SRv6, &out.SRv6)
+	if v6 != nil && !v6only {
+		v.checkDualStack(&j, out.Primary(), v6, familyRef)
+		out.DualStackIPv6 = v6
+	}
 
 	eff.PodSubnetCIDR = ipNetString(out.PodSubnetCIDR)
 	eff.PodSubnetOneNodePrefixLen = out.PodSubnetOneNodePrefixLen
@@ -333,6 +348,10 @@ func (v *validator) checkIPAM(c *Config) *compiled {
 		NodeToNodeHostLocalSIDSubnetCIDR:  ipNetString(s.NodeToNodeHostLocalSIDSubnetCIDR),
 		NodeToNodePodPolicySIDSubnetCIDR:  ipNetString(s.NodeToNodePodPolicySIDSubnetCIDR),
 		NodeToNodeHostPolicySIDSubnetCIDR: ipNetString(s.NodeToNodeHostPolicySIDSubnetCIDR),
+	}
+	eff.IPv6 = eff6
+	if v6only { // after eff: the effective JSON shows the plan under ipv6 only
+		out.setPrimary(v6)
 	}
 	return &compiled{ipam: out, ipamJSON: &eff}
 }

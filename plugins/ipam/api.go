@@ -56,7 +56,9 @@ type API interface {
 	NatLoopbackIP() net.IP
 	// AllocatePodIP gives the pod an IP of this node's pod subnet (/32, IPv6 /128). With
 	// external IPAM the IP is the one of the CNI IPAM result in ipamData, produced by the
-	// IPAM plugin ipamType. A pod that already has an IP gets the same one again.
+	// IPAM plugin ipamType. A pod that already has an IP gets the same one again. On a
+	// dual-stack node it is AllocatePodIPs (the pod gets both families) and returns
+	// the primary (IPv4) address.
 	AllocatePodIP(podID PodID, ipamType string, ipamData string) (*net.IPNet, error)
 	// AllocatePodCustomIfIP gives an extra (custom) interface of the pod an IP from this
 	// node's pod subnet; network must be "" or DefaultPodNetworkName. It is idempotent
@@ -66,12 +68,35 @@ type API interface {
 	GetPodIP(podID PodID) *net.IPNet
 	// GetPodCustomIfIP returns the IP of a custom interface of the pod, nil when none.
 	GetPodCustomIfIP(podID PodID, ifName, network string) net.IP
-	// GetPodFromIP returns the local pod that holds ip (main or custom interface).
+	// GetPodFromIP returns the local pod that holds ip (main or custom interface, either
+	// family).
 	GetPodFromIP(ip net.IP) (podID PodID, found bool)
-	// ReleasePodIPs frees every IP of the pod; releasing a pod without IPs is no error.
+	// ReleasePodIPs frees every IP of the pod, of every family; releasing a pod without
+	// IPs is no error.
 	ReleasePodIPs(podID PodID) error
 	// GetIPAMConfigForJSON returns the effective ipamConfig in the contiv.conf shape.
 	GetIPAMConfigForJSON() *contivconf.IPAMConfigForJSON
+
+	// Dual-stack. The methods above answer for the primary family (the top-level
+	// ranges of ipamConfig: IPv4 on a dual-stack node), except AllocatePodIP,
+	// ReleasePodIPs, GetPodFromIP and NodeIDFromPodIP, which cover every family.
+
+	// Families returns the IP families of the address plan, the primary first
+	// ([IPv4, IPv6] on a dual-stack cluster).
+	Families() []Family
+	// AllocatePodIPs gives the pod an address of every family in one call, the
+	// primary first (/32 and /128); all or none. A pod that holds addresses gets the
+	// same ones again.
+	AllocatePodIPs(podID PodID, ipamType string, ipamData string) ([]*net.IPNet, error)
+	// GetPodIPs returns the addresses of the pod's main interface, the primary first.
+	GetPodIPs(podID PodID) []*net.IPNet
+	// ThisNodeAddresses returns this node's subnets and addresses of a family (pod
+	// subnet, gateway, NAT loopback, VPP-host interconnect and its two ends, VXLAN BVI
+	// IP, node IP, service range), nil before the first resync or without the family.
+	ThisNodeAddresses(f Family) *FamilyAddresses
+	// NodeAddresses returns the same of the node with the given ID, as the plan
+	// gives them.
+	NodeAddresses(f Family, nodeID uint32) (*FamilyAddresses, error)
 }
 
 // PodID identifies a Kubernetes pod.

@@ -54,13 +54,18 @@ func nodeSyncOf(ns *nodesync.NodeSync) NodeSync {
 	}
 }
 
-// localPodIPsOf presents the pod manager's records to the IPAM.
-func localPodIPsOf(pm *podmanager.Plugin) func() map[PodID]net.IP {
-	return func() map[PodID]net.IP {
+// localPodIPsOf presents the pod manager's records to the IPAM. The pod manager records
+// one IP per pod today (LocalPod.IPAddress, the primary); until it records every
+// family, a dual-stack pod's IPv6 address survives an agent restart through the
+// Kubernetes state (pod.ip_addresses) only.
+func localPodIPsOf(pm *podmanager.Plugin) func() map[PodID][]net.IP {
+	return func() map[PodID][]net.IP {
 		pods := pm.GetLocalPods()
-		out := make(map[PodID]net.IP, len(pods))
+		out := make(map[PodID][]net.IP, len(pods))
 		for id, lp := range pods {
-			out[id] = lp.IPAddress
+			if lp.IPAddress != nil {
+				out[id] = []net.IP{lp.IPAddress}
+			}
 		}
 		return out
 	}

@@ -18,6 +18,21 @@
 //	VXLAN BVI IP of N        host #N of vxlanCIDR                               192.168.30.1
 //	node of a pod IP         (ip XOR cluster prefix) >> host bits
 //
+// Dual-stack (ipamConfig.ipv6 beside IPv4 ranges): the node has a second plan, IPv6,
+// computed from the same node ID by the same rules (an addressPlan per family) and a
+// second pool. Each pod gets an address of every family in one call (AllocatePodIPs:
+// all or none, IPv4 first), ReleasePodIPs frees both, and a resync takes both back from
+// the Kubernetes state (pod.AllIPAddresses) and the pod manager's records. The methods
+// of the IPv4 era (PodSubnetThisNode, PodGatewayIP, NodeIPAddress, ...) answer for the
+// primary family (the top-level ranges: IPv4 on a dual-stack node, IPv6 on a
+// single-stack IPv6 one); ThisNodeAddresses and NodeAddresses answer for a given
+// Family (pod subnet, gateway, NAT loopback, VPP-host subnet and its ends, VXLAN BVI
+// IP, node IP, service range), and Families lists the families, the primary first.
+// AllocatePodIP, GetPodFromIP and NodeIDFromPodIP cover every family. Custom interface
+// IPs are of the primary family only. Per pod, a dual-stack node costs one more
+// host-number entry in the second pool (no string maps beyond the pod index each pool
+// has).
+//
 // The arithmetic (plan.go, netmath.go) and the allocator (pool.go, hostset.go) are
 // pure: no I/O, no clocks, no goroutines. The Plugin glues them to the controller's
 // events and guards its state with a mutex, because ipnet, podmanager and the REST
@@ -48,7 +63,7 @@
 // ReleasePodIPs while handling them.
 //
 // REST: GET /contiv/v1/ipam/allocations lists the pods and their IPs (registered when
-// Deps.HTTP is set). GET /contiv/v1/ipam belongs to ipnet, which knows the node IP; it
+// Deps.HTTP is set; MainIPs lists both families on a dual-stack node). GET /contiv/v1/ipam belongs to ipnet, which knows the node IP; it
 // serves IPAMDataHandler, whose body IPAMData builds.
 //
 // What it owns: the pod IP allocations of this node. It owns no key-value pairs of the

@@ -197,3 +197,25 @@ func checkErr(t testing.TB, err error, want string) {
 }
 
 var errPushRefused = errors.New("event queue full")
+
+// dualConf is a dual-stack cluster: the IPv4 defaults and an IPv6 plan.
+const dualConf = `
+ipamConfig:
+  nodeInterconnectCIDR: 192.168.16.0/24
+  ipv6:
+    podSubnetCIDR: fd00:10:1::/48
+    vppHostSubnetCIDR: fd00:172:30::/96
+    vxlanCIDR: fd00:192:168:30::/112
+    nodeInterconnectCIDR: fd00:192:168:16::/112
+    serviceCIDR: fd00:10:96::/108
+`
+
+// ipv6OnlyConf is a single-stack IPv6 cluster written with ipamConfig.ipv6 only.
+const ipv6OnlyConf = `
+ipamConfig:
+  ipv6:
+    podSubnetCIDR: fd00:10:1::/48
+    vppHostSubnetCIDR: fd00:172:30::/96
+    vxlanCIDR: fd00:192:168:30::/112
+    nodeInterconnectCIDR: fd00:192:168:16::/112
+`

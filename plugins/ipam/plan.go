@@ -12,8 +12,9 @@ import (
 // addressPlan is the pure arithmetic of the cluster address plan (docs/IPAM.md, "The rules"): which
 // subnets and addresses belong to the node with ID N. Every node computes the same
 // answers from the same contiv.conf, which is what lets nodes route to each other
-// without asking. It keeps no state besides the effective ipamConfig (contivCIDR is
-// already dissected by contivconf).
+// without asking. It keeps no state besides the plan of one IP family of the effective
+// ipamConfig (contivCIDR is already dissected by contivconf); a dual-stack node has
+// one addressPlan per family.
 //
 //	pod subnet of N         podSubnetCIDR cut into /podSubnetOneNodePrefixLen, block N
 //	VPP-host subnet of N    vppHostSubnetCIDR cut into /vppHostSubnetOneNodePrefixLen, block N
@@ -23,7 +24,7 @@ import (
 // With b node bits, IDs 1..2^b-1 are blocks 1..2^b-1 and ID 2^b wraps to block 0;
 // larger IDs are out of range. Host number 0 (the network address) is never a node IP.
 type addressPlan struct {
-	cfg *contivconf.IPAMConfig
+	fp *contivconf.FamilyPlan
 }
 
 // nodeIndex maps a node ID to its index in a range with the given number of node bits:
@@ -92,7 +93,7 @@ func checkNodeAddress(n *net.IPNet, nodeID uint32, ip net.IP, what string) error
 
 // podSubnet returns the pod subnet of the node with the given ID.
 func (pl addressPlan) podSubnet(nodeID uint32) (*net.IPNet, error) {
-	n, err := nodeSubnet(pl.cfg.PodSubnetCIDR, pl.cfg.PodSubnetOneNodePrefixLen, nodeID)
+	n, err := nodeSubnet(pl.fp.PodSubnetCIDR, pl.fp.PodSubnetOneNodePrefixLen, nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("pod subnet of nodeID %d: %w", nodeID, err)
 	}
@@ -101,7 +102,7 @@ func (pl addressPlan) podSubnet(nodeID uint32) (*net.IPNet, error) {
 
 // hostSubnet returns the VPP-host interconnect subnet of the node with the given ID.
 func (pl addressPlan) hostSubnet(nodeID uint32) (*net.IPNet, error) {
-	n, err := nodeSubnet(pl.cfg.VPPHostSubnetCIDR, pl.cfg.VPPHostSubnetOneNodePrefixLen, nodeID)
+	n, err := nodeSubnet(pl.fp.VPPHostSubnetCIDR, pl.fp.VPPHostSubnetOneNodePrefixLen, nodeID)
 	if err != nil {
 		return nil, fmt.Errorf("VPP-host subnet of nodeID %d: %w", nodeID, err)
 	}
@@ -113,7 +114,7 @@ func (pl addressPlan) hostSubnet(nodeID uint32) (*net.IPNet, error) {
 // the interconnect network at or below the computed address, the address moves up by
 // one so that no node takes the gateway's address.
 func (pl addressPlan) nodeIP(nodeID uint32, gw net.IP) (net.IP, *net.IPNet, error) {
-	n := pl.cfg.NodeInterconnectCIDR
+	n := pl.fp.NodeInterconnectCIDR
 	if n == nil {
 		return nil, nil, fmt.Errorf("node IP of nodeID %d: nodeInterconnectCIDR is not configured "+
 			"(node IPs come from DHCP or the node configuration)", nodeID)
@@ -135,7 +136,7 @@ func (pl addressPlan) nodeIP(nodeID uint32, gw net.IP) (net.IP, *net.IPNet, erro
 
 // vxlanIP returns the VXLAN BVI IP of the node with the given ID and the VXLAN network.
 func (pl addressPlan) vxlanIP(nodeID uint32) (net.IP, *net.IPNet, error) {
-	n := pl.cfg.VxlanCIDR
+	n := pl.fp.VxlanCIDR
 	if n == nil {
 		return nil, nil, fmt.Errorf("VXLAN IP of nodeID %d: vxlanCIDR is not configured", nodeID)
 	}
@@ -153,12 +154,12 @@ func (pl addressPlan) vxlanIP(nodeID uint32) (net.IP, *net.IPNet, error) {
 // of the address ((ip XOR cluster prefix) >> host bits), where block 0 belongs to the
 // node with ID 2^nodebits (the ID that wraps to it).
 func (pl addressPlan) nodeIDFromPodIP(ip net.IP) (uint32, error) {
-	cluster := pl.cfg.PodSubnetCIDR
+	cluster := pl.fp.PodSubnetCIDR
 	v := normalizeIP(ip)
 	if cluster == nil || v == nil || !cluster.Contains(v) {
 		return 0, fmt.Errorf("node ID of pod IP %s: it is not in the pod subnet %s", ip, netString(cluster))
 	}
-	per, cp := int(pl.cfg.PodSubnetOneNodePrefixLen), prefixLen(cluster)
+	per, cp := int(pl.fp.PodSubnetOneNodePrefixLen), prefixLen(cluster)
 	if per <= cp || per > addrBits(cluster) {
 		return 0, fmt.Errorf("node ID of pod IP %s: the prefix length per node /%d does not fit %s", ip, per, cluster)
 	}

@@ -63,7 +63,7 @@ func TestPodSubnetIsBlockNOfTheClusterRange(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pl := addressPlan{cfg: ipamConfig(t, tc.conf)}
+			pl := addressPlan{fp: ipamConfig(t, tc.conf).Primary()}
 			got, err := pl.podSubnet(tc.nodeID)
 			checkErr(t, err, tc.wantErr)
 			if tc.wantErr != "" {
@@ -92,7 +92,7 @@ func TestHostInterconnectSubnetIsBlockNOfVPPHostRange(t *testing.T) {
 		{ipv6Conf, 1, "2002::1:0/112"},
 	}
 	for _, tc := range tests {
-		pl := addressPlan{cfg: ipamConfig(t, tc.conf)}
+		pl := addressPlan{fp: ipamConfig(t, tc.conf).Primary()}
 		got, err := pl.hostSubnet(tc.nodeID)
 		if err != nil || got.String() != tc.want {
 			t.Errorf("host subnet of %d = %v, %v; want %s", tc.nodeID, got, err, tc.want)
@@ -101,11 +101,11 @@ func TestHostInterconnectSubnetIsBlockNOfVPPHostRange(t *testing.T) {
 }
 
 func TestPerNodePrefixMustBeLongerThanClusterPrefix(t *testing.T) {
-	cfg := &contivconf.IPAMConfig{
+	cfg := &contivconf.FamilyPlan{
 		PodSubnetCIDR: mustCIDR(t, "10.1.0.0/16"), PodSubnetOneNodePrefixLen: 16,
 		VPPHostSubnetCIDR: mustCIDR(t, "172.30.0.0/16"), VPPHostSubnetOneNodePrefixLen: 33,
 	}
-	pl := addressPlan{cfg: cfg}
+	pl := addressPlan{fp: cfg}
 	_, err := pl.podSubnet(1)
 	checkErr(t, err, "pod subnet of nodeID 1: the prefix length per node /16 must be longer than the prefix of 10.1.0.0/16")
 	_, err = pl.hostSubnet(1)
@@ -152,7 +152,7 @@ func TestNodeIPIsHostNOfNodeInterconnectShiftedPastGateway(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			pl := addressPlan{cfg: ipamConfig(t, tc.conf)}
+			pl := addressPlan{fp: ipamConfig(t, tc.conf).Primary()}
 			ip, network, err := pl.nodeIP(tc.nodeID, net.ParseIP(tc.gw))
 			checkErr(t, err, tc.wantErr)
 			if tc.wantErr != "" {
@@ -170,7 +170,7 @@ func TestNodeIPIsHostNOfNodeInterconnectShiftedPastGateway(t *testing.T) {
 }
 
 func TestNodeAddressErrorsAreClassified(t *testing.T) {
-	pl := addressPlan{cfg: ipamConfig(t, defaultConf)}
+	pl := addressPlan{fp: ipamConfig(t, defaultConf).Primary()}
 	_, _, err := pl.nodeIP(256, nil)
 	if !errors.Is(err, ErrNoAddressForNodeID) {
 		t.Errorf("node 256: %v is not ErrNoAddressForNodeID", err)
@@ -199,7 +199,7 @@ func TestVxlanIPIsHostNOfVxlanRange(t *testing.T) {
 		{"useNoOverlay: true\nipamConfig:\n  vxlanCIDR: \"\"\n", 1, "", "VXLAN IP of nodeID 1: vxlanCIDR is not configured"},
 	}
 	for _, tc := range tests {
-		pl := addressPlan{cfg: ipamConfig(t, tc.conf)}
+		pl := addressPlan{fp: ipamConfig(t, tc.conf).Primary()}
 		ip, network, err := pl.vxlanIP(tc.nodeID)
 		checkErr(t, err, tc.wantErr)
 		if tc.wantErr != "" {
@@ -232,7 +232,7 @@ func TestNodeIDFromPodIPInvertsThePodSubnet(t *testing.T) {
 		{ipv6Conf, "2001:0:0:ffff:1::", 65535, ""},
 	}
 	for _, tc := range tests {
-		pl := addressPlan{cfg: ipamConfig(t, tc.conf)}
+		pl := addressPlan{fp: ipamConfig(t, tc.conf).Primary()}
 		got, err := pl.nodeIDFromPodIP(net.ParseIP(tc.ip))
 		checkErr(t, err, tc.wantErr)
 		if got != tc.want {
@@ -242,7 +242,7 @@ func TestNodeIDFromPodIPInvertsThePodSubnet(t *testing.T) {
 }
 
 func TestNodeIDFromPodIPRoundTripsEveryNode(t *testing.T) {
-	pl := addressPlan{cfg: ipamConfig(t, confBigCluster)}
+	pl := addressPlan{fp: ipamConfig(t, confBigCluster).Primary()}
 	for _, id := range []uint32{1, 2, 255, 256, 257, 300, 4096, 65535, 65536} {
 		sub, err := pl.podSubnet(id)
 		if err != nil {
@@ -257,16 +257,16 @@ func TestNodeIDFromPodIPRoundTripsEveryNode(t *testing.T) {
 
 func TestNodeIDFromPodIPWithoutWrappingID(t *testing.T) {
 	// 32 node bits: no ID wraps to block 0, which therefore belongs to no node.
-	cfg := &contivconf.IPAMConfig{PodSubnetCIDR: mustCIDR(t, "2001::/32"), PodSubnetOneNodePrefixLen: 64}
-	pl := addressPlan{cfg: cfg}
+	cfg := &contivconf.FamilyPlan{PodSubnetCIDR: mustCIDR(t, "2001::/32"), PodSubnetOneNodePrefixLen: 64}
+	pl := addressPlan{fp: cfg}
 	_, err := pl.nodeIDFromPodIP(net.ParseIP("2001::5"))
 	checkErr(t, err, "it is in block 0 of 2001::/32, which belongs to no node")
 	got, err := pl.nodeIDFromPodIP(net.ParseIP("2001:0:ffff:ffff::1"))
 	if err != nil || got != 0xffffffff {
 		t.Errorf("got %d, %v", got, err)
 	}
-	cfg = &contivconf.IPAMConfig{PodSubnetCIDR: mustCIDR(t, "2001::/16"), PodSubnetOneNodePrefixLen: 64}
-	_, err = addressPlan{cfg: cfg}.nodeIDFromPodIP(net.ParseIP("2001:1::1"))
+	cfg = &contivconf.FamilyPlan{PodSubnetCIDR: mustCIDR(t, "2001::/16"), PodSubnetOneNodePrefixLen: 64}
+	_, err = addressPlan{fp: cfg}.nodeIDFromPodIP(net.ParseIP("2001:1::1"))
 	checkErr(t, err, "node part 4294967296 does not fit 32 bits")
 }
 

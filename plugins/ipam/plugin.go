@@ -30,10 +30,11 @@ type Deps struct {
 	HTTP infra.HandlerRegistrar
 	// EventLoop receives the PodCIDRChange events (external IPAM only); optional.
 	EventLoop api.EventLoop
-	// LocalPodIPs returns the IPs this agent gave the pods running on this node, as the
-	// pod manager recorded them (they survive agent restarts); optional. A resync keeps
-	// them allocated even when the Kubernetes state does not show them yet.
-	LocalPodIPs func() map[PodID]net.IP
+	// LocalPodIPs returns the IPs this agent gave the pods running on this node, every
+	// family of each pod, as the pod manager recorded them (they survive agent
+	// restarts); optional. A resync keeps them allocated even when the Kubernetes state
+	// does not show them yet.
+	LocalPodIPs func() map[PodID][]net.IP
 }
 
 // Plugin is the IPAM plugin: it implements API and is an event handler of the
@@ -50,6 +51,16 @@ type Plugin struct {
 	hostSubnet  *net.IPNet // this node's VPP-host subnet; nil before the first resync
 	pool        *podPool   // pod IPs of podSubnet; nil while podSubnet is nil
 	pendingCIDR *net.IPNet // pod CIDR of a pushed PodCIDRChange not resynced yet
+	// dual is the IPv6 side of a dual-stack node (nil: single-stack); the fields above
+	// are then the IPv4 side.
+	dual *familyState
+}
+
+// familyState is this node's part of the plan of one IP family and its allocations.
+type familyState struct {
+	podSubnet  *net.IPNet
+	hostSubnet *net.IPNet
+	pool       *podPool
 }
 
 var (
@@ -78,12 +89,14 @@ func (p *Plugin) Init() error {
 	if cfg == nil {
 		return errors.New("ipam: contivconf has no ipamConfig (not initialised)")
 	}
-	plan := addressPlan{cfg: cfg}
-	if _, err := plan.podSubnet(1); err != nil {
-		return fmt.Errorf("ipam: %w", err)
-	}
-	if _, err := plan.hostSubnet(1); err != nil {
-		return fmt.Errorf("ipam: %w", err)
+	for _, fp := range cfg.Plans() {
+		plan := addressPlan{fp: fp}
+		if _, err := plan.podSubnet(1); err != nil {
+			return fmt.Errorf("ipam: %w", err)
+		}
+		if _, err := plan.hostSubnet(1); err != nil {
+			return fmt.Errorf("ipam: %w", err)
+		}
 	}
 	p.cfg = cfg
 	if p.HTTP != nil {
@@ -93,6 +106,7 @@ func (p *Plugin) Init() error {
 		"podSubnetCIDR":   netString(cfg.PodSubnetCIDR),
 		"podPrefixLen":    cfg.PodSubnetOneNodePrefixLen,
 		"vppHostSubnet":   netString(cfg.VPPHostSubnetCIDR),
+		"dualStack":       cfg.IsDualStack(),
 		"useExternalIPAM": cfg.UseExternalIPAM,
 	}).Debug("ipam initialised")
 	return nil
@@ -110,8 +124,16 @@ func (p *Plugin) ipamCfg() *contivconf.IPAMConfig {
 	return p.cfg
 }
 
-// plan returns the address plan of the effective ipamConfig.
-func (p *Plugin) plan() addressPlan { return addressPlan{cfg: p.ipamCfg()} }
+// plan returns the address plan of the top-level ranges of the effective ipamConfig
+// (IPv4 on a dual-stack node).
+func (p *Plugin) plan() addressPlan { return addressPlan{fp: p.ipamCfg().Primary()} }
+
+// dualPlan returns the IPv6 plan of a dual-stack cluster; ok is false in a
+// single-stack one.
+func (p *Plugin) dualPlan() (pl addressPlan, ok bool) {
+	v6 := p.ipamCfg().DualStackIPv6
+	return addressPlan{fp: v6}, v6 != nil
+}
 
 // HandlesEvent selects every resync, and with external IPAM the NodeUpdate events
 // (matched by name), which may carry a new podCIDR of this node.
@@ -149,43 +171,46 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 		return fmt.Errorf("ipam resync: %w", err)
 	}
 
+	var dualPod, dualHost *net.IPNet
+	if v6, ok := p.dualPlan(); ok {
+		if dualPod, err = v6.podSubnet(nodeID); err == nil {
+			dualHost, err = v6.hostSubnet(nodeID)
+		}
+		if err != nil {
+			return fmt.Errorf("ipam resync: IPv6: %w", err)
+		}
+	}
+
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var pool *podPool
-	kept, fresh := 0, false
-	switch {
-	case podSubnet == nil:
-	case p.pool != nil && sameNet(p.pool.subnet, podSubnet):
-		pool = p.pool.clone()
-		kept = pool.allocated()
-	default:
-		if pool, err = newPodPool(podSubnet); err != nil {
-			return fmt.Errorf("ipam resync: %w", err)
+	kube, local := kubeStateData[podmodel.Keyword], p.localPodIPs()
+	pool, st, err := p.rebuildPool(p.pool, podSubnet, kube, local)
+	if err != nil {
+		return fmt.Errorf("ipam resync: %w", err)
+	}
+	var dual *familyState
+	var dualSt rebuildStats
+	if dualPod != nil {
+		var old *podPool
+		if p.dual != nil {
+			old = p.dual.pool
 		}
-		fresh = true
-	}
-	if p.pool != nil && !sameNet(p.pool.subnet, podSubnet) {
-		p.Log.WithFields(logrus.Fields{
-			"oldPodSubnet": p.pool.subnet.String(), "newPodSubnet": netString(podSubnet),
-			"dropped": p.pool.allocated(),
-		}).Warn("pod subnet of this node changed: allocations of the old subnet dropped")
-	}
-	rebuilt, skipped, recovered := 0, 0, 0
-	if pool != nil {
-		// The agent's own records first (they survive restarts and are never behind),
-		// then the Kubernetes state.
-		recovered = p.claimLocalPods(pool)
-		rebuilt, skipped = p.claimKubePods(pool, kubeStateData[podmodel.Keyword])
-		if fresh {
-			pool.last = pool.highest() // after a restart: continue after the highest address in use
+		dual = &familyState{podSubnet: dualPod, hostSubnet: dualHost}
+		if dual.pool, dualSt, err = p.rebuildPool(old, dualPod, kube, local); err != nil {
+			return fmt.Errorf("ipam resync: IPv6: %w", err)
 		}
 	}
-	p.nodeID, p.podSubnet, p.hostSubnet, p.pool, p.pendingCIDR = nodeID, podSubnet, hostSubnet, pool, nil
+	p.nodeID, p.podSubnet, p.hostSubnet, p.pool, p.pendingCIDR, p.dual = nodeID, podSubnet, hostSubnet, pool, nil, dual
 
 	fields := logrus.Fields{
 		"event": ev.GetName(), "resyncCount": resyncCount, "nodeID": nodeID,
 		"podSubnet": netString(podSubnet), "vppHostSubnet": hostSubnet.String(),
-		"keptAllocations": kept, "fromLocalPods": recovered, "fromKubeState": rebuilt, "skipped": skipped,
+		"keptAllocations": st.kept, "fromLocalPods": st.recovered, "fromKubeState": st.rebuilt, "skipped": st.skipped,
+	}
+	if dual != nil {
+		fields["ipv6PodSubnet"], fields["ipv6VppHostSubnet"] = dual.podSubnet.String(), dual.hostSubnet.String()
+		fields["ipv6KeptAllocations"], fields["ipv6FromLocalPods"] = dualSt.kept, dualSt.recovered
+		fields["ipv6FromKubeState"], fields["ipv6Skipped"] = dualSt.rebuilt, dualSt.skipped
 	}
 	if podSubnet == nil {
 		p.Log.WithFields(fields).Warn("ipam resynced, but this node has no podCIDR yet: pods get no IPs until it is known")
@@ -195,13 +220,59 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 	return nil
 }
 
-// claimLocalPods marks the addresses that the pods of this node got from this agent (as
-// the pod manager recorded them, also across restarts) as taken by those pods.
-func (p *Plugin) claimLocalPods(pool *podPool) int {
-	if p.LocalPodIPs == nil {
-		return 0
+// rebuildStats counts what a resync did to the allocations of one pool.
+type rebuildStats struct {
+	kept, recovered, rebuilt, skipped int
+}
+
+// rebuildPool returns the pool of subnet for a resync: a copy of old when it covers the
+// same subnet (its allocations kept), else a new one; then the addresses of the local
+// pods and of the Kubernetes pods that lie in subnet are taken. A nil subnet gives a
+// nil pool (external IPAM before the podCIDR is known).
+func (p *Plugin) rebuildPool(old *podPool, subnet *net.IPNet, kube api.KeyValuePairs, local map[PodID][]net.IP) (*podPool, rebuildStats, error) {
+	var st rebuildStats
+	if old != nil && !sameNet(old.subnet, subnet) {
+		p.Log.WithFields(logrus.Fields{
+			"oldPodSubnet": old.subnet.String(), "newPodSubnet": netString(subnet), "dropped": old.allocated(),
+		}).Warn("pod subnet of this node changed: allocations of the old subnet dropped")
 	}
-	local := p.LocalPodIPs()
+	if subnet == nil {
+		return nil, st, nil
+	}
+	var pool *podPool
+	fresh := false
+	if old != nil && sameNet(old.subnet, subnet) {
+		pool = old.clone()
+		st.kept = pool.allocated()
+	} else {
+		var err error
+		if pool, err = newPodPool(subnet); err != nil {
+			return nil, st, err
+		}
+		fresh = true
+	}
+	// The agent's own records first (they survive restarts and are never behind),
+	// then the Kubernetes state.
+	st.recovered = p.claimLocalPods(pool, local)
+	st.rebuilt, st.skipped = p.claimKubePods(pool, kube)
+	if fresh {
+		pool.last = pool.highest() // after a restart: continue after the highest address in use
+	}
+	return pool, st, nil
+}
+
+// localPodIPs returns the pod manager's records, nil without Deps.LocalPodIPs.
+func (p *Plugin) localPodIPs() map[PodID][]net.IP {
+	if p.LocalPodIPs == nil {
+		return nil
+	}
+	return p.LocalPodIPs()
+}
+
+// claimLocalPods marks the addresses that the pods of this node got from this agent (as
+// the pod manager recorded them, also across restarts) as taken by those pods: of each
+// pod, the address that lies in the pool's subnet.
+func (p *Plugin) claimLocalPods(pool *podPool, local map[PodID][]net.IP) int {
 	ids := make([]PodID, 0, len(local))
 	for id := range local {
 		ids = append(ids, id)
@@ -209,8 +280,8 @@ func (p *Plugin) claimLocalPods(pool *podPool) int {
 	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
 	claimed := 0
 	for _, id := range ids {
-		ip := local[id]
-		if ip == nil || !pool.subnet.Contains(ip) {
+		ip := firstIn(pool.subnet, local[id])
+		if ip == nil {
 			continue
 		}
 		o := owner{pod: id}
@@ -227,6 +298,16 @@ func (p *Plugin) claimLocalPods(pool *podPool) int {
 	return claimed
 }
 
+// firstIn returns the first of ips that lies in n, nil if none does.
+func firstIn(n *net.IPNet, ips []net.IP) net.IP {
+	for _, ip := range ips {
+		if ip != nil && n.Contains(ip) {
+			return ip
+		}
+	}
+	return nil
+}
+
 // claimKubePods marks the addresses of the Kubernetes pods that lie in the pool's
 // subnet as taken (pods of other nodes and host-network pods lie outside). Keys are
 // visited in order, so a conflict is decided the same way on every resync.
@@ -238,20 +319,20 @@ func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs) (claimed, 
 	sort.Strings(keys)
 	for _, key := range keys {
 		pd, ok := pods[key].(*podmodel.Pod)
-		if !ok || pd == nil || pd.GetIpAddress() == "" {
+		if !ok || pd == nil {
 			continue
 		}
-		log := func() logrus.FieldLogger {
-			return p.Log.WithFields(logrus.Fields{"key": key, "podIP": pd.GetIpAddress()})
-		}
-		ip := net.ParseIP(strings.TrimSpace(pd.GetIpAddress()))
-		if ip == nil {
-			log().Warn("pod in the Kubernetes state has an invalid IP: skipped")
+		ip, bad := kubePodIPIn(pool.subnet, pd)
+		if bad != "" {
+			p.Log.WithFields(logrus.Fields{"key": key, "podIP": bad}).Warn("pod in the Kubernetes state has an invalid IP: skipped")
 			skipped++
 			continue
 		}
-		if !pool.subnet.Contains(ip) {
+		if ip == nil {
 			continue
+		}
+		log := func() logrus.FieldLogger {
+			return p.Log.WithFields(logrus.Fields{"key": key, "podIP": ip.String()})
 		}
 		id := PodID{Name: pd.GetName(), Namespace: pd.GetNamespace()}
 		if id.Name == "" {
@@ -274,6 +355,22 @@ func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs) (claimed, 
 		claimed++
 	}
 	return claimed, skipped
+}
+
+// kubePodIPIn returns the IP of the Kubernetes pod that lies in n (every family of the
+// pod is looked at: pod.AllIPAddresses), nil when none does; bad is the first address
+// that is not an IP.
+func kubePodIPIn(n *net.IPNet, pd *podmodel.Pod) (ip net.IP, bad string) {
+	for _, s := range pd.AllIPAddresses() {
+		v := net.ParseIP(strings.TrimSpace(s))
+		switch {
+		case v == nil:
+			return nil, s
+		case n.Contains(v):
+			return v, ""
+		}
+	}
+	return nil, ""
 }
 
 // Update handles NodeUpdate with external IPAM: when this node's podCIDR differs from
@@ -358,29 +455,40 @@ func (p *Plugin) noPoolError() error {
 	return fmt.Errorf("the podCIDR of node %s is not known yet (external IPAM)", p.NodeName)
 }
 
-// AllocatePodIP implements API. With external IPAM the pod gets the address of the
-// IPAM result, even when it held another one: the external IPAM is the authority.
+// AllocatePodIP implements API: AllocatePodIPs, of which it returns the primary
+// address.
 func (p *Plugin) AllocatePodIP(podID PodID, ipamType string, ipamData string) (*net.IPNet, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	ips, err := p.AllocatePodIPs(podID, ipamType, ipamData)
+	if err != nil {
+		return nil, err
+	}
+	return ips[0], nil
+}
+
+// allocatePrimary gives the pod its address of the top-level plan (IPv4 on a
+// dual-stack node); fresh tells whether this call allocated it. With external IPAM the
+// pod gets the address of the IPAM result, even when it held another one: the external
+// IPAM is the authority. The caller holds p.mu.
+func (p *Plugin) allocatePrimary(podID PodID, ipamType, ipamData string) (ip *net.IPNet, fresh bool, err error) {
 	if p.pool == nil {
-		return nil, fmt.Errorf("allocate IP for pod %s: %w", podID, p.noPoolError())
+		return nil, false, fmt.Errorf("allocate IP for pod %s: %w", podID, p.noPoolError())
 	}
 	o := owner{pod: podID}
 	if p.ipamCfg().UseExternalIPAM {
-		return p.claimExternal(o, ipamType, ipamData)
+		ip, err := p.claimExternal(o, ipamType, ipamData)
+		return ip, false, err
 	}
 	if ip := p.pool.ipOfOwner(o); ip != nil {
-		return hostNet(ip), nil
+		return hostNet(ip), false, nil
 	}
 	i, err := p.pool.allocate(o)
 	if err != nil {
-		return nil, fmt.Errorf("allocate IP for pod %s: %w", podID, err)
+		return nil, false, fmt.Errorf("allocate IP for pod %s: %w", podID, err)
 	}
-	ip := p.pool.ipOf(i)
-	p.Log.WithFields(logrus.Fields{"pod": podID.String(), "ip": ip.String(), "allocated": p.pool.allocated()}).
+	addr := p.pool.ipOf(i)
+	p.Log.WithFields(logrus.Fields{"pod": podID.String(), "ip": addr.String(), "allocated": p.pool.allocated()}).
 		Info("pod IP allocated")
-	return hostNet(ip), nil
+	return hostNet(addr), true, nil
 }
 
 // claimExternal records the address an external IPAM plugin gave the pod.
@@ -478,35 +586,50 @@ func (p *Plugin) GetPodCustomIfIP(podID PodID, ifName, network string) net.IP {
 	return p.pool.ipOfOwner(owner{pod: podID, ifName: ifName})
 }
 
-// GetPodFromIP implements API.
+// GetPodFromIP implements API: ip may be of either family.
 func (p *Plugin) GetPodFromIP(ip net.IP) (PodID, bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if p.pool == nil {
-		return PodID{}, false
+	for _, pool := range p.pools() {
+		if o, held := pool.ownerOf(ip); held {
+			return o.pod, true
+		}
 	}
-	o, held := p.pool.ownerOf(ip)
-	return o.pod, held
+	return PodID{}, false
 }
 
-// ReleasePodIPs implements API.
+// pools returns the pools of this node, the primary first (none before the first
+// resync). The caller holds p.mu.
+func (p *Plugin) pools() []*podPool {
+	out := make([]*podPool, 0, 2)
+	if p.pool != nil {
+		out = append(out, p.pool)
+	}
+	if p.dual != nil && p.dual.pool != nil {
+		out = append(out, p.dual.pool)
+	}
+	return out
+}
+
+// ReleasePodIPs implements API: every address of the pod, of every family.
 func (p *Plugin) ReleasePodIPs(podID PodID) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.pool == nil {
-		return nil
+	var ips []string
+	for _, pool := range p.pools() {
+		for _, ip := range pool.release(podID) {
+			ips = append(ips, ip.String())
+		}
 	}
-	freed := p.pool.release(podID)
-	if len(freed) == 0 {
+	if len(ips) == 0 {
 		p.Log.WithField("pod", podID.String()).Debug("pod holds no IP: nothing to release")
 		return nil
 	}
-	ips := make([]string, len(freed))
-	for i, ip := range freed {
-		ips[i] = ip.String()
+	fields := logrus.Fields{"pod": podID.String(), "ips": strings.Join(ips, ","), "allocated": p.pool.allocated()}
+	if p.dual != nil {
+		fields["ipv6Allocated"] = p.dual.pool.allocated()
 	}
-	p.Log.WithFields(logrus.Fields{"pod": podID.String(), "ips": strings.Join(ips, ","), "allocated": p.pool.allocated()}).
-		Info("pod IPs released")
+	p.Log.WithFields(fields).Info("pod IPs released")
 	return nil
 }
 
@@ -517,6 +640,9 @@ func (p *Plugin) Allocations() *IPAllocations {
 	out := &IPAllocations{Pods: []PodIPAllocation{}}
 	if p.pool != nil {
 		out.Pods = p.pool.allocations()
+	}
+	if p.dual != nil && p.dual.pool != nil {
+		out.Pods = withDualStackIPs(out.Pods, p.dual.pool)
 	}
 	return out
 }
@@ -573,9 +699,12 @@ func (p *Plugin) HostInterconnectSubnetOtherNode(nodeID uint32) (*net.IPNet, err
 	return p.plan().hostSubnet(nodeID)
 }
 
-// NodeIDFromPodIP implements API. With external IPAM it looks for the node whose
+// NodeIDFromPodIP implements API; podIP may be of either family. With external IPAM it looks for the node whose
 // podCIDR holds the address.
 func (p *Plugin) NodeIDFromPodIP(podIP net.IP) (uint32, error) {
+	if v6, ok := p.dualPlan(); ok && podIP.To4() == nil {
+		return v6.nodeIDFromPodIP(podIP)
+	}
 	if !p.ipamCfg().UseExternalIPAM {
 		return p.plan().nodeIDFromPodIP(podIP)
 	}

@@ -503,10 +503,10 @@ func TestRestartKeepsIPsRecordedForLocalPodsTheKubeStateDoesNotShow(t *testing.T
 	// The agent restarted after CNI ADD gave pod a 10.1.1.5 but before the kubelet
 	// reported it: only the pod manager's record knows the address.
 	p, _ := testPlugin(t, defaultConf, 1)
-	p.LocalPodIPs = func() map[PodID]net.IP {
-		return map[PodID]net.IP{
-			pid("default/a"):     net.ParseIP("10.1.1.5"),
-			pid("default/other"): net.ParseIP("10.1.2.9"), // not this node's subnet: ignored
+	p.LocalPodIPs = func() map[PodID][]net.IP {
+		return map[PodID][]net.IP{
+			pid("default/a"):     {net.ParseIP("10.1.1.5")},
+			pid("default/other"): {net.ParseIP("10.1.2.9")}, // not this node's subnet: ignored
 			pid("default/no-ip"): nil,
 		}
 	}

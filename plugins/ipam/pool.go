@@ -291,8 +291,12 @@ func (p *podPool) highest() uint64 {
 type PodIPAllocation struct {
 	// PodID identifies the pod.
 	PodID PodID
-	// MainIP is the address of the pod's main interface (nil: only custom ones).
+	// MainIP is the address of the pod's main interface (nil: only custom ones); the
+	// primary one on a dual-stack node.
 	MainIP net.IP
+	// MainIPs are the addresses of the main interface of every family, the primary
+	// first; set on a dual-stack node only.
+	MainIPs []net.IP `json:",omitempty"`
 	// CustomIfIPs maps the names of the pod's custom interfaces to their addresses.
 	CustomIfIPs map[string]net.IP
 }
@@ -316,6 +320,12 @@ func (p *podPool) allocations() []PodIPAllocation {
 		}
 		out = append(out, a)
 	}
+	sortAllocations(out)
+	return out
+}
+
+// sortAllocations sorts by namespace and name.
+func sortAllocations(out []PodIPAllocation) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].PodID, out[j].PodID
 		if a.Namespace != b.Namespace {
@@ -323,5 +333,4 @@ func (p *podPool) allocations() []PodIPAllocation {
 		}
 		return a.Name < b.Name
 	})
-	return out
 }

@@ -26,7 +26,12 @@ type NodeIPAMData struct {
 	NodeIP            string `json:"nodeIP"`
 	PodSubnetThisNode string `json:"podSubnetThisNode"`
 	VppHostNetwork    string `json:"vppHostNetwork"`
-	// Config is the effective ipamConfig, contivCIDR already dissected.
+	// PodSubnetThisNodeIPv6 and VppHostNetworkIPv6 are this node's IPv6 pod subnet and
+	// VPP-host subnet on a dual-stack node (left out otherwise).
+	PodSubnetThisNodeIPv6 string `json:"podSubnetThisNodeIPv6,omitempty"`
+	VppHostNetworkIPv6    string `json:"vppHostNetworkIPv6,omitempty"`
+	// Config is the effective ipamConfig, contivCIDR already dissected (config.ipv6:
+	// the IPv6 plan).
 	Config *contivconf.IPAMConfigForJSON `json:"config"`
 }
 
@@ -53,6 +58,9 @@ func (p *Plugin) IPAMData(nodeIP net.IP) (*NodeIPAMData, error) {
 	}
 	if p.hostSubnet != nil {
 		data.VppHostNetwork = p.hostSubnet.String()
+	}
+	if p.dual != nil {
+		data.PodSubnetThisNodeIPv6, data.VppHostNetworkIPv6 = p.dual.podSubnet.String(), p.dual.hostSubnet.String()
 	}
 	p.mu.RUnlock()
 	data.Config = p.GetIPAMConfigForJSON()

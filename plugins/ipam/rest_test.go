@@ -136,3 +136,45 @@ func TestIPAMDataHandlerAnswers500WithoutNodeIP(t *testing.T) {
 		t.Errorf("with node IP: %d %s", code, body)
 	}
 }
+
+func TestIPAMRESTShowsBothFamiliesOnADualStackNode(t *testing.T) {
+	mux := http.NewServeMux()
+	p, _ := testPlugin(t, dualConf, 1, func(d *Deps) { d.HTTP = mux })
+	if err := p.Resync(api.NewDBResync(), kubeState(), 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	mux.HandleFunc("GET "+IPAMPath, p.IPAMDataHandler(func() net.IP { return net.ParseIP("192.168.16.1") }))
+	if _, err := p.AllocatePodIPs(pid("default/a"), "", ""); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	_, body := get(t, srv.URL+IPAMPath)
+	var got struct {
+		PodSubnet  string         `json:"podSubnetThisNode"`
+		PodSubnet6 string         `json:"podSubnetThisNodeIPv6"`
+		HostNet6   string         `json:"vppHostNetworkIPv6"`
+		RawConfig  map[string]any `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("%v in %s", err, body)
+	}
+	v6, _ := got.RawConfig["ipv6"].(map[string]any)
+	if got.PodSubnet != "10.1.1.0/24" || got.PodSubnet6 != "fd00:10:1:1::/64" || got.HostNet6 != "fd00:172:30::1:0/112" ||
+		got.RawConfig["podSubnetCIDR"] != "10.1.0.0/16" || v6["podSubnetCIDR"] != "fd00:10:1::/48" || v6["podSubnetOneNodePrefixLen"] != float64(64) {
+		t.Errorf("GET %s on a dual-stack node:\n%s", IPAMPath, body)
+	}
+
+	_, body = get(t, srv.URL+AllocationsPath)
+	if !strings.Contains(body, `"MainIP": "10.1.1.2"`) || !strings.Contains(body, `"MainIPs": [`) || !strings.Contains(body, `"fd00:10:1:1::2"`) {
+		t.Errorf("GET %s on a dual-stack node lacks the IPv6 address:\n%s", AllocationsPath, body)
+	}
+	// A single-stack node's answers keep their shape: no IPv6 fields at all.
+	single := resynced(t, defaultConf, 1)
+	data, _ := single.IPAMData(net.ParseIP("192.168.16.1"))
+	raw, _ := json.Marshal(data)
+	if strings.Contains(string(raw), "IPv6") || strings.Contains(string(raw), `"ipv6"`) {
+		t.Errorf("single-stack IPAM data shows IPv6 fields: %s", raw)
+	}
+}

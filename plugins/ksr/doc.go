@@ -57,6 +57,12 @@
 // reflector and the gauges contiv_ksr_leader, contiv_ksr_in_sync and
 // contiv_ksr_skipped_objects go to /metrics.
 //
+// Pods: every pod IP of every family (ip_addresses, the primary also in ip_address for
+// agents of the previous release) and only the annotations agents read
+// (pod.AgentAnnotations); the informers' transform drops the others before objects
+// enter the cache, and a kept annotation longer than Deps.PodLimits allows is left
+// out, logged and counted in contiv_ksr_invalid_fields_total{reflector="pod"}.
+//
 // Bad objects (ones the model cannot represent) are logged, counted as "arg" errors and
 // left as etcd holds them. The package does not read etcd for the agents nor interpret
 // the objects; that is dbwatcher and the agent plugins.

@@ -124,6 +124,7 @@ func (p *Plugin) lead(ctx context.Context, wg *sync.WaitGroup, w *store.Writer, 
 	}
 	set, err := newInformerSet(p.KubeClient, termOptions{
 		convService:        p.convertService,
+		convPod:            p.convertPod,
 		legacyEndpoints:    p.LegacyEndpoints,
 		serviceCIDRs:       cidrs,
 		cidrsLimitServices: len(p.ServiceLimits.ServiceCIDRs) > 0,

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
+	"github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	"github.com/contiv-vpp/contiv-vpp/pkg/health"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -69,6 +70,9 @@ type Deps struct {
 	// When ServiceCIDRs are given, the ranges of the cluster's ServiceCIDR objects are
 	// valid too.
 	ServiceLimits convert.ServiceLimits
+	// PodLimits bound what is reflected of a pod (convert.PodLimits.Sanitize): the
+	// zero value means convert.DefaultMaxAnnotationBytes per kept annotation.
+	PodLimits convert.PodLimits
 	// LegacyEndpoints makes the leader write, besides the EndpointSlices, the legacy
 	// Endpoints value of every service (k8s/endpoints/...), made of its slices, which
 	// agents of the previous release read; false deletes those values. (In the
@@ -306,6 +310,28 @@ func nextBackoff(d time.Duration) time.Duration { return min(2*d, maxBackoff) }
 // errLostLeadership ends a term whose writes the election guard refused.
 var errLostLeadership = errors.New("leadership lost")
 
+// convertPod converts a Pod (only the annotations agents read) and leaves out each
+// kept annotation longer than p.PodLimits allow: logged (pod, key, length, bound) and
+// counted in contiv_ksr_invalid_fields_total{reflector="pod",field="metadata.annotations"}.
+func (p *Plugin) convertPod(pd *corev1.Pod) (*pod.Pod, error) {
+	out, err := convert.Pod(pd)
+	if err != nil {
+		return nil, err
+	}
+	p.reportProblems(pod.Keyword, pd.Namespace+"/"+pd.Name, p.PodLimits.Sanitize(out))
+	return out, nil
+}
+
+// reportProblems logs and counts the fields of an object that broke a limit and were left out.
+func (p *Plugin) reportProblems(reflector, object string, problems []convert.FieldProblem) {
+	for _, prob := range problems {
+		p.metrics.invalidFields.WithLabelValues(reflector, prob.FieldName()).Inc()
+		p.Log.WithFields(logrus.Fields{
+			reflector: object, "field": prob.Field, "value": prob.Value,
+		}).Warn("invalid " + reflector + " field: " + prob.Error())
+	}
+}
+
 // convertService converts a Service and leaves out what breaks p.ServiceLimits (the
 // service CIDRs extended by cidrs, the ranges of the ServiceCIDR objects): each such
 // field is logged (object, field, value, what was done) and counted in
@@ -322,11 +348,6 @@ func (p *Plugin) convertService(s *corev1.Service, cidrs []*net.IPNet) (*service
 	if len(limits.ServiceCIDRs) > 0 && len(cidrs) > 0 {
 		limits.ServiceCIDRs = append(slices.Clip(limits.ServiceCIDRs), cidrs...)
 	}
-	for _, prob := range limits.Sanitize(out) {
-		p.metrics.invalidFields.WithLabelValues(service.Keyword, prob.FieldName()).Inc()
-		p.Log.WithFields(logrus.Fields{
-			"service": s.Namespace + "/" + s.Name, "field": prob.Field, "value": prob.Value,
-		}).Warn("invalid service field: " + prob.Error())
-	}
+	p.reportProblems(service.Keyword, s.Namespace+"/"+s.Name, limits.Sanitize(out))
 	return out, nil
 }

@@ -64,6 +64,9 @@ type termOptions struct {
 	// when cidrsLimitServices, else nil (the plugin checks its limits on top of
 	// convert.Service).
 	convService func(s *corev1.Service, cidrs []*net.IPNet) (*service.Service, error)
+	// convPod converts a Pod (the plugin bounds its annotations on top of convert.Pod);
+	// nil means convert.Pod.
+	convPod func(p *corev1.Pod) (*pod.Pod, error)
 	// legacyEndpoints: write the legacy Endpoints value of every service with slices;
 	// false sweeps the legacy prefix.
 	legacyEndpoints bool
@@ -126,6 +129,10 @@ func newInformerSet(client kubernetes.Interface, opts termOptions) (*informerSet
 			return build(name, ns)
 		}
 	}
+	convPod := opts.convPod
+	if convPod == nil {
+		convPod = convert.Pod
+	}
 	convService := func(svc *corev1.Service) (*service.Service, error) {
 		var cidrs []*net.IPNet
 		if opts.cidrsLimitServices {
@@ -136,7 +143,7 @@ func newInformerSet(client kubernetes.Interface, opts termOptions) (*informerSet
 	s.reflectors = []*reflector{
 		simpleReflector(namespace.Keyword, namespace.KeyPrefix(), nsInf, namespace.Key, convert.Namespace),
 		simpleReflector(node.Keyword, node.KeyPrefix(), nodeInf, node.Key, convert.Node),
-		simpleReflector(pod.Keyword, pod.KeyPrefix(), podInf, nsKey(pod.Key), convert.Pod),
+		simpleReflector(pod.Keyword, pod.KeyPrefix(), podInf, nsKey(pod.Key), convPod),
 		simpleReflector(policy.Keyword, policy.KeyPrefix(), polInf, nsKey(policy.Key), convert.Policy),
 		simpleReflector(service.Keyword, service.KeyPrefix(), s.svcInf, nsKey(service.Key), convService),
 		cidrRefl,
@@ -323,6 +330,11 @@ func sliceServiceKeys(obj any) ([]string, error) {
 func stripManagedFields(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
+	}
+	if p, ok := obj.(*corev1.Pod); ok {
+		// The cache keeps only the annotations agents read (convert.AgentAnnotations):
+		// contiv-ksr then holds no more of a pod than it reflects.
+		p.Annotations = convert.AgentAnnotations(p.Annotations)
 	}
 	return obj, nil
 }

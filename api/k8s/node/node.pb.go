@@ -93,17 +93,23 @@ type Node struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is the node name.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// pod_CIDR is the pod subnet assigned to the node (spec.podCIDR).
+	// pod_CIDR is the pod subnet assigned to the node (spec.podCIDR): the first of
+	// pod_CIDRs, the only field agents before dual-stack read.
 	Pod_CIDR string `protobuf:"bytes,2,opt,name=pod_CIDR,json=podCIDR,proto3" json:"pod_CIDR,omitempty"`
 	// provider_ID is the cloud provider's ID of the node.
 	Provider_ID string `protobuf:"bytes,3,opt,name=provider_ID,json=providerID,proto3" json:"provider_ID,omitempty"`
-	// addresses are the node's addresses (status.addresses).
+	// addresses are the node's addresses (status.addresses), of every IP family:
+	// a dual-stack node has an InternalIP (and an ExternalIP, if any) of each.
 	Addresses []*NodeAddress `protobuf:"bytes,4,rep,name=addresses,proto3" json:"addresses,omitempty"`
 	// node_info is general information about the node (status.nodeInfo).
 	NodeInfo *NodeSystemInfo `protobuf:"bytes,5,opt,name=node_info,json=nodeInfo,proto3" json:"node_info,omitempty"`
 	// zone is the node's topology.kubernetes.io/zone label (empty: none), which
 	// topology-aware routing of Services compares with endpoint hints.
-	Zone          string `protobuf:"bytes,6,opt,name=zone,proto3" json:"zone,omitempty"`
+	Zone string `protobuf:"bytes,6,opt,name=zone,proto3" json:"zone,omitempty"`
+	// pod_CIDRs are the pod subnets assigned to the node (spec.podCIDRs), at most
+	// one per IP family, pod_CIDR first. Records written before dual-stack lack it:
+	// read them with AllPodCIDRs.
+	Pod_CIDRs     []string `protobuf:"bytes,7,rep,name=pod_CIDRs,json=podCIDRs,proto3" json:"pod_CIDRs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -178,6 +184,13 @@ func (x *Node) GetZone() string {
 		return x.Zone
 	}
 	return ""
+}
+
+func (x *Node) GetPod_CIDRs() []string {
+	if x != nil {
+		return x.Pod_CIDRs
+	}
+	return nil
 }
 
 // NodeAddress is one address of a node.
@@ -366,7 +379,7 @@ var File_api_k8s_node_node_proto protoreflect.FileDescriptor
 
 const file_api_k8s_node_node_proto_rawDesc = "" +
 	"\n" +
-	"\x17api/k8s/node/node.proto\x12\x0fcontiv.ksr.node\"\xe4\x01\n" +
+	"\x17api/k8s/node/node.proto\x12\x0fcontiv.ksr.node\"\x81\x02\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
 	"\bpod_CIDR\x18\x02 \x01(\tR\apodCIDR\x12\x1f\n" +
@@ -374,7 +387,8 @@ const file_api_k8s_node_node_proto_rawDesc = "" +
 	"providerID\x12:\n" +
 	"\taddresses\x18\x04 \x03(\v2\x1c.contiv.ksr.node.NodeAddressR\taddresses\x12<\n" +
 	"\tnode_info\x18\x05 \x01(\v2\x1f.contiv.ksr.node.NodeSystemInfoR\bnodeInfo\x12\x12\n" +
-	"\x04zone\x18\x06 \x01(\tR\x04zone\"\xf6\x01\n" +
+	"\x04zone\x18\x06 \x01(\tR\x04zone\x12\x1b\n" +
+	"\tpod_CIDRs\x18\a \x03(\tR\bpodCIDRs\"\xf6\x01\n" +
 	"\vNodeAddress\x12@\n" +
 	"\x04type\x18\x01 \x01(\x0e2,.contiv.ksr.node.NodeAddress.NodeAddressTypeR\x04type\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\"\x8a\x01\n" +

@@ -82,14 +82,23 @@ type Pod struct {
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// label lists the pod's labels.
 	Label []*Pod_Label `protobuf:"bytes,3,rep,name=label,proto3" json:"label,omitempty"`
-	// ip_address is the pod IP (status.podIP); empty until it is assigned.
+	// ip_address is the pod's primary IP (status.podIP); empty until it is
+	// assigned. It is always ip_addresses[0] when ip_addresses is set; agents of
+	// releases before dual-stack read this field only.
 	IpAddress string `protobuf:"bytes,4,opt,name=ip_address,json=ipAddress,proto3" json:"ip_address,omitempty"`
 	// host_ip_address is the IP of the node that runs the pod (status.hostIP).
 	HostIpAddress string `protobuf:"bytes,5,opt,name=host_ip_address,json=hostIpAddress,proto3" json:"host_ip_address,omitempty"`
 	// container lists the pod's containers.
 	Container []*Pod_Container `protobuf:"bytes,6,rep,name=container,proto3" json:"container,omitempty"`
 	// annotations are the pod's annotations.
-	Annotations   map[string]string `protobuf:"bytes,7,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// annotations are the pod's annotations that agents read (contiv-ksr leaves
+	// out every other key, and values longer than its bound).
+	Annotations map[string]string `protobuf:"bytes,7,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// ip_addresses are all IPs of the pod (status.podIPs), at most one per IP
+	// family, the primary first; empty until assigned. Records written before
+	// dual-stack lack it: read them with AllIPAddresses, which falls back to
+	// ip_address.
+	IpAddresses   []string `protobuf:"bytes,8,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -169,6 +178,13 @@ func (x *Pod) GetContainer() []*Pod_Container {
 func (x *Pod) GetAnnotations() map[string]string {
 	if x != nil {
 		return x.Annotations
+	}
+	return nil
+}
+
+func (x *Pod) GetIpAddresses() []string {
+	if x != nil {
+		return x.IpAddresses
 	}
 	return nil
 }
@@ -370,7 +386,7 @@ var File_api_k8s_pod_pod_proto protoreflect.FileDescriptor
 
 const file_api_k8s_pod_pod_proto_rawDesc = "" +
 	"\n" +
-	"\x15api/k8s/pod/pod.proto\x12\x0econtiv.ksr.pod\"\xef\x05\n" +
+	"\x15api/k8s/pod/pod.proto\x12\x0econtiv.ksr.pod\"\x92\x06\n" +
 	"\x03Pod\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12/\n" +
@@ -379,7 +395,8 @@ const file_api_k8s_pod_pod_proto_rawDesc = "" +
 	"ip_address\x18\x04 \x01(\tR\tipAddress\x12&\n" +
 	"\x0fhost_ip_address\x18\x05 \x01(\tR\rhostIpAddress\x12;\n" +
 	"\tcontainer\x18\x06 \x03(\v2\x1d.contiv.ksr.pod.Pod.ContainerR\tcontainer\x12F\n" +
-	"\vannotations\x18\a \x03(\v2$.contiv.ksr.pod.Pod.AnnotationsEntryR\vannotations\x1a/\n" +
+	"\vannotations\x18\a \x03(\v2$.contiv.ksr.pod.Pod.AnnotationsEntryR\vannotations\x12!\n" +
+	"\fip_addresses\x18\b \x03(\tR\vipAddresses\x1a/\n" +
 	"\x05Label\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x1a\xc7\x02\n" +

@@ -92,6 +92,18 @@ func TestPod(t *testing.T) {
 			},
 			Annotations: map[string]string{"contivpp.io/custom-if": "memif1/memif"},
 		}},
+		{name: "dual-stack pod: every IP, the primary also alone", in: &corev1.Pod{ObjectMeta: meta("ns", "p"),
+			Status: corev1.PodStatus{PodIP: "10.1.1.2", PodIPs: []corev1.PodIP{{IP: "10.1.1.2"}, {IP: "fd00:1:1::2"}}}},
+			want: &pod.Pod{Name: "p", Namespace: "ns", IpAddress: "10.1.1.2", IpAddresses: []string{"10.1.1.2", "fd00:1:1::2"}}},
+		{name: "single-stack IPv6 pod", in: &corev1.Pod{ObjectMeta: meta("ns", "p"),
+			Status: corev1.PodStatus{PodIP: "fd00:1:1::2", PodIPs: []corev1.PodIP{{IP: "fd00:1:1::2"}}}},
+			want: &pod.Pod{Name: "p", Namespace: "ns", IpAddress: "fd00:1:1::2", IpAddresses: []string{"fd00:1:1::2"}}},
+		{name: "podIPs without podIP (a cluster file): the first is the primary", in: &corev1.Pod{ObjectMeta: meta("ns", "p"),
+			Status: corev1.PodStatus{PodIPs: []corev1.PodIP{{IP: "fd00:1:1::2"}, {IP: "10.1.1.2"}}}},
+			want: &pod.Pod{Name: "p", Namespace: "ns", IpAddress: "fd00:1:1::2", IpAddresses: []string{"fd00:1:1::2", "10.1.1.2"}}},
+		{name: "annotations agents do not read are left out", in: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p",
+			Annotations: map[string]string{"example.com/blob": "x", pod.MicroserviceLabelAnnotation: "web"}}},
+			want: &pod.Pod{Name: "p", Namespace: "ns", Annotations: map[string]string{pod.MicroserviceLabelAnnotation: "web"}}},
 		{name: "pending pod without IPs", in: &corev1.Pod{ObjectMeta: meta("ns", "p")},
 			want: &pod.Pod{Name: "p", Namespace: "ns"}},
 		{name: "no name", in: &corev1.Pod{ObjectMeta: meta("ns", "")}, wantErr: "no name"},
@@ -378,12 +390,15 @@ func TestEndpointsFromSlicesMergesByPortSet(t *testing.T) {
 func TestNode(t *testing.T) {
 	in := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "k8s-master", Labels: map[string]string{"ignored": "yes", corev1.LabelTopologyZone: "zone-a"}},
-		Spec:       corev1.NodeSpec{PodCIDR: "10.1.1.0/24", ProviderID: "sim://k8s-master"},
+		Spec: corev1.NodeSpec{PodCIDR: "10.1.1.0/24", PodCIDRs: []string{"10.1.1.0/24", "fd00:1:1::/64"},
+			ProviderID: "sim://k8s-master"},
 		Status: corev1.NodeStatus{
-			Addresses: []corev1.NodeAddress{
+			Addresses: []corev1.NodeAddress{ // dual-stack: an InternalIP and an ExternalIP of each family
 				{Type: corev1.NodeInternalIP, Address: "10.20.0.10"},
+				{Type: corev1.NodeInternalIP, Address: "fd20::10"},
 				{Type: corev1.NodeHostName, Address: "k8s-master"},
 				{Type: corev1.NodeExternalIP, Address: "198.51.100.10"},
+				{Type: corev1.NodeExternalIP, Address: "2001:db8::10"},
 				{Type: corev1.NodeExternalDNS, Address: "master.example.com"},
 				{Type: corev1.NodeInternalDNS, Address: "master.cluster.local"},
 				{Type: "Weird", Address: "x"},
@@ -396,11 +411,14 @@ func TestNode(t *testing.T) {
 		},
 	}
 	want := &node.Node{
-		Name: "k8s-master", Pod_CIDR: "10.1.1.0/24", Provider_ID: "sim://k8s-master", Zone: "zone-a",
+		Name: "k8s-master", Pod_CIDR: "10.1.1.0/24", Pod_CIDRs: []string{"10.1.1.0/24", "fd00:1:1::/64"},
+		Provider_ID: "sim://k8s-master", Zone: "zone-a",
 		Addresses: []*node.NodeAddress{
 			{Type: node.NodeAddress_NodeInternalIP, Address: "10.20.0.10"},
+			{Type: node.NodeAddress_NodeInternalIP, Address: "fd20::10"},
 			{Type: node.NodeAddress_NodeHostName, Address: "k8s-master"},
 			{Type: node.NodeAddress_NodeExternalIP, Address: "198.51.100.10"},
+			{Type: node.NodeAddress_NodeExternalIP, Address: "2001:db8::10"},
 			{Type: node.NodeAddress_NodeExternalDNS, Address: "master.example.com"},
 			{Type: node.NodeAddress_NodeInternalDNS, Address: "master.cluster.local"},
 			{Type: node.NodeAddress_NodeUnknownAddr, Address: "x"},

@@ -16,6 +16,13 @@
 //	*corev1.Namespace              -> namespace.Namespace          k8s/namespace/<name>
 //	*networkingv1.NetworkPolicy    -> policy.Policy                k8s/policy/<name>/namespace/<ns>
 //
+// Dual-stack: a pod keeps every IP of status.podIPs (ip_addresses; ip_address stays the
+// primary, what agents of the previous release read), a node every pod CIDR and its
+// addresses of both families, a service its clusterIPs, ipFamilies and ipFamilyPolicy,
+// and IPv4 and IPv6 EndpointSlices are written one value each (the legacy Endpoints
+// value of a service holds its primary family only). Of a pod's annotations only those
+// agents read are kept (AgentAnnotations); PodLimits bounds their values.
+//
 // EndpointSlice conditions are normalised as the discovery.k8s.io/v1 API tells
 // consumers to read them (EndpointConditions): unset ready and serving are true, unset
 // terminating is false. Nothing is capped: every endpoint of every slice is kept, and

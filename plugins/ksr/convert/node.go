@@ -19,8 +19,8 @@ var nodeAddressTypes = map[corev1.NodeAddressType]node.NodeAddress_NodeAddressTy
 	corev1.NodeInternalDNS: node.NodeAddress_NodeInternalDNS,
 }
 
-// Node converts a Node: name, pod CIDR, provider ID, addresses with their type (in the
-// order of the status), the system information and the zone (the
+// Node converts a Node: name, pod CIDR and pod CIDRs (one per IP family), provider ID,
+// addresses of every family with their type (in the order of the status), the system information and the zone (the
 // topology.kubernetes.io/zone label, which topology-aware routing compares with the
 // hints of endpoints).
 func Node(n *corev1.Node) (*node.Node, error) {
@@ -34,6 +34,7 @@ func Node(n *corev1.Node) (*node.Node, error) {
 	out := &node.Node{
 		Name:        n.Name,
 		Pod_CIDR:    n.Spec.PodCIDR,
+		Pod_CIDRs:   copyStrings(n.Spec.PodCIDRs),
 		Provider_ID: n.Spec.ProviderID,
 		Zone:        n.Labels[corev1.LabelTopologyZone],
 		NodeInfo: &node.NodeSystemInfo{
@@ -47,6 +48,9 @@ func Node(n *corev1.Node) (*node.Node, error) {
 			OperatingSystem:         info.OperatingSystem,
 			Architecture:            info.Architecture,
 		},
+	}
+	if out.Pod_CIDR == "" && len(out.Pod_CIDRs) > 0 {
+		out.Pod_CIDR = out.Pod_CIDRs[0] // spec.podCIDR is podCIDRs[0] (API validation); a file may set only podCIDRs
 	}
 	//lint:ignore SA1019 the model keeps kube_proxy_version; kubelets of Kubernetes 1.31+ leave it empty.
 	out.NodeInfo.KubeProxyVersion = info.KubeProxyVersion

@@ -14,8 +14,11 @@ import (
 // errNil is returned for nil objects.
 var errNil = errors.New("nil object")
 
-// Pod converts a Pod: identity, labels (sorted by key), pod and host IPs from the status,
-// the ports of its containers and the annotations. The containers are the regular ones
+// Pod converts a Pod: identity, labels (sorted by key), pod IPs (status.podIPs, every
+// family, the primary first, and the primary alone in ip_address for agents of the
+// previous release) and host IP from the status, the ports of its containers and the
+// annotations that agents read (pod.AgentAnnotations; every other key is left out:
+// see PodLimits for the bound on the values kept). The containers are the regular ones
 // followed by the native sidecars (init containers with restartPolicy Always, which
 // run beside the regular ones for the pod's whole life, so their named ports are
 // NetworkPolicy targets like any other); other init containers have finished before
@@ -36,7 +39,13 @@ func Pod(p *corev1.Pod) (*pod.Pod, error) {
 		Namespace:     p.Namespace,
 		IpAddress:     p.Status.PodIP,
 		HostIpAddress: p.Status.HostIP,
-		Annotations:   copyMap(p.Annotations),
+		Annotations:   AgentAnnotations(p.Annotations),
+	}
+	for _, ip := range p.Status.PodIPs {
+		out.IpAddresses = append(out.IpAddresses, ip.IP)
+	}
+	if out.IpAddress == "" && len(out.IpAddresses) > 0 {
+		out.IpAddress = out.IpAddresses[0] // status.podIP is podIPs[0] (API validation); a file may set only podIPs
 	}
 	for _, k := range sortedKeys(p.Labels) {
 		out.Label = append(out.Label, &pod.Pod_Label{Key: k, Value: p.Labels[k]})
