@@ -137,7 +137,7 @@ func (s *Service) checkEndpoint(ep renderer.Endpoint, ref targetRef) (reason int
 	if ref.GetKind() == targetKindPod || s.id == apiServerService {
 		return 0, false, false
 	}
-	if s.sp.nodeAddrs[k] > 0 || ep.Local {
+	if s.sp.nodeAddrs.has(k) || ep.Local {
 		// Local host-network addresses are this node's IP and host IPs.
 		return epRejectNodeIP, true, true
 	}
@@ -318,59 +318,84 @@ func (s *Service) recheck() {
 // staleGen is a node context generation that never is the current one.
 const staleGen = ^uint64(0)
 
-// nodeAddrs counts the nodes holding each address (VPP and management addresses).
-type nodeAddrs map[netip.Addr]int
+// nodeAddrs are the VPP and management addresses of every node, with the nodes that
+// hold each (setting a node's addresses twice, or removing a node twice, changes
+// nothing: a NodeUpdate and a resync may both report a node).
+type nodeAddrs struct {
+	owners map[netip.Addr]map[string]struct{}
+	byNode map[string][]netip.Addr
+}
 
-// addNode adds (delta 1) or removes (delta -1) the addresses of a node and appends to
-// changed those that became or stopped being a node address.
-func (m nodeAddrs) addNode(n *nodesync.Node, delta int, changed []netip.Addr) []netip.Addr {
-	if n == nil {
-		return changed
-	}
+func newNodeAddrs() nodeAddrs {
+	return nodeAddrs{owners: make(map[netip.Addr]map[string]struct{}), byNode: make(map[string][]netip.Addr)}
+}
+
+// has tells whether a is an address of a node.
+func (m nodeAddrs) has(a netip.Addr) bool { return len(m.owners[a]) > 0 }
+
+// setNode sets the addresses of the node called name to those of n (nil: none) and
+// appends to changed those that became or stopped being a node address.
+func (m nodeAddrs) setNode(name string, n *nodesync.Node, changed []netip.Addr) []netip.Addr {
+	var addrs []netip.Addr
 	add := func(ip net.IP) {
-		k, ok := netip.AddrFromSlice(ip)
-		if !ok {
-			return
-		}
-		k = k.Unmap()
-		before := m[k]
-		m[k] += delta
-		if m[k] <= 0 {
-			delete(m, k)
-		}
-		if (before > 0) != (m[k] > 0) {
-			changed = append(changed, k)
+		if k, ok := netip.AddrFromSlice(ip); ok && !slices.Contains(addrs, k.Unmap()) {
+			addrs = append(addrs, k.Unmap())
 		}
 	}
-	for _, a := range n.VppIPAddresses {
-		if a != nil {
-			add(a.IP)
+	if n != nil {
+		for _, a := range n.VppIPAddresses {
+			if a != nil {
+				add(a.IP)
+			}
+		}
+		for _, ip := range n.MgmtIPAddresses {
+			add(ip)
 		}
 	}
-	for _, ip := range n.MgmtIPAddresses {
-		add(ip)
+	for _, a := range m.byNode[name] {
+		if slices.Contains(addrs, a) {
+			continue
+		}
+		delete(m.owners[a], name)
+		if len(m.owners[a]) == 0 {
+			delete(m.owners, a)
+			changed = append(changed, a)
+		}
+	}
+	for _, a := range addrs {
+		set := m.owners[a]
+		if set == nil {
+			set = make(map[string]struct{}, 1)
+			m.owners[a] = set
+		}
+		if _, ok := set[name]; !ok {
+			set[name] = struct{}{}
+			if len(set) == 1 {
+				changed = append(changed, a)
+			}
+		}
+	}
+	if len(addrs) == 0 {
+		delete(m.byNode, name)
+	} else {
+		m.byNode[name] = addrs
 	}
 	return changed
 }
 
-// resyncNodeAddrs rebuilds the node addresses from every node and returns those that
-// came or went.
+// resyncNodeAddrs sets the node addresses to those of every node nodesync knows and
+// returns those that came or went.
 func (sp *ServiceProcessor) resyncNodeAddrs() []netip.Addr {
-	set := nodeAddrs{}
-	for _, n := range sp.NodeSync.GetAllNodes() {
-		set.addNode(n, 1, nil)
-	}
 	var changed []netip.Addr
-	for a := range sp.nodeAddrs {
-		if set[a] == 0 {
-			changed = append(changed, a)
+	seen := make(map[string]struct{})
+	for _, n := range sp.NodeSync.GetAllNodes() {
+		seen[n.Name] = struct{}{}
+		changed = sp.nodeAddrs.setNode(n.Name, n, changed)
+	}
+	for name := range sp.nodeAddrs.byNode {
+		if _, ok := seen[name]; !ok {
+			changed = sp.nodeAddrs.setNode(name, nil, changed)
 		}
 	}
-	for a := range set {
-		if sp.nodeAddrs[a] == 0 {
-			changed = append(changed, a)
-		}
-	}
-	sp.nodeAddrs = set
 	return changed
 }

@@ -115,6 +115,9 @@ func TestNodeAddressIsABackendOnlyForAPodOrTheAPIServer(t *testing.T) {
 	if got := backends(e.svc("default", "web"), "http"); !slices.Equal(got, []string{workerMg + ":8080 host-network"}) {
 		t.Errorf("backends %v after the node joined", got)
 	}
+	// The same state reported again (a NodeUpdate that changes nothing) does not count
+	// the node twice.
+	e.update(&nodesync.NodeUpdate{NodeName: "worker2", PrevState: e.nodes.Nodes["worker2"], NewState: e.nodes.Nodes["worker2"]})
 	// It leaves: the endpoint is a backend again.
 	gone := e.nodes.Nodes["worker2"]
 	delete(e.nodes.Nodes, "worker2")

@@ -183,7 +183,7 @@ func (sp *ServiceProcessor) reset(services int) {
 	sp.sliceOwner = make(map[string]string)
 	sp.outsideCIDR = make(map[*Service]struct{})
 	sp.clusterIPs = make(map[netip.Addr]int)
-	sp.nodeAddrs = nodeAddrs{}
+	sp.nodeAddrs = newNodeAddrs()
 	sp.hostEps = make(map[netip.Addr]map[*Service]struct{})
 	sp.resetDerived()
 }
@@ -954,9 +954,8 @@ func (sp *ServiceProcessor) processDeletingPod(txn renderer.UpdateTxn, podNamesp
 func (sp *ServiceProcessor) processNodeUpdate(txn renderer.UpdateTxn, ev controller.Event) error {
 	// The endpoints at an address of the node that changed are checked again.
 	var changed []netip.Addr
-	if nu, ok := ev.(*nodesync.NodeUpdate); ok {
-		changed = sp.nodeAddrs.addNode(nu.PrevState, -1, changed)
-		changed = sp.nodeAddrs.addNode(nu.NewState, 1, changed)
+	if nu, ok := ev.(*nodesync.NodeUpdate); ok && nu.NodeName != "" {
+		changed = sp.nodeAddrs.setNode(nu.NodeName, nu.NewState, changed)
 	} else {
 		changed = sp.resyncNodeAddrs()
 	}
