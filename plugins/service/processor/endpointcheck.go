@@ -197,23 +197,27 @@ func (sp *ServiceProcessor) vipsOf(meta interface {
 	if meta == nil {
 		return out
 	}
-	ips := meta.GetClusterIps()
-	if len(ips) == 0 {
-		ips = []string{meta.GetClusterIp()}
-	}
-	for _, ip := range ips {
+	add := func(ip string) {
 		if ip == "" || ip == clusterIPNone {
-			continue
+			return
 		}
 		if a := sp.parseAddress(ip); a.Text != "" {
 			out = append(out, addrKey(a))
 		}
 	}
+	ips := meta.GetClusterIps()
+	if len(ips) == 0 {
+		add(meta.GetClusterIp())
+	}
+	for _, ip := range ips {
+		add(ip)
+	}
 	return out
 }
 
-// indexVIPs sets the cluster IPs of s in the index to vips and appends to changed the
-// addresses that became or stopped being a cluster IP.
+// indexVIPs sets the cluster IPs of s in the index to vips (copied: the caller may
+// reuse it) and appends to changed the addresses that became or stopped being a cluster
+// IP.
 func (sp *ServiceProcessor) indexVIPs(s *Service, vips []netip.Addr, changed []netip.Addr) []netip.Addr {
 	if slices.Equal(s.indexedVIPs, vips) {
 		return changed
@@ -229,7 +233,11 @@ func (sp *ServiceProcessor) indexVIPs(s *Service, vips []netip.Addr, changed []n
 			changed = append(changed, a)
 		}
 	}
-	s.indexedVIPs = slices.Clip(vips)
+	if len(vips) <= len(s.vipArr) { // one cluster IP, the usual case, costs no allocation
+		s.indexedVIPs = s.vipArr[:copy(s.vipArr[:], vips)]
+	} else {
+		s.indexedVIPs = slices.Clone(vips)
+	}
 	return changed
 }
 

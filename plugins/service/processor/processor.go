@@ -303,10 +303,11 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 	// The endpoint checks read the cluster IPs of every Service and the node addresses:
 	// both are complete before any endpoint is parsed, and the services with an
 	// endpoint at an address that changed are parsed again.
+	var vipBuf [2]netip.Addr
 	for _, s := range order {
 		switch {
 		case s.pending&pendingMeta != 0:
-			changedAddrs = sp.indexVIPs(s, sp.vipsOf(s.pendingMeta, nil), changedAddrs)
+			changedAddrs = sp.indexVIPs(s, sp.vipsOf(s.pendingMeta, vipBuf[:0]), changedAddrs)
 		case s.metaSeen != gen:
 			changedAddrs = sp.indexVIPs(s, nil, changedAddrs)
 		}
@@ -693,7 +694,8 @@ func (sp *ServiceProcessor) updateService(txn renderer.UpdateTxn, id renderer.Se
 	change(s)
 	// A cluster IP that came or went changes the checks of the endpoints at it: of this
 	// service and of the others (found through the index, rendered after this one).
-	others := sp.servicesAt(sp.indexVIPs(s, sp.vipsOf(s.meta, nil), nil))
+	var vipBuf [2]netip.Addr
+	others := sp.servicesAt(sp.indexVIPs(s, sp.vipsOf(s.meta, vipBuf[:0]), nil))
 	if slices.Contains(others, s) {
 		s.recheck()
 	}

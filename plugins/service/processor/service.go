@@ -79,8 +79,9 @@ type Service struct {
 	rejectedMeta, rejectedEndpoints rejectedFields
 
 	// indexedVIPs and indexedHost are the service's entries in the processor's
-	// address indexes (endpointcheck.go).
+	// address indexes (endpointcheck.go); a single cluster IP lives in vipArr.
 	indexedVIPs, indexedHost []netip.Addr
+	vipArr                   [1]netip.Addr
 }
 
 // rejectedFields counts the rejected values of one object by field.
