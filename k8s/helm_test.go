@@ -23,11 +23,13 @@ package k8s
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"text/template"
@@ -66,9 +68,30 @@ func helmFuncs() template.FuncMap {
 		"nindent": func(spaces int, s string) string { return "\n" + helmIndent(spaces, s) },
 		"quote":   helmQuote,
 		"default": helmDefault,
+		"int64":   helmInt64,
 		// fail is Helm's: the rendering stops with the message.
 		"fail": func(msg string) (string, error) { return "", errors.New(msg) },
 	}
+}
+
+// helmInt64 is sprig's int64: a number of the values (a float64 once parsed, as in
+// Helm, which would print 1073741824 as 1.073741824e+09), an integer or a decimal
+// string as an int64.
+func helmInt64(v any) (int64, error) {
+	switch n := v.(type) {
+	case float64:
+		if n != math.Trunc(n) {
+			return 0, fmt.Errorf("int64: %v is not an integer", n)
+		}
+		return int64(n), nil
+	case int:
+		return int64(n), nil
+	case int64:
+		return n, nil
+	case string:
+		return strconv.ParseInt(n, 10, 64)
+	}
+	return 0, fmt.Errorf("int64: %v (%T) is not a number", v, v)
 }
 
 // helmToYAML is Helm's toYaml: sigs.k8s.io/yaml without the final newline. Helm turns a

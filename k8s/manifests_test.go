@@ -1092,7 +1092,10 @@ func TestManifestDefaults(t *testing.T) {
 		t.Error("contiv-etcd: data directory /var/etcd/contiv-data not mounted")
 	}
 	args := strings.Join(etcdC.Command, " ")
-	for _, want := range []string{"--data-dir=/var/etcd/contiv-data", "--listen-client-urls=http://0.0.0.0:12379", ":12380"} {
+	for _, want := range []string{"--data-dir=/var/etcd/contiv-data", "--listen-client-urls=http://0.0.0.0:12379", ":12380",
+		// A backend quota and periodic compaction (issue #27): a client rewriting a key in a
+		// loop is refused writes at 1 GiB instead of filling the disk.
+		"--quota-backend-bytes=1073741824", "--auto-compaction-mode=periodic", "--auto-compaction-retention=1h"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("contiv-etcd command lacks %s: %s", want, args)
 		}

@@ -39,6 +39,9 @@ type fakeLoop struct {
 	journal []string // "push <event>", "done <event>: <err>"
 	// refuse, when set, is returned by PushEvent.
 	refuse error
+	// drop, when set, ends every event taken with it, unprocessed (as the controller's
+	// Close drains its queue).
+	drop error
 	// hold keeps the events in the queue unprocessed until released.
 	hold chan struct{}
 	// failAdd is the pretend ipnet's verdict on an AddPod (nil: success).
@@ -96,7 +99,13 @@ func (l *fakeLoop) run() {
 					return
 				}
 			}
-			err := l.process(ev)
+			l.mu.Lock()
+			drop := l.drop
+			l.mu.Unlock()
+			err := drop
+			if drop == nil {
+				err = l.process(ev)
+			}
 			l.mu.Lock()
 			l.journal = append(l.journal, fmt.Sprintf("done %s: %v", ev, err))
 			l.mu.Unlock()

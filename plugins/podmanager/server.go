@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
@@ -344,7 +345,8 @@ func (s *cniServer) check(req *cni.CNIRequest) *cni.CNIReply {
 			id, req.GetContainerId(), r.ifName(), req.GetInterfaceName()))
 	}
 	if verdict, reason := s.p.checkNetns(r.NetworkNamespace, r.NetnsInode); verdict == netnsGone {
-		return errorReply(log, fmt.Errorf("check pod %s (container %s): its network namespace %s is gone: %s",
+		// CNI's well-known code 3: the container is unknown or does not exist.
+		return unknownContainerReply(log, fmt.Errorf("check pod %s (container %s): its network namespace %s is gone: %s",
 			id, req.GetContainerId(), r.NetworkNamespace, reason))
 	}
 	if check := s.p.CheckPodWiring; check != nil {
@@ -375,6 +377,12 @@ func (p *Plugin) pushAndWait(ctx context.Context, ev blockingEvent) (evErr, rpcE
 	}
 	select {
 	case err := <-ev.WaitChan():
+		if errors.Is(err, controller.ErrClosedController) || errors.Is(err, controller.ErrEventLoopIsAborting) {
+			// The loop stopped with the event unprocessed (the agent is stopping, or
+			// aborting after a fatal error): nothing was done, the request may be
+			// repeated once an agent runs again (CNI code 11, not a failure of the pod).
+			return nil, status.Errorf(codes.Unavailable, "%s: not processed, the agent is stopping: %v", ev, err)
+		}
 		return err, nil
 	case <-ctx.Done():
 		return nil, contextStatus(ctx, ev.String(), time.Duration(p.config.RequestTimeout))
@@ -415,6 +423,13 @@ func invalidReply(log logrus.FieldLogger, err error) *cni.CNIReply {
 func tryAgainReply(log logrus.FieldLogger, err error) *cni.CNIReply {
 	log.WithError(err).Warn("CNI request failed, reverted")
 	return &cni.CNIReply{Result: cni.ResultTryAgain, Error: err.Error()}
+}
+
+// unknownContainerReply is the reply to a CHECK of a pod whose network namespace is
+// gone (cni.ResultUnknownContainer).
+func unknownContainerReply(log logrus.FieldLogger, err error) *cni.CNIReply {
+	log.WithError(err).Warn("CNI check: the pod's network namespace is gone")
+	return &cni.CNIReply{Result: cni.ResultUnknownContainer, Error: err.Error()}
 }
 
 func errorReply(log logrus.FieldLogger, err error) *cni.CNIReply {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/controller"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager/cni"
 )
 
@@ -510,5 +512,51 @@ func TestCheckAsksWhetherThePodIsWired(t *testing.T) {
 	}
 	if len(asked) != 2 {
 		t.Errorf("wiring asked for %v", asked)
+	}
+}
+
+// TestRequestsTheStoppingLoopDropsAreTryAgain: while the agent stops, the controller
+// ends the queued events unprocessed (ErrClosedController, or ErrEventLoopIsAborting
+// after a fatal error). Nothing was done, so ADD, re-ADD and DEL are answered
+// Unavailable, which contiv-cni turns into "try again later" (11), never a failure of
+// the pod (999).
+func TestRequestsTheStoppingLoopDropsAreTryAgain(t *testing.T) {
+	for _, drop := range []error{controller.ErrClosedController, controller.ErrEventLoopIsAborting} {
+		env := newEnv(t, "")
+		mustSucceed(t, "add")(env.add(request("web", "c1", "/netns/web")))
+		env.loop.set(func(l *fakeLoop) { l.drop = drop })
+		for _, tc := range []struct {
+			name string
+			call func() (*cni.CNIReply, error)
+		}{
+			{"add", func() (*cni.CNIReply, error) { return env.add(request("db", "c2", "/netns/db")) }},
+			{"add of a new sandbox", func() (*cni.CNIReply, error) { return env.add(request("web", "c3", "/netns/web2")) }},
+			{"del", func() (*cni.CNIReply, error) { return env.del(request("web", "c1", "/netns/web")) }},
+		} {
+			reply, err := tc.call()
+			if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), drop.Error()) {
+				t.Errorf("%v: %s = %v, %v; want Unavailable naming the loop's error", drop, tc.name, reply, err)
+			}
+		}
+		if got := localPods(env.pm); !strings.Contains(got, "default/web") {
+			t.Errorf("%v: local pods %s: the pod the DEL did not delete is gone", drop, got)
+		}
+	}
+}
+
+func TestCheckOfAGoneNetnsIsUnknownContainer(t *testing.T) {
+	var gone atomic.Bool
+	env := newEnv(t, "", withNetnsCheck(func(string, uint64) (netnsVerdict, string) {
+		if gone.Load() {
+			return netnsGone, "test: deleted"
+		}
+		return netnsPresent, ""
+	}))
+	mustSucceed(t, "add")(env.add(request("web", "c1", "/netns/web")))
+	mustSucceed(t, "check")(env.check(request("web", "c1", "/netns/web")))
+	gone.Store(true)
+	reply, err := env.check(request("web", "c1", "/netns/web"))
+	if err != nil || reply.GetResult() != cni.ResultUnknownContainer || !strings.Contains(reply.GetError(), "network namespace /netns/web is gone") {
+		t.Errorf("check = %v, %v; want ResultUnknownContainer naming the namespace", reply, err)
 	}
 }

@@ -3,8 +3,10 @@ package rest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -54,14 +56,21 @@ type limitedListener struct {
 	perIP     map[netip.Addr]int // open connections per remote client
 	refusals  warnLimiter
 	acceptErr warnLimiter
+	fds       *fdCounter
 }
 
 func newLimitedListener(ln net.Listener, cfg *Config, fromNode func(net.Conn) bool, log logrus.FieldLogger,
 	clk clock.PassiveClock, m *connMetrics) *limitedListener {
 	return &limitedListener{
 		Listener: ln, total: cfg.MaxConnections, perClient: cfg.MaxConnectionsPerClient, local: cfg.MaxLocalConnections,
-		fromNode: fromNode, log: log, clock: clk, metrics: m, perIP: map[netip.Addr]int{},
+		fromNode: fromNode, log: log, clock: clk, metrics: m, perIP: map[netip.Addr]int{}, fds: newFDCounter(),
 	}
+}
+
+// Close closes the listener and the descriptor counter's handle.
+func (l *limitedListener) Close() error {
+	l.fds.close()
+	return l.Listener.Close()
 }
 
 // Accept returns the next connection within the bounds, closing those beyond them.
@@ -159,19 +168,65 @@ func (l *limitedListener) acceptFailed(err error) {
 	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 		entry.Errorf("REST server cannot accept connections: out of file descriptors (%s); "+
 			"retrying with back-off, new connections wait in the listen backlog (logged at most once a minute)",
-			describeFileLimit())
+			describeFileLimit(l.fds.count()))
 		return
 	}
 	entry.Error("REST server cannot accept connections; retrying with back-off (logged at most once a minute)")
 }
 
-// describeFileLimit names the process's open files limit.
-func describeFileLimit() string {
+// describeFileLimit names the process's open files limit and the number of descriptors
+// open (open < 0: unknown).
+func describeFileLimit(open int) string {
+	count := "descriptors open: unknown"
+	if open >= 0 {
+		count = fmt.Sprintf("%d descriptors open", open)
+	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return fmt.Sprintf("open files limit unknown: %v", err)
+		return fmt.Sprintf("open files limit unknown: %v; %s", err, count)
 	}
-	return fmt.Sprintf("open files limit (RLIMIT_NOFILE) %d, hard limit %d", lim.Cur, lim.Max)
+	return fmt.Sprintf("open files limit (RLIMIT_NOFILE) %d, hard limit %d; %s", lim.Cur, lim.Max, count)
+}
+
+// fdCounter counts the process's open descriptors through a handle on /proc/self/fd
+// opened beforehand: at exhaustion no new one could be opened to count them.
+type fdCounter struct {
+	mu  sync.Mutex
+	dir *os.File // nil: no /proc (count unknown)
+}
+
+func newFDCounter() *fdCounter {
+	f, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return &fdCounter{}
+	}
+	return &fdCounter{dir: f}
+}
+
+// count returns the number of open descriptors, -1 when unknown.
+func (c *fdCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dir == nil {
+		return -1
+	}
+	if _, err := c.dir.Seek(0, io.SeekStart); err != nil {
+		return -1
+	}
+	names, err := c.dir.Readdirnames(-1)
+	if err != nil {
+		return -1
+	}
+	return len(names) - 1 // less the handle itself
+}
+
+func (c *fdCounter) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dir != nil {
+		c.dir.Close()
+		c.dir = nil
+	}
 }
 
 // warnLimiter lets one warning through per warnInterval and counts those it holds back.

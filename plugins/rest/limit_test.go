@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -308,6 +309,9 @@ func TestOutOfDescriptorsIsLoggedOncePerIntervalAndServingGoesOn(t *testing.T) {
 		if !strings.Contains(lines[0].Message, want) {
 			t.Errorf("error line %q does not say %q", lines[0].Message, want)
 		}
+	}
+	if !regexp.MustCompile(`; [1-9][0-9]* descriptors open\)`).MatchString(lines[0].Message) {
+		t.Errorf("error line %q does not count the open descriptors", lines[0].Message)
 	}
 
 	clk.Step(warnInterval)

@@ -15,10 +15,13 @@
 //     ResultInvalid: the request itself is wrong (pod name or namespace breaking the
 //     Kubernetes name rules, a container ID bound to another pod, no netns); trying
 //     again with the same request gives the same answer (CNI code 4, "invalid
-//     necessary environment variables").
+//     necessary environment variables");
+//     ResultUnknownContainer: CHECK found the pod's network namespace gone (CNI code 3,
+//     "container unknown or does not exist").
 //   - A gRPC status error instead of a reply means the agent could not process the
 //     request now and the caller may try again later: codes.Unavailable (the event loop
-//     took no event: queue full, agent starting or stopping) or codes.DeadlineExceeded
+//     took no event, or dropped it unprocessed: queue full, agent starting or stopping)
+//     or codes.DeadlineExceeded
 //     (the request's event was not processed in time).
 package cni
 
@@ -34,4 +37,7 @@ const (
 	// ResultInvalid is the result of a request refused as invalid: retrying the same
 	// request cannot succeed.
 	ResultInvalid uint32 = 3
+	// ResultUnknownContainer is the result of a CHECK of a pod whose network namespace
+	// no longer exists.
+	ResultUnknownContainer uint32 = 4
 )

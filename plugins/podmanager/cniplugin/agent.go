@@ -91,14 +91,17 @@ func callError(what, server string, err error) *types.Error {
 
 // replyError is the CNI error of a reply in which the agent reports a failure:
 // cni.ResultTryAgain is "try again later" (11), cni.ResultInvalid "invalid necessary
-// environment variables" (4: the CNI_ARGS or CNI_CONTAINERID the request carries), any
-// other result an internal error (999).
+// environment variables" (4: the CNI_ARGS or CNI_CONTAINERID the request carries),
+// cni.ResultUnknownContainer "container unknown or does not exist" (3: CHECK of a pod
+// whose network namespace is gone), any other result an internal error (999).
 func replyError(what string, reply *cni.CNIReply) *types.Error {
 	switch reply.GetResult() {
 	case cni.ResultTryAgain:
 		return types.NewError(types.ErrTryAgainLater, fmt.Sprintf("%s: the contiv agent failed, try again later: %s", what, reply.GetError()), "")
 	case cni.ResultInvalid:
 		return types.NewError(types.ErrInvalidEnvironmentVariables, fmt.Sprintf("%s: the contiv agent refused the request: %s", what, reply.GetError()), "")
+	case cni.ResultUnknownContainer:
+		return types.NewError(types.ErrUnknownContainer, fmt.Sprintf("%s: %s", what, reply.GetError()), "")
 	}
 	return types.NewError(types.ErrInternal, fmt.Sprintf("%s: the contiv agent failed: %s", what, reply.GetError()), "")
 }

@@ -40,7 +40,8 @@
 // configuration's cniVersion, or 1.1.0 when it has none that contiv-cni supports.
 // Error codes (the "code" of the CNI error JSON):
 //
-//	3    CHECK: the pod's network namespace does not exist (or is no namespace)
+//	3    CHECK: the pod's network namespace does not exist (or is no namespace),
+//	     found by the agent (cni.ResultUnknownContainer) or by contiv-cni
 //	4    invalid CNI_* environment variables (checked by the CNI library); CNI_ARGS
 //	     whose K8S_POD_NAME or K8S_POD_NAMESPACE breaks the Kubernetes name rules
 //	     (checked here and by the agent); a request the agent refuses as invalid
@@ -53,8 +54,9 @@
 //	     the first plugin of a chain); no prevResult on CHECK; a configuration on
 //	     stdin larger than MaxConfigSize (1 MiB; the read stops there)
 //	11   try again later: the agent cannot be reached, is not processing events yet,
-//	     is stopping, or did not answer in time (gRPC status Unavailable,
-//	     DeadlineExceeded, ...); or the agent failed the ADD and reverted it
+//	     is stopping (its event loop ended the request's event unprocessed), or did
+//	     not answer in time (gRPC status Unavailable, DeadlineExceeded, ...); or the
+//	     agent failed the ADD and reverted it
 //	     (cni.ResultTryAgain: a VPP or Linux error of the transaction, no free IP,
 //	     the pod state not durable); the runtime retries
 //	50   STATUS only: the agent is not available (its socket accepts no connection)

@@ -164,7 +164,8 @@ func TestCallErrorCodes(t *testing.T) {
 	if e.Code != types.ErrInternal || e.Msg != "DEL of pod default/web: the contiv agent failed: boom" {
 		t.Errorf("replyError = %+v", e)
 	}
-	for result, want := range map[uint32]uint{cni.ResultTryAgain: types.ErrTryAgainLater, cni.ResultInvalid: types.ErrInvalidEnvironmentVariables, 77: types.ErrInternal} {
+	for result, want := range map[uint32]uint{cni.ResultTryAgain: types.ErrTryAgainLater, cni.ResultInvalid: types.ErrInvalidEnvironmentVariables,
+		cni.ResultUnknownContainer: types.ErrUnknownContainer, 77: types.ErrInternal} {
 		if e := replyError("ADD", &cni.CNIReply{Result: result, Error: "x"}); e.Code != want {
 			t.Errorf("replyError of result %d = %+v, want code %d", result, e, want)
 		}

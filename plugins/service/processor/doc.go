@@ -70,7 +70,16 @@
 //   - only ready addresses of an Endpoints become backends; a backend is local when it is in this
 //     node's pod subnet, a host-network backend when it is outside the cluster's pod
 //     subnet (local when it is this node's IP or one of its host IPs);
-//   - unparseable IPs are logged, counted (contiv_service_invalid_ips) and skipped.
+//   - unparseable IPs are logged, counted (contiv_service_invalid_ips) and skipped;
+//   - endpoint addresses that cannot be a backend are logged (service, address,
+//     reason), counted (gauge contiv_service_rejected_endpoints{reason}) and skipped
+//     (endpointcheck.go): unspecified, loopback, link-local (Kubernetes' own rules),
+//     multicast, broadcast, a Service's cluster IP, and a node's address from an
+//     endpoint that names no Pod (the API server's default/kubernetes excepted).
+//     The cluster IPs and node addresses are kept in indexes updated with each
+//     change, and the services with an endpoint outside the pod network are indexed by
+//     address: a cluster IP or node address that comes or goes re-renders those
+//     services only.
 //
 // Interfaces: frontends are the interfaces clients come from (VXLAN BVI, main and
 // other NICs, the host interconnect, every local pod); backends are those leading to

@@ -8,6 +8,9 @@ type stats struct {
 	unsupportedPorts *prometheus.GaugeVec
 	invalidIPs       prometheus.Gauge
 	rejectedFields   *prometheus.GaugeVec
+	// rejectedEndpoints counts the endpoint addresses left out, by reason
+	// (endpointcheck.go).
+	rejectedEndpoints *prometheus.GaugeVec
 }
 
 func newStats() *stats {
@@ -25,13 +28,19 @@ func newStats() *stats {
 			Help: "Service and Endpoints values rejected as out of range, by field: port and endpointPort " +
 				"outside 1-65535, nodePort outside the node port range, clusterIP outside the service CIDR.",
 		}, []string{"field"}),
+		rejectedEndpoints: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "contiv_service_rejected_endpoints",
+			Help: "Endpoint addresses of the current EndpointSlices and Endpoints left out of the backends, by reason: " +
+				"unspecified, loopback, linkLocal, multicast, broadcast, clusterIP (a Service's cluster IP), " +
+				"nodeIP (a node's address, from an endpoint that names no Pod).",
+		}, []string{"reason"}),
 	}
 	s.initSeries()
 	return s
 }
 
 func (s *stats) register(r prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{s.unsupportedPorts, s.invalidIPs, s.rejectedFields} {
+	for _, c := range []prometheus.Collector{s.unsupportedPorts, s.invalidIPs, s.rejectedFields, s.rejectedEndpoints} {
 		if err := r.Register(c); err != nil {
 			return err
 		}
@@ -47,6 +56,9 @@ func (s *stats) initSeries() {
 	s.invalidIPs.Set(0)
 	for _, name := range rejectedFieldNames {
 		s.rejectedFields.WithLabelValues(name).Set(0)
+	}
+	for _, name := range epRejectNames {
+		s.rejectedEndpoints.WithLabelValues(name).Set(0)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -115,6 +116,13 @@ type ServiceProcessor struct {
 	// of the ranges concerns).
 	cidrs       serviceCIDRs
 	outsideCIDR map[*Service]struct{}
+
+	// The address indexes of the endpoint checks (endpointcheck.go): the cluster IPs
+	// of every Service, the addresses of every node, and the services by the
+	// addresses of their endpoints outside the pod network.
+	clusterIPs map[netip.Addr]int
+	nodeAddrs  nodeAddrs
+	hostEps    map[netip.Addr]map[*Service]struct{}
 }
 
 // Init checks the dependencies, prepares empty state and registers the metrics.
@@ -174,6 +182,9 @@ func (sp *ServiceProcessor) reset(services int) {
 	sp.services = make(map[string]*Service, services)
 	sp.sliceOwner = make(map[string]string)
 	sp.outsideCIDR = make(map[*Service]struct{})
+	sp.clusterIPs = make(map[netip.Addr]int)
+	sp.nodeAddrs = newNodeAddrs()
+	sp.hostEps = make(map[netip.Addr]map[*Service]struct{})
 	sp.resetDerived()
 }
 
@@ -273,6 +284,7 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 			s.pendingMeta, s.pending = meta, s.pending|pendingMeta
 		}
 	}
+	var changedAddrs []netip.Addr       // cluster IPs and node addresses that came or went
 	if len(order) != len(sp.services) { // some services are gone from Kubernetes
 		for key, s := range sp.services {
 			if s.metaSeen != gen && s.endpointsSeen != gen && s.slicesSeen != gen {
@@ -283,8 +295,26 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 				}
 				delete(sp.services, key)
 				delete(sp.outsideCIDR, s)
+				changedAddrs = sp.indexVIPs(s, nil, changedAddrs)
+				sp.indexHost(s)
 			}
 		}
+	}
+	// The endpoint checks read the cluster IPs of every Service and the node addresses:
+	// both are complete before any endpoint is parsed, and the services with an
+	// endpoint at an address that changed are parsed again.
+	var vipBuf [2]netip.Addr
+	for _, s := range order {
+		switch {
+		case s.pending&pendingMeta != 0:
+			changedAddrs = sp.indexVIPs(s, sp.vipsOf(s.pendingMeta, vipBuf[:0]), changedAddrs)
+		case s.metaSeen != gen:
+			changedAddrs = sp.indexVIPs(s, nil, changedAddrs)
+		}
+	}
+	changedAddrs = append(changedAddrs, sp.resyncNodeAddrs()...)
+	for _, s := range sp.servicesAt(changedAddrs) {
+		s.recheck()
 	}
 	shares.Run(len(order), parallelResyncMin, func(_, lo, hi int) {
 		sl := renderSlabs{on: true} // each share cuts from blocks of its own
@@ -301,6 +331,7 @@ func (sp *ServiceProcessor) ResyncInto(kubeStateData controller.KubeStateData, t
 	ev := &renderer.FlatResyncEventData{NodeIPs: sp.nodeIPs, Services: make([]*renderer.FlatService, 0, len(order))}
 	for _, s := range order {
 		sp.indexOutsideCIDR(s)
+		sp.indexHost(s)
 		fs := s.flat
 		if fs == nil {
 			continue
@@ -484,7 +515,7 @@ func (sp *ServiceProcessor) UpdateInto(event controller.Event, txn renderer.Upda
 		return sp.processDeletingPod(txn, ev.Pod.Namespace, ev.Pod.Name)
 	}
 	if event.GetName() == nodesync.NodeUpdateName {
-		return sp.processNodeUpdate(txn)
+		return sp.processNodeUpdate(txn, event)
 	}
 	return nil
 }
@@ -661,12 +692,34 @@ func (sp *ServiceProcessor) updateService(txn renderer.UpdateTxn, id renderer.Se
 	s := sp.serviceAt(key, id)
 	old := rendering{flat: s.flat, contiv: s.contivSvc, localBackends: s.localBackends}
 	change(s)
+	// A cluster IP that came or went changes the checks of the endpoints at it: of this
+	// service and of the others (found through the index, rendered after this one).
+	var vipBuf [2]netip.Addr
+	others := sp.servicesAt(sp.indexVIPs(s, sp.vipsOf(s.meta, vipBuf[:0]), nil))
+	if slices.Contains(others, s) {
+		s.recheck()
+	}
 	s.Refresh()
 	sp.indexOutsideCIDR(s)
+	sp.indexHost(s)
 	if s.meta == nil && s.endpoints == nil && len(s.slices) == 0 {
 		delete(sp.services, key)
 	}
-	return sp.renderService(txn, s, old)
+	errs := []error{sp.renderService(txn, s, old)}
+	errs = append(errs, sp.recheckServices(txn, others, s)...)
+	return errors.Join(errs...)
+}
+
+// recheckServices checks the endpoints of the services again and renders what changed
+// (skip is the service being updated, already checked).
+func (sp *ServiceProcessor) recheckServices(txn renderer.UpdateTxn, list []*Service, skip *Service) []error {
+	var errs []error
+	for _, o := range list {
+		if o != skip {
+			errs = append(errs, sp.updateService(txn, o.id, (*Service).recheck))
+		}
+	}
+	return errs
 }
 
 // rendering is what a service was rendered as before a change.
@@ -896,10 +949,29 @@ func (sp *ServiceProcessor) processDeletingPod(txn renderer.UpdateTxn, podNamesp
 	return nil
 }
 
-// processNodeUpdate re-renders the node-port services when the set of node IPs
-// changed. It touches the node-port services only (kept in an index), never the
-// others.
-func (sp *ServiceProcessor) processNodeUpdate(txn renderer.UpdateTxn) error {
+// processNodeUpdate checks again the endpoints at the addresses of the node that
+// changed (the services found through the address index) and re-renders the
+// node-port services when the set of node IPs changed. It touches those services
+// only (both kept in indexes), never the others.
+func (sp *ServiceProcessor) processNodeUpdate(txn renderer.UpdateTxn, ev controller.Event) error {
+	// The endpoints at an address of the node that changed are checked again.
+	var changed []netip.Addr
+	if nu, ok := ev.(*nodesync.NodeUpdate); ok && nu.NodeName != "" {
+		changed = sp.nodeAddrs.setNode(nu.NodeName, nu.NewState, changed)
+	} else {
+		changed = sp.resyncNodeAddrs()
+	}
+	var errs []error
+	if list := sp.servicesAt(changed); len(list) > 0 {
+		sp.refreshNodeContext()
+		errs = sp.recheckServices(txn, list, nil)
+	}
+	errs = append(errs, sp.updateNodePorts(txn))
+	return errors.Join(errs...)
+}
+
+// updateNodePorts is the part of processNodeUpdate that concerns the node ports.
+func (sp *ServiceProcessor) updateNodePorts(txn renderer.UpdateTxn) error {
 	if name := sp.thisNodeName(); name != sp.nodeName {
 		// This node got its name (its ID): node hints are read against it from now
 		// on (the services that have some are rendered again by the next resync,

@@ -154,11 +154,14 @@ func TestServiceShapes(t *testing.T) {
 				backends: map[string][]string{"http": {remoteIP + ":8080"}}},
 		},
 		{
+			// Host-network pods: a node's address is a backend only from an endpoint that
+			// names its Pod (endpointcheck.go).
 			name: "host-network backends: this node's IPs are local",
 			svc: func() *svcmodel.Service {
 				return st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 0))
 			},
-			eps: webEndpoints(st.IPAddr(nodeIP), st.IPAddr(hostIP), st.IPAddr(workerIP), st.PodAddr(pod2IP, "default", "pod2")),
+			eps: webEndpoints(st.PodAddr(nodeIP, "default", "h1"), st.PodAddr(hostIP, "default", "h2"),
+				st.PodAddr(workerIP, "default", "h3"), st.PodAddr(pod2IP, "default", "pod2")),
 			want: want{clusterIPs: "{10.96.0.10}", externalIPs: "{}", ports: map[string]string{"http": "80/TCP"},
 				backends: map[string][]string{"http": {
 					nodeIP + ":8080 local host-network", hostIP + ":8080 local host-network", workerIP + ":8080 host-network", pod2IP + ":8080 local"}}},

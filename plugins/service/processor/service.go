@@ -77,6 +77,11 @@ type Service struct {
 	skippedSCTP, skippedOtherProto, badMetaIPs, badEndpointIPs int
 	// Fields of this service rejected as out of range, by field; in the gauges too.
 	rejectedMeta, rejectedEndpoints rejectedFields
+
+	// indexedVIPs and indexedHost are the service's entries in the processor's
+	// address indexes (endpointcheck.go); a single cluster IP lives in vipArr.
+	indexedVIPs, indexedHost []netip.Addr
+	vipArr                   [1]netip.Addr
 }
 
 // rejectedFields counts the rejected values of one object by field.
@@ -146,6 +151,8 @@ type endpointSubset struct {
 	// Service).
 	badIPs   int
 	rejected rejectedFields
+	// checks: the endpoint addresses left out (endpointcheck.go).
+	checks endpointChecks
 }
 
 // endpointPort is one port of a subset, matched to service ports by name (and, for
@@ -402,7 +409,7 @@ func (s *Service) setEndpoints(eps *epmodel.Endpoints) { s.parseEndpoints(eps, &
 // context; the target reference is read for the addresses of this node only.
 func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 	s.endpoints = eps
-	oldBad, oldRejected := s.badEndpointIPs, s.rejectedEndpoints
+	oldBad, oldRejected, oldEps := s.badEndpointIPs, s.rejectedEndpoints, sumRejected(s.subsets)
 	s.badEndpointIPs, s.rejectedEndpoints = 0, rejectedFields{}
 	s.subsets = nil
 	if eps != nil {
@@ -431,6 +438,8 @@ func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 	s.classGen = s.sp.nodeGen
 	s.sp.stats.addSkipped(0, 0, s.badEndpointIPs-oldBad)
 	s.sp.stats.addRejected(&oldRejected, &s.rejectedEndpoints)
+	newEps := sumRejected(s.subsets)
+	s.sp.stats.addRejectedEndpoints(&oldEps, &newEps)
 }
 
 // targetRef is the reference of an endpoint to the object behind it (the Endpoints
@@ -443,7 +452,8 @@ type targetRef interface {
 
 // endpoint parses an endpoint's IP and classifies it for the node context, noting a
 // pod of this node in sub.localPods; ok is false (and bad counted, the IP logged)
-// when the IP is not an address.
+// when the IP is not an address, and (logged, counted in sub.checks) when the address
+// cannot be a backend (checkEndpoint).
 func (s *Service) endpoint(sub *endpointSubset, ip string, ref targetRef, bad *int) (ep renderer.Endpoint, ok bool) {
 	addr := s.sp.parseAddress(ip)
 	if addr.Text == "" {
@@ -453,6 +463,10 @@ func (s *Service) endpoint(sub *endpointSubset, ip string, ref targetRef, bad *i
 	}
 	ep = renderer.Endpoint{Address: addr}
 	ep.Local, ep.HostNetwork = s.sp.node.classifyAddress(addr)
+	if reason, rejected, dynamic := s.checkEndpoint(ep, ref); rejected {
+		s.rejectEndpoint(&sub.checks, ep, reason, dynamic)
+		return ep, false
+	}
 	if ep.Local && ref.GetKind() == targetKindPod {
 		sub.localPods = append(sub.localPods, podmodel.ID{Name: ref.GetName(), Namespace: ref.GetNamespace()})
 	}

@@ -64,11 +64,12 @@ func (s *Service) setSlice(key string, es *esmodel.EndpointSlice, sl *renderSlab
 // than IPv4 and IPv6 (FQDN) has no backends. Kubernetes uses the first address of an
 // endpoint only, and so does the processor.
 func (s *Service) parseSlice(st *sliceState, es *esmodel.EndpointSlice, sl *renderSlabs) {
-	oldBad, oldRejected := st.parsed.badIPs, st.parsed.rejected
+	oldBad, oldRejected, oldEps := st.parsed.badIPs, st.parsed.rejected, st.parsed.checks.counts
 	st.obj, st.parsed, st.classGen = es, endpointSubset{}, s.sp.nodeGen
 	defer func() {
 		s.sp.stats.addSkipped(0, 0, st.parsed.badIPs-oldBad)
 		s.sp.stats.addRejected(&oldRejected, &st.parsed.rejected)
+		s.sp.stats.addRejectedEndpoints(&oldEps, &st.parsed.checks.counts)
 	}()
 	if es == nil {
 		return

@@ -410,7 +410,10 @@ func TestExternalIPOfAHostNetworkBackendAnswersOutsideClients(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			n := newExternalNode(t)
 			svc, slice := webService(policy)
-			slice.Endpoints = []*esmodel.Endpoint{{Addresses: []string{hostIP}, Ready: true, Serving: true, NodeName: "master"}}
+			// A host-network pod: its endpoint names it (the processor accepts a node's
+			// address from such an endpoint only).
+			slice.Endpoints = []*esmodel.Endpoint{{Addresses: []string{hostIP}, Ready: true, Serving: true, NodeName: "master",
+				TargetRef: &esmodel.ObjectReference{Kind: "Pod", Namespace: "default", Name: "host-web"}}}
 			n.apply(t, svc)
 			n.apply(t, slice)
 			for k, proto := range []uint8{protoTCP, protoUDP} {
