@@ -19,11 +19,11 @@
 //
 //	{"service": {"namespace": "default", "name": "web"}, "localEndpoints": 1, "serviceProxyHealthy": true}
 //
-// The count is the number of distinct local endpoint addresses of external traffic
-// (FlatPort.ExternalBackends) over the Service's ports. kube-proxy counts the ready ones
-// only; the flat rendering does not tell ready from serving-and-terminating endpoints
-// (the terminating fallback), so while only terminating local endpoints remain this
-// server still answers 200 where kube-proxy answers 503.
+// The count is the number of distinct local ready endpoint addresses of external
+// traffic (FlatPort.ExternalBackends) over the Service's ports, as kube-proxy's
+// LocalReadyEndpoints: serving-and-terminating endpoints (renderer.Endpoint.Terminating,
+// the fallback while no endpoint is ready) are not counted, so a node whose local
+// endpoints are all terminating answers 503 while it still serves them.
 //
 // The Tracker is a renderer.Renderer that stages nothing: it is added to the service
 // processor next to the NAT44 renderer and only keeps counts. It is called from the
