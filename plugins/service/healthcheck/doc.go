@@ -39,7 +39,8 @@
 // belongs to VPP, not to the host: the Tracker also stages, through Mappings, one
 // DNat44 per health check port (config/vpp/nat/v2/dnat44/DNAT-healthcheck/<namespace>/<name>)
 // that forwards TCP to that port of the node IP to the same port of the Linux end of
-// the VPP-host interconnect, as a NodePort with a host-network endpoint on this node.
+// the VPP-host interconnect, twice-NATed so that the answer returns through VPP
+// whatever routes the host has towards the prober (Mappings).
 //
 // Not done: IPv6-only binding choices (the listener is "tcp" on all addresses, as
 // kube-proxy with no nodePortAddresses); counts follow the rendering when it is
