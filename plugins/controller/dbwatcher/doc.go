@@ -33,7 +33,9 @@
 //     event loop processes meanwhile), in one bolt transaction: a snapshot replaces what
 //     was queued before it, changes are coalesced per key, Close writes what is left.
 //     The mirror may lag the event loop by that much; it only serves a start without
-//     etcd.
+//     etcd. After a snapshot is written the writer runs two garbage collections and
+//     returns the freed memory to the OS: bolt keeps every page the transaction wrote
+//     in its page pool, an image of the whole mirror (releaseMemory).
 //
 // Pending events (pending.go) are coalesced per key, as kube-proxy's change trackers do:
 // the latest value wins and the value the event loop saw last is kept, so the event is

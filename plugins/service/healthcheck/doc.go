@@ -19,11 +19,11 @@
 //
 //	{"service": {"namespace": "default", "name": "web"}, "localEndpoints": 1, "serviceProxyHealthy": true}
 //
-// The count is the number of distinct local endpoint addresses of external traffic
-// (FlatPort.ExternalBackends) over the Service's ports. kube-proxy counts the ready ones
-// only; the flat rendering does not tell ready from serving-and-terminating endpoints
-// (the terminating fallback), so while only terminating local endpoints remain this
-// server still answers 200 where kube-proxy answers 503.
+// The count is the number of distinct local ready endpoint addresses of external
+// traffic (FlatPort.ExternalBackends) over the Service's ports, as kube-proxy's
+// LocalReadyEndpoints: serving-and-terminating endpoints (renderer.Endpoint.Terminating,
+// the fallback while no endpoint is ready) are not counted, so a node whose local
+// endpoints are all terminating answers 503 while it still serves them.
 //
 // The Tracker is a renderer.Renderer that stages nothing: it is added to the service
 // processor next to the NAT44 renderer and only keeps counts. It is called from the
@@ -39,7 +39,8 @@
 // belongs to VPP, not to the host: the Tracker also stages, through Mappings, one
 // DNat44 per health check port (config/vpp/nat/v2/dnat44/DNAT-healthcheck/<namespace>/<name>)
 // that forwards TCP to that port of the node IP to the same port of the Linux end of
-// the VPP-host interconnect, as a NodePort with a host-network endpoint on this node.
+// the VPP-host interconnect, twice-NATed so that the answer returns through VPP
+// whatever routes the host has towards the prober (Mappings).
 //
 // Not done: IPv6-only binding choices (the listener is "tcp" on all addresses, as
 // kube-proxy with no nodePortAddresses); counts follow the rendering when it is

@@ -145,6 +145,36 @@ func TestHealthCheckAnswersWithTheCountOfLocalEndpoints(t *testing.T) {
 	}
 }
 
+// TestOnlyReadyLocalEndpointsAreCounted: as kube-proxy's LocalReadyEndpoints, a local
+// endpoint that is serving and terminating (the fallback rendering while no endpoint is
+// ready) does not count: with only such endpoints the node answers 503.
+func TestOnlyReadyLocalEndpointsAreCounted(t *testing.T) {
+	tr, _ := newTracker(t, ServerDeps{})
+	port := testkit.FreeTCPPort(t)
+	if _, err := tr.UpdateService(renderer.DiscardTxn{}, nil, lbService("web", "Local", port)); err != nil {
+		t.Fatal(err)
+	}
+	terminating := func(ip string) renderer.Endpoint {
+		ep := endpoint(ip, true)
+		ep.Terminating = true
+		return ep
+	}
+	fs := rendering("web", endpoint("10.1.1.2", true), terminating("10.1.1.3"))
+	if err := tr.AddFlatService(renderer.DiscardTxn{}, fs); err != nil {
+		t.Fatal(err)
+	}
+	if a := mustGet(t, port, "/healthz"); a.status != http.StatusOK || a.body.LocalEndpoints != 1 {
+		t.Fatalf("one ready and one terminating local endpoint: %d %+v, want 200 with 1 local endpoint", a.status, a.body)
+	}
+	only := rendering("web", terminating("10.1.1.2"), terminating("10.1.1.3"))
+	if err := tr.UpdateFlatService(renderer.DiscardTxn{}, fs, only); err != nil {
+		t.Fatal(err)
+	}
+	if a := mustGet(t, port, "/healthz"); a.status != http.StatusServiceUnavailable || a.body.LocalEndpoints != 0 {
+		t.Fatalf("only terminating local endpoints: %d %+v, want 503 with 0 local endpoints", a.status, a.body)
+	}
+}
+
 func TestUnhealthyAgentAnswers503(t *testing.T) {
 	healthy := false
 	tr, _ := newTracker(t, ServerDeps{ProxyHealthy: func() bool { return healthy }})

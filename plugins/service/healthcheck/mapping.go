@@ -18,9 +18,12 @@ const MappingLabelPrefix = "DNAT-healthcheck/"
 // Mappings stage, for each health check node port, a DNat44 that forwards TCP to
 // that port of the node IP (owned by VPP, the Node's InternalIP that a load balancer
 // probes) to the same port of the host (the Linux end of the VPP-host interconnect,
-// reached in the main VRF), where the Server listens; replies return through the
-// interconnect, a NAT inside interface, and are translated back. This is how a
-// NodePort with a host-network endpoint on this node is rendered.
+// reached in the main VRF), where the Server listens. The mapping twice-NATs: the
+// host sees the probe coming from a twice-NAT address of VPP (in the pod network,
+// routed to VPP through the interconnect), so its answer returns through VPP, which
+// translates it back, whatever routes the host has towards the prober (a node whose
+// NIC VPP owns may have none: the cluster lab's nodes have no default route). The
+// server does not need the prober's address (kube-proxy's /healthz ignores it).
 type Mappings struct {
 	// NodeIP returns this node's IP (nil: none yet, nothing is mapped).
 	NodeIP func() net.IP
@@ -44,6 +47,7 @@ func (m *Mappings) value(id renderer.ServiceID, port uint16) *vpp_nat.DNat44 {
 	return &vpp_nat.DNat44{Label: MappingLabel(id), StMappings: []*vpp_nat.DNat44_StaticMapping{{
 		ExternalIp: nodeIP.To4().String(), ExternalPort: uint32(port), Protocol: vpp_nat.DNat44_TCP,
 		LocalIps: []*vpp_nat.DNat44_StaticMapping_LocalIP{{VrfId: m.VRF, LocalIp: hostIP.To4().String(), LocalPort: uint32(port)}},
+		TwiceNat: vpp_nat.DNat44_StaticMapping_ENABLED,
 	}}}
 }
 

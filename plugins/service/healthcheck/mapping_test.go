@@ -22,7 +22,8 @@ func (t stagingTxn) Delete(k string)               { t[k] = nil }
 func hostMapping(name string, port uint16) *vpp_nat.DNat44 {
 	return &vpp_nat.DNat44{Label: MappingLabel(renderer.ServiceID{Namespace: "default", Name: name}),
 		StMappings: []*vpp_nat.DNat44_StaticMapping{{ExternalIp: "192.168.16.1", ExternalPort: uint32(port), Protocol: vpp_nat.DNat44_TCP,
-			LocalIps: []*vpp_nat.DNat44_StaticMapping_LocalIP{{VrfId: 1, LocalIp: "172.30.1.2", LocalPort: uint32(port)}}}}}
+			LocalIps: []*vpp_nat.DNat44_StaticMapping_LocalIP{{VrfId: 1, LocalIp: "172.30.1.2", LocalPort: uint32(port)}},
+			TwiceNat: vpp_nat.DNat44_StaticMapping_ENABLED}}}
 }
 
 func TestHealthCheckPortsAreMappedFromTheNodeIPToTheHost(t *testing.T) {

@@ -110,15 +110,18 @@ func (t *Tracker) setCount(id renderer.ServiceID, count int) {
 	t.server.SetCount(id, count)
 }
 
-// LocalEndpoints returns the number of distinct local endpoint addresses that
-// external traffic of the service uses.
+// LocalEndpoints returns the number of distinct local ready endpoint addresses that
+// external traffic of the service uses. Serving and terminating endpoints are not
+// counted even while they carry the traffic (the fallback when none is ready), as in
+// kube-proxy (pkg/proxy endpointsmap.go LocalReadyEndpoints): a node left with only
+// terminating endpoints fails its health check, so that load balancers drain it.
 func LocalEndpoints(fs *renderer.FlatService) int {
 	var seen map[renderer.Address]struct{}
 	n := 0
 	for i := range fs.Ports {
 		for _, g := range fs.Ports[i].ExternalBackends {
 			for _, ep := range g.Endpoints {
-				if !ep.Local {
+				if !ep.Local || ep.Terminating {
 					continue
 				}
 				if seen == nil {

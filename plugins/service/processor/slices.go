@@ -98,6 +98,7 @@ func (s *Service) parseSlice(st *sliceState, es *esmodel.EndpointSlice, sl *rend
 			continue
 		}
 		if !ready {
+			ep.Terminating = true
 			p.fallback = append(p.fallback, ep)
 			continue
 		}

@@ -122,6 +122,10 @@ type Endpoint struct {
 	Local bool
 	// HostNetwork is true when the address lies outside the pod network.
 	HostNetwork bool
+	// Terminating is true for an endpoint that is serving and terminating but not
+	// ready: the processor uses such endpoints only while none is ready (kube-proxy's
+	// fallback); health checks do not count them (kube-proxy's LocalReadyEndpoints).
+	Terminating bool
 }
 
 // HasNodePort tells whether any port of the service is also exposed on the node IPs.
@@ -270,7 +274,7 @@ func SameBackendGroups(a, b []BackendGroup) bool {
 		}
 		for k := range g.Endpoints {
 			x, y := &g.Endpoints[k], &h.Endpoints[k]
-			if x.Local != y.Local || x.HostNetwork != y.HostNetwork || x.Address != y.Address {
+			if x.Local != y.Local || x.HostNetwork != y.HostNetwork || x.Terminating != y.Terminating || x.Address != y.Address {
 				return false
 			}
 		}
