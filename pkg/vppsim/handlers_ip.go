@@ -318,6 +318,9 @@ func (st *state) fibEntriesOpt(t *vrfTable, fwd bool) []fibEntry {
 		if i == nil || n.ip.Is6() != v6 || i.vrf[af] != t.id || n.flags&ip_neighbor.IP_API_NEIGHBOR_FLAG_NO_FIB_ENTRY != 0 {
 			continue
 		}
+		if v6 && n.ip.IsLinkLocalUnicast() {
+			continue // in the interface's link-local table instead (ip6_ll_table.c)
+		}
 		if fwd && !st.attachedOn(i, n.ip) {
 			continue
 		}
