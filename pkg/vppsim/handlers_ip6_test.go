@@ -7,6 +7,7 @@ import (
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip6_nd"
+	"go.fd.io/govpp/binapi/ip_neighbor"
 )
 
 // The IPv6 API as VPP 25.10 answers it (handlers_ip6.go).
@@ -84,4 +85,32 @@ func TestIP6RoutesNeedAnIPv6Table(t *testing.T) {
 		t.Error("the IPv6 route is not in the dump of IPv6 table 5")
 	}
 	e.expect(retvalNoSuchFIB, &interfaces.SwInterfaceSetTable{SwIfIndex: 1, IsIPv6: true, VrfID: 6})
+}
+
+// TestNeighborAddNeverDowngradesAStaticEntry: ip_neighbor_add refuses a
+// dynamic update of a static entry with another MAC (-2) and keeps it
+// static with the same MAC; a static add upgrades a dynamic entry.
+func TestNeighborAddNeverDowngradesAStaticEntry(t *testing.T) {
+	e := newEnv(t)
+	add := func(ipAddr string, m [6]byte, flags ip_neighbor.IPNeighborFlags) int32 {
+		return e.rv(&ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: 1, Flags: flags, MacAddress: m, IPAddress: addr(ipAddr)}})
+	}
+	const static = ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC
+	if rv := add("2001:db8::5", hostAMAC, static); rv != 0 {
+		t.Fatalf("static add: %d", rv)
+	}
+	if rv := add("2001:db8::5", hostBMAC, 0); rv != -2 {
+		t.Errorf("dynamic add over a static entry with another MAC: retval %d, want -2", rv)
+	}
+	if rv := add("2001:db8::5", hostAMAC, 0); rv != 0 {
+		t.Errorf("dynamic add over a static entry with its MAC: retval %d, want 0", rv)
+	}
+	if n := e.sim.Neighbors(); len(n) != 1 || !n[0].Static || n[0].MAC.String() != macString(hostAMAC) {
+		t.Errorf("after dynamic updates: %+v, want the static entry unchanged", n)
+	}
+	add("2001:db8::6", hostBMAC, 0)
+	add("2001:db8::6", hostBMAC, static)
+	if n := e.sim.Neighbors(); len(n) != 2 || !n[1].Static {
+		t.Errorf("a static add did not make the dynamic entry static: %+v", n)
+	}
 }
