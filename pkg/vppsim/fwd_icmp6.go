@@ -35,43 +35,67 @@ const (
 	icmp6NAFlagOverride   = 0x20
 	icmp6RouterSolicitLen = 8
 	icmp6RouterAdvertLen  = 16
-	icmp6EchoLen          = 8
+	icmp6RedirectLen      = 40
 )
 
-// icmp6Checks are, per type VPP handles (ip/icmp6.c icmp6_init and the
-// registrations of ping, ip6-nd and ip6-ra), the minimum payload length
-// and hop limit ip6-icmp-input requires; every other type is unknown.
-// The only valid code of these types is 0.
-var icmp6Checks = map[uint8]struct{ minLen, minHop int }{
-	icmp6EchoRequest:     {icmp6EchoLen, 0},
-	icmp6EchoReply:       {icmp6EchoLen, 0},
-	icmp6RouterSolicit:   {icmp6RouterSolicitLen, ip6NDHopLimit},
-	icmp6RouterAdvert:    {icmp6RouterAdvertLen, ip6NDHopLimit},
-	icmp6NeighborSolicit: {icmp6NSNALen, ip6NDHopLimit},
-	icmp6NeighborAdvert:  {icmp6NSNALen, ip6NDHopLimit},
+// icmp6Handled tells whether a type has a node (ip/icmp6.c
+// input_next_index_by_type: ping registers echo request and reply,
+// ip6-nd NS and NA, ip6-ra RS and RA); every other type is punted.
+func icmp6Handled(typ uint8) bool {
+	return typ == icmp6EchoRequest || typ == icmp6EchoReply || (typ >= icmp6RouterSolicit && typ <= icmp6NeighborAdvert)
 }
 
-// icmp6Input is ip6-icmp-input (ip/icmp6.c ip6_icmp_input): unknown type,
-// code above the type's maximum, hop limit below 255 for ND and RA
-// messages, payload shorter than the type needs - each later check
-// overriding an earlier one - send the packet to ip6-punt, which drops
-// it; else it goes to the type's node.
+// icmp6Limits are icmp6_init's tables: the highest code of a type (from
+// foreach_icmp6_code; 0 for types without codes), the lowest hop limit
+// (255 for RS, RA, NS, NA and redirect) and the shortest payload (the
+// type's header; 4 bytes by default).
+func icmp6Limits(typ uint8) (maxCode uint8, minHop, minLen int) {
+	minLen = 4
+	switch typ {
+	case icmp6DestUnreach:
+		maxCode = 6
+	case icmp6TimeExceeded:
+		maxCode = 1
+	case 4: // parameter problem
+		maxCode = 3
+	case 138, 139, 140: // router renumbering, node information
+		maxCode = 2
+		if typ == 138 {
+			maxCode = 1
+		}
+	case icmp6RouterSolicit:
+		minHop, minLen = ip6NDHopLimit, icmp6RouterSolicitLen
+	case icmp6RouterAdvert:
+		minHop, minLen = ip6NDHopLimit, icmp6RouterAdvertLen
+	case icmp6NeighborSolicit, icmp6NeighborAdvert:
+		minHop, minLen = ip6NDHopLimit, icmp6NSNALen
+	case 137: // redirect
+		minHop, minLen = ip6NDHopLimit, icmp6RedirectLen
+	}
+	return maxCode, minHop, minLen
+}
+
+// icmp6Input is ip6-icmp-input (ip/icmp6.c ip6_icmp_input): a type
+// without a node, a code above the type's maximum, a hop limit below 255
+// for RS, RA, NS, NA and redirect, a payload shorter than the type's
+// header - each later check overriding an earlier one - send the packet
+// to ip6-punt, which drops it; else it goes to the type's node.
 func (st *state) icmp6Input(p *pkt) {
 	h := p.ip()
 	l4 := ip6L4(h)
 	typ, code := l4[0], l4[1]
 	reason := ""
-	c, known := icmp6Checks[typ]
-	if !known {
+	maxCode, minHop, minLen := icmp6Limits(typ)
+	if !icmp6Handled(typ) {
 		reason = "unknown type"
 	}
-	if known && code != 0 {
+	if code > maxCode {
 		reason = "invalid code for type"
 	}
-	if ip6HopLimit(h) < c.minHop {
+	if ip6HopLimit(h) < minHop {
 		reason = "hop_limit != 255"
 	}
-	if ip6PayLen(h) < c.minLen {
+	if ip6PayLen(h) < minLen {
 		reason = "payload length too small for type"
 	}
 	if reason != "" {
