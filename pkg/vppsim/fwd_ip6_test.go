@@ -304,3 +304,24 @@ func TestIP6Multicast(t *testing.T) {
 	none(t, c)
 	contains(t, tr, "drop: Multicast RPF check failed")
 }
+
+// TestIP6ErrorsAreThrottledPerSourceAndDestination: ip6-icmp-error lets
+// one error per (src, dst) bucket through per millisecond and counts the
+// others "error message dropped".
+func TestIP6ErrorsAreThrottledPerSourceAndDestination(t *testing.T) {
+	e, c, clk := l3Env6(t)
+	expired := eth6(nic1MAC, hostAMAC, ip6Pkt(hostA6, hostB6, protoUDP, 0, udpL4(1, 2, "x")))
+	e.inject(nic1, expired)
+	e.inject(nic1, expired)
+	if n := len(c.take(nic1)); n != 1 {
+		t.Errorf("%d errors for two packets within 1 ms, want 1", n)
+	}
+	if e.sim.ErrorCount("ip6-icmp-error", "error message dropped") != 1 {
+		t.Errorf("the throttled error is not counted:\n%s", cli(e, "show errors"))
+	}
+	clk.Step(2 * time.Millisecond)
+	e.inject(nic1, expired)
+	if n := len(c.take(nic1)); n != 1 {
+		t.Errorf("%d errors after the window, want 1", n)
+	}
+}
