@@ -87,6 +87,17 @@
 //	     loopback back into its input
 //	l2-input: learning, forwarding, BVI, flooding with the flood/uu-flood
 //	flags and split horizon, static L2 FIB; vxlan4-encap to the peer
+//	  -> ip6-input checks -> ip6-not-enabled -> ip6-multicast (mFIB: the
+//	     ND groups) | ip6-unicast: ACL-in hook (no NAT44 node on IPv6
+//	     arcs) -> ip6-lookup (per-VRF LPM, fe80::/10 in the receiving
+//	     interface's link-local table, ip6-null) -> ip6-local (ICMPv6
+//	     checks, echo replies, ND: NS answered, NA learned; UDP port
+//	     unreachable) | ip6-glean / ip6-discover-neighbor (NS sent,
+//	     packet dropped) | ip6-rewrite (hop limit, packet too big) ->
+//	     ip6-output: ACL-out hook -> interface-output; ICMPv6 errors
+//	     from ip6-icmp-error (fwd_ip6.go, fwd_fib6.go, fwd_icmp6.go,
+//	     fwd_nd.go; IPv6 enablement and link-local addresses in
+//	     handlers_ip6.go)
 //
 // NAT44-ED keeps real sessions (6-tuple flows both ways, static, LB with
 // probabilities and affinity records with VPP's reference counting,
@@ -118,8 +129,10 @@
 //
 // # What it does not simulate
 //
-// No IPv6 forwarding (IPv6 state is kept and dumped only), no IP
-// reassembly (ip4-rewrite fragments oversize packets without DF and
+// For IPv6 (docs/dev-guide/VPP-FORWARDING.md §11.9): no router
+// advertisements (only their on/off state), SLAAC, MLD, DHCPv6, ND proxy
+// or NUD, no IPv6 fragmentation, extension headers or IPv6-underlay
+// VXLAN. No IP reassembly (ip4-rewrite fragments oversize packets without DF and
 // answers the others with ICMP fragmentation needed, but NAT passes
 // non-first fragments untranslated where VPP reassembles), ICMP types
 // other than echo and errors in NAT (ICMP errors are translated by the

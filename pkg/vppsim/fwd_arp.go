@@ -225,6 +225,24 @@ func (st *state) learnNeighbor(i *iface, ip [4]byte, mac [6]byte) {
 	st.gen++ // the adjacency /32 changes the FIB
 }
 
+// throttlePass records a request for k at now and tells whether it may be
+// sent: not if the last one for k was less than window ago. Records that
+// no longer throttle anything are forgotten when the map grows large.
+func throttlePass(sent map[neighborKey]time.Duration, k neighborKey, now, window time.Duration) bool {
+	if last, ok := sent[k]; ok && now-last < window {
+		return false
+	}
+	if len(sent) >= 4096 {
+		for key, at := range sent {
+			if now-at >= window {
+				delete(sent, key)
+			}
+		}
+	}
+	sent[k] = now
+	return true
+}
+
 // arpRequest broadcasts an ARP request for target out of interface i, as
 // ip4-glean and ip4-arp do for a dropped packet. The sender IP is the
 // interface's address in the target's subnet, else its first address
@@ -248,28 +266,12 @@ func (st *state) arpRequest(p *pkt, i *iface, target [4]byte) {
 		st.count("ip4-glean", "no source address for ARP request")
 		return
 	}
-	now := st.uptime()
-	k := neighborKey{sw: i.idx, ip: t}
-	if last, ok := st.fwd.arpSent[k]; ok && now-last < arpThrottle {
+	if !throttlePass(st.fwd.arpSent, neighborKey{sw: i.idx, ip: t}, st.uptime(), arpThrottle) {
 		st.count("ip4-glean", "ARP requests throttled")
 		return
 	}
-	if len(st.fwd.arpSent) >= 4096 {
-		// Forget throttle records that no longer throttle anything.
-		for key, at := range st.fwd.arpSent {
-			if now-at >= arpThrottle {
-				delete(st.fwd.arpSent, key)
-			}
-		}
-	}
-	st.fwd.arpSent[k] = now
-	q := st.getPkt()
-	q.off = pktHeadroom
-	q.l3 = q.off + ethHdrLen
-	q.end = q.l3 + arpLen
+	q := st.newLocalPkt(p, arpLen)
 	q.tr = st.newBufferTrace(p) // its own record: the packet p is dropped
-	q.localOrig = true
-	q.depth = p.depth
 	f := q.buf[q.off:q.end]
 	copy(f[0:6], broadcastMAC[:])
 	copy(f[6:12], i.mac[:])

@@ -147,33 +147,45 @@ func (p *vxPair) fromPod(n *vxNode, pkt []byte) {
 func (p *vxPair) pump() map[string][]pktInfo {
 	p.t.Helper()
 	got := map[string][]pktInfo{}
+	p.run(func(n *vxNode) bool {
+		moved := false
+		for _, f := range n.c.take(nic2) {
+			moved = true
+			r := decodeFrame(p.t, f)
+			if r.dstMAC != n.podMAC || !r.csumOK {
+				p.t.Fatalf("node%d: frame to the pod %v (checksums ok %v)", n.id, r, r.csumOK)
+			}
+			if r.proto == protoTCP && r.tcpFlags == tcpSYN && r.dport == podPort {
+				p.synAt[n.podIP] = append(p.synAt[n.podIP], r)
+				p.fromPod(n, ipPkt(n.podIP, r.src.String(), protoTCP, 64, tcpL4(podPort, r.sport, tcpSYN|tcpACK)))
+				continue
+			}
+			got[n.podIP] = append(got[n.podIP], r)
+		}
+		return moved
+	})
+	return got
+}
+
+// run carries frames between the NICs' wires and lets visit handle what
+// each node sent elsewhere (visit tells whether that moved anything),
+// until nothing moves.
+func (p *vxPair) run(visit func(n *vxNode) bool) {
+	p.t.Helper()
 	for round := 0; ; round++ {
 		if round > 100 {
 			p.t.Fatal("frames still moving after 100 rounds")
 		}
 		moved := false
 		for k, n := range p.nodes {
-			peer := p.nodes[1-k]
 			for _, f := range n.c.take(nic1) {
 				moved = true
-				peer.inject(nic1, f)
+				p.nodes[1-k].inject(nic1, f)
 			}
-			for _, f := range n.c.take(nic2) {
-				moved = true
-				r := decodeFrame(p.t, f)
-				if r.dstMAC != n.podMAC || !r.csumOK {
-					p.t.Fatalf("node%d: frame to the pod %v (checksums ok %v)", n.id, r, r.csumOK)
-				}
-				if r.proto == protoTCP && r.tcpFlags == tcpSYN && r.dport == podPort {
-					p.synAt[n.podIP] = append(p.synAt[n.podIP], r)
-					p.fromPod(n, ipPkt(n.podIP, r.src.String(), protoTCP, 64, tcpL4(podPort, r.sport, tcpSYN|tcpACK)))
-					continue
-				}
-				got[n.podIP] = append(got[n.podIP], r)
-			}
+			moved = visit(n) || moved
 		}
 		if !moved {
-			return got
+			return
 		}
 	}
 }

@@ -80,58 +80,27 @@ func (st *state) view() *fwdView {
 		return v
 	}
 	v.gen = st.gen
-	v.fibs = make(map[uint32]*fib4, len(st.tables[0]))
-	for id, t := range st.tables[0] {
-		v.fibs[id] = st.compileFIB(t)
-	}
+	v.fibs = compileTables(st.tables[0], st.compileFIB)
 	return v
+}
+
+// compileTables compiles every table of one address family.
+func compileTables[F any](tables map[uint32]*vrfTable, compile func(*vrfTable) F) map[uint32]F {
+	out := make(map[uint32]F, len(tables))
+	for id, t := range tables {
+		out[id] = compile(t)
+	}
+	return out
 }
 
 func (st *state) compileFIB(t *vrfTable) *fib4 {
 	f := &fib4{}
-	put := func(e *fibFwd) {
-		b := e.prefix.Bits()
-		m := f.byLen[b]
-		if m == nil {
-			m = map[uint32]*fibFwd{}
-			f.byLen[b] = m
-		}
-		k := u32(e.prefix.Addr().As4())
-		if cur := m[k]; cur != nil && fibPriority(cur.src) <= fibPriority(e.src) {
-			return
-		}
-		m[k] = e
-	}
+	put := func(e *fibFwd) { putFwd(f.byLen[:], u32(e.prefix.Addr().As4()), e) }
 	for _, e := range st.fibEntriesFwd(t) {
 		if !e.prefix.Addr().Is4() {
 			continue
 		}
-		ff := &fibFwd{prefix: e.prefix, src: e.src, sw: noIndex}
-		switch {
-		case len(e.paths) == 0:
-			ff.kind = fwdDrop
-		case e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_LOCAL:
-			ff.kind, ff.sw = fwdLocal, e.paths[0].SwIfIndex
-		case e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_DROP:
-			ff.kind = fwdDrop
-		case e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_ICMP_UNREACH:
-			ff.kind = fwdUnreach
-		case e.paths[0].Type == fib_types.FIB_API_PATH_TYPE_ICMP_PROHIBIT:
-			ff.kind = fwdProhibit
-		default:
-			ff.kind = fwdPaths
-			// Only the paths of the best (lowest) preference are used.
-			best := e.paths[0].Preference
-			for _, p := range e.paths {
-				best = min(best, p.Preference)
-			}
-			for _, p := range e.paths {
-				if p.Preference == best {
-					ff.paths = append(ff.paths, p)
-					ff.weight += uint32(max(p.Weight, 1))
-				}
-			}
-		}
+		ff := compileEntry(e)
 		put(ff)
 	}
 	for _, a := range st.natLocalAddrs(t.id) {
@@ -143,6 +112,21 @@ func (st *state) compileFIB(t *vrfTable) *fib4 {
 		}
 	}
 	return f
+}
+
+// putFwd files a compiled entry under its prefix length and masked
+// address k, unless an entry of a better source is there.
+func putFwd[K comparable](byLen []map[K]*fibFwd, k K, e *fibFwd) {
+	b := e.prefix.Bits()
+	m := byLen[b]
+	if m == nil {
+		m = map[K]*fibFwd{}
+		byLen[b] = m
+	}
+	if cur := m[k]; cur != nil && fibPriority(cur.src) <= fibPriority(e.src) {
+		return
+	}
+	m[k] = e
 }
 
 // lookup is the longest-prefix match of dst.
@@ -166,6 +150,19 @@ func (st *state) fibLookup(vrf uint32, dst [4]byte) *fibFwd {
 		return nil
 	}
 	return f.lookup(u32(dst))
+}
+
+// resolveViaRefused tells why entry e may not resolve a recursive path
+// with RESOLVE_VIA_HOST (only host entries) or RESOLVE_VIA_ATTACHED (only
+// interface entries); "" if it may.
+func resolveViaRefused(path *fib_types.FibPath, e *fibFwd) string {
+	if path.Flags&fib_types.FIB_API_PATH_FLAG_RESOLVE_VIA_HOST != 0 && e.prefix.Bits() != e.prefix.Addr().BitLen() {
+		return "recursive next hop unresolved (resolve via host)"
+	}
+	if path.Flags&fib_types.FIB_API_PATH_FLAG_RESOLVE_VIA_ATTACHED != 0 && e.src != fibSrcInterface {
+		return "recursive next hop unresolved (resolve via attached)"
+	}
+	return ""
 }
 
 // choosePath picks the path of a multipath entry by flow hash and weight.

@@ -152,9 +152,7 @@ type pktInfo struct {
 func decodeFrame(t *testing.T, f []byte) pktInfo {
 	t.Helper()
 	var p pktInfo
-	copy(p.dstMAC[:], f[0:6])
-	copy(p.srcMAC[:], f[6:12])
-	p.etype = be16(f[12:14])
+	p.dstMAC, p.srcMAC, p.etype = decodeEth(f)
 	b := f[ethHdrLen:]
 	switch p.etype {
 	case etherTypeARP:
@@ -183,6 +181,11 @@ func decodeFrame(t *testing.T, f []byte) pktInfo {
 		}
 	}
 	return p
+}
+
+// decodeEth returns the MACs and ethertype of a frame.
+func decodeEth(f []byte) (dst, src [6]byte, etype uint16) {
+	return [6]byte(f[0:6]), [6]byte(f[6:12]), be16(f[12:14])
 }
 
 func (p pktInfo) String() string {

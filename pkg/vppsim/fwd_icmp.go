@@ -1,6 +1,7 @@
 package vppsim
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 	"time"
@@ -51,11 +52,17 @@ func newICMPThrottle(window time.Duration, buckets uint64, stream uint64) icmpTh
 // window restarts (new seed, empty bitmap) at the first packet more than
 // window after the last restart.
 func (t *icmpThrottle) limited(now time.Duration, src, dst [4]byte) bool {
+	return t.limitedKey(now, uint64(u32(dst))<<32|uint64(u32(src)))
+}
+
+// limitedKey is limited for a key already folded from the addresses (the
+// IPv6 throttles fold 128-bit addresses, fwd_icmp6.go).
+func (t *icmpThrottle) limitedKey(now time.Duration, key uint64) bool {
 	if !t.started || now-t.reset > t.window {
 		t.started, t.reset, t.seed = true, now, t.rng.Uint64()
 		clear(t.seen[:])
 	}
-	b := mix64(t.seed^(uint64(u32(dst))<<32|uint64(u32(src)))) & (t.buckets - 1)
+	b := mix64(t.seed^key) & (t.buckets - 1)
 	w, m := b/64, uint64(1)<<(b%64)
 	was := t.seen[w]&m != 0
 	t.seen[w] |= m
@@ -72,25 +79,44 @@ func mix64(x uint64) uint64 {
 	return x ^ x>>33
 }
 
-// ip4Null is VPP's ip4-null node for ICMP_UNREACH (prohibit false: ICMP
-// 3/1, host unreachable) and ICMP_PROHIBIT (3/10, host administratively
-// prohibited) paths: rate-limited per (src, dst), then an ICMP error; the
-// packet is dropped either way.
-func (st *state) ip4Null(p *pkt, prohibit bool) {
+// ipNull is VPP's ip4-null / ip6-null node for ICMP_UNREACH (prohibit
+// false: ICMP 3/1 host unreachable, ICMPv6 1/0 no route) and
+// ICMP_PROHIBIT (ICMP 3/10, ICMPv6 1/1 administratively prohibited) paths:
+// rate-limited per (src, dst), then an ICMP error; the packet is dropped
+// either way. ip4-null and ip6-null share one throttle: it is the static
+// state of the inline ip_null_dpo_switch (dpo/ip_null_dpo.c), whose IPv6
+// hash reads the whole source but only the first 64 bits of the
+// destination.
+func (st *state) ipNull(p *pkt, prohibit, v6 bool) {
 	h := p.ip()
-	if st.fwd.nullThrottle.limited(st.uptime(), ip4Src(h), ip4Dst(h)) {
-		st.drop(p, "ip4-null", "ICMP error rate limited")
+	node, thr := "ip4-null", &st.fwd.nullThrottle
+	key := uint64(u32(ip4Dst(h)))<<32 | uint64(u32(ip4Src(h)))
+	if v6 {
+		dst := ip6Dst(h)
+		node, key = "ip6-null", fold6(ip6Src(h))^binary.BigEndian.Uint64(dst[:8])
+	}
+	if thr.limitedKey(st.uptime(), key) {
+		st.drop(p, node, "ICMP error rate limited")
 		return
 	}
-	code, action := uint8(icmpCodeHostUnreach), "send-unreachable"
+	action := "send-unreachable"
 	if prohibit {
-		code, action = icmpCodeHostProhibited, "send-prohibited"
+		action = "send-prohibited"
 	}
 	if p.tr != nil {
-		st.tracef(p, "ip4-null", "ip4-null action:%s", action)
+		st.tracef(p, node, "%s action:%s", node, action)
 	}
-	st.icmpError(p, icmpUnreach, code, 0)
-	st.drop(p, "ip4-null", "destination unreachable")
+	switch {
+	case v6 && prohibit:
+		st.icmp6Error(p, icmp6DestUnreach, icmp6CodeProhibited, 0)
+	case v6:
+		st.icmp6Error(p, icmp6DestUnreach, icmp6CodeNoRoute, 0)
+	case prohibit:
+		st.icmpError(p, icmpUnreach, icmpCodeHostProhibited, 0)
+	default:
+		st.icmpError(p, icmpUnreach, icmpCodeHostUnreach, 0)
+	}
+	st.drop(p, node, "destination unreachable")
 }
 
 // icmpSourceFor picks the source of an ICMP error sent because of a packet

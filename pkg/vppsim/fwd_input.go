@@ -79,6 +79,11 @@ func (st *state) l3Input(p *pkt, i *iface) {
 	case etherTypeARP:
 		p.l3 = p.off + ethHdrLen
 		st.arpInput(p, i)
+	case etherTypeIP6:
+		p.l3 = p.off + ethHdrLen
+		p.rxVRF = i.vrf[1]
+		p.vrf = i.vrf[1]
+		st.ip6Input(p, i)
 	case etherTypeVLN, etherTypeQinQ:
 		st.drop(p, "ethernet-input", "unknown vlan")
 	default:

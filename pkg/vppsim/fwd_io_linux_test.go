@@ -66,16 +66,25 @@ func inNS(ns string, fn func() error) error {
 	return <-ch
 }
 
+// udpNet is the network of a host:port: udp6 for a bracketed IPv6
+// address, else udp4.
+func udpNet(addr string) string {
+	if strings.HasPrefix(addr, "[") {
+		return "udp6"
+	}
+	return "udp4"
+}
+
 // dialIn opens a connected UDP socket inside a network namespace.
 func dialIn(tb testing.TB, ns, addr string) *net.UDPConn {
 	tb.Helper()
 	var c *net.UDPConn
 	err := inNS(ns, func() error {
-		raddr, err := net.ResolveUDPAddr("udp4", addr)
+		raddr, err := net.ResolveUDPAddr(udpNet(addr), addr)
 		if err != nil {
 			return err
 		}
-		c, err = net.DialUDP("udp4", nil, raddr)
+		c, err = net.DialUDP(udpNet(addr), nil, raddr)
 		return err
 	})
 	if err != nil {
@@ -90,11 +99,11 @@ func listenIn(tb testing.TB, ns, addr string) *net.UDPConn {
 	tb.Helper()
 	var c *net.UDPConn
 	err := inNS(ns, func() error {
-		laddr, err := net.ResolveUDPAddr("udp4", addr)
+		laddr, err := net.ResolveUDPAddr(udpNet(addr), addr)
 		if err != nil {
 			return err
 		}
-		c, err = net.ListenUDP("udp4", laddr)
+		c, err = net.ListenUDP(udpNet(addr), laddr)
 		return err
 	})
 	if err != nil {

@@ -73,11 +73,17 @@ func (st *state) aclCheck(p *pkt, sw uint32, input bool) bool {
 			f.SrcPort, f.DstPort = uint16(l4[0]), uint16(l4[1])
 		}
 	}
-	node := "acl-plugin-out-ip4-fa"
+	return st.aclApply(p, sw, input, "acl-plugin-in-ip4-fa", "acl-plugin-out-ip4-fa")
+}
+
+// aclApply asks the ACL hook about the flow in st.fwd.aclFlow and drops
+// the packet at the input or output node if it is denied.
+func (st *state) aclApply(p *pkt, sw uint32, input bool, inNode, outNode string) bool {
+	node := outNode
 	if input {
-		node = "acl-plugin-in-ip4-fa"
+		node = inNode
 	}
-	permit, reason := st.aclFilter(sw, input, f)
+	permit, reason := st.aclFilter(sw, input, &st.fwd.aclFlow)
 	if !permit {
 		st.drop(p, node, reason)
 		return false
@@ -112,7 +118,7 @@ func (st *state) ip4Lookup(p *pkt) {
 			st.drop(p, "ip4-drop", "ip4 adjacency drop")
 		}
 	case fwdUnreach, fwdProhibit:
-		st.ip4Null(p, e.kind == fwdProhibit)
+		st.ipNull(p, e.kind == fwdProhibit, false)
 	case fwdLocal:
 		st.ip4Local(p, e)
 	default:
@@ -165,12 +171,8 @@ func (st *state) forwardPath(p *pkt, path *fib_types.FibPath, target [4]byte, rd
 			st.drop(p, "ip4-drop", "recursive next hop unresolved")
 			return
 		}
-		if path.Flags&fib_types.FIB_API_PATH_FLAG_RESOLVE_VIA_HOST != 0 && e.prefix.Bits() != 32 {
-			st.drop(p, "ip4-drop", "recursive next hop unresolved (resolve via host)")
-			return
-		}
-		if path.Flags&fib_types.FIB_API_PATH_FLAG_RESOLVE_VIA_ATTACHED != 0 && e.src != fibSrcInterface {
-			st.drop(p, "ip4-drop", "recursive next hop unresolved (resolve via attached)")
+		if reason := resolveViaRefused(path, e); reason != "" {
+			st.drop(p, "ip4-drop", reason)
 			return
 		}
 		st.forwardPath(p, e.choosePath(flowHash(p.ip())), nh, rdepth+1)
@@ -339,12 +341,9 @@ func (st *state) icmpError(p *pkt, typ, code uint8, mtu uint16) {
 		st.count("ip4-icmp-error", "no source address for ICMP error")
 		return
 	}
-	q := st.getPkt()
-	q.off = pktHeadroom
-	q.l3 = q.off + ethHdrLen
 	n := min(len(h), 576-ip4HdrLen-8)
 	total := ip4HdrLen + 8 + n
-	q.end = q.l3 + total
+	q := st.newLocalPkt(p, total)
 	o := q.buf[q.l3:q.end]
 	clear(o[:ip4HdrLen+8])
 	o[0] = 0x45
@@ -363,9 +362,7 @@ func (st *state) icmpError(p *pkt, typ, code uint8, mtu uint16) {
 	copy(icmp[8:], h[:n])
 	setL4Checksum(o)
 	q.rx, q.rxVRF, q.vrf = p.rx, p.rxVRF, p.rxVRF
-	q.localOrig = true
 	q.tr = p.tr
-	q.depth = p.depth
 	st.count("ip4-icmp-error", "ICMP errors sent")
 	if q.tr != nil {
 		st.tracef(q, "ip4-icmp-error", "ICMP type %d code %d to %s", typ, code, addr4(s))

@@ -103,6 +103,20 @@ func (st *state) putPkt(p *pkt) {
 	}
 }
 
+// newLocalPkt returns a buffer for a packet VPP originates because of p
+// (an ICMP error, an ARP request, a neighbour solicitation): l3Len bytes
+// of L3 behind an Ethernet header's room, locally originated, at p's graph
+// depth. The caller sets its trace (p's own record or a new one).
+func (st *state) newLocalPkt(p *pkt, l3Len int) *pkt {
+	q := st.getPkt()
+	q.off = pktHeadroom
+	q.l3 = q.off + ethHdrLen
+	q.end = q.l3 + l3Len
+	q.localOrig = true
+	q.depth = p.depth
+	return q
+}
+
 // clonePkt copies a packet (for flooding).
 func (st *state) clonePkt(p *pkt) *pkt {
 	q := st.getPkt()

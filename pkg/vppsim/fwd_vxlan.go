@@ -74,8 +74,10 @@ func (st *state) vxlanEncap(p *pkt, t *iface) {
 	inner := p.frame()
 	innerLen := len(inner)
 	hash := uint32(0)
-	if be16(inner[12:14]) == etherTypeIP4 && innerLen >= ethHdrLen+ip4HdrLen {
+	if et := be16(inner[12:14]); et == etherTypeIP4 && innerLen >= ethHdrLen+ip4HdrLen {
 		hash = flowHash(inner[ethHdrLen:])
+	} else if et == etherTypeIP6 && innerLen >= ethHdrLen+ip6HdrLen {
+		hash = flowHash6(inner[ethHdrLen:])
 	} else {
 		for _, b := range inner[:12] {
 			hash = hash*31 + uint32(b)

@@ -615,12 +615,22 @@ func (st *state) addDelAddress(m *interfaces.SwInterfaceAddDelAddress) int32 {
 		return retvalInvalidSwIfIndex
 	}
 	if m.DelAll {
+		// Each IPv6 address deleted releases its lock on the IPv6 link
+		// (ip6_forward.c ip6_add_del_interface_address).
+		for _, a := range i.addrs {
+			if a.Addr().Is6() {
+				st.ip6LinkUnlock(i)
+			}
+		}
 		i.addrs = nil
 		return retvalOK
 	}
 	p, ok := prefixFromAPI(ip_types.Prefix(m.Prefix))
 	if !ok {
 		return retvalInvalidValue
+	}
+	if p.Addr().Is6() && p.Addr().IsLinkLocalUnicast() {
+		return st.setLinkLocalAddress(i, p, m.IsAdd)
 	}
 	pos := -1
 	for k, a := range i.addrs {
@@ -633,6 +643,9 @@ func (st *state) addDelAddress(m *interfaces.SwInterfaceAddDelAddress) int32 {
 			return retvalAddressNotFoundForInterface
 		}
 		i.addrs = append(i.addrs[:pos], i.addrs[pos+1:]...)
+		if p.Addr().Is6() {
+			st.ip6LinkUnlock(i)
+		}
 		return retvalOK
 	}
 	if pos >= 0 {
@@ -654,10 +667,18 @@ func (st *state) addDelAddress(m *interfaces.SwInterfaceAddDelAddress) int32 {
 			if other == i && x.Bits() == p.Bits() && x.Addr() != p.Addr() {
 				continue // several addresses of one subnet on one interface
 			}
+			if ipv6 {
+				// IPv6 reports the conflict as a duplicate
+				// (ip6_forward.c ip6_add_del_interface_address).
+				return retvalDuplicateIfAddress
+			}
 			return retvalAddressInUse
 		}
 	}
 	i.addrs = append(i.addrs, p)
+	if ipv6 {
+		st.ip6LinkLock(i, netip.Addr{}) // the first global address enables IPv6
+	}
 	return retvalOK
 }
 

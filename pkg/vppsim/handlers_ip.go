@@ -318,6 +318,9 @@ func (st *state) fibEntriesOpt(t *vrfTable, fwd bool) []fibEntry {
 		if i == nil || n.ip.Is6() != v6 || i.vrf[af] != t.id || n.flags&ip_neighbor.IP_API_NEIGHBOR_FLAG_NO_FIB_ENTRY != 0 {
 			continue
 		}
+		if v6 && n.ip.IsLinkLocalUnicast() {
+			continue // in the interface's link-local table instead (ip6_ll_table.c)
+		}
 		if fwd && !st.attachedOn(i, n.ip) {
 			continue
 		}
@@ -445,14 +448,10 @@ func hIPNeighborAddDel(cl *call, m *ip_neighbor.IPNeighborAddDel) {
 	default:
 		key := neighborKey{sw: uint32(n.SwIfIndex), ip: addr}
 		if m.IsAdd {
-			e := st.neighbors[key]
-			if e == nil {
-				e = &neighbor{neighborKey: key, seq: st.nextSeq()}
-				st.neighbors[key] = e
+			rep.Retval = st.neighborAdd(key, n.MacAddress, n.Flags)
+			if rep.Retval == retvalOK {
+				rep.StatsIndex = st.statsIndex(netip.PrefixFrom(addr, addr.BitLen()))
 			}
-			e.mac = n.MacAddress
-			e.flags = n.Flags
-			rep.StatsIndex = st.statsIndex(netip.PrefixFrom(addr, addr.BitLen()))
 		} else if st.neighbors[key] == nil {
 			rep.Retval = retvalNoSuchEntry
 		} else {
@@ -460,6 +459,29 @@ func hIPNeighborAddDel(cl *call, m *ip_neighbor.IPNeighborAddDel) {
 		}
 	}
 	cl.send(rep)
+}
+
+// neighborAdd is ip_neighbor_add (ip-neighbor/ip_neighbor.c) for the API:
+// a dynamic add never overwrites a static entry - with the same MAC it is
+// a no-op, with another MAC VPP answers -2 (the raw return value, which
+// the API reports as it is: INVALID_SW_IF_INDEX's code); a static add
+// makes a dynamic entry static, never the reverse.
+func (st *state) neighborAdd(key neighborKey, mac [6]byte, flags ip_neighbor.IPNeighborFlags) int32 {
+	const static = ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC
+	e := st.neighbors[key]
+	if e == nil {
+		st.neighbors[key] = &neighbor{neighborKey: key, mac: mac, flags: flags, seq: st.nextSeq()}
+		return retvalOK
+	}
+	if flags&static == 0 && e.flags&static != 0 {
+		if e.mac == mac {
+			return retvalOK
+		}
+		return -2
+	}
+	e.mac = mac
+	e.flags = flags
+	return retvalOK
 }
 
 func hIPNeighborDump(cl *call, m *ip_neighbor.IPNeighborDump) {

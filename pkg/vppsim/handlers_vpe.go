@@ -74,6 +74,7 @@ func registerHandlers(t *msgTable) []*handler {
 	registerVPE(r)
 	registerInterfaces(r)
 	registerIP(r)
+	registerIP6(r)
 	registerL2(r)
 	registerNAT(r)
 	registerACL(r)

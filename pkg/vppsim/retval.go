@@ -48,6 +48,15 @@ const (
 	// retvalAddressNotFoundForInterface is
 	// VNET_API_ERROR_ADDRESS_NOT_FOUND_FOR_INTERFACE (-60).
 	retvalAddressNotFoundForInterface = int32(api.ADDRESS_NOT_FOUND_FOR_INTERFACE)
+	// retvalAddressLengthMismatch is
+	// VNET_API_ERROR_ADDRESS_LENGTH_MISMATCH (-59): a link-local IPv6
+	// address whose length is not 128.
+	retvalAddressLengthMismatch = int32(api.ADDRESS_LENGTH_MISMATCH)
+	// retvalAddressNotDeletable is VNET_API_ERROR_ADDRESS_NOT_DELETABLE
+	// (-61): deleting the interface's current link-local address.
+	retvalAddressNotDeletable = int32(api.ADDRESS_NOT_DELETABLE)
+	// retvalIP6NotEnabled is VNET_API_ERROR_IP6_NOT_ENABLED (-62).
+	retvalIP6NotEnabled = int32(api.IP6_NOT_ENABLED)
 	// retvalInvalidInterface is VNET_API_ERROR_INVALID_INTERFACE (-71).
 	retvalInvalidInterface = int32(api.INVALID_INTERFACE)
 	// retvalTunnelExist is VNET_API_ERROR_TUNNEL_EXIST (-75).

@@ -77,6 +77,7 @@ type iface struct {
 	rxQueues uint32
 	l2       *l2Port
 	proxyArp bool
+	ip6      *ip6Link // IPv6 enabled (link-local address, ND); nil if not (handlers_ip6.go)
 
 	ctr  ifCounters // packet counters (fwd_trace.go)
 	port wirePort   // Linux end moving frames (fwd_io*.go); nil if none
@@ -290,12 +291,17 @@ type fwdState struct {
 	trace   traceState
 	errors  map[errKey]uint64
 	arpSent map[neighborKey]time.Duration
-	aclFlow aclFlow // scratch for the ACL hook (no allocation per packet)
+	ndSent  map[neighborKey]time.Duration // NS throttle (fwd_nd.go)
+	view6   fwdView6                      // compiled IPv6 FIBs (fwd_fib6.go)
+	aclFlow aclFlow                       // scratch for the ACL hook (no allocation per packet)
 	ipID    uint16
 	// nullThrottle and errThrottle are the ICMP rate limits of ip4-null
 	// and ip4-icmp-error (fwd_icmp.go).
 	nullThrottle icmpThrottle
 	errThrottle  icmpThrottle
+	// err6Throttle is ip6-icmp-error's (fwd_icmp6.go); ip6-null shares
+	// nullThrottle with ip4-null.
+	err6Throttle icmpThrottle
 }
 
 // newState returns VPP's start state: local0 and the configured NICs, the
@@ -318,7 +324,9 @@ func newState(s *Sim) *state {
 		started:     s.clock.Now(),
 		fwd: fwdState{errors: map[errKey]uint64{}, arpSent: map[neighborKey]time.Duration{},
 			nullThrottle: newICMPThrottle(ip4NullWindow, ip4NullBuckets, 1),
-			errThrottle:  newICMPThrottle(icmpErrorWindow, icmpErrorBuckets, 2)},
+			errThrottle:  newICMPThrottle(icmpErrorWindow, icmpErrorBuckets, 2),
+			err6Throttle: newICMPThrottle(icmp6ErrorWindow, icmpErrorBuckets, 4),
+			ndSent:       map[neighborKey]time.Duration{}},
 	}
 	for af := range st.tables {
 		st.tables[af] = map[uint32]*vrfTable{}
