@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -29,10 +32,11 @@ import (
 
 // chaosBound is how long the cluster may take, once the last fault is lifted (the Contiv
 // etcd is back and the killed contiv-ksr replica restarted), to reach the checked state.
-// The slowest part is the kubelet stand-in's retry of a failed CNI ADD: its per-pod
-// backoff (client-go's default controller rate limiter, 5 ms doubling) reaches ~20 s
-// after the ~12 failures that an agent down for ~10 s causes.
-const chaosBound = 2 * time.Minute
+// It took 3.5-11.4 s in the runs of the lab on a 2-core machine shared with other labs.
+// What may take longest is the kubelet stand-in's retry of a CNI ADD that failed while
+// an agent was down: its per-pod backoff (client-go's default controller rate limiter,
+// 5 ms doubling) is ~20 s after the ~12 failures of an agent down for ~10 s.
+const chaosBound = time.Minute
 
 // chaosOutage is how long the Contiv etcd stays down.
 const chaosOutage = 8 * time.Second
@@ -268,6 +272,22 @@ func everyPodAnswers(l *lab.Lab, pods []corev1.Pod, clients map[string]corev1.Po
 	return errors.Join(errs...)
 }
 
+// mirrorHas checks that the node's bolt mirror (the file of the lab's bolt.conf) holds
+// the KSR keys of the named pods. The file is read as bytes, beside the agent that holds
+// bolt's lock (advisory): a key bolt wrote lies whole in one of its pages.
+func mirrorHas(n *lab.Node, ns string, names []string) error {
+	data, err := os.ReadFile(filepath.Join(n.Dir, "bolt.db"))
+	if err != nil {
+		return fmt.Errorf("%s: bolt mirror: %w", n.Name, err)
+	}
+	for _, name := range names {
+		if !bytes.Contains(data, []byte(pod.Key(name, ns))) {
+			return fmt.Errorf("%s: the bolt mirror lacks pod %s/%s", n.Name, ns, name)
+		}
+	}
+	return nil
+}
+
 // restartAgent stops the node's agent with sig and starts it again without waiting for
 // it to be ready (it may start while the Contiv etcd is down).
 func restartAgent(n *lab.Node, sig syscall.Signal) error {
@@ -346,6 +366,18 @@ func TestChaosAgentsRestartWhileTheKSRLeaderDiesAndEtcdIsDownPodsKeepIPsAndIDs(t
 		return errors.Join(ids.check(wantIDs), noIPTwice(l, pods))
 	})
 
+	// The agents must restart with a bolt mirror that has the old pods (and lacks the
+	// new ones): dbwatcher writes it 1-2 s after a change, so an agent killed sooner
+	// would start empty and wait for etcd.
+	testkit.Eventually(t, 30*time.Second, "the old pods in every node's bolt mirror", func() error {
+		for _, n := range nodes {
+			if err := mirrorHas(n, ns, slices.Collect(maps.Keys(old))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
 	// Whatever happens, the lab is left running for the next tests.
 	var killedKSR *lab.Process
 	t.Cleanup(func() {
@@ -368,6 +400,13 @@ func TestChaosAgentsRestartWhileTheKSRLeaderDiesAndEtcdIsDownPodsKeepIPsAndIDs(t
 			}
 		}
 	})
+
+	// localResyncs counts, per node, the agent's starts from its bolt mirror.
+	const localResync = "local resync delivered"
+	localResyncs := make(map[string]int)
+	for _, n := range nodes {
+		localResyncs[n.Name] = n.Agent.LogCount(localResync)
+	}
 
 	// The chaos, step by step: the pods of new1 are wired while no contiv-ksr leads (the
 	// killed leader's lease lasts its TTL), so that the agents restart with a copy of
@@ -414,6 +453,13 @@ func TestChaosAgentsRestartWhileTheKSRLeaderDiesAndEtcdIsDownPodsKeepIPsAndIDs(t
 	}
 	err = testkit.Wait(ctx, chaosBound, "the cluster whole again", func() error { return c.check(ctx) })
 	took := time.Since(lifted)
+	for i, n := range nodes {
+		fromMirror := n.Agent.LogCount(localResync) > localResyncs[n.Name]
+		t.Logf("chaos: %s's agent started from its bolt mirror: %v", n.Name, fromMirror)
+		if i > 0 && !fromMirror { // restarted while etcd was down
+			t.Errorf("%s's agent, started while etcd was down, did not start from its bolt mirror: the chaos missed its point", n.Name)
+		}
+	}
 	if err != nil {
 		t.Fatalf("not whole %v after the faults were lifted (bound %v): %v", took.Round(time.Millisecond), chaosBound, err)
 	}
