@@ -20,6 +20,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/contiv-vpp/contiv-vpp/api/k8s/ksrkey"
@@ -125,13 +126,16 @@ func livePods(ctx context.Context, l *lab.Lab) ([]corev1.Pod, error) {
 }
 
 // noIPTwice returns an error naming every IP that two live pods report, or that two
-// pods hold in the agents' IPAM (GET /contiv/v1/ipam/allocations of every node), and
-// every pod whose agent holds another IP than the pod reports.
+// pods hold in the agents' IPAM (GET /contiv/v1/ipam/allocations of every node), every
+// pod whose agent holds another IP than the pod reports, and every IP an agent holds
+// for a pod that does not live on its node (leaked).
 func noIPTwice(l *lab.Lab, pods []corev1.Pod) error {
 	var errs []error
 	owners := make(map[string][]string) // IP -> pods (API)
 	reported := make(map[string]string) // namespace/name -> IP (API)
+	liveOn := make(map[string]string)   // namespace/name -> node
 	for _, p := range pods {
+		liveOn[p.Namespace+"/"+p.Name] = p.Spec.NodeName
 		if p.Status.PodIP != "" {
 			owners[p.Status.PodIP] = append(owners[p.Status.PodIP], p.Namespace+"/"+p.Name)
 			reported[p.Namespace+"/"+p.Name] = p.Status.PodIP
@@ -149,6 +153,9 @@ func noIPTwice(l *lab.Lab, pods []corev1.Pod) error {
 			}
 			key := a.PodID.Namespace + "/" + a.PodID.Name
 			held[a.MainIP.String()] = append(held[a.MainIP.String()], n.Name+":"+key)
+			if liveOn[key] != n.Name {
+				errs = append(errs, fmt.Errorf("the agent of %s holds %s for pod %s, which does not live there", n.Name, a.MainIP, key))
+			}
 			if ip, ok := reported[key]; ok && ip != a.MainIP.String() {
 				errs = append(errs, fmt.Errorf("pod %s reports %s, the agent of %s holds %s for it", key, ip, n.Name, a.MainIP))
 			}
@@ -313,17 +320,32 @@ func createPodsOnEveryNode(ctx context.Context, l *lab.Lab, ns, app string) erro
 }
 
 // TestChaosAgentsRestartWhileTheKSRLeaderDiesAndEtcdIsDownPodsKeepIPsAndIDs is issue
-// #27's chaos test. With pods running on every node, in one scripted interleaving: the
-// contiv-ksr leader is killed (SIGKILL) and pods are created before another replica
-// leads, node1's agent is killed and restarted, the Contiv etcd stops, node2's agent is
-// stopped (SIGTERM) and node3's killed, both restarted while etcd is down (they start
-// from the bolt mirror, without the pods contiv-ksr has not reflected), more pods are
-// created, then etcd comes back and the killed replica restarts. Within chaosBound the
-// cluster must then be whole: every old pod keeps its IP and VPP interface and answers
-// a pod of another node, every new pod runs with an IP and answers too, no IP is held
-// twice (API and every agent's IPAM), each node holds its own ID and no other, and each
-// node's VPP has exactly one pod interface per local pod.
+// #27's chaos test (chaos, without deletions).
 func TestChaosAgentsRestartWhileTheKSRLeaderDiesAndEtcdIsDownPodsKeepIPsAndIDs(t *testing.T) {
+	chaos(t, "chaos", false)
+}
+
+// TestChaosPodsDeletedWhileEtcdIsDownLeaveNoIPHeld is the chaos test with an old pod per
+// node deleted while etcd is down: its CNI DEL releases its IP, then the agent's resync
+// with etcd back must not take the IP again for the pod that contiv-ksr's copy still
+// shows (no contiv-ksr leads yet to reflect the deletion).
+func TestChaosPodsDeletedWhileEtcdIsDownLeaveNoIPHeld(t *testing.T) {
+	chaos(t, "chaos-del", true)
+}
+
+// chaos is issue #27's chaos test, in the namespace ns. With pods running on every
+// node, in one scripted interleaving: the contiv-ksr leader is killed (SIGKILL) and
+// pods are created before another replica leads, node1's agent is killed and
+// restarted, the Contiv etcd is killed, node2's agent is stopped (SIGTERM) and node3's
+// killed, both restarted while etcd is down (all three start from the bolt mirror,
+// without the pods contiv-ksr has not reflected), more pods are created (and, with
+// deletions, an old pod per node deleted), then etcd comes back and the killed replica
+// restarts. Within chaosBound the cluster must then be whole: every old pod keeps its
+// IP and VPP interface and answers a pod of another node, every new pod runs with an
+// IP and answers too, the deleted pods are gone, no IP is held twice nor leaked (API
+// and every agent's IPAM), each node holds its own ID and no other, and each node's
+// VPP has exactly one pod interface per local pod.
+func chaos(t *testing.T, ns string, deletions bool) {
 	l := sharedLab(t)
 	requireForwarding(t, l)
 	nodes := l.Nodes()
@@ -333,15 +355,15 @@ func TestChaosAgentsRestartWhileTheKSRLeaderDiesAndEtcdIsDownPodsKeepIPsAndIDs(t
 	if len(l.KSR) < 2 {
 		t.Fatalf("the chaos test needs 2 contiv-ksr replicas (one killed, one to take over), the lab has %d", len(l.KSR))
 	}
-	ns := testNamespace(t, l, "chaos")
+	ns = testNamespace(t, l, ns)
 	etcd := etcdClient(t, l)
 	ctx := testCtx(t, 10*time.Minute)
 
 	// Before: pods on every node, their IPs, their VPP interfaces, the node IDs.
 	old := podsOnEveryNode(t, l, ns, "old", 2)
-	clients := make(map[string]corev1.Pod) // node -> an old pod on it
-	for _, p := range old {
-		clients[p.Spec.NodeName] = p
+	clients := make(map[string]corev1.Pod) // node -> the old pod old-<node>-0
+	for _, n := range nodes {
+		clients[n.Name] = old["old-"+n.Name+"-0"]
 	}
 	wantIDs := make(map[string]uint32)
 	for _, n := range nodes {
@@ -439,13 +461,23 @@ func TestChaosAgentsRestartWhileTheKSRLeaderDiesAndEtcdIsDownPodsKeepIPsAndIDs(t
 	step(nodes[1].Name+"'s agent stopped (SIGTERM) and started, etcd down", restartAgent(nodes[1], syscall.SIGTERM))
 	step(nodes[2].Name+"'s agent killed (SIGKILL) and started, etcd down", restartAgent(nodes[2], syscall.SIGKILL))
 	step("pods new2-* created while etcd is down", createPodsOnEveryNode(ctx, l, ns, "new2"))
+	var deleted []string
+	if deletions {
+		for _, n := range nodes {
+			name := "old-" + n.Name + "-1"
+			err := l.Kube.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			step("pod "+name+" deleted while etcd is down", err)
+			deleted = append(deleted, name)
+			delete(old, name)
+		}
+	}
 	time.Sleep(chaosOutage - time.Since(stopped)) // real time: the outage is what is tested
 	step("Contiv etcd started", l.StartContivEtcd(ctx))
 	step(killedKSR.Name+" started", killedKSR.Start())
 	lifted := time.Now()
 
 	// After: the whole cluster checked at once, until it holds or the bound passes.
-	c := wholeCluster{l: l, etcd: etcd, ns: ns, old: old, before: before, clients: clients, ids: wantIDs}
+	c := wholeCluster{l: l, etcd: etcd, ns: ns, old: old, before: before, clients: clients, ids: wantIDs, deleted: deleted}
 	for _, app := range []string{"new1", "new2"} {
 		for _, n := range nodes {
 			c.created = append(c.created, app+"-"+n.Name)
@@ -477,8 +509,8 @@ type wholeCluster struct {
 	old     map[string]corev1.Pod
 	before  map[string]string
 	clients map[string]corev1.Pod
-	// created are the names of the pods created during the chaos.
-	created []string
+	// created and deleted are the names of the pods created and deleted during the chaos.
+	created, deleted []string
 	// ids are the node IDs from before the chaos, by node name.
 	ids map[string]uint32
 }
@@ -535,6 +567,15 @@ func (c *wholeCluster) check(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("new pod %s: phase %s, IP %q", name, p.Status.Phase, p.Status.PodIP))
 		default:
 			errs = append(errs, podOnItsNodeSubnet(c.l, p))
+		}
+	}
+	for _, name := range c.deleted {
+		_, err := c.l.Kube.CoreV1().Pods(c.ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			errs = append(errs, fmt.Errorf("deleted pod %s is still there", name))
+		case !apierrors.IsNotFound(err):
+			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
