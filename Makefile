@@ -8,7 +8,7 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -X github.com/contiv-vpp/contiv-vpp/pkg/version.Version=$(VERSION) \
                -X github.com/contiv-vpp/contiv-vpp/pkg/version.Commit=$(COMMIT)
-BINARIES    := contiv-agent contiv-init contiv-cni contiv-ksr contiv-netctl vpp-sim
+BINARIES    := contiv-agent contiv-init contiv-cni contiv-ksr contiv-netctl contiv-stn vpp-sim
 STATICCHECK ?= staticcheck
 GOIMPORTS   ?= goimports
 DEADCODE    ?= deadcode

@@ -331,3 +331,50 @@ func (h Host) do(fn func() error) error {
 	}()
 	return <-errc
 }
+
+// FirstNIC returns the NIC that stealFirstNIC means: the link of the IPv4 default
+// route, else the first link (by index) that is up, not a loopback and has a global
+// unicast address. Links whose names start with "vpp" (the host interconnect) are
+// never chosen.
+func (h Host) FirstNIC() (string, error) {
+	var name string
+	err := h.do(func() error {
+		routes, err := netlink.RouteListFiltered(netlink.FAMILY_V4, &netlink.Route{Table: unix.RT_TABLE_MAIN}, netlink.RT_FILTER_TABLE)
+		if err != nil {
+			return fmt.Errorf("list routes: %w", err)
+		}
+		for _, rt := range routes {
+			if rt.Dst != nil {
+				if ones, _ := rt.Dst.Mask.Size(); ones != 0 {
+					continue // not a default route
+				}
+			}
+			if l, err := netlink.LinkByIndex(rt.LinkIndex); err == nil && !strings.HasPrefix(l.Attrs().Name, "vpp") {
+				name = l.Attrs().Name
+				return nil
+			}
+		}
+		links, err := netlink.LinkList()
+		if err != nil {
+			return fmt.Errorf("list links: %w", err)
+		}
+		for _, l := range links {
+			a := l.Attrs()
+			if a.Flags&net.FlagLoopback != 0 || a.Flags&net.FlagUp == 0 || strings.HasPrefix(a.Name, "vpp") {
+				continue
+			}
+			addrs, err := netlink.AddrList(l, netlink.FAMILY_ALL)
+			if err != nil {
+				return fmt.Errorf("list addresses of %s: %w", a.Name, err)
+			}
+			for _, ad := range addrs {
+				if ad.IP.IsGlobalUnicast() {
+					name = a.Name
+					return nil
+				}
+			}
+		}
+		return errors.New("no link with a default route or a global address")
+	})
+	return name, err
+}

@@ -270,3 +270,18 @@ func stats(ds []time.Duration) string {
 	return fmt.Sprintf("min %v median %v max %v", s[0].Round(time.Millisecond), s[len(s)/2].Round(time.Millisecond),
 		s[len(s)-1].Round(time.Millisecond))
 }
+
+func TestFirstNICIsTheLinkOfTheDefaultRoute(t *testing.T) {
+	n := newTestNode(t)
+	ip(t, "-n", n.node, "link", "add", "aaa0", "type", "veth", "peer", "name", "aaa1")
+	ip(t, "-n", n.node, "link", "set", "aaa0", "up")
+	ip(t, "-n", n.node, "addr", "add", "10.9.0.1/24", "dev", "aaa0")
+	h := Host{Netns: n.path()}
+	if name, err := h.FirstNIC(); err != nil || name != "nic0" {
+		t.Fatalf("FirstNIC = %q, %v; want nic0 (the default route's)", name, err)
+	}
+	ip(t, "-n", n.node, "route", "del", "default")
+	if name, err := h.FirstNIC(); err != nil || name == "lo" || name == "" {
+		t.Fatalf("without a default route FirstNIC = %q, %v; want a link with a global address", name, err)
+	}
+}
