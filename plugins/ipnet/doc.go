@@ -133,13 +133,16 @@
 // # Single-NIC nodes (STN: stealFirstNIC, stealInterface)
 //
 // contivconf reports the stolen NIC's addresses and gateway (from the record of
-// pkg/stn); the main NIC gets them, VPP's end of the interconnect is unnumbered to the
-// NIC, and the host's end gets the node's addresses and MAC 00:00:00:00:00:02 (where
-// VPP's STN node sends what it punts). VPP routes to the host's IPs go via the node
-// IP; the host's routes into VPP (pods, Services, its default route) go via the NIC's
-// gateway, which VPP answers ARP for on the interconnect (proxy ARP over the node
-// subnet). The STN rules send the host whatever VPP delivers to the node IP and does
-// not consume itself (TCP, UDP to ports VPP does not use, ...), as upstream did.
+// pkg/stn); the main NIC gets them, and the host's end of the interconnect gets the
+// node's addresses besides its own, and MAC 00:00:00:00:00:02 (where VPP's STN node
+// sends what it punts). The host's routes to pods, Services and other nodes stay via
+// VPP's end of the interconnect (source: the host's interconnect address, routed back
+// through the overlay); its default route goes via the NIC's gateway, which VPP answers
+// ARP for on the interconnect (proxy ARP over the node subnet). The STN rules send the
+// host whatever VPP delivers to the node IP and does not consume itself (TCP, UDP to
+// ports VPP does not use, ...), as upstream did. Upstream made VPP's end unnumbered to
+// the NIC and routed the host via the gateway; then a remote pod's reply to the node
+// IP leaves its node by the NIC, SNATed, and never matches (seen in the cluster lab).
 // IPv4 only in practice (no proxy ARP, hence no host routes, for IPv6); stnVersion 2
 // (ip-punt-redirect) is refused with a FatalError naming the key.
 //

@@ -151,27 +151,16 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 	vppIP, linuxIP := withPrefixOf(vppEnd, subnet), withPrefixOf(linuxEnd, subnet)
 	mac := nodeMAC(hostInterconnectMACPrefix, b.nodeID)
 
-	vppIPs, linuxIPs, linuxMAC := []string{vppIP}, []string{linuxIP}, ""
-	var unnumbered *vppif.Interface_Unnumbered
+	linuxIPs, linuxMAC := []string{linuxIP}, ""
 	if s.stn {
-		// STN: VPP's end borrows the NIC's address; the host's end has the node's
-		// addresses and the MAC that VPP's STN node writes (stn.go).
-		vppIPs, linuxMAC = nil, stnHostMAC
-		unnumbered = &vppif.Interface_Unnumbered{InterfaceWithIp: s.mainIfName}
-		if s.mainIfName == "" {
-			unnumbered.InterfaceWithIp = loopbackNICName
-		}
-		linuxIPs = nil
-		if b.nodeIP != nil {
-			for _, ip := range b.nodeAddrs() {
-				linuxIPs = append(linuxIPs, ip.String())
-			}
-		}
+		// STN: the host's end also has the node's addresses, and the MAC that VPP's
+		// STN node writes (stn.go).
+		linuxIPs, linuxMAC = append(b.stnHostIPs(), linuxIP), stnHostMAC
 	}
 	if s.useTAP {
 		addVPPIf(kvs, &vppif.Interface{
 			Name: HostInterconnectTAPinVPPLogicalName, Type: vppif.Interface_TAP, Enabled: true,
-			PhysAddress: mac, IpAddresses: vppIPs, Unnumbered: unnumbered, Vrf: s.mainVRF, Mtu: s.mtu, RxMode: s.rxMode,
+			PhysAddress: mac, IpAddresses: []string{vppIP}, Vrf: s.mainVRF, Mtu: s.mtu, RxMode: s.rxMode,
 			Link: &vppif.Interface_Tap{Tap: &vppif.TapLink{
 				Version: 2, HostIfName: HostInterconnectTAPinLinuxHostName,
 				RxRingSize: s.tapRxRing, TxRingSize: s.tapTxRing,
@@ -200,7 +189,7 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 		})
 		addVPPIf(kvs, &vppif.Interface{
 			Name: hostAfPacketName, Type: vppif.Interface_AF_PACKET, Enabled: true,
-			PhysAddress: mac, IpAddresses: vppIPs, Unnumbered: unnumbered, Vrf: s.mainVRF, Mtu: s.mtu,
+			PhysAddress: mac, IpAddresses: []string{vppIP}, Vrf: s.mainVRF, Mtu: s.mtu,
 			Link: &vppif.Interface_Afpacket{Afpacket: &vppif.AfpacketLink{HostIfName: hostVeth2HostName}},
 		})
 	}
@@ -211,7 +200,7 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 			continue
 		}
 		addVPPRoute(kvs, &vppl3.Route{
-			VrfId: s.mainVRF, DstNetwork: hostNet(ip), NextHopAddr: b.vppSideNextHop(linuxEnd).String(),
+			VrfId: s.mainVRF, DstNetwork: hostNet(ip), NextHopAddr: linuxEnd.String(),
 			OutgoingInterface: s.hostInterconnectVPPName(),
 		})
 	}
@@ -223,7 +212,7 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 	}
 	addLinuxRoute(kvs, &linuxl3.Route{
 		OutgoingInterface: s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
-		DstNetwork: podsAll.String(), GwAddr: b.hostSideGW().String(),
+		DstNetwork: podsAll.String(), GwAddr: vppEnd.String(),
 	})
 	if s.routeServiceCIDR {
 		if svc := b.ipam.ServiceNetwork(); svc != nil {
@@ -243,7 +232,7 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 func (b *builder) hostRouteToVPP(kvs api.KeyValuePairs, dst string) {
 	addLinuxRoute(kvs, &linuxl3.Route{
 		OutgoingInterface: b.s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
-		DstNetwork: dst, GwAddr: b.hostSideGW().String(),
+		DstNetwork: dst, GwAddr: b.ipam.HostInterconnectIPInVPP().String(),
 	})
 }
 

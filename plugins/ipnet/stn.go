@@ -14,14 +14,19 @@ import (
 
 // Single-NIC nodes (STN): VPP owns the only NIC and the node's address on it; the host
 // keeps the same address on the Linux side of the host interconnect and reaches
-// everything through VPP. The host side of the takeover (recording the NIC's
+// everything through VPP. The interconnect keeps its own subnet too: the host's routes
+// to pods, Services and other nodes go via VPP's end of it, so their source is the
+// host's interconnect address, which the other nodes route back through the overlay
+// (with the node IP as source, a remote pod's reply would leave its node by the NIC,
+// SNATed). Only the host's default route, via the NIC's gateway, uses the node IP. The host side of the takeover (recording the NIC's
 // configuration, taking it off the NIC, giving it back when VPP dies) is pkg/stn's;
 // contivconf hands ipnet the stolen NIC's addresses and default gateway.
 //
 //	wire ── NIC (node IP, VPP) ──┬── VPP consumes it (ARP, ICMP echo, VXLAN, NAT'd Services)
 //	                             └── punted (TCP, UDP to no VPP port, ...): STN rule ──> tap-vpp2 ──> vpp1 (node IP, host)
-//	host (vpp1, node IP/len, MAC 00:00:00:00:00:02) ── default route via the NIC's gateway,
-//	     proxy-ARPed by VPP on tap-vpp2 ──> VPP ──> NIC ──> wire
+//	host (vpp1: node IP/len + interconnect IP, MAC 00:00:00:00:00:02) ── default route via
+//	     the NIC's gateway, proxy-ARPed by VPP on tap-vpp2 ──> VPP ──> NIC ──> wire
+//	     pods, Services, other nodes via VPP's interconnect IP (as without STN)
 
 // stnHostMAC is the MAC of the host side of the interconnect in STN mode: VPP's STN
 // node writes it as the destination of every frame it hands to the host (stn.c,
@@ -36,23 +41,17 @@ func stnUnsupported(c contivconf.API) error {
 	return nil
 }
 
-// hostSideGW is the next hop of the host's routes into VPP: VPP's end of the
-// interconnect, or in STN mode (where VPP's end is unnumbered to the NIC) the NIC's
-// gateway, which VPP answers ARP for on the interconnect (proxy ARP).
-func (b *builder) hostSideGW() net.IP {
-	if b.s.stn && b.s.staticGW != nil {
-		return b.s.staticGW
+// stnHostIPs returns the node's addresses for the host's end of the interconnect (none
+// while the node has no address).
+func (b *builder) stnHostIPs() []string {
+	if b.nodeIP == nil {
+		return nil
 	}
-	return b.ipam.HostInterconnectIPInVPP()
-}
-
-// vppSideNextHop is VPP's next hop toward the host: the interconnect's Linux end, or in
-// STN mode the node IP (the host's address on the interconnect).
-func (b *builder) vppSideNextHop(linuxEnd net.IP) net.IP {
-	if b.s.stn && b.nodeIP != nil {
-		return b.nodeIP.IP
+	var out []string
+	for _, ip := range b.nodeAddrs() {
+		out = append(out, ip.String())
 	}
-	return linuxEnd
+	return out
 }
 
 // stnExtras adds what STN mode needs besides the interconnect itself: one STN rule per

@@ -25,32 +25,16 @@ func stolenNIC() *contivconf.StolenInterfaceInfo {
 }
 
 // wantSTN is what STN mode puts besides the common and overlay keys: the NIC with the
-// stolen address, VPP's end of the TAP unnumbered to it, the host's end with the
-// node's address and STN's MAC, the STN rule, proxy ARP for the node subnet, the
-// host's MAC for its address, and the host's routes through VPP via the gateway.
+// stolen address, the usual interconnect with the node's address and STN's MAC added
+// on the host's end, the STN rule, proxy ARP for the node subnet on VPP's end, the
+// host's MAC for its address, and the host's default route via the NIC's gateway.
 func wantSTN() api.KeyValuePairs {
-	return api.KeyValuePairs{
+	kvs := union(wantTAPInterconnect(), api.KeyValuePairs{
 		"config/vpp/v2/interfaces/GigabitEthernet0/8/0": &vppif.Interface{
 			Name: nic, Type: vppif.Interface_DPDK, Enabled: true, IpAddresses: []string{"192.168.16.5/24"},
 		},
 		"config/vpp/v2/route/vrf/0/dst/0.0.0.0/0/gw/192.168.16.100": &vppl3.Route{
 			DstNetwork: "0.0.0.0/0", NextHopAddr: "192.168.16.100", OutgoingInterface: nic,
-		},
-		"config/vpp/v2/interfaces/tap-vpp2": &vppif.Interface{
-			Name: "tap-vpp2", Type: vppif.Interface_TAP, Enabled: true, PhysAddress: "34:3c:00:00:00:01",
-			Unnumbered: &vppif.Interface_Unnumbered{InterfaceWithIp: nic}, Mtu: 1450,
-			Link: &vppif.Interface_Tap{Tap: &vppif.TapLink{Version: 2, HostIfName: "vpp1"}},
-		},
-		"config/linux/interfaces/v2/interface/tap-vpp1": &linuxif.Interface{
-			Name: "tap-vpp1", Type: linuxif.Interface_TAP_TO_VPP, HostIfName: "vpp1", PhysAddress: "00:00:00:00:00:02",
-			IpAddresses: []string{"192.168.16.5/24"}, Mtu: 1450, Enabled: true,
-			Link: &linuxif.Interface_Tap{Tap: &linuxif.TapLink{VppTapIfName: "tap-vpp2"}},
-		},
-		"config/vpp/v2/route/vrf/0/dst/10.20.0.5/32/gw/192.168.16.5": &vppl3.Route{
-			DstNetwork: "10.20.0.5/32", NextHopAddr: "192.168.16.5", OutgoingInterface: "tap-vpp2",
-		},
-		"config/linux/l3/v2/route/10.1.0.0/16/tap-vpp1": &linuxl3.Route{
-			OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_GLOBAL, DstNetwork: "10.1.0.0/16", GwAddr: "192.168.16.100",
 		},
 		"config/linux/l3/v2/route/0.0.0.0/0/tap-vpp1": &linuxl3.Route{
 			OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_GLOBAL, DstNetwork: "0.0.0.0/0", GwAddr: "192.168.16.100",
@@ -63,7 +47,10 @@ func wantSTN() api.KeyValuePairs {
 			Interfaces: []*vppl3.ProxyARP_Interface{{Name: "tap-vpp2"}},
 			Ranges:     []*vppl3.ProxyARP_Range{{FirstIpAddr: "192.168.16.1", LastIpAddr: "192.168.16.254"}},
 		},
-	}
+	})
+	host := kvs["config/linux/interfaces/v2/interface/tap-vpp1"].(*linuxif.Interface)
+	host.PhysAddress, host.IpAddresses = "00:00:00:00:00:02", []string{"192.168.16.5/24", "172.30.1.2/24"}
+	return kvs
 }
 
 func TestSTNResyncGivesTheHostTheNodeAddressBehindVPP(t *testing.T) {
