@@ -87,8 +87,10 @@ type Keeper struct {
 
 // Run probes VPP until ctx ends. At start it reads the record file: a record means a
 // previous run stole the NIC; if VPP is not up the NIC is given back at the first
-// probe. The NIC is left as it is when Run returns (stolen while VPP runs, so that a
-// stopped or crashed daemon never takes the host's address away from VPP).
+// probe. When ctx ends, VPP is probed once more: if it is down the NIC is given back
+// before Run returns (a node shutting down stops VPP, then this daemon); if it is up
+// the NIC stays stolen, so that a stopped or crashed daemon never takes the host's
+// address away from a running VPP.
 func (k *Keeper) Run(ctx context.Context) error {
 	if k.NIC == nil || k.Probe == nil || k.StateFile == "" {
 		return errors.New("stn keeper: NIC, Probe and StateFile are required")
@@ -121,6 +123,10 @@ func (k *Keeper) Run(ctx context.Context) error {
 		k.Step(ctx)
 		select {
 		case <-ctx.Done():
+			if k.rec != nil {
+				k.fails = k.DownAfter - 1 // one last probe decides
+				k.Step(context.WithoutCancel(ctx))
+			}
 			return nil
 		case <-t.C():
 		}

@@ -146,3 +146,27 @@ func TestKeeperRefusesAnIncompleteConfiguration(t *testing.T) {
 		t.Fatal("a Keeper without NIC, Probe and StateFile ran")
 	}
 }
+
+func TestKeeperStoppingGivesTheNICBackOnlyIfVPPIsDown(t *testing.T) {
+	for _, up := range []bool{true, false} {
+		nic, vpp := &fakeNIC{}, &vppSwitch{up: true}
+		clk := testkit.NewClock()
+		k := newTestKeeper(t, nic, vpp)
+		k.Clock = clk
+		changes := make(chan bool, 2)
+		k.OnChange = func(stolen bool, _ error) { changes <- stolen }
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := make(chan error, 1)
+		go func() { ran <- k.Run(ctx) }()
+		<-changes // taken
+		vpp.up = up
+		cancel()
+		clk.Step(k.Interval)
+		if err := <-ran; err != nil {
+			t.Fatal(err)
+		}
+		if gaveBack := nic.calls[len(nic.calls)-1] == "restore"; gaveBack == up {
+			t.Errorf("VPP up=%v when stopping: calls %v", up, nic.calls)
+		}
+	}
+}

@@ -122,3 +122,24 @@ func TestSingleNICVPPCrashGivesTheNICBackAndARestartTakesItAgain(t *testing.T) {
 		t.Errorf("the NIC came back after %v, want under 5s", onNIC)
 	}
 }
+
+// A single-NIC node that leaves (its namespace deleted, the reboot stand-in) leaves no
+// record of a stolen NIC behind: stopping contiv-stn after VPP gives the NIC back.
+func TestSingleNICNodeLeavingLeavesNoRecordBehind(t *testing.T) {
+	l := singleNICLab(t)
+	ctx := testCtx(t, 3*time.Minute)
+	n, err := l.AddNode(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !n.STNRecordExists() {
+		t.Errorf("%s: no record while its NIC is stolen", n.Name)
+	}
+	testkit.Eventually(t, 30*time.Second, n.Name+"'s host service", func() error { return hostEcho(ctx, l, n, 2*time.Second) })
+	if err := l.RemoveNode(ctx, n.Name); err != nil {
+		t.Fatal(err)
+	}
+	if n.STNRecordExists() {
+		t.Errorf("%s left: its record of a stolen NIC is still there", n.Name)
+	}
+}
