@@ -8,7 +8,7 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -X github.com/contiv-vpp/contiv-vpp/pkg/version.Version=$(VERSION) \
                -X github.com/contiv-vpp/contiv-vpp/pkg/version.Commit=$(COMMIT)
-BINARIES    := contiv-agent contiv-init contiv-cni contiv-ksr contiv-netctl vpp-sim
+BINARIES    := contiv-agent contiv-init contiv-cni contiv-ksr contiv-netctl contiv-stn vpp-sim
 STATICCHECK ?= staticcheck
 GOIMPORTS   ?= goimports
 DEADCODE    ?= deadcode
@@ -143,16 +143,19 @@ tools: ## install the pinned Go tools (staticcheck, goimports, deadcode, protoc-
 # outside the tree (scripts/k8s-control-plane.sh prints its directory), and NODES nodes as
 # network namespaces. Root only.
 NODES ?= 3
+# NIC is the lab's node wiring: dual (VPP's NIC apart from the host's) or single (one NIC per node,
+# stolen for VPP by contiv-stn: STN).
+NIC ?= dual
 
 k8s-control-plane: ## build the cluster lab's Kubernetes control plane (cached in ~/.cache/contiv-vpp)
 	./scripts/k8s-control-plane.sh >/dev/null
 
-cluster: build k8s-control-plane ## the cluster lab: NODES nodes (default 3) on a real control plane (root)
+cluster: build k8s-control-plane ## the cluster lab: NODES nodes (default 3) on a real control plane (root); NIC=single: single-NIC (STN) nodes
 	$(GO) build -o $(BIN_DIR)/cluster-lab ./test/cluster/cmd/cluster-lab
-	exec $(BIN_DIR)/cluster-lab -nodes $(NODES) -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
+	exec $(BIN_DIR)/cluster-lab -nodes $(NODES) -nic $(NIC) -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
 
-test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster)
-	CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 20m ./test/cluster/...
+test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster); NIC=single runs them on single-NIC (STN) nodes
+	CONTIV_LAB_NIC=$(NIC) CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 20m ./test/cluster/...
 
 # Go's test cache is not touched: it is the user's, shared by every module (make test runs
 # with -count=1 and does not use it; `go clean -testcache` empties all of it).

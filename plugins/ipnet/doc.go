@@ -56,6 +56,10 @@
 //	config/vpp/v2/vrf-table/id/<main|pod>/protocol/IPV4   labels mainVRF-IPv4, podVRF-IPv4
 //	config/vpp/v2/route/vrf/...                           inter-VRF and drop routes (docs/dev-guide/UPSTREAM.md §2 item 4)
 //	config/vpp/v2/ipscanneigh-global                      when scanIPNeighbors
+//	config/vpp/stn/v2/rule/<tap-vpp2|afpacket-vpp2>/ip/<node IP>   STN: one per node address (stn.go)
+//	config/vpp/v2/arp/<tap-vpp2|afpacket-vpp2>/<node IP>  STN: static, 00:00:00:00:00:02 (the host's end)
+//	config/vpp/v2/proxyarp-global                         STN: proxy ARP on VPP's end for the node subnet
+//	config/linux/l3/v2/route/0.0.0.0/0/<tap-vpp1|veth-vpp1>   STN: the host's default route via the NIC's gateway
 //	config/vpp/v2/interfaces/podGwLoop                    pod gateway IP, pod VRF
 //	config/vpp/v2/interfaces/vxlanBVI                     overlay: VXLAN IP, MAC 12:2b:<N>, pod VRF
 //	config/vpp/l2/v2/bridge-domain/vxlanBD                overlay: BVI + tunnels (split horizon 1)
@@ -126,10 +130,26 @@
 //   - The CNI reply also carries the MAC of the pod's interface.
 //   - The pod's interface is named after CNI_IFNAME (upstream always used eth0).
 //
+// # Single-NIC nodes (STN: stealFirstNIC, stealInterface)
+//
+// contivconf reports the stolen NIC's addresses and gateway (from the record of
+// pkg/stn); the main NIC gets them, and the host's end of the interconnect gets the
+// node's addresses besides its own, and MAC 00:00:00:00:00:02 (where VPP's STN node
+// sends what it punts). The host's routes to pods, Services and other nodes stay via
+// VPP's end of the interconnect (source: the host's interconnect address, routed back
+// through the overlay); its default route goes via the NIC's gateway, which VPP answers
+// ARP for on the interconnect (proxy ARP over the node subnet). The STN rules send the
+// host whatever VPP delivers to the node IP and does not consume itself (TCP, UDP to
+// ports VPP does not use, ...), as upstream did. Upstream made VPP's end unnumbered to
+// the NIC and routed the host via the gateway; then a remote pod's reply to the node
+// IP leaves its node by the NIC, SNATed, and never matches (seen in the cluster lab).
+// IPv4 only in practice (no proxy ARP, hence no host routes, for IPv6); stnVersion 2
+// (ip-punt-redirect) is refused with a FatalError naming the key.
+//
 // # Not supported
 //
-//   - STN (stealFirstNIC, stealInterface) and the SRv6 node interconnect
-//     (useSRv6Interconnect): Resync fails with a FatalError naming the key.
+//   - The SRv6 node interconnect (useSRv6Interconnect), and STN's stnVersion 2:
+//     Resync fails with a FatalError naming the key.
 //   - Custom pod interfaces (annotation contivpp.io/custom-if), memif and the device
 //     manager, microservice labels: KubeStateChange of pods is not handled.
 //   - The packet trace of enablePacketTrace (a VPP CLI command, not a key-value pair).

@@ -66,6 +66,7 @@ func (b *builder) nodeLocal(hostIPs []net.IP) (api.KeyValuePairs, error) {
 	if err := b.hostInterconnect(kvs, hostIPs); err != nil {
 		return nil, err
 	}
+	b.stnExtras(kvs)
 	if err := b.vrfs(kvs); err != nil {
 		return nil, err
 	}
@@ -150,6 +151,12 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 	vppIP, linuxIP := withPrefixOf(vppEnd, subnet), withPrefixOf(linuxEnd, subnet)
 	mac := nodeMAC(hostInterconnectMACPrefix, b.nodeID)
 
+	linuxIPs, linuxMAC := []string{linuxIP}, ""
+	if s.stn {
+		// STN: the host's end also has the node's addresses, and the MAC that VPP's
+		// STN node writes (stn.go).
+		linuxIPs, linuxMAC = append(b.stnHostIPs(), linuxIP), stnHostMAC
+	}
 	if s.useTAP {
 		addVPPIf(kvs, &vppif.Interface{
 			Name: HostInterconnectTAPinVPPLogicalName, Type: vppif.Interface_TAP, Enabled: true,
@@ -161,13 +168,13 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 		})
 		addLinuxIf(kvs, &linuxif.Interface{
 			Name: HostInterconnectTAPinLinuxLogicalName, Type: linuxif.Interface_TAP_TO_VPP,
-			HostIfName: HostInterconnectTAPinLinuxHostName, IpAddresses: []string{linuxIP}, Mtu: s.mtu, Enabled: true,
+			HostIfName: HostInterconnectTAPinLinuxHostName, IpAddresses: linuxIPs, PhysAddress: linuxMAC, Mtu: s.mtu, Enabled: true,
 			Link: &linuxif.Interface_Tap{Tap: &linuxif.TapLink{VppTapIfName: HostInterconnectTAPinVPPLogicalName}},
 		})
 	} else {
 		veth1 := &linuxif.Interface{
 			Name: hostVeth1Name, Type: linuxif.Interface_VETH, HostIfName: hostVeth1HostName,
-			IpAddresses: []string{linuxIP}, Mtu: s.mtu, Enabled: true,
+			IpAddresses: linuxIPs, PhysAddress: linuxMAC, Mtu: s.mtu, Enabled: true,
 			Link: &linuxif.Interface_Veth{Veth: &linuxif.VethLink{PeerIfName: hostVeth2Name}},
 		}
 		if s.vethCsumDisabled {

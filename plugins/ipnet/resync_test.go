@@ -9,7 +9,6 @@ import (
 	linuxl3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
 	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	vppl3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
-	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
@@ -195,22 +194,6 @@ func TestResyncWithDHCPWaitsForTheLeaseThenNodeIPv4ChangeConnectsThePeers(t *tes
 	}
 	if got := lost.String(); got != "Node IP(v4) Change: node IP <none>, network <none>, default gateway <none>" {
 		t.Errorf("String = %q", got)
-	}
-}
-
-func TestResyncRefusesSTNAndSRv6NamingTheKey(t *testing.T) {
-	stn := &contivconf.StolenInterfaceInfo{IPAddresses: []*net.IPNet{cidr("192.168.16.5/24")}}
-	for _, tc := range []struct {
-		conf, want string
-	}{
-		{tapConf + "stealInterface: eth1\n", "stealInterface: STN mode is not supported by this port"},
-		{tapConf + "stealFirstNIC: true\n", "stealFirstNIC: STN mode is not supported by this port"},
-	} {
-		e := newEnv(t, tc.conf, envOptions{dpdk: []string{nic}, stnInfo: stn})
-		_, err := e.resync(api.NewDBResync(), 1)
-		if err == nil || !api.IsFatal(err) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Resync error = %v, want fatal %q", err, tc.want)
-		}
 	}
 }
 

@@ -43,6 +43,10 @@ type settings struct {
 	configuredIPs contivconf.IPsWithNetworks
 	otherIfs      contivconf.OtherInterfaces
 	staticGW      net.IP
+
+	// stn is single-NIC mode: VPP stole the NIC and the host keeps the node's
+	// address on the interconnect (stn.go).
+	stn bool
 }
 
 // readSettings takes the settings from contivconf.
@@ -73,6 +77,7 @@ func readSettings(c contivconf.API) (*settings, error) {
 		configuredIPs:    c.GetMainInterfaceConfiguredIPs(),
 		otherIfs:         c.GetOtherVPPInterfaces(),
 		staticGW:         c.GetStaticDefaultGW(),
+		stn:              c.InSTNMode(),
 	}
 	if c.UseVmxnet3() {
 		s.mainIfType = vppif.Interface_VMXNET3_INTERFACE
@@ -94,23 +99,14 @@ func rxMode(mode string) vppif.Interface_RxMode {
 }
 
 // unsupported names the contiv.conf key of a configuration this port cannot build.
-func unsupported(c contivconf.API, nodeName string) error {
+func unsupported(c contivconf.API) error {
 	if c.GetRoutingConfig() != nil && c.GetRoutingConfig().UseSRv6Interconnect {
 		return fmt.Errorf("useSRv6Interconnect: the SRv6 node interconnect is not supported by this port")
 	}
 	if !c.InSTNMode() {
 		return nil
 	}
-	key := fmt.Sprintf("nodeConfig[%s].stealInterface", nodeName)
-	if stn := c.GetSTNConfig(); stn != nil {
-		switch {
-		case stn.StealInterface != "":
-			key = "stealInterface"
-		case stn.StealFirstNIC:
-			key = "stealFirstNIC"
-		}
-	}
-	return fmt.Errorf("%s: STN mode is not supported by this port", key)
+	return stnUnsupported(c)
 }
 
 // builder computes key-value pairs. It reads the settings of the event, the address

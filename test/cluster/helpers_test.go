@@ -100,7 +100,8 @@ func sharedLab(t testing.TB) *lab.Lab {
 		defer cancel()
 		shared.lab, shared.err = lab.Start(ctx, lab.Config{
 			Nodes: 3, K8sBinDir: k8sBin, ContivBinDir: shared.binDir, KeepDir: os.Getenv("CONTIV_LAB_KEEP") != "",
-			Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "  lab: "+format+"\n", args...) },
+			SingleNIC: os.Getenv("CONTIV_LAB_NIC") == "single",
+			Logf:      func(format string, args ...any) { fmt.Fprintf(os.Stderr, "  lab: "+format+"\n", args...) },
 		})
 		shared.started = time.Since(start)
 		if shared.err == nil {

@@ -46,7 +46,7 @@ var DefaultZones = []string{"zone-a", "zone-b"}
 var K8sBinaries = []string{"kube-apiserver", "kube-controller-manager", "kubectl", "etcd"}
 
 // ContivBinaries are the contiv-vpp binaries the lab needs (make build).
-var ContivBinaries = []string{"contiv-agent", "contiv-cni", "contiv-ksr", "vpp-sim"}
+var ContivBinaries = []string{"contiv-agent", "contiv-cni", "contiv-ksr", "contiv-stn", "vpp-sim"}
 
 // Config says what lab to start.
 type Config struct {
@@ -70,6 +70,10 @@ type Config struct {
 	Zones []string
 	// Logf receives the lab's progress and the kubelets' messages; nil discards them.
 	Logf func(format string, args ...any)
+	// SingleNIC makes every node single-NIC (singlenic.go): its only link carries the
+	// node IP, contiv-stn hands it to VPP (contiv.conf stealInterface). Needs a vpp-sim
+	// that binds NICs (NICBound).
+	SingleNIC bool
 }
 
 // Lab is a running cluster: a Kubernetes control plane (etcd, kube-apiserver,
@@ -176,6 +180,9 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 	l.Kubectl = filepath.Join(cfg.K8sBinDir, "kubectl")
 	if l.NICBound, err = simBindsNICs(filepath.Join(cfg.ContivBinDir, "vpp-sim")); err != nil {
 		return l, err
+	}
+	if cfg.SingleNIC && !l.NICBound {
+		return l, errors.New("single-NIC nodes need a vpp-sim that binds its NIC to a Linux link (-nic NAME=LINUXIF)")
 	}
 	start := time.Now()
 

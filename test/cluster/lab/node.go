@@ -58,6 +58,8 @@ type Node struct {
 	CNISocket string
 	// Sim and Agent are the node's processes.
 	Sim, Agent *Process
+	// STN is the node's contiv-stn (single-NIC nodes only).
+	STN *Process
 
 	lab       *Lab
 	index     int
@@ -152,12 +154,20 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 		"podmanager.conf": "socketPath: " + n.CNISocket + "\nstateFile: " + filepath.Join(n.Dir, "pods.json") + "\n",
 		"http.conf":       "endpoint: " + NodeRESTAddr + "\n",
 	}
+	if l.cfg.SingleNIC {
+		files["contiv.conf"] += "stealInterface: " + NICLink + "\n"
+	}
 	for f, content := range files {
 		if err := os.WriteFile(filepath.Join(n.Dir, f), []byte(content), 0o644); err != nil {
 			return nil, err
 		}
 	}
 
+	if l.cfg.SingleNIC {
+		if err := n.setUpSingleNIC(); err != nil {
+			return nil, err
+		}
+	}
 	nic := NIC
 	if l.NICBound {
 		nic += "=" + NICLink
@@ -174,7 +184,7 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 		argv = append(argv, "-"+f+"-config", filepath.Join(n.Dir, f+".conf"))
 	}
 	n.Agent = newProcess(name+"/contiv-agent", filepath.Join(n.Dir, "contiv-agent.log"), n.Netns,
-		[]string{"MICROSERVICE_LABEL=" + name, "CONFIG_DIR=" + n.Dir}, argv...)
+		[]string{"MICROSERVICE_LABEL=" + name, "CONFIG_DIR=" + n.Dir, "CONTIV_STN_RECORD_FILE=" + n.stnRecordFile()}, argv...)
 	n.cl.add("contiv-agent", func() error { return n.Agent.Stop(syscall.SIGTERM, 15*time.Second) })
 	if err := n.Agent.Start(); err != nil {
 		return nil, err

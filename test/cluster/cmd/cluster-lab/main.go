@@ -32,11 +32,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "the lab's directory (default: a temporary one, removed at the end)")
 	keep := fs.Bool("keep", false, "keep the lab's directory (logs) at the end")
 	verbose := fs.Bool("v", false, "print the kubelets' messages")
+	nic := fs.String("nic", "dual", "dual: VPP's NIC and the host apart (the node IP on VPP only); single: one NIC per node carrying the node IP, stolen for VPP by contiv-stn (STN)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *nodes < 1 {
 		fmt.Fprintf(stderr, "cluster-lab: -nodes %d: at least 1\n", *nodes)
+		return 2
+	}
+	if *nic != "dual" && *nic != "single" {
+		fmt.Fprintf(stderr, "cluster-lab: -nic %q: use dual or single\n", *nic)
 		return 2
 	}
 	if *k8sBin == "" {
@@ -62,6 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	l, err := lab.Start(ctx, lab.Config{
 		Nodes: *nodes, K8sBinDir: *k8sBin, ContivBinDir: *contivBin, Dir: *dir, KeepDir: *keep, Logf: logf,
+		SingleNIC: *nic == "single",
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cluster-lab: %v\n", err)

@@ -1,0 +1,204 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/nsrun"
+)
+
+// Single-NIC nodes (Config.SingleNIC): the node's only link, nic0, carries the node IP
+// on the node network and the default route via GatewayIP before anything of Contiv
+// starts, as on a cloud VM; a host service listens on the node IP (HostPort, standing
+// in for sshd and the kubelet); contiv-stn steals nic0 for VPP once vpp-sim answers and
+// gives it back when vpp-sim dies; contiv.conf sets stealInterface: nic0.
+
+// HostPort is the port of the host service of single-NIC nodes: a line echo server on
+// the node IP in the node's namespace.
+const HostPort = 2222
+
+// singleNICIP is node index's address on the node network in single-NIC mode (the
+// NIC's own, as a DHCP server or cloud would have given it).
+func singleNICIP(index int) net.IP { return net.IPv4(192, 168, 16, byte(index)).To4() }
+
+// stnRecordFile is where the node's contiv-stn keeps the record of the stolen NIC.
+func (n *Node) stnRecordFile() string { return filepath.Join(n.Dir, "stn.json") }
+
+// setUpSingleNIC gives nic0 the node IP and the default route, starts the host service
+// and contiv-stn. The caller starts vpp-sim afterwards.
+func (n *Node) setUpSingleNIC() error {
+	ip := singleNICIP(n.index)
+	// One NIC, one MAC: the host and VPP use the NIC's burned-in address (nicMAC), so
+	// that the wire's ARP caches stay right across a takeover and a give-back.
+	mac := nicMAC(n.index)
+	if err := runIP("-n", n.Netns, "link", "set", NICLink, "address", net.HardwareAddr(mac[:]).String()); err != nil {
+		return err
+	}
+	if err := runIP("-n", n.Netns, "addr", "add", ip.String()+"/24", "dev", NICLink); err != nil {
+		return err
+	}
+	if err := runIP("-n", n.Netns, "route", "add", "default", "via", GatewayIP, "dev", NICLink); err != nil {
+		return err
+	}
+	hs, err := startHostService(n.NetnsPath(), net.JoinHostPort(ip.String(), strconv.Itoa(HostPort)))
+	if err != nil {
+		return fmt.Errorf("host service: %w", err)
+	}
+	n.cl.add("host service", func() error { hs.close(); return nil })
+	n.STN = newProcess(n.Name+"/contiv-stn", filepath.Join(n.Dir, "contiv-stn.log"), n.Netns, nil,
+		filepath.Join(n.lab.cfg.ContivBinDir, "contiv-stn"), "-link", NICLink, "-state-file", n.stnRecordFile(),
+		"-vpp-socket", n.VPPSocket, "-interval", "100ms")
+	n.cl.add("contiv-stn", func() error { return n.STN.Stop(syscall.SIGTERM, 10*time.Second) })
+	return n.STN.Start()
+}
+
+// hostService is a line echo server: it answers every line with the same line.
+type hostService struct {
+	ln net.Listener
+	wg sync.WaitGroup
+	mu sync.Mutex
+	cs map[net.Conn]bool
+}
+
+func startHostService(netnsPath, addr string) (*hostService, error) {
+	ln, err := nsrun.Listen(netnsPath, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	hs := &hostService{ln: ln, cs: map[net.Conn]bool{}}
+	hs.wg.Add(1)
+	go hs.serve()
+	return hs, nil
+}
+
+func (hs *hostService) serve() {
+	defer hs.wg.Done()
+	for {
+		c, err := hs.ln.Accept()
+		if err != nil {
+			return
+		}
+		hs.mu.Lock()
+		hs.cs[c] = true
+		hs.mu.Unlock()
+		hs.wg.Add(1)
+		go func() {
+			defer hs.wg.Done()
+			r := bufio.NewReader(c)
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					break
+				}
+				if _, err := c.Write([]byte(line)); err != nil {
+					break
+				}
+			}
+			hs.mu.Lock()
+			delete(hs.cs, c)
+			hs.mu.Unlock()
+			_ = c.Close()
+		}()
+	}
+}
+
+// close stops the listener and every connection, and waits for them.
+func (hs *hostService) close() {
+	_ = hs.ln.Close()
+	hs.mu.Lock()
+	for c := range hs.cs {
+		_ = c.Close()
+	}
+	hs.mu.Unlock()
+	hs.wg.Wait()
+}
+
+// HostConn is a connection of the external client to a node's host service.
+type HostConn struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+// DialHost connects from the external client to the host service of node n.
+func (l *Lab) DialHost(ctx context.Context, n *Node) (*HostConn, error) {
+	c, err := DialerIn(netnsPath(l.ClientNetns))(ctx, "tcp", net.JoinHostPort(n.IP.String(), strconv.Itoa(HostPort)))
+	if err != nil {
+		return nil, err
+	}
+	return &HostConn{c: c, r: bufio.NewReader(c)}, nil
+}
+
+// Echo sends one line and waits up to timeout for it to come back.
+func (h *HostConn) Echo(line string, timeout time.Duration) error {
+	if err := h.c.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return err
+	}
+	if _, err := h.c.Write([]byte(line + "\n")); err != nil {
+		return err
+	}
+	got, err := h.r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if got != line+"\n" {
+		return fmt.Errorf("host service echoed %q, want %q", got, line)
+	}
+	return nil
+}
+
+// Close closes the connection.
+func (h *HostConn) Close() error { return h.c.Close() }
+
+// errNotSingleNIC is returned by single-NIC operations on a two-NIC lab.
+var errNotSingleNIC = errors.New("the lab's nodes are not single-NIC (Config.SingleNIC)")
+
+// NICAddrs lists the IPv4 addresses on the node's NIC as the host sees them (empty
+// while VPP holds the NIC).
+func (n *Node) NICAddrs() ([]string, error) {
+	if !n.lab.cfg.SingleNIC {
+		return nil, errNotSingleNIC
+	}
+	var out []string
+	err := nsrun.Run(n.NetnsPath(), func() error {
+		l, err := net.InterfaceByName(NICLink)
+		if err != nil {
+			return err
+		}
+		addrs, err := l.Addrs()
+		if err != nil {
+			return err
+		}
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
+				out = append(out, ipn.String())
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// KillVPP kills vpp-sim (a VPP crash) without starting it again.
+func (n *Node) KillVPP() error { return n.Sim.Kill() }
+
+// StartVPP starts vpp-sim again after KillVPP.
+func (n *Node) StartVPP(ctx context.Context) error { return n.startSim(ctx) }
+
+// SingleNIC tells whether the lab's nodes are single-NIC (Config.SingleNIC).
+func (l *Lab) SingleNIC() bool { return l.cfg.SingleNIC }
+
+// STNRecordExists tells whether the node's contiv-stn holds a record (the NIC is
+// stolen).
+func (n *Node) STNRecordExists() bool {
+	_, err := os.Stat(n.stnRecordFile())
+	return err == nil
+}
