@@ -16,6 +16,7 @@ import (
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	vpp_stn "github.com/contiv-vpp/contiv-vpp/api/models/vpp/stn"
 )
 
 // ErrUnknownModel is wrapped by the errors ModelKey (and the ModelKey of
@@ -108,6 +109,11 @@ var registry = []Model{
 	{
 		KeyPrefix: vpp_l3.ProxyARPKey, Singleton: true, Config: true,
 		prototype: (*vpp_l3.ProxyARP)(nil), key: vpp_l3.ModelKey,
+	},
+	{
+		KeyPrefix: vpp_stn.RulePrefix, Config: true,
+		prototype: (*vpp_stn.Rule)(nil), key: vpp_stn.ModelKey,
+		isKey: parsed2(vpp_stn.ParseRuleKey),
 	},
 	{
 		KeyPrefix: vpp_nat.GlobalNAT44Key, Singleton: true, Config: true,

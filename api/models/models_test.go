@@ -17,6 +17,7 @@ import (
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	vpp_stn "github.com/contiv-vpp/contiv-vpp/api/models/vpp/stn"
 )
 
 // sampleValues holds one value of every model with the key it must have.
@@ -33,6 +34,7 @@ var sampleValues = []struct {
 	{&vpp_l3.VrfTable{Id: 1, Protocol: vpp_l3.VrfTable_IPV6}, "config/vpp/v2/vrf-table/id/1/protocol/IPV6"},
 	{&vpp_l3.IPScanNeighbor{Mode: vpp_l3.IPScanNeighbor_BOTH}, "config/vpp/v2/ipscanneigh-global"},
 	{&vpp_l3.ProxyARP{}, "config/vpp/v2/proxyarp-global"},
+	{&vpp_stn.Rule{IpAddress: "192.168.16.5", Interface: "tap-vpp2"}, "config/vpp/stn/v2/rule/tap-vpp2/ip/192.168.16.5"},
 	{&vpp_nat.Nat44Global{Forwarding: true}, "config/vpp/nat/v2/nat44-global"},
 	{&vpp_nat.DNat44{Label: "default/nginx"}, "config/vpp/nat/v2/dnat44/default/nginx"},
 	{&vpp_acl.ACL{Name: "contiv-policy-NODE-GLOBAL"}, "config/vpp/acls/v2/acl/contiv-policy-NODE-GLOBAL"},

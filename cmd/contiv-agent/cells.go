@@ -29,6 +29,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l2plugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l3plugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/natplugin"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/stnplugin"
 )
 
 // agentCells are the parts of the agent. Each declares, where it is defined, what it
@@ -49,6 +50,7 @@ func agentCells(node string, logs *infra.LogRegistry, h *health.Registry, m *pro
 		l3plugin.Cell(),
 		natplugin.Cell(),
 		aclplugin.Cell(),
+		stnplugin.Cell(),
 		nsplugin.Cell(),
 		linuxifplugin.Cell(),
 		linuxl3plugin.Cell(),

@@ -36,6 +36,7 @@ var cliCommands = []cliCommand{
 	{[]string{"show", "nat44", "sessions"}, cliShowNATSessions},
 	{[]string{"show", "trace"}, cliShowTrace},
 	{[]string{"show", "errors"}, cliShowErrors},
+	{[]string{"show", "stn", "rules"}, cliShowSTNRules},
 	{[]string{"trace", "add"}, cliTraceAdd},
 	{[]string{"clear", "trace"}, cliTraceClear},
 	{[]string{"show", "acl-plugin", "acl"}, cliShowACL},

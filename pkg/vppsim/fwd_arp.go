@@ -20,9 +20,9 @@ const (
 )
 
 // ip4Enabled tells whether IPv4 is enabled on an interface: it has an
-// IPv4 address or is unnumbered.
+// IPv4 address, is unnumbered, or an STN rule enabled it (stn.go).
 func (st *state) ip4Enabled(i *iface) bool {
-	if i.unnumOf != noIndex {
+	if i.unnumOf != noIndex || st.stn.ipEnabled(i) {
 		return true
 	}
 	for _, a := range i.addrs {

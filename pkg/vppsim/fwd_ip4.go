@@ -268,7 +268,7 @@ func (st *state) ip4Local(p *pkt, e *fibFwd) {
 			st.icmpEchoReply(p)
 			return
 		}
-		st.drop(p, "ip4-icmp-input", "unknown type")
+		st.ip4Punt(p, "ip4-icmp-input", "unknown type") // echo replies included: no CLI ping here
 	case protoUDP:
 		if len(l4) < udpHdrLen {
 			st.drop(p, "ip4-udp-lookup", "short UDP packet")
@@ -284,12 +284,16 @@ func (st *state) ip4Local(p *pkt, e *fibFwd) {
 			st.putPkt(p)
 			return
 		}
+		if st.udpPuntUnknown() {
+			st.ip4Punt(p, "ip4-udp-lookup", "No listener for dst port")
+			return
+		}
 		st.icmpError(p, icmpUnreach, icmpCodePortUnreach, 0)
 		st.drop(p, "ip4-udp-lookup", "No listener for dst port")
 	case protoTCP:
-		st.drop(p, "ip4-local", "TCP to VPP (no session layer)")
+		st.ip4Punt(p, "ip4-local", "TCP to VPP (no session layer)")
 	default:
-		st.drop(p, "ip4-local", "unknown ip protocol")
+		st.ip4Punt(p, "ip4-local", "unknown ip protocol")
 	}
 }
 

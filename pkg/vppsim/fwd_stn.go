@@ -1,5 +1,3 @@
-//go:build vppsim_stn
-
 package vppsim
 
 // The punt path of ip4-local and the STN plugin's node on the ip4-punt arc (spec

@@ -79,6 +79,7 @@ func registerHandlers(t *msgTable) []*handler {
 	registerNAT(r)
 	registerACL(r)
 	registerDHCP(r)
+	registerSTN(r)
 	return r.handlers
 }
 

@@ -268,6 +268,7 @@ type state struct {
 	ifEventSubs map[uint32]uint32 // client index -> pid
 	nat         natState
 	acl         aclState // the ACL plugin (acl*.go)
+	stn         stnState // the STN plugin (stn.go, fwd_stn.go)
 
 	seq uint64 // insertion order of entries VPP dumps in pool order
 

@@ -1,5 +1,3 @@
-//go:build vppsim_stn
-
 package vppsim
 
 // The STN plugin (steal the NIC), VPP 25.10 plugins/stn: rules that send the packets

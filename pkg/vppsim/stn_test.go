@@ -1,5 +1,3 @@
-//go:build vppsim_stn
-
 package vppsim
 
 import (
