@@ -870,12 +870,26 @@ func (st *state) natOutputFeature(p *pkt, o *iface) bool {
 	if natUnknownProto(k.proto) {
 		return st.natIn2OutUnknown(p, k, now, true, node)
 	}
-	// An SNAT session in the egress VRF or a reverse DNAT session in the
-	// ingress VRF: pass untouched.
+	// An SNAT session in the egress VRF: pass untouched.
 	ke := k
 	ke.fib = o.vrf[0]
+	if n.sess.flows[ke] != nil {
+		return true
+	}
+	// A reverse DNAT session in the ingress VRF: pass untouched, unless it is a
+	// forwarding bypass session or the packet came in on an output-feature
+	// interface (hairpinning); those go on to the slow path and get an SNAT
+	// session (nat44_ed_in2out.c nat44_ed_not_translate_output_feature, v25.10:
+	// na44_ed_is_fwd_bypass_session returns 0, then the output_feature_interfaces
+	// loop, where every output interface is inside and outside).
+	// What VPP itself sends (echo replies, ICMP errors) carries local0 as its
+	// receive interface (ping.c ip4_icmp_echo_request, icmp4.c ip4_icmp_error).
+	rx := p.rx
+	if p.localOrig {
+		rx = 0
+	}
 	rev := natFlowKey{src: k.dst, dst: k.src, sport: k.dport, dport: k.sport, fib: p.rxVRF, proto: k.proto}
-	if n.sess.flows[ke] != nil || n.sess.flows[rev] != nil {
+	if s := n.sess.flows[rev]; s != nil && !s.bypass && !st.natIsOutputIf(rx) {
 		return true
 	}
 	if k.proto == protoUDP && k.dst == [4]byte{255, 255, 255, 255} && k.dport == 67 {
