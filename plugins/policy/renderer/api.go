@@ -193,8 +193,51 @@ type PodConfig struct {
 	PodIngress []ContivRule
 	// PodEgress filters what the pod sends; nil: not isolated.
 	PodEgress []ContivRule
+	// IngressOwners and EgressOwners name, rule by rule, the NetworkPolicies
+	// PodIngress and PodEgress come from: "namespace/name", several joined by
+	// JoinOwners, "" for a rule no policy made (the node's sources always
+	// allowed in); the final DENY is owned by the policies isolating the pod.
+	// nil (or a length that differs from the rules'): unknown, no rule names
+	// a policy.
+	IngressOwners, EgressOwners []string
 	// Removed is true for a pod that is gone: its ACLs must go.
 	Removed bool
+}
+
+// OwnerSeparator separates the policies of an owner list.
+const OwnerSeparator = ","
+
+// JoinOwners returns the union of two owner lists (sorted policy names
+// joined by OwnerSeparator; "" is the empty list), itself sorted.
+func JoinOwners(a, b string) string {
+	switch {
+	case a == b || b == "":
+		return a
+	case a == "":
+		return b
+	}
+	as, bs := strings.Split(a, OwnerSeparator), strings.Split(b, OwnerSeparator)
+	out := make([]string, 0, len(as)+len(bs))
+	for len(as) > 0 || len(bs) > 0 {
+		switch {
+		case len(bs) == 0 || len(as) > 0 && as[0] < bs[0]:
+			out, as = append(out, as[0]), as[1:]
+		case len(as) == 0 || bs[0] < as[0]:
+			out, bs = append(out, bs[0]), bs[1:]
+		default:
+			out, as, bs = append(out, as[0]), as[1:], bs[1:]
+		}
+	}
+	return strings.Join(out, OwnerSeparator)
+}
+
+// OwnerAt returns the owner of rule i of a list with the given owners ("" when
+// the owners are unknown).
+func OwnerAt(owners []string, rules []ContivRule, i int) string {
+	if len(owners) != len(rules) {
+		return ""
+	}
+	return owners[i]
 }
 
 // Renderer turns the rules of local pods into dataplane configuration.
