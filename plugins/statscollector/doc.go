@@ -42,17 +42,18 @@
 //     socket file); a client that lost VPP is disconnected and connected again at the
 //     next scrape.
 //
-// # The policy hook (not wired yet)
+// # The policy hook
 //
 // VPP counts matches per ACL rule (/acl/<acl_index>/matches, after
-// acl_stats_intf_counters_enable). The ACL names the agent writes
+// acl_stats_intf_counters_enable, which the ACL descriptor of plugins/vpp/aclplugin
+// sends once per full resync). The ACL names the agent writes
 // (contiv-policy-<hash>) are content hashes of rule tables shared by pods, and a
 // rule of a table may come from several NetworkPolicies, so the name alone does not
-// say which policy a rule enforces. The policy plugin must provide PolicyRules:
-// for each ACL it renders, the policy (or policies) behind each rule index and
-// whether it denies. Without it (Deps.PolicyRules nil) no policy metric is
-// exported. The ACL renderer must also enable the counters in VPP
-// (acl_stats_intf_counters_enable) for VPP to count.
+// say which policy a rule enforces. The policy plugin provides PolicyRules
+// (policy.RuleOwnersKey, read by Cell): for each ACL it renders, the policy (or
+// policies) behind each rule index and whether it denies; rules no policy made
+// (Policy "") are not exported. Without it (Deps.PolicyRules nil) no policy metric
+// is exported.
 //
 // # What it does not do
 //
