@@ -232,3 +232,39 @@ func TestRuleOwnersOfEgressRules(t *testing.T) {
 	e.expect("x/b's part of x/a's LOCAL, two policies", e.acl("tap-a", false),
 		"REFLECT 10.1.1.3/32 -> any 5432 : "+both+"\nDENY 10.1.1.3/32 -> any any : "+both+"\nREFLECT any -> any any : -\n")
 }
+
+// TestRuleOwnersAreReadWhileTheEventLoopRenders: the scrape goroutine reads
+// the owners while the event loop changes them (run with -race).
+func TestRuleOwnersAreReadWhileTheEventLoopRenders(t *testing.T) {
+	p1 := fromWeb("allow-web", 80)
+	e := newOwnersEnv(t, ownersState(p1))
+	names := []string{e.acl("tap-a", false), "contiv-policy-NODE-GLOBAL"} // the first goes with the first change
+	done := make(chan struct{})
+	read := make(chan int)
+	go func() {
+		n := 0
+		defer func() { read <- n }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			for _, name := range names {
+				n += len(e.p.ACLRules(name))
+			}
+			for _, o := range e.p.ACLRules("contiv-policy-REFLECTION") {
+				n += len(o.Policy)
+			}
+		}
+	}()
+	prev := p1
+	for port := int32(81); port < 120; port++ {
+		next := fromWeb("allow-web", port)
+		e.policy(prev, next)
+		prev = next
+	}
+	close(done)
+	<-read
+	e.expect("after the changes", e.acl("tap-a", false), "REFLECT 10.1.1.3/32 -> any 119 : x/allow-web\n"+nodeSources+"DENY any -> any any : x/allow-web\n")
+}

@@ -295,12 +295,29 @@ func merge(lists []ruleList) (out []renderer.ContivRule, owners []string) {
 		owner string
 	}
 	heads := make([]head, 0, len(lists))
-	isolating := ""
+	var isolating []string
 	for _, l := range lists {
-		isolating = renderer.JoinOwners(isolating, l.owner)
+		if l.owner != "" {
+			isolating = append(isolating, l.owner)
+		}
 		if len(l.rules) > 0 {
 			heads = append(heads, head{l.rules, l.owner})
 		}
+	}
+	// the unions of owners repeat (the rules two policies share): each is
+	// built once
+	var joined map[[2]string]string
+	join := func(a, b string) string {
+		k := [2]string{a, b}
+		if j, ok := joined[k]; ok {
+			return j
+		}
+		if joined == nil {
+			joined = map[[2]string]string{}
+		}
+		j := renderer.JoinOwners(a, b)
+		joined[k] = j
+		return j
 	}
 	for len(heads) > 0 {
 		lo := 0
@@ -314,13 +331,15 @@ func merge(lists []ruleList) (out []renderer.ContivRule, owners []string) {
 			out = append(out, r)
 			owners = append(owners, heads[lo].owner)
 		} else {
-			owners[len(owners)-1] = renderer.JoinOwners(owners[len(owners)-1], heads[lo].owner)
+			owners[len(owners)-1] = join(owners[len(owners)-1], heads[lo].owner)
 		}
 		if heads[lo].rules = heads[lo].rules[1:]; len(heads[lo].rules) == 0 {
 			heads = slices.Delete(heads, lo, lo+1)
 		}
 	}
-	return append(out, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY}), append(owners, isolating)
+	slices.Sort(isolating) // (the policies' order is by namespace, then name)
+	return append(out, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY}),
+		append(owners, strings.Join(slices.Compact(isolating), renderer.OwnerSeparator))
 }
 
 // portsKey identifies the named container ports of a pod.

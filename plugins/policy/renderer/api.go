@@ -208,7 +208,8 @@ type PodConfig struct {
 const OwnerSeparator = ","
 
 // JoinOwners returns the union of two owner lists (sorted policy names
-// joined by OwnerSeparator; "" is the empty list), itself sorted.
+// joined by OwnerSeparator; "" is the empty list), itself sorted. It
+// allocates only when the union is neither list.
 func JoinOwners(a, b string) string {
 	switch {
 	case a == b || b == "":
@@ -216,19 +217,59 @@ func JoinOwners(a, b string) string {
 	case a == "":
 		return b
 	}
-	as, bs := strings.Split(a, OwnerSeparator), strings.Split(b, OwnerSeparator)
-	out := make([]string, 0, len(as)+len(bs))
-	for len(as) > 0 || len(bs) > 0 {
+	// walk both lists in order: count what each has that the other has not
+	onlyA, onlyB := 0, 0
+	walkOwners(a, b, func(name string, inA, inB bool) {
+		if !inB {
+			onlyA++
+		}
+		if !inA {
+			onlyB++
+		}
+	})
+	switch {
+	case onlyB == 0:
+		return a
+	case onlyA == 0:
+		return b
+	}
+	var out strings.Builder
+	out.Grow(len(a) + len(b) + 1)
+	walkOwners(a, b, func(name string, _, _ bool) {
+		if out.Len() > 0 {
+			out.WriteString(OwnerSeparator)
+		}
+		out.WriteString(name)
+	})
+	return out.String()
+}
+
+// walkOwners calls fn with every name of the union of two sorted owner lists,
+// in order, saying which lists have it.
+func walkOwners(a, b string, fn func(name string, inA, inB bool)) {
+	next := func(s string) (string, string, bool) {
+		if s == "" {
+			return "", "", false
+		}
+		head, rest, _ := strings.Cut(s, OwnerSeparator)
+		return head, rest, true
+	}
+	ha, ra, okA := next(a)
+	hb, rb, okB := next(b)
+	for okA || okB {
 		switch {
-		case len(bs) == 0 || len(as) > 0 && as[0] < bs[0]:
-			out, as = append(out, as[0]), as[1:]
-		case len(as) == 0 || bs[0] < as[0]:
-			out, bs = append(out, bs[0]), bs[1:]
+		case !okB || okA && ha < hb:
+			fn(ha, true, false)
+			ha, ra, okA = next(ra)
+		case !okA || hb < ha:
+			fn(hb, false, true)
+			hb, rb, okB = next(rb)
 		default:
-			out, as, bs = append(out, as[0]), as[1:], bs[1:]
+			fn(ha, true, true)
+			ha, ra, okA = next(ra)
+			hb, rb, okB = next(rb)
 		}
 	}
-	return strings.Join(out, OwnerSeparator)
 }
 
 // OwnerAt returns the owner of rule i of a list with the given owners ("" when

@@ -296,9 +296,10 @@ type Cache struct {
 	ownersDirty  map[string]bool
 	globalOwners bool
 	// buffers of bindingOf, reused
-	ids     []podmodel.ID
-	decided map[netip.Addr]bool
-	skip    [][2]int
+	ids        []podmodel.ID
+	partOwners []string
+	decided    map[netip.Addr]bool
+	skip       [][2]int
 }
 
 // Stats counts the work of the last Update.
@@ -418,9 +419,11 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 	c.created = map[string]bool{}
 	c.ownersDirty, c.globalOwners = map[string]bool{}, false
 	deleted := map[string]*Table{}
-	// egressOwners: pods whose egress rules stayed but whose owners changed
-	// (the LOCAL tables with a part of theirs name them).
-	var egressOwners []podmodel.ID
+	// egressIsolators: pods whose egress stays isolated by other policies (the
+	// LOCAL tables with a part of theirs name them); egressOwners: a pod's
+	// egress owners changed (GLOBAL names them).
+	var egressIsolators []podmodel.ID
+	egressOwners := false
 
 	dirty := map[podmodel.ID]bool{}
 	// egressChanged: pods whose egress rules or address changed, with the rules
@@ -446,7 +449,10 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			delete(c.egAllowed, cfg.ID)
 		}
 		if old != nil && !cfg.Removed && newEg != nil && !slices.Equal(old.cfg.EgressOwners, cfg.EgressOwners) {
-			egressOwners = append(egressOwners, cfg.ID)
+			egressOwners = true
+			if isolators(old.cfg.PodEgress, old.cfg.EgressOwners) != isolators(newEg, cfg.EgressOwners) {
+				egressIsolators = append(egressIsolators, cfg.ID)
+			}
 		}
 		if cfg.Removed {
 			if old != nil {
@@ -510,7 +516,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 	}
 	// The LOCAL tables with a part of a pod whose egress owners changed name
 	// them: rebound (their parts stay).
-	for _, sid := range egressOwners {
+	for _, sid := range egressIsolators {
 		for did, d := range c.pods {
 			if _, ok := d.parts[sid]; ok && !dirty[did] {
 				b, owned := c.bindingOf(d)
@@ -536,7 +542,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		b, owned := c.bindingOf(d)
 		c.setBinding(d, b, owned, deleted)
 	}
-	if len(egressChanged) > 0 || len(egressOwners) > 0 || resync {
+	if len(egressChanged) > 0 || egressOwners || resync {
 		c.updateGlobal(deleted)
 	}
 	ch := Changes{Interfaces: map[string]Binding{}}
@@ -662,10 +668,15 @@ func (c *Cache) bindingOf(d *pod) (Binding, [2]uint64) {
 		}
 		slices.SortFunc(skip, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
 		c.skip = skip
+		partOwners := c.partOwners[:0]
+		for _, sid := range ids {
+			partOwners = append(partOwners, c.partOwner(c.pods[sid], d))
+		}
+		c.partOwners = partOwners
 		// each calls fn with the rules of the table in order and their owners
 		each := func(fn func(renderer.ContivRule, string)) {
-			for _, sid := range ids {
-				owner := c.partOwner(c.pods[sid], d)
+			for k, sid := range ids {
+				owner := partOwners[k]
 				for _, r := range d.parts[sid] {
 					fn(r, owner)
 				}
@@ -700,29 +711,37 @@ func (c *Cache) bindingOf(d *pod) (Binding, [2]uint64) {
 // (the part's PERMITs are what both allow, its DENY what either denies).
 func (c *Cache) partOwner(s, d *pod) string {
 	owner := ""
-	if s != nil && s.cfg.PodEgress != nil {
-		owner = renderer.OwnerAt(s.cfg.EgressOwners, s.cfg.PodEgress, len(s.cfg.PodEgress)-1)
+	if s != nil {
+		owner = isolators(s.cfg.PodEgress, s.cfg.EgressOwners)
 	}
-	if d.cfg.PodIngress != nil {
-		owner = renderer.JoinOwners(owner, renderer.OwnerAt(d.cfg.IngressOwners, d.cfg.PodIngress, len(d.cfg.PodIngress)-1))
+	return renderer.JoinOwners(owner, isolators(d.cfg.PodIngress, d.cfg.IngressOwners))
+}
+
+// isolators returns the policies isolating a pod in the direction of the
+// rules: the owners of their final DENY ("" for none).
+func isolators(rules []renderer.ContivRule, owners []string) string {
+	if len(rules) == 0 {
+		return ""
 	}
-	return owner
+	return renderer.OwnerAt(owners, rules, len(rules)-1)
 }
 
 // takeStream is take for rules given by a generator: the table is hashed
 // first and built only when no pod uses it yet. It also takes a reference to
 // the pod's owner list of the table, returned as its hash.
 func (c *Cache) takeStream(kind Kind, each func(fn func(renderer.ContivRule, string))) (string, uint64) {
-	h := newRuleHash(kind)
-	oh := uint64(fnvOffset64)
-	n := 0
+	// one allocation for what the generator's callback updates
+	acc := &struct {
+		h, oh ruleHash
+		n     int
+	}{h: *newRuleHash(kind), oh: fnvOffset64}
 	each(func(r renderer.ContivRule, owner string) {
-		h.add(r)
-		oh = ownerHash(oh, owner)
-		n++
+		acc.h.add(r)
+		acc.oh = ruleHash(ownerHash(uint64(acc.oh), owner))
+		acc.n++
 	})
-	id := h.id()
-	oh |= 1 // 0 is "no owner list"
+	id, n := acc.h.id(), acc.n
+	oh := uint64(acc.oh) | 1 // 0 is "no owner list"
 	c.takeOwners(id, oh, n, each)
 	if c.refs[id] > 0 {
 		c.refs[id]++
