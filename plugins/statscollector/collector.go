@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -326,6 +327,12 @@ func (p *Plugin) connect() error {
 	path := p.StatsSocketPath
 	if path == "" {
 		path = statsclient.DefaultSocketName
+	}
+	// A socket that does not exist fails the scrape at once: govpp's client would
+	// wait for it until ScrapeTimeout at every scrape (a VPP without a stats socket,
+	// or one restarting, would slow every GET /metrics by the bound).
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("VPP's stats socket: %w", err)
 	}
 	if err := p.client.Connect(); err != nil {
 		return fmt.Errorf("connect to VPP's stats socket %s: %w", path, err)

@@ -35,7 +35,8 @@
 //     regular expressions only when its epoch moved; otherwise the entries are read
 //     by index. BenchmarkScrape110Pods measures a node of 110 pods.
 //   - Bounds: a scrape retries a read that VPP's directory changes interrupted until
-//     ScrapeTimeout; connecting waits for the socket at most ScrapeTimeout. Without a
+//     ScrapeTimeout; connecting waits for the socket at most ScrapeTimeout, and not at
+//     all when the socket file does not exist (every GET /metrics would wait). Without a
 //     readable segment only contiv_dataplane_stats_up 0 is exported and one warning
 //     is logged per new problem.
 //   - Reconnect: the plugin's own statsclient follows VPP restarts (govpp watches the
