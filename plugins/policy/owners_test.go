@@ -44,6 +44,11 @@ func (e *ownersEnv) policy(prev, next *pm.Policy) {
 	if _, err := e.p.Update(ev, txn); err != nil {
 		e.t.Fatal(err)
 	}
+	e.apply(txn)
+}
+
+// apply records what an update staged.
+func (e *ownersEnv) apply(txn mapTxn) {
 	for k, v := range txn {
 		if v == nil {
 			delete(e.state, k)
@@ -195,6 +200,15 @@ func TestRuleOwnersOfATableSharedByPodsOfTwoPolicies(t *testing.T) {
 	e.expect("y's policy removed", shared, nodeSources+"REFLECT 192.168.0.0/16 -> any any : x/from-lan\nDENY any -> any any : x/from-lan\n")
 	e.policy(nil, py)
 	e.expect("y's policy back", shared, nodeSources+"REFLECT 192.168.0.0/16 -> any any : x/from-lan,y/from-lan\nDENY any -> any any : x/from-lan,y/from-lan\n")
+
+	// y/c goes: its policy no longer isolates a pod using the ACL
+	yc := ownersState()[podmodel.Keyword][podmodel.Key("c", "y")]
+	txn := mapTxn{}
+	if _, err := e.p.Update(&controller.KubeStateChange{Resource: podmodel.Keyword, Key: podmodel.Key("c", "y"), PrevValue: yc}, txn); err != nil {
+		t.Fatal(err)
+	}
+	e.apply(txn)
+	e.expect("y/c deleted", shared, nodeSources+"REFLECT 192.168.0.0/16 -> any any : x/from-lan\nDENY any -> any any : x/from-lan\n")
 }
 
 // TestRuleOwnersOfEgressRules: a pod's egress policy owns its rules in the
