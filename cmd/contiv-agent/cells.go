@@ -24,6 +24,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service"
+	"github.com/contiv-vpp/contiv-vpp/plugins/statscollector"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
 	vppifplugin "github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l2plugin"
@@ -61,6 +62,7 @@ func agentCells(node string, logs *infra.LogRegistry, h *health.Registry, m *pro
 		ipnet.Cell(),
 		service.Cell(),
 		policy.Cell(),
+		statscollector.Cell(),
 		reconnectCell(),
 		nicsCell(),
 	}

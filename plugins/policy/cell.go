@@ -10,6 +10,9 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 )
 
+// RuleOwnersKey is the owners of the policy ACLs' rules (the statscollector reads it).
+var RuleOwnersKey = infra.NewKey[RuleOwners]("policy/rule-owners")
+
 // Cell declares the policy plugin, an event handler. Its handler runs after the service
 // plugin's (upstream's order), and after ipnet's: it polices pods in their AddPod.
 func Cell() infra.Cell {
@@ -18,6 +21,7 @@ func Cell() infra.Cell {
 		Needs: []string{infra.LogsKey.String(), contivconf.Key.String(), ipam.Key.String(), ipnet.Key.String(),
 			podmanager.Key.String(), ifacls.Key.String()},
 		After:       []string{"service"},
+		Provides:    []string{RuleOwnersKey.String()},
 		Contributes: []string{api.EventHandlers.String()},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
 			p := NewPlugin(Deps{
@@ -29,6 +33,7 @@ func Cell() infra.Cell {
 				ACLLists:   infra.Get(s, ifacls.Key),
 			})
 			infra.Contribute(s, api.EventHandlers, api.EventHandler(p))
+			infra.Provide(s, RuleOwnersKey, RuleOwners(p))
 			return p, nil
 		},
 	}

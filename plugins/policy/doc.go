@@ -34,6 +34,14 @@
 // service plugin's firewall of loadBalancerSourceRanges puts its ACLs on the
 // uplinks' input lists before the policy's, and ifacls stages the merged value.
 //
+// Rule owners (for the statscollector's per-policy rule counters): the
+// configurator names, rule by rule, the policies each rule comes from; the
+// renderer cache keeps, for every table, the distinct owner lists of the pods
+// using it (counted) and their union (Table.Owners), recomputed only for the
+// tables whose users changed; the ACL renderer publishes them by ACL name
+// (acl.Owners, under a lock, entries replaced per changed ACL). The plugin
+// provides them as RuleOwnersKey (ACLRules, safe from the scrape goroutine).
+//
 // Placement, semantics and the differences from upstream are described in
 // renderer/cache, configurator and docs/dev-guide/POLICIES.md.
 //

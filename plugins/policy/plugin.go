@@ -230,6 +230,26 @@ func (p *Plugin) nodeConfig() rcache.Config {
 	return c
 }
 
+// RuleOwners tells which NetworkPolicies the rules of the policy ACLs enforce
+// (what the statscollector labels the ACL rule counters with).
+type RuleOwners interface {
+	// ACLRules returns the owner of every rule of the named ACL by rule index;
+	// nil for an ACL that is not the policy renderer's (or names no policy).
+	ACLRules(aclName string) []acl.RuleOwner
+}
+
+var _ RuleOwners = (*Plugin)(nil)
+
+// ACLRules implements RuleOwners; safe for concurrent use with the event loop
+// (the ACL renderer's Owners: a lock, entries replaced per changed ACL). Nil
+// before Init.
+func (p *Plugin) ACLRules(aclName string) []acl.RuleOwner {
+	if p.renderer == nil {
+		return nil
+	}
+	return p.renderer.RuleOwners().ACLRules(aclName)
+}
+
 // Stats returns the ACL renderer's counters of the last render.
 func (p *Plugin) Stats() acl.Stats { return p.renderer.LastStats() }
 

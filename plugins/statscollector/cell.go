@@ -9,6 +9,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipnet"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 )
@@ -16,12 +17,14 @@ import (
 // Cell declares the collector: the stats socket is govpp.conf's stats-socket-path (as
 // govppmux reads binapi-socket-path from the same file), interfaces and ACLs come from
 // the scheduler's metadata maps, pods from ipnet and node names from nodesync. The
-// collector is registered with the agent's Prometheus registry (GET /metrics).
+// collector is registered with the agent's Prometheus registry (GET /metrics). The
+// owners of the policy ACLs' rules come from the policy plugin (policy.RuleOwnersKey),
+// so the collector starts after it.
 func Cell() infra.Cell {
 	return infra.Cell{
 		Name: "statscollector",
 		Needs: []string{infra.LogsKey.String(), govppmux.Key.String(), kvapi.SchedulerKey.String(),
-			ipnet.Key.String(), nodesync.Key.String(), health.MetricsKey.String()},
+			ipnet.Key.String(), nodesync.Key.String(), health.MetricsKey.String(), policy.RuleOwnersKey.String()},
 		// The DB watcher, which feeds the event loop, starts last; the collector only
 		// reads (at scrapes) and may start before it.
 		Before: []string{"dbwatcher"},
@@ -34,6 +37,7 @@ func Cell() infra.Cell {
 				ACLs:            &lazyMap{sch: sch, name: aclplugin.ACLDescriptorName},
 				Pods:            infra.Get(s, ipnet.Key),
 				Nodes:           infra.Get(s, nodesync.Key),
+				PolicyRules:     infra.Get(s, policy.RuleOwnersKey),
 				Registerer:      infra.Get(s, health.MetricsKey),
 			}), nil
 		},

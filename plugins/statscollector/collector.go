@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
+	"github.com/contiv-vpp/contiv-vpp/plugins/policy/renderer/acl"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 )
@@ -47,14 +49,12 @@ type Nodes interface {
 	GetAllNodes() map[string]*nodesync.Node
 }
 
-// RuleOwner is what the collector labels a policy rule counter with.
-type RuleOwner struct {
-	// Policy names the NetworkPolicy the rule comes from, "namespace/name"; for the
-	// final deny of an isolated pod, the policies isolating it (joined with ",").
-	Policy string
-	// Deny is true for a rule that drops what it matches.
-	Deny bool
-}
+// RuleOwner is what the collector labels a policy rule counter with: the
+// NetworkPolicy ("namespace/name"; several joined with ",", e.g. the policies
+// isolating the pods of a final deny) and whether the rule denies. It is the
+// policy renderer's type; a rule whose Policy is "" is the renderer's own (no
+// policy made it) and is not exported.
+type RuleOwner = acl.RuleOwner
 
 // PolicyRules maps the rules of the agent's ACLs to NetworkPolicies. It is the hook
 // the policy renderer must provide (see the package documentation); it must be safe
@@ -328,6 +328,12 @@ func (p *Plugin) connect() error {
 	if path == "" {
 		path = statsclient.DefaultSocketName
 	}
+	// A socket that does not exist fails the scrape at once: govpp's client would
+	// wait for it until ScrapeTimeout at every scrape (a VPP without a stats socket,
+	// or one restarting, would slow every GET /metrics by the bound).
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("VPP's stats socket: %w", err)
+	}
 	if err := p.client.Connect(); err != nil {
 		return fmt.Errorf("connect to VPP's stats socket %s: %w", path, err)
 	}
@@ -504,6 +510,9 @@ func (p *Plugin) exportPolicies(ch chan<- prometheus.Metric, e entries) {
 		}
 		counters := "/acl/" + strconv.FormatUint(uint64(md.Index), 10) + "/matches"
 		for r, o := range owners {
+			if o.Policy == "" {
+				continue // the renderer's own rule, no policy's
+			}
 			packets, bytes := e.combined(counters, uint32(r))
 			if packets == 0 {
 				continue

@@ -536,3 +536,23 @@ contiv_dataplane_stats_up 0
 		t.Errorf("%d reads within the 100 ms bound, want 4", stats.reads)
 	}
 }
+
+// TestScrapeWithoutStatsSocketDoesNotWait: without VPP's stats socket a scrape
+// exports stats_up 0 at once instead of waiting for the socket until
+// ScrapeTimeout (which would slow every GET /metrics of the agent).
+func TestScrapeWithoutStatsSocketDoesNotWait(t *testing.T) {
+	col := statscollector.NewPlugin(statscollector.Deps{StatsSocketPath: filepath.Join(t.TempDir(), "stats.sock"),
+		Interfaces: &metaMap{}, Pods: &pods{}, ScrapeTimeout: 4 * time.Second})
+	if err := col.Init(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { col.Close() })
+	start := time.Now() // real time: govpp's client waits for the socket in real time
+	compare(t, col, `# HELP contiv_dataplane_stats_up 1 when this scrape read VPP's stats segment, 0 when it could not (no other contiv_dataplane_ metric is exported then).
+# TYPE contiv_dataplane_stats_up gauge
+contiv_dataplane_stats_up 0
+`, "contiv_dataplane_stats_up")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a scrape without the stats socket took %v", d)
+	}
+}

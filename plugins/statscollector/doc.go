@@ -35,24 +35,26 @@
 //     regular expressions only when its epoch moved; otherwise the entries are read
 //     by index. BenchmarkScrape110Pods measures a node of 110 pods.
 //   - Bounds: a scrape retries a read that VPP's directory changes interrupted until
-//     ScrapeTimeout; connecting waits for the socket at most ScrapeTimeout. Without a
+//     ScrapeTimeout; connecting waits for the socket at most ScrapeTimeout, and not at
+//     all when the socket file does not exist (every GET /metrics would wait). Without a
 //     readable segment only contiv_dataplane_stats_up 0 is exported and one warning
 //     is logged per new problem.
 //   - Reconnect: the plugin's own statsclient follows VPP restarts (govpp watches the
 //     socket file); a client that lost VPP is disconnected and connected again at the
 //     next scrape.
 //
-// # The policy hook (not wired yet)
+// # The policy hook
 //
 // VPP counts matches per ACL rule (/acl/<acl_index>/matches, after
-// acl_stats_intf_counters_enable). The ACL names the agent writes
+// acl_stats_intf_counters_enable, which the ACL descriptor of plugins/vpp/aclplugin
+// sends once per full resync). The ACL names the agent writes
 // (contiv-policy-<hash>) are content hashes of rule tables shared by pods, and a
 // rule of a table may come from several NetworkPolicies, so the name alone does not
-// say which policy a rule enforces. The policy plugin must provide PolicyRules:
-// for each ACL it renders, the policy (or policies) behind each rule index and
-// whether it denies. Without it (Deps.PolicyRules nil) no policy metric is
-// exported. The ACL renderer must also enable the counters in VPP
-// (acl_stats_intf_counters_enable) for VPP to count.
+// say which policy a rule enforces. The policy plugin provides PolicyRules
+// (policy.RuleOwnersKey, read by Cell): for each ACL it renders, the policy (or
+// policies) behind each rule index and whether it denies; rules no policy made
+// (Policy "") are not exported. Without it (Deps.PolicyRules nil) no policy metric
+// is exported.
 //
 // # What it does not do
 //

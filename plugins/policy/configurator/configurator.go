@@ -91,10 +91,12 @@ type sortedRules struct {
 }
 
 // ruleList is a normalized, sorted, deduplicated list of PERMITs; all is true
-// when one of them allows everything.
+// when one of them allows everything; owner is the policy the list comes from
+// ("namespace/name"; "" for the node's own sources).
 type ruleList struct {
 	rules []renderer.ContivRule
 	all   bool
+	owner string
 }
 
 // Compile resolves a policy's peers against the cluster state.
@@ -234,6 +236,7 @@ func (out *Compiled) ingressOf(pod *cache.Pod) ruleList {
 		rules = appendIngress(rules, m, pod)
 	}
 	l := normalizeList(rules)
+	l.owner = out.ID.String()
 	if out.sorted.in == nil {
 		out.sorted.in = map[string]ruleList{}
 	}
@@ -249,6 +252,7 @@ func (out *Compiled) egressOf() ruleList {
 			rules = appendEgress(rules, m)
 		}
 		l := normalizeList(rules)
+		l.owner = out.ID.String()
 		out.sorted.eg = &l
 	}
 	return *out.sorted.eg
@@ -272,38 +276,70 @@ func normalizeList(rules []renderer.ContivRule) ruleList {
 }
 
 // merge merges sorted lists into one sorted list without duplicates,
-// followed by DENY any; nil when a list allows everything.
-func merge(lists []ruleList) []renderer.ContivRule {
+// followed by DENY any; nil when a list allows everything. owners names, rule
+// by rule, the owners of the lists that have the rule (renderer.JoinOwners);
+// the DENY is owned by the owners of all lists (the policies isolating the
+// pod in that direction).
+func merge(lists []ruleList) (out []renderer.ContivRule, owners []string) {
 	n := 1
 	for _, l := range lists {
 		if l.all {
-			return nil
+			return nil, nil
 		}
 		n += len(l.rules)
 	}
-	out := make([]renderer.ContivRule, 0, n)
-	heads := make([][]renderer.ContivRule, 0, len(lists))
+	out = make([]renderer.ContivRule, 0, n)
+	owners = make([]string, 0, n)
+	type head struct {
+		rules []renderer.ContivRule
+		owner string
+	}
+	heads := make([]head, 0, len(lists))
+	var isolating []string
 	for _, l := range lists {
-		if len(l.rules) > 0 {
-			heads = append(heads, l.rules)
+		if l.owner != "" {
+			isolating = append(isolating, l.owner)
 		}
+		if len(l.rules) > 0 {
+			heads = append(heads, head{l.rules, l.owner})
+		}
+	}
+	// the unions of owners repeat (the rules two policies share): each is
+	// built once
+	var joined map[[2]string]string
+	join := func(a, b string) string {
+		k := [2]string{a, b}
+		if j, ok := joined[k]; ok {
+			return j
+		}
+		if joined == nil {
+			joined = map[[2]string]string{}
+		}
+		j := renderer.JoinOwners(a, b)
+		joined[k] = j
+		return j
 	}
 	for len(heads) > 0 {
 		lo := 0
 		for i := 1; i < len(heads); i++ {
-			if renderer.Compare(heads[i][0], heads[lo][0]) < 0 {
+			if renderer.Compare(heads[i].rules[0], heads[lo].rules[0]) < 0 {
 				lo = i
 			}
 		}
-		r := heads[lo][0]
+		r := heads[lo].rules[0]
 		if len(out) == 0 || out[len(out)-1] != r {
 			out = append(out, r)
+			owners = append(owners, heads[lo].owner)
+		} else {
+			owners[len(owners)-1] = join(owners[len(owners)-1], heads[lo].owner)
 		}
-		if heads[lo] = heads[lo][1:]; len(heads[lo]) == 0 {
+		if heads[lo].rules = heads[lo].rules[1:]; len(heads[lo].rules) == 0 {
 			heads = slices.Delete(heads, lo, lo+1)
 		}
 	}
-	return append(out, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
+	slices.Sort(isolating) // (the policies' order is by namespace, then name)
+	return append(out, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY}),
+		append(owners, strings.Join(slices.Compact(isolating), renderer.OwnerSeparator))
 }
 
 // portsKey identifies the named container ports of a pod.
@@ -407,6 +443,22 @@ type Node struct {
 // Each policy's rules are kept sorted (recomputed only when its peers
 // change), so a pod's lists are merged, not sorted.
 func PodRules(policies []*Compiled, pod *cache.Pod, node Node) (ingress, egress []renderer.ContivRule) {
+	r := PodRulesOwned(policies, pod, node)
+	return r.Ingress, r.Egress
+}
+
+// Rules are a pod's rule lists with their owners: the policies each rule
+// comes from, rule by rule ("namespace/name", several joined by
+// renderer.JoinOwners; "" for the node's sources that are always allowed
+// in). The final DENY of an isolated list is owned by the policies isolating
+// the pod in that direction.
+type Rules struct {
+	Ingress, Egress             []renderer.ContivRule
+	IngressOwners, EgressOwners []string
+}
+
+// PodRulesOwned is PodRules with the owners of the rules.
+func PodRulesOwned(policies []*Compiled, pod *cache.Pod, node Node) Rules {
 	var in, eg []ruleList
 	for _, p := range policies {
 		if p.Ingress {
@@ -416,6 +468,7 @@ func PodRules(policies []*Compiled, pod *cache.Pod, node Node) (ingress, egress 
 			eg = append(eg, p.egressOf())
 		}
 	}
+	var out Rules
 	if in != nil {
 		var src []renderer.ContivRule
 		for _, a := range node.AllowedSources {
@@ -423,12 +476,12 @@ func PodRules(policies []*Compiled, pod *cache.Pod, node Node) (ingress, egress 
 				src = append(src, renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: netip.PrefixFrom(a, a.BitLen()), Protocol: renderer.ANY})
 			}
 		}
-		ingress = merge(append(in, normalizeList(src)))
+		out.Ingress, out.IngressOwners = merge(append(in, normalizeList(src)))
 	}
 	if eg != nil {
-		egress = merge(eg)
+		out.Egress, out.EgressOwners = merge(eg)
 	}
-	return ingress, egress
+	return out
 }
 
 func appendIngress(out []renderer.ContivRule, m Match, pod *cache.Pod) []renderer.ContivRule {

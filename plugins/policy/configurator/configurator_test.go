@@ -424,8 +424,38 @@ func TestMergeEqualsSortingTheUnion(t *testing.T) {
 			lists = append(lists, normalizeList(slices.Clone(rules)))
 		}
 		want := append(normalizeList(all).rules, renderer.ContivRule{Action: renderer.ActionDeny, Protocol: renderer.ANY})
-		if got := merge(lists); !slices.Equal(got, want) {
+		if got, _ := merge(lists); !slices.Equal(got, want) {
 			t.Fatalf("seed %d:\n got %v\nwant %v", seed, got, want)
+		}
+	}
+}
+
+// TestPodRulesNameTheirPolicies: a rule names the policies that produce it
+// (both when two do), the node's sources none, and the final DENY the
+// policies isolating the pod in that direction.
+func TestPodRulesNameTheirPolicies(t *testing.T) {
+	c := cluster()
+	mk := func(name string, port int32) *Compiled {
+		return Compile(c, &pm.Policy{Name: name, Namespace: "x", Pods: podSel("a"),
+			IngressRule: []*pm.Policy_IngressRule{{Port: []*pm.Policy_Port{tcp(port)}, From: []*pm.Policy_Peer{{Pods: podSel("b")}}}}})
+	}
+	a := c.Pod(podmodel.ID{Namespace: "x", Name: "a"})
+	r := PodRulesOwned([]*Compiled{mk("p1", 80), mk("p2", 80), mk("p3", 81)}, a, node)
+	if len(r.IngressOwners) != len(r.Ingress) || r.Egress != nil || r.EgressOwners != nil {
+		t.Fatalf("owners %v for rules %v (egress %v %v)", r.IngressOwners, r.Ingress, r.Egress, r.EgressOwners)
+	}
+	for i, rule := range r.Ingress {
+		want := ""
+		switch {
+		case rule.Action == renderer.ActionDeny:
+			want = "x/p1,x/p2,x/p3"
+		case rule.DestPortFirst == 80:
+			want = "x/p1,x/p2"
+		case rule.DestPortFirst == 81:
+			want = "x/p3"
+		}
+		if r.IngressOwners[i] != want {
+			t.Errorf("rule %s owned by %q, want %q", rule, r.IngressOwners[i], want)
 		}
 	}
 }

@@ -64,7 +64,7 @@ type Processor struct {
 	// local are the tracked local pods with what was last rendered.
 	local map[podmodel.ID]*localPod
 	// rulesBySet caches pod rules by policy set within one Process call.
-	rulesBySet map[string][2][]renderer.ContivRule
+	rulesBySet map[string]configurator.Rules
 	stats      Stats
 	// The policies by what their peers select, to find those a pod change
 	// concerns without evaluating every policy: peers with a pod label in
@@ -448,7 +448,7 @@ func (p *Processor) Forget(id podmodel.ID) error {
 // render computes the rules of the dirty pods that are local and renders
 // them (pods no longer local are removed).
 func (p *Processor) render(dirty map[podmodel.ID]bool, resync bool) error {
-	p.rulesBySet = map[string][2][]renderer.ContivRule{}
+	p.rulesBySet = map[string]configurator.Rules{}
 	defer func() { p.rulesBySet = nil }()
 	ids := make([]podmodel.ID, 0, len(dirty))
 	for id := range dirty {
@@ -488,9 +488,10 @@ func (p *Processor) render(dirty map[podmodel.ID]bool, resync bool) error {
 		if pod == nil {
 			pod = &cache.Pod{ID: id, Labels: map[string]string{}} // not reported by Kubernetes yet
 		}
-		in, eg := p.podRules(pod, node)
+		r := p.podRules(pod, node)
 		p.stats.PodsRecomputed++
-		out = append(out, renderer.PodConfig{ID: id, IP: ip, Interface: iface, PodIngress: in, PodEgress: eg})
+		out = append(out, renderer.PodConfig{ID: id, IP: ip, Interface: iface, PodIngress: r.Ingress, PodEgress: r.Egress,
+			IngressOwners: r.IngressOwners, EgressOwners: r.EgressOwners})
 	}
 	if len(out) == 0 && !resync {
 		return nil
@@ -498,10 +499,10 @@ func (p *Processor) render(dirty map[podmodel.ID]bool, resync bool) error {
 	return p.Renderer.Render(out, resync)
 }
 
-func (p *Processor) podRules(pod *cache.Pod, node configurator.Node) (in, eg []renderer.ContivRule) {
+func (p *Processor) podRules(pod *cache.Pod, node configurator.Node) configurator.Rules {
 	ids := p.k8s.PoliciesOfPod(pod)
 	if len(ids) == 0 {
-		return nil, nil
+		return configurator.Rules{}
 	}
 	policies := make([]*configurator.Compiled, 0, len(ids))
 	for _, id := range ids {
@@ -514,9 +515,9 @@ func (p *Processor) podRules(pod *cache.Pod, node configurator.Node) (in, eg []r
 	}
 	key := configurator.Key(policies, pod)
 	if r, ok := p.rulesBySet[key]; ok {
-		return r[0], r[1]
+		return r
 	}
-	in, eg = configurator.PodRules(policies, pod, node)
-	p.rulesBySet[key] = [2][]renderer.ContivRule{in, eg}
-	return in, eg
+	r := configurator.PodRulesOwned(policies, pod, node)
+	p.rulesBySet[key] = r
+	return r
 }

@@ -193,8 +193,92 @@ type PodConfig struct {
 	PodIngress []ContivRule
 	// PodEgress filters what the pod sends; nil: not isolated.
 	PodEgress []ContivRule
+	// IngressOwners and EgressOwners name, rule by rule, the NetworkPolicies
+	// PodIngress and PodEgress come from: "namespace/name", several joined by
+	// JoinOwners, "" for a rule no policy made (the node's sources always
+	// allowed in); the final DENY is owned by the policies isolating the pod.
+	// nil (or a length that differs from the rules'): unknown, no rule names
+	// a policy.
+	IngressOwners, EgressOwners []string
 	// Removed is true for a pod that is gone: its ACLs must go.
 	Removed bool
+}
+
+// OwnerSeparator separates the policies of an owner list.
+const OwnerSeparator = ","
+
+// JoinOwners returns the union of two owner lists (sorted policy names
+// joined by OwnerSeparator; "" is the empty list), itself sorted. It
+// allocates only when the union is neither list.
+func JoinOwners(a, b string) string {
+	switch {
+	case a == b || b == "":
+		return a
+	case a == "":
+		return b
+	}
+	// walk both lists in order: count what each has that the other has not
+	onlyA, onlyB := 0, 0
+	walkOwners(a, b, func(name string, inA, inB bool) {
+		if !inB {
+			onlyA++
+		}
+		if !inA {
+			onlyB++
+		}
+	})
+	switch {
+	case onlyB == 0:
+		return a
+	case onlyA == 0:
+		return b
+	}
+	var out strings.Builder
+	out.Grow(len(a) + len(b) + 1)
+	walkOwners(a, b, func(name string, _, _ bool) {
+		if out.Len() > 0 {
+			out.WriteString(OwnerSeparator)
+		}
+		out.WriteString(name)
+	})
+	return out.String()
+}
+
+// walkOwners calls fn with every name of the union of two sorted owner lists,
+// in order, saying which lists have it.
+func walkOwners(a, b string, fn func(name string, inA, inB bool)) {
+	next := func(s string) (string, string, bool) {
+		if s == "" {
+			return "", "", false
+		}
+		head, rest, _ := strings.Cut(s, OwnerSeparator)
+		return head, rest, true
+	}
+	ha, ra, okA := next(a)
+	hb, rb, okB := next(b)
+	for okA || okB {
+		switch {
+		case !okB || okA && ha < hb:
+			fn(ha, true, false)
+			ha, ra, okA = next(ra)
+		case !okA || hb < ha:
+			fn(hb, false, true)
+			hb, rb, okB = next(rb)
+		default:
+			fn(ha, true, true)
+			ha, ra, okA = next(ra)
+			hb, rb, okB = next(rb)
+		}
+	}
+}
+
+// OwnerAt returns the owner of rule i of a list with the given owners ("" when
+// the owners are unknown).
+func OwnerAt(owners []string, rules []ContivRule, i int) string {
+	if len(owners) != len(rules) {
+		return ""
+	}
+	return owners[i]
 }
 
 // Renderer turns the rules of local pods into dataplane configuration.

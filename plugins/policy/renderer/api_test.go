@@ -66,3 +66,18 @@ func TestRuleStringNamesEveryPart(t *testing.T) {
 		}
 	}
 }
+
+func TestJoinOwnersIsASortedUnion(t *testing.T) {
+	for _, c := range []struct{ a, b, want string }{
+		{"", "", ""},
+		{"x/a", "", "x/a"},
+		{"", "x/a", "x/a"},
+		{"x/a", "x/a", "x/a"},
+		{"x/b", "x/a", "x/a,x/b"},
+		{"x/a,y/c", "x/b,y/c", "x/a,x/b,y/c"},
+	} {
+		if got := JoinOwners(c.a, c.b); got != c.want {
+			t.Errorf("JoinOwners(%q, %q) = %q, want %q", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"go.fd.io/govpp/binapi/acl"
 	"go.fd.io/govpp/binapi/acl_types"
@@ -31,7 +32,46 @@ type ACLMetadata struct {
 	Index uint32
 }
 
-type aclDescriptor struct{ base }
+type aclDescriptor struct {
+	base
+	counters countersSwitch
+}
+
+// countersSwitch enables VPP's ACL match counters once per VPP connection:
+// VPP counts the matches of ACL rules (/acl/<index>/matches in the stats
+// segment) only after acl_stats_intf_counters_enable {enable: 1}
+// (plugins/acl/acl.c, interface_acl_counters_enabled), a setting of the ACL
+// plugin that a VPP restart loses and that no message reads back. The
+// descriptor sends it before the first ACL it adds or replaces, and again
+// after every Retrieve (a resync: the first of the agent, or the healing
+// resync after a reconnect, when VPP may have restarted with its ACLs gone).
+type countersSwitch struct {
+	mu   sync.Mutex
+	sent bool
+}
+
+// ensure sends the enable unless it was sent since the last reset. A failure
+// is logged, not returned: the counters are observability, and an ACL must
+// not fail (leaving a pod's policy unenforced, or its CNI ADD failing)
+// because VPP could not count its matches.
+func (c *countersSwitch) ensure(d *base) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sent {
+		return
+	}
+	c.sent = true
+	if err := vppbase.Call(d.Ch, &acl.ACLStatsIntfCountersEnable{Enable: true}, &acl.ACLStatsIntfCountersEnableReply{}); err != nil {
+		d.Log.WithError(err).Warn("VPP did not enable the ACL match counters: the policy rule metrics stay at zero until the next resync")
+	}
+}
+
+// reset makes the next ensure send again.
+func (c *countersSwitch) reset() {
+	c.mu.Lock()
+	c.sent = false
+	c.mu.Unlock()
+}
 
 // NewACLDescriptor returns the descriptor of ACLs.
 func NewACLDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
@@ -46,11 +86,15 @@ func NewACLDescriptor(deps DescriptorDeps) *kvapi.KVDescriptor {
 		},
 		ValueComparator: func(_ string, a, b *vpp_acl.ACL) bool { return EquivalentACL(a, b) },
 		Validate:        ValidateACL,
-		Create:          func(_ string, v *vpp_acl.ACL) (*ACLMetadata, error) { return d.addReplace(noIndex, v) },
+		Create: func(_ string, v *vpp_acl.ACL) (*ACLMetadata, error) {
+			d.counters.ensure(&d.base)
+			return d.addReplace(noIndex, v)
+		},
 		Update: func(_ string, _, v *vpp_acl.ACL, md *ACLMetadata) (*ACLMetadata, error) {
 			if md == nil {
 				return nil, fmt.Errorf("ACL %s: no VPP index known for an update", v.GetName())
 			}
+			d.counters.ensure(&d.base)
 			return d.addReplace(md.Index, v)
 		},
 		Delete: func(_ string, v *vpp_acl.ACL, md *ACLMetadata) error {
@@ -258,6 +302,7 @@ func (d *aclDescriptor) addReplace(index uint32, v *vpp_acl.ACL) (*ACLMetadata, 
 
 // retrieve dumps every ACL and keys the tagged ones by their tag.
 func (d *aclDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+	d.counters.reset() // a resync: VPP may be a new one
 	var out []kvapi.KVWithMetadata
 	mr := d.Ch.SendMultiRequest(&acl.ACLDump{ACLIndex: noIndex})
 	for {

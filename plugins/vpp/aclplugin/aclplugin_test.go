@@ -461,3 +461,81 @@ func TestFullResyncReplacingAnACLNeverLeavesTheInterfaceUnfiltered(t *testing.T)
 		})
 	}
 }
+
+// recordingChannel records the names of the requests sent through it (the
+// simulator of this round does not implement acl_stats_intf_counters_enable:
+// it answers VNET_API_ERROR_UNIMPLEMENTED, which the descriptor logs).
+type recordingChannel struct {
+	govppapi.Channel
+	mu   sync.Mutex
+	sent []string
+}
+
+func (c *recordingChannel) SendRequest(msg govppapi.Message) govppapi.RequestCtx {
+	c.mu.Lock()
+	c.sent = append(c.sent, msg.GetMessageName())
+	c.mu.Unlock()
+	return c.Channel.SendRequest(msg)
+}
+
+// take returns the acl_add_replace and acl_stats_intf_counters_enable
+// requests sent since the last call.
+func (c *recordingChannel) take() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, name := range c.sent {
+		if name == "acl_stats_intf_counters_enable" || name == "acl_add_replace" {
+			out = append(out, name)
+		}
+	}
+	c.sent = nil
+	return strings.Join(out, " ")
+}
+
+// TestACLMatchCountersAreEnabledOncePerResync: VPP counts ACL rule matches only
+// after acl_stats_intf_counters_enable, a setting a VPP restart loses. The ACL
+// descriptor sends it before its first ACL, not again for the next ones, and
+// again after the next full resync (the one that follows a reconnect); VPP's
+// refusal does not fail the ACL.
+func TestACLMatchCountersAreEnabledOncePerResync(t *testing.T) {
+	e := newEnv(t)
+	s, err := kvscheduler.NewScheduler(kvscheduler.Deps{Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	rec := &recordingChannel{Channel: e.ch}
+	deps := e.deps()
+	deps.Ch = rec
+	if err := s.RegisterKVDescriptor(NewACLDescriptor(deps)); err != nil {
+		t.Fatal(err)
+	}
+	commit := func(resync bool, acls ...string) string {
+		t.Helper()
+		txn := s.StartNBTransaction()
+		for i, name := range acls {
+			txn.SetValue(vpp_acl.ACLKey(name), sampleACL(name, uint32(80+i)))
+		}
+		ctx := context.Background()
+		if resync {
+			ctx = kvapi.WithResync(ctx, kvapi.FullResync, true)
+		}
+		if _, err := txn.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return rec.take()
+	}
+	if got := commit(true, "contiv-policy-a", "contiv-policy-b"); got != "acl_stats_intf_counters_enable acl_add_replace acl_add_replace" {
+		t.Errorf("first resync sent %q, want the counters enabled before the ACLs", got)
+	}
+	if got := commit(false, "contiv-policy-c"); got != "acl_add_replace" {
+		t.Errorf("a later ACL sent %q, want the counters enabled once", got)
+	}
+	if got := commit(true, "contiv-policy-a", "contiv-policy-b", "contiv-policy-c", "contiv-policy-d"); got != "acl_stats_intf_counters_enable acl_add_replace acl_add_replace" {
+		t.Errorf("the next resync sent %q, want the counters enabled again before its ACLs (c replaced, d new)", got)
+	}
+	if n := e.sim.MessageCount("acl_stats_intf_counters_enable"); n != 2 {
+		t.Errorf("VPP received %d acl_stats_intf_counters_enable, want 2", n)
+	}
+}

@@ -12,7 +12,17 @@
 //	              ──> config/vpp/acls/v2/acl/<name> of every listed ACL
 //
 // VPP messages used: acl_add_replace, acl_del, acl_dump,
-// acl_interface_set_acl_list, acl_interface_list_dump.
+// acl_interface_set_acl_list, acl_interface_list_dump,
+// acl_stats_intf_counters_enable.
+//
+// Match counters: VPP counts the matches of every ACL rule in its stats
+// segment (/acl/<acl_index>/matches, read by the statscollector) only after
+// acl_stats_intf_counters_enable {enable: 1}, a setting of the ACL plugin that
+// a VPP restart loses and no message reads back. The ACL descriptor sends it
+// before the first ACL it adds or replaces after each Retrieve, i.e. once per
+// full resync: the agent's first, and the healing resync that follows a
+// reconnect to a (possibly restarted) VPP. A refusal is logged as a warning
+// and does not fail the ACL: enforcement never depends on observability.
 //
 // ACL in VPP: Create sends acl_add_replace with acl_index ~0 and the name as
 // tag, and keeps the index VPP returns as metadata (ACLMetadata, in the

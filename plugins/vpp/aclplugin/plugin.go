@@ -27,6 +27,7 @@ var messages = []govppapi.Message{
 	&acl.ACLDump{}, &acl.ACLDetails{},
 	&acl.ACLInterfaceSetACLList{}, &acl.ACLInterfaceSetACLListReply{},
 	&acl.ACLInterfaceListDump{}, &acl.ACLInterfaceListDetails{},
+	&acl.ACLStatsIntfCountersEnable{}, &acl.ACLStatsIntfCountersEnableReply{},
 }
 
 // Deps lists what the plugin needs.

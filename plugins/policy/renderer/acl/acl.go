@@ -14,6 +14,13 @@
 // other tables; protocol ANY -> protocol 0 (no L4 part); a destination port
 // range as given, every port as no range; an empty side -> any address.
 //
+// Rule owners: RuleOwners maps the name of every ACL staged to the owner of
+// each rule (the NetworkPolicies of renderer/cache's Table.Owners, and
+// whether the rule denies); the statscollector labels VPP's per-rule match
+// counters with them. The entries are replaced when a render creates,
+// updates, deletes a table or changes its owners, before the transaction is
+// committed (a failed transaction is healed by the resync that follows).
+//
 // Every interface has at most one input and one output ACL; rebinding a pod
 // from one table to another is one InterfaceACLs update (one
 // acl_interface_set_acl_list), so the pod is never unfiltered. Within an
@@ -24,6 +31,7 @@ package acl
 import (
 	"fmt"
 	"net/netip"
+	"sync"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
@@ -81,7 +89,79 @@ type Renderer struct {
 	// live tables at an amortized O(1) per rule converted.
 	byRule    map[renderer.ContivRule]*vpp_acl.ACL_Rule
 	byIDRules int
+	// owners are the owners of the rules of the ACLs staged (RuleOwners).
+	owners Owners
 }
+
+// RuleOwner is what a rule of a policy ACL enforces: the NetworkPolicy it
+// comes from and whether it denies.
+type RuleOwner struct {
+	// Policy names the NetworkPolicy, "namespace/name"; a rule that several
+	// policies produce (in the pods sharing the ACL, or within one pod) names
+	// them all, joined with ","; "" for a rule no policy made (the node's
+	// sources always allowed in, the cluster networks of an EGRESS ACL, the
+	// PERMIT any closing GLOBAL or a LOCAL ACL of a pod without ingress
+	// rules). The final DENY of an isolated pod's ACL names the policies
+	// isolating the pods that use the ACL.
+	Policy string
+	// Deny is true for a rule that drops what it matches.
+	Deny bool
+}
+
+// Owners maps the ACLs the renderer staged, by name, to the owners of their
+// rules by rule index (VPP's rule index: the rules of the value in order).
+// It is safe for concurrent use: the renderer replaces the entries of the
+// tables that changed under a lock (O(the change)); a reader gets a slice
+// that is never modified afterwards.
+type Owners struct {
+	mu    sync.RWMutex
+	byACL map[string][]RuleOwner
+}
+
+// ACLRules returns the owners of the rules of the named ACL; nil for an ACL
+// the renderer did not stage or whose rules no policy made (REFLECTION).
+func (o *Owners) ACLRules(aclName string) []RuleOwner {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.byACL[aclName]
+}
+
+// replace sets the entries of the tables set (nil: removed), after clearing
+// every entry when all is true.
+func (o *Owners) replace(all bool, set map[string][]RuleOwner) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if all || o.byACL == nil {
+		o.byACL = make(map[string][]RuleOwner, len(set))
+	}
+	for name, owners := range set {
+		if owners == nil {
+			delete(o.byACL, name)
+		} else {
+			o.byACL[name] = owners
+		}
+	}
+}
+
+// ruleOwners converts the owners of a table; nil when no rule has one.
+func ruleOwners(t *cache.Table) []RuleOwner {
+	if len(t.Owners) != len(t.Rules) {
+		return nil
+	}
+	named := false
+	out := make([]RuleOwner, len(t.Rules))
+	for i, r := range t.Rules {
+		out[i] = RuleOwner{Policy: t.Owners[i], Deny: r.Action == renderer.ActionDeny}
+		named = named || t.Owners[i] != ""
+	}
+	if !named {
+		return nil
+	}
+	return out
+}
+
+// RuleOwners returns the owners of the rules of the ACLs staged so far.
+func (r *Renderer) RuleOwners() *Owners { return &r.owners }
 
 // sweepSlack is how many rules the memo may hold beyond twice the rules of
 // the memoized tables before it is swept.
@@ -146,10 +226,13 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 	if resync {
 		r.byID, r.bySegment, r.byRule = nil, nil, nil
 		txn := r.ResyncTxnFactory()
+		owners := map[string][]RuleOwner{}
 		for _, t := range r.Cache.Tables() {
 			txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
 			r.stats.Puts++
+			owners[ACLName(t)] = ruleOwners(t)
 		}
+		r.owners.replace(true, owners)
 		if r.Lists != nil {
 			parts := make(map[string]ifacls.Part)
 			for iface, b := range r.Cache.Bindings() {
@@ -165,8 +248,9 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 		}
 		return nil
 	}
+	r.publishOwners(ch)
 	if len(ch.Created) == 0 && len(ch.Updated) == 0 && len(ch.Deleted) == 0 && len(ch.Interfaces) == 0 {
-		return nil
+		return nil // only the owners of rules changed
 	}
 	txn := r.UpdateTxnFactory(fmt.Sprintf("policy ACLs: %d new, %d updated, %d deleted, %d interfaces",
 		len(ch.Created), len(ch.Updated), len(ch.Deleted), len(ch.Interfaces)))
@@ -208,6 +292,24 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 		r.sweepRules()
 	}
 	return nil
+}
+
+// publishOwners updates the owners of the rules of the tables an update
+// created, changed or deleted.
+func (r *Renderer) publishOwners(ch cache.Changes) {
+	if len(ch.Created) == 0 && len(ch.Updated) == 0 && len(ch.Deleted) == 0 && len(ch.Owners) == 0 {
+		return
+	}
+	set := make(map[string][]RuleOwner, len(ch.Created)+len(ch.Updated)+len(ch.Deleted)+len(ch.Owners))
+	for _, t := range ch.Deleted {
+		set[ACLName(t)] = nil
+	}
+	for _, ts := range [][]*cache.Table{ch.Created, ch.Updated, ch.Owners} {
+		for _, t := range ts {
+			set[ACLName(t)] = ruleOwners(t)
+		}
+	}
+	r.owners.replace(false, set)
 }
 
 // sweepRules drops from the memo the rules that no memoized table uses

@@ -32,7 +32,13 @@
 //	                       connections from outside pass GLOBAL.
 //
 // Tables are identified by a hash (FNV-64a) of their kind and rules; pods
-// with equal rules share one table. A change of one pod's ingress rules
+// with equal rules share one table. A table's Owners name the policies of
+// each rule, for all the pods using it: each pod holds a counted reference to
+// its own owner list of the table (the policies behind its rules: its
+// ingress or egress owners, and for a part of S the policies isolating S's
+// egress and the pod's ingress); the union is recomputed when the distinct
+// lists of a table change (cost: its rules times its distinct lists). Equal
+// rules from other policies change the owners, not the table. A change of one pod's ingress rules
 // recomputes that pod's LOCAL table; a change of one pod's egress rules
 // recomputes GLOBAL, its EGRESS table and the LOCAL tables of the local pods
 // whose part for it changed; nothing else is touched.
@@ -77,6 +83,12 @@ type Table struct {
 	// Segments splits the rules of GLOBAL by pod, in order (nil for the
 	// other kinds), so a renderer can convert only the pods that changed.
 	Segments []Segment
+	// Owners names, rule by rule, the NetworkPolicies behind the rule in
+	// every pod that uses the table (renderer.JoinOwners of the pods'
+	// owners; "" for a rule no policy made). The slice is replaced, never
+	// changed in place, when the pods using the table change; nil for
+	// REFLECTION.
+	Owners []string
 }
 
 // Segment is the part of GLOBAL that comes from one pod's egress rules.
@@ -121,6 +133,9 @@ type Config struct {
 type pod struct {
 	cfg     renderer.PodConfig
 	binding Binding
+	// owned are the owner sets of the binding's tables that this pod holds
+	// a reference to (0: none).
+	owned   [2]uint64                             // input, output
 	parts   map[podmodel.ID][]renderer.ContivRule // S -> S's part of this pod's LOCAL table
 	sources *sourceIndex                          // the sources cfg.PodIngress permits (lazily built, unsorted lists only)
 	// inSorted: cfg.PodIngress is sorted by renderer.Compare; egSorted:
@@ -273,10 +288,18 @@ type Cache struct {
 	// egAllowed caches what each egress pod allows towards each other pod.
 	egAllowed map[podmodel.ID]map[podmodel.ID]egEntry
 	created   map[string]bool // tables that came into use in this Update
+	// ownerSets are the distinct owner lists of the pods using each table
+	// (by table ID, then by the hash of the list), counted; their union is
+	// the table's Owners. ownersDirty: the tables whose sets changed in this
+	// Update; globalOwners: GLOBAL's owners changed without its rules.
+	ownerSets    map[string]map[uint64]*ownerSet
+	ownersDirty  map[string]bool
+	globalOwners bool
 	// buffers of bindingOf, reused
-	ids     []podmodel.ID
-	decided map[netip.Addr]bool
-	skip    [][2]int
+	ids        []podmodel.ID
+	partOwners []string
+	decided    map[netip.Addr]bool
+	skip       [][2]int
 }
 
 // Stats counts the work of the last Update.
@@ -302,6 +325,13 @@ func (c *Cache) reset() {
 	c.ifaces = map[string]Binding{}
 	c.global = nil
 	c.egAllowed = map[podmodel.ID]map[podmodel.ID]egEntry{}
+	c.ownerSets = map[string]map[uint64]*ownerSet{}
+}
+
+// ownerSet is one owner list of a table and the pods holding it.
+type ownerSet struct {
+	owners []string
+	refs   int
 }
 
 // egEntry is what S's egress allows towards D (at D's address ip).
@@ -336,6 +366,9 @@ type Changes struct {
 	Created, Deleted []*Table
 	// Updated is GLOBAL when its rules changed while it stayed in use.
 	Updated []*Table
+	// Owners are the tables in use, neither created nor updated, whose
+	// Owners changed (the pods using them come from other policies).
+	Owners []*Table
 	// Interfaces maps every interface whose binding changed to its new
 	// binding (zero: no tables any more).
 	Interfaces map[string]Binding
@@ -384,7 +417,13 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		}
 	}
 	c.created = map[string]bool{}
+	c.ownersDirty, c.globalOwners = map[string]bool{}, false
 	deleted := map[string]*Table{}
+	// egressIsolators: pods whose egress stays isolated by other policies (the
+	// LOCAL tables with a part of theirs name them); egressOwners: a pod's
+	// egress owners changed (GLOBAL names them).
+	var egressIsolators []podmodel.ID
+	egressOwners := false
 
 	dirty := map[podmodel.ID]bool{}
 	// egressChanged: pods whose egress rules or address changed, with the rules
@@ -409,9 +448,15 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			egressChanged[cfg.ID] = ruleDiff(oldEg, newEg)
 			delete(c.egAllowed, cfg.ID)
 		}
+		if old != nil && !cfg.Removed && newEg != nil && !slices.Equal(old.cfg.EgressOwners, cfg.EgressOwners) {
+			egressOwners = true
+			if isolators(old.cfg.PodEgress, old.cfg.EgressOwners) != isolators(newEg, cfg.EgressOwners) {
+				egressIsolators = append(egressIsolators, cfg.ID)
+			}
+		}
 		if cfg.Removed {
 			if old != nil {
-				c.setBinding(old, Binding{}, deleted)
+				c.setBinding(old, Binding{}, [2]uint64{}, deleted)
 				delete(c.pods, cfg.ID)
 				delete(c.egress, cfg.ID)
 				for _, m := range c.egAllowed {
@@ -421,7 +466,8 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			continue
 		}
 		if old != nil && !resync && old.cfg.IP == cfg.IP && old.cfg.Interface == cfg.Interface &&
-			sameRules(old.cfg.PodIngress, cfg.PodIngress) && sameRules(old.cfg.PodEgress, cfg.PodEgress) {
+			sameRules(old.cfg.PodIngress, cfg.PodIngress) && sameRules(old.cfg.PodEgress, cfg.PodEgress) &&
+			slices.Equal(old.cfg.IngressOwners, cfg.IngressOwners) && slices.Equal(old.cfg.EgressOwners, cfg.EgressOwners) {
 			continue // nothing of this pod changed
 		}
 		p := old
@@ -430,7 +476,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			c.pods[cfg.ID] = p
 		}
 		if old != nil && old.cfg.Interface != cfg.Interface && old.cfg.Interface != "" {
-			c.setBinding(p, Binding{}, deleted) // moved to another interface
+			c.setBinding(p, Binding{}, [2]uint64{}, deleted) // moved to another interface
 		}
 		p.setConfig(cfg)
 		if cfg.PodEgress != nil && cfg.IP.IsValid() {
@@ -468,6 +514,16 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			}
 		}
 	}
+	// The LOCAL tables with a part of a pod whose egress owners changed name
+	// them: rebound (their parts stay).
+	for _, sid := range egressIsolators {
+		for did, d := range c.pods {
+			if _, ok := d.parts[sid]; ok && !dirty[did] {
+				b, owned := c.bindingOf(d)
+				c.setBinding(d, b, owned, deleted)
+			}
+		}
+	}
 	// The parts of pods whose ingress or address changed are recomputed in full.
 	for id := range dirty {
 		d := c.pods[id]
@@ -483,12 +539,14 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			}
 		}
 		c.stats.LocalTablesComputed++
-		c.setBinding(d, c.bindingOf(d), deleted)
+		b, owned := c.bindingOf(d)
+		c.setBinding(d, b, owned, deleted)
 	}
-	if len(egressChanged) > 0 || resync {
+	if len(egressChanged) > 0 || egressOwners || resync {
 		c.updateGlobal(deleted)
 	}
 	ch := Changes{Interfaces: map[string]Binding{}}
+	ch.Owners = c.updateOwners()
 	for id := range c.created {
 		if _, gone := deleted[id]; gone {
 			delete(deleted, id) // released and taken again in this update
@@ -523,28 +581,73 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 	}
 	if c.stats.GlobalComputed && c.global != nil && !c.created[GlobalID] {
 		ch.Updated = append(ch.Updated, c.global)
+	} else if c.globalOwners && c.global != nil && !c.created[GlobalID] {
+		ch.Owners = append(ch.Owners, c.global)
+	}
+	if resync {
+		ch.Owners = nil // a resync renders every table
+	}
+	for i := 0; i < len(ch.Owners); i++ {
+		if t := ch.Owners[i]; c.created[t.ID] && slices.Contains(ch.Created, t) {
+			ch.Owners = slices.Delete(ch.Owners, i, i+1) // rendered as new
+			i--
+		}
 	}
 	sortTables(ch.Created)
 	sortTables(ch.Deleted)
+	sortTables(ch.Owners)
 	return ch
+}
+
+// updateOwners recomputes the Owners of the tables whose owner sets changed
+// (cost: their rules times their distinct owner lists) and returns those in
+// use.
+func (c *Cache) updateOwners() []*Table {
+	var out []*Table
+	for id := range c.ownersDirty {
+		t := c.tables[id]
+		sets := c.ownerSets[id]
+		if t == nil || t.Kind == Reflection {
+			continue
+		}
+		var union []string
+		for _, set := range sets {
+			switch {
+			case union == nil:
+				union = set.owners
+			case !slices.Equal(union, set.owners):
+				joined := make([]string, len(union))
+				for i := range union {
+					joined[i] = renderer.JoinOwners(union[i], set.owners[i])
+				}
+				union = joined
+			}
+		}
+		t.Owners = union
+		out = append(out, t)
+	}
+	return out
 }
 
 func sortTables(ts []*Table) {
 	slices.SortFunc(ts, func(a, b *Table) int { return cmp.Compare(a.ID, b.ID) })
 }
 
-// bindingOf computes the tables of a pod.
-func (c *Cache) bindingOf(d *pod) Binding {
+// bindingOf computes the tables of a pod and takes references to them and
+// to the pod's owner lists of them.
+func (c *Cache) bindingOf(d *pod) (Binding, [2]uint64) {
 	var b Binding
+	var owned [2]uint64
 	if !d.cfg.IP.IsValid() || d.cfg.Interface == "" {
-		return b
+		return b, owned
 	}
 	if len(d.parts) > 0 || d.cfg.PodIngress != nil || d.cfg.PodEgress != nil {
 		ids := c.sortedIDs(d.parts)
-		own := d.cfg.PodIngress
+		own, ownOwners := d.cfg.PodIngress, d.cfg.IngressOwners
 		if own == nil {
-			own = []renderer.ContivRule{permitAny}
+			own, ownOwners = []renderer.ContivRule{permitAny}, nil
 		}
+		ownerOf := func(i int) string { return renderer.OwnerAt(ownOwners, own, i) }
 		// rules of a source with a part are shadowed by it: dropped (in a
 		// sorted list they are ranges, found by binary search)
 		decided := c.decided
@@ -565,54 +668,135 @@ func (c *Cache) bindingOf(d *pod) Binding {
 		}
 		slices.SortFunc(skip, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
 		c.skip = skip
-		// each calls fn with the rules of the table in order
-		each := func(fn func(renderer.ContivRule)) {
-			for _, sid := range ids {
+		partOwners := c.partOwners[:0]
+		for _, sid := range ids {
+			partOwners = append(partOwners, c.partOwner(c.pods[sid], d))
+		}
+		c.partOwners = partOwners
+		// each calls fn with the rules of the table in order and their owners
+		each := func(fn func(renderer.ContivRule, string)) {
+			for k, sid := range ids {
+				owner := partOwners[k]
 				for _, r := range d.parts[sid] {
-					fn(r)
+					fn(r, owner)
 				}
 			}
 			next := 0
 			for _, sk := range skip {
-				for _, r := range own[next:sk[0]] {
-					fn(r)
+				for i := next; i < sk[0]; i++ {
+					fn(own[i], ownerOf(i))
 				}
 				next = sk[1]
 			}
-			for _, r := range own[next:] {
-				if len(decided) == 0 || !r.SrcNetwork.IsSingleIP() || !decided[r.SrcNetwork.Addr()] {
-					fn(r)
+			for i := next; i < len(own); i++ {
+				if r := own[i]; len(decided) == 0 || !r.SrcNetwork.IsSingleIP() || !decided[r.SrcNetwork.Addr()] {
+					fn(r, ownerOf(i))
 				}
 			}
 		}
-		b.Output = c.takeStream(Local, each)
+		b.Output, owned[1] = c.takeStream(Local, each)
 	}
 	if d.cfg.PodEgress != nil {
-		b.Input = c.takeStream(Egress, func(fn func(renderer.ContivRule)) { c.eachEgressRule(d.cfg.PodEgress, fn) })
+		b.Input, owned[0] = c.takeStream(Egress, func(fn func(renderer.ContivRule, string)) {
+			c.eachEgressRule(d.cfg.PodEgress, d.cfg.EgressOwners, fn)
+		})
 	} else if b.Output != "" {
 		b.Input = c.take(Reflection, nil)
 	}
-	return b
+	return b, owned
+}
+
+// partOwner names the policies behind S's part of D's LOCAL table: those
+// isolating S's egress and, when D is isolated, those isolating D's ingress
+// (the part's PERMITs are what both allow, its DENY what either denies).
+func (c *Cache) partOwner(s, d *pod) string {
+	owner := ""
+	if s != nil {
+		owner = isolators(s.cfg.PodEgress, s.cfg.EgressOwners)
+	}
+	return renderer.JoinOwners(owner, isolators(d.cfg.PodIngress, d.cfg.IngressOwners))
+}
+
+// isolators returns the policies isolating a pod in the direction of the
+// rules: the owners of their final DENY ("" for none).
+func isolators(rules []renderer.ContivRule, owners []string) string {
+	if len(rules) == 0 {
+		return ""
+	}
+	return renderer.OwnerAt(owners, rules, len(rules)-1)
 }
 
 // takeStream is take for rules given by a generator: the table is hashed
-// first and built only when no pod uses it yet.
-func (c *Cache) takeStream(kind Kind, each func(fn func(renderer.ContivRule))) string {
-	h := newRuleHash(kind)
-	n := 0
-	each(func(r renderer.ContivRule) { h.add(r); n++ })
-	id := h.id()
+// first and built only when no pod uses it yet. It also takes a reference to
+// the pod's owner list of the table, returned as its hash.
+func (c *Cache) takeStream(kind Kind, each func(fn func(renderer.ContivRule, string))) (string, uint64) {
+	// one allocation for what the generator's callback updates
+	acc := &struct {
+		h, oh ruleHash
+		n     int
+	}{h: *newRuleHash(kind), oh: fnvOffset64}
+	each(func(r renderer.ContivRule, owner string) {
+		acc.h.add(r)
+		acc.oh = ruleHash(ownerHash(uint64(acc.oh), owner))
+		acc.n++
+	})
+	id, n := acc.h.id(), acc.n
+	oh := uint64(acc.oh) | 1 // 0 is "no owner list"
+	c.takeOwners(id, oh, n, each)
 	if c.refs[id] > 0 {
 		c.refs[id]++
-		return id
+		return id, oh
 	}
 	rules := make([]renderer.ContivRule, 0, n)
-	each(func(r renderer.ContivRule) { rules = append(rules, r) })
+	each(func(r renderer.ContivRule, _ string) { rules = append(rules, r) })
 	t := &Table{ID: id, Kind: kind, Rules: rules}
 	c.tables[id] = t
 	c.created[id] = true
 	c.refs[id] = 1
-	return id
+	return id, oh
+}
+
+// ownerHash feeds an owner and a separator into an FNV-64a hash.
+func ownerHash(h uint64, owner string) uint64 {
+	for i := 0; i < len(owner); i++ {
+		h = (h ^ uint64(owner[i])) * fnvPrime64
+	}
+	return (h ^ 0xff) * fnvPrime64
+}
+
+// takeOwners adds a reference to the owner list oh of table id, building it
+// from the generator when it is new.
+func (c *Cache) takeOwners(id string, oh uint64, n int, each func(fn func(renderer.ContivRule, string))) {
+	sets := c.ownerSets[id]
+	if sets == nil {
+		sets = map[uint64]*ownerSet{}
+		c.ownerSets[id] = sets
+	}
+	if set := sets[oh]; set != nil {
+		set.refs++
+		return
+	}
+	owners := make([]string, 0, n)
+	each(func(_ renderer.ContivRule, owner string) { owners = append(owners, owner) })
+	sets[oh] = &ownerSet{owners: owners, refs: 1}
+	c.ownersDirty[id] = true
+}
+
+// releaseOwners drops a reference to the owner list oh of table id.
+func (c *Cache) releaseOwners(id string, oh uint64) {
+	sets := c.ownerSets[id]
+	set := sets[oh]
+	if oh == 0 || set == nil {
+		return
+	}
+	if set.refs--; set.refs > 0 {
+		return
+	}
+	delete(sets, oh)
+	if len(sets) == 0 {
+		delete(c.ownerSets, id)
+	}
+	c.ownersDirty[id] = true
 }
 
 var permitAny = renderer.ContivRule{Action: renderer.ActionPermit, Protocol: renderer.ANY}
@@ -636,15 +820,15 @@ func (c *Cache) sortedIDs(m map[podmodel.ID][]renderer.ContivRule) []podmodel.ID
 
 // eachEgressRule gives the rules of the EGRESS table of egress rules: the
 // cluster networks first, the rules towards other destinations after.
-func (c *Cache) eachEgressRule(eg []renderer.ContivRule, fn func(renderer.ContivRule)) {
+func (c *Cache) eachEgressRule(eg []renderer.ContivRule, owners []string, fn func(renderer.ContivRule, string)) {
 	for _, n := range c.conf.ClusterNetworks {
-		fn(renderer.ContivRule{Action: renderer.ActionPermit, DestNetwork: n, Protocol: renderer.ANY})
+		fn(renderer.ContivRule{Action: renderer.ActionPermit, DestNetwork: n, Protocol: renderer.ANY}, "")
 	}
-	for _, r := range eg {
+	for i, r := range eg {
 		if r.Action == renderer.ActionPermit && r.DestNetwork.IsValid() && c.inCluster(r.DestNetwork) {
 			continue // shadowed by the cluster networks
 		}
-		fn(r)
+		fn(r, renderer.OwnerAt(owners, eg, i))
 	}
 }
 
@@ -666,12 +850,14 @@ func (c *Cache) updateGlobal(deleted map[string]*Table) {
 	}
 	slices.SortFunc(ids, func(a, b *pod) int { return a.cfg.IP.Compare(b.cfg.IP) })
 	var rules []renderer.ContivRule
+	var owners []string
 	var segments []Segment
 	for _, s := range ids {
 		src := netip.PrefixFrom(s.cfg.IP, s.cfg.IP.BitLen())
-		for _, r := range s.cfg.PodEgress {
+		for i, r := range s.cfg.PodEgress {
 			r.SrcNetwork = src
 			rules = append(rules, r)
+			owners = append(owners, renderer.OwnerAt(s.cfg.EgressOwners, s.cfg.PodEgress, i))
 		}
 		segments = append(segments, Segment{Pod: s.cfg.ID, IP: s.cfg.IP, Egress: s.cfg.PodEgress, N: len(s.cfg.PodEgress)})
 	}
@@ -679,12 +865,15 @@ func (c *Cache) updateGlobal(deleted map[string]*Table) {
 	if len(rules) == 0 {
 		c.global = nil
 	} else {
-		rules = append(rules, permitAny)
+		rules, owners = append(rules, permitAny), append(owners, "")
 		if old != nil && sameRules(old.Rules, rules) {
 			c.stats.GlobalComputed = false
+			if !slices.Equal(old.Owners, owners) {
+				old.Owners, c.globalOwners = owners, true
+			}
 			return
 		}
-		c.global = &Table{ID: GlobalID, Kind: Global, Rules: rules, Segments: segments}
+		c.global = &Table{ID: GlobalID, Kind: Global, Rules: rules, Segments: segments, Owners: owners}
 	}
 	b := Binding{}
 	if c.global != nil {
@@ -809,13 +998,16 @@ func (c *Cache) release(id string, deleted map[string]*Table) {
 	}
 }
 
-// setBinding replaces the tables of a pod's interface (the references of b
-// are taken by the caller; those of the old binding are released here).
-func (c *Cache) setBinding(p *pod, b Binding, deleted map[string]*Table) {
+// setBinding replaces the tables of a pod's interface and the pod's owner
+// lists of them (the references of b and owned are taken by the caller;
+// those of the old binding are released here).
+func (c *Cache) setBinding(p *pod, b Binding, owned [2]uint64, deleted map[string]*Table) {
 	old := p.binding
+	c.releaseOwners(old.Input, p.owned[0])
+	c.releaseOwners(old.Output, p.owned[1])
 	c.release(old.Input, deleted)
 	c.release(old.Output, deleted)
-	p.binding = b
+	p.binding, p.owned = b, owned
 	if p.cfg.Interface == "" {
 		return
 	}
