@@ -22,15 +22,21 @@ const (
 	udp6Port    = 9090
 )
 
-// dualStackContivConf is k8s/examples/contiv.conf with an IPv6 plan beside the IPv4 one.
-func dualStackContivConf(t *testing.T, e *env) string {
+// exampleContivConf is k8s/examples/contiv.conf.
+func exampleContivConf(t *testing.T, e *env) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(e.root, "k8s", "examples", "contiv.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return string(data)
+}
+
+// dualStackContivConf is conf (a contiv.conf of the e2e tests) with an IPv6 plan beside
+// the IPv4 one.
+func dualStackContivConf(t *testing.T, conf string) string {
+	t.Helper()
 	const anchor = "  vxlanCIDR: 192.168.30.0/24\n"
-	conf := string(data)
 	if !strings.Contains(conf, anchor) {
 		t.Fatalf("k8s/examples/contiv.conf has no %q to extend", anchor)
 	}
@@ -120,7 +126,7 @@ func askUDP6(ns *netns, ip string) (answer, error) {
 func TestDualStackPodsGetBothFamiliesAndTalkOverIPv6(t *testing.T) {
 	t.Parallel()
 	e := requireEnv(t)
-	node := startContivNodeWith(t, e, nodeOptions{contivConf: dualStackContivConf(t, e)}, "p1", "p2")
+	node := startContivNodeWith(t, e, nodeOptions{contivConf: dualStackContivConf(t, exampleContivConf(t, e))}, "p1", "p2")
 	p1, p2 := node.addPod(t, "p1"), node.addPod(t, "p2")
 	ip1, ip2 := ipv6Of(t, p1), ipv6Of(t, p2)
 	if ip1 == ip2 {
@@ -159,4 +165,43 @@ func TestDualStackPodsGetBothFamiliesAndTalkOverIPv6(t *testing.T) {
 		}
 	}
 	expectAllocations(t, node, nil, []string{"default/p1", "default/p2"})
+}
+
+// TestDualStackIPv6CrossesTheVXLANOverlay: a pod reaches a pod of another node over
+// IPv6 inside the IPv4 VXLAN tunnel. No agent runs on the other node (workerName, node
+// ID 2): the Linux kernel of the node-network namespace stands in for its VPP, with a
+// VXLAN device (VNI 10) whose MAC and IPv6 are those the plan gives node 2's BVI and
+// the address of one of its pods (fd00:10:1:2::2). The agent must build, from the plan
+// alone, the static IPv6 neighbour of node 2's BVI and the route to its IPv6 pod
+// subnet: the bridge domain floods nothing, so neighbour discovery cannot cross it.
+func TestDualStackIPv6CrossesTheVXLANOverlay(t *testing.T) {
+	t.Parallel()
+	e := requireEnv(t)
+	var lan *netns
+	node := startContivNodeWith(t, e, nodeOptions{
+		beforeSim:  func(ns *netns) { lan = newNodeNetwork(t, e, ns) },
+		nicLink:    nicLinkName,
+		contivConf: dualStackContivConf(t, trafficContivConf(t, e)),
+	}, "p1")
+	const remotePod6, remoteBVI6, thisBVI6 = "fd00:10:1:2::2", "fd00:192:168:30::2", "fd00:192:168:30::1"
+	lan.mustIP(t, "addr", "add", "192.168.16.2/24", "dev", lanLinkName)
+	lan.mustIP(t, "link", "add", "vx0", "type", "vxlan", "id", "10", "dstport", "4789",
+		"local", "192.168.16.2", "remote", nodeVPPIP, "nolearning")
+	lan.mustIP(t, "link", "set", "vx0", "address", "12:2b:00:00:00:02", "up")
+	lan.mustIP(t, "addr", "add", remoteBVI6+"/112", "dev", "vx0", "nodad")
+	lan.mustIP(t, "addr", "add", remotePod6+"/128", "dev", "vx0", "nodad")
+	lan.mustIP(t, "-6", "neigh", "add", thisBVI6, "lladdr", "12:2b:00:00:00:01", "dev", "vx0", "nud", "permanent")
+	lan.mustIP(t, "-6", "route", "add", "fd00:10:1::/48", "via", thisBVI6, "dev", "vx0", "src", remotePod6)
+	node.extraDocs = []string{workerNodeDoc}
+	p1 := node.addPod(t, "p1")
+	node.setClusterPods(map[string]string{"p1": p1.ip})
+	ip1 := ipv6Of(t, p1)
+	startEcho6(t, lan, "w1")
+	testkit.Eventually(t, 20*time.Second, "p1 reaches node 2's pod over IPv6 through VXLAN", func() error {
+		a, err := askUDP6(p1.ns, remotePod6)
+		if err == nil && (a.name != "w1" || a.clientIP != ip1) {
+			err = fmt.Errorf("answer %+v, want w1 seeing %s", a, ip1)
+		}
+		return err
+	})
 }
