@@ -203,3 +203,27 @@ func TestSingleStackIPv6PodGetsItsIPv6AndDefaultRoute(t *testing.T) {
 	mustHave(t, kvs, linuxl3.RouteKey("::/0", podLinuxTap), &linuxl3.Route{
 		OutgoingInterface: podLinuxTap, Scope: linuxl3.Route_GLOBAL, DstNetwork: "::/0", GwAddr: "fd00:10:1:1::1"})
 }
+
+func TestDualStackWithoutOverlayRoutesIPv6ViaThePeersPublishedIPv6(t *testing.T) {
+	withV6 := node2()
+	withV6.VppIPAddresses = append(withV6.VppIPAddresses, cidr("fd00:192:168:16::2/112"))
+	e := newEnv(t, dualConf+"useNoOverlay: true\n", envOptions{dpdk: []string{nic},
+		nodes: map[string]*nodesync.Node{"node2": withV6, "node3": node3()}})
+	kvs := e.mustResync()
+	for _, r := range []*vppl3.Route{
+		{VrfId: 0, DstNetwork: "fd00:10:1:2::/64", NextHopAddr: "fd00:192:168:16::2"},
+		{VrfId: 0, DstNetwork: "fd00:172:30::2:0/112", NextHopAddr: "fd00:192:168:16::2"},
+		{Type: vppl3.Route_INTER_VRF, VrfId: 0, DstNetwork: "fd00:10:1:1::/64", ViaVrfId: 1},
+	} {
+		mustHave(t, kvs, vppl3.RouteKey(r.VrfId, r.DstNetwork, r.NextHopAddr), r)
+	}
+	// node3 published no IPv6: its IPv4 routes only.
+	for k := range kvs {
+		if strings.Contains(k, "fd00:10:1:3::") {
+			t.Errorf("an IPv6 route to node3, which published no IPv6 VPP address: %s", k)
+		}
+	}
+	if _, ok := kvs[vppl3.RouteKey(0, "10.1.3.0/24", "192.168.16.3")]; !ok {
+		t.Error("node3's IPv4 pod route is missing")
+	}
+}
