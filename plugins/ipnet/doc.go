@@ -1,5 +1,5 @@
 // Package ipnet builds the VPP and Linux configuration that gives the pods of this node
-// IPv4 connectivity to each other, to the host stack and to the pods and hosts of the
+// IP connectivity (IPv4, IPv6 or both: see Dual-stack) to each other, to the host stack and to the pods and hosts of the
 // other nodes. For each event of the controller it computes key-value pairs (vpp-agent
 // models, keys from api/models) with builders that do no I/O, and stages them in the
 // event's transaction; the KV scheduler and its descriptors apply them. It is not a pure
@@ -24,9 +24,10 @@
 //     podmanager.GetLocalPods that have an IP in the IPAM. This node's VPP IPs are
 //     published through nodesync.PublishNodeIPs (a failure is a warning). A
 //     NodeIPv4Change carries the node IP from a new DHCP lease.
-//   - AddPod: the pod's IP is allocated (ipam.AllocatePodIP), its wiring staged, and
-//     the CNI reply data filled in (interface <ifname> with <podIP>/32 and the pod
-//     gateway, route 0.0.0.0/0 via the gateway). <ifname> is the AddPod's IfName
+//   - AddPod: the pod's IPs are allocated (ipam.AllocatePodIPs, one per family), its
+//     wiring staged, and the CNI reply data filled in (interface <ifname> with
+//     <podIP>/32 and, dual-stack, <podIPv6>/128, each with the pod gateway of its
+//     family; routes 0.0.0.0/0 and ::/0 via those gateways). <ifname> is the AddPod's IfName
 //     (CNI_IFNAME; eth0 by default), and after a restart the LocalPod's. Revert(AddPod) releases the IP and forgets the
 //     pod. Change: "configure IP connectivity".
 //   - DeletePod: the pod's keys are deleted and its IP released. Change:
@@ -153,8 +154,52 @@
 //   - Custom pod interfaces (annotation contivpp.io/custom-if), memif and the device
 //     manager, microservice labels: KubeStateChange of pods is not handled.
 //   - The packet trace of enablePacketTrace (a VPP CLI command, not a key-value pair).
-//   - IPv6: the builders pick prefixes by address family and name IPv6 VRFs, but
-//     nothing of the IPv6 mode is tested.
+//   - IPv6 on pods with an external IPAM (the IPAM refuses it with dual-stack), on
+//     STN nodes, and with DHCP on the main NIC (no IPv6 node address then).
+//
+// # Dual-stack (issue 28)
+//
+// With ipamConfig.ipv6 beside the IPv4 plan, every builder adds the second family
+// (IPv6; ipam.ThisNodeAddresses / NodeAddresses) beside the primary one, which the
+// IPAM's single-family getters give; a single-stack IPv4 node builds exactly what it
+// did before, and a single-stack IPv6 node builds IPv6 through the same getters. The
+// IPv6 half:
+//
+//	main NIC / loopbackNIC   + <node IPv6>/<len> (nodeInterconnectCIDR of ipv6; not with
+//	                         configured IPs or DHCP), published with nodesync.IPv6
+//	tap-vpp2 | afpacket-vpp2 + VPP end of the IPv6 VPP-host subnet; tap-vpp1 | veth-vpp1 +
+//	                         the Linux end; VPP routes to the host's global IPv6 addresses
+//	                         via the Linux end; host routes to the IPv6 pod range (and with
+//	                         routeServiceCIDRToVPP the IPv6 service range and node IP) via
+//	                         the VPP end
+//	vrf-table/.../IPV6       main and pod VRF, labels mainVRF-IPv6, podVRF-IPv6, with the
+//	                         inter-VRF and drop routes of IPv4 for the IPv6 ranges
+//	podGwLoop                + <pod gateway IPv6>/<pod prefix len>
+//	vxlanBVI                 + <BVI IPv6>/<len>; per peer a static IPv6 neighbour of its BVI
+//	                         (config/vpp/v2/arp/vxlanBVI/<peer BVI IPv6>, MAC 12:2b:<M>:
+//	                         the bridge domain floods nothing, so ND cannot cross it) and
+//	                         pod VRF routes to its IPv6 pod and VPP-host subnets and IPv6
+//	                         management IPs via its BVI IPv6 (without the overlay: main
+//	                         VRF via its published IPv6 VPP address, if any)
+//	per pod                  + <podIPv6>/128 on the pod's interface; in the pod a static
+//	                         neighbour for the IPv6 gateway, a link route to it and ::/0
+//	                         via it; in VPP a static neighbour and a /128 route in the
+//	                         pod VRF; neighbour scan mode BOTH
+//
+// The pods' IPv6 default route goes via the global IPv6 of podGwLoop, not a link-local
+// gateway: the same model as IPv4 (the VPP side is unnumbered to podGwLoop), and with
+// the static neighbour entry the pod never needs neighbour discovery to reach it.
+// A link-local gateway would need the TAP's own link-local address, which a TAP only
+// has once sw_interface_ip6_enable_disable ran on it (VPP-FORWARDING.md §11.1).
+// What this package cannot say in its key-value pairs, and the VPP interface plugin
+// must do: bind a pod's VPP interface to the IPv6 table of the pod VRF and enable IPv6
+// on it. The plugin binds the IPv6 table only for interfaces with an IPv6 address of
+// their own, so today the pod interface stays in IPv6 table 0 (its IPv6 traffic is
+// looked up in the main VRF, whose route to the IPv6 pod range leads back into the pod
+// VRF), and VPP 25.10 refuses sw_interface_set_unnumbered with
+// UNEXPECTED_INTF_STATE (-74) when the interface's IPv4 or IPv6 FIB differs from the
+// donor's (src/vnet/interface.c, vnet_sw_interface_check_table_same): podGwLoop has
+// an IPv6 address, hence the pod VRF's IPv6 table. The simulator does not check it yet.
 //
 // # Dependencies
 //

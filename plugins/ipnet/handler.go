@@ -67,7 +67,11 @@ func (n *IPNet) Resync(event api.Event, _ api.KubeStateData, resyncCount int, tx
 	if err != nil {
 		return api.NewAbortEventError(fmt.Errorf("ipnet resync: node %q (ID=%d): %w", n.NodeName, nodeID, err))
 	}
-	b := &builder{s: s, ipam: n.IPAM, nodeID: nodeID, nodeIP: nodeIP}
+	second, err := secondFamily(n.IPAM)
+	if err != nil {
+		return api.NewAbortEventError(fmt.Errorf("ipnet resync: node %q (ID=%d): %w", n.NodeName, nodeID, err))
+	}
+	b := &builder{s: s, ipam: n.IPAM, nodeID: nodeID, nodeIP: nodeIP, second: second}
 
 	kvs, err := b.nodeLocal(hostIPs)
 	if err != nil {
@@ -101,12 +105,12 @@ func (n *IPNet) Resync(event api.Event, _ api.KubeStateData, resyncCount int, tx
 	// Local pods that have an IP.
 	pods := make(map[podmodel.ID]*localPod)
 	for id, lp := range n.PodManager.GetLocalPods() {
-		ip := n.IPAM.GetPodIP(id)
-		if ip == nil || lp == nil {
+		ips := n.IPAM.GetPodIPs(id)
+		if len(ips) == 0 || lp == nil {
 			n.Log.WithField("pod", id.String()).Debug("local pod without IP: not wired")
 			continue
 		}
-		p := &localPod{id: id, containerID: lp.ContainerID, netns: lp.NetworkNamespace, ip: ip, ifName: lp.IfName}
+		p := &localPod{id: id, containerID: lp.ContainerID, netns: lp.NetworkNamespace, ips: ips, ifName: lp.IfName}
 		pkvs, err := b.pod(p)
 		if err != nil {
 			problems = append(problems, err)
@@ -203,6 +207,14 @@ func (n *IPNet) publishNodeIPs(b *builder) {
 	if err := n.NodeSync.PublishNodeIPs(addrs, version); err != nil {
 		n.Log.WithError(err).WithField("node", n.NodeName).Warn("publishing the node IPs failed")
 	}
+	// Dual-stack: the node's IPv6 on its NIC too, the next hop of the other nodes'
+	// IPv6 routes without the overlay.
+	if f := b.second; f != nil && f.NodeIP != nil && f.NodeNetwork != nil && !b.s.useDHCP && len(b.s.configuredIPs) == 0 {
+		v6 := []*net.IPNet{{IP: f.NodeIP, Mask: f.NodeNetwork.Mask}}
+		if err := n.NodeSync.PublishNodeIPs(v6, nodesync.IPv6); err != nil {
+			n.Log.WithError(err).WithField("node", n.NodeName).Warn("publishing the node's IPv6 failed")
+		}
+	}
 }
 
 // builder returns a builder for an update event: the settings of the last resync and
@@ -211,7 +223,11 @@ func (n *IPNet) builder() (*builder, error) {
 	if n.settings == nil {
 		return nil, errors.New("no resync has run yet")
 	}
-	return &builder{s: n.settings, ipam: n.IPAM, nodeID: n.NodeSync.GetNodeID(), nodeIP: n.nodeAddress()}, nil
+	second, err := secondFamily(n.IPAM)
+	if err != nil {
+		return nil, err
+	}
+	return &builder{s: n.settings, ipam: n.IPAM, nodeID: n.NodeSync.GetNodeID(), nodeIP: n.nodeAddress(), second: second}, nil
 }
 
 // Update handles AddPod, DeletePod, NodeUpdate of another node and Shutdown.
@@ -239,11 +255,11 @@ func (n *IPNet) addPod(ev *podmanager.AddPod, txn api.UpdateOperations) (string,
 	if err != nil {
 		return "", fmt.Errorf("pod %s: %w", ev.Pod, err)
 	}
-	ip, err := n.IPAM.AllocatePodIP(ev.Pod, ev.IPAMType, ev.IPAMData)
+	ips, err := n.IPAM.AllocatePodIPs(ev.Pod, ev.IPAMType, ev.IPAMData)
 	if err != nil {
 		return "", fmt.Errorf("pod %s: allocate IP: %w", ev.Pod, err)
 	}
-	p := &localPod{id: ev.Pod, containerID: ev.ContainerID, netns: ev.NetworkNamespace, ip: ip, ifName: ev.IfName}
+	p := &localPod{id: ev.Pod, containerID: ev.ContainerID, netns: ev.NetworkNamespace, ips: ips, ifName: ev.IfName}
 	kvs, err := b.pod(p)
 	if err != nil {
 		// Revert is not called on the handler that failed: undo the allocation here.
@@ -277,15 +293,17 @@ func (n *IPNet) addPod(ev *podmanager.AddPod, txn api.UpdateOperations) (string,
 	n.shared.podIfs[ev.Pod] = [2]string{vppSide, linuxSide}
 	n.shared.mu.Unlock()
 
-	gw := n.IPAM.PodGatewayIP()
-	_, anyDst, _ := net.ParseCIDR(anyNet(gw))
-	ev.Interfaces = append(ev.Interfaces, podmanager.PodInterface{
-		HostName:    p.hostIfName(),
-		MAC:         podMAC(p.containerID, false),
-		IPAddresses: []*podmanager.IPWithGateway{{Address: ip, Gateway: gw}},
-	})
-	ev.Routes = append(ev.Routes, podmanager.Route{Network: anyDst, Gateway: gw})
-	n.Log.WithFields(logrus.Fields{"pod": ev.Pod.String(), "ip": ip.String(), "container": ev.ContainerID}).
+	// The CNI reply: the pod's interface with an address of every family and its
+	// gateway, and a default route of every family.
+	iface := podmanager.PodInterface{HostName: p.hostIfName(), MAC: podMAC(p.containerID, false)}
+	for _, ip := range ips {
+		gw := b.podGateway(ip.IP) // known: pod() checked it
+		_, anyDst, _ := net.ParseCIDR(anyNet(gw))
+		iface.IPAddresses = append(iface.IPAddresses, &podmanager.IPWithGateway{Address: ip, Gateway: gw})
+		ev.Routes = append(ev.Routes, podmanager.Route{Network: anyDst, Gateway: gw})
+	}
+	ev.Interfaces = append(ev.Interfaces, iface)
+	n.Log.WithFields(logrus.Fields{"pod": ev.Pod.String(), "ips": ipsString(ips), "container": ev.ContainerID}).
 		Info("pod wired")
 	return changeAddPod, nil
 }

@@ -119,7 +119,11 @@ func (b *builder) mainIPs() []string {
 		}
 		return ips
 	}
-	return []string{b.nodeIP.String()}
+	ips := []string{b.nodeIP.String()}
+	if f := b.second; f != nil && f.NodeIP != nil && f.NodeNetwork != nil {
+		ips = append(ips, withPrefixOf(f.NodeIP, f.NodeNetwork)) // dual-stack: the node's IPv6 too
+	}
+	return ips
 }
 
 // otherNICs adds the other VPP NICs of this node with their IPs or DHCP.
@@ -148,19 +152,26 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 	if subnet == nil || vppEnd == nil || linuxEnd == nil {
 		return fmt.Errorf("VPP-host interconnect: the IPAM does not know this node's VPP-host subnet")
 	}
-	vppIP, linuxIP := withPrefixOf(vppEnd, subnet), withPrefixOf(linuxEnd, subnet)
+	vppIPs, linuxIPs := []string{withPrefixOf(vppEnd, subnet)}, []string{withPrefixOf(linuxEnd, subnet)}
+	if f := b.second; f != nil {
+		if f.HostInterconnectSubnet == nil || f.HostInterconnectIPInVPP == nil || f.HostInterconnectIPInLinux == nil {
+			return fmt.Errorf("VPP-host interconnect: the IPAM does not know this node's %s VPP-host subnet", f.Family)
+		}
+		vppIPs = append(vppIPs, withPrefixOf(f.HostInterconnectIPInVPP, f.HostInterconnectSubnet))
+		linuxIPs = append(linuxIPs, withPrefixOf(f.HostInterconnectIPInLinux, f.HostInterconnectSubnet))
+	}
 	mac := nodeMAC(hostInterconnectMACPrefix, b.nodeID)
 
-	linuxIPs, linuxMAC := []string{linuxIP}, ""
+	linuxMAC := ""
 	if s.stn {
 		// STN: the host's end also has the node's addresses, and the MAC that VPP's
 		// STN node writes (stn.go).
-		linuxIPs, linuxMAC = append(b.stnHostIPs(), linuxIP), stnHostMAC
+		linuxIPs, linuxMAC = append(b.stnHostIPs(), linuxIPs...), stnHostMAC
 	}
 	if s.useTAP {
 		addVPPIf(kvs, &vppif.Interface{
 			Name: HostInterconnectTAPinVPPLogicalName, Type: vppif.Interface_TAP, Enabled: true,
-			PhysAddress: mac, IpAddresses: []string{vppIP}, Vrf: s.mainVRF, Mtu: s.mtu, RxMode: s.rxMode,
+			PhysAddress: mac, IpAddresses: vppIPs, Vrf: s.mainVRF, Mtu: s.mtu, RxMode: s.rxMode,
 			Link: &vppif.Interface_Tap{Tap: &vppif.TapLink{
 				Version: 2, HostIfName: HostInterconnectTAPinLinuxHostName,
 				RxRingSize: s.tapRxRing, TxRingSize: s.tapTxRing,
@@ -189,40 +200,62 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 		})
 		addVPPIf(kvs, &vppif.Interface{
 			Name: hostAfPacketName, Type: vppif.Interface_AF_PACKET, Enabled: true,
-			PhysAddress: mac, IpAddresses: []string{vppIP}, Vrf: s.mainVRF, Mtu: s.mtu,
+			PhysAddress: mac, IpAddresses: vppIPs, Vrf: s.mainVRF, Mtu: s.mtu,
 			Link: &vppif.Interface_Afpacket{Afpacket: &vppif.AfpacketLink{HostIfName: hostVeth2HostName}},
 		})
 	}
 
 	// VPP -> host: one host route per address of the host's own links.
-	for _, ip := range hostIPs {
-		if !sameFamily(ip, linuxEnd) || ip.IsLinkLocalUnicast() {
-			continue
-		}
-		addVPPRoute(kvs, &vppl3.Route{
-			VrfId: s.mainVRF, DstNetwork: hostNet(ip), NextHopAddr: linuxEnd.String(),
-			OutgoingInterface: s.hostInterconnectVPPName(),
-		})
-	}
+	b.vppRoutesToHost(kvs, hostIPs, linuxEnd)
 
 	// host -> VPP: the pods of the whole cluster (and optionally the services).
 	podsAll := b.ipam.PodSubnetAllNodes()
 	if podsAll == nil {
 		return fmt.Errorf("VPP-host interconnect: the IPAM does not know the pod subnet of the cluster")
 	}
-	addLinuxRoute(kvs, &linuxl3.Route{
-		OutgoingInterface: s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
-		DstNetwork: podsAll.String(), GwAddr: vppEnd.String(),
-	})
-	if s.routeServiceCIDR {
-		if svc := b.ipam.ServiceNetwork(); svc != nil {
-			b.hostRouteToVPP(kvs, svc.String())
+	b.hostRoutesToVPP(kvs, vppEnd, podsAll, b.ipam.ServiceNetwork(), b.nodeIP)
+	if f := b.second; f != nil {
+		if f.PodSubnetAllNodes == nil {
+			return fmt.Errorf("VPP-host interconnect: the IPAM does not know the %s pod subnet of the cluster", f.Family)
 		}
-		if b.nodeIP != nil {
-			b.hostRouteToVPP(kvs, hostNet(b.nodeIP.IP))
+		b.vppRoutesToHost(kvs, hostIPs, f.HostInterconnectIPInLinux)
+		var nodeIP *net.IPNet
+		if f.NodeIP != nil {
+			nodeIP = &net.IPNet{IP: f.NodeIP, Mask: net.CIDRMask(hostPrefixLen(f.NodeIP), hostPrefixLen(f.NodeIP))}
 		}
+		b.hostRoutesToVPP(kvs, f.HostInterconnectIPInVPP, f.PodSubnetAllNodes, f.ServiceNetwork, nodeIP)
 	}
 	return nil
+}
+
+// vppRoutesToHost adds a VPP route in the main VRF to each address of the host's own
+// links of the family of linuxEnd (link-local ones left out) via linuxEnd.
+func (b *builder) vppRoutesToHost(kvs api.KeyValuePairs, hostIPs []net.IP, linuxEnd net.IP) {
+	for _, ip := range hostIPs {
+		if !sameFamily(ip, linuxEnd) || ip.IsLinkLocalUnicast() {
+			continue
+		}
+		addVPPRoute(kvs, &vppl3.Route{
+			VrfId: b.s.mainVRF, DstNetwork: hostNet(ip), NextHopAddr: linuxEnd.String(),
+			OutgoingInterface: b.s.hostInterconnectVPPName(),
+		})
+	}
+}
+
+// hostRoutesToVPP adds the host's routes via VPP's end vppEnd of one family: to the
+// cluster's pod subnet, and with routeServiceCIDRToVPP to the service range (nil: the
+// family has none) and the node IP (nil: none).
+func (b *builder) hostRoutesToVPP(kvs api.KeyValuePairs, vppEnd net.IP, podsAll, services, nodeIP *net.IPNet) {
+	b.hostRouteVia(kvs, podsAll.String(), vppEnd)
+	if !b.s.routeServiceCIDR {
+		return
+	}
+	if services != nil {
+		b.hostRouteVia(kvs, services.String(), vppEnd)
+	}
+	if nodeIP != nil {
+		b.hostRouteVia(kvs, hostNet(nodeIP.IP), vppEnd)
+	}
 }
 
 // hostRouteToVPP adds a Linux route in the host to dst via VPP's end of the VPP-host
@@ -230,9 +263,15 @@ func (b *builder) hostInterconnect(kvs api.KeyValuePairs, hostIPs []net.IP) erro
 // (the service CIDR) and the NodePorts of every node (this node's IP and each peer's
 // VPP IP, /32): a node without kube-proxy has no other path to them.
 func (b *builder) hostRouteToVPP(kvs api.KeyValuePairs, dst string) {
+	b.hostRouteVia(kvs, dst, b.ipam.HostInterconnectIPInVPP())
+}
+
+// hostRouteVia adds a Linux route in the host to dst via vppEnd, VPP's end of the
+// VPP-host interconnect (of the family of dst).
+func (b *builder) hostRouteVia(kvs api.KeyValuePairs, dst string, vppEnd net.IP) {
 	addLinuxRoute(kvs, &linuxl3.Route{
 		OutgoingInterface: b.s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
-		DstNetwork: dst, GwAddr: b.ipam.HostInterconnectIPInVPP().String(),
+		DstNetwork: dst, GwAddr: vppEnd.String(),
 	})
 }
 
@@ -242,33 +281,47 @@ func (b *builder) hostRouteToVPP(kvs api.KeyValuePairs, dst string) {
 // to an unknown pod or host subnet does not loop back through the default route);
 // without the overlay only this node's pod subnet main->pod.
 func (b *builder) vrfs(kvs api.KeyValuePairs) error {
+	podsAll, hostsAll := b.ipam.PodSubnetAllNodes(), b.ipam.HostInterconnectSubnetAllNodes()
+	if podsAll == nil || hostsAll == nil {
+		return fmt.Errorf("inter-VRF routes: the IPAM does not know the cluster subnets")
+	}
+	podsHere, hostsHere := b.ipam.PodSubnetThisNode(), b.ipam.HostInterconnectSubnetThisNode()
+	if err := b.vrfsOf(kvs, podsAll, hostsAll, podsHere, hostsHere); err != nil {
+		return err
+	}
+	if f := b.second; f != nil {
+		if f.PodSubnetAllNodes == nil || f.HostInterconnectSubnetAllNodes == nil {
+			return fmt.Errorf("inter-VRF routes: the IPAM does not know the %s cluster subnets", f.Family)
+		}
+		return b.vrfsOf(kvs, f.PodSubnetAllNodes, f.HostInterconnectSubnetAllNodes, f.PodSubnet, f.HostInterconnectSubnet)
+	}
+	return nil
+}
+
+// vrfsOf adds the VRF tables and the routes between them of the family of podsAll
+// (see vrfs), given the cluster's and this node's pod and VPP-host subnets of it.
+func (b *builder) vrfsOf(kvs api.KeyValuePairs, podsAll, hostsAll, podsHere, hostsHere *net.IPNet) error {
 	s := b.s
 	family, proto := "IPv4", vppl3.VrfTable_IPV4
-	if s.ipv6 {
+	if podsAll.IP.To4() == nil {
 		family, proto = "IPv6", vppl3.VrfTable_IPV6
 	}
 	addVrf(kvs, &vppl3.VrfTable{Id: s.mainVRF, Protocol: proto, Label: mainVRFLabel + "-" + family})
 	addVrf(kvs, &vppl3.VrfTable{Id: s.podVRF, Protocol: proto, Label: podVRFLabel + "-" + family})
 
-	podsAll, hostsAll := b.ipam.PodSubnetAllNodes(), b.ipam.HostInterconnectSubnetAllNodes()
-	if podsAll == nil || hostsAll == nil {
-		return fmt.Errorf("inter-VRF routes: the IPAM does not know the cluster subnets")
-	}
 	interVRF := func(from, to uint32, dst string) {
 		addVPPRoute(kvs, &vppl3.Route{Type: vppl3.Route_INTER_VRF, VrfId: from, DstNetwork: dst, ViaVrfId: to})
 	}
 	interVRF(s.podVRF, s.mainVRF, anyNet(podsAll.IP))
 	if s.noOverlay {
-		podsHere := b.ipam.PodSubnetThisNode()
 		if podsHere == nil {
-			return fmt.Errorf("inter-VRF routes: the IPAM does not know this node's pod subnet")
+			return fmt.Errorf("inter-VRF routes: the IPAM does not know this node's %s pod subnet", family)
 		}
 		interVRF(s.mainVRF, s.podVRF, podsHere.String())
 		return nil
 	}
-	hostsHere := b.ipam.HostInterconnectSubnetThisNode()
 	if hostsHere == nil {
-		return fmt.Errorf("inter-VRF routes: the IPAM does not know this node's VPP-host subnet")
+		return fmt.Errorf("inter-VRF routes: the IPAM does not know this node's %s VPP-host subnet", family)
 	}
 	interVRF(s.podVRF, s.mainVRF, hostsHere.String())
 	interVRF(s.mainVRF, s.podVRF, podsAll.String())
@@ -285,7 +338,10 @@ func (b *builder) neighborScan(kvs api.KeyValuePairs) {
 		return
 	}
 	mode := vppl3.IPScanNeighbor_IPV4
-	if b.s.ipv6 {
+	switch {
+	case b.second != nil:
+		mode = vppl3.IPScanNeighbor_BOTH
+	case b.s.ipv6:
 		mode = vppl3.IPScanNeighbor_IPV6
 	}
 	kvs[vppl3.IPScanNeighborKey] = &vppl3.IPScanNeighbor{
@@ -299,9 +355,16 @@ func (b *builder) podGwLoop(kvs api.KeyValuePairs) error {
 	if gw == nil || subnet == nil {
 		return fmt.Errorf("pod gateway: the IPAM does not know this node's pod subnet")
 	}
+	ips := []string{withPrefixOf(gw, subnet)}
+	if f := b.second; f != nil {
+		if f.PodGatewayIP == nil || f.PodSubnet == nil {
+			return fmt.Errorf("pod gateway: the IPAM does not know this node's %s pod subnet", f.Family)
+		}
+		ips = append(ips, withPrefixOf(f.PodGatewayIP, f.PodSubnet))
+	}
 	addVPPIf(kvs, &vppif.Interface{
 		Name: podGwLoopName, Type: vppif.Interface_SOFTWARE_LOOPBACK, Enabled: true,
-		Vrf: b.s.podVRF, IpAddresses: []string{withPrefixOf(gw, subnet)},
+		Vrf: b.s.podVRF, IpAddresses: ips,
 	})
 	return nil
 }
@@ -313,10 +376,17 @@ func (b *builder) vxlanBVI(kvs api.KeyValuePairs) error {
 	if err != nil {
 		return fmt.Errorf("VXLAN BVI of node ID=%d: %w", b.nodeID, err)
 	}
+	ips := []string{withPrefixOf(ip, network)}
+	if f := b.second; f != nil {
+		if f.VxlanIP == nil || f.VxlanNetwork == nil {
+			return fmt.Errorf("VXLAN BVI of node ID=%d: the IPAM has no %s VXLAN address", b.nodeID, f.Family)
+		}
+		ips = append(ips, withPrefixOf(f.VxlanIP, f.VxlanNetwork))
+	}
 	addVPPIf(kvs, &vppif.Interface{
 		Name: VxlanBVIInterfaceName, Type: vppif.Interface_SOFTWARE_LOOPBACK, Enabled: true,
 		PhysAddress: nodeMAC(vxlanBVIMACPrefix, b.nodeID), Vrf: b.s.podVRF,
-		IpAddresses: []string{withPrefixOf(ip, network)},
+		IpAddresses: ips,
 	})
 	return nil
 }

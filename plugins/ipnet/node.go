@@ -9,6 +9,7 @@ import (
 	vppl2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vppl3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 )
 
@@ -17,12 +18,16 @@ func vxlanIfName(nodeID uint32) string { return fmt.Sprintf("vxlan%d", nodeID) }
 
 // peerIP returns the address used to reach the other node: its first published VPP
 // address of the cluster's IP family, nil when it has none.
-func (s *settings) peerIP(node *nodesync.Node) net.IP {
+func (s *settings) peerIP(node *nodesync.Node) net.IP { return vppIPOfFamily(node, s.ipv6) }
+
+// vppIPOfFamily returns the node's first published VPP address of the family (IPv6
+// when ipv6), nil when it has none.
+func vppIPOfFamily(node *nodesync.Node, ipv6 bool) net.IP {
 	if node == nil {
 		return nil
 	}
 	for _, a := range node.VppIPAddresses {
-		if a != nil && a.IP != nil && (a.IP.To4() == nil) == s.ipv6 {
+		if a != nil && a.IP != nil && (a.IP.To4() == nil) == ipv6 {
 			return a.IP
 		}
 	}
@@ -82,6 +87,33 @@ func (b *builder) peer(node *nodesync.Node) (api.KeyValuePairs, error) {
 		b.hostRouteToVPP(kvs, hostNet(peerIP)) // the host reaches the peer's NodePorts
 	}
 
+	var podSubnet *net.IPNet
+	if !s.externalIPAM {
+		var err error
+		if podSubnet, err = b.ipam.PodSubnetOtherNode(node.ID); err != nil {
+			return nil, fmt.Errorf("node %s (ID=%d): pod subnet: %w", node.Name, node.ID, err)
+		}
+	}
+	hostSubnet, err := b.ipam.HostInterconnectSubnetOtherNode(node.ID)
+	if err != nil {
+		return nil, fmt.Errorf("node %s (ID=%d): VPP-host subnet: %w", node.Name, node.ID, err)
+	}
+	b.peerRoutes(kvs, node, nextHop, peerIP, podSubnet, hostSubnet)
+	if b.second != nil {
+		if err := b.peerSecondFamily(kvs, node); err != nil {
+			return nil, err
+		}
+	}
+	return kvs, nil
+}
+
+// peerRoutes adds the routes of one family to the other node: its pod subnet (nil:
+// none, external IPAM), its VPP-host subnet and each of its management IPs of the
+// family via nextHop (pod VRF out vxlanBVI with the overlay, main VRF without), and
+// with the overlay a main->pod inter-VRF route per management IP. peerIP is the
+// node's VPP IP of the family (nil: unknown); a management IP equal to it gets no route.
+func (b *builder) peerRoutes(kvs api.KeyValuePairs, node *nodesync.Node, nextHop, peerIP net.IP, podSubnet, hostSubnet *net.IPNet) {
+	s := b.s
 	route := func(dst string) {
 		r := &vppl3.Route{DstNetwork: dst, NextHopAddr: nextHop.String(), VrfId: s.mainVRF}
 		if !s.noOverlay {
@@ -89,22 +121,14 @@ func (b *builder) peer(node *nodesync.Node) (api.KeyValuePairs, error) {
 		}
 		addVPPRoute(kvs, r)
 	}
-	if !s.externalIPAM {
-		podSubnet, err := b.ipam.PodSubnetOtherNode(node.ID)
-		if err != nil {
-			return nil, fmt.Errorf("node %s (ID=%d): pod subnet: %w", node.Name, node.ID, err)
-		}
+	if podSubnet != nil {
 		route(podSubnet.String())
-	}
-	hostSubnet, err := b.ipam.HostInterconnectSubnetOtherNode(node.ID)
-	if err != nil {
-		return nil, fmt.Errorf("node %s (ID=%d): VPP-host subnet: %w", node.Name, node.ID, err)
 	}
 	route(hostSubnet.String())
 	for _, mgmt := range node.MgmtIPAddresses {
 		// A management IP that is the peer's VPP IP is reached directly; a route for it
 		// would capture the tunnel's own traffic.
-		if mgmt == nil || !sameFamily(mgmt, nextHop) || mgmt.Equal(peerIP) {
+		if mgmt == nil || !sameFamily(mgmt, nextHop) || (peerIP != nil && mgmt.Equal(peerIP)) {
 			continue
 		}
 		if !mgmt.Equal(nextHop) {
@@ -116,7 +140,42 @@ func (b *builder) peer(node *nodesync.Node) (api.KeyValuePairs, error) {
 			})
 		}
 	}
-	return kvs, nil
+}
+
+// peerSecondFamily adds the connectivity of the second family (IPv6 on a dual-stack
+// node) to the other node. With the overlay the IPv6 frames cross the same VXLAN
+// tunnel: the peer's BVI gets a static IPv6 neighbour (its BVI MAC; the bridge domain
+// floods nothing, so neighbour discovery cannot cross it, as ARP cannot) and the
+// routes go via its BVI's IPv6 address. Without the overlay they go in the main VRF via
+// the peer's published IPv6 VPP address; a peer that published none gets no IPv6
+// routes.
+func (b *builder) peerSecondFamily(kvs api.KeyValuePairs, node *nodesync.Node) error {
+	f := b.second
+	fa, err := b.ipam.NodeAddresses(f.Family, node.ID)
+	if err != nil {
+		return fmt.Errorf("node %s (ID=%d): %w", node.Name, node.ID, err)
+	}
+	peerIP := vppIPOfFamily(node, f.Family == ipam.IPv6)
+	nextHop := peerIP
+	if !b.s.noOverlay {
+		if fa.VxlanIP == nil {
+			return fmt.Errorf("node %s (ID=%d): the IPAM has no %s VXLAN address", node.Name, node.ID, f.Family)
+		}
+		nextHop = fa.VxlanIP
+		addVPPARP(kvs, &vppl3.ARPEntry{
+			Interface: VxlanBVIInterfaceName, IpAddress: fa.VxlanIP.String(),
+			PhysAddress: nodeMAC(vxlanBVIMACPrefix, node.ID), Static: true,
+		})
+	}
+	if nextHop == nil {
+		return nil
+	}
+	var podSubnet *net.IPNet
+	if !b.s.externalIPAM {
+		podSubnet = fa.PodSubnet
+	}
+	b.peerRoutes(kvs, node, nextHop, peerIP, podSubnet, fa.HostInterconnectSubnet)
+	return nil
 }
 
 // connectedPeerIDs returns the sorted IDs of the peers that get connectivity, given

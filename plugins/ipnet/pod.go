@@ -42,7 +42,8 @@ type localPod struct {
 	id          podmodel.ID
 	containerID string
 	netns       string
-	ip          *net.IPNet
+	// ips are the pod's addresses (/32, /128), one per family, the primary first.
+	ips []*net.IPNet
 	// ifName is the kernel name of the pod's interface inside the pod (CNI_IFNAME;
 	// "" means podmanager.DefaultIfName).
 	ifName string
@@ -108,21 +109,26 @@ func podNamespace(p *localPod) *linuxif.NetNamespace {
 
 // pod returns the configuration wiring one pod to VPP (docs/dev-guide/UPSTREAM.md §3): the interface pair
 // (TAP, or VETH pair + AF_PACKET) unnumbered to podGwLoop in the pod VRF, the pod's
-// loopback, in the pod a static ARP entry for the gateway (the VPP side's MAC), a link
-// route to the gateway and the default route via it, in VPP a static ARP entry and a
-// /32 route for the pod IP, and with an external IPAM a host route to the pod.
+// loopback, and per address of the pod (one per family, dual-stack: IPv4 and IPv6) in
+// the pod a static neighbour entry for the gateway of that family (the VPP side's MAC),
+// a link route to the gateway and the default route via it, in VPP a static neighbour
+// entry and a host route for the pod address; with an external IPAM (single-stack
+// only) a host route to the pod.
 func (b *builder) pod(p *localPod) (api.KeyValuePairs, error) {
 	s := b.s
-	gw := b.ipam.PodGatewayIP()
-	if gw == nil {
-		return nil, fmt.Errorf("pod %s: the IPAM does not know the pod gateway", p.id)
-	}
-	if p.ip == nil {
+	if len(p.ips) == 0 || p.ips[0] == nil {
 		return nil, fmt.Errorf("pod %s: no IP", p.id)
+	}
+	gws := make([]net.IP, len(p.ips))
+	podIPs := make([]string, len(p.ips))
+	for i, ip := range p.ips {
+		if gws[i] = b.podGateway(ip.IP); gws[i] == nil {
+			return nil, fmt.Errorf("pod %s: the IPAM does not know the pod gateway of %s", p.id, ip)
+		}
+		podIPs[i] = ip.String()
 	}
 	kvs := make(api.KeyValuePairs)
 	cid := p.containerID
-	podIP := p.ip.String()
 	vppSide, linuxSide := s.podIfNames(cid)
 	vppMAC, linuxMAC := podMAC(cid, true), podMAC(cid, false)
 	unnumbered := &vppif.Interface_Unnumbered{InterfaceWithIp: podGwLoopName}
@@ -138,14 +144,14 @@ func (b *builder) pod(p *localPod) (api.KeyValuePairs, error) {
 		})
 		addLinuxIf(kvs, &linuxif.Interface{
 			Name: linuxSide, Type: linuxif.Interface_TAP_TO_VPP, Namespace: podNamespace(p),
-			HostIfName: p.hostIfName(), PhysAddress: linuxMAC, IpAddresses: []string{podIP},
+			HostIfName: p.hostIfName(), PhysAddress: linuxMAC, IpAddresses: podIPs,
 			Mtu: s.mtu, Enabled: true,
 			Link: &linuxif.Interface_Tap{Tap: &linuxif.TapLink{VppTapIfName: vppSide}},
 		})
 	} else {
 		veth1 := &linuxif.Interface{
 			Name: linuxSide, Type: linuxif.Interface_VETH, Namespace: podNamespace(p),
-			HostIfName: p.hostIfName(), PhysAddress: linuxMAC, IpAddresses: []string{podIP},
+			HostIfName: p.hostIfName(), PhysAddress: linuxMAC, IpAddresses: podIPs,
 			Mtu: s.mtu, Enabled: true,
 			Link: &linuxif.Interface_Veth{Veth: &linuxif.VethLink{PeerIfName: podVeth2Name(cid)}},
 		}
@@ -170,19 +176,24 @@ func (b *builder) pod(p *localPod) (api.KeyValuePairs, error) {
 		HostIfName: podLoopHostName, IpAddresses: append([]string(nil), podLoopIPs...), Enabled: true,
 	})
 
-	// Inside the pod: the gateway is on the link (the pod's own prefix is a host
-	// prefix), answers with the VPP side's MAC and is the default route.
-	addLinuxARP(kvs, &linuxl3.ARPEntry{Interface: linuxSide, IpAddress: gw.String(), HwAddress: vppMAC})
-	addLinuxRoute(kvs, &linuxl3.Route{OutgoingInterface: linuxSide, Scope: linuxl3.Route_LINK, DstNetwork: hostNet(gw)})
-	addLinuxRoute(kvs, &linuxl3.Route{
-		OutgoingInterface: linuxSide, Scope: linuxl3.Route_GLOBAL, DstNetwork: anyNet(gw), GwAddr: gw.String(),
-	})
+	for i, ip := range p.ips {
+		gw := gws[i]
+		// Inside the pod: the gateway is on the link (the pod's own prefix is a host
+		// prefix), answers with the VPP side's MAC and is the default route. For IPv6
+		// the gateway is the global address of podGwLoop, as for IPv4, and the static
+		// neighbour spares the pod its neighbour solicitation.
+		addLinuxARP(kvs, &linuxl3.ARPEntry{Interface: linuxSide, IpAddress: gw.String(), HwAddress: vppMAC})
+		addLinuxRoute(kvs, &linuxl3.Route{OutgoingInterface: linuxSide, Scope: linuxl3.Route_LINK, DstNetwork: hostNet(gw)})
+		addLinuxRoute(kvs, &linuxl3.Route{
+			OutgoingInterface: linuxSide, Scope: linuxl3.Route_GLOBAL, DstNetwork: anyNet(gw), GwAddr: gw.String(),
+		})
 
-	// In VPP: the pod's MAC and the route to it.
-	addVPPARP(kvs, &vppl3.ARPEntry{Interface: vppSide, IpAddress: p.ip.IP.String(), PhysAddress: linuxMAC, Static: true})
-	addVPPRoute(kvs, &vppl3.Route{
-		VrfId: s.podVRF, DstNetwork: podIP, NextHopAddr: p.ip.IP.String(), OutgoingInterface: vppSide,
-	})
+		// In VPP: the pod's MAC and the route to it.
+		addVPPARP(kvs, &vppl3.ARPEntry{Interface: vppSide, IpAddress: ip.IP.String(), PhysAddress: linuxMAC, Static: true})
+		addVPPRoute(kvs, &vppl3.Route{
+			VrfId: s.podVRF, DstNetwork: podIPs[i], NextHopAddr: ip.IP.String(), OutgoingInterface: vppSide,
+		})
+	}
 
 	if s.externalIPAM {
 		vppEnd := b.ipam.HostInterconnectIPInVPP()
@@ -191,7 +202,7 @@ func (b *builder) pod(p *localPod) (api.KeyValuePairs, error) {
 		}
 		addLinuxRoute(kvs, &linuxl3.Route{
 			OutgoingInterface: s.hostInterconnectLinuxName(), Scope: linuxl3.Route_GLOBAL,
-			DstNetwork: podIP, GwAddr: vppEnd.String(),
+			DstNetwork: podIPs[0], GwAddr: vppEnd.String(),
 		})
 	}
 	return kvs, nil

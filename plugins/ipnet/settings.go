@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"strings"
 
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	linuxl3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
@@ -118,6 +119,35 @@ type builder struct {
 	// nodeIP is this node's address with the prefix length of its network, nil while
 	// unknown (DHCP without a lease).
 	nodeIP *net.IPNet
+	// second are this node's addresses of the second IP family of a dual-stack plan
+	// (IPv6), nil on a single-stack node: every builder adds that family beside the
+	// primary one, which the IPAM's single-family getters give.
+	second *ipam.FamilyAddresses
+}
+
+// secondFamily returns this node's addresses of the second family of the address
+// plan (dual-stack: IPv6), nil on a single-stack node.
+func secondFamily(a ipam.API) (*ipam.FamilyAddresses, error) {
+	fams := a.Families()
+	if len(fams) < 2 {
+		return nil, nil
+	}
+	f := a.ThisNodeAddresses(fams[1])
+	if f == nil {
+		return nil, fmt.Errorf("the IPAM does not know this node's %s addresses", fams[1])
+	}
+	return f, nil
+}
+
+// podGateway returns the pod gateway of the family of ip, nil when the IPAM knows none.
+func (b *builder) podGateway(ip net.IP) net.IP {
+	if gw := b.ipam.PodGatewayIP(); gw != nil && sameFamily(gw, ip) {
+		return gw
+	}
+	if f := b.second; f != nil && f.PodGatewayIP != nil && sameFamily(f.PodGatewayIP, ip) {
+		return f.PodGatewayIP
+	}
+	return nil
 }
 
 // VRF table labels.
@@ -177,6 +207,15 @@ func ipString(ip net.IP) string {
 		return "<none>"
 	}
 	return ip.String()
+}
+
+// ipsString lists addresses, e.g. "10.1.1.2/32, fd00::2/128".
+func ipsString(ips []*net.IPNet) string {
+	s := make([]string, len(ips))
+	for i, ip := range ips {
+		s[i] = netString(ip)
+	}
+	return strings.Join(s, ", ")
 }
 
 func netString(n *net.IPNet) string {

@@ -41,7 +41,7 @@ func (n IPNet) StateToString() string {
 	fmt.Fprintf(&b, " pods (%d):\n", len(ids))
 	for _, id := range ids {
 		p := n.pods[id]
-		fmt.Fprintf(&b, "  - %s: IP %s, container %s, netns %s\n", id, netString(p.ip), p.containerID, p.netns)
+		fmt.Fprintf(&b, "  - %s: IP %s, container %s, netns %s\n", id, ipsString(p.ips), p.containerID, p.netns)
 	}
 	fmt.Fprintf(&b, " other nodes (%d):\n", len(n.peers))
 	for _, name := range sortedNames(n.peers) {

@@ -24,8 +24,12 @@ type LocalPod struct {
 	ContainerID string
 	// NetworkNamespace is the path of the pod's network namespace.
 	NetworkNamespace string
-	// IPAddress is the pod's IP once its CNI ADD succeeded (nil before).
+	// IPAddress is the pod's IP once its CNI ADD succeeded (nil before): the primary
+	// one, IPAddresses[0].
 	IPAddress net.IP
+	// IPAddresses are the pod's IPs of every family once its CNI ADD succeeded, the
+	// primary first ([IPv4, IPv6] on a dual-stack node; nil before).
+	IPAddresses []net.IP
 	// IfName is the name of the pod's interface inside the pod (CNI_IFNAME).
 	IfName string
 }

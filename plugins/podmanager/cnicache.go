@@ -126,15 +126,16 @@ func parseCacheEntry(data []byte, socketPath string) (rec *podRecord, ok bool) {
 	if ValidateIfName(e.IfName) == nil {
 		r.IfName = e.IfName
 	}
+	var ips []net.IP // every family, in the result's order (the primary first)
 	for _, ip := range e.Result.IPs {
 		if ip.Interface != nil && *ip.Interface != ifIndex {
 			continue
 		}
 		if addr, _, err := net.ParseCIDR(ip.Address); err == nil {
-			r.IPAddress = addr.String()
-			break
+			ips = append(ips, addr)
 		}
 	}
+	r.setIPs(ips)
 	return r, true
 }
 

@@ -59,8 +59,10 @@
 //     compaction loses nothing). A change thus costs one small write whatever the
 //     number of pods; nothing is fsynced. A record holds the pod ID, the container ID,
 //     the network namespace path and inode, the pod's interface name (ifName; the
-//     records of older agents have none and mean eth0) and the pod's IP, which IPAM
-//     keeps for the pod after a restart. An unreadable last line (an interrupted append) is ignored
+//     records of older agents have none and mean eth0) and the pod's IPs of every
+//     family (ipAddresses, the primary first; ipAddress repeats the primary, and the
+//     records of agents before dual-stack have it alone), which IPAM keeps for the pod
+//     after a restart (LocalPod.IPAddresses). An unreadable last line (an interrupted append) is ignored
 //     with a warning. Agents older than this format (1: a snapshot only) cannot read
 //     the file: after a downgrade they set it aside as pods.json.bad and recover no pods.
 //  2. Init reads the file and drops every record whose network namespace is gone: the
@@ -72,7 +74,7 @@
 //     cache (Config.CNICacheDir, libcni's /var/lib/cni/results, which containerd, CRI-O
 //     and cnitool keep from ADD to DEL): the entries whose configuration runs contiv-cni
 //     with this agent's socket give the container ID, network namespace, pod (CNI_ARGS),
-//     interface name and IP. A state file that lost writes (a full disk) or was removed thus does not
+//     interface name and IPs (those of the pod's interface, every family). A state file that lost writes (a full disk) or was removed thus does not
 //     make the agent delete running pods' interfaces or hand their IPs to new pods; the
 //     IPAM also keeps the IPs that the Kubernetes state shows. The agent must see the
 //     cache directory (a hostPath mount in the DaemonSet).

@@ -49,6 +49,9 @@ type fakeLoop struct {
 	// slowDelete delays the processing of every DeletePod.
 	slowDelete time.Duration
 	nextIP     int
+	// dualStack makes the pretend ipnet give every pod an IPv6 address too, after the
+	// IPv4 one (fd00:10:1:1::<n>/128, gateway fd00:10:1:1::1).
+	dualStack bool
 }
 
 func newFakeLoop() *fakeLoop {
@@ -151,6 +154,17 @@ func (l *fakeLoop) process(ev api.Event) error {
 			Network: &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)},
 			Gateway: net.IPv4(10, 1, 1, 1).To4(),
 		}}
+		l.mu.Lock()
+		dual := l.dualStack
+		l.mu.Unlock()
+		if dual {
+			gw6 := net.ParseIP("fd00:10:1:1::1")
+			e.Interfaces[0].IPAddresses = append(e.Interfaces[0].IPAddresses, &IPWithGateway{
+				Address: &net.IPNet{IP: net.ParseIP(fmt.Sprintf("fd00:10:1:1::%x", ip)), Mask: net.CIDRMask(128, 128)},
+				Gateway: gw6,
+			})
+			e.Routes = append(e.Routes, Route{Network: &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}, Gateway: gw6})
+		}
 		return nil
 	case *DeletePod:
 		l.mu.Lock()

@@ -612,7 +612,7 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 		NetnsInode: p.netnsInode(ev.NetworkNamespace), IfName: ifName, AddedAt: addedAt,
 	}
 	p.lastAdd, p.lastAddPrev = ev, prev
-	// Persisted once the ADD succeeded, with the pod's IP (recordPodIP): one write per
+	// Persisted once the ADD succeeded, with the pod's IPs (recordPodIPs): one write per
 	// ADD instead of two.
 	if prev != nil {
 		return fmt.Sprintf("local pod %s added again (container %s)", ev.Pod, ev.ContainerID), nil
@@ -620,19 +620,19 @@ func (p *Plugin) addLocalPod(ev *AddPod) (string, error) {
 	return fmt.Sprintf("local pod %s added (container %s)", ev.Pod, ev.ContainerID), nil
 }
 
-// recordPodIP completes a successful ADD: it remembers the IP the handlers gave the pod
-// (nil when they gave none) and persists the local pods, if the pod is still the one
-// of that container. The error is that of a change that could not be made durable:
-// the caller must undo the ADD.
-func (p *Plugin) recordPodIP(id podmodel.ID, containerID string, ip net.IP) error {
+// recordPodIPs completes a successful ADD: it remembers the IPs the handlers gave the
+// pod, of every family and the primary first (none when they gave none), and persists
+// the local pods, if the pod is still the one of that container. The error is that of
+// a change that could not be made durable: the caller must undo the ADD.
+func (p *Plugin) recordPodIPs(id podmodel.ID, containerID string, ips []net.IP) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.pods[id]
 	if r == nil || r.ContainerID != containerID {
 		return nil
 	}
-	if ip != nil {
-		r.IPAddress = ip.String()
+	if len(ips) > 0 {
+		r.setIPs(ips)
 	}
 	return p.recordLocked(id)
 }

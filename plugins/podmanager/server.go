@@ -194,7 +194,7 @@ func (s *cniServer) add(ctx context.Context, req *cni.CNIRequest) (*cni.CNIReply
 			return tryAgainReply(log, fmt.Errorf("add pod %s (container %s): %w", id, req.GetContainerId(), evErr)), nil
 		}
 		reply := addReply(ev)
-		if err := s.p.recordPodIP(id, req.GetContainerId(), podIP(ev)); err != nil {
+		if err := s.p.recordPodIPs(id, req.GetContainerId(), podIPs(ev)); err != nil {
 			return s.revertUndurable(ctx, log, id, req, err)
 		}
 		log.WithField("interfaces", describeInterfaces(ev.Interfaces)).Info("CNI add done")
@@ -228,13 +228,18 @@ func (s *cniServer) revertUndurable(ctx context.Context, log logrus.FieldLogger,
 		id, req.GetContainerId(), cause, what)}, nil
 }
 
-// podIP is the first address of the pod's interfaces in the handlers' reply.
-func podIP(ev *AddPod) net.IP {
+// podIPs are the addresses of the pod's interface in the handlers' reply (the first
+// interface that has any: the pod's), in the order of the reply, the primary first.
+func podIPs(ev *AddPod) []net.IP {
 	for _, iface := range ev.Interfaces {
+		var ips []net.IP
 		for _, a := range iface.IPAddresses {
 			if a != nil && a.Address != nil {
-				return a.Address.IP
+				ips = append(ips, a.Address.IP)
 			}
+		}
+		if len(ips) > 0 {
+			return ips
 		}
 	}
 	return nil

@@ -55,6 +55,10 @@ type podRecord struct {
 	// succeeded). After a restart it lets IPAM keep the pod's address even when the
 	// Kubernetes state does not show it yet.
 	IPAddress string `json:"ipAddress,omitempty"`
+	// IPAddresses are the pod's IPs of every family, the primary (IPAddress) first.
+	// Records of agents that predate dual-stack have none: their pod has IPAddress
+	// only. IPAddress stays written, so an older agent still reads the primary.
+	IPAddresses []string `json:"ipAddresses,omitempty"`
 	// IfName is the name of the pod's interface inside the pod (CNI_IFNAME). The
 	// records of agents that predate it have none: their pods have eth0.
 	IfName string `json:"ifName,omitempty"`
@@ -88,8 +92,40 @@ func (r *podRecord) ifName() string {
 
 // localPod returns the record as the API's LocalPod.
 func (r *podRecord) localPod() *LocalPod {
-	return &LocalPod{ID: r.id(), ContainerID: r.ContainerID, NetworkNamespace: r.NetworkNamespace,
+	lp := &LocalPod{ID: r.id(), ContainerID: r.ContainerID, NetworkNamespace: r.NetworkNamespace,
 		IPAddress: net.ParseIP(r.IPAddress), IfName: r.ifName()}
+	for _, s := range r.ips() {
+		if ip := net.ParseIP(s); ip != nil {
+			lp.IPAddresses = append(lp.IPAddresses, ip)
+		}
+	}
+	return lp
+}
+
+// ips returns the pod's IPs as recorded, the primary first: IPAddresses, or for the
+// records of older agents IPAddress alone.
+func (r *podRecord) ips() []string {
+	if len(r.IPAddresses) > 0 {
+		return r.IPAddresses
+	}
+	if r.IPAddress != "" {
+		return []string{r.IPAddress}
+	}
+	return nil
+}
+
+// setIPs records the pod's IPs of every family, the primary first.
+func (r *podRecord) setIPs(ips []net.IP) {
+	r.IPAddress, r.IPAddresses = "", nil
+	for _, ip := range ips {
+		if ip == nil {
+			continue
+		}
+		if r.IPAddress == "" {
+			r.IPAddress = ip.String()
+		}
+		r.IPAddresses = append(r.IPAddresses, ip.String())
+	}
 }
 
 // stateLoad is what readState found in a state file.
