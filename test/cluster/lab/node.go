@@ -355,6 +355,18 @@ func (n *Node) GetJSON(path string, out any) error {
 	return nil
 }
 
+// Metrics GETs the agent's /metrics (Prometheus text format).
+func (n *Node) Metrics() ([]byte, error) {
+	code, data, err := n.do(http.MethodGet, "/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics on %s: %d %s", n.Name, code, bytes.TrimSpace(data))
+	}
+	return data, nil
+}
+
 // PodNetns returns the network namespace name and IP of a pod running on this node.
 func (n *Node) PodNetns(namespace, name string) (netns string, ip net.IP, ok bool) {
 	return n.kubelet.podSandbox(namespace, name)
