@@ -19,10 +19,10 @@ func (st *state) ip4Input(p *pkt, i *iface) {
 		st.drop(p, "ip4-input", "ip4 version != 4")
 		return
 	case ip4IHL(h) < ip4HdrLen || ip4IHL(h) > len(h):
-		st.drop(p, "ip4-input", "ip4 header length < 20")
+		st.drop(p, "ip4-input", "ip4 IHL < 5")
 		return
 	case checksum(h[:ip4IHL(h)], 0) != 0:
-		st.drop(p, "ip4-input", "ip4 checksum errors")
+		st.drop(p, "ip4-input", "bad ip4 checksum")
 		return
 	case ip4TotalLen(h) < ip4HdrLen || ip4TotalLen(h) > len(h):
 		st.drop(p, "ip4-input", "ip4 length > l2 length")
@@ -254,7 +254,7 @@ func (st *state) ip4Local(p *pkt, e *fibFwd) {
 	}
 	src := ip4Src(h)
 	if se := st.fibLookup(p.vrf, src); se != nil && se.kind == fwdLocal && se.prefix.Bits() == 32 && se.sw != noIndex {
-		st.drop(p, "ip4-local", "ip4 spoofed local-address packet")
+		st.drop(p, "ip4-local", "ip4 spoofed local-address packet drops")
 		return
 	}
 	bcast := src == [4]byte{255, 255, 255, 255} || ip4Dst(h) == [4]byte{255, 255, 255, 255}
