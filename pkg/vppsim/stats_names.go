@@ -102,9 +102,7 @@ var (
 		"ARP hw addr does not match L2 frame src addr":   "l2_address_mismatch",
 		"ARP hw address mismatch":                        "l2_address_mismatch",
 		"ARP probe or announcement dropped":              "gratuitous_arp",
-		"ARP for a learned neighbour (gratuitous only)":  "gratuitous_arp",
 		"Interface is not mapped to an IP table":         "interface_no_table",
-		"Interface is not mapped to an IP address":       "interface_no_table",
 		"Interface is not IP enabled":                    "interface_not_ip_enabled",
 		"RX interface is unnumbered to different subnet": "unnumbered_mismatch",
 	}
