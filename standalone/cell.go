@@ -57,7 +57,8 @@ func Cell(opts Options) infra.Cell {
 			})
 			infra.Provide(s, infra.ConfigKey("etcd"), p.EtcdConfig())
 			if opts.VPP {
-				infra.Provide(s, infra.ConfigKey("govpp"), infra.ConfigLoader(infra.StaticConfig{"binapi-socket-path": p.VPPSocketPath()}))
+				infra.Provide(s, infra.ConfigKey("govpp"), infra.ConfigLoader(infra.StaticConfig{
+					"binapi-socket-path": p.VPPSocketPath(), "stats-socket-path": p.StatsSocketPath()}))
 			}
 			infra.Provide(s, infra.ConfigKey("bolt"), infra.ConfigLoader(infra.StaticConfig{"db-path": filepath.Join(opts.Dir, "bolt.db")}))
 			infra.Provide(s, infra.ConfigKey("podmanager"), infra.ConfigLoader(infra.StaticConfig{

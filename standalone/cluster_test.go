@@ -244,6 +244,10 @@ func TestPluginServesTheSimulatedVPP(t *testing.T) {
 	if filepath.Base(e.p.VPPSocketPath()) != "api.sock" {
 		t.Errorf("socket path %s", e.p.VPPSocketPath())
 	}
+	// The stats segment, for the agent's statscollector, beside it.
+	if fi, err := os.Stat(e.p.StatsSocketPath()); err != nil || fi.Mode()&os.ModeSocket == 0 || filepath.Dir(e.p.StatsSocketPath()) != filepath.Dir(e.p.VPPSocketPath()) {
+		t.Errorf("stats socket %s: %v %v", e.p.StatsSocketPath(), fi, err)
+	}
 	if _, ok := e.p.VPP().InterfaceByName(DefaultNIC); !ok {
 		t.Errorf("the simulated VPP has no %s", DefaultNIC)
 	}
@@ -261,8 +265,10 @@ func TestPluginServesTheSimulatedVPP(t *testing.T) {
 	if err := e.p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(e.p.VPPSocketPath()); !os.IsNotExist(err) {
-		t.Errorf("socket left after Close: %v", err)
+	for _, s := range []string{e.p.VPPSocketPath(), e.p.StatsSocketPath()} {
+		if _, err := os.Stat(s); !os.IsNotExist(err) {
+			t.Errorf("socket %s left after Close: %v", s, err)
+		}
 	}
 }
 

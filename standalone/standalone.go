@@ -12,6 +12,7 @@
 //	   └──> dbwatcher, nodesync (as with the cluster's etcd)
 //
 //	VPP simulator (pkg/vppsim) on <dir>/api.sock ──> govppmux (as with VPP's socket)
+//	             and its stats segment on <dir>/stats.sock ──> statscollector
 //
 // For the operator tools it writes, into Deps.Dir, the etcd.conf of the embedded etcd
 // (EtcdConfFile) and, given Deps.AgentURL, the netctl.conf that contiv-netctl reads by
@@ -56,6 +57,9 @@ const (
 
 // VPPSocketName is the file name of the simulator's API socket in Deps.Dir.
 const VPPSocketName = "api.sock"
+
+// StatsSocketName is the file name of the simulator's stats socket in Deps.Dir.
+const StatsSocketName = "stats.sock"
 
 // Deps lists what the plugin needs.
 type Deps struct {
@@ -150,7 +154,8 @@ func (p *Plugin) Init() (err error) {
 		nics = []string{DefaultNIC}
 	}
 	sim, err := vppsim.New(vppsim.Options{
-		SocketPath: filepath.Join(p.Dir, VPPSocketName), NICs: nics, Linux: p.VPPLinux, Log: p.Log,
+		SocketPath: filepath.Join(p.Dir, VPPSocketName), StatsSocketPath: p.StatsSocketPath(),
+		NICs: nics, Linux: p.VPPLinux, Log: p.Log,
 	})
 	if err != nil {
 		return err
@@ -270,6 +275,10 @@ func (l etcdConfigLoader) LoadConfig(out any) (bool, error) {
 // VPPSocketPath is the API socket of the simulated VPP (<Dir>/api.sock), for govppmux.
 // It is known before Init; the simulator serves it from Init on.
 func (p *Plugin) VPPSocketPath() string { return filepath.Join(p.Dir, VPPSocketName) }
+
+// StatsSocketPath is the stats socket of the simulated VPP (<Dir>/stats.sock), for the
+// agent's statscollector (govpp.conf stats-socket-path).
+func (p *Plugin) StatsSocketPath() string { return filepath.Join(p.Dir, StatsSocketName) }
 
 // VPP returns the running simulator (nil before Init and after Close), for tests and
 // debugging tools that inspect or disturb the simulated VPP.

@@ -2,7 +2,8 @@
 // tests and the standalone demo, and forwards packets through the state
 // programmed into it; see package pkg/vppsim for what it simulates.
 // "-nic NAME" creates a NIC without a wire, "-nic NAME=LINUXIF" binds it to
-// a Linux interface of vpp-sim's network namespace (root); "-linux"
+// a Linux interface of vpp-sim's network namespace (root); "-stats-socket"
+// serves the stats segment (default: stats.sock beside -socket); "-linux"
 // creates the Linux ends of TAPs and moves their frames. It runs until SIGINT or SIGTERM. SIGUSR1 simulates a VPP
 // crash and restart (state reset, clients dropped), SIGUSR2 drops all
 // client connections.
@@ -16,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -55,6 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("vpp-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", vppsim.DefaultSocketPath, "unix socket to serve the VPP binary API on")
+	statsSocket := fs.String("stats-socket", "", "unix socket to serve the stats segment on (govpp statsclient, vpp_get_stats); default: stats.sock beside -socket, as VPP's /run/vpp/stats.sock")
 	nics := &listFlag{split: true}
 	fs.Var(nics, "nic", "DPDK-like NIC present at start, e.g. GigabitEthernet0/8/0; NAME=LINUXIF binds it to a Linux interface of this namespace through a raw socket (root); repeatable or comma-separated")
 	linux := fs.Bool("linux", false, "create the Linux side of TAPs (root only)")
@@ -88,7 +91,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logger.SetLevel(level)
 	log := logger.WithField("binary", "vpp-sim")
 
-	sim, err := vppsim.New(vppsim.Options{SocketPath: *socket, NICs: nics.values, Linux: *linux, Log: logger})
+	if *statsSocket == "" {
+		*statsSocket = filepath.Join(filepath.Dir(*socket), filepath.Base(vppsim.DefaultStatsSocketPath))
+	}
+	sim, err := vppsim.New(vppsim.Options{SocketPath: *socket, StatsSocketPath: *statsSocket, NICs: nics.values, Linux: *linux, Log: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "vpp-sim: %v\n", err)
 		return 1
@@ -125,7 +131,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	log.WithFields(logrus.Fields{"version": version.String("vpp-sim"), "vpp": vppsim.VPPVersion, "socket": sim.SocketPath(),
-		"nics": nics.values, "linux": *linux}).Info("started")
+		"stats-socket": sim.StatsSocketPath(),
+		"nics":         nics.values, "linux": *linux}).Info("started")
 	for {
 		select {
 		case <-ctx.Done():

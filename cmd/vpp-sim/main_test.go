@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"go.fd.io/govpp/adapter/socketclient"
+	"go.fd.io/govpp/adapter/statsclient"
 	"go.fd.io/govpp/api"
 	interfaces "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
@@ -139,6 +141,22 @@ func TestBinaryServesInterfacesAndStopsOnSIGTERM(t *testing.T) {
 	ch.Close()
 	conn.Disconnect()
 
+	// The stats segment is served beside the API socket, as VPP's
+	// /run/vpp/stats.sock beside /run/vpp/api.sock.
+	statsSock := filepath.Join(dir, "run", "stats.sock")
+	sc := statsclient.NewStatsClient(statsSock)
+	if err := sc.Connect(); err != nil {
+		t.Fatalf("stats socket: %v", err)
+	}
+	list, err := sc.DumpStats("^/if/names$")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("/if/names: %v %v", list, err)
+	}
+	if got := fmt.Sprint(list[0].Data); got != "[local0 GigabitEthernet0/8/0 GigabitEthernet0/9/0 loop0]" {
+		t.Errorf("/if/names = %s", got)
+	}
+	_ = sc.Disconnect()
+
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +168,10 @@ func TestBinaryServesInterfacesAndStopsOnSIGTERM(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("vpp-sim did not stop on SIGTERM\n%s", stderr.String())
 	}
-	if _, err := os.Stat(sock); !os.IsNotExist(err) {
-		t.Errorf("socket left behind: %v", err)
+	for _, s := range []string{sock, statsSock} {
+		if _, err := os.Stat(s); !os.IsNotExist(err) {
+			t.Errorf("socket %s left behind: %v", s, err)
+		}
 	}
 	if !strings.Contains(stderr.String(), "started") {
 		t.Errorf("no start log:\n%s", stderr.String())

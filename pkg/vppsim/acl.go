@@ -145,7 +145,22 @@ func registerACL(r *registry) {
 	on(r, hACLInterfaceSetACLList)
 	on(r, hACLInterfaceAddDel)
 	on(r, hACLInterfaceListDump)
+	on(r, hACLStatsIntfCountersEnable)
 	onStateless(r, hACLPluginGetVersion)
+}
+
+// hACLStatsIntfCountersEnable switches the per-rule match counters
+// (/acl/<i>/matches) on or off; it always succeeds. VPP 25.10 answers it with
+// acl_del_reply, not acl_stats_intf_counters_enable_reply (acl.c
+// vl_api_acl_stats_intf_counters_enable_t_handler: REPLY_MACRO
+// (VL_API_ACL_DEL_REPLY)); the two replies carry only a retval, so a client
+// that expects the right reply sees an unexpected message ID while the
+// counters are on. The simulator sends what VPP sends.
+func hACLStatsIntfCountersEnable(cl *call, m *acl.ACLStatsIntfCountersEnable) {
+	if g := cl.st.seg(); g != nil {
+		g.EnableACLCounters(m.Enable)
+	}
+	cl.send(&acl.ACLDelReply{Retval: 0})
 }
 
 // hACLPluginGetVersion reports the ACL plugin's API version of VPP 25.10.
@@ -219,6 +234,7 @@ func hACLAddReplace(cl *call, m *acl.ACLAddReplace) {
 	}
 	e := st.acl.acls[idx]
 	e.tag, e.rules = m.Tag, rules
+	st.statsACL(idx, len(rules))
 	cl.send(&acl.ACLAddReplaceReply{ACLIndex: idx, Retval: 0})
 }
 

@@ -60,6 +60,11 @@ func (st *state) aclEvaluate(swIfIndex uint32, input bool, f *aclFlow) (permit b
 			if !r.matches(f) {
 				continue
 			}
+			// The first match of a packet without a session counts on
+			// the rule (dataplane_node.c: is_match &&
+			// interface_acl_counters_enabled; a session hit returned
+			// above and counts nothing).
+			st.statsACLMatch(idx, n, f.Bytes)
 			where := fmt.Sprintf("acl %d (%s) rule %d", idx, e.tag, n)
 			switch r.action {
 			case acl_types.ACL_ACTION_API_DENY:

@@ -21,4 +21,8 @@ type aclFlow struct {
 	// for every other protocol, SCTP included, both are 0
 	// (public_inlines.h acl_fill_5tuple_l4_and_pkt_data).
 	NoL4 bool
+	// Bytes is the buffer length the ACL node sees, for the rule counters:
+	// the IP packet on ip4/ip6-unicast, the frame with its rewrite on
+	// ip4/ip6-output (vlib_buffer_length_in_chain from current_data).
+	Bytes int
 }

@@ -144,8 +144,7 @@
 // super-frames are segmented; other GSO frames are dropped and counted.
 // The ACL step is a hook (state.aclFilter) set to the ACL plugin's
 // aclEvaluate (acl_eval.go): an interface without ACLs permits everything.
-// There is no shared-memory transport and no
-// stats segment (govpp's core does not need it). Sub-interfaces, memif,
+// There is no shared-memory API transport. Sub-interfaces, memif,
 // IPsec, SRv6 and the other plugins in the table are not implemented and
 // answer UNIMPLEMENTED. VPP 25.10's nat44_ed API has no
 // nat44_forwarding_is_enabled; nat44_show_running_config reports the
@@ -156,6 +155,20 @@
 // addresses, default routes and bridge, like VPP creates it, and
 // af_packet requires the host interface to exist (and follows its admin
 // state to it).
+//
+// # The stats segment
+//
+// With Options.StatsSocketPath (cmd/vpp-sim: stats.sock beside the API
+// socket, as VPP's /run/vpp/stats.sock) the simulator serves VPP 25.10's stats
+// segment (package statseg) for govpp's statsclient, and updates it where VPP
+// does (stats.go has the table): /if/ rx, tx, drops, ip4, ip6 per interface,
+// /err/<node>/<name> for every drop and node counter, /acl/<i>/matches per
+// rule (after acl_stats_intf_counters_enable, which VPP 25.10 answers with
+// acl_del_reply), and NAT44-ED's session gauge and per-interface translation
+// counters. Errors carry VPP's symbolic names in the segment and their
+// descriptions in "show errors" (stats_names.go). sw_interface_clear_stats
+// zeroes an interface's counters in the segment; "clear errors" does not
+// touch it. A Restart serves a new segment, as a restarted VPP does.
 //
 // # Testing hooks
 //

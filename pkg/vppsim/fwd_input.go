@@ -32,6 +32,7 @@ func (st *state) rxFrame(i *iface, frame []byte) {
 	}
 	i.ctr.rxPkts++
 	i.ctr.rxBytes += uint64(len(frame))
+	st.statsRx(i.idx, len(frame))
 	st.ethernetInput(p, i)
 }
 

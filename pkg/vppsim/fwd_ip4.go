@@ -2,22 +2,27 @@ package vppsim
 
 import (
 	"go.fd.io/govpp/binapi/fib_types"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg"
 )
 
 // ip4-input, the ip4-unicast feature arc, ip4-lookup, ip4-local and the
 // ICMP VPP itself sends (docs/dev-guide/VPP-FORWARDING.md §1, §3, §8).
 
 func (st *state) ip4Input(p *pkt, i *iface) {
+	// ip4-input counts every packet it sees on the receiving interface
+	// (ip4_input.c: VNET_INTERFACE_COUNTER_IP4), before its checks.
+	st.statsIfSimple(statseg.IfIP4, i.idx)
 	h := p.ip()
 	switch {
 	case len(h) < ip4HdrLen || h[0]>>4 != 4:
 		st.drop(p, "ip4-input", "ip4 version != 4")
 		return
 	case ip4IHL(h) < ip4HdrLen || ip4IHL(h) > len(h):
-		st.drop(p, "ip4-input", "ip4 header length < 20")
+		st.drop(p, "ip4-input", "ip4 IHL < 5")
 		return
 	case checksum(h[:ip4IHL(h)], 0) != 0:
-		st.drop(p, "ip4-input", "ip4 checksum errors")
+		st.drop(p, "ip4-input", "bad ip4 checksum")
 		return
 	case ip4TotalLen(h) < ip4HdrLen || ip4TotalLen(h) > len(h):
 		st.drop(p, "ip4-input", "ip4 length > l2 length")
@@ -79,10 +84,11 @@ func (st *state) aclCheck(p *pkt, sw uint32, input bool) bool {
 // aclApply asks the ACL hook about the flow in st.fwd.aclFlow and drops
 // the packet at the input or output node if it is denied.
 func (st *state) aclApply(p *pkt, sw uint32, input bool, inNode, outNode string) bool {
-	node := outNode
+	node, bytes := outNode, p.length()
 	if input {
-		node = inNode
+		node, bytes = inNode, p.end-p.l3
 	}
+	st.fwd.aclFlow.Bytes = bytes
 	permit, reason := st.aclFilter(sw, input, &st.fwd.aclFlow)
 	if !permit {
 		st.drop(p, node, reason)
@@ -248,7 +254,7 @@ func (st *state) ip4Local(p *pkt, e *fibFwd) {
 	}
 	src := ip4Src(h)
 	if se := st.fibLookup(p.vrf, src); se != nil && se.kind == fwdLocal && se.prefix.Bits() == 32 && se.sw != noIndex {
-		st.drop(p, "ip4-local", "ip4 spoofed local-address packet")
+		st.drop(p, "ip4-local", "ip4 spoofed local-address packet drops")
 		return
 	}
 	bcast := src == [4]byte{255, 255, 255, 255} || ip4Dst(h) == [4]byte{255, 255, 255, 255}

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 
 	"go.fd.io/govpp/binapi/fib_types"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg"
 )
 
 // ip6-input, the ip6-unicast and ip6-multicast arcs, ip6-lookup (VRF and
@@ -87,6 +89,8 @@ func isLinkLocal6(a [16]byte) bool { return a[0] == 0xfe && a[1]&0xc0 == 0x80 }
 // earlier one; the payload length is not compared with the frame here.
 // Then the multicast or the unicast arc.
 func (st *state) ip6Input(p *pkt, i *iface) {
+	// As ip4-input: VNET_INTERFACE_COUNTER_IP6 for every packet (ip6_input.c).
+	st.statsIfSimple(statseg.IfIP6, i.idx)
 	h := p.ip()
 	reason := ""
 	if len(h) >= 1 && h[0]>>4 != 6 {

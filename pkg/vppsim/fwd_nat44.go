@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.fd.io/govpp/binapi/nat_types"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg"
 )
 
 // NAT44-ED in the graph (docs/dev-guide/VPP-FORWARDING.md §7, §8): nat44-ed-classify, -in2out, -out2in
@@ -96,6 +98,7 @@ func (st *state) natAddSession(s *natSess) {
 	t.live++
 	t.flows[s.i2oKey] = s
 	t.flows[s.o2iKey] = s
+	st.statsNATSessions()
 }
 
 // natDelSession frees a session (nat44_ed_free_session_data and
@@ -108,6 +111,7 @@ func (st *state) natDelSession(s *natSess) {
 	}
 	s.deleted = true
 	t.live--
+	st.statsNATSessions()
 	if t.flows[s.i2oKey] == s {
 		delete(t.flows, s.i2oKey)
 	}
@@ -244,9 +248,14 @@ func (st *state) natInput(p *pkt, i *iface) bool {
 	}
 	k := natKey(h, p.rxVRF)
 	now := st.uptime()
+	dir := statseg.Out2In
+	if in2out {
+		dir = statseg.In2Out
+	}
 	if s := n.sess.flows[k]; s != nil {
 		if !st.natExpired(s, now) {
 			st.natApply(p, s, k, now)
+			st.statsNAT(dir, statseg.FastPath, k.proto, false, i.idx)
 			if p.tr != nil {
 				st.traceNAT(p, node, "session hit")
 			}
@@ -254,15 +263,33 @@ func (st *state) natInput(p *pkt, i *iface) bool {
 		}
 		st.natDelSession(s)
 	}
+	natted := p.natted
+	var ok bool
 	switch {
 	case natUnknownProto(k.proto) && in2out:
-		return st.natIn2OutUnknown(p, k, now, false, node)
+		ok = st.natIn2OutUnknown(p, k, now, false, node)
 	case natUnknownProto(k.proto):
-		return st.natOut2InUnknown(p, k, now)
+		ok = st.natOut2InUnknown(p, k, now)
 	case in2out:
-		return st.natIn2OutSlow(p, i, k, now, false, node)
+		ok = st.natIn2OutSlow(p, i, k, now, false, node)
+	default:
+		ok = st.natOut2InSlow(p, i, k, now)
 	}
-	return st.natOut2InSlow(p, i, k, now)
+	st.statsNATSlow(p, dir, k.proto, ok, natted, i.idx)
+	return ok
+}
+
+// statsNATSlow counts what a slow path did with a packet: dropped (ok false;
+// p is freed then) or translated (p.natted turned on), as the slow-path nodes
+// count (nat44_ed_in2out.c, nat44_ed_out2in.c); a packet passed untranslated
+// counts nothing.
+func (st *state) statsNATSlow(p *pkt, dir statseg.NATDir, proto uint8, ok, nattedBefore bool, sw uint32) {
+	switch {
+	case !ok:
+		st.statsNAT(dir, statseg.SlowPath, proto, true, sw)
+	case p.natted && !nattedBefore:
+		st.statsNAT(dir, statseg.SlowPath, proto, false, sw)
+	}
 }
 
 // natClassify decides the direction on an interface with both roles
@@ -860,6 +887,7 @@ func (st *state) natOutputFeature(p *pkt, o *iface) bool {
 			vrf := p.vrf
 			st.natApply(p, s, k, now)
 			p.vrf = vrf
+			st.statsNAT(statseg.In2Out, statseg.FastPath, k.proto, false, o.idx)
 			if p.tr != nil {
 				st.traceNAT(p, node, "session hit")
 			}
@@ -868,7 +896,10 @@ func (st *state) natOutputFeature(p *pkt, o *iface) bool {
 		st.natDelSession(s)
 	}
 	if natUnknownProto(k.proto) {
-		return st.natIn2OutUnknown(p, k, now, true, node)
+		natted := p.natted
+		ok := st.natIn2OutUnknown(p, k, now, true, node)
+		st.statsNATSlow(p, statseg.In2Out, k.proto, ok, natted, o.idx)
+		return ok
 	}
 	// An SNAT session in the egress VRF: pass untouched.
 	ke := k
@@ -895,7 +926,10 @@ func (st *state) natOutputFeature(p *pkt, o *iface) bool {
 	if k.proto == protoUDP && k.dst == [4]byte{255, 255, 255, 255} && k.dport == 67 {
 		return true
 	}
-	return st.natIn2OutSlow(p, o, k, now, true, node)
+	natted := p.natted
+	ok := st.natIn2OutSlow(p, o, k, now, true, node)
+	st.statsNATSlow(p, statseg.In2Out, k.proto, ok, natted, o.idx)
+	return ok
 }
 
 // --- sessions for the API ---

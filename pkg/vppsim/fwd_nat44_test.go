@@ -47,8 +47,18 @@ type natEnv struct {
 }
 
 func newNATEnv(t *testing.T, affinity uint32) *natEnv {
+	return newNATEnvWith(t, affinity, nil)
+}
+
+// newNATEnvWith is newNATEnv with the simulator's options changed by opt.
+func newNATEnvWith(t *testing.T, affinity uint32, opt func(*Options)) *natEnv {
 	clk := testkit.NewClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	e := newEnvWith(t, func(o *Options) { o.Clock = clk })
+	e := newEnvWith(t, func(o *Options) {
+		o.Clock = clk
+		if opt != nil {
+			opt(o)
+		}
+	})
 	n := &natEnv{testEnv: e, c: newCapture(e), clk: clk}
 	programNATNode(func(req, rep api.Message) {
 		t.Helper()

@@ -15,6 +15,7 @@ func (st *state) interfaceOutput(p *pkt, o *iface) {
 		}
 		o.ctr.txPkts++
 		o.ctr.txBytes += uint64(p.length())
+		st.statsTx(o.idx, p.length())
 		p.shg = 0
 		st.l2Input(p, o)
 		return
@@ -28,6 +29,8 @@ func (st *state) interfaceOutput(p *pkt, o *iface) {
 		o.ctr.txBytes += uint64(p.length())
 		o.ctr.rxPkts++
 		o.ctr.rxBytes += uint64(p.length())
+		st.statsTx(o.idx, p.length())
+		st.statsRx(o.idx, p.length())
 		if p.tr != nil {
 			st.tracef(p, "loop-output", "%s echoes the frame into its input", o.name)
 		}
@@ -52,6 +55,7 @@ func (st *state) txWire(p *pkt, o *iface) {
 	f := p.frame()
 	o.ctr.txPkts++
 	o.ctr.txBytes += uint64(len(f))
+	st.statsTx(o.idx, len(f))
 	if p.tr != nil {
 		st.tracef(p, o.name+"-output", "%s: len %d %s -> %s", o.name, len(f), macString(p.srcMAC()), macString(p.dstMAC()))
 		st.tracef(p, o.name+"-tx", "transmitted")

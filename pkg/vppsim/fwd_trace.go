@@ -8,6 +8,8 @@ import (
 	"time"
 
 	interfaces "go.fd.io/govpp/binapi/interface"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg"
 )
 
 // Packet tracing, error counters and interface counters, as VPP's
@@ -109,10 +111,14 @@ func (st *state) tracef(p *pkt, node, format string, args ...any) {
 
 // drop frees a packet and counts the error, as error-drop does.
 func (st *state) drop(p *pkt, node, reason string) {
-	st.fwd.errors[errKey{node, reason}]++
+	k := errKey{node, reason}
+	st.fwd.errors[k]++
 	if i := st.ifaces[p.rx]; i != nil {
 		i.ctr.drops++
 	}
+	// error-drop counts the receiving interface's /if/drops and the error.
+	st.statsIfSimple(statseg.IfDrops, p.rx)
+	st.statsError(k)
 	if p.tr != nil {
 		// One line per node: a node that traced its decision already says
 		// why on that line.
@@ -129,7 +135,9 @@ func (st *state) drop(p *pkt, node, reason string) {
 // count counts a non-drop event of a node (shown by "show errors" with
 // severity info, like VPP's per-node counters).
 func (st *state) count(node, reason string) {
-	st.fwd.errors[errKey{node, reason}]++
+	k := errKey{node, reason}
+	st.fwd.errors[k]++
+	st.statsError(k)
 }
 
 // uptime is the time since the simulated VPP started.
@@ -258,8 +266,10 @@ func hSwInterfaceClearStats(cl *call, m *interfaces.SwInterfaceClearStats) {
 		for _, i := range cl.st.ifaces {
 			i.ctr = ifCounters{}
 		}
+		cl.st.statsClearInterfaces(statseg.AllInterfaces)
 	} else if i := cl.st.iface(m.SwIfIndex); i != nil {
 		i.ctr = ifCounters{}
+		cl.st.statsClearInterfaces(i.idx)
 	} else {
 		rv = retvalInvalidSwIfIndex
 	}
@@ -270,9 +280,13 @@ func cliClearInterfaces(st *state, _ []string) string {
 	for _, i := range st.ifaces {
 		i.ctr = ifCounters{}
 	}
+	st.statsClearInterfaces(statseg.AllInterfaces)
 	return ""
 }
 
+// cliClearErrors zeroes what "show errors" shows. VPP keeps a copy of the
+// counters at the clear for its CLI and leaves the stats segment's alone
+// (vlib/error.c clear_error_counters), so the segment is not touched.
 func cliClearErrors(st *state, _ []string) string {
 	clear(st.fwd.errors)
 	return ""

@@ -59,6 +59,7 @@ func (st *state) vxlanDecap(p *pkt) {
 	p.rx = t.idx
 	p.shg = t.l2.shg
 	t.ctr.rxBytes += uint64(p.length())
+	st.statsRx(t.idx, p.length())
 	st.l2Input(p, t)
 }
 
@@ -85,6 +86,7 @@ func (st *state) vxlanEncap(p *pkt, t *iface) {
 	}
 	t.ctr.txPkts++
 	t.ctr.txBytes += uint64(innerLen)
+	st.statsTx(t.idx, innerLen)
 	p.l3 = p.off - vxlanEncapSz
 	p.off = p.l3
 	o := p.buf[p.l3 : p.l3+vxlanEncapSz]

@@ -196,6 +196,16 @@ func hNat44EdPluginEnableDisable(cl *call, m *nat44_ed.Nat44EdPluginEnableDisabl
 		n.sessionMax, n.cfgFlags = m.Sessions, m.Flags
 		st.lockTableNAT(n.insideVRF)
 		st.lockTableNAT(n.outsideVRF)
+		// nat44_plugin_enable: the gauge gets the limit (0 means the
+		// default), the session count starts at zero.
+		if g := st.seg(); g != nil {
+			limit := n.sessionMax
+			if limit == 0 {
+				limit = natDefaultSessions
+			}
+			g.SetNATMaxCfgSessions(uint64(limit))
+			st.statsNATSessions()
+		}
 	case !n.enabled:
 		rv = retvalFeatureAlreadyDisabled
 	default:
@@ -216,6 +226,7 @@ func (st *state) natDisable() {
 	st.unlockTableNAT(n.insideVRF)
 	st.unlockTableNAT(n.outsideVRF)
 	n.reset()
+	st.statsNATSessions() // nat44_ed_sessions_clear zeroes it
 }
 
 // natDisabled returns the retval for NAT configuration requests while the
@@ -408,6 +419,7 @@ func hNat44InterfaceAddDelFeature(cl *call, m *nat44_ed.Nat44InterfaceAddDelFeat
 		if ni == nil {
 			ni = &natIface{seq: st.nextSeq()}
 			n.ifaces[sw] = ni
+			st.statsNATInterface(sw) // nat44_ed_add_interface, new interface
 		}
 		ni.flags |= flag
 		if flag == natOutside {
@@ -459,6 +471,7 @@ func hNat44EdAddDelOutputInterface(cl *call, m *nat44_ed.Nat44EdAddDelOutputInte
 	case m.IsAdd:
 		n.outputIfs = append(n.outputIfs, sw)
 		st.natFibRegIface(sw, true)
+		st.statsNATInterface(sw) // nat44_ed_add_output_interface
 	case k < 0:
 		rv = retvalNoSuchEntry
 	default:

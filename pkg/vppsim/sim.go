@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg"
 )
 
 // DefaultSocketPath is where VPP, and the simulator by default, serve the
@@ -55,7 +56,15 @@ type Options struct {
 	// Clock is the simulator's time source (NAT session timeouts,
 	// last_heard, traces, ARP throttling); nil means the real clock.
 	Clock clock.PassiveClock
+	// StatsSocketPath is where the stats segment is served (VPP's
+	// statseg { socket-name }, /run/vpp/stats.sock; DefaultStatsSocketPath
+	// beside the API socket is what cmd/vpp-sim uses). Empty: no stats
+	// segment, and the forwarding updates none (stats.go).
+	StatsSocketPath string
 }
+
+// DefaultStatsSocketPath is where VPP serves its stats segment.
+const DefaultStatsSocketPath = "/run/vpp/stats.sock"
 
 // Sim is a VPP simulator. Create it with New, serve with Start and stop it
 // with Close. All methods are safe for concurrent use.
@@ -80,6 +89,11 @@ type Sim struct {
 	// held; no socket I/O is done while it is held.
 	mu sync.Mutex
 	st *state
+	// seg is the stats segment of the running VPP (nil without
+	// Options.StatsSocketPath) and segSrv serves it; both guarded by mu and
+	// replaced by Restart.
+	seg    *statseg.Segment
+	segSrv *statseg.Server
 
 	faultsMu sync.Mutex
 	faults   map[uint16]*fault
@@ -181,6 +195,9 @@ func New(opts Options) (*Sim, error) {
 	if err := s.random.configure(opts.FailProbability, opts.FailSeed); err != nil {
 		return nil, err
 	}
+	if err := s.newSegment(); err != nil {
+		return nil, err
+	}
 	s.st = newState(s)
 	return s, nil
 }
@@ -220,6 +237,13 @@ func (s *Sim) Start() error {
 		return fmt.Errorf("vppsim: listen on %s: %w", path, err)
 	}
 	ln.SetUnlinkOnClose(true)
+	s.mu.Lock()
+	err = s.serveStats()
+	s.mu.Unlock()
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	s.ln = ln
 	s.started = true
 	s.wg.Add(1)
@@ -250,6 +274,7 @@ func (s *Sim) Close() error {
 
 	s.mu.Lock()
 	s.st.releaseHost()
+	s.closeStats()
 	s.mu.Unlock()
 	s.portWG.Wait()
 	if err != nil && !errors.Is(err, net.ErrClosed) {
@@ -277,6 +302,7 @@ func (s *Sim) DropConnections() {
 func (s *Sim) Restart() {
 	s.mu.Lock()
 	s.st.releaseHost()
+	s.restartStats()
 	s.st = newState(s)
 	if s.nicsBound {
 		if err := s.st.attachNICs(); err != nil {

@@ -11,6 +11,8 @@ import (
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/l2"
 	"go.fd.io/govpp/binapi/tapv2"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim/statseg"
 )
 
 // noIndex is VPP's ~0: "no interface", "no VRF", "all".
@@ -295,7 +297,9 @@ type fwdState struct {
 	ndSent  map[neighborKey]time.Duration // NS throttle (fwd_nd.go)
 	view6   fwdView6                      // compiled IPv6 FIBs (fwd_fib6.go)
 	aclFlow aclFlow                       // scratch for the ACL hook (no allocation per packet)
-	ipID    uint16
+	// errIdx caches the stats segment's index of each error (stats.go).
+	errIdx map[errKey]statseg.ErrorIndex
+	ipID   uint16
 	// nullThrottle and errThrottle are the ICMP rate limits of ip4-null
 	// and ip4-icmp-error (fwd_icmp.go).
 	nullThrottle icmpThrottle
@@ -384,6 +388,7 @@ func (st *state) newIface(name string, kind ifKind) *iface {
 	st.byName[name] = i
 	st.tables[0][0].ifRefs++
 	st.tables[1][0].ifRefs++
+	st.statsAddInterface(i)
 	return i
 }
 
@@ -426,6 +431,7 @@ func (st *state) deleteIface(cl *call, i *iface) {
 	delete(st.ifaces, i.idx)
 	delete(st.byName, i.name)
 	st.freeIdx = append(st.freeIdx, i.idx)
+	st.statsDeleteInterface(i)
 	if cl != nil {
 		st.ifEvent(cl, i, true)
 	}

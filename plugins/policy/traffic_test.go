@@ -123,7 +123,8 @@ var _ IPAM = trafficIPAM{}
 func newTrafficEnv(t *testing.T) *trafficEnv {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "api.sock")
-	sim, err := vppsim.New(vppsim.Options{SocketPath: sock, NICs: []string{"GbE"}, Log: tQuiet()})
+	sim, err := vppsim.New(vppsim.Options{SocketPath: sock, StatsSocketPath: filepath.Join(filepath.Dir(sock), "stats.sock"),
+		NICs: []string{"GbE"}, Log: tQuiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

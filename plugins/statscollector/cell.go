@@ -30,18 +30,33 @@ func Cell() infra.Cell {
 		Before: []string{"dbwatcher"},
 		Build: func(s *infra.Scope) (infra.Plugin, error) {
 			sch := infra.Get(s, kvapi.SchedulerKey)
-			return NewPlugin(Deps{
-				Log:             infra.Get(s, infra.LogsKey).Logger("statscollector"),
-				StatsSocketPath: infra.Get(s, govppmux.Key).Config().StatsSocketPath,
-				Interfaces:      &lazyMap{sch: sch, name: ifaceidx.DescriptorName},
-				ACLs:            &lazyMap{sch: sch, name: aclplugin.ACLDescriptorName},
-				Pods:            infra.Get(s, ipnet.Key),
-				Nodes:           infra.Get(s, nodesync.Key),
-				PolicyRules:     infra.Get(s, policy.RuleOwnersKey),
-				Registerer:      infra.Get(s, health.MetricsKey),
-			}), nil
+			gm := infra.Get(s, govppmux.Key)
+			p := NewPlugin(Deps{
+				Log:         infra.Get(s, infra.LogsKey).Logger("statscollector"),
+				Interfaces:  &lazyMap{sch: sch, name: ifaceidx.DescriptorName},
+				ACLs:        &lazyMap{sch: sch, name: aclplugin.ACLDescriptorName},
+				Pods:        infra.Get(s, ipnet.Key),
+				Nodes:       infra.Get(s, nodesync.Key),
+				PolicyRules: infra.Get(s, policy.RuleOwnersKey),
+				Registerer:  infra.Get(s, health.MetricsKey),
+			})
+			return &configuredPlugin{Plugin: p, socket: func() string { return gm.Config().StatsSocketPath }}, nil
 		},
 	}
+}
+
+// configuredPlugin takes the stats socket from govpp.conf at Init: govppmux loads
+// the file in its own Init, which runs before this one (the cell needs govppmux)
+// but after the cells are built, so the path is not known at Build.
+type configuredPlugin struct {
+	*Plugin
+	socket func() string
+}
+
+// Init sets Deps.StatsSocketPath from govpp.conf and initialises the collector.
+func (c *configuredPlugin) Init() error {
+	c.StatsSocketPath = c.socket()
+	return c.Plugin.Init()
 }
 
 // lazyMap is a descriptor's metadata map, looked up at its first use (the descriptor

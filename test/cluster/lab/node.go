@@ -54,6 +54,9 @@ type Node struct {
 	RESTAddr string
 	// VPPSocket is the simulator's binary API socket.
 	VPPSocket string
+	// StatsSocket is the simulator's stats socket (VPP's stats segment), which the
+	// agent's statscollector reads (govpp.conf stats-socket-path).
+	StatsSocket string
 	// CNISocket is the agent's CNI socket.
 	CNISocket string
 	// Sim and Agent are the node's processes.
@@ -145,12 +148,13 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	n.cl.add("etcd relay", func() error { n.etcdRelay.close(); return nil })
 
 	n.VPPSocket = filepath.Join(n.Dir, "api.sock")
+	n.StatsSocket = filepath.Join(n.Dir, "stats.sock")
 	n.CNISocket = filepath.Join(n.Dir, "cni.sock")
 	files := map[string]string{
 		"contiv.conf":     contivConf,
 		"etcd.conf":       "endpoints:\n  - " + NodeEtcdAddr + "\nallow-delayed-start: true\n",
 		"bolt.conf":       "db-path: " + filepath.Join(n.Dir, "bolt.db") + "\n",
-		"govpp.conf":      "binapi-socket-path: " + n.VPPSocket + "\n",
+		"govpp.conf":      "binapi-socket-path: " + n.VPPSocket + "\nstats-socket-path: " + n.StatsSocket + "\n",
 		"podmanager.conf": "socketPath: " + n.CNISocket + "\nstateFile: " + filepath.Join(n.Dir, "pods.json") + "\n",
 		"http.conf":       "endpoint: " + NodeRESTAddr + "\n",
 	}
@@ -173,7 +177,8 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 		nic += "=" + NICLink
 	}
 	n.Sim = newProcess(name+"/vpp-sim", filepath.Join(n.Dir, "vpp-sim.log"), n.Netns, nil,
-		filepath.Join(l.cfg.ContivBinDir, "vpp-sim"), "-linux", "-socket", n.VPPSocket, "-nic", nic)
+		filepath.Join(l.cfg.ContivBinDir, "vpp-sim"), "-linux", "-socket", n.VPPSocket,
+		"-stats-socket", n.StatsSocket, "-nic", nic)
 	n.cl.add("vpp-sim", func() error { return n.Sim.Stop(syscall.SIGTERM, 10*time.Second) })
 	if err := n.startSim(ctx); err != nil {
 		return nil, err
@@ -348,6 +353,18 @@ func (n *Node) GetJSON(path string, out any) error {
 		return fmt.Errorf("GET %s on %s: %w: %s", path, n.Name, err, data)
 	}
 	return nil
+}
+
+// Metrics GETs the agent's /metrics (Prometheus text format).
+func (n *Node) Metrics() ([]byte, error) {
+	code, data, err := n.do(http.MethodGet, "/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics on %s: %d %s", n.Name, code, bytes.TrimSpace(data))
+	}
+	return data, nil
 }
 
 // PodNetns returns the network namespace name and IP of a pod running on this node.
