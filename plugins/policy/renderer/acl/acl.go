@@ -12,7 +12,11 @@
 //
 // Rule mapping: DENY -> DENY; PERMIT -> PERMIT in GLOBAL and REFLECT in the
 // other tables; protocol ANY -> protocol 0 (no L4 part); a destination port
-// range as given, every port as no range; an empty side -> any address.
+// range as given, every port as no range; an empty side -> any address of the
+// other side's family; a rule without addresses on a cluster with IPv6 -> one
+// rule per family (0.0.0.0/0 and ::/0). On such a cluster LOCAL and EGRESS
+// ACLs open with a PERMIT of ICMPv6 types 135-136 (neighbour discovery); the
+// owners of the rules follow the VPP rules one for one (no policy for it).
 //
 // Rule owners: RuleOwners maps the name of every ACL staged to the owner of
 // each rule (the NetworkPolicies of renderer/cache's Table.Owners, and

@@ -31,6 +31,11 @@
 //	node outputs, input    REFLECTION while GLOBAL exists, so replies to
 //	                       connections from outside pass GLOBAL.
 //
+// A dual-stack pod (renderer.PodConfig.IPs) gets one GLOBAL segment per
+// address, with the rules towards destinations of that address's family, and
+// the parts of a local pair are computed per family (S's address of a family
+// towards D's of the same family).
+//
 // Tables are identified by a hash (FNV-64a) of their kind and rules; pods
 // with equal rules share one table. A table's Owners name the policies of
 // each rule, for all the pods using it: each pod holds a counted reference to
