@@ -454,11 +454,12 @@ const (
 // output ACL on its own solicitations to the pod (ip6-rewrite-mcast runs the
 // interface's output features) and the input ACL on unicast solicitations
 // and advertisements from the pod (the ip6-unicast arc), docs/dev-guide/
-// VPP-FORWARDING.md §11.6 and §11.8; kube-proxy and Calico likewise let ND
-// through whatever the policy. Router solicitations are not permitted: VPP
-// sends no router advertisements on pod interfaces (they are not turned on),
-// and a pod's solicitation to ff02::2 is multicast, which input ACLs do not
-// see.
+// VPP-FORWARDING.md §11.6 and §11.8; Calico's Felix likewise accepts ICMPv6
+// types 130-133, 135 and 136 from workloads to the host whatever the policy
+// (rules/static.go, the workload-to-host chain). MLD (130-132) and router
+// solicitations (133) are not permitted here: they go to multicast groups,
+// which VPP's input ACLs do not see (ip6-multicast arc), and VPP sends no
+// router advertisements on pod interfaces (they are not turned on).
 func (r *Renderer) ndRules(t *cache.Table) int {
 	if (t.Kind != cache.Local && t.Kind != cache.Egress) || !r.Cache.Config().HasIPv6() {
 		return 0
