@@ -273,3 +273,55 @@ func TestTrafficIPv6NeighbourDiscoveryReachesAnIsolatedPod(t *testing.T) {
 		t.Error("x/b -> x/a TCP 81 over IPv6 passes: the neighbour discovery permits opened more than ND")
 	}
 }
+
+// The IPv6 outside: the NIC GbE has fd00:192:168:16::a/112 and the default
+// route via the gateway fd00:192:168:16::1 (tGwMAC). NAT44 does not touch
+// IPv6: pods leave with their own addresses.
+var (
+	tNodeIP6  = netip.MustParseAddr("fd00:192:168:16::a")
+	tGateway6 = netip.MustParseAddr("fd00:192:168:16::1")
+)
+
+func (e *trafficEnv) wireOutside6() {
+	addr := func(a netip.Addr) ip_types.Address {
+		return ip_types.Address{Af: ip_types.ADDRESS_IP6, Un: ip_types.AddressUnionIP6(a.As16())}
+	}
+	nodePfx, _ := ip_types.ParseAddressWithPrefix(tNodeIP6.String() + "/112")
+	e.call(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: 1, IsAdd: true, Prefix: nodePfx}, &interfaces.SwInterfaceAddDelAddressReply{})
+	e.call(&ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: 1,
+		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: tGwMAC, IPAddress: addr(tGateway6)}}, &ip_neighbor.IPNeighborAddDelReply{})
+	e.call(&ip.IPRouteAddDel{IsAdd: true, Route: ip.IPRoute{Prefix: ip_types.Prefix{Address: addr(netip.IPv6Unspecified())}, NPaths: 1,
+		Paths: []fib_types.FibPath{{SwIfIndex: 1, Proto: fib_types.FIB_API_PATH_NH_PROTO_IP6, Nh: fib_types.FibPathNh{Address: addr(tGateway6).Un}}}}},
+		&ip.IPRouteAddDelReply{})
+}
+
+// probeOutside6 is probeOutside over IPv6.
+func (e *trafficEnv) probeOutside6(src *tPod, dst netip.Addr, port uint16) bool {
+	return e.probeOutsideFamily(true, src, dst, port)
+}
+
+// TestTrafficIPv6EgressToOutsideFollowsThePolicy: a pod allowed to reach one
+// outside IPv6 address on one port reaches exactly that over IPv6 (the EGRESS
+// ACL on its input and GLOBAL on the NIC), the other pods are not
+// restricted.
+func TestTrafficIPv6EgressToOutsideFollowsThePolicy(t *testing.T) {
+	e := newDualTrafficEnv(t, nil)
+	e.wireOutside6()
+	xa, xb := e.pod("x", "a"), e.pod("x", "b")
+	allowed, other := netip.MustParseAddr("2001:db8::8"), netip.MustParseAddr("2001:db8::4")
+	check := func(what string, src *tPod, dst netip.Addr, port uint16, want bool) {
+		t.Helper()
+		if got := e.probeOutside6(src, dst, port); got != want {
+			t.Errorf("%s: %s -> [%s]:%d reachable = %v, want %v", what, src.id, dst, port, got, want)
+		}
+	}
+	e.resync()
+	check("no policy", xa, other, 80, true)
+	e.resync(&pm.Policy{Namespace: "x", Name: "out", Pods: tsel("pod", "a"), PolicyType: pm.Policy_EGRESS,
+		EgressRule: []*pm.Policy_EgressRule{{Port: []*pm.Policy_Port{tport(true, 80)},
+			To: []*pm.Policy_Peer{{IpBlock: &pm.Policy_Peer_IPBlock{Cidr: "2001:db8::8/128"}}}}}})
+	check("allowed destination and port", xa, allowed, 80, true)
+	check("other port", xa, allowed, 443, false)
+	check("other destination", xa, other, 80, false)
+	check("unrestricted pod", xb, other, 443, true)
+}

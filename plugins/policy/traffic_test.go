@@ -229,10 +229,20 @@ func (e *trafficEnv) wireOutside() {
 // probeOutside opens a TCP connection from a pod to an outside address; the
 // outside host answers what leaves GbE (SNATed to the node address).
 func (e *trafficEnv) probeOutside(src *tPod, dst netip.Addr, port uint16) bool {
+	return e.probeOutsideFamily(false, src, dst, port)
+}
+
+// probeOutsideFamily is probeOutside over IPv4, or with v6 over IPv6 (from
+// the pod's ip6; NAT44 leaves IPv6 alone, so the packet keeps its source).
+func (e *trafficEnv) probeOutsideFamily(v6 bool, src *tPod, dst netip.Addr, port uint16) bool {
+	build, read, srcIP, leaves := frame, parse, src.ip, tNodeIP
+	if v6 {
+		build, read, srcIP, leaves = l4Frame6, parseL4Frame6, src.ip6, src.ip6
+	}
 	e.sport++
 	sport := e.sport
 	e.takeTx()
-	if err := e.sim.InjectFrame(src.vppIf, frame(src.mac2, src.mac, src.ip, dst, true, sport, port, synFlag)); err != nil {
+	if err := e.sim.InjectFrame(src.vppIf, build(src.mac2, src.mac, srcIP, dst, true, sport, port, synFlag)); err != nil {
 		e.t.Fatal(err)
 	}
 	var gbeMAC [6]byte
@@ -240,20 +250,20 @@ func (e *trafficEnv) probeOutside(src *tPod, dst netip.Addr, port uint16) bool {
 		copy(gbeMAC[:], itf.MAC)
 	}
 	for _, f := range e.takeTx() {
-		p, ok := parse(f.frame)
+		p, ok := read(f.frame)
 		if !ok || f.ifName != "GbE" || p.dst != dst || p.dport != port || p.flags != synFlag {
 			continue
 		}
-		if p.src != tNodeIP {
-			e.t.Errorf("%s -> %s left GbE with source %s, want the node address (SNAT)", src.id, dst, p.src)
+		if p.src != leaves {
+			e.t.Errorf("%s -> %s left GbE with source %s, want %s", src.id, dst, p.src, leaves)
 		}
-		if err := e.sim.InjectFrame("GbE", frame(gbeMAC, tGwMAC, dst, p.src, true, port, p.sport, synFlag|ackFlag)); err != nil {
+		if err := e.sim.InjectFrame("GbE", build(gbeMAC, tGwMAC, dst, p.src, true, port, p.sport, synFlag|ackFlag)); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	for _, f := range e.takeTx() {
-		p, ok := parse(f.frame)
-		if ok && f.ifName == src.vppIf && p.src == dst && p.dst == src.ip && p.sport == port && p.dport == sport {
+		p, ok := read(f.frame)
+		if ok && f.ifName == src.vppIf && p.src == dst && p.dst == srcIP && p.sport == port && p.dport == sport {
 			return true
 		}
 	}
