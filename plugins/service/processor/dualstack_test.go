@@ -178,3 +178,24 @@ func TestIPv6ClusterIPIsCheckedAgainstTheIPv6ServiceRange(t *testing.T) {
 		t.Errorf("cluster IPs %v: an IPv6 cluster IP outside fd00:10:96::/108 rendered", cs.ClusterIPs)
 	}
 }
+
+// TestLegacyEndpointsOfBothFamiliesAreSelectedPerFamily: a legacy Endpoints
+// subset holding addresses of both families is parsed into one subset per
+// family, so that each family's backends form groups of their own (a renderer
+// of one family reads its groups only) and each is classified against its
+// family's pod subnet.
+func TestLegacyEndpointsOfBothFamiliesAreSelectedPerFamily(t *testing.T) {
+	e := newEnv(t, dualConf)
+	e.putService(dualService())
+	e.putEndpoints(st.Endpoints("default", "web", st.Subset([]st.Addr{st.IPAddr(remoteIP), st.IPAddr(pod1IP6), st.IPAddr(pod1IP)},
+		st.EpPort("http", 8080, "TCP"))))
+	got := backends(e.svc("default", "web"), "http")
+	want := []string{remoteIP + ":8080", pod1IP + ":8080 local", "[" + pod1IP6 + "]:8080 local"}
+	if !slices.Equal(got, want) {
+		t.Errorf("backends %q, want %q (IPv4 first, then IPv6)", got, want)
+	}
+	fs := e.sp.services[serviceKeyOf("web", "default")].GetFlatService()
+	if groups := fs.Ports[0].Backends; len(groups) != 2 || len(groups[0].Endpoints) != 2 || groups[1].Endpoints[0].IsIPv4() {
+		t.Errorf("backend groups %v, want the IPv4 pair then the IPv6 address", groups)
+	}
+}
