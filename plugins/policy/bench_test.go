@@ -26,7 +26,8 @@ import (
 // also allows the pods with the same app of the team=t<j%5> namespaces
 // (podSelector AND namespaceSelector); every 4th one has egress rules: UDP
 // 53 to the pods of app-<((j/50)+2)%10> and TCP 443 to 0.0.0.0/0 except
-// 10.0.0.0/8.
+// 10.0.0.0/8. The dual-stack variants give every pod an IPv6 address too
+// (fd00:10:1:1::/64 for the local pods, as benchPodIP6 numbers them).
 const (
 	benchNamespaces = 50
 	benchPodsPerNs  = 100
@@ -41,6 +42,25 @@ func benchPodIP(ns, i int) string {
 	return fmt.Sprintf("10.1.%d.%d", 2+n/250, 2+n%250)
 }
 
+// benchPodIP6 is the IPv6 address of the pod of benchPodIP (the local pods in
+// this node's IPv6 pod subnet fd00:10:1:1::/64).
+func benchPodIP6(ns, i int) string {
+	if ns < 2 && i < benchLocalPerNs {
+		return fmt.Sprintf("fd00:10:1:1::%x", 2+ns*benchLocalPerNs+i)
+	}
+	n := ns*benchPodsPerNs + i
+	return fmt.Sprintf("fd00:10:1:%x::%x", 2+n/250, 2+n%250)
+}
+
+// benchDualPod is benchPod with both addresses.
+func benchDualPod(ns, i int, app int, dual bool) *podmodel.Pod {
+	p := benchPod(ns, i, app)
+	if dual {
+		p.IpAddresses = []string{p.IpAddress, benchPodIP6(ns, i)}
+	}
+	return p
+}
+
 func benchPod(ns, i int, app int) *podmodel.Pod {
 	return &podmodel.Pod{Name: fmt.Sprintf("p%d", i), Namespace: fmt.Sprintf("ns-%d", ns), IpAddress: benchPodIP(ns, i),
 		Label:     []*podmodel.Pod_Label{{Key: "app", Value: fmt.Sprintf("app-%d", app)}, {Key: "tier", Value: fmt.Sprintf("t%d", i%3)}},
@@ -51,14 +71,17 @@ func appSel(app int) *pm.Policy_LabelSelector {
 	return &pm.Policy_LabelSelector{MatchLabel: []*pm.Policy_Label{{Key: "app", Value: fmt.Sprintf("app-%d", app%10)}}}
 }
 
-func benchState(policies int) controller.KubeStateData {
+func benchState(policies int) controller.KubeStateData { return benchStateOf(policies, false) }
+
+// benchStateOf is benchState, with dual every pod dual-stack.
+func benchStateOf(policies int, dual bool) controller.KubeStateData {
 	st := controller.NewKubeStateData(podmodel.Keyword, nsmodel.Keyword, pm.Keyword)
 	for n := 0; n < benchNamespaces; n++ {
 		name := fmt.Sprintf("ns-%d", n)
 		st[nsmodel.Keyword][nsmodel.Key(name)] = &nsmodel.Namespace{Name: name,
 			Label: []*nsmodel.Namespace_Label{{Key: "team", Value: fmt.Sprintf("t%d", n%5)}}}
 		for i := 0; i < benchPodsPerNs; i++ {
-			p := benchPod(n, i, i%10)
+			p := benchDualPod(n, i, i%10, dual)
 			st[podmodel.Keyword][podmodel.Key(p.Name, p.Namespace)] = p
 		}
 	}
@@ -96,12 +119,15 @@ func (benchIPNet) GetPodIfNames(ns, name string) (string, string, string, bool) 
 	return "tap-" + ns + "-" + name, "eth0", "", true
 }
 
-func benchPlugin(b testing.TB) *Plugin {
+func benchPlugin(b testing.TB) *Plugin { return benchPluginOf(b, false) }
+
+// benchPluginOf is benchPlugin, with dual on a dual-stack node.
+func benchPluginOf(b testing.TB, dual bool) *Plugin {
 	b.Helper()
 	l := logrus.New()
 	l.SetOutput(&strings.Builder{})
 	l.SetLevel(logrus.ErrorLevel)
-	p := NewPlugin(Deps{Log: l, ContivConf: fakeConf{}, IPAM: fakeIPAM{pods: map[podmodel.ID]string{}}, IPNet: benchIPNet{},
+	p := NewPlugin(Deps{Log: l, ContivConf: fakeConf{}, IPAM: fakeIPAM{pods: map[podmodel.ID]string{}, dual: dual}, IPNet: benchIPNet{},
 		PodManager: fakePods{pods: podmanager.LocalPods{}}})
 	if err := p.Init(); err != nil {
 		b.Fatal(err)
@@ -109,13 +135,27 @@ func benchPlugin(b testing.TB) *Plugin {
 	return p
 }
 
+// benchCases are the sizes and stacks of the benchmarks: IPv4, and the same
+// cluster dual-stack (every pod with two addresses).
+var benchCases = []struct {
+	policies int
+	dual     bool
+}{{100, false}, {1000, false}, {100, true}, {1000, true}}
+
+func benchName(policies int, dual bool) string {
+	if dual {
+		return fmt.Sprintf("policies=%d/dual-stack", policies)
+	}
+	return fmt.Sprintf("policies=%d", policies)
+}
+
 // BenchmarkResync: a full resync of the policy plugin (cache, processor,
 // configurator, renderer cache, ACL renderer staging every value).
 func BenchmarkResync(b *testing.B) {
-	for _, n := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
-			st := benchState(n)
-			p := benchPlugin(b)
+	for _, c := range benchCases {
+		b.Run(benchName(c.policies, c.dual), func(b *testing.B) {
+			st := benchStateOf(c.policies, c.dual)
+			p := benchPluginOf(b, c.dual)
 			b.ResetTimer()
 			cpu := cpuTime()
 			for i := 0; i < b.N; i++ {
@@ -137,14 +177,14 @@ func BenchmarkResync(b *testing.B) {
 // app-2; the local pods selected by the policies that allow app-1 or app-2
 // in are recomputed.
 func BenchmarkLabelChange(b *testing.B) {
-	for _, n := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
-			st := benchState(n)
-			p := benchPlugin(b)
+	for _, c := range benchCases {
+		b.Run(benchName(c.policies, c.dual), func(b *testing.B) {
+			st := benchStateOf(c.policies, c.dual)
+			p := benchPluginOf(b, c.dual)
 			if err := p.Resync(controller.NewDBResync(), st, 1, mapTxn{}); err != nil {
 				b.Fatal(err)
 			}
-			pods := [2]*podmodel.Pod{benchPod(0, 91, 1), benchPod(0, 91, 2)}
+			pods := [2]*podmodel.Pod{benchDualPod(0, 91, 1, c.dual), benchDualPod(0, 91, 2, c.dual)}
 			recomputed, msgs := 0, 0
 			runtime.GC() // the garbage of the resync is not the event's
 			b.ResetTimer()

@@ -54,7 +54,20 @@
 // the last pod that uses them, and the ACL renderer's memo of converted
 // rules is swept once it holds more than twice the rules of the live tables.
 //
-// Not done: IPv6 clusters (nothing is rendered, a warning is logged);
-// SCTP named ports (the pod model has no SCTP container ports, so they do
+// IP families: every address of a pod counts (pod.AllIPAddresses; IPAM's
+// GetPodIPs for the local pods): a dual-stack peer is permitted on both its
+// addresses, ipBlocks of either family select addresses of their family,
+// GLOBAL has one segment per address of a pod (with its rules towards that
+// family) and local pod-to-pod parts are computed per family. The cluster
+// networks, the always-allowed node sources and this node's pod subnets of
+// every family come from IPAM (ThisNodeAddresses). A rule without addresses
+// becomes one VPP rule per family of the cluster (renderer/acl: a VPP rule has
+// one family and an ACL list ends in an implicit deny), and on a cluster with
+// IPv6 the pod interfaces' ACLs first permit ICMPv6 neighbour solicitations and
+// advertisements (types 135-136), which VPP 25.10 runs through them. IPv6-only
+// clusters are policed like the others (the plugin used to turn itself off
+// there: every IPv6 pod failed open).
+//
+// Not done: SCTP named ports (the pod model has no SCTP container ports, so they do
 // not resolve and allow nothing).
 package policy

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/sirupsen/logrus"
@@ -26,8 +27,6 @@ import (
 
 // ContivConf is what the plugin needs of contivconf.
 type ContivConf interface {
-	// IsIPv6 tells whether the cluster runs on IPv6 (not supported: nothing is rendered).
-	IsIPv6() bool
 	// GetMainInterfaceName returns the VPP interface towards the other nodes.
 	GetMainInterfaceName() string
 	// GetOtherVPPInterfaces returns the node's other VPP interfaces.
@@ -46,8 +45,14 @@ type IPAM interface {
 	NatLoopbackIP() net.IP
 	// HostInterconnectIPInLinux returns the host's address on the host interconnect.
 	HostInterconnectIPInLinux() net.IP
-	// GetPodIP returns the IP of a local pod, nil if it has none.
-	GetPodIP(podID ipam.PodID) *net.IPNet
+	// GetPodIPs returns the addresses of a local pod, the primary first (one of
+	// each family on a dual-stack node), nil if it has none.
+	GetPodIPs(podID ipam.PodID) []*net.IPNet
+	// Families returns the IP families of the cluster, the primary first.
+	Families() []ipam.Family
+	// ThisNodeAddresses returns this node's networks and addresses of a family
+	// (nil without the family).
+	ThisNodeAddresses(f ipam.Family) *ipam.FamilyAddresses
 }
 
 // IPNet is what the plugin needs of ipnet.
@@ -91,7 +96,9 @@ type Plugin struct {
 	processor *processor.Processor
 	cache     *rcache.Cache
 	renderer  *acl.Renderer
-	disabled  bool
+	// podSubnets are this node's pod subnets of every family (read at
+	// resync): the local pods Kubernetes reports before IPAM knows them.
+	podSubnets []netip.Prefix
 
 	resyncTxn controller.ResyncOperations
 	updateTxn controller.UpdateOperations
@@ -142,11 +149,6 @@ func (p *Plugin) HandlesEvent(ev controller.Event) bool {
 // Resync rebuilds the policies from the Kubernetes state and stages every
 // ACL and interface ACL list.
 func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateData, resyncCount int, txn controller.ResyncOperations) error {
-	p.disabled = p.ContivConf.IsIPv6()
-	if p.disabled {
-		p.Log.Warn("IPv6 cluster: network policies are not rendered (the ACL renderer is IPv4 only)")
-		return nil
-	}
 	p.resyncTxn = txn
 	defer func() { p.resyncTxn = nil }()
 	p.cache.SetConfig(p.nodeConfig())
@@ -160,9 +162,6 @@ func (p *Plugin) Resync(ev controller.Event, kubeStateData controller.KubeStateD
 
 // Update handles one event and describes what changed.
 func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (string, error) {
-	if p.disabled {
-		return "", nil
-	}
 	p.updateTxn, p.changes = txn, nil
 	defer func() { p.updateTxn = nil }()
 	var err error
@@ -183,7 +182,7 @@ func (p *Plugin) Update(ev controller.Event, txn controller.UpdateOperations) (s
 // Revert forgets the pod of a failed AddPod (what it staged is discarded).
 func (p *Plugin) Revert(ev controller.Event) error {
 	e, ok := ev.(*podmanager.AddPod)
-	if !ok || p.disabled {
+	if !ok {
 		return nil
 	}
 	p.updateTxn = discardTxn{}
@@ -208,14 +207,38 @@ func (p *Plugin) resyncTxnFactory() controller.ResyncOperations {
 	return p.resyncTxn
 }
 
-// nodeConfig reads the node's networks and interfaces.
+// nodeConfig reads the node's networks and interfaces, of every IP family of
+// the cluster (the primary family's from the IPAM's getters of the IPv4 era,
+// the others' from ThisNodeAddresses), and keeps this node's pod subnets.
 func (p *Plugin) nodeConfig() rcache.Config {
 	var c rcache.Config
-	for _, n := range []*net.IPNet{p.IPAM.PodSubnetAllNodes(), p.IPAM.ServiceNetwork()} {
-		if pf, ok := prefix(n); ok {
-			c.ClusterNetworks = append(c.ClusterNetworks, pf)
+	p.podSubnets = p.podSubnets[:0]
+	addNet := func(list []netip.Prefix, n *net.IPNet) []netip.Prefix {
+		if pf, ok := prefix(n); ok && !slices.Contains(list, pf) {
+			list = append(list, pf)
+		}
+		return list
+	}
+	c.ClusterNetworks = addNet(addNet(nil, p.IPAM.PodSubnetAllNodes()), p.IPAM.ServiceNetwork())
+	p.podSubnets = addNet(p.podSubnets, p.IPAM.PodSubnetThisNode())
+	for _, f := range p.IPAM.Families() {
+		if a := p.IPAM.ThisNodeAddresses(f); a != nil {
+			c.ClusterNetworks = addNet(addNet(c.ClusterNetworks, a.PodSubnetAllNodes), a.ServiceNetwork)
+			p.podSubnets = addNet(p.podSubnets, a.PodSubnet)
 		}
 	}
+	// The families whose traffic the ACLs filter: those of the cluster's
+	// networks (a rule without addresses becomes one VPP rule per family).
+	for _, n := range append(slices.Clone(c.ClusterNetworks), p.podSubnets...) {
+		any := netip.PrefixFrom(netip.IPv4Unspecified(), 0)
+		if n.Addr().Is6() {
+			any = netip.PrefixFrom(netip.IPv6Unspecified(), 0)
+		}
+		if !slices.Contains(c.AnyNetworks, any) {
+			c.AnyNetworks = append(c.AnyNetworks, any)
+		}
+	}
+	slices.SortFunc(c.AnyNetworks, func(a, b netip.Prefix) int { return a.Addr().Compare(b.Addr()) })
 	add := func(name string) {
 		if name != "" {
 			c.NodeInterfaces = append(c.NodeInterfaces, name)
@@ -256,20 +279,31 @@ func (p *Plugin) Stats() acl.Stats { return p.renderer.LastStats() }
 // node implements processor.Node over the plugin's dependencies.
 type node struct{ p *Plugin }
 
-func (n node) LocalPod(id podmodel.ID, k8sIP netip.Addr) (netip.Addr, string, bool) {
+func (n node) LocalPod(id podmodel.ID, k8sIPs []netip.Addr) ([]netip.Addr, string, bool) {
 	iface, _, _, wired := n.p.IPNet.GetPodIfNames(id.Namespace, id.Name)
 	if !wired {
 		iface = ""
 	}
-	if ipn := n.p.IPAM.GetPodIP(id); ipn != nil {
+	var ips []netip.Addr
+	for _, ipn := range n.p.IPAM.GetPodIPs(id) {
 		if a, ok := netip.AddrFromSlice(ipn.IP); ok {
-			return a.Unmap(), iface, true
+			ips = append(ips, a.Unmap())
 		}
 	}
-	if sub, ok := prefix(n.p.IPAM.PodSubnetThisNode()); ok && k8sIP.IsValid() && sub.Contains(k8sIP) {
-		return k8sIP, iface, true
+	if len(ips) > 0 {
+		return ips, iface, true
 	}
-	return netip.Addr{}, "", false
+	// Not allocated here (yet): the addresses Kubernetes reports in this
+	// node's pod subnets, of every family.
+	for _, a := range k8sIPs {
+		for _, sub := range n.p.podSubnets {
+			if sub.Contains(a) {
+				ips = append(ips, a)
+				break
+			}
+		}
+	}
+	return ips, iface, len(ips) > 0
 }
 
 func (n node) LocalPods() []podmodel.ID {
@@ -294,6 +328,15 @@ func (n node) Sources() configurator.Node {
 	add(nodeIP)
 	for _, ip := range n.p.IPNet.GetHostIPs() {
 		add(ip)
+	}
+	// The same addresses of the other families of a dual-stack node (the
+	// primary family's are those above).
+	for i, f := range n.p.IPAM.Families() {
+		if a := n.p.IPAM.ThisNodeAddresses(f); i > 0 && a != nil {
+			add(a.NatLoopbackIP)
+			add(a.HostInterconnectIPInLinux)
+			add(a.NodeIP)
+		}
 	}
 	return out
 }

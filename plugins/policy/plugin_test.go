@@ -32,19 +32,53 @@ func cidr(s string) *net.IPNet {
 	return n
 }
 
-type fakeIPAM struct{ pods map[podmodel.ID]string }
+// fakeIPAM: this node's pod subnet 10.1.1.0/24 and, with dual, the IPv6 plan
+// of docs/CONFIG.md (pod subnet fd00:10:1:1::/64). pods holds the addresses
+// IPAM gave each pod, comma-separated, the primary first.
+type fakeIPAM struct {
+	pods map[podmodel.ID]string
+	dual bool
+}
+
+func (f fakeIPAM) GetPodIPs(id ipam.PodID) []*net.IPNet {
+	var out []*net.IPNet
+	if ips, ok := f.pods[id]; ok {
+		for _, ip := range strings.Split(ips, ",") {
+			bits := "/32"
+			if strings.Contains(ip, ":") {
+				bits = "/128"
+			}
+			out = append(out, cidr(ip+bits))
+		}
+	}
+	return out
+}
+
+func (f fakeIPAM) Families() []ipam.Family {
+	if f.dual {
+		return []ipam.Family{ipam.IPv4, ipam.IPv6}
+	}
+	return []ipam.Family{ipam.IPv4}
+}
+
+func (f fakeIPAM) ThisNodeAddresses(fam ipam.Family) *ipam.FamilyAddresses {
+	switch {
+	case fam == ipam.IPv4:
+		return &ipam.FamilyAddresses{Family: fam, PodSubnetAllNodes: f.PodSubnetAllNodes(), PodSubnet: f.PodSubnetThisNode(),
+			ServiceNetwork: f.ServiceNetwork(), NatLoopbackIP: f.NatLoopbackIP(), HostInterconnectIPInLinux: f.HostInterconnectIPInLinux()}
+	case f.dual:
+		return &ipam.FamilyAddresses{Family: fam, PodSubnetAllNodes: cidr("fd00:10:1::/48"), PodSubnet: cidr("fd00:10:1:1::/64"),
+			ServiceNetwork: cidr("fd00:10:96::/108"), NatLoopbackIP: net.ParseIP("fd00:10:1:1:ffff:ffff:ffff:fffe"),
+			HostInterconnectIPInLinux: net.ParseIP("fd00:172:30::1:2"), NodeIP: net.ParseIP("fd00:192:168:16::1")}
+	}
+	return nil
+}
 
 func (fakeIPAM) PodSubnetThisNode() *net.IPNet     { return cidr("10.1.1.0/24") }
 func (fakeIPAM) PodSubnetAllNodes() *net.IPNet     { return cidr("10.1.0.0/16") }
 func (fakeIPAM) ServiceNetwork() *net.IPNet        { return cidr("10.96.0.0/12") }
 func (fakeIPAM) NatLoopbackIP() net.IP             { return net.ParseIP("10.1.1.254") }
 func (fakeIPAM) HostInterconnectIPInLinux() net.IP { return net.ParseIP("172.30.1.2") }
-func (f fakeIPAM) GetPodIP(id ipam.PodID) *net.IPNet {
-	if ip, ok := f.pods[id]; ok {
-		return cidr(ip + "/32")
-	}
-	return nil
-}
 
 type fakeIPNet struct{}
 
@@ -158,7 +192,9 @@ func TestAddPodIsPolicedInItsOwnTransaction(t *testing.T) {
 	}
 }
 
-func TestHandlesOnlyItsEventsAndNothingOnIPv6(t *testing.T) {
+// TestHandlesOnlyItsEvents, on an IPv6 cluster too: the plugin no longer turns
+// itself off there (it rendered nothing: every IPv6 pod failed open).
+func TestHandlesOnlyItsEventsAndPolicesIPv6(t *testing.T) {
 	p, _, _ := newPlugin(t, true)
 	for _, tt := range []struct {
 		ev   controller.Event
@@ -177,7 +213,7 @@ func TestHandlesOnlyItsEventsAndNothingOnIPv6(t *testing.T) {
 		}
 	}
 	txn := mapTxn{}
-	if err := p.Resync(controller.NewDBResync(), kubeState(), 1, txn); err != nil || len(txn) != 0 {
-		t.Errorf("IPv6 resync staged %v, %v", txn, err)
+	if err := p.Resync(controller.NewDBResync(), kubeState(), 1, txn); err != nil || txn[vpp_acl.InterfaceKey("tap-a")] == nil {
+		t.Errorf("resync on an IPv6 cluster: %v, pod a has no ACLs: %v", err, txn)
 	}
 }

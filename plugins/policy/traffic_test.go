@@ -58,6 +58,7 @@ var (
 type tPod struct {
 	id    podmodel.ID
 	ip    netip.Addr
+	ip6   netip.Addr // the IPv6 address of a dual-stack pod (traffic6_test.go)
 	mac   [6]byte
 	sw    uint32
 	vppIf string // VPP name of the TAP
@@ -229,10 +230,20 @@ func (e *trafficEnv) wireOutside() {
 // probeOutside opens a TCP connection from a pod to an outside address; the
 // outside host answers what leaves GbE (SNATed to the node address).
 func (e *trafficEnv) probeOutside(src *tPod, dst netip.Addr, port uint16) bool {
+	return e.probeOutsideFamily(false, src, dst, port)
+}
+
+// probeOutsideFamily is probeOutside over IPv4, or with v6 over IPv6 (from
+// the pod's ip6; NAT44 leaves IPv6 alone, so the packet keeps its source).
+func (e *trafficEnv) probeOutsideFamily(v6 bool, src *tPod, dst netip.Addr, port uint16) bool {
+	build, read, srcIP, leaves := frame, parse, src.ip, tNodeIP
+	if v6 {
+		build, read, srcIP, leaves = l4Frame6, parseL4Frame6, src.ip6, src.ip6
+	}
 	e.sport++
 	sport := e.sport
 	e.takeTx()
-	if err := e.sim.InjectFrame(src.vppIf, frame(src.mac2, src.mac, src.ip, dst, true, sport, port, synFlag)); err != nil {
+	if err := e.sim.InjectFrame(src.vppIf, build(src.mac2, src.mac, srcIP, dst, true, sport, port, synFlag)); err != nil {
 		e.t.Fatal(err)
 	}
 	var gbeMAC [6]byte
@@ -240,20 +251,20 @@ func (e *trafficEnv) probeOutside(src *tPod, dst netip.Addr, port uint16) bool {
 		copy(gbeMAC[:], itf.MAC)
 	}
 	for _, f := range e.takeTx() {
-		p, ok := parse(f.frame)
+		p, ok := read(f.frame)
 		if !ok || f.ifName != "GbE" || p.dst != dst || p.dport != port || p.flags != synFlag {
 			continue
 		}
-		if p.src != tNodeIP {
-			e.t.Errorf("%s -> %s left GbE with source %s, want the node address (SNAT)", src.id, dst, p.src)
+		if p.src != leaves {
+			e.t.Errorf("%s -> %s left GbE with source %s, want %s", src.id, dst, p.src, leaves)
 		}
-		if err := e.sim.InjectFrame("GbE", frame(gbeMAC, tGwMAC, dst, p.src, true, port, p.sport, synFlag|ackFlag)); err != nil {
+		if err := e.sim.InjectFrame("GbE", build(gbeMAC, tGwMAC, dst, p.src, true, port, p.sport, synFlag|ackFlag)); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	for _, f := range e.takeTx() {
-		p, ok := parse(f.frame)
-		if ok && f.ifName == src.vppIf && p.src == dst && p.dst == src.ip && p.sport == port && p.dport == sport {
+		p, ok := read(f.frame)
+		if ok && f.ifName == src.vppIf && p.src == dst && p.dst == srcIP && p.sport == port && p.dport == sport {
 			return true
 		}
 	}
@@ -355,6 +366,9 @@ func (e *trafficEnv) kubeState(policies ...*pm.Policy) controller.KubeStateData 
 	for _, p := range e.pods {
 		m := &podmodel.Pod{Name: p.id.Name, Namespace: p.id.Namespace, IpAddress: p.ip.String(),
 			Label: []*podmodel.Pod_Label{{Key: "pod", Value: p.id.Name}}}
+		if p.ip6.IsValid() {
+			m.IpAddresses = []string{p.ip.String(), p.ip6.String()}
+		}
 		c := &podmodel.Pod_Container{Name: "srv"}
 		for _, port := range tPorts {
 			c.Port = append(c.Port, &podmodel.Pod_Container_Port{Name: fmt.Sprintf("serve-%d-tcp", port), ContainerPort: int32(port)},
@@ -475,25 +489,34 @@ func (e *trafficEnv) takeTx() []txFrame {
 // probe opens a connection (TCP) or sends a datagram (UDP) from src to dst
 // and says whether the answer came back.
 func (e *trafficEnv) probe(src, dst *tPod, tcp bool, port uint16) bool {
+	return e.probeFamily(false, src, dst, tcp, port)
+}
+
+// probeFamily is probe over IPv4, or with v6 over IPv6 (the pods' ip6).
+func (e *trafficEnv) probeFamily(v6 bool, src, dst *tPod, tcp bool, port uint16) bool {
+	build, read, addr := frame, parse, func(p *tPod) netip.Addr { return p.ip }
+	if v6 {
+		build, read, addr = l4Frame6, parseL4Frame6, func(p *tPod) netip.Addr { return p.ip6 }
+	}
 	e.sport++
 	sport := e.sport
 	e.takeTx()
-	if err := e.sim.InjectFrame(src.vppIf, frame(src.mac2, src.mac, src.ip, dst.ip, tcp, sport, port, synFlag)); err != nil {
+	if err := e.sim.InjectFrame(src.vppIf, build(src.mac2, src.mac, addr(src), addr(dst), tcp, sport, port, synFlag)); err != nil {
 		e.t.Fatal(err)
 	}
 	// the destination's stack answers what reached it
 	for _, f := range e.takeTx() {
-		p, ok := parse(f.frame)
-		if !ok || f.ifName != dst.vppIf || p.dst != dst.ip || p.dport != port || p.tcp != tcp || (tcp && p.flags != synFlag) {
+		p, ok := read(f.frame)
+		if !ok || f.ifName != dst.vppIf || p.dst != addr(dst) || p.dport != port || p.tcp != tcp || (tcp && p.flags != synFlag) {
 			continue
 		}
-		if err := e.sim.InjectFrame(dst.vppIf, frame(dst.mac2, dst.mac, dst.ip, p.src, tcp, port, p.sport, synFlag|ackFlag)); err != nil {
+		if err := e.sim.InjectFrame(dst.vppIf, build(dst.mac2, dst.mac, addr(dst), p.src, tcp, port, p.sport, synFlag|ackFlag)); err != nil {
 			e.t.Fatal(err)
 		}
 	}
 	for _, f := range e.takeTx() {
-		p, ok := parse(f.frame)
-		if ok && f.ifName == src.vppIf && p.src == dst.ip && p.dst == src.ip && p.sport == port && p.dport == sport {
+		p, ok := read(f.frame)
+		if ok && f.ifName == src.vppIf && p.src == addr(dst) && p.dst == addr(src) && p.sport == port && p.dport == sport {
 			return true
 		}
 	}

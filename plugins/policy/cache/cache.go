@@ -21,6 +21,7 @@ package cache
 
 import (
 	"net/netip"
+	"slices"
 	"sort"
 
 	nsmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/namespace"
@@ -62,10 +63,26 @@ type NamedPort struct {
 type Pod struct {
 	ID     podmodel.ID
 	Labels map[string]string
-	// IP is the pod's address as Kubernetes reports it (invalid if none).
+	// IP is the pod's address as Kubernetes reports it (invalid if none): the
+	// primary one, IPs[0].
 	IP netip.Addr
+	// IPs are all the pod's addresses (pod.AllIPAddresses: every family of a
+	// dual-stack pod, the primary first); nil when it has none.
+	IPs []netip.Addr
 	// Ports are the named container ports.
 	Ports []NamedPort
+}
+
+// Addrs returns the pod's addresses: IPs, or IP alone for a pod built with IP
+// only (nil when it has none).
+func (p *Pod) Addrs() []netip.Addr {
+	switch {
+	case len(p.IPs) > 0:
+		return p.IPs
+	case p.IP.IsValid():
+		return []netip.Addr{p.IP}
+	}
+	return nil
 }
 
 // ResolvePort returns the number of the named container port with the
@@ -85,8 +102,13 @@ func PodFromModel(m *podmodel.Pod) *Pod {
 	for _, l := range m.GetLabel() {
 		p.Labels[l.GetKey()] = l.GetValue()
 	}
-	if ip, err := netip.ParseAddr(m.GetIpAddress()); err == nil {
-		p.IP = ip.Unmap()
+	for _, text := range m.AllIPAddresses() {
+		if ip, err := netip.ParseAddr(text); err == nil && !slices.Contains(p.IPs, ip.Unmap()) {
+			p.IPs = append(p.IPs, ip.Unmap())
+		}
+	}
+	if len(p.IPs) > 0 {
+		p.IP = p.IPs[0]
 	}
 	for _, c := range m.GetContainer() {
 		for _, cp := range c.GetPort() {

@@ -209,7 +209,7 @@ func (out *Compiled) UpdatePod(id podmodel.ID, pod *cache.Pod, nsLabels map[stri
 				// label (or anything else) of a pod that stays selected
 				// changes nothing
 				m.PeerPods[id] = pod
-				changed = changed || old.IP != pod.IP || !slices.Equal(old.Ports, pod.Ports)
+				changed = changed || !slices.Equal(old.Addrs(), pod.Addrs()) || !slices.Equal(old.Ports, pod.Ports)
 			case !selected && had:
 				delete(m.PeerPods, id)
 				changed = true
@@ -499,8 +499,10 @@ func appendIngress(out []renderer.ContivRule, m Match, pod *cache.Pod) []rendere
 			continue
 		}
 		for _, pod := range m.PeerPods {
-			r.SrcNetwork = netip.PrefixFrom(pod.IP, pod.IP.BitLen())
-			out = append(out, r)
+			for _, ip := range pod.Addrs() { // every family of a dual-stack peer
+				r.SrcNetwork = netip.PrefixFrom(ip, ip.BitLen())
+				out = append(out, r)
+			}
 		}
 		for _, p := range m.Blocks {
 			r.SrcNetwork = p
@@ -517,9 +519,11 @@ func appendEgress(out []renderer.ContivRule, m Match) []renderer.ContivRule {
 			// resolved on each destination pod; IP blocks cannot resolve names
 			for _, pod := range m.PeerPods {
 				if n, ok := pod.ResolvePort(port.Name, cacheProto(port.Protocol)); ok {
-					r.DestNetwork = netip.PrefixFrom(pod.IP, pod.IP.BitLen())
 					r.DestPortFirst, r.DestPortLast = n, n
-					out = append(out, r)
+					for _, ip := range pod.Addrs() {
+						r.DestNetwork = netip.PrefixFrom(ip, ip.BitLen())
+						out = append(out, r)
+					}
 				}
 			}
 			continue
@@ -529,8 +533,10 @@ func appendEgress(out []renderer.ContivRule, m Match) []renderer.ContivRule {
 			continue
 		}
 		for _, pod := range m.PeerPods {
-			r.DestNetwork = netip.PrefixFrom(pod.IP, pod.IP.BitLen())
-			out = append(out, r)
+			for _, ip := range pod.Addrs() {
+				r.DestNetwork = netip.PrefixFrom(ip, ip.BitLen())
+				out = append(out, r)
+			}
 		}
 		for _, p := range m.Blocks {
 			r.DestNetwork = p

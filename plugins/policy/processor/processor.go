@@ -38,10 +38,11 @@ import (
 
 // Node is what the processor needs to know of this node.
 type Node interface {
-	// IsLocal tells whether a pod runs on this node and returns the address
-	// it has here (IPAM's, else Kubernetes') and its VPP interface ("" if
-	// not wired).
-	LocalPod(id podmodel.ID, k8sIP netip.Addr) (ip netip.Addr, iface string, local bool)
+	// LocalPod tells whether a pod runs on this node and returns the
+	// addresses it has here, the primary first (IPAM's, else those of
+	// Kubernetes' in this node's pod subnets: every family of a dual-stack
+	// pod), and its VPP interface ("" if not wired).
+	LocalPod(id podmodel.ID, k8sIPs []netip.Addr) (ips []netip.Addr, iface string, local bool)
 	// LocalPods lists the pods wired on this node (CNI), whether or not
 	// Kubernetes reported them yet.
 	LocalPods() []podmodel.ID
@@ -299,7 +300,7 @@ func (p *Processor) podChange(ev *controller.KubeStateChange, dirty map[podmodel
 }
 
 func samePod(a, b *cache.Pod) bool {
-	if a.IP != b.IP || len(a.Labels) != len(b.Labels) || !slices.Equal(a.Ports, b.Ports) {
+	if !slices.Equal(a.Addrs(), b.Addrs()) || len(a.Labels) != len(b.Labels) || !slices.Equal(a.Ports, b.Ports) {
 		return false
 	}
 	for k, v := range a.Labels {
@@ -472,25 +473,25 @@ func (p *Processor) render(dirty map[podmodel.ID]bool, resync bool) error {
 	var out []renderer.PodConfig
 	for _, id := range ids {
 		pod := p.k8s.Pod(id)
-		var k8sIP netip.Addr
+		var k8sIPs []netip.Addr
 		if pod != nil {
-			k8sIP = pod.IP
+			k8sIPs = pod.Addrs()
 		}
-		ip, iface, local := p.Node.LocalPod(id, k8sIP)
-		if !local || !ip.IsValid() {
+		ips, iface, local := p.Node.LocalPod(id, k8sIPs)
+		if !local || len(ips) == 0 || !ips[0].IsValid() {
 			if _, tracked := p.local[id]; tracked && !resync {
 				delete(p.local, id)
 				out = append(out, renderer.PodConfig{ID: id, Removed: true})
 			}
 			continue
 		}
-		p.local[id] = &localPod{ip: ip, iface: iface}
+		p.local[id] = &localPod{ip: ips[0], iface: iface}
 		if pod == nil {
 			pod = &cache.Pod{ID: id, Labels: map[string]string{}} // not reported by Kubernetes yet
 		}
 		r := p.podRules(pod, node)
 		p.stats.PodsRecomputed++
-		out = append(out, renderer.PodConfig{ID: id, IP: ip, Interface: iface, PodIngress: r.Ingress, PodEgress: r.Egress,
+		out = append(out, renderer.PodConfig{ID: id, IP: ips[0], IPs: ips, Interface: iface, PodIngress: r.Ingress, PodEgress: r.Egress,
 			IngressOwners: r.IngressOwners, EgressOwners: r.EgressOwners})
 	}
 	if len(out) == 0 && !resync {

@@ -24,11 +24,11 @@ type fakeNode struct {
 
 var localNet = netip.MustParsePrefix("10.1.1.0/24")
 
-func (n *fakeNode) LocalPod(id podmodel.ID, k8sIP netip.Addr) (netip.Addr, string, bool) {
+func (n *fakeNode) LocalPod(id podmodel.ID, k8sIPs []netip.Addr) ([]netip.Addr, string, bool) {
 	if ip, ok := n.cni[id]; ok {
-		return ip, "tap-" + id.Name, true
+		return []netip.Addr{ip}, "tap-" + id.Name, true
 	}
-	return k8sIP, "tap-" + id.Name, k8sIP.IsValid() && localNet.Contains(k8sIP)
+	return k8sIPs, "tap-" + id.Name, len(k8sIPs) > 0 && localNet.Contains(k8sIPs[0])
 }
 func (n *fakeNode) LocalPods() []podmodel.ID {
 	var out []podmodel.ID

@@ -184,8 +184,12 @@ func ComparePrefix(a, b netip.Prefix) int {
 type PodConfig struct {
 	// ID is the pod's name and namespace.
 	ID podmodel.ID
-	// IP is the pod's address (invalid when it has none yet).
+	// IP is the pod's address (invalid when it has none yet): the primary one,
+	// IPs[0].
 	IP netip.Addr
+	// IPs are all the pod's addresses, the primary first (a dual-stack pod has
+	// one of each family); nil: IP alone.
+	IPs []netip.Addr
 	// Interface is the logical name of the pod's VPP interface ("" when the
 	// pod is not wired).
 	Interface string
@@ -202,6 +206,18 @@ type PodConfig struct {
 	IngressOwners, EgressOwners []string
 	// Removed is true for a pod that is gone: its ACLs must go.
 	Removed bool
+}
+
+// Addrs returns the pod's addresses: IPs, or IP alone when IPs is nil (none
+// when IP is invalid).
+func (c *PodConfig) Addrs() []netip.Addr {
+	switch {
+	case len(c.IPs) > 0:
+		return c.IPs
+	case c.IP.IsValid():
+		return []netip.Addr{c.IP}
+	}
+	return nil
 }
 
 // OwnerSeparator separates the policies of an owner list.

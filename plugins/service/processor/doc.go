@@ -39,8 +39,16 @@
 // service) and renders its service again (O(the service's endpoints): the renderer
 // stages the service's DNAT whole).
 //
-// Endpoint selection, per service port, as kube-proxy v1.34 (CategorizeEndpoints,
-// see selectEndpoints): ready endpoints, else serving and terminating ones; topology
+// Endpoint selection, per service port and per IP family, as kube-proxy v1.34 with its
+// one proxier per family (each reads the EndpointSlices of its address type only:
+// pkg/proxy/endpointschangetracker.go; CategorizeEndpoints, see selectEndpoints):
+// a family's ready endpoints never take the other family's serving-and-terminating
+// fallback, hints or local endpoints away. A FlatPort lists the IPv4 backend groups
+// first, then the IPv6 ones, each group of one family (a renderer of one family skips
+// the other's); HasEndpoints is true when either family has one (FlatPort has one
+// flag: a per-family flag needs a renderer API field). Addresses are classified
+// against the networks of their family (IPv6: ipam ThisNodeAddresses(IPv6)), and
+// each cluster IP is checked against the service CIDR of its family. Per family: ready endpoints, else serving and terminating ones; topology
 // hints (node hints, else zone hints, each only when every ready endpoint has one and
 // one is for this node); internalTrafficPolicy Local restricts the cluster IPs to this
 // node's endpoints; externalTrafficPolicy Local restricts node ports, external IPs and

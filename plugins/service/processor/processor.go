@@ -202,14 +202,7 @@ func (sp *ServiceProcessor) resetDerived() {
 
 // refreshNodeContext reads this node's subnets and addresses.
 func (sp *ServiceProcessor) refreshNodeContext() {
-	nodeIP, _ := sp.IPNet.GetNodeIP()
-	n := nodeContext{
-		serviceNet:        sp.IPAM.ServiceNetwork(),
-		podSubnetThisNode: sp.IPAM.PodSubnetThisNode(),
-		podSubnetAllNodes: sp.IPAM.PodSubnetAllNodes(),
-		nodeIP:            nodeIP,
-		hostIPs:           sp.IPNet.GetHostIPs(),
-	}
+	n := readNodeContext(sp.IPAM, sp.IPNet)
 	if !n.equal(&sp.node) {
 		n.prepare()
 		sp.node = n

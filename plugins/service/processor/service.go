@@ -147,6 +147,9 @@ type endpointSubset struct {
 	fallback  []renderer.Endpoint
 	hints     []endpointHints
 	fromSlice bool
+	// family is the IP family of every address of the subset (a slice's address
+	// type; a legacy subset with addresses of both families is parsed into two).
+	family family
 	// What parsing left out of a slice (the gauges; a legacy Endpoints counts on its
 	// Service).
 	badIPs   int
@@ -266,7 +269,14 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 		}
 		n := len(clusterIPs)
 		clusterIPs = s.appendIP(clusterIPs, ip, "clusterIP")
-		if len(clusterIPs) == n || s.sp.node.serviceNet == nil || s.sp.node.inServiceNet(clusterIPs[n]) {
+		if len(clusterIPs) == n {
+			continue
+		}
+		// Each cluster IP is checked against the service CIDR of its family (a
+		// dual-stack service has one of each); without any configured service CIDR
+		// nothing is checked.
+		serviceNet, checked := s.sp.node.serviceNetOf(clusterIPs[n])
+		if !checked || s.sp.node.inServiceNet(clusterIPs[n]) {
 			continue
 		}
 		// Outside the configured service CIDR: served when a ServiceCIDR object
@@ -277,8 +287,11 @@ func (s *Service) parseMetadata(meta *svcmodel.Service, sl *renderSlabs) {
 			if len(meta.GetClusterIps()) > 0 {
 				path = fmt.Sprintf("spec.clusterIPs[%d]", i)
 			}
-			s.reject(&s.rejectedMeta, fieldClusterIP, path, ip,
-				"outside the service CIDR "+s.sp.node.serviceNet.String()+" and every ServiceCIDR")
+			rng := "outside the service CIDR " + serviceNet.String()
+			if serviceNet == nil {
+				rng = "no " + familyOf(clusterIPs[n]).String() + " service CIDR configured"
+			}
+			s.reject(&s.rejectedMeta, fieldClusterIP, path, ip, rng+" and outside every ServiceCIDR")
 			clusterIPs = clusterIPs[:n]
 		}
 	}
@@ -415,12 +428,16 @@ func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 	if eps != nil {
 		s.subsets = carve(sl.on, &sl.subsets, len(eps.GetEndpointSubsets()))[:0]
 		for si, sub := range eps.GetEndpointSubsets() {
-			var parsed endpointSubset
+			var parsed, parsed6 endpointSubset
 			parsed.addrs = carve(sl.on, &sl.addrs, len(sub.GetAddresses()))[:0]
 			for _, a := range sub.GetAddresses() {
 				ep, ok := s.endpoint(&parsed, a.GetIp(), a.GetTargetRef(), &s.badEndpointIPs)
-				if ok {
+				switch {
+				case !ok:
+				case ep.IsIPv4():
 					parsed.addrs = append(parsed.addrs, ep)
+				default:
+					parsed6.addrs = append(parsed6.addrs, ep)
 				}
 			}
 			parsed.ports = carve(sl.on, &sl.epPorts, len(sub.GetPorts()))[:0]
@@ -433,6 +450,13 @@ func (s *Service) parseEndpoints(eps *epmodel.Endpoints, sl *renderSlabs) {
 				parsed.ports = append(parsed.ports, endpointPort{name: p.GetName(), port: uint16(p.GetPort())})
 			}
 			s.subsets = append(s.subsets, parsed)
+			if len(parsed6.addrs) > 0 {
+				// The IPv6 addresses of the subset are a subset of their own, with the
+				// same ports, so that every subset has one family (the local pods and
+				// the checks stay with the first: both are per object).
+				parsed6.family, parsed6.ports = famIPv6, parsed.ports
+				s.subsets = append(s.subsets, parsed6)
+			}
 		}
 	}
 	s.classGen = s.sp.nodeGen
@@ -495,27 +519,43 @@ func (s *Service) refresh(sl *renderSlabs) {
 	fs.ID, fs.TrafficPolicy, fs.SessionAffinityTimeout = s.id, spec.policy, spec.affinity
 	fs.ClusterIPs, fs.ExternalIPs = spec.clusterIPs, spec.externalIPs
 	fs.Ports = carve(sl.on, &sl.ports, len(spec.ports))
+	// The families the endpoints have: selection runs once per family present.
+	var present [numFamilies]bool
+	for _, sub := range subsets {
+		if len(sub.addrs) > 0 || len(sub.fallback) > 0 {
+			present[sub.family] = true
+		}
+	}
 	groups := sl.matched[:0]
 	defer func() { sl.matched = groups[:0] }()
 	for i := range spec.ports {
 		port := &fs.Ports[i]
 		port.Name, port.Port = spec.ports[i].name, spec.ports[i].port
-		groups = groups[:0]
-		for _, sub := range subsets {
-			if len(sub.addrs) == 0 && len(sub.fallback) == 0 {
+		var sels [numFamilies]selection
+		for f := range numFamilies {
+			if !present[f] {
 				continue
 			}
-			for pi := range sub.ports {
-				if sub.matches(&sub.ports[pi], &spec.ports[i]) {
-					groups = append(groups, portGroup{sub: sub, target: sub.ports[pi].port})
+			groups = groups[:0]
+			for _, sub := range subsets {
+				if sub.family != f || (len(sub.addrs) == 0 && len(sub.fallback) == 0) {
+					continue
+				}
+				for pi := range sub.ports {
+					if sub.matches(&sub.ports[pi], &spec.ports[i]) {
+						groups = append(groups, portGroup{sub: sub, target: sub.ports[pi].port})
+					}
 				}
 			}
+			sel := s.selectEndpoints(groups, spec.internalLocal, spec.externalLocal, sl)
+			if len(subsets) > 1 {
+				sel.internal, sel.external = dedupe(sel.internal), dedupe(sel.external)
+			}
+			sels[f] = sel
 		}
-		sel := s.selectEndpoints(groups, spec.internalLocal, spec.externalLocal, sl)
-		if len(subsets) > 1 {
-			sel.internal, sel.external = dedupe(sel.internal), dedupe(sel.external)
-		}
-		port.Backends, port.ExternalBackends, port.HasEndpoints = sel.internal, sel.external, sel.hasEndpoints
+		port.Backends = joinFamilies(sels[famIPv4].internal, sels[famIPv6].internal, sl)
+		port.ExternalBackends = joinFamilies(sels[famIPv4].external, sels[famIPv6].external, sl)
+		port.HasEndpoints = sels[famIPv4].hasEndpoints || sels[famIPv6].hasEndpoints
 		if port.SameBackends() || renderer.SameBackendGroups(port.Backends, port.ExternalBackends) {
 			port.ExternalBackends = port.Backends
 		}
@@ -544,124 +584,6 @@ func (s *Service) backsAPort(sub *endpointSubset) bool {
 		}
 	}
 	return false
-}
-
-// nodeContext is what the processor knows about this node while it classifies
-// backends. It is read from IPAM and IPNet at every resync and every Kubernetes
-// change, so that classifying thousands of backends costs no calls to them.
-type nodeContext struct {
-	serviceNet        *net.IPNet // the service CIDR; cluster IPs outside it are rejected
-	podSubnetThisNode *net.IPNet
-	podSubnetAllNodes *net.IPNet
-	nodeIP            net.IP
-	hostIPs           []net.IP
-
-	// The same as numbers for IPv4 addresses (prepare).
-	service4, thisNode4, allNodes4 net4
-	nodeIP4, hostIPs4              []uint32
-}
-
-// net4 is an IPv4 network as numbers; ok is false when the network is not IPv4.
-type net4 struct {
-	addr, mask uint32
-	ok         bool
-}
-
-// newNet4 returns the IPv4 network of n, the way net.IPNet.Contains sees it.
-func newNet4(n *net.IPNet) net4 {
-	if n == nil {
-		return net4{}
-	}
-	ip := n.IP.To4()
-	mask := n.Mask
-	if len(mask) == net.IPv6len {
-		mask = mask[12:]
-	}
-	if ip == nil || len(mask) != net.IPv4len {
-		return net4{}
-	}
-	m := binary.BigEndian.Uint32(mask)
-	return net4{addr: binary.BigEndian.Uint32(ip) & m, mask: m, ok: true}
-}
-
-func (n net4) contains(v4 uint32) bool { return n.ok && v4&n.mask == n.addr }
-
-// appendV4 appends the IPv4 addresses among ips as numbers.
-func appendV4(list []uint32, ips ...net.IP) []uint32 {
-	for _, ip := range ips {
-		if ip4 := ip.To4(); ip4 != nil {
-			list = append(list, binary.BigEndian.Uint32(ip4))
-		}
-	}
-	return list
-}
-
-// prepare computes the numeric forms of the IPv4 networks and addresses.
-func (n *nodeContext) prepare() {
-	n.service4 = newNet4(n.serviceNet)
-	n.thisNode4, n.allNodes4 = newNet4(n.podSubnetThisNode), newNet4(n.podSubnetAllNodes)
-	n.nodeIP4 = appendV4(nil, n.nodeIP)
-	n.hostIPs4 = appendV4(nil, n.hostIPs...)
-}
-
-// inServiceNet tells whether the address is in the service CIDR (which must be set).
-func (n *nodeContext) inServiceNet(a renderer.Address) bool {
-	if v4, ok := a.IPv4(); ok {
-		return n.service4.contains(v4)
-	}
-	return n.serviceNet.Contains(a.IP())
-}
-
-// classifyAddress is classify for an Address: IPv4 addresses are compared as numbers.
-func (n *nodeContext) classifyAddress(a renderer.Address) (local, hostNetwork bool) {
-	v4, ok := a.IPv4()
-	if !ok {
-		return n.classify(a.IP())
-	}
-	if n.allNodes4.contains(v4) {
-		return n.thisNode4.contains(v4), false
-	}
-	if n.thisNode4.contains(v4) {
-		return true, false
-	}
-	if slices.Contains(n.nodeIP4, v4) || slices.Contains(n.hostIPs4, v4) {
-		return true, true
-	}
-	return false, true
-}
-
-// equal tells whether two contexts classify every address the same way.
-func (n *nodeContext) equal(o *nodeContext) bool {
-	sameNet := func(a, b *net.IPNet) bool {
-		if a == nil || b == nil {
-			return a == b
-		}
-		return a.IP.Equal(b.IP) && slices.Equal(a.Mask, b.Mask)
-	}
-	return sameNet(n.serviceNet, o.serviceNet) && sameNet(n.podSubnetThisNode, o.podSubnetThisNode) && sameNet(n.podSubnetAllNodes, o.podSubnetAllNodes) &&
-		n.nodeIP.Equal(o.nodeIP) && slices.EqualFunc(n.hostIPs, o.hostIPs, net.IP.Equal)
-}
-
-// classify tells whether an endpoint runs on this node and whether it lies outside
-// the pod network. A pod IP is local when it is in this node's pod subnet; an address
-// outside the cluster's pod subnet is a host-network endpoint, local when it is this
-// node's IP or one of its host IPs.
-func (n *nodeContext) classify(ip net.IP) (local, hostNetwork bool) {
-	if n.podSubnetAllNodes != nil && n.podSubnetAllNodes.Contains(ip) {
-		return n.podSubnetThisNode != nil && n.podSubnetThisNode.Contains(ip), false
-	}
-	if n.podSubnetThisNode != nil && n.podSubnetThisNode.Contains(ip) {
-		return true, false // pod subnet outside the cluster range (external IPAM)
-	}
-	if ip.Equal(n.nodeIP) {
-		return true, true
-	}
-	for _, h := range n.hostIPs {
-		if ip.Equal(h) {
-			return true, true
-		}
-	}
-	return false, true
 }
 
 // parseAddress parses an IP like parseIP, and keeps its text: the string given when it

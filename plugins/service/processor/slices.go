@@ -77,7 +77,10 @@ func (s *Service) parseSlice(st *sliceState, es *esmodel.EndpointSlice, sl *rend
 	p := &st.parsed
 	p.fromSlice = true
 	switch es.GetAddressType() {
-	case addressTypeIPv4, addressTypeIPv6:
+	case addressTypeIPv4:
+		p.family = famIPv4
+	case addressTypeIPv6:
+		p.family = famIPv6
 	default:
 		s.log().WithFields(logrus.Fields{"slice": es.GetName(), "addressType": es.GetAddressType()}).
 			Debug("EndpointSlice of an address type without IPs ignored")
@@ -93,8 +96,19 @@ func (s *Service) parseSlice(st *sliceState, es *esmodel.EndpointSlice, sl *rend
 		if !ready && !fallback {
 			continue
 		}
+		pods := len(p.localPods)
 		ep, ok := s.endpoint(p, e.GetAddresses()[0], e.GetTargetRef(), &p.badIPs)
 		if !ok {
+			continue
+		}
+		if familyOf(ep.Address) != p.family {
+			// The API server refuses an address of another family than the slice's
+			// address type (ValidateEndpointSlice); one written past it is skipped,
+			// so that each family's endpoints come from its own slices only.
+			p.badIPs++
+			s.log().WithFields(logrus.Fields{"slice": es.GetName(), "ip": ep.Text, "addressType": es.GetAddressType()}).
+				Warn("endpoint address of another family than the slice's address type skipped")
+			p.localPods = p.localPods[:pods]
 			continue
 		}
 		if !ready {
@@ -236,6 +250,20 @@ func (s *Service) selectEndpoints(groups []portGroup, internalLocal, externalLoc
 		sel.external = local
 	}
 	return sel
+}
+
+// joinFamilies returns the backend groups of both families, the IPv4 groups first
+// (each group holds one family: a renderer of one family skips the other's groups);
+// one family's list itself when the other has none, else a list cut from sl.
+func joinFamilies(groups4, groups6 []renderer.BackendGroup, sl *renderSlabs) []renderer.BackendGroup {
+	if len(groups6) == 0 {
+		return groups4
+	}
+	if len(groups4) == 0 {
+		return groups6
+	}
+	out := carve(sl.on, &sl.groups, len(groups4)+len(groups6))[:0]
+	return append(append(out, groups4...), groups6...)
 }
 
 // collect returns the backend groups of the ready endpoints of the groups (of the

@@ -12,7 +12,11 @@
 //
 // Rule mapping: DENY -> DENY; PERMIT -> PERMIT in GLOBAL and REFLECT in the
 // other tables; protocol ANY -> protocol 0 (no L4 part); a destination port
-// range as given, every port as no range; an empty side -> any address.
+// range as given, every port as no range; an empty side -> any address of the
+// other side's family; a rule without addresses on a cluster with IPv6 -> one
+// rule per family (0.0.0.0/0 and ::/0). On such a cluster LOCAL and EGRESS
+// ACLs open with a PERMIT of ICMPv6 types 135-136 (neighbour discovery); the
+// owners of the rules follow the VPP rules one for one (no policy for it).
 //
 // Rule owners: RuleOwners maps the name of every ACL staged to the owner of
 // each rule (the NetworkPolicies of renderer/cache's Table.Owners, and
@@ -87,7 +91,7 @@ type Renderer struct {
 	// repeats); when the memo holds more than twice that, the rules no
 	// table of byID uses are swept out, so the memo stays bounded by the
 	// live tables at an amortized O(1) per rule converted.
-	byRule    map[renderer.ContivRule]*vpp_acl.ACL_Rule
+	byRule    map[renderer.ContivRule][]*vpp_acl.ACL_Rule
 	byIDRules int
 	// owners are the owners of the rules of the ACLs staged (RuleOwners).
 	owners Owners
@@ -143,15 +147,19 @@ func (o *Owners) replace(all bool, set map[string][]RuleOwner) {
 	}
 }
 
-// ruleOwners converts the owners of a table; nil when no rule has one.
-func ruleOwners(t *cache.Table) []RuleOwner {
+// ruleOwners converts the owners of a table to the rules of its ACL (the
+// neighbour discovery permits first, no policy's; a rule without addresses
+// once per IP family); nil when no rule has one.
+func (r *Renderer) ruleOwners(t *cache.Table) []RuleOwner {
 	if len(t.Owners) != len(t.Rules) {
 		return nil
 	}
 	named := false
-	out := make([]RuleOwner, len(t.Rules))
-	for i, r := range t.Rules {
-		out[i] = RuleOwner{Policy: t.Owners[i], Deny: r.Action == renderer.ActionDeny}
+	out := make([]RuleOwner, r.ndRules(t), r.ndRules(t)+len(t.Rules))
+	for i, cr := range t.Rules {
+		for range r.copies(cr) {
+			out = append(out, RuleOwner{Policy: t.Owners[i], Deny: cr.Action == renderer.ActionDeny})
+		}
 		named = named || t.Owners[i] != ""
 	}
 	if !named {
@@ -230,7 +238,7 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 		for _, t := range r.Cache.Tables() {
 			txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
 			r.stats.Puts++
-			owners[ACLName(t)] = ruleOwners(t)
+			owners[ACLName(t)] = r.ruleOwners(t)
 		}
 		r.owners.replace(true, owners)
 		if r.Lists != nil {
@@ -306,7 +314,7 @@ func (r *Renderer) publishOwners(ch cache.Changes) {
 	}
 	for _, ts := range [][]*cache.Table{ch.Created, ch.Updated, ch.Owners} {
 		for _, t := range ts {
-			set[ACLName(t)] = ruleOwners(t)
+			set[ACLName(t)] = r.ruleOwners(t)
 		}
 	}
 	r.owners.replace(false, set)
@@ -315,7 +323,7 @@ func (r *Renderer) publishOwners(ch cache.Changes) {
 // sweepRules drops from the memo the rules that no memoized table uses
 // (cost: the rules of the live tables).
 func (r *Renderer) sweepRules() {
-	kept := make(map[renderer.ContivRule]*vpp_acl.ACL_Rule, len(r.byRule)/2)
+	kept := make(map[renderer.ContivRule][]*vpp_acl.ACL_Rule, len(r.byRule)/2)
 	for _, t := range r.Cache.Tables() {
 		if r.byID[t.ID] == nil {
 			continue
@@ -356,20 +364,21 @@ func (r *Renderer) part(b cache.Binding) ifacls.Part {
 func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 	if r.byID == nil {
 		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
-		r.byRule, r.byIDRules = map[renderer.ContivRule]*vpp_acl.ACL_Rule{}, 0
+		r.byRule, r.byIDRules = map[renderer.ContivRule][]*vpp_acl.ACL_Rule{}, 0
 	}
 	if t.Kind != cache.Global {
 		if v := r.byID[t.ID]; v != nil {
 			return v
 		}
-		v := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, len(t.Rules))}
-		for i, cr := range t.Rules {
+		v := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, r.ndRules(t)+len(t.Rules))}
+		v.Rules = r.appendND(v.Rules, t)
+		for _, cr := range t.Rules {
 			ar := r.byRule[cr]
 			if ar == nil {
-				ar = Rule(cr, t.Reflective()) // (every kind but GLOBAL is reflective: one memo serves them all)
+				ar = r.rules(nil, cr, t.Reflective()) // (every kind but GLOBAL is reflective: one memo serves them all)
 				r.byRule[cr] = ar
 			}
-			v.Rules[i] = ar
+			v.Rules = append(v.Rules, ar...)
 		}
 		r.byID[t.ID] = v
 		r.byIDRules += len(t.Rules)
@@ -396,7 +405,7 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 		pos += seg.N
 	}
 	for ; pos < len(t.Rules); pos++ {
-		out.Rules = append(out.Rules, Rule(t.Rules[pos], false))
+		out.Rules = r.rules(out.Rules, t.Rules[pos], false)
 	}
 	for k := range r.bySegment {
 		if !used[k] {
@@ -406,7 +415,75 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 	return out
 }
 
-// ACL converts a table to its VPP ACL.
+// rules appends the VPP rules of one ContivRule to out: one rule, or, for a
+// rule without addresses on a cluster with IPv6, one per IP family (a VPP
+// rule has the addresses of one family: an empty side is read as 0.0.0.0/0
+// by the ACL descriptor, and a VPP ACL list ends in an implicit deny, so an
+// IPv4-only "any" would drop all IPv6).
+func (r *Renderer) rules(out []*vpp_acl.ACL_Rule, cr renderer.ContivRule, reflective bool) []*vpp_acl.ACL_Rule {
+	anyNets := r.Cache.Config().AnyNetworks
+	if cr.SrcNetwork.IsValid() || cr.DestNetwork.IsValid() || !r.Cache.Config().HasIPv6() {
+		return append(out, Rule(cr, reflective))
+	}
+	for _, n := range anyNets {
+		cr.SrcNetwork, cr.DestNetwork = n, n
+		out = append(out, Rule(cr, reflective))
+	}
+	return out
+}
+
+// copies returns the number of VPP rules of one ContivRule (rules).
+func (r *Renderer) copies(cr renderer.ContivRule) int {
+	if cr.SrcNetwork.IsValid() || cr.DestNetwork.IsValid() || !r.Cache.Config().HasIPv6() {
+		return 1
+	}
+	return len(r.Cache.Config().AnyNetworks)
+}
+
+// ICMPv6 types of neighbour discovery permitted on the pod interfaces.
+const (
+	icmp6NeighborSolicitation  = 135
+	icmp6NeighborAdvertisement = 136
+	protoICMPv6                = 58
+)
+
+// ndRules returns the number of neighbour discovery permits that open the
+// table's ACL: on a cluster with IPv6, the ACLs of pod interfaces (LOCAL on
+// output, EGRESS on input) first permit ICMPv6 neighbour solicitations and
+// advertisements, so that an isolated pod stays resolvable. VPP 25.10 runs the
+// output ACL on its own solicitations to the pod (ip6-rewrite-mcast runs the
+// interface's output features) and the input ACL on unicast solicitations
+// and advertisements from the pod (the ip6-unicast arc), docs/dev-guide/
+// VPP-FORWARDING.md §11.6 and §11.8; Calico's Felix likewise accepts ICMPv6
+// types 130-133, 135 and 136 from workloads to the host whatever the policy
+// (rules/static.go, the workload-to-host chain). MLD (130-132) and router
+// solicitations (133) are not permitted here: they go to multicast groups,
+// which VPP's input ACLs do not see (ip6-multicast arc), and VPP sends no
+// router advertisements on pod interfaces (they are not turned on).
+func (r *Renderer) ndRules(t *cache.Table) int {
+	if (t.Kind != cache.Local && t.Kind != cache.Egress) || !r.Cache.Config().HasIPv6() {
+		return 0
+	}
+	return 1
+}
+
+// ndPermit is the rule permitting ICMPv6 NS and NA (types in the source port
+// range, any code in the destination port range, as VPP matches ICMP).
+var ndPermit = &vpp_acl.ACL_Rule{Action: vpp_acl.ACL_Rule_PERMIT, Protocol: protoICMPv6,
+	SourceNetwork: "::/0", DestinationNetwork: "::/0",
+	SourcePortRange:      &vpp_acl.ACL_Rule_PortRange{LowerPort: icmp6NeighborSolicitation, UpperPort: icmp6NeighborAdvertisement},
+	DestinationPortRange: &vpp_acl.ACL_Rule_PortRange{LowerPort: 0, UpperPort: 255}}
+
+// appendND appends the table's neighbour discovery permits (ndRules).
+func (r *Renderer) appendND(out []*vpp_acl.ACL_Rule, t *cache.Table) []*vpp_acl.ACL_Rule {
+	for range r.ndRules(t) {
+		out = append(out, ndPermit)
+	}
+	return out
+}
+
+// ACL converts a table to its VPP ACL (as on an IPv4-only cluster; the
+// renderer's own conversion follows the cluster's families).
 func ACL(t *cache.Table) *vpp_acl.ACL {
 	acl := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, len(t.Rules))}
 	for _, cr := range t.Rules {
@@ -441,7 +518,7 @@ func Rule(cr renderer.ContivRule, reflective bool) *vpp_acl.ACL_Rule {
 func (r *Renderer) Values() map[string]proto.Message {
 	out := map[string]proto.Message{}
 	for _, t := range r.Cache.Tables() {
-		out[vpp_acl.ACLKey(ACLName(t))] = ACL(t)
+		out[vpp_acl.ACLKey(ACLName(t))] = r.acl(t)
 	}
 	for iface, b := range r.Cache.Bindings() {
 		out[vpp_acl.InterfaceKey(iface)] = r.binding(iface, b)

@@ -246,3 +246,73 @@ func TestSharedListsKeepTheFirewallBeforeThePolicyACLs(t *testing.T) {
 		t.Errorf("GbE lists after the update = %v, want %v", got, want)
 	}
 }
+
+// TestDualStackACLsCoverBothFamiliesAndKeepTheirOwners: on a dual-stack node a
+// rule without addresses becomes one VPP rule per family (a VPP rule has one
+// family; the list's implicit deny would otherwise drop the other), the
+// pod-interface ACLs open with the ICMPv6 neighbour discovery permit, GLOBAL
+// gives a dual-stack pod one segment per address (rules towards the other
+// family left out: a VPP rule cannot mix them), and the owners the
+// statscollector reads line up with the VPP rules one for one.
+func TestDualStackACLsCoverBothFamiliesAndKeepTheirOwners(t *testing.T) {
+	r, txn := newRenderer()
+	r.Cache.SetConfig(cache.Config{
+		ClusterNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("fd00:10:1::/48")},
+		NodeInterfaces:  []string{"GbE"},
+		AnyNetworks:     []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")},
+	})
+	a := pod("a", "10.1.1.2", []renderer.ContivRule{from("10.1.1.3/32", 80), from("fd00:10:1:1::3/128", 80), denyAll},
+		[]renderer.ContivRule{{Action: renderer.ActionPermit, DestNetwork: netip.MustParsePrefix("2001:db8::/64"), Protocol: renderer.ANY}, denyAll})
+	a.IPs = []netip.Addr{a.IP, netip.MustParseAddr("fd00:10:1:1::2")}
+	a.IngressOwners = []string{"x/p", "x/p", "x/p"}
+	a.EgressOwners = []string{"x/q", "x/q"}
+	if err := r.Render([]renderer.PodConfig{a}, true); err != nil {
+		t.Fatal(err)
+	}
+	rules := func(v *vpp_acl.ACL) []string {
+		var out []string
+		for _, ru := range v.GetRules() {
+			s := fmt.Sprintf("%s %s->%s p%d", ru.GetAction(), ru.GetSourceNetwork(), ru.GetDestinationNetwork(), ru.GetProtocol())
+			if pr := ru.GetSourcePortRange(); pr != nil {
+				s += fmt.Sprintf(" type%d-%d", pr.GetLowerPort(), pr.GetUpperPort())
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	var local, global *vpp_acl.ACL
+	for k, v := range txn.values {
+		if acl, ok := v.(*vpp_acl.ACL); ok && k == vpp_acl.ACLKey(GlobalName) {
+			global = acl
+		} else if ok && strings.HasPrefix(acl.GetName(), NamePrefix) && !strings.HasPrefix(acl.GetName(), EgressPrefix) && acl.GetName() != ReflectionName {
+			local = acl
+		}
+	}
+	if local == nil || global == nil {
+		t.Fatalf("no LOCAL or GLOBAL ACL staged: %v", txn.ops)
+	}
+	wantLocal := []string{"PERMIT ::/0->::/0 p58 type135-136", "REFLECT 10.1.1.3/32-> p6", "REFLECT fd00:10:1:1::3/128-> p6",
+		"DENY 0.0.0.0/0->0.0.0.0/0 p0", "DENY ::/0->::/0 p0"}
+	if got := rules(local); strings.Join(got, "|") != strings.Join(wantLocal, "|") {
+		t.Errorf("LOCAL rules\n got  %q\n want %q", got, wantLocal)
+	}
+	wantGlobal := []string{"DENY 10.1.1.2/32-> p0", "PERMIT fd00:10:1:1::2/128->2001:db8::/64 p0", "DENY fd00:10:1:1::2/128-> p0",
+		"PERMIT 0.0.0.0/0->0.0.0.0/0 p0", "PERMIT ::/0->::/0 p0"}
+	if got := rules(global); strings.Join(got, "|") != strings.Join(wantGlobal, "|") {
+		t.Errorf("GLOBAL rules\n got  %q\n want %q", got, wantGlobal)
+	}
+	for _, acl := range []*vpp_acl.ACL{local, global} {
+		owners := r.RuleOwners().ACLRules(acl.GetName())
+		if len(owners) != len(acl.GetRules()) {
+			t.Fatalf("%s: %d owners for %d VPP rules", acl.GetName(), len(owners), len(acl.GetRules()))
+		}
+		for i, ru := range acl.GetRules() {
+			if owners[i].Deny != (ru.GetAction() == vpp_acl.ACL_Rule_DENY) {
+				t.Errorf("%s rule %d (%v): owner %+v", acl.GetName(), i, ru.GetAction(), owners[i])
+			}
+		}
+	}
+	if o := r.RuleOwners().ACLRules(local.GetName()); o[0].Policy != "" || o[3].Policy != "x/p" || o[4].Policy != "x/p" {
+		t.Errorf("LOCAL owners %+v: want none for ND, x/p for both DENYs", o)
+	}
+}

@@ -31,6 +31,11 @@
 //	node outputs, input    REFLECTION while GLOBAL exists, so replies to
 //	                       connections from outside pass GLOBAL.
 //
+// A dual-stack pod (renderer.PodConfig.IPs) gets one GLOBAL segment per
+// address, with the rules towards destinations of that address's family, and
+// the parts of a local pair are computed per family (S's address of a family
+// towards D's of the same family).
+//
 // Tables are identified by a hash (FNV-64a) of their kind and rules; pods
 // with equal rules share one table. A table's Owners name the policies of
 // each rule, for all the pods using it: each pod holds a counted reference to
@@ -128,6 +133,16 @@ type Config struct {
 	// NodeInterfaces are the node's interfaces towards other nodes, the host
 	// and the outside (host interconnect, main and other NICs, VXLAN BVI).
 	NodeInterfaces []string
+	// AnyNetworks are the "any" networks (0.0.0.0/0, ::/0) of the IP families
+	// of the cluster: a rule without addresses is rendered once per family,
+	// and with IPv6 the pod interfaces' ACLs permit neighbour discovery.
+	// Empty: IPv4 only.
+	AnyNetworks []netip.Prefix
+}
+
+// HasIPv6 tells whether the cluster has IPv6 (an IPv6 "any" network).
+func (c Config) HasIPv6() bool {
+	return slices.ContainsFunc(c.AnyNetworks, func(p netip.Prefix) bool { return p.Addr().Is6() })
 }
 
 type pod struct {
@@ -285,8 +300,9 @@ type Cache struct {
 	ifaces map[string]Binding // the current binding of every interface
 	global *Table
 	stats  Stats
-	// egAllowed caches what each egress pod allows towards each other pod.
-	egAllowed map[podmodel.ID]map[podmodel.ID]egEntry
+	// egAllowed caches what each egress pod allows towards each other pod,
+	// per IP family.
+	egAllowed map[podmodel.ID]map[egKey]egEntry
 	created   map[string]bool // tables that came into use in this Update
 	// ownerSets are the distinct owner lists of the pods using each table
 	// (by table ID, then by the hash of the list), counted; their union is
@@ -324,7 +340,7 @@ func (c *Cache) reset() {
 	c.refs = map[string]int{}
 	c.ifaces = map[string]Binding{}
 	c.global = nil
-	c.egAllowed = map[podmodel.ID]map[podmodel.ID]egEntry{}
+	c.egAllowed = map[podmodel.ID]map[egKey]egEntry{}
 	c.ownerSets = map[string]map[uint64]*ownerSet{}
 }
 
@@ -334,28 +350,41 @@ type ownerSet struct {
 	refs   int
 }
 
-// egEntry is what S's egress allows towards D (at D's address ip).
-type egEntry struct {
-	ip  netip.Addr
-	set portSet
+// egKey is a pod and an IP family (the traffic of a dual-stack pair is
+// judged per family, between the two pods' addresses of that family).
+type egKey struct {
+	pod podmodel.ID
+	v6  bool
 }
 
-// egressTowards returns what s's egress allows towards d, from the cache
-// (invalidated when s's egress changes, checked against d's address).
-func (c *Cache) egressTowards(s, d *pod) portSet {
+// egEntry is what S's egress allows towards D (from S's address src to D's
+// address ip).
+type egEntry struct {
+	src, ip netip.Addr
+	set     portSet
+}
+
+// egressTowards returns what s's egress allows from its address sa towards d
+// at d's address da, from the cache (invalidated when s's egress changes,
+// checked against both addresses).
+func (c *Cache) egressTowards(s *pod, sa netip.Addr, d *pod, da netip.Addr) portSet {
 	m := c.egAllowed[s.cfg.ID]
 	if m == nil {
-		m = map[podmodel.ID]egEntry{}
+		m = map[egKey]egEntry{}
 		c.egAllowed[s.cfg.ID] = m
 	}
-	if e, ok := m[d.cfg.ID]; ok && e.ip == d.cfg.IP {
+	k := egKey{pod: d.cfg.ID, v6: da.Is6()}
+	if e, ok := m[k]; ok && e.ip == da && e.src == sa {
 		return e.set
 	}
-	host, wide := s.egressTo(d.cfg.IP)
-	set := portsAllowedIn([2][]renderer.ContivRule{host, wide}, s.cfg.PodEgress == nil, s.cfg.IP, d.cfg.IP)
-	m[d.cfg.ID] = egEntry{ip: d.cfg.IP, set: set}
+	host, wide := s.egressTo(da)
+	set := portsAllowedIn([2][]renderer.ContivRule{host, wide}, s.cfg.PodEgress == nil, sa, da)
+	m[k] = egEntry{src: sa, ip: da, set: set}
 	return set
 }
+
+// Config returns the node configuration.
+func (c *Cache) Config() Config { return c.conf }
 
 // SetConfig replaces the node configuration; call Update with resync after.
 func (c *Cache) SetConfig(conf Config) { c.conf = conf }
@@ -432,16 +461,16 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 	for _, cfg := range pods {
 		old := c.pods[cfg.ID]
 		var oldEg []renderer.ContivRule
-		var oldIP netip.Addr
+		var oldIPs []netip.Addr
 		if old != nil {
-			oldEg, oldIP = old.cfg.PodEgress, old.cfg.IP
+			oldEg, oldIPs = old.cfg.PodEgress, old.cfg.Addrs()
 		}
-		newEg, newIP := cfg.PodEgress, cfg.IP
+		newEg, newIPs := cfg.PodEgress, cfg.Addrs()
 		if cfg.Removed {
-			newEg, newIP = nil, netip.Addr{}
+			newEg, newIPs = nil, nil
 		}
 		switch {
-		case oldIP != newIP && (oldEg != nil || newEg != nil), (oldEg == nil) != (newEg == nil):
+		case !slices.Equal(oldIPs, newIPs) && (oldEg != nil || newEg != nil), (oldEg == nil) != (newEg == nil):
 			egressChanged[cfg.ID] = nil
 			delete(c.egAllowed, cfg.ID)
 		case !sameRules(oldEg, newEg):
@@ -460,12 +489,13 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 				delete(c.pods, cfg.ID)
 				delete(c.egress, cfg.ID)
 				for _, m := range c.egAllowed {
-					delete(m, cfg.ID)
+					delete(m, egKey{pod: cfg.ID})
+					delete(m, egKey{pod: cfg.ID, v6: true})
 				}
 			}
 			continue
 		}
-		if old != nil && !resync && old.cfg.IP == cfg.IP && old.cfg.Interface == cfg.Interface &&
+		if old != nil && !resync && slices.Equal(old.cfg.Addrs(), cfg.Addrs()) && old.cfg.Interface == cfg.Interface &&
 			sameRules(old.cfg.PodIngress, cfg.PodIngress) && sameRules(old.cfg.PodEgress, cfg.PodEgress) &&
 			slices.Equal(old.cfg.IngressOwners, cfg.IngressOwners) && slices.Equal(old.cfg.EgressOwners, cfg.EgressOwners) {
 			continue // nothing of this pod changed
@@ -499,7 +529,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 				continue // recomputed in full below
 			}
 			for sid, diff := range egressChanged {
-				if sid == did || (diff != nil && !reaches(diff, d.cfg.IP)) {
+				if sid == did || (diff != nil && !reachesAny(diff, d.cfg.Addrs())) {
 					continue
 				}
 				part := c.part(c.egress[sid], d)
@@ -654,16 +684,21 @@ func (c *Cache) bindingOf(d *pod) (Binding, [2]uint64) {
 		clear(decided)
 		skip := c.skip[:0]
 		for _, sid := range ids {
-			part := d.parts[sid]
-			src := part[len(part)-1].SrcNetwork.Addr()
-			if d.inSorted && d.cfg.PodIngress != nil {
-				host, _ := window(own, src, srcSide)
-				if len(host) > 0 {
-					lo := cap(own) - cap(host) // host is own[lo:hi]
-					skip = append(skip, [2]int{lo, lo + len(host)})
+			// a part ends each of its sources (one per IP family) with a DENY
+			for _, pr := range d.parts[sid] {
+				if pr.Action != renderer.ActionDeny {
+					continue
 				}
-			} else {
-				decided[src] = true
+				src := pr.SrcNetwork.Addr()
+				if d.inSorted && d.cfg.PodIngress != nil {
+					host, _ := window(own, src, srcSide)
+					if len(host) > 0 {
+						lo := cap(own) - cap(host) // host is own[lo:hi]
+						skip = append(skip, [2]int{lo, lo + len(host)})
+					}
+				} else {
+					decided[src] = true
+				}
 			}
 		}
 		slices.SortFunc(skip, func(a, b [2]int) int { return cmp.Compare(a[0], b[0]) })
@@ -853,13 +888,22 @@ func (c *Cache) updateGlobal(deleted map[string]*Table) {
 	var owners []string
 	var segments []Segment
 	for _, s := range ids {
-		src := netip.PrefixFrom(s.cfg.IP, s.cfg.IP.BitLen())
-		for i, r := range s.cfg.PodEgress {
-			r.SrcNetwork = src
-			rules = append(rules, r)
-			owners = append(owners, renderer.OwnerAt(s.cfg.EgressOwners, s.cfg.PodEgress, i))
+		// one segment per address of the pod (each family of a dual-stack
+		// pod), with the rules towards destinations of that family
+		for _, ip := range s.cfg.Addrs() {
+			src := netip.PrefixFrom(ip, ip.BitLen())
+			n := 0
+			for i, r := range s.cfg.PodEgress {
+				if r.DestNetwork.IsValid() && r.DestNetwork.Addr().Is4() != ip.Is4() {
+					continue // towards the other family: never from this address
+				}
+				r.SrcNetwork = src
+				rules = append(rules, r)
+				owners = append(owners, renderer.OwnerAt(s.cfg.EgressOwners, s.cfg.PodEgress, i))
+				n++
+			}
+			segments = append(segments, Segment{Pod: s.cfg.ID, IP: ip, Egress: s.cfg.PodEgress, N: n})
 		}
-		segments = append(segments, Segment{Pod: s.cfg.ID, IP: s.cfg.IP, Egress: s.cfg.PodEgress, N: len(s.cfg.PodEgress)})
 	}
 	old := c.global
 	if len(rules) == 0 {
@@ -923,37 +967,54 @@ func ruleDiff(a, b []renderer.ContivRule) []renderer.ContivRule {
 	return out
 }
 
-// reaches tells whether one of the rules concerns traffic to ip.
-func reaches(rules []renderer.ContivRule, ip netip.Addr) bool {
+// reachesAny tells whether one of the rules concerns traffic to one of ips.
+func reachesAny(rules []renderer.ContivRule, ips []netip.Addr) bool {
 	for _, r := range rules {
-		if !r.DestNetwork.IsValid() || r.DestNetwork.Contains(ip) {
-			return true
+		for _, ip := range ips {
+			if !r.DestNetwork.IsValid() || r.DestNetwork.Contains(ip) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// part returns S's part of D's LOCAL table: nil when S's egress allows
-// everything towards D, else PERMITs for the ports both S's egress and D's
-// ingress allow from S to D, then DENY from S.
+// part returns S's part of D's LOCAL table, for each IP family both pods have
+// an address of (a dual-stack pair is judged per family): nothing for a
+// family where S's egress allows everything towards D, else PERMITs for the
+// ports both S's egress and D's ingress allow from S to D, then DENY from S.
 func (c *Cache) part(s, d *pod) []renderer.ContivRule {
-	if s == nil || d == nil || !d.cfg.IP.IsValid() || !s.cfg.IP.IsValid() {
+	if s == nil || d == nil {
 		return nil
 	}
-	eg := c.egressTowards(s, d)
+	var out []renderer.ContivRule
+	for _, sa := range s.cfg.Addrs() {
+		for _, da := range d.cfg.Addrs() {
+			if sa.Is4() == da.Is4() {
+				out = c.familyPart(out, s, sa, d, da)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// familyPart appends S's part of D's LOCAL table for S's address sa and D's
+// address da (of one family).
+func (c *Cache) familyPart(out []renderer.ContivRule, s *pod, sa netip.Addr, d *pod, da netip.Addr) []renderer.ContivRule {
+	eg := c.egressTowards(s, sa, d, da)
 	if eg.all {
-		return nil
+		return out
 	}
-	if eg.empty() && !d.admits(s.cfg.IP) {
-		return nil // the pod's own rules deny s already: no part needed
+	if eg.empty() && !d.admits(sa) {
+		return out // the pod's own rules deny s already: no part needed
 	}
 	allowed := eg
 	if !eg.empty() {
-		host, wide := d.ingressFrom(s.cfg.IP)
-		allowed = eg.intersect(portsAllowedIn([2][]renderer.ContivRule{host, wide}, d.cfg.PodIngress == nil, s.cfg.IP, d.cfg.IP))
+		host, wide := d.ingressFrom(sa)
+		allowed = eg.intersect(portsAllowedIn([2][]renderer.ContivRule{host, wide}, d.cfg.PodIngress == nil, sa, da))
 	}
-	src := netip.PrefixFrom(s.cfg.IP, s.cfg.IP.BitLen())
-	var out []renderer.ContivRule
+	src := netip.PrefixFrom(sa, sa.BitLen())
 	for proto, ranges := range allowed.ranges {
 		for _, r := range ranges {
 			rule := renderer.ContivRule{Action: renderer.ActionPermit, SrcNetwork: src, Protocol: renderer.Protocol(proto)}
