@@ -115,7 +115,11 @@
 // committed (Committed, called by the plugin as a controller.CommitObserver), the
 // same goroutine dumps the sessions and deletes the UDP ones whose outside end is
 // such an address and whose inside end is no current backend, forwarding-bypass
-// sessions included, as kube-proxy clears conntrack entries.
+// sessions included, and those whose remote end is such an address (a datagram that
+// left untranslated, source-NATed to the node IP by the uplink's output feature
+// before the Service had a mapping), as kube-proxy clears conntrack entries by their
+// original destination. VPP has no session dump by destination: a purge walks every
+// session (O(users x sessions) in VPP); the purges queued while one runs are merged.
 //
 // ClientIP affinity timeout (affinity.go): VPP keeps an affinity record while any
 // session made through it lives, closed TCP sessions 240 s and more, so a timeout T

@@ -127,6 +127,9 @@ type Renderer struct {
 	// stale; purge queues them, once committed, to the session goroutine.
 	stale []staleTarget
 	purge chan []staleTarget
+	// stalePurged, when set (tests), is called after each purge of stale UDP
+	// sessions with the number it deleted.
+	stalePurged func(deleted int)
 	// affinity holds the Services with ClientIP affinity for the pass that makes their
 	// timeout hold (affinity.go); affinityWake tells the session goroutine that it may
 	// have to start or stop the pass; affinityPassed, when set (tests), is called
