@@ -86,7 +86,10 @@
 // pass the default interface's NAT output feature untranslated while pods' packets to
 // the IP are still load-balanced. Reference-counted by service: staged with the first
 // service on the IP, removed with the last; the global configuration is re-put only
-// when the set of IPs changes.
+// when the set of IPs changes. An external IP that is a node's IP gets neither these
+// values nor a reject or drop route; when the node IPs change, the services exposed on
+// an IP that became or stopped being a node's (found through an index by external IP)
+// are re-evaluated, at the cost of those services.
 //
 // Resync recomputes everything into the resync transaction; the incremental methods
 // stage only what they change: one DNat44 per added, changed or removed service, the
