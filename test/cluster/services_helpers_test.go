@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -280,4 +281,32 @@ func (pc *packetCounter) close() {
 	close(pc.stop)
 	pc.wg.Wait()
 	unix.Close(pc.fd)
+}
+
+// freeClusterIP returns an address of the lab's Service CIDR that no Service has, from
+// the band the API server keeps for clusterIPs chosen by users (KEP-3070: the first
+// min(max(16, size/16), 256) addresses, allocated dynamically only once the rest of the
+// range is full): 10.96.0.200 to .254.
+func freeClusterIP(t *testing.T, l *lab.Lab) string {
+	t.Helper()
+	ctx := testCtx(t, time.Minute)
+	list, err := l.Kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list Services: %v", err)
+	}
+	used := make(map[string]bool)
+	for _, s := range list.Items {
+		for _, ip := range s.Spec.ClusterIPs {
+			used[ip] = true
+		}
+	}
+	base := netip.MustParsePrefix(lab.ServiceCIDR).Addr().As4()
+	for last := 200; last < 255; last++ {
+		base[3] = byte(last)
+		if a := netip.AddrFrom4(base).String(); !used[a] {
+			return a
+		}
+	}
+	t.Fatalf("no free cluster IP from .200 to .254 of the first /24 of %s", lab.ServiceCIDR)
+	return ""
 }

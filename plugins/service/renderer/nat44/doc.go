@@ -86,7 +86,10 @@
 // pass the default interface's NAT output feature untranslated while pods' packets to
 // the IP are still load-balanced. Reference-counted by service: staged with the first
 // service on the IP, removed with the last; the global configuration is re-put only
-// when the set of IPs changes.
+// when the set of IPs changes. An external IP that is a node's IP gets neither these
+// values nor a reject or drop route; when the node IPs change, the services exposed on
+// an IP that became or stopped being a node's (found through an index by external IP)
+// are re-evaluated, at the cost of those services.
 //
 // Resync recomputes everything into the resync transaction; the incremental methods
 // stage only what they change: one DNat44 per added, changed or removed service, the
@@ -115,7 +118,11 @@
 // committed (Committed, called by the plugin as a controller.CommitObserver), the
 // same goroutine dumps the sessions and deletes the UDP ones whose outside end is
 // such an address and whose inside end is no current backend, forwarding-bypass
-// sessions included, as kube-proxy clears conntrack entries.
+// sessions included, and those whose remote end is such an address (a datagram that
+// left untranslated, source-NATed to the node IP by the uplink's output feature
+// before the Service had a mapping), as kube-proxy clears conntrack entries by their
+// original destination. VPP has no session dump by destination: a purge walks every
+// session (O(users x sessions) in VPP); the purges queued while one runs are merged.
 //
 // ClientIP affinity timeout (affinity.go): VPP keeps an affinity record while any
 // session made through it lives, closed TCP sessions 240 s and more, so a timeout T

@@ -2,6 +2,7 @@ package nat44
 
 import (
 	"slices"
+	"strings"
 
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
@@ -197,5 +198,79 @@ func (rndr *Renderer) resyncExternalIPs(txn controller.ResyncOperations, records
 	}
 	if len(rndr.extAddrs) > 0 {
 		txn.Put(externalVRFKey(), externalVRF())
+	}
+}
+
+// indexExternalIPs moves the service from the external IPs of old (nil: none) to those
+// of svc (nil: none) in extIPServices.
+func (rndr *Renderer) indexExternalIPs(old, svc *renderer.FlatService) {
+	if old != nil {
+		for _, a := range old.ExternalIPs {
+			if set := rndr.extIPServices[a.Text]; set != nil {
+				delete(set, old.ID)
+				if len(set) == 0 {
+					delete(rndr.extIPServices, a.Text)
+				}
+			}
+		}
+	}
+	if svc == nil {
+		return
+	}
+	for _, a := range svc.ExternalIPs {
+		if !a.IsIPv4() {
+			continue
+		}
+		if rndr.extIPServices == nil {
+			rndr.extIPServices = make(map[string]map[renderer.ServiceID]*renderer.FlatService)
+		}
+		set := rndr.extIPServices[a.Text]
+		if set == nil {
+			set = make(map[renderer.ServiceID]*renderer.FlatService, 1)
+			rndr.extIPServices[a.Text] = set
+		}
+		set[svc.ID] = svc
+	}
+}
+
+// nodeAddrsChanged re-evaluates, after the node IPs changed from previous (by text) to
+// rndr.nodeAddrs, the reject or drop routes and the identity and pool values of the
+// services exposed on an external IP that became a node IP (a node joined with it:
+// the values go, a route there would cut the node off) or stopped being one (they
+// come). It costs O(node IPs) to find the changed IPs, as the caller already pays,
+// plus the services on those IPs.
+func (rndr *Renderer) nodeAddrsChanged(txn controller.UpdateOperations, previous map[string]int) {
+	current := make(map[string]struct{}, len(rndr.nodeAddrs))
+	var changed []string
+	for _, a := range rndr.nodeAddrs {
+		current[a.Text] = struct{}{}
+		if _, ok := previous[a.Text]; !ok {
+			changed = append(changed, a.Text)
+		}
+	}
+	for a := range previous {
+		if _, ok := current[a]; !ok {
+			changed = append(changed, a)
+		}
+	}
+	slices.Sort(changed)
+	var services []*renderer.FlatService
+	for _, a := range changed {
+		for _, svc := range rndr.extIPServices[a] {
+			if !slices.Contains(services, svc) {
+				services = append(services, svc)
+			}
+		}
+	}
+	slices.SortFunc(services, func(a, b *renderer.FlatService) int { return strings.Compare(a.ID.String(), b.ID.String()) })
+	for _, svc := range services {
+		r := rndr.rendered[svc]
+		if r == nil {
+			continue
+		}
+		routes, externals := rndr.wantedRoutes(svc), rndr.wantedExternalIPs(svc)
+		rndr.updateRoutes(txn, svc.ID, r.routes, routes)
+		rndr.updateExternalIPs(txn, svc.ID, r.externals, externals)
+		r.routes, r.externals = routes, externals
 	}
 }

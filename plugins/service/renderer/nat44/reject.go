@@ -40,7 +40,7 @@ import (
 // unreachable from VPP, TCP is dropped.
 //
 // Addresses that are a node's IP (an external IP set to a node address) never get a
-// route. Several services may share an external or load balancer IP (on other
+// route, also when the node joins after the service (external.go nodeAddrsChanged). Several services may share an external or load balancer IP (on other
 // ports): the route of an address is the strongest wanted by any of them (reject
 // over drop), counted per service.
 

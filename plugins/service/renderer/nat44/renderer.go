@@ -127,6 +127,9 @@ type Renderer struct {
 	// stale; purge queues them, once committed, to the session goroutine.
 	stale []staleTarget
 	purge chan []staleTarget
+	// stalePurged, when set (tests), is called after each purge of stale UDP
+	// sessions with the number it deleted.
+	stalePurged func(deleted int)
 	// affinity holds the Services with ClientIP affinity for the pass that makes their
 	// timeout hold (affinity.go); affinityWake tells the session goroutine that it may
 	// have to start or stop the pass; affinityPassed, when set (tests), is called
@@ -143,6 +146,10 @@ type Renderer struct {
 	// it, and extAddrs those IPs sorted (external.go).
 	extUsers map[string]map[renderer.ServiceID]struct{}
 	extAddrs []string
+	// extIPServices holds, by IPv4 external or load balancer ingress IP, every service
+	// exposed on it, node IPs included (which get no values), so that a change of the
+	// node IPs re-evaluates only the services of the IPs that changed (external.go).
+	extIPServices map[string]map[renderer.ServiceID]*renderer.FlatService
 }
 
 var (
@@ -386,6 +393,7 @@ func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.F
 	rndr.updateAffinity(txn, nil, service)
 	rndr.updateRoutes(txn, service.ID, nil, r.routes)
 	rndr.updateExternalIPs(txn, service.ID, nil, r.externals)
+	rndr.indexExternalIPs(nil, service)
 	return nil
 }
 
@@ -421,6 +429,7 @@ func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newS
 	rndr.updateAffinity(txn, oldService, newService)
 	rndr.updateRoutes(txn, newService.ID, oldRoutes, r.routes)
 	rndr.updateExternalIPs(txn, newService.ID, oldExternals, r.externals)
+	rndr.indexExternalIPs(oldService, newService)
 	return nil
 }
 
@@ -440,6 +449,7 @@ func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *rendere
 	rndr.updateAffinity(txn, service, nil)
 	rndr.updateRoutes(txn, service.ID, oldRoutes, nil)
 	rndr.updateExternalIPs(txn, service.ID, oldExternals, nil)
+	rndr.indexExternalIPs(service, nil)
 	return nil
 }
 
@@ -496,6 +506,7 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 		rndr.rendered[svc] = r
 		txn.Put(r.key, r.dnat)
 	}
+	rndr.nodeAddrsChanged(txn, previous)
 	return nil
 }
 
@@ -562,6 +573,12 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 			todo = append(todo, i)
 			continue
 		}
+		if r.nodeGen != rndr.nodeGen && len(svc.ExternalIPs) > 0 {
+			// Kept DNAT, but an external IP may have become or stopped being a
+			// node IP: its route is wanted anew (the external IPs' values are,
+			// by resyncExternalIPs).
+			r.routes, r.nodeGen = rndr.wantedRoutes(svc), rndr.nodeGen
+		}
 		records[i] = r
 	}
 	shares.Run(len(todo), parallelRenderMin, func(_, lo, hi int) {
@@ -584,6 +601,10 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 	txn.Put(vpp_nat.DNAT44Key(IdentityDNATLabel), rndr.identityDNAT())
 	rndr.resyncRoutes(txn, records)
 	rndr.resyncExternalIPs(txn, records)
+	rndr.extIPServices = nil
+	for _, svc := range resyncEv.Services {
+		rndr.indexExternalIPs(nil, svc)
+	}
 	rndr.resyncAffinity(resyncEv.Services)
 	rndr.natGlobalCfg = rndr.globalConfig()
 	txn.Put(vpp_nat.GlobalNAT44Key, rndr.natGlobalCfg)

@@ -123,7 +123,7 @@ func (rndr *Renderer) runSessionCleanup(ctx context.Context, ticker clock.Ticker
 		case <-affinityTicks:
 			rndr.runAffinityPass(ctx)
 		case targets := <-rndr.purge:
-			rndr.runPurge(ctx, targets)
+			rndr.runPurge(ctx, rndr.withQueuedPurges(targets))
 		case <-ticks:
 			res, err := rndr.cleanupIdleSessions(ctx)
 			fields := logrus.Fields{

@@ -21,9 +21,28 @@ import (
 // cycles"). Here: every UDP service port whose endpoints an update changed (added,
 // changed, removed) becomes a stale target; once the event's transaction is committed
 // (the new mappings are in VPP, so a new packet finds them), the session goroutine
-// deletes the UDP sessions whose outside end is one of the port's addresses and whose
-// inside end is not one of its current backends. Forwarding-bypass sessions have the
-// service address on both ends, so they always go.
+// deletes the UDP sessions to the port's addresses that no longer lead where a new
+// datagram would go:
+//   - a session whose outside end is one of the addresses and whose inside end is not
+//     one of the port's current backends (a DNAT session to a backend that is gone;
+//     forwarding-bypass sessions have the service address on both ends, so they
+//     always go);
+//   - a session whose remote end (external host) is one of the addresses: the
+//     datagram left untranslated. A pod that sent before the Service had a mapping
+//     or a reject route got, at the uplink's NAT output feature, an SNAT session to
+//     the service address itself (VPP 25.10 nat44_ed_in2out.c,
+//     nat44_ed_not_translate_output_feature: a forwarding-bypass reverse session does
+//     not exempt the packet), outside end the node IP; out2in on the pod's TAP finds
+//     its inside flow before any mapping, so it would keep the client's datagrams
+//     going out of the node for as long as they come. kube-proxy matches conntrack
+//     entries the same way, by their original destination (the service address), not
+//     by what they were translated to.
+//
+// Cost: VPP 25.10 offers no session dump by destination. nat44_user_dump walks every
+// session to list the users, and nat44_user_session_v3_dump walks every session of the
+// thread once per user (nat44_ed_api.c), so a purge costs VPP O(users x sessions) and
+// the agent O(sessions) (the same dump as the idle-session cleanup). The purges of
+// the events committed while one runs are merged into the next (one walk per burst).
 
 // protoUDP is the IP protocol number of UDP.
 const protoUDP = 17
@@ -157,6 +176,17 @@ func (rndr *Renderer) purgeStaleUDP(ctx context.Context, targets []staleTarget) 
 	for _, t := range targets {
 		byOutside[t.outside] = append(byOutside[t.outside], t.valid)
 	}
+	// stale tells whether a UDP session leads elsewhere than a new datagram would go.
+	stale := func(s natSession) bool {
+		if s.proto != protoUDP {
+			return false
+		}
+		if _, untranslated := byOutside[s.extHost]; untranslated {
+			return true
+		}
+		valids, ok := byOutside[s.outside]
+		return ok && !validFor(valids, s.inside)
+	}
 	sessions, _, err := rndr.dumpSessions(ctx)
 	if err != nil {
 		return 0, err
@@ -167,8 +197,7 @@ func (rndr *Renderer) purgeStaleUDP(ctx context.Context, targets []staleTarget) 
 		if err := ctx.Err(); err != nil {
 			return deleted, err
 		}
-		valids, ok := byOutside[s.outside]
-		if s.proto != protoUDP || !ok || validFor(valids, s.inside) {
+		if !stale(s) {
 			continue
 		}
 		if err := rndr.deleteSession(s); err != nil {
@@ -190,9 +219,26 @@ func validFor(valids []map[netip.AddrPort]struct{}, inside netip.AddrPort) bool 
 	return ok
 }
 
+// withQueuedPurges appends to targets those of the batches queued behind them, in
+// the order they were committed (validFor takes the last target of an address), so
+// that a burst of committed events costs one walk of the sessions, not one per event.
+func (rndr *Renderer) withQueuedPurges(targets []staleTarget) []staleTarget {
+	for {
+		select {
+		case more := <-rndr.purge:
+			targets = append(targets, more...)
+		default:
+			return targets
+		}
+	}
+}
+
 // runPurge deletes the stale UDP sessions of each batch it receives.
 func (rndr *Renderer) runPurge(ctx context.Context, targets []staleTarget) {
 	n, err := rndr.purgeStaleUDP(ctx, targets)
+	if rndr.stalePurged != nil {
+		rndr.stalePurged(n)
+	}
 	fields := logrus.Fields{"targets": len(targets), "deleted": n}
 	switch {
 	case err != nil && ctx.Err() == nil:

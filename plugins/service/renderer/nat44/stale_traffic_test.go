@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +12,9 @@ import (
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/nat_types"
 
+	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -169,5 +172,77 @@ func TestUDPClientKeepsItsTupleAcrossEndpointChanges(t *testing.T) {
 	_ = e.rndr.UpdateFlatService(renderer.DiscardTxn{}, replaced, udpService(trafficPod3))
 	if len(e.rndr.stale) != 0 {
 		t.Errorf("an unchanged port is to be purged: %+v", e.rndr.stale)
+	}
+}
+
+// TestUDPClientThatSentBeforeTheServiceExistedReachesItsFirstBackend (issue #26 item
+// 6, the node as ipnet lays it out): a pod sends to a cluster IP before its Service
+// exists. VPP's out2in on the pod's TAP (NAT outside) makes a forwarding-bypass
+// session, the datagram is routed to the uplink, whose NAT output feature source-NATs
+// it to the node IP (nat44_ed_not_translate_output_feature translates when the reverse
+// flow is a bypass session): a session whose remote end is the cluster IP itself. Once
+// the Service exists with a backend, out2in finds that session's inside flow before
+// any mapping, so the same socket's datagrams kept leaving the node for as long as
+// they came. kube-proxy deletes the conntrack entries whose original destination is
+// the Service's address when its first endpoint appears; the purge must delete this
+// session too, and the next datagram of the same 5-tuple reach the backend.
+func TestUDPClientThatSentBeforeTheServiceExistedReachesItsFirstBackend(t *testing.T) {
+	n := newExternalNode(t)
+	ch, err := n.conn.NewAPIChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ch.Close)
+	r := n.env.rndr
+	purged := make(chan int, 16)
+	r.GoVPPChan, r.stalePurged = ch, func(deleted int) { purged <- deleted }
+	if err := r.AfterInit(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+
+	const clusterIP = "10.96.0.60"
+	client := netip.MustParseAddrPort(pod2IP + ":40000")
+	vip := netip.MustParseAddrPort(clusterIP + ":53")
+	// onNIC returns the datagrams of frames that left by the NIC.
+	onNIC := func(nic string, frames []string) []string {
+		var out []string
+		for _, f := range frames {
+			if ifName, pkt, _ := strings.Cut(f, " "); ifName == nic {
+				out = append(out, pkt)
+			}
+		}
+		return out
+	}
+
+	// No Service yet: the datagram leaves by the uplink, source-NATed to the node IP.
+	sent := n.send(t, pod2NIC, protoUDP, 0, client, vip)
+	if got := onNIC(uplinkNIC, sent); len(got) != 1 || !strings.HasPrefix(got[0], nodeIP+":") || !strings.HasSuffix(got[0], " -> "+vip.String()) {
+		t.Fatalf("before the Service: sent %q, want one datagram from the node IP to %s on the uplink", sent, vip)
+	}
+
+	svc := st.Service("default", "dns", clusterIP, st.Port("dns", "UDP", int32(vip.Port()), 0))
+	slice := &esmodel.EndpointSlice{Name: "dns-1", Namespace: "default", ServiceName: "dns", AddressType: "IPv4",
+		Ports: []*esmodel.Port{{Name: "dns", Protocol: "UDP", Port: extTarget}},
+		Endpoints: []*esmodel.Endpoint{{Addresses: []string{pod1IP}, Ready: true, Serving: true, NodeName: "master",
+			TargetRef: &esmodel.ObjectReference{Kind: "Pod", Namespace: "default", Name: "pod1"}}}}
+	n.apply(t, svc)
+	n.apply(t, slice)
+	r.Committed(nil) // both events' stale ports, as if one transaction
+	select {
+	case <-purged:
+	case <-time.After(testkit.DefaultTimeout):
+		t.Fatalf("no stale UDP purge %v after the commit", testkit.DefaultTimeout)
+	}
+
+	want := client.String() + " -> " + pod1IP + ":" + fmt.Sprint(extTarget)
+	sent = n.send(t, pod2NIC, protoUDP, 0, client, vip)
+	if got := onNIC(pod1NIC, sent); len(got) != 1 || got[0] != want {
+		t.Fatalf("the same socket once the Service has a backend: sent %q, want %q on the backend's TAP\n%s", sent, want,
+			n.cli(t, "show nat44 sessions"))
+	}
+	answer := n.send(t, pod1NIC, protoUDP, 0, netip.MustParseAddrPort(pod1IP+":"+fmt.Sprint(extTarget)), client)
+	if got := onNIC(pod2NIC, answer); len(got) != 1 || got[0] != vip.String()+" -> "+client.String() {
+		t.Fatalf("the backend's answer: sent %q, want it from %s to the client", answer, vip)
 	}
 }
