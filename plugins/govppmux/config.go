@@ -84,8 +84,9 @@ type Config struct {
 	RetryConnectTimeout Duration `json:"retry-connect-timeout"`
 	// RetryConnectMaxTimeout caps the pause between connection attempts.
 	RetryConnectMaxTimeout Duration `json:"retry-connect-max-timeout"`
-	// StatsSocketPath is VPP's stats socket. The agent reads no statistics; the key is
-	// accepted for compatibility and a missing socket is only logged.
+	// StatsSocketPath is VPP's stats socket ("": /run/vpp/stats.sock), which
+	// plugins/statscollector reads the data-plane counters through; a missing socket
+	// is logged here and leaves contiv_dataplane_stats_up at 0.
 	StatsSocketPath string `json:"stats-socket-path"`
 	// SocketClient selects the implementation of VPP's socket API:
 	// SocketClientVPPSock ("vppsock", the default) or SocketClientGovpp ("govpp",

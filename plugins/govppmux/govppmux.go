@@ -644,18 +644,18 @@ func (p *Plugin) report(state health.State, reason string) {
 	}
 }
 
-// checkStatsSocket logs whether the configured stats socket exists; statistics are
-// not read.
+// checkStatsSocket logs whether the configured stats socket exists (the data-plane
+// metrics of plugins/statscollector are read through it).
 func (p *Plugin) checkStatsSocket() {
 	path := p.config.StatsSocketPath
 	if path == "" {
 		return
 	}
 	if _, err := os.Stat(path); err != nil {
-		p.log.WithField("stats-socket-path", path).WithError(err).Warn("VPP stats socket not available (statistics are not used)")
+		p.log.WithField("stats-socket-path", path).WithError(err).Warn("VPP stats socket not available: the data-plane metrics stay empty until it appears")
 		return
 	}
-	p.log.WithField("stats-socket-path", path).Debug("VPP stats socket present; statistics are not read by this agent")
+	p.log.WithField("stats-socket-path", path).Debug("VPP stats socket present")
 }
 
 // applyHealthCheckConfig sets govpp's health-check package variables from the

@@ -61,7 +61,10 @@ func (c *countersSwitch) ensure(d *base) {
 		return
 	}
 	c.sent = true
-	if err := vppbase.Call(d.Ch, &acl.ACLStatsIntfCountersEnable{Enable: true}, &acl.ACLStatsIntfCountersEnableReply{}); err != nil {
+	// VPP 25.10 answers this request with acl_del_reply's message ID, not with
+	// acl_stats_intf_counters_enable_reply (src/plugins/acl/acl.c, the
+	// handler's REPLY_MACRO (VL_API_ACL_DEL_REPLY)): expect what VPP sends.
+	if err := vppbase.Call(d.Ch, &acl.ACLStatsIntfCountersEnable{Enable: true}, &acl.ACLDelReply{}); err != nil {
 		d.Log.WithError(err).Warn("VPP did not enable the ACL match counters: the policy rule metrics stay at zero until the next resync")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
 	"go.fd.io/govpp/adapter/socketclient"
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/acl"
@@ -508,6 +509,8 @@ func TestACLMatchCountersAreEnabledOncePerResync(t *testing.T) {
 	rec := &recordingChannel{Channel: e.ch}
 	deps := e.deps()
 	deps.Ch = rec
+	log, hook := logtest.NewNullLogger()
+	deps.Log = log
 	if err := s.RegisterKVDescriptor(NewACLDescriptor(deps)); err != nil {
 		t.Fatal(err)
 	}
@@ -537,5 +540,11 @@ func TestACLMatchCountersAreEnabledOncePerResync(t *testing.T) {
 	}
 	if n := e.sim.MessageCount("acl_stats_intf_counters_enable"); n != 2 {
 		t.Errorf("VPP received %d acl_stats_intf_counters_enable, want 2", n)
+	}
+	// VPP answers with acl_del_reply's ID: the descriptor must take that for success.
+	for _, en := range hook.AllEntries() {
+		if en.Level <= logrus.WarnLevel {
+			t.Errorf("the enable was not taken for a success: %s (%v)", en.Message, en.Data)
+		}
 	}
 }
