@@ -8,6 +8,8 @@ import (
 
 	ifmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/vppcalls"
 )
 
 // addressDescriptor describes the static interface addresses, derived from
@@ -90,9 +92,97 @@ func (p *Plugin) setUnnumbered(key string, u *ifmodel.Interface_Unnumbered, enab
 	if !ok {
 		return fmt.Errorf("unnumbered %s to %s: %w", iface, target, errUnnumberedTarget)
 	}
-	if err := p.h.NewBatch().SetUnnumbered(md.SwIfIndex, withIP.SwIfIndex, enable).Send(); err != nil {
+	sw := md.SwIfIndex
+	if enable {
+		err = p.enableUnnumbered(sw, withIP)
+	} else {
+		err = p.disableUnnumbered(sw, withIP.SwIfIndex)
+	}
+	if err != nil {
 		return fmt.Errorf("unnumbered %s (sw_if_index %d) to %s (sw_if_index %d), enable=%t: %w",
-			iface, md.SwIfIndex, target, withIP.SwIfIndex, enable, err)
+			iface, sw, target, withIP.SwIfIndex, enable, err)
 	}
 	return nil
+}
+
+// enableUnnumbered makes sw borrow the addresses of withIP. VPP 25.10 refuses
+// sw_interface_set_unnumbered with UNEXPECTED_INTF_STATE unless both interfaces share
+// their IPv4 and their IPv6 table (src/vnet/interface.c,
+// vnet_sw_interface_check_table_same). The interface descriptor binds the IPv4 table
+// of a non-zero VRF always, the IPv6 one only with IPv6 addresses of the interface's
+// own, which an unnumbered interface never has; so sw first takes the IPv6 table of
+// withIP, which exists because withIP is bound to it. When withIP has an IPv6 address
+// IPv6 is also enabled on sw: unnumbered alone turns on only the ip6-unicast arc of
+// sw (ip6_sw_interface_enable_disable), not its IPv6 link (ip6_link.c
+// ip6_link_enable): no link-local address, no IPv6 multicast, so no neighbour
+// discovery with the host on the other side. Each enable is one lock in VPP, so sw is
+// enabled only if it is not yet: after a restart or a retry the lock taken before is
+// reused, and disableUnnumbered gives back exactly one. A failure undoes what was done.
+func (p *Plugin) enableUnnumbered(sw uint32, withIP *ifaceidx.Metadata) error {
+	want6, err := p.h.Table(withIP.SwIfIndex, true)
+	if err != nil {
+		return err
+	}
+	have6, err := p.h.Table(sw, true)
+	if err != nil {
+		return err
+	}
+	do, undo := p.h.NewBatch(), p.h.NewBatch()
+	if have6 != want6 {
+		do.SetTable(sw, want6, true)
+		undo.SetTable(sw, have6, true)
+	}
+	if hasIPv6(withIP.IPAddresses) {
+		enabled, err := p.h.IP6Enabled(sw)
+		if err != nil {
+			return err
+		}
+		if !enabled {
+			do.SetIP6Enabled(sw, true)
+			undo.SetIP6Enabled(sw, false)
+		}
+	}
+	if err := do.Send(); err != nil {
+		p.undo(sw, undo)
+		return err
+	}
+	if err := p.h.NewBatch().SetUnnumbered(sw, withIP.SwIfIndex, true).Send(); err != nil {
+		p.undo(sw, undo)
+		return err
+	}
+	return nil
+}
+
+// disableUnnumbered stops sw borrowing the addresses of withIP, then gives back the
+// IPv6 enable (an unnumbered interface has no address of its own, so an enabled IPv6
+// link on it is enableUnnumbered's single lock) and puts sw back into the IPv6 table 0
+// the interface descriptor expects of an interface without IPv6 addresses.
+func (p *Plugin) disableUnnumbered(sw, withIP uint32) error {
+	if err := p.h.NewBatch().SetUnnumbered(sw, withIP, false).Send(); err != nil {
+		return err
+	}
+	enabled, err := p.h.IP6Enabled(sw)
+	if err != nil {
+		return err
+	}
+	have6, err := p.h.Table(sw, true)
+	if err != nil {
+		return err
+	}
+	b := p.h.NewBatch()
+	if enabled {
+		b.SetIP6Enabled(sw, false)
+	}
+	if have6 != 0 {
+		b.SetTable(sw, 0, true)
+	}
+	return b.Send()
+}
+
+// undo sends the requests that revert a partly applied change, logging what fails
+// (some of them may revert what VPP refused anyway).
+func (p *Plugin) undo(sw uint32, b *vppcalls.Batch) {
+	if err := b.Send(); err != nil {
+		p.log.WithError(err).WithField("sw_if_index", sw).Debug("undo of a failed unnumbered setting")
+	}
 }

@@ -26,6 +26,20 @@
 //	          sw_interface_get_table; tagged = the agent's (FromNB), untagged = FromSB
 //	          (local0, NICs NB does not configure); never deletes what it did not tag
 //
+// Unnumbered life cycle (descriptor "vpp-unnumbered-interface", after its interface and
+// an address of the interface it borrows from, the donor):
+//
+//	Create:   the interface takes the donor's IPv6 table (sw_interface_set_table is_ipv6:
+//	          VPP 25.10 refuses sw_interface_set_unnumbered with UNEXPECTED_INTF_STATE
+//	          unless both share their IPv4 and IPv6 tables, and the interface descriptor
+//	          binds the IPv6 table only for IPv6 addresses of the interface's own), IPv6
+//	          is enabled on it when the donor has an IPv6 address (unnumbered alone gives
+//	          no link-local address, so no neighbour discovery), then the setting itself;
+//	          each step is read back first (sw_interface_get_table,
+//	          sw_interface_ip6_get_link_local_address), so a retry or a restart never
+//	          takes a second IPv6 lock; a failure undoes the steps
+//	Delete:   the setting, the one IPv6 enable, IPv6 table 0
+//
 // Other plugins read interface metadata through GetInterfaceIndex (or the scheduler's
 // metadata map named ifaceidx.DescriptorName) and leases through GetDHCPLease.
 //

@@ -136,7 +136,8 @@ func (e *env) simIface(tag string) vppsim.Interface {
 }
 
 // vrfTableDescriptor stands in for the l3plugin's VRF table descriptor: it creates
-// the table in VPP so interfaces can be bound to it.
+// the table in VPP so interfaces can be bound to it, and finds the tables NB wants
+// in VPP's dump.
 func vrfTableDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 	set := func(v proto.Message, isAdd bool) error {
 		t := v.(*l3model.VrfTable)
@@ -149,6 +150,22 @@ func vrfTableDescriptor(ch govppapi.Channel) *kvapi.KVDescriptor {
 		KeySelector: func(key string) bool { _, _, ok := l3model.ParseVrfTableKey(key); return ok },
 		Create:      func(_ string, v proto.Message) (kvapi.Metadata, error) { return nil, set(v, true) },
 		Delete:      func(_ string, v proto.Message, _ kvapi.Metadata) error { return set(v, false) },
+		Retrieve: func(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+			tables, err := govppmux.Dump[ip.IPTableDetails](ch, &ip.IPTableDump{})
+			if err != nil {
+				return nil, err
+			}
+			var out []kvapi.KVWithMetadata
+			for _, kv := range correlate {
+				want := kv.Value.(*l3model.VrfTable)
+				for _, t := range tables {
+					if t.Table.TableID == want.Id && t.Table.IsIP6 == (want.Protocol == l3model.VrfTable_IPV6) {
+						out = append(out, kvapi.KVWithMetadata{Key: kv.Key, Value: want, Origin: kvapi.FromNB})
+					}
+				}
+			}
+			return out, nil
+		},
 	}
 }
 

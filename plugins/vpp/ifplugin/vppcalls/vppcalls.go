@@ -54,6 +54,8 @@ func Messages() []govppapi.Message {
 		&interfaces.SwInterfaceSetRxMode{}, &interfaces.SwInterfaceSetRxModeReply{},
 		&interfaces.SwInterfaceAddDelAddress{}, &interfaces.SwInterfaceAddDelAddressReply{},
 		&interfaces.SwInterfaceSetUnnumbered{}, &interfaces.SwInterfaceSetUnnumberedReply{},
+		&ip.SwInterfaceIP6EnableDisable{}, &ip.SwInterfaceIP6EnableDisableReply{},
+		&ip.SwInterfaceIP6GetLinkLocalAddress{}, &ip.SwInterfaceIP6GetLinkLocalAddressReply{},
 		&interfaces.SwInterfaceDump{}, &interfaces.SwInterfaceDetails{},
 		&ip.IPAddressDump{}, &ip.IPAddressDetails{},
 		&ip.IPUnnumberedDump{}, &ip.IPUnnumberedDetails{},
@@ -299,6 +301,14 @@ func (b *Batch) SetUnnumbered(sw, withIP uint32, enable bool) *Batch {
 		&interfaces.SwInterfaceSetUnnumberedReply{})
 }
 
+// SetIP6Enabled enables IPv6 on the interface (link-local address, ND, IPv6
+// multicast) or gives back one enable (sw_interface_ip6_enable_disable). VPP counts
+// enables as locks: a second enable answers VALUE_EXIST and still takes one.
+func (b *Batch) SetIP6Enabled(sw uint32, enable bool) *Batch {
+	return b.add(&ip.SwInterfaceIP6EnableDisable{SwIfIndex: swIdx(sw), Enable: enable},
+		&ip.SwInterfaceIP6EnableDisableReply{})
+}
+
 // Send sends the whole batch as one pipeline and returns the failures, each named by
 // its message (nil if all succeeded). Every request is sent even if one fails.
 func (b *Batch) Send() error {
@@ -320,4 +330,26 @@ func (h *Handler) TapHostIfName(sw uint32) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("host name of TAP sw_if_index %d: %w", sw, ErrInterfaceNotFound)
+}
+
+// Table returns the VRF table of one IP version the interface is bound to.
+func (h *Handler) Table(sw uint32, ipv6 bool) (uint32, error) {
+	reply := &interfaces.SwInterfaceGetTableReply{}
+	if err := h.call(&interfaces.SwInterfaceGetTable{SwIfIndex: swIdx(sw), IsIPv6: ipv6}, reply); err != nil {
+		return 0, fmt.Errorf("sw_if_index %d, ipv6=%t: %w", sw, ipv6, err)
+	}
+	return reply.VrfID, nil
+}
+
+// IP6Enabled tells whether IPv6 is enabled on the interface: VPP answers
+// sw_interface_ip6_get_link_local_address with IP6_NOT_ENABLED while it is not.
+func (h *Handler) IP6Enabled(sw uint32) (bool, error) {
+	err := h.call(&ip.SwInterfaceIP6GetLinkLocalAddress{SwIfIndex: swIdx(sw)}, &ip.SwInterfaceIP6GetLinkLocalAddressReply{})
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, govppapi.IP6_NOT_ENABLED):
+		return false, nil
+	}
+	return false, fmt.Errorf("sw_if_index %d: %w", sw, err)
 }
