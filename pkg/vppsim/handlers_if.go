@@ -735,6 +735,12 @@ func hSwInterfaceSetUnnumbered(cl *call, m *interfaces.SwInterfaceSetUnnumbered)
 		rv = retvalInvalidSwIfIndex2
 	case m.IsAdd && donor == nil:
 		rv = retvalInvalidSwIfIndex
+	case m.IsAdd && un.vrf != donor.vrf:
+		// VPP 25.10 src/vnet/interface.c vnet_sw_interface_check_table_same:
+		// both interfaces must share the IPv4 and the IPv6 FIB (and mFIB,
+		// which a table ID names together with its FIB here), checked on
+		// every enable, never on disable.
+		rv = retvalUnexpectedIntfState
 	case m.IsAdd:
 		un.unnumOf = donor.idx
 	default:

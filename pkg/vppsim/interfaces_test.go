@@ -404,3 +404,30 @@ func TestAddressesAndUnnumbered(t *testing.T) {
 		t.Errorf("tap0 = %+v", ifc)
 	}
 }
+
+// VPP 25.10 (src/vnet/interface.c vnet_sw_interface_check_table_same) refuses an
+// unnumbered setting between interfaces of different IPv4 or IPv6 tables, on every
+// enable; the disable is not checked.
+func TestUnnumberedNeedsTheDonorsIPv4AndIPv6Tables(t *testing.T) {
+	e := newEnv(t)
+	lo := e.loopback()
+	tap := &tapv2.TapCreateV3Reply{}
+	e.ok(&tapv2.TapCreateV3{ID: noIndex}, tap)
+	e.ok(&ip.IPTableAddDel{IsAdd: true, Table: ip.IPTable{TableID: 1}})
+	e.ok(&ip.IPTableAddDel{IsAdd: true, Table: ip.IPTable{TableID: 1, IsIP6: true}})
+	for _, v6 := range []bool{false, true} {
+		e.ok(&interfaces.SwInterfaceSetTable{SwIfIndex: lo, VrfID: 1, IsIPv6: v6})
+	}
+	e.ok(&interfaces.SwInterfaceAddDelAddress{SwIfIndex: lo, IsAdd: true, Prefix: awp("10.1.1.1/24")})
+	set := &interfaces.SwInterfaceSetUnnumbered{SwIfIndex: lo, UnnumberedSwIfIndex: tap.SwIfIndex, IsAdd: true}
+	e.expect(retvalUnexpectedIntfState, set) // IPv4 0 vs 1
+	e.ok(&interfaces.SwInterfaceSetTable{SwIfIndex: tap.SwIfIndex, VrfID: 1})
+	e.expect(retvalUnexpectedIntfState, set) // IPv6 0 vs 1
+	if un := dump[ip.IPUnnumberedDetails](t, e.ch, &ip.IPUnnumberedDump{SwIfIndex: allIfaces}); len(un) != 0 {
+		t.Fatalf("a refused setting is in place: %+v", un)
+	}
+	e.ok(&interfaces.SwInterfaceSetTable{SwIfIndex: tap.SwIfIndex, VrfID: 1, IsIPv6: true})
+	e.ok(set)
+	e.ok(set) // checked again, still the same tables
+	e.ok(&interfaces.SwInterfaceSetUnnumbered{SwIfIndex: lo, UnnumberedSwIfIndex: tap.SwIfIndex})
+}

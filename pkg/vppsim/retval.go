@@ -30,6 +30,10 @@ const (
 	// retvalInvalidSwIfIndex2 is VNET_API_ERROR_INVALID_SW_IF_INDEX_2
 	// (-10): the second interface of a request is unknown.
 	retvalInvalidSwIfIndex2 = int32(api.INVALID_SW_IF_INDEX_2)
+	// retvalUnexpectedIntfState is VNET_API_ERROR_UNEXPECTED_INTF_STATE
+	// (-74): sw_interface_set_unnumbered between interfaces of different
+	// IPv4 or IPv6 tables.
+	retvalUnexpectedIntfState = int32(api.UNEXPECTED_INTF_STATE)
 	// retvalSyscallError1 is VNET_API_ERROR_SYSCALL_ERROR_1 (-11), what
 	// af_packet_delete returns for an unknown host interface.
 	retvalSyscallError1 = int32(api.SYSCALL_ERROR_1)
