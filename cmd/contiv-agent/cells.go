@@ -38,9 +38,9 @@ import (
 // built, started and stopped and the order of the controller's event handlers. The
 // listing only breaks ties (kept close to the start order for the reader). The first
 // cell is the basics cell; standalone mode replaces it and appends its own cells.
-func agentCells(node string, logs *infra.LogRegistry, h *health.Registry, m *prometheus.Registry, files configFiles) []infra.Cell {
+func agentCells(node string, logs *infra.LogRegistry, h *health.Registry, m *prometheus.Registry, files configFiles, idFile string) []infra.Cell {
 	return []infra.Cell{
-		basicsCell(node, logs, h, m, files),
+		basicsCell(node, logs, h, m, files, idFile),
 		rest.Cell(),
 		contivconf.Cell(),
 		kvscheduler.Cell(),
@@ -69,10 +69,10 @@ func agentCells(node string, logs *infra.LogRegistry, h *health.Registry, m *pro
 }
 
 // basicsCell provides what main sets up before the cells: the node name, logs, health,
-// metrics and the configuration files of -<name>-config, except those named in
-// providedElsewhere (standalone mode provides its own etcd, bolt, govpp and podmanager
-// configurations and node ID file).
-func basicsCell(node string, logs *infra.LogRegistry, h *health.Registry, m *prometheus.Registry, files configFiles, providedElsewhere ...string) infra.Cell {
+// metrics, the configuration files of -<name>-config, except those named in
+// providedElsewhere, and the node ID file idFile (-node-id-file). Standalone mode
+// provides its own etcd, bolt, govpp and podmanager configurations and node ID file.
+func basicsCell(node string, logs *infra.LogRegistry, h *health.Registry, m *prometheus.Registry, files configFiles, idFile string, providedElsewhere ...string) infra.Cell {
 	configs := files.byName()
 	provides := []string{infra.NodeNameKey.String(), infra.LogsKey.String(), health.RegistryKey.String(), health.MetricsKey.String()}
 	var names []string
@@ -98,7 +98,7 @@ func basicsCell(node string, logs *infra.LogRegistry, h *health.Registry, m *pro
 				infra.Provide(s, infra.ConfigKey(name), infra.ConfigLoader(configs[name]))
 			}
 			if !standalone {
-				infra.Provide(s, nodesync.IDFileKey, nodesync.DefaultIDFile)
+				infra.Provide(s, nodesync.IDFileKey, idFile)
 			}
 			return nil, nil
 		},

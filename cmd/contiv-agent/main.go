@@ -20,6 +20,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version/buildinfo"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/standalone"
 )
 
@@ -69,6 +70,8 @@ type options struct {
 	showVersion, strict, standalone, standaloneVPP, standaloneLinux, demoPods                  bool
 	logFormat, logLevel, nodeName, standaloneDir, standaloneEtcd, clusterFile, demoNetnsPrefix string
 	files                                                                                      configFiles
+	// nodeIDFile is where nodesync keeps the node ID (-node-id-file).
+	nodeIDFile string
 }
 
 func defineFlags(fs *flag.FlagSet) *options {
@@ -86,8 +89,26 @@ func defineFlags(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.clusterFile, "cluster", "", "standalone: YAML file of Kubernetes objects loaded into the embedded etcd and watched for changes")
 	fs.BoolVar(&o.demoPods, "standalone-demo-pods", false, "standalone: create the cluster file's pods of this node as network namespaces wired through CNI, answering on their ports (root and -standalone-linux; ignored otherwise)")
 	fs.StringVar(&o.demoNetnsPrefix, "standalone-demo-netns-prefix", standalone.DefaultDemoNetnsPrefix, "standalone: prefix of the demo pods' network namespace names (<prefix><namespace>-<name>)")
+	fs.StringVar(&o.nodeIDFile, nodeIDFileFlag, nodesync.DefaultIDFile, "file keeping this node's ID across restarts (absolute; empty: none, etcd only; not with -standalone, which keeps it in -standalone-dir)")
 	o.files = registerConfigFiles(fs)
 	return o
+}
+
+// nodeIDFileFlag names the flag of the node ID file.
+const nodeIDFileFlag = "node-id-file"
+
+// checkNodeIDFile refuses a node ID file that nodesync cannot use, and one set with
+// -standalone (whose node ID file lies in -standalone-dir).
+func checkNodeIDFile(fs *flag.FlagSet, o *options) error {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == nodeIDFileFlag })
+	if set && o.standalone {
+		return fmt.Errorf("-%s %q: not used with -standalone, which keeps the node ID in -standalone-dir", nodeIDFileFlag, o.nodeIDFile)
+	}
+	if err := nodesync.ValidateIDFile(o.nodeIDFile); err != nil {
+		return fmt.Errorf("-%s: %w", nodeIDFileFlag, err)
+	}
+	return nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -102,6 +123,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.clusterFile != "" && !o.standalone {
 		fmt.Fprintln(stderr, "contiv-agent: -cluster needs -standalone (a real cluster comes through contiv-ksr)")
+		return 2
+	}
+	if err := checkNodeIDFile(fs, o); err != nil {
+		fmt.Fprintf(stderr, "contiv-agent: %v\n", err)
 		return 2
 	}
 	if o.showVersion {
@@ -176,7 +201,7 @@ func setUpLogs(logs *infra.LogRegistry, o *options) error {
 // composeCells returns the agent's cells, with the standalone environment's in
 // standalone mode.
 func composeCells(o *options, node string, logs *infra.LogRegistry, h *health.Registry, m *prometheus.Registry) ([]infra.Cell, error) {
-	cells := agentCells(node, logs, h, m, o.files)
+	cells := agentCells(node, logs, h, m, o.files, o.nodeIDFile)
 	if !o.standalone {
 		return cells, nil
 	}
@@ -186,7 +211,7 @@ func composeCells(o *options, node string, logs *infra.LogRegistry, h *health.Re
 	}
 	opts := standalone.Options{Dir: dir, EtcdAddr: o.standaloneEtcd, ClusterFile: o.clusterFile,
 		VPP: o.standaloneVPP, VPPLinux: o.standaloneLinux}
-	cells[0] = basicsCell(node, logs, h, m, o.files, standalone.ProvidedConfigs(opts)...)
+	cells[0] = basicsCell(node, logs, h, m, o.files, "", standalone.ProvidedConfigs(opts)...)
 	cells = slices.Insert(cells, 2, standalone.Cell(opts)) // after rest, as a tie-break: before contivconf
 	if o.clusterFile != "" && o.demoPods && o.standaloneLinux && o.standaloneVPP {
 		cells = append(cells, standalone.DemoPodsCell(opts, o.demoNetnsPrefix))

@@ -47,6 +47,28 @@
 // shows in use stays taken) and keeps those this agent made and did not release yet, so
 // no address is handed out twice, also not across an agent restart.
 //
+// Tentative addresses: an address taken from the Kubernetes state for a pod that is not
+// local (no CNI ADD recorded by the pod manager, none handled since) is tentative. That
+// state may be stale (etcd down, no contiv-ksr leader): it may show a pod whose CNI DEL
+// this agent has handled already. A tentative address follows the pod's changes in the
+// Kubernetes state, in every family: deleted, moved to another node (no address in this
+// node's subnet) or given another address, the pod frees it; every resync takes the
+// tentative addresses again from its own state only; a CNI ADD of the pod makes the
+// address the pod's like any other (confirmed). A pod that the state shows with an
+// address of this node that nobody holds takes it tentatively, from a resync or a
+// change (it may run here unknown to the pod manager: its address is not given away).
+// Each pool remembers the main address this agent released from each pod (CNI DEL, a
+// reverted ADD; at most maxReleasedHints): a state that still shows the pod with it is
+// behind the DEL, and the address is not taken again. Following a change costs O(1).
+//
+//	               resync, not local   ┌───────────┐  CNI ADD (AllocatePodIPs)
+//	Kubernetes pod ──────────────────▶ │ tentative │ ─────────────────────────▶ confirmed
+//	(change showing it, nobody holds)  └───────────┘                            (local pod)
+//	                                     │ change: deleted, moved, other IP;    │ CNI DEL
+//	                                     │ a resync whose state lacks it        ▼ (ReleasePodIPs)
+//	                                     ▼                                  free + released hint
+//	                                    free
+//
 // External IPAM (ipamConfig.useExternalIPAM): this node's pod subnet is its Kubernetes
 // podCIDR (from nodesync), and a pod's IP is the one in the result of the external CNI
 // IPAM plugin (ips[0].address of the JSON result passed by the CNI request), checked
@@ -56,6 +78,7 @@
 // Events handled:
 //   - every resync (DBResync, HealingResync after error, NodeConfigChange,
 //     PodCIDRChange, ...): recompute this node's subnets and rebuild the allocations;
+//   - KubeStateChange of a pod: its tentative addresses follow it (see above);
 //   - NodeUpdate ("Node Update", matched by name; external IPAM only): detect a new
 //     podCIDR of this node and push PodCIDRChange.
 //

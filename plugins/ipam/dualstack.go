@@ -184,6 +184,7 @@ func (p *Plugin) AllocatePodIPs(podID PodID, ipamType string, ipamData string) (
 	}
 	o := owner{pod: podID}
 	if ip := p.dual.pool.ipOfOwner(o); ip != nil {
+		p.dual.pool.confirm(podID)
 		return []*net.IPNet{primary, hostNet(ip)}, nil
 	}
 	i, err := p.dual.pool.allocate(o)

@@ -116,8 +116,9 @@ func TestDualStackRecoveryKeepsBothFamilies(t *testing.T) {
 	if err != nil || len(ips) != 2 || ips[0].String() != "10.1.1.8/32" {
 		t.Errorf("ADD of the upgraded pod = %v, %v: want its IPv4 address and a new IPv6 one", ips, err)
 	}
-	// A resync keeps the allocations (same subnets) and a second one changes nothing.
-	if err := p.Resync(api.NewDBResync(), kubeState(), 2, nil); err != nil {
+	// A resync keeps the allocations (same subnets) and a second one changes nothing
+	// (pod a, not local, keeps its addresses while the Kubernetes state shows it).
+	if err := p.Resync(api.NewDBResync(), kubeState(dual, old, other), 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := ipStrings(p.GetPodIPs(pid("default/a"))); len(got) != 2 {

@@ -135,11 +135,15 @@ func (p *Plugin) dualPlan() (pl addressPlan, ok bool) {
 	return addressPlan{fp: v6}, v6 != nil
 }
 
-// HandlesEvent selects every resync, and with external IPAM the NodeUpdate events
-// (matched by name), which may carry a new podCIDR of this node.
+// HandlesEvent selects every resync, the changes of Kubernetes pods (they decide about
+// tentative addresses) and, with external IPAM, the NodeUpdate events (matched by
+// name), which may carry a new podCIDR of this node.
 func (p *Plugin) HandlesEvent(ev api.Event) bool {
 	if ev.Method() != api.Update {
 		return true
+	}
+	if ks, ok := ev.(*api.KubeStateChange); ok {
+		return ks.Resource == podmodel.Keyword
 	}
 	return p.ipamCfg().UseExternalIPAM && ev.GetName() == NodeUpdateEventName
 }
@@ -149,7 +153,10 @@ func (p *Plugin) HandlesEvent(ev api.Event) bool {
 // state shows a pod holding it (this is what carries the allocations over an agent
 // restart), or when this agent allocated it and it was not released yet (the Kubernetes
 // state may lag behind CNI requests). Where both disagree about a pod, the allocation
-// of this agent wins. The IPAM stages no configuration.
+// of this agent wins. An address of a pod that is not local is tentative: it is
+// rebuilt from each resync's state, follows the pod's changes and is not taken again
+// when this agent released it from the pod (see the package documentation). The IPAM
+// stages no configuration.
 func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCount int, _ api.ResyncOperations) error {
 	if p.cfg == nil {
 		return errors.New("ipam resync: the plugin is not initialised")
@@ -205,12 +212,14 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 	fields := logrus.Fields{
 		"event": ev.GetName(), "resyncCount": resyncCount, "nodeID": nodeID,
 		"podSubnet": netString(podSubnet), "vppHostSubnet": hostSubnet.String(),
-		"keptAllocations": st.kept, "fromLocalPods": st.recovered, "fromKubeState": st.rebuilt, "skipped": st.skipped,
+		"keptAllocations": st.kept, "fromLocalPods": st.recovered, "fromKubeState": st.rebuilt,
+		"tentative": st.tentative, "releasedNotRetaken": st.notRetaken, "skipped": st.skipped,
 	}
 	if dual != nil {
 		fields["ipv6PodSubnet"], fields["ipv6VppHostSubnet"] = dual.podSubnet.String(), dual.hostSubnet.String()
 		fields["ipv6KeptAllocations"], fields["ipv6FromLocalPods"] = dualSt.kept, dualSt.recovered
 		fields["ipv6FromKubeState"], fields["ipv6Skipped"] = dualSt.rebuilt, dualSt.skipped
+		fields["ipv6Tentative"], fields["ipv6ReleasedNotRetaken"] = dualSt.tentative, dualSt.notRetaken
 	}
 	if podSubnet == nil {
 		p.Log.WithFields(fields).Warn("ipam resynced, but this node has no podCIDR yet: pods get no IPs until it is known")
@@ -222,13 +231,14 @@ func (p *Plugin) Resync(ev api.Event, kubeStateData api.KubeStateData, resyncCou
 
 // rebuildStats counts what a resync did to the allocations of one pool.
 type rebuildStats struct {
-	kept, recovered, rebuilt, skipped int
+	kept, recovered, rebuilt, tentative, notRetaken, skipped int
 }
 
-// rebuildPool returns the pool of subnet for a resync: a copy of old when it covers the
-// same subnet (its allocations kept), else a new one; then the addresses of the local
-// pods and of the Kubernetes pods that lie in subnet are taken. A nil subnet gives a
-// nil pool (external IPAM before the podCIDR is known).
+// rebuildPool returns the pool of subnet for a resync: a copy of old without its
+// tentative addresses when it covers the same subnet (the allocations of local pods
+// kept), else a new one; then the addresses of the local pods and of the Kubernetes
+// pods that lie in subnet are taken. A nil subnet gives a nil pool (external IPAM
+// before the podCIDR is known).
 func (p *Plugin) rebuildPool(old *podPool, subnet *net.IPNet, kube api.KeyValuePairs, local map[PodID][]net.IP) (*podPool, rebuildStats, error) {
 	var st rebuildStats
 	if old != nil && !sameNet(old.subnet, subnet) {
@@ -240,9 +250,10 @@ func (p *Plugin) rebuildPool(old *podPool, subnet *net.IPNet, kube api.KeyValueP
 		return nil, st, nil
 	}
 	var pool *podPool
+	var hints map[PodID]uint64
 	fresh := false
 	if old != nil && sameNet(old.subnet, subnet) {
-		pool = old.clone()
+		pool, hints = old.cloneConfirmed(), old.released
 		st.kept = pool.allocated()
 	} else {
 		var err error
@@ -254,7 +265,7 @@ func (p *Plugin) rebuildPool(old *podPool, subnet *net.IPNet, kube api.KeyValueP
 	// The agent's own records first (they survive restarts and are never behind),
 	// then the Kubernetes state.
 	st.recovered = p.claimLocalPods(pool, local)
-	st.rebuilt, st.skipped = p.claimKubePods(pool, kube)
+	p.claimKubePods(pool, kube, local, hints, &st)
 	if fresh {
 		pool.last = pool.highest() // after a restart: continue after the highest address in use
 	}
@@ -310,8 +321,12 @@ func firstIn(n *net.IPNet, ips []net.IP) net.IP {
 
 // claimKubePods marks the addresses of the Kubernetes pods that lie in the pool's
 // subnet as taken (pods of other nodes and host-network pods lie outside). Keys are
-// visited in order, so a conflict is decided the same way on every resync.
-func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs) (claimed, skipped int) {
+// visited in order, so a conflict is decided the same way on every resync. The address
+// of a pod that is not local (no CNI ADD recorded by the pod manager) is tentative,
+// and it is not taken at all when hints (the released hints of the previous pool) say
+// that this agent released it from the pod: that state is then behind a CNI DEL, and
+// the hint is carried over.
+func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs, local map[PodID][]net.IP, hints map[PodID]uint64, st *rebuildStats) {
 	keys := make([]string, 0, len(pods))
 	for k := range pods {
 		keys = append(keys, k)
@@ -325,7 +340,7 @@ func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs) (claimed, 
 		ip, bad := kubePodIPIn(pool.subnet, pd)
 		if bad != "" {
 			p.Log.WithFields(logrus.Fields{"key": key, "podIP": bad}).Warn("pod in the Kubernetes state has an invalid IP: skipped")
-			skipped++
+			st.skipped++
 			continue
 		}
 		if ip == nil {
@@ -334,12 +349,7 @@ func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs) (claimed, 
 		log := func() logrus.FieldLogger {
 			return p.Log.WithFields(logrus.Fields{"key": key, "podIP": ip.String()})
 		}
-		id := PodID{Name: pd.GetName(), Namespace: pd.GetNamespace()}
-		if id.Name == "" {
-			if name, ns, err := podmodel.ParsePodFromKey(key); err == nil {
-				id = PodID{Name: name, Namespace: ns}
-			}
-		}
+		id := kubePodID(key, pd)
 		o := owner{pod: id}
 		if cur := pool.ipOfOwner(o); cur != nil {
 			if !cur.Equal(ip) {
@@ -347,14 +357,42 @@ func (p *Plugin) claimKubePods(pool *podPool, pods api.KeyValuePairs) (claimed, 
 			}
 			continue
 		}
-		if _, err := pool.claim(ip, o); err != nil {
+		_, isLocal := local[id]
+		if i, released := hints[id]; released && !isLocal {
+			if h, _ := pool.hostOf(ip); h == i {
+				pool.hintReleased(id, i)
+				log().Debug("pod IP released by this agent (CNI DEL) still in the Kubernetes state: not taken again")
+				st.notRetaken++
+				continue
+			}
+		}
+		var err error
+		if isLocal {
+			_, err = pool.claim(ip, o)
+		} else {
+			err = pool.claimTentative(ip, id)
+		}
+		if err != nil {
 			log().WithError(err).Warn("pod IP from the Kubernetes state not taken over")
-			skipped++
+			st.skipped++
 			continue
 		}
-		claimed++
+		st.rebuilt++
+		if !isLocal {
+			st.tentative++
+		}
 	}
-	return claimed, skipped
+}
+
+// kubePodID returns the ID of the Kubernetes pod stored under key.
+func kubePodID(key string, pd *podmodel.Pod) PodID {
+	id := PodID{Name: pd.GetName(), Namespace: pd.GetNamespace()}
+	if id.Name == "" {
+		if name, ns, err := podmodel.ParsePodFromKey(key); err == nil {
+			id = PodID{Name: name, Namespace: ns}
+		}
+	}
+	return id
 }
 
 // kubePodIPIn returns the IP of the Kubernetes pod that lies in n (every family of the
@@ -373,10 +411,17 @@ func kubePodIPIn(n *net.IPNet, pd *podmodel.Pod) (ip net.IP, bad string) {
 	return nil, ""
 }
 
-// Update handles NodeUpdate with external IPAM: when this node's podCIDR differs from
-// the pod subnet in use, it pushes a PodCIDRChange, whose resync switches every handler
-// to the new subnet. The state itself changes only in that resync.
+// Update handles the changes of Kubernetes pods (see kubePodChanged) and, with
+// external IPAM, NodeUpdate: when this node's podCIDR differs from the pod subnet in
+// use, it pushes a PodCIDRChange, whose resync switches every handler to the new
+// subnet. The state itself changes only in that resync.
 func (p *Plugin) Update(ev api.Event, txn api.UpdateOperations) (string, error) {
+	if ks, ok := ev.(*api.KubeStateChange); ok {
+		if ks.Resource != podmodel.Keyword {
+			return "", nil
+		}
+		return p.kubePodChanged(ks), nil
+	}
 	if ev.GetName() != NodeUpdateEventName || !p.ipamCfg().UseExternalIPAM {
 		return "", nil
 	}
@@ -411,7 +456,58 @@ func (p *Plugin) Update(ev api.Event, txn api.UpdateOperations) (string, error) 
 	return fmt.Sprintf("podCIDR of this node changed from %s to %s: %s pushed", netString(prev), cidr, PodCIDRChangeEventName), nil
 }
 
-// Revert does nothing: Update changes no state that a failed event must undo.
+// kubePodChanged makes the tentative addresses of a pod that is not local follow its
+// change in the Kubernetes state, in every family: deleted, moved to another node (no
+// address in this node's subnet) or given another address, the pod frees its tentative
+// address; shown with an address of this node that nobody holds, it takes it
+// tentatively (the pod runs here unknown to the pod manager: its address is not given
+// away), unless this agent released that address from the pod. A pod holding a
+// confirmed address (a local pod) is left to its CNI DEL. O(1) per change.
+func (p *Plugin) kubePodChanged(ev *api.KubeStateChange) string {
+	name, ns, err := podmodel.ParsePodFromKey(ev.Key)
+	if err != nil {
+		return ""
+	}
+	id := PodID{Name: name, Namespace: ns}
+	pd, _ := ev.NewValue.(*podmodel.Pod)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var changes []string
+	for _, pool := range p.pools() {
+		if pool.confirmed(id) {
+			return ""
+		}
+	}
+	for _, pool := range p.pools() {
+		var ip net.IP
+		if pd != nil {
+			var bad string
+			if ip, bad = kubePodIPIn(pool.subnet, pd); bad != "" {
+				p.Log.WithFields(logrus.Fields{"pod": id.String(), "podIP": bad}).Warn("pod in the Kubernetes state has an invalid IP: ignored")
+			}
+		}
+		freed, took, err := pool.followKubePod(id, ip)
+		log := p.Log.WithFields(logrus.Fields{"pod": id.String(), "change": ev.String()})
+		if freed != nil {
+			log.WithField("ip", freed.String()).Info("tentative IP of a pod that is not local released: the Kubernetes state no longer shows the pod with it")
+			changes = append(changes, "released "+freed.String())
+		}
+		if took != nil {
+			log.WithField("ip", took.String()).Info("IP of a pod that is not local taken tentatively from the Kubernetes state")
+			changes = append(changes, "took "+took.String())
+		}
+		if err != nil {
+			log.WithError(err).Warn("pod IP from the Kubernetes state not taken over")
+		}
+	}
+	if len(changes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("pod %s (not local): %s", id, strings.Join(changes, ", "))
+}
+
+// Revert does nothing: it is called for failed RevertOnFailure events only, and Update
+// handles none (the pod changes it follows are best-effort events).
 func (p *Plugin) Revert(api.Event) error { return nil }
 
 // externalPodCIDR returns the Kubernetes podCIDR of the named node (nil when unknown or
@@ -479,6 +575,7 @@ func (p *Plugin) allocatePrimary(podID PodID, ipamType, ipamData string) (ip *ne
 		return ip, false, err
 	}
 	if ip := p.pool.ipOfOwner(o); ip != nil {
+		p.pool.confirm(podID) // a tentative address: the pod's ADD makes it local
 		return hostNet(ip), false, nil
 	}
 	i, err := p.pool.allocate(o)
@@ -506,6 +603,7 @@ func (p *Plugin) claimExternal(o owner, ipamType, ipamData string) (*net.IPNet, 
 	}
 	if cur := p.pool.ipOfOwner(o); cur != nil {
 		if cur.Equal(ip) {
+			p.pool.confirm(o.pod)
 			return hostNet(ip), nil
 		}
 		p.Log.WithFields(logrus.Fields{"pod": o.pod.String(), "oldIP": cur.String(), "newIP": ip.String()}).

@@ -338,7 +338,7 @@ func TestInitChecksDependenciesAndConfig(t *testing.T) {
 	}
 }
 
-func TestHandlesEveryResyncAndNodeUpdateOnlyWithExternalIPAM(t *testing.T) {
+func TestHandlesEveryResyncPodChangesAndNodeUpdateOnlyWithExternalIPAM(t *testing.T) {
 	internal, _ := testPlugin(t, defaultConf, 1)
 	external, _ := testPlugin(t, externalConf, 1)
 	tests := []struct {
@@ -348,7 +348,8 @@ func TestHandlesEveryResyncAndNodeUpdateOnlyWithExternalIPAM(t *testing.T) {
 		{api.NewDBResync(), true, true},
 		{&api.HealingResync{Type: api.AfterError}, true, true},
 		{&PodCIDRChange{}, true, true},
-		{&api.KubeStateChange{Resource: "pod"}, false, false},
+		{&api.KubeStateChange{Resource: "pod"}, true, true},
+		{&api.KubeStateChange{Resource: "service"}, false, false},
 		{nodeUpdate{}, false, true},
 		{api.NewShutdown(), false, false},
 	}

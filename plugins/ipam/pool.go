@@ -26,8 +26,18 @@ func (o owner) String() string {
 type podHosts struct {
 	main    uint64
 	hasMain bool
-	custom  map[string]uint64
+	// tentative marks a main address taken from the Kubernetes state for a pod that
+	// has no CNI ADD on this node (see Plugin): the pod's changes in that state decide
+	// about it, a CNI ADD of the pod confirms it.
+	tentative bool
+	custom    map[string]uint64
 }
+
+// maxReleasedHints bounds the released hints of a pool (see podPool.released): past it,
+// an arbitrary hint is forgotten. A hint only spares a tentative claim, so losing one
+// costs at most an address held until the pod's next change in the Kubernetes state or
+// the next resync.
+const maxReleasedHints = 1024
 
 // maxAllocHost bounds the host numbers that allocate hands out, so that the arithmetic
 // never overflows for IPv6 subnets with 64 or more host bits: such a subnet gives its
@@ -55,6 +65,13 @@ type podPool struct {
 	owners   map[uint64]owner
 	pods     map[PodID]*podHosts
 	last     uint64 // host number assigned last; allocate continues after it
+	// released maps a pod to the main host number this agent released from it (CNI
+	// DEL, a reverted ADD) while the Kubernetes state may still show the pod with that
+	// address: a stale copy, since the pod has no sandbox here any more. Such a pod is
+	// not claimed again from that state. A hint goes when the pod holds an address again,
+	// when the Kubernetes state shows it without that address, and at a resync whose
+	// state does not show it with that address.
+	released map[PodID]uint64
 }
 
 // newPodPool returns an empty pool for subnet, which needs at least 3 host bits.
@@ -66,11 +83,12 @@ func newPodPool(subnet *net.IPNet) (*podPool, error) {
 			"(network, gateway, pods, NAT loopback, broadcast)", n)
 	}
 	p := &podPool{
-		subnet: n,
-		lo:     2,
-		owners: make(map[uint64]owner),
-		pods:   make(map[PodID]*podHosts),
-		last:   1,
+		subnet:   n,
+		lo:       2,
+		owners:   make(map[uint64]owner),
+		pods:     make(map[PodID]*podHosts),
+		last:     1,
+		released: make(map[PodID]uint64),
 	}
 	switch {
 	case hb < 64:
@@ -188,7 +206,8 @@ func (p *podPool) take(i uint64, o owner) {
 		p.pods[o.pod] = ph
 	}
 	if o.ifName == "" {
-		ph.main, ph.hasMain = i, true
+		ph.main, ph.hasMain, ph.tentative = i, true, false
+		delete(p.released, o.pod)
 		return
 	}
 	if ph.custom == nil {
@@ -247,7 +266,8 @@ func (p *podPool) ownerOf(ip net.IP) (owner, bool) {
 	return o, held
 }
 
-// release frees every address of the pod and returns them.
+// release frees every address of the pod and returns them; the main one is kept as a
+// released hint.
 func (p *podPool) release(pod PodID) []net.IP {
 	ph := p.pods[pod]
 	if ph == nil {
@@ -256,6 +276,7 @@ func (p *podPool) release(pod PodID) []net.IP {
 	var hosts []uint64
 	if ph.hasMain {
 		hosts = append(hosts, ph.main)
+		p.hintReleased(pod, ph.main)
 	}
 	for _, i := range ph.custom {
 		hosts = append(hosts, i)
@@ -268,10 +289,92 @@ func (p *podPool) release(pod PodID) []net.IP {
 	return freed
 }
 
-// clone returns an independent copy of the pool.
-func (p *podPool) clone() *podPool {
+// hintReleased records that this agent released host i from the pod.
+func (p *podPool) hintReleased(pod PodID, i uint64) {
+	if _, ok := p.released[pod]; !ok && len(p.released) >= maxReleasedHints {
+		for k := range p.released {
+			delete(p.released, k)
+			break
+		}
+	}
+	p.released[pod] = i
+}
+
+// claimTentative is claim of the pod's main address from the Kubernetes state for a pod
+// with no CNI ADD here: the address is marked tentative.
+func (p *podPool) claimTentative(ip net.IP, pod PodID) error {
+	if _, err := p.claim(ip, owner{pod: pod}); err != nil {
+		return err
+	}
+	p.pods[pod].tentative = true
+	return nil
+}
+
+// tentative tells whether the pod's main address is a tentative one.
+func (p *podPool) tentative(pod PodID) bool {
+	ph := p.pods[pod]
+	return ph != nil && ph.hasMain && ph.tentative
+}
+
+// confirmed tells whether the pod holds a main address that is not tentative.
+func (p *podPool) confirmed(pod PodID) bool {
+	ph := p.pods[pod]
+	return ph != nil && ph.hasMain && !ph.tentative
+}
+
+// confirm makes the pod's main address, if tentative, an address of a local pod.
+func (p *podPool) confirm(pod PodID) {
+	if ph := p.pods[pod]; ph != nil {
+		ph.tentative = false
+	}
+}
+
+// followKubePod makes the pod's tentative address follow the Kubernetes state, which
+// now shows the pod with ip in the subnet (nil: deleted, moved to another node, no
+// address of the subnet): a tentative address that differs is freed, and ip is taken
+// tentatively unless the pod holds a confirmed address or this agent released ip from
+// it. It returns the address freed and the one taken; err tells why ip could not be
+// taken (the freed one is freed all the same). O(1).
+func (p *podPool) followKubePod(pod PodID, ip net.IP) (freed, took net.IP, err error) {
+	if p.confirmed(pod) {
+		return nil, nil, nil // a local pod: its CNI DEL releases it
+	}
+	var want uint64
+	if ip != nil {
+		if want, err = p.checkClaimable(ip); err != nil {
+			ip = nil
+		}
+	}
+	if i, ok := p.released[pod]; ok {
+		if ip != nil && i == want {
+			return nil, nil, nil // the copy still shows what this agent released
+		}
+		delete(p.released, pod)
+	}
+	if ph := p.pods[pod]; ph != nil && ph.hasMain {
+		if ip != nil && ph.main == want {
+			return nil, nil, nil
+		}
+		freed = p.ipOf(ph.main)
+		p.drop(ph.main)
+	}
+	if ip == nil {
+		return freed, nil, err
+	}
+	if err := p.claimTentative(ip, pod); err != nil {
+		return freed, nil, err
+	}
+	return freed, ip, nil
+}
+
+// cloneConfirmed returns an independent copy of the pool without its tentative
+// addresses and its released hints, which a resync derives from its Kubernetes state.
+func (p *podPool) cloneConfirmed() *podPool {
 	c, _ := newPodPool(p.subnet) // p.subnet passed the size check already
 	for i, o := range p.owners {
+		if o.ifName == "" && p.tentative(o.pod) {
+			continue
+		}
 		c.take(i, o)
 	}
 	c.last = p.last

@@ -16,7 +16,8 @@
 //   - every resync: the node map is rebuilt from the "vppnode" and "node" resources of
 //     the Kubernetes state. The ID this node knows (the one it held so far in this run,
 //     else the one remembered in Deps.IDFile, a small JSON file {"node","id"} in the
-//     agent's state directory, /var/run/contiv/node-id) is kept when the snapshot gives
+//     agent's state directory: the agent's -node-id-file, by default
+//     /var/run/contiv/node-id, checked by ValidateIDFile) is kept when the snapshot gives
 //     it to this node. When it does not (the record is missing, or undecodable and so
 //     skipped by dbwatcher), the record is confirmed in etcd: a missing one is created,
 //     a corrupt one (undecodable, or without a name) is repaired, both with a write

@@ -21,6 +21,16 @@ import (
 // in a directory that survives restarts of the agent's container.
 const DefaultIDFile = "/var/run/contiv/node-id"
 
+// ValidateIDFile reports why path cannot be the node ID file: it must be absolute, or
+// empty (no file: the node ID then comes from etcd only, and a restart whose etcd lost
+// the node's record allocates a new one).
+func ValidateIDFile(path string) error {
+	if path != "" && !filepath.IsAbs(path) {
+		return fmt.Errorf("node ID file %q: must be an absolute path (or empty for none)", path)
+	}
+	return nil
+}
+
 // maxIDFileSize bounds the read of the ID file: a valid one is a few dozen bytes.
 const maxIDFileSize = 4096
 

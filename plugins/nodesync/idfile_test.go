@@ -154,3 +154,19 @@ func TestIDFileOfAnotherNodeOrCorruptIsIgnored(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateIDFileWantsAnAbsolutePathOrNone: the agent's -node-id-file is checked
+// before start, naming the value.
+func TestValidateIDFileWantsAnAbsolutePathOrNone(t *testing.T) {
+	for path, want := range map[string]string{
+		"":                        "",
+		"/var/run/contiv/node-id": "",
+		"node-id":                 `node ID file "node-id": must be an absolute path (or empty for none)`,
+		"./run/node-id":           `node ID file "./run/node-id": must be an absolute path (or empty for none)`,
+	} {
+		err := ValidateIDFile(path)
+		if (err == nil) != (want == "") || (err != nil && err.Error() != want) {
+			t.Errorf("ValidateIDFile(%q) = %v, want %q", path, err, want)
+		}
+	}
+}

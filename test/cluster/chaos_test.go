@@ -295,6 +295,35 @@ func mirrorHas(n *lab.Node, ns string, names []string) error {
 	return nil
 }
 
+// nodeIDFileWarning is what an agent logs when its node ID file was written by an agent
+// of another node.
+const nodeIDFileWarning = "node ID file belongs to another node name"
+
+// ownsItsNodeIDFile checks that the node's agent keeps its ID in a file of its own,
+// <node dir>/node-id (the lab's -node-id-file), naming its node and ID, and never found
+// another node's record there: agents sharing one file would each ignore the others'
+// records, and a restart would never recover the node ID from the file.
+func ownsItsNodeIDFile(n *lab.Node, id uint32) error {
+	data, err := os.ReadFile(filepath.Join(n.Dir, "node-id"))
+	if err != nil {
+		return fmt.Errorf("%s: node ID file: %w", n.Name, err)
+	}
+	var rec struct {
+		Node string `json:"node"`
+		ID   uint32 `json:"id"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return fmt.Errorf("%s: node ID file %q: %w", n.Name, data, err)
+	}
+	if rec.Node != n.Name || rec.ID != id {
+		return fmt.Errorf("%s: node ID file holds node %q ID %d, want %q ID %d", n.Name, rec.Node, rec.ID, n.Name, id)
+	}
+	if c := n.Agent.LogCount(nodeIDFileWarning); c > 0 {
+		return fmt.Errorf("%s: the agent logged %q %d times", n.Name, nodeIDFileWarning, c)
+	}
+	return nil
+}
+
 // restartAgent stops the node's agent with sig and starts it again without waiting for
 // it to be ready (it may start while the Contiv etcd is down).
 func restartAgent(n *lab.Node, sig syscall.Signal) error {
@@ -344,7 +373,8 @@ func TestChaosPodsDeletedWhileEtcdIsDownLeaveNoIPHeld(t *testing.T) {
 // IP and VPP interface and answers a pod of another node, every new pod runs with an
 // IP and answers too, the deleted pods are gone, no IP is held twice nor leaked (API
 // and every agent's IPAM), each node holds its own ID and no other, and each node's
-// VPP has exactly one pod interface per local pod.
+// VPP has exactly one pod interface per local pod. Each agent keeps its node ID in a file
+// of its own (ownsItsNodeIDFile), from which the restarts recover it.
 func chaos(t *testing.T, ns string, deletions bool) {
 	l := sharedLab(t)
 	requireForwarding(t, l)
@@ -490,6 +520,11 @@ func chaos(t *testing.T, ns string, deletions bool) {
 		t.Logf("chaos: %s's agent started from its bolt mirror: %v", n.Name, fromMirror)
 		if i > 0 && !fromMirror { // restarted while etcd was down
 			t.Errorf("%s's agent, started while etcd was down, did not start from its bolt mirror: the chaos missed its point", n.Name)
+		}
+	}
+	for _, n := range nodes {
+		if err := ownsItsNodeIDFile(n, wantIDs[n.Name]); err != nil {
+			t.Error(err)
 		}
 	}
 	if err != nil {
