@@ -54,17 +54,16 @@ func nodeSyncOf(ns *nodesync.NodeSync) NodeSync {
 	}
 }
 
-// localPodIPsOf presents the pod manager's records to the IPAM. The pod manager records
-// one IP per pod today (LocalPod.IPAddress, the primary); until it records every
-// family, a dual-stack pod's IPv6 address survives an agent restart through the
-// Kubernetes state (pod.ip_addresses) only.
+// localPodIPsOf presents the pod manager's records to the IPAM: every family the pod
+// manager recorded for each pod (LocalPod.IPAddresses, the primary first), so a
+// dual-stack pod keeps both addresses across an agent restart.
 func localPodIPsOf(pm *podmanager.Plugin) func() map[PodID][]net.IP {
 	return func() map[PodID][]net.IP {
 		pods := pm.GetLocalPods()
 		out := make(map[PodID][]net.IP, len(pods))
 		for id, lp := range pods {
 			if lp.IPAddress != nil {
-				out[id] = []net.IP{lp.IPAddress}
+				out[id] = lp.IPAddresses
 			}
 		}
 		return out

@@ -191,15 +191,15 @@
 // the static neighbour entry the pod never needs neighbour discovery to reach it.
 // A link-local gateway would need the TAP's own link-local address, which a TAP only
 // has once sw_interface_ip6_enable_disable ran on it (VPP-FORWARDING.md §11.1).
-// What this package cannot say in its key-value pairs, and the VPP interface plugin
-// must do: bind a pod's VPP interface to the IPv6 table of the pod VRF and enable IPv6
-// on it. The plugin binds the IPv6 table only for interfaces with an IPv6 address of
-// their own, so today the pod interface stays in IPv6 table 0 (its IPv6 traffic is
-// looked up in the main VRF, whose route to the IPv6 pod range leads back into the pod
-// VRF), and VPP 25.10 refuses sw_interface_set_unnumbered with
-// UNEXPECTED_INTF_STATE (-74) when the interface's IPv4 or IPv6 FIB differs from the
-// donor's (src/vnet/interface.c, vnet_sw_interface_check_table_same): podGwLoop has
-// an IPv6 address, hence the pod VRF's IPv6 table. The simulator does not check it yet.
+// What this package does not say in its key-value pairs: a pod's VPP interface must sit
+// in the IPv6 table of the pod VRF and have IPv6 enabled, because VPP 25.10 refuses
+// sw_interface_set_unnumbered with UNEXPECTED_INTF_STATE (-74) when the interface's
+// IPv4 or IPv6 FIB differs from the donor's (src/vnet/interface.c,
+// vnet_sw_interface_check_table_same), and unnumbered alone gives no link-local address
+// (no neighbour discovery). The VPP interface plugin derives both from the unnumbered
+// donor (podGwLoop, which has an IPv6 address on a dual-stack node): it binds the
+// donor's IPv6 table and enables IPv6 before setting unnumbered, and the simulator
+// checks the tables as VPP does.
 //
 // # Dependencies
 //

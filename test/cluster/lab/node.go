@@ -184,7 +184,8 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 		return nil, err
 	}
 
-	argv := []string{filepath.Join(l.cfg.ContivBinDir, "contiv-agent"), "-node-name", name}
+	argv := []string{filepath.Join(l.cfg.ContivBinDir, "contiv-agent"), "-node-name", name,
+		"-node-id-file", filepath.Join(n.Dir, "node-id")}
 	for _, f := range []string{"contiv", "etcd", "bolt", "govpp", "podmanager", "http"} {
 		argv = append(argv, "-"+f+"-config", filepath.Join(n.Dir, f+".conf"))
 	}
