@@ -126,7 +126,8 @@ var (
 	reDecap     = regexp.MustCompile(`VXLAN decap from (\S+) vni`)
 	reErrorDrop = regexp.MustCompile(`^rx:\S+ (\S+): (.*)$`)
 	reICMPError = regexp.MustCompile(`^ICMP type (\d+) code (\d+) to (\S+)`)
-	reLookup    = regexp.MustCompile(`dpo-idx (\S+): drop$`)
+	reLocal     = regexp.MustCompile(`^(\S+): \S+ -> (\S+)`)
+	reLookupDPO = regexp.MustCompile(`dpo-idx (\S+): `)
 )
 
 // Explain explains the packets of pkts that m selects, in order.
@@ -193,17 +194,17 @@ func (e *Explained) step(l Line, names Names, m Match) {
 		}
 	case l.Node == "ip4-null":
 		e.nullStep(l, add)
-	case l.Node == "ip4-lookup" && reLookup.MatchString(l.Text) && !e.icmpError:
-		prefix := reLookup.FindStringSubmatch(l.Text)[1]
-		e.Verdict, e.Reason = NoRoute, "no route: VPP's FIB drops "+prefix+" (the route to "+e.dstNow()+")"
-		add("FIB entry %s drops it: no route", prefix)
+	case l.Node == "ip4-lookup":
+		e.lookupStep(l, add)
 	case l.Node == "ip4-icmp-error":
 		if sm := reICMPError.FindStringSubmatch(l.Text); sm != nil && !e.icmpError {
 			e.icmpError = true
 			add("VPP answers %s with ICMP %s", sm[3], icmpName(sm[1], sm[2]))
 		}
 	case l.Node == "ip4-local":
-		if !strings.Contains(l.Text, "drop:") {
+		// the outer header of a VXLAN packet is VPP's own too: only the probe's
+		// header counts
+		if sm := reLocal.FindStringSubmatch(l.Text); sm != nil && (sm[2] == e.Dst || sm[2] == e.dstNow()) && !strings.Contains(l.Text, "drop:") {
 			e.Verdict, e.Reason = LocalVPP, "taken by VPP itself (an address of VPP's)"
 			add("for VPP itself")
 		}
@@ -277,14 +278,52 @@ func (e *Explained) natStep(l Line, names Names, m Match, add func(string, ...an
 	}
 }
 
+// nullStep reads ip4-null, which sends the ICMP error of a reject (prohibit) or
+// unreachable route. The route's kind is on the ip4-lookup line before it (lookupStep);
+// ip4-null adds whether an answer went out.
 func (e *Explained) nullStep(l Line, add func(string, ...any)) {
-	if strings.Contains(l.Text, "send-prohibited") {
-		e.Verdict, e.Reason = NoEndpoints, "no endpoints: the destination is a Service without ready backends (VPP rejects it: ICMP prohibited)"
-		add("reject route: no endpoints, VPP answers ICMP prohibited")
+	switch {
+	case strings.Contains(l.Text, "rate limited"):
+		add("no ICMP answer: VPP's ICMP errors to this source are rate limited")
+	case e.Verdict != NoEndpoints && e.Verdict != NoRoute && strings.Contains(l.Text, "send-prohibited"):
+		e.noEndpoints("", add)
+	case e.Verdict != NoEndpoints && e.Verdict != NoRoute && strings.Contains(l.Text, "send-unreachable"):
+		e.noRoute("", add)
+	}
+}
+
+// lookupStep reads ip4-lookup: a drop, prohibit or unreachable route decides.
+func (e *Explained) lookupStep(l Line, add func(string, ...any)) {
+	if e.icmpError {
+		return // the lookup of VPP's ICMP error
+	}
+	prefix := ""
+	if sm := reLookupDPO.FindStringSubmatch(l.Text); sm != nil {
+		prefix = sm[1]
+	}
+	switch {
+	case strings.HasSuffix(l.Text, ": drop"):
+		e.Verdict, e.Reason = NoRoute, "no route: VPP's FIB drops "+prefix+" (the route to "+e.dstNow()+")"
+		add("FIB entry %s drops it: no route", prefix)
+	case strings.HasSuffix(l.Text, "action:send-prohibited"):
+		e.noEndpoints(prefix, add)
+	case strings.HasSuffix(l.Text, "action:send-unreachable"):
+		e.noRoute(prefix, add)
+	}
+}
+
+func (e *Explained) noEndpoints(prefix string, add func(string, ...any)) {
+	e.Verdict, e.Reason = NoEndpoints, "no endpoints: "+e.dstNow()+" is a Service without ready backends (VPP rejects it with ICMP prohibited)"
+	if prefix != "" {
+		add("reject route %s: the Service has no endpoints (VPP answers ICMP prohibited)", prefix)
 		return
 	}
-	e.Verdict, e.Reason = NoRoute, "no route: VPP's FIB has an unreachable route for the destination (ICMP unreachable)"
-	add("unreachable route: VPP answers ICMP unreachable")
+	add("reject route: the Service has no endpoints (VPP answers ICMP prohibited)")
+}
+
+func (e *Explained) noRoute(prefix string, add func(string, ...any)) {
+	e.Verdict, e.Reason = NoRoute, "no route: VPP's FIB has an unreachable route for "+e.dstNow()+" (ICMP unreachable)"
+	add("unreachable route %s: VPP answers ICMP unreachable", prefix)
 }
 
 func (e *Explained) dropStep(l Line, add func(string, ...any)) {

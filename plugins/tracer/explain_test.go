@@ -10,7 +10,8 @@ import (
 // fakeNames is what the agents of the recording lab knew (test/cluster
 // TestTraceExplainsWhyAPodCannotReachAnother with CONTIV_TRACE_RECORD set: node1
 // runs trace/client, node2 trace/web and trace/guarded; the Service trace/web has the
-// ClusterIP 10.98.218.87, the NetworkPolicy trace/deny-guarded isolates
+// ClusterIP 10.98.218.87 (the Service without endpoints of the no-endpoints
+// recording, 10.101.175.34), the NetworkPolicy trace/deny-guarded isolates
 // trace/guarded).
 type fakeNames struct {
 	byIndex map[uint32]string
@@ -91,9 +92,11 @@ func TestExplainRecordedTraces(t *testing.T) {
 		file  string
 		names Names
 		match Match
-		want  Explained // the fields compared (those set)
-		hops  []string  // texts the hops must say
-		not   []string  // nor these
+		// packet is which of the probe's packets is checked (from 0)
+		packet int
+		want   Explained // the fields compared (those set)
+		hops   []string  // texts the hops must say
+		not    []string  // nor these
 	}{
 		{
 			name: "allowed: the Service's NAT mapping and the tunnel, on the client's node", file: "allowed-node1", names: node1Names,
@@ -106,6 +109,7 @@ func TestExplainRecordedTraces(t *testing.T) {
 			match: Match{Srcs: []string{"10.1.1.2"}, Dsts: []string{"10.98.218.87", "10.1.2.2"}},
 			want:  Explained{Verdict: Delivered, Pod: "trace/web"},
 			hops:  []string{"VXLAN tunnel from node node1 (192.168.16.1)", "delivered to pod trace/web"},
+			not:   []string{"for VPP itself"}, // the VXLAN packet's outer header is
 		},
 		{
 			name: "denied by policy: the policy and its rule", file: "denied-by-policy-node2", names: node2Names,
@@ -122,13 +126,32 @@ func TestExplainRecordedTraces(t *testing.T) {
 			hops:  []string{"VPP answers 10.1.1.2 with ICMP port unreachable", "DROP at ip4-udp-lookup: No listener for dst port"},
 			not:   []string{"delivered"},
 		},
+		{
+			name: "no endpoints: the Service's reject route, even when VPP rate-limits its ICMP answer", file: "no-endpoints-node1", names: node1Names,
+			match: Match{Srcs: []string{"10.1.1.2"}, Dsts: []string{"10.101.175.34"}},
+			want:  Explained{Verdict: NoEndpoints, DropNode: "ip4-null"},
+			hops:  []string{"reject route 10.101.175.34/32: the Service has no endpoints", "no ICMP answer: VPP's ICMP errors to this source are rate limited"},
+		},
+		{
+			name: "no endpoints: VPP answers ICMP prohibited", file: "no-endpoints-node1", names: node1Names, packet: 1,
+			match: Match{Srcs: []string{"10.1.1.2"}, Dsts: []string{"10.101.175.34"}},
+			want:  Explained{Verdict: NoEndpoints},
+			hops:  []string{"VPP answers 10.1.1.2 with ICMP administratively prohibited"},
+			not:   []string{"delivered", "unreachable"},
+		},
+		{
+			name: "no route: the FIB entry that drops it", file: "no-route-node1", names: node1Names,
+			match: Match{Srcs: []string{"10.1.1.2"}, Dsts: []string{"240.0.0.1"}},
+			want:  Explained{Verdict: NoRoute},
+			hops:  []string{"FIB entry 240.0.0.0/4 drops it: no route"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Explain(recorded(t, tc.file), tc.names, tc.match)
-			if len(got) == 0 {
-				t.Fatal("no packet of the probe found")
+			if len(got) <= tc.packet {
+				t.Fatalf("%d packets of the probe found, want packet #%d", len(got), tc.packet)
 			}
-			e := got[0]
+			e := got[tc.packet]
 			check := func(field, have, want string) {
 				if want != "" && have != want {
 					t.Errorf("%s = %q, want %q", field, have, want)
