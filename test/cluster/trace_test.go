@@ -100,16 +100,7 @@ func TestTraceExplainsWhyAPodCannotReachAnother(t *testing.T) {
 	createService(t, l, ns, echoService("web", "web", corev1.ServiceTypeClusterIP, ""))
 	createService(t, l, ns, echoService("empty", "nothing-selected", corev1.ServiceTypeClusterIP, ""))
 	ctx := testCtx(t, 4*time.Minute)
-	deny := &networkingv1.NetworkPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "deny-guarded"},
-		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-		},
-	}
-	if _, err := l.Kube.NetworkingV1().NetworkPolicies(ns).Create(ctx, deny, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create NetworkPolicy: %v", err)
-	}
+	denyIngress(t, l, ns, "deny-guarded", "guarded")
 	d := podDialer(t, l, ns, "client")
 	guardedAddr := net.JoinHostPort(guarded.Status.PodIP, "8080")
 	testkit.Eventually(t, 30*time.Second, "the policy denies "+guardedAddr, func() error {
@@ -157,6 +148,22 @@ func TestTraceExplainsWhyAPodCannotReachAnother(t *testing.T) {
 		})
 	}
 	_ = web
+}
+
+// denyIngress creates a NetworkPolicy that isolates the pods app=<app> for ingress and
+// allows nothing in.
+func denyIngress(t *testing.T, l *lab.Lab, ns, name, app string) {
+	t.Helper()
+	deny := &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+		},
+	}
+	if _, err := l.Kube.NetworkingV1().NetworkPolicies(ns).Create(testCtx(t, time.Minute), deny, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create NetworkPolicy %s/%s: %v", ns, name, err)
+	}
 }
 
 // serviceAddr is the ClusterIP:port of the Service.
