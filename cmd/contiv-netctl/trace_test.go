@@ -106,6 +106,7 @@ func TestTheWebViewServesItsPageAndRefusesTracesThatAreNotJSON(t *testing.T) {
 
 func TestTheWebViewReadsTheAgentsDataplaneMetrics(t *testing.T) {
 	text := `# HELP contiv_dataplane_pod_interface_rx_packets_total x
+contiv_dataplane_stats_up 1
 contiv_dataplane_pod_interface_rx_packets_total{namespace="default",pod="web"} 12
 contiv_dataplane_pod_interface_drops_total{namespace="default",pod="web"} 3
 contiv_dataplane_vxlan_tx_packets_total{remote_node="node2"} 7
@@ -114,7 +115,7 @@ contiv_dataplane_policy_rule_packets_total{acl="contiv-policy-1",policy="default
 go_goroutines 40
 `
 	samples, err := parseSamples(strings.NewReader(text), "contiv_dataplane_")
-	if err != nil || len(samples) != 5 {
+	if err != nil || len(samples) != 6 || !statsUp(samples) {
 		t.Fatalf("%d samples, %v", len(samples), err)
 	}
 	pods := podsWithCounters([]podRow{{Namespace: "default", Name: "web"}}, samples)

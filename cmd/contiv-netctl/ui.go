@@ -102,6 +102,9 @@ type uiCluster struct {
 
 type uiNode struct {
 	nodeStatus
+	// StatsUp says whether the agent read VPP's stats segment (contiv_dataplane_stats_up):
+	// without it the node's counters are unknown, not zero.
+	StatsUp bool       `json:"statsUp"`
 	Tunnels []uiTunnel `json:"tunnels"`
 }
 
@@ -147,6 +150,7 @@ func (s *uiServer) serveCluster(w http.ResponseWriter, r *http.Request) {
 			out.Errors = append(out.Errors, err.Error())
 		}
 		un.Tunnels = tunnelsOf(samples)
+		un.StatsUp = statsUp(samples)
 		out.Nodes = append(out.Nodes, un)
 		pods, err := s.c.pods(ctx, n)
 		if err != nil {
@@ -310,6 +314,15 @@ func podsWithCounters(pods []podRow, samples []sample) []uiPod {
 		}
 	}
 	return out
+}
+
+func statsUp(samples []sample) bool {
+	for _, s := range samples {
+		if s.name == "contiv_dataplane_stats_up" {
+			return s.value == 1
+		}
+	}
+	return false
 }
 
 func tunnelsOf(samples []sample) []uiTunnel {

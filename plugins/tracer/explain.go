@@ -94,6 +94,9 @@ type Explained struct {
 	DropNode   string `json:"dropNode,omitempty"`
 	DropReason string `json:"dropReason,omitempty"`
 
+	// inIf and outIf are the interfaces the packet came in on and is sent out on
+	// (logical names, or VPP's when unknown), for naming where an ACL applied.
+	inIf, outIf string
 	// icmpError: VPP turned the packet into an ICMP error (ip4-icmp-error); what
 	// the trace says after that is about the error, not the probe.
 	icmpError bool
@@ -126,6 +129,7 @@ var (
 	reDecap     = regexp.MustCompile(`VXLAN decap from (\S+) vni`)
 	reErrorDrop = regexp.MustCompile(`^rx:\S+ (\S+): (.*)$`)
 	reICMPError = regexp.MustCompile(`^ICMP type (\d+) code (\d+) to (\S+)`)
+	reRewrite   = regexp.MustCompile(`^tx (\S+): `)
 	reLocal     = regexp.MustCompile(`^(\S+): \S+ -> (\S+)`)
 	reLookupDPO = regexp.MustCompile(`dpo-idx (\S+): `)
 )
@@ -177,7 +181,11 @@ func (e *Explained) step(l Line, names Names, m Match) {
 	switch {
 	case strings.HasSuffix(l.Node, "-input") && reInput.MatchString(l.Text) && len(e.Hops) == 0:
 		idx, _ := strconv.ParseUint(reInput.FindStringSubmatch(l.Text)[1], 10, 32)
-		add("received on %s", describeInterface(names, names.InterfaceByIndex(uint32(idx)), fmt.Sprintf("sw_if_index %d", idx)))
+		e.inIf = describeInterface(names, names.InterfaceByIndex(uint32(idx)), fmt.Sprintf("sw_if_index %d", idx))
+		add("received on %s", e.inIf)
+	case l.Node == "ip4-rewrite" && reRewrite.MatchString(l.Text) && !e.icmpError:
+		vppIf := reRewrite.FindStringSubmatch(l.Text)[1]
+		e.outIf = describeInterface(names, names.InterfaceByVPPName(vppIf), vppIf)
 	case strings.HasPrefix(l.Node, "acl-plugin-"):
 		e.aclStep(l, names, add)
 	case strings.HasPrefix(l.Node, "nat44-"):
@@ -217,9 +225,9 @@ func (e *Explained) step(l Line, names Names, m Match) {
 
 func (e *Explained) aclStep(l Line, names Names, add func(string, ...any)) {
 	sm := reACL.FindStringSubmatch(l.Text)
-	dir := "ingress of the interface (VPP input ACL)"
+	dir := "input ACL of " + orDash(e.inIf)
 	if strings.Contains(l.Node, "-out-") {
-		dir = "egress of the interface (VPP output ACL)"
+		dir = "output ACL of " + orDash(e.outIf)
 	}
 	dropped := strings.Contains(l.Text, "drop:")
 	switch {
@@ -234,13 +242,13 @@ func (e *Explained) aclStep(l Line, names Names, add func(string, ...any)) {
 		}
 		if dropped {
 			e.Verdict, e.Reason = DeniedByPolicy, fmt.Sprintf("denied by %s (%s)", who, e.ACLRule)
-			add("DENY by %s: %s, at the %s", who, e.ACLRule, dir)
+			add("DENY by %s: %s, in the %s", who, e.ACLRule, dir)
 			return
 		}
-		add("allowed by %s: %s (%s), at the %s", who, e.ACLRule, sm[4], dir)
+		add("allowed by %s: %s (%s), in the %s", who, e.ACLRule, sm[4], dir)
 	case dropped && strings.Contains(l.Text, "no ACL rule matched"):
 		e.Verdict, e.Reason = DeniedByPolicy, "denied: no rule of the pod's policy ACLs allows it"
-		add("DENY: no ACL rule matched, at the %s", dir)
+		add("DENY: no ACL rule matched, in the %s", dir)
 	case strings.Contains(l.Text, "session"):
 		add("allowed by an ACL session of an allowed earlier packet (reflexive)")
 	}

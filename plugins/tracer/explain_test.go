@@ -116,8 +116,9 @@ func TestExplainRecordedTraces(t *testing.T) {
 			match: Match{Srcs: []string{"10.1.1.2"}, Dsts: []string{"10.1.2.3"}},
 			want: Explained{Verdict: DeniedByPolicy, Policy: "trace/deny-guarded", ACLRule: "ACL contiv-policy-fa36c3a8e2abe002 rule 4",
 				DropNode: "acl-plugin-out-ip4-fa"},
-			hops: []string{"DENY by NetworkPolicy trace/deny-guarded: ACL contiv-policy-fa36c3a8e2abe002 rule 4"},
-			not:  []string{"delivered"},
+			hops: []string{"DENY by NetworkPolicy trace/deny-guarded: ACL contiv-policy-fa36c3a8e2abe002 rule 4, " +
+				"in the output ACL of pod trace/guarded (interface vpp-tap-guarded)"},
+			not: []string{"delivered"},
 		},
 		{
 			name: "dropped by VPP: the node and the reason; the ICMP error is not the probe", file: "dropped-by-vpp-node1", names: node1Names,

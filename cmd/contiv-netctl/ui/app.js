@@ -34,10 +34,14 @@ function renderCluster(c) {
       tunnels.appendChild(el("div", "", "VXLAN \u21c4 " + t.remoteNode + ": rx " + t.rxPackets + " / tx " + t.txPackets + " packets"));
     }
     box.appendChild(tunnels);
+    if (!n.statsUp) {
+      box.appendChild(el("div", "tunnels", "no data-plane counters: the agent cannot read VPP's stats segment"));
+    }
     const pods = el("table", "pods");
     pods.appendChild(row(["pod", "IP", "rx", "tx", "drops"]));
     for (const p of c.pods.filter((p) => p.node === n.name)) {
-      const tr = row([p.namespace + "/" + p.name, p.ip, p.rxPackets, p.txPackets, p.drops]);
+      const c = (v) => (n.statsUp ? v : "-");
+      const tr = row([p.namespace + "/" + p.name, p.ip, c(p.rxPackets), c(p.txPackets), c(p.drops)]);
       tr.className = "pod";
       pods.appendChild(tr);
     }
