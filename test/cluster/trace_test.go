@@ -95,20 +95,9 @@ func TestTraceExplainsWhyAPodCannotReachAnother(t *testing.T) {
 	ns := testNamespace(t, l, "trace")
 	nodes := l.Nodes()
 	clientPod := startPod(t, l, ns, echoPod("client", "client", nodes[0].Name))
-	web := startPod(t, l, ns, echoPod("web", "web", nodes[1].Name))
-	guarded := startPod(t, l, ns, echoPod("guarded", "guarded", nodes[1].Name))
-	createService(t, l, ns, echoService("web", "web", corev1.ServiceTypeClusterIP, ""))
+	webAndGuarded(t, l, ns, nodes[1])
 	createService(t, l, ns, echoService("empty", "nothing-selected", corev1.ServiceTypeClusterIP, ""))
 	ctx := testCtx(t, 4*time.Minute)
-	denyIngress(t, l, ns, "deny-guarded", "guarded")
-	d := podDialer(t, l, ns, "client")
-	guardedAddr := net.JoinHostPort(guarded.Status.PodIP, "8080")
-	testkit.Eventually(t, 30*time.Second, "the policy denies "+guardedAddr, func() error {
-		return dropped(d, guardedAddr, 1, time.Second)
-	})
-	testkit.Eventually(t, 30*time.Second, "the Service web answers", func() error {
-		return answeredBy(d, serviceAddr(t, l, ns, "web"), "web")
-	})
 	// VPP's own address on the pod side: the client's default gateway.
 	gateway := podGateway(t, l, ns, "client")
 
@@ -147,7 +136,25 @@ func TestTraceExplainsWhyAPodCannotReachAnother(t *testing.T) {
 			}
 		})
 	}
-	_ = web
+}
+
+// webAndGuarded starts, on node n, the pod web behind the Service web and the pod
+// guarded that the NetworkPolicy deny-guarded isolates, and waits until the client
+// pod (started before) reaches the first and not the second.
+func webAndGuarded(t *testing.T, l *lab.Lab, ns string, n *lab.Node) {
+	t.Helper()
+	startPod(t, l, ns, echoPod("web", "web", n.Name))
+	guarded := startPod(t, l, ns, echoPod("guarded", "guarded", n.Name))
+	createService(t, l, ns, echoService("web", "web", corev1.ServiceTypeClusterIP, ""))
+	denyIngress(t, l, ns, "deny-guarded", "guarded")
+	d := podDialer(t, l, ns, "client")
+	guardedAddr := net.JoinHostPort(guarded.Status.PodIP, "8080")
+	testkit.Eventually(t, 30*time.Second, "the policy denies "+guardedAddr, func() error {
+		return dropped(d, guardedAddr, 1, time.Second)
+	})
+	testkit.Eventually(t, 30*time.Second, "the Service web answers", func() error {
+		return answeredBy(d, serviceAddr(t, l, ns, "web"), "web")
+	})
 }
 
 // denyIngress creates a NetworkPolicy that isolates the pods app=<app> for ingress and

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"bufio"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
@@ -41,18 +39,7 @@ func TestTheWebViewShowsTheClusterAndRunsATrace(t *testing.T) {
 	ns := testNamespace(t, l, "webview")
 	nodes := l.Nodes()
 	startPod(t, l, ns, echoPod("client", "client", nodes[0].Name))
-	startPod(t, l, ns, echoPod("web", "web", nodes[1].Name))
-	guarded := startPod(t, l, ns, echoPod("guarded", "guarded", nodes[1].Name))
-	createService(t, l, ns, echoService("web", "web", corev1.ServiceTypeClusterIP, ""))
-	denyIngress(t, l, ns, "deny-guarded", "guarded")
-	d := podDialer(t, l, ns, "client")
-	guardedAddr := net.JoinHostPort(guarded.Status.PodIP, "8080")
-	testkit.Eventually(t, 30*time.Second, "the policy denies "+guardedAddr, func() error {
-		return dropped(d, guardedAddr, 1, time.Second)
-	})
-	testkit.Eventually(t, 30*time.Second, "the Service web answers", func() error {
-		return answeredBy(d, serviceAddr(t, l, ns, "web"), "web")
-	})
+	webAndGuarded(t, l, ns, nodes[1])
 
 	url := startUI(t, bin, netctlArgs(t, l))
 	ctx, cancel := chromedp.NewExecAllocator(testCtx(t, 3*time.Minute), append(chromedp.DefaultExecAllocatorOptions[:],
