@@ -33,7 +33,8 @@ var netctlBuild struct {
 	err  error
 }
 
-// netctlBinary builds contiv-netctl once per test run (removed with the lab's binaries).
+// netctlBinary builds contiv-netctl once per test run, beside the lab's binaries
+// (removed with them by TestMain); call it after sharedLab.
 func netctlBinary(t *testing.T) string {
 	t.Helper()
 	netctlBuild.once.Do(func() {
@@ -42,12 +43,7 @@ func netctlBinary(t *testing.T) string {
 			netctlBuild.err = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "ctvlab-netctl-")
-		if err != nil {
-			netctlBuild.err = err
-			return
-		}
-		netctlBuild.path = filepath.Join(dir, "contiv-netctl")
+		netctlBuild.path = filepath.Join(shared.binDir, "contiv-netctl")
 		netctlBuild.err = testkit.GoBuild("", root, netctlBuild.path, "./cmd/contiv-netctl")
 	})
 	if netctlBuild.err != nil {
