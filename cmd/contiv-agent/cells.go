@@ -25,6 +25,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/rest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service"
 	"github.com/contiv-vpp/contiv-vpp/plugins/statscollector"
+	"github.com/contiv-vpp/contiv-vpp/plugins/tracer"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
 	vppifplugin "github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l2plugin"
@@ -63,6 +64,7 @@ func agentCells(node string, logs *infra.LogRegistry, h *health.Registry, m *pro
 		service.Cell(),
 		policy.Cell(),
 		statscollector.Cell(),
+		tracer.Cell(),
 		reconnectCell(),
 		nicsCell(),
 	}

@@ -212,6 +212,7 @@ certificate when the agents use mutual TLS.`,
 	root.AddCommand(
 		o.nodesCommand(), o.podsCommand(), o.ipamCommand(), o.servicesCommand(),
 		o.vppCommand(), o.vppdumpCommand(), o.historyCommand(), o.resyncCommand(),
+		o.traceCommand(), o.uiCommand(),
 	)
 	return root
 }

@@ -10,6 +10,8 @@
 //	contiv-netctl vppdump NODE interfaces|nat|routes|fib|acl
 //	contiv-netctl history NODE [--last N]     the controller's last events
 //	contiv-netctl resync NODE [--downstream]  etcd (or VPP/Linux) resync
+//	contiv-netctl trace SRC DST[:PORT/PROTO]  a real probe traced in VPP, explained (trace.go)
+//	contiv-netctl ui [--listen ADDR]          a web view of the cluster and its traces (ui.go)
 //	contiv-netctl completion bash|zsh|fish|powershell
 //
 // Output is a table, or -o json|yaml. Most commands use the agents' admin endpoints.
