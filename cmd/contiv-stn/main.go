@@ -89,6 +89,8 @@ func checkFlags(link string, firstNIC bool, interval time.Duration, downAfter in
 		return errors.New("-link or -first-nic is required")
 	case link != "" && firstNIC:
 		return fmt.Errorf("-link %q and -first-nic exclude each other", link)
+	case link != "" && stn.CheckLinkName(link) != nil:
+		return fmt.Errorf("-link %q %v", link, stn.CheckLinkName(link))
 	case interval <= 0:
 		return fmt.Errorf("-interval %v: must be positive", interval)
 	case downAfter < 1:

@@ -15,6 +15,8 @@ func TestBadFlagsAreNamed(t *testing.T) {
 	}{
 		{nil, "-link or -first-nic is required"},
 		{[]string{"-link", "eth0", "-first-nic"}, `-link "eth0" and -first-nic exclude each other`},
+		{[]string{"-link", "eth0:1"}, `-link "eth0:1" holds ':' at byte 4: a Linux link name has no`},
+		{[]string{"-link", "a-name-too-long-for-linux"}, `-link "a-name-too-long-for-linux" is 25 bytes long`},
 		{[]string{"-link", "eth0", "-interval", "0s"}, "-interval 0s: must be positive"},
 		{[]string{"-link", "eth0", "-down-after", "0"}, "-down-after 0: must be at least 1"},
 	} {

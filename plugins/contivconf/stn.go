@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultSTNRecordFile is where contiv-stn keeps the record of the stolen NIC (its
-// -state-file default).
+// -state-file default) and the default of contiv.conf's stnRecordFile.
 const DefaultSTNRecordFile = "/var/lib/contiv/stn.json"
 
 // STNRecordSource is a Deps.GetSTNInfo that reads the record contiv-stn (pkg/stn) keeps
@@ -20,7 +20,7 @@ const DefaultSTNRecordFile = "/var/lib/contiv/stn.json"
 // shortly after the agent starts: the source waits for it up to Wait, checking every
 // Interval on Clock.
 type STNRecordSource struct {
-	// Path is the record file (DefaultSTNRecordFile).
+	// Path is the record file (contiv.conf's stnRecordFile).
 	Path string
 	// Wait bounds the wait for the record (default 30s); Interval is the time between
 	// two reads (default 100ms); Clock defaults to the real clock.
