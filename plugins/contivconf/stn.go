@@ -80,3 +80,18 @@ func stolenInfo(rec *stn.Record) *StolenInterfaceInfo {
 	}
 	return info
 }
+
+// NICToSteal returns what contiv.conf asks the node called nodeName to steal: its
+// nodeConfig entry's stealInterface, else the global stealInterface, else, with
+// stealFirstNIC, the host's first NIC (link "", firstNIC true). ok is false when the
+// node steals nothing. contiv-stn reads it; the agent's resolution follows the same
+// order.
+func (c *Config) NICToSteal(nodeName string) (link string, firstNIC, ok bool) {
+	if nc := c.nodeConfigFor(nodeName); nc != nil && nc.StealInterface != "" {
+		return nc.StealInterface, false, true
+	}
+	if c.StealInterface != "" {
+		return c.StealInterface, false, true
+	}
+	return "", c.StealFirstNIC, c.StealFirstNIC
+}
