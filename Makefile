@@ -144,7 +144,9 @@ tools: ## install the pinned Go tools (staticcheck, goimports, deadcode, protoc-
 # network namespaces. Root only.
 NODES ?= 3
 # NIC is the lab's node wiring: dual (VPP's NIC apart from the host's) or single (one NIC per node,
-# stolen for VPP by contiv-stn: STN).
+# stolen for VPP by contiv-stn: STN). test-cluster without NIC (and make test) runs both: every
+# test on two-NIC nodes, then the STN and core traffic tests on single-NIC nodes, one lab after
+# the other (test/cluster/main_test.go).
 NIC ?= dual
 
 k8s-control-plane: ## build the cluster lab's Kubernetes control plane (cached in ~/.cache/contiv-vpp)
@@ -154,8 +156,8 @@ cluster: build k8s-control-plane ## the cluster lab: NODES nodes (default 3) on 
 	$(GO) build -o $(BIN_DIR)/cluster-lab ./test/cluster/cmd/cluster-lab
 	exec $(BIN_DIR)/cluster-lab -nodes $(NODES) -nic $(NIC) -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
 
-test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster); NIC=single runs them on single-NIC (STN) nodes
-	CONTIV_LAB_NIC=$(NIC) CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 20m ./test/cluster/...
+test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster) on two-NIC, then single-NIC (STN) nodes; NIC=dual or NIC=single: one mode
+	CONTIV_LAB_NIC=$(if $(filter command line,$(origin NIC)),$(NIC),both) CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 30m ./test/cluster/...
 
 # Go's test cache is not touched: it is the user's, shared by every module (make test runs
 # with -count=1 and does not use it; `go clean -testcache` empties all of it).

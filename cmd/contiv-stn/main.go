@@ -9,7 +9,13 @@
 // It is a separate daemon rather than a mode of contiv-init because contiv-init dies
 // with the vswitch container, and the NIC must be given back exactly then.
 //
-// Usage: contiv-stn -link NAME | -first-nic [flags]
+// Which NIC: -link NAME or -first-nic, or -contiv-config FILE -node-name NODE, with which
+// it steals what contiv.conf asks of the node (its nodeConfig stealInterface, else
+// stealInterface, else stealFirstNIC) and keeps its record at contiv.conf's
+// stnRecordFile, the file the agent reads; a node that steals nothing waits idle (one
+// DaemonSet serves a cluster of single- and multi-NIC nodes).
+//
+// Usage: contiv-stn -link NAME | -first-nic | -contiv-config FILE -node-name NODE [flags]
 package main
 
 import (
@@ -23,9 +29,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/stn"
 	"github.com/contiv-vpp/contiv-vpp/pkg/version"
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 )
 
 func main() {
@@ -40,7 +49,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	link := fs.String("link", "", "Linux name of the NIC to steal (contiv.conf stealInterface)")
 	firstNIC := fs.Bool("first-nic", false, "steal the NIC of the IPv4 default route (contiv.conf stealFirstNIC)")
-	stateFile := fs.String("state-file", "/var/lib/contiv/stn.json", "record of the stolen NIC's configuration, kept while the NIC is stolen")
+	contivConfig := fs.String("contiv-config", "", "contiv.conf: steal what it asks of -node-name, record at its stnRecordFile")
+	nodeName := fs.String("node-name", "", "this node's name (the nodeConfig entry of -contiv-config)")
+	stateFile := fs.String("state-file", contivconf.DefaultSTNRecordFile, "record of the stolen NIC's configuration, kept while the NIC is stolen (default with -contiv-config: its stnRecordFile)")
 	vppSocket := fs.String("vpp-socket", "/run/vpp/api.sock", "VPP's binary API socket, probed to tell whether VPP is up")
 	interval := fs.Duration("interval", 200*time.Millisecond, "time between two probes of VPP")
 	downAfter := fs.Int("down-after", 2, "failed probes in a row after which VPP is down and the NIC is given back")
@@ -56,16 +67,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version.String("contiv-stn"))
 		return 0
 	}
-	if err := checkFlags(*link, *firstNIC, *interval, *downAfter); err != nil {
-		fmt.Fprintf(stderr, "contiv-stn: %v\n", err)
-		return 2
-	}
 	logs, err := infra.NewLogRegistry(stderr, infra.LogFormatText)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	log := logs.Logger("contiv-stn")
+	if *contivConfig != "" {
+		if *link != "" || *firstNIC {
+			fmt.Fprintf(stderr, "contiv-stn: -contiv-config %q excludes -link and -first-nic\n", *contivConfig)
+			return 2
+		}
+		if *nodeName == "" {
+			fmt.Fprintf(stderr, "contiv-stn: -contiv-config %q needs -node-name\n", *contivConfig)
+			return 2
+		}
+		var steals bool
+		stateSet := false
+		fs.Visit(func(f *flag.Flag) { stateSet = stateSet || f.Name == "state-file" })
+		*link, *firstNIC, steals, err = fromContivConf(*contivConfig, *nodeName, stateFile, stateSet, log)
+		if err != nil {
+			fmt.Fprintf(stderr, "contiv-stn: %v\n", err)
+			return 2
+		}
+		if !steals {
+			log.WithField("node", *nodeName).Info("contiv.conf steals no NIC of this node: idle")
+			<-ctx.Done()
+			return 0
+		}
+	}
+	if err := checkFlags(*link, *firstNIC, *interval, *downAfter); err != nil {
+		fmt.Fprintf(stderr, "contiv-stn: %v\n", err)
+		return 2
+	}
 	host := stn.Host{Netns: *netnsPath}
 	name, err := nicName(host, *link, *stateFile)
 	if err != nil {
@@ -86,9 +120,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func checkFlags(link string, firstNIC bool, interval time.Duration, downAfter int) error {
 	switch {
 	case link == "" && !firstNIC:
-		return errors.New("-link or -first-nic is required")
+		return errors.New("-link, -first-nic or -contiv-config is required")
 	case link != "" && firstNIC:
 		return fmt.Errorf("-link %q and -first-nic exclude each other", link)
+	case link != "" && stn.CheckLinkName(link) != nil:
+		return fmt.Errorf("-link %q %v", link, stn.CheckLinkName(link))
 	case interval <= 0:
 		return fmt.Errorf("-interval %v: must be positive", interval)
 	case downAfter < 1:
@@ -115,4 +151,22 @@ func nicName(host stn.Host, link, stateFile string) (string, error) {
 		return "", fmt.Errorf("-first-nic: %w", err)
 	}
 	return name, nil
+}
+
+// fromContivConf reads contiv.conf (validated as the agent validates it) for what the
+// node steals and, unless -state-file was given, where the record goes.
+func fromContivConf(path, nodeName string, stateFile *string, stateSet bool, log logrus.FieldLogger) (link string, firstNIC, steals bool, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false, false, fmt.Errorf("-contiv-config: %w", err)
+	}
+	cfg, err := contivconf.Parse(data, false, log)
+	if err != nil {
+		return "", false, false, fmt.Errorf("-contiv-config %s: %w", path, err)
+	}
+	if !stateSet {
+		*stateFile = cfg.STNRecordFile
+	}
+	link, firstNIC, steals = cfg.NICToSteal(nodeName)
+	return link, firstNIC, steals, nil
 }

@@ -1,8 +1,6 @@
 package contivconf
 
 import (
-	"os"
-
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
@@ -31,20 +29,13 @@ func Cell() infra.Cell {
 				Config:             infra.Get(s, infra.ConfigKey("contiv")),
 				NodeName:           infra.Get(s, infra.NodeNameKey),
 				DumpDPDKInterfaces: infra.Get(s, DPDKInterfacesKey),
-				GetSTNInfo:         STNRecordSource{Path: stnRecordFile()}.GetSTNInfo,
+				STNSource: func(recordFile string) func(string) (*StolenInterfaceInfo, error) {
+					return STNRecordSource{Path: recordFile}.GetSTNInfo
+				},
 			}}
 			infra.Provide(s, Key, p)
 			infra.Contribute(s, api.EventHandlers, api.EventHandler(p))
 			return p, nil
 		},
 	}
-}
-
-// stnRecordFile is contiv-stn's record file: $CONTIV_STN_RECORD_FILE, else
-// DefaultSTNRecordFile.
-func stnRecordFile() string {
-	if p := os.Getenv("CONTIV_STN_RECORD_FILE"); p != "" {
-		return p
-	}
-	return DefaultSTNRecordFile
 }

@@ -20,7 +20,6 @@ const (
 	DefaultMainVRFID                = 0
 	DefaultIPNeighborScanInterval   = 1
 	DefaultIPNeighborStaleThreshold = 4
-	DefaultSTNSocketFile            = "/var/run/contiv/stn.sock"
 
 	DefaultServiceCIDR                   = "10.96.0.0/12"
 	DefaultPodSubnetCIDR                 = "10.1.0.0/16"
@@ -128,15 +127,21 @@ type IPNeighborScanConfig struct {
 
 // STNConfig is the "steal the NIC" mode, in which VPP takes over a host NIC.
 type STNConfig struct {
-	// StealFirstNIC steals the first NIC of the host.
+	// StealFirstNIC steals the first NIC of the host; a stealInterface (global or the
+	// node's) wins over it.
 	StealFirstNIC bool `json:"stealFirstNIC"`
-	// StealInterface names the host NIC to steal on every node.
+	// StealInterface names the host NIC to steal on every node: a Linux link name.
 	StealInterface string `json:"stealInterface"`
-	// STNSocketFile is the unix socket of the STN daemon.
+	// STNSocketFile was upstream's gRPC socket of the STN daemon; deprecated and
+	// ignored (a warning when set): contiv-stn shares STNRecordFile instead.
 	STNSocketFile string `json:"stnSocketFile"`
-	// STNVersion selects how traffic is handed back to the host: 0 or 1 = VPP STN rule,
-	// 2 = ip-punt-redirect.
+	// STNVersion selects how traffic is handed back to the host: 0 or 1 = VPP STN rule;
+	// upstream's 2 (ip-punt-redirect) is refused with STN mode on.
 	STNVersion uint8 `json:"stnVersion"`
+	// STNRecordFile is the record contiv-stn keeps of the stolen NIC (its -state-file),
+	// from which the agent learns the NIC's addresses and gateway; an absolute path
+	// (default DefaultSTNRecordFile).
+	STNRecordFile string `json:"stnRecordFile"`
 }
 
 // IPAMConfigForJSON is ipamConfig as written in contiv.conf (and as shown under "config"
@@ -243,7 +248,7 @@ func DefaultConfig() *Config {
 			IPNeighborStaleThreshold: DefaultIPNeighborStaleThreshold,
 		},
 		STNConfig: STNConfig{
-			STNSocketFile: DefaultSTNSocketFile,
+			STNRecordFile: DefaultSTNRecordFile,
 		},
 		NatExternalTraffic:           true,
 		CRDNodeConfigurationDisabled: true,

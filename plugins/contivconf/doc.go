@@ -8,7 +8,8 @@
 //	                                         │
 //	   Deps.NodeName, nodeConfig[] ──────────┤
 //	   Deps.DumpDPDKInterfaces (VPP) ────────┤──resolution──> main/other VPP interfaces, DHCP,
-//	   Deps.GetSTNInfo (STN daemon) ─────────┘                node IPs, static default GW, STN
+//	   Deps.GetSTNInfo (contiv-stn's record ─┘                node IPs, static default GW, STN
+//	     at stnRecordFile, STNRecordSource)
 //
 // What it does:
 //   - Owns every key of contiv.conf: the interface settings (useTAPInterfaces,
@@ -16,7 +17,8 @@
 //     tcpChecksumOffloadDisabled, mtuSize), routing (mainVRFID, podVRFID, useNoOverlay,
 //     useSRv6Interconnect, routeServiceCIDRToVPP), IP neighbour scanning (scanIPNeighbors,
 //     ipNeighborScanInterval, ipNeighborStaleThreshold), STN (stealFirstNIC,
-//     stealInterface, stnSocketFile, stnVersion), natExternalTraffic, enablePacketTrace,
+//     stealInterface, stnVersion, stnRecordFile, the deprecated stnSocketFile),
+//     natExternalTraffic, enablePacketTrace,
 //     crdNodeConfigurationDisabled, ipamConfig (including srv6) and nodeConfig.
 //   - Applies the code defaults for keys the file leaves out (booleans that default to true
 //     stay true unless the file says false).

@@ -24,9 +24,12 @@ type Deps struct {
 	// DumpDPDKInterfaces returns the names of the DPDK NICs in VPP ordered by
 	// sw_if_index; nil means none are known.
 	DumpDPDKInterfaces func() ([]string, error)
-	// GetSTNInfo asks the STN daemon about the host NIC to steal ("" = the first NIC);
-	// nil means no daemon, and STN mode then fails Init.
+	// GetSTNInfo asks the STN daemon about the host NIC to steal ("" = the first NIC).
+	// nil: STNSource makes it; both nil means no daemon, and STN mode then fails Init.
 	GetSTNInfo func(ifName string) (*StolenInterfaceInfo, error)
+	// STNSource makes a GetSTNInfo reading contiv-stn's record at contiv.conf's
+	// stnRecordFile (the cell: STNRecordSource); used when GetSTNInfo is nil.
+	STNSource func(recordFile string) func(ifName string) (*StolenInterfaceInfo, error)
 }
 
 // Plugin is ContivConf: it loads and validates contiv.conf and resolves this node's
@@ -138,9 +141,13 @@ func (p *Plugin) resolveNode(cfg *Config, ipam *IPAMConfig, askVPP bool) (*nodeS
 	if !askVPP {
 		dumpDPDK = nil
 	}
+	getSTN := p.GetSTNInfo
+	if getSTN == nil && p.STNSource != nil {
+		getSTN = p.STNSource(cfg.STNRecordFile)
+	}
 	r := &resolver{
 		cfg: cfg, ipam: ipam, nodeName: p.NodeName,
-		dumpDPDK: dumpDPDK, getSTN: p.GetSTNInfo, log: p.Log,
+		dumpDPDK: dumpDPDK, getSTN: getSTN, log: p.Log,
 	}
 	st, err := r.resolve()
 	if err != nil {

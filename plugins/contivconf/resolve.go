@@ -155,11 +155,11 @@ func (r *resolver) resolve() (*nodeState, error) {
 // and picks the host's first NIC itself.
 func (r *resolver) stolenInterface(nc *NodeConfig) (*StolenInterfaceInfo, error) {
 	key, ifName := "stealFirstNIC", ""
-	switch {
+	switch ifName, _, _ = r.cfg.NICToSteal(nc.NodeName); {
 	case nc.StealInterface != "":
-		key, ifName = fmt.Sprintf("nodeConfig[%s].stealInterface", nc.NodeName), nc.StealInterface
-	case r.cfg.StealInterface != "":
-		key, ifName = "stealInterface", r.cfg.StealInterface
+		key = fmt.Sprintf("nodeConfig[%s].stealInterface", nc.NodeName)
+	case ifName != "":
+		key = "stealInterface"
 	}
 	what := fmt.Sprintf("interface %q", ifName)
 	if ifName == "" {

@@ -444,6 +444,7 @@ ipNeighborScanInterval: 5
 stealInterface: eth1
 stnSocketFile: /run/stn.sock
 stnVersion: 1
+stnRecordFile: /run/contiv/stn.json
 enablePacketTrace: true
 `, withSTN(&StolenInterfaceInfo{}, nil))
 	if got, want := *p.GetInterfaceConfig(), (InterfaceConfig{
@@ -458,7 +459,7 @@ enablePacketTrace: true
 	if got, want := *p.GetIPNeighborScanConfig(), (IPNeighborScanConfig{ScanIPNeighbors: false, IPNeighborScanInterval: 5, IPNeighborStaleThreshold: 4}); got != want {
 		t.Errorf("GetIPNeighborScanConfig() = %+v, want %+v", got, want)
 	}
-	if got, want := *p.GetSTNConfig(), (STNConfig{StealInterface: "eth1", STNSocketFile: "/run/stn.sock", STNVersion: 1}); got != want {
+	if got, want := *p.GetSTNConfig(), (STNConfig{StealInterface: "eth1", STNSocketFile: "/run/stn.sock", STNVersion: 1, STNRecordFile: "/run/contiv/stn.json"}); got != want {
 		t.Errorf("GetSTNConfig() = %+v, want %+v", got, want)
 	}
 	if !p.EnablePacketTrace() {

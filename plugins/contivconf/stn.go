@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultSTNRecordFile is where contiv-stn keeps the record of the stolen NIC (its
-// -state-file default).
+// -state-file default) and the default of contiv.conf's stnRecordFile.
 const DefaultSTNRecordFile = "/var/lib/contiv/stn.json"
 
 // STNRecordSource is a Deps.GetSTNInfo that reads the record contiv-stn (pkg/stn) keeps
@@ -20,7 +20,7 @@ const DefaultSTNRecordFile = "/var/lib/contiv/stn.json"
 // shortly after the agent starts: the source waits for it up to Wait, checking every
 // Interval on Clock.
 type STNRecordSource struct {
-	// Path is the record file (DefaultSTNRecordFile).
+	// Path is the record file (contiv.conf's stnRecordFile).
 	Path string
 	// Wait bounds the wait for the record (default 30s); Interval is the time between
 	// two reads (default 100ms); Clock defaults to the real clock.
@@ -79,4 +79,19 @@ func stolenInfo(rec *stn.Record) *StolenInterfaceInfo {
 		info.DefaultGW = rec.DefaultGateway(info.IPAddresses[0].IP)
 	}
 	return info
+}
+
+// NICToSteal returns what contiv.conf asks the node called nodeName to steal: its
+// nodeConfig entry's stealInterface, else the global stealInterface, else, with
+// stealFirstNIC, the host's first NIC (link "", firstNIC true). ok is false when the
+// node steals nothing. contiv-stn reads it; the agent's resolution follows the same
+// order.
+func (c *Config) NICToSteal(nodeName string) (link string, firstNIC, ok bool) {
+	if nc := c.nodeConfigFor(nodeName); nc != nil && nc.StealInterface != "" {
+		return nc.StealInterface, false, true
+	}
+	if c.StealInterface != "" {
+		return c.StealInterface, false, true
+	}
+	return "", c.StealFirstNIC, c.StealFirstNIC
 }

@@ -1,12 +1,17 @@
 package contivconf
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
+	logtest "github.com/sirupsen/logrus/hooks/test"
+
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/pkg/stn"
 )
 
@@ -47,5 +52,68 @@ func TestSTNRecordSourceGivesUpAfterWait(t *testing.T) {
 	}
 	if err := <-done; err == nil || !strings.Contains(err.Error(), "no STN record") {
 		t.Fatalf("GetSTNInfo without a record = %v", err)
+	}
+}
+
+// The agent as assembled (Cell) reads contiv-stn's record at contiv.conf's
+// stnRecordFile: the stolen NIC's address becomes the node's main IP and its default
+// route's gateway the node's gateway.
+func TestTheCellReadsTheSTNRecordAtStnRecordFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "node1-stn.json")
+	rec := &stn.Record{Version: stn.RecordVersion, Link: "nic0", Addrs: []stn.Addr{{CIDR: "192.168.16.7/24"}},
+		Routes: []stn.Route{{Dst: "0.0.0.0/0", Gw: "192.168.16.254"}}}
+	if err := stn.Save(path, rec); err != nil {
+		t.Fatal(err)
+	}
+	logs, err := infra.NewLogRegistry(io.Discard, infra.LogFormatText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := infra.Cell{Name: "given", Provides: []string{infra.LogsKey.String(), infra.ConfigKey("contiv").String(),
+		infra.NodeNameKey.String(), DPDKInterfacesKey.String()},
+		Build: func(s *infra.Scope) (infra.Plugin, error) {
+			infra.Provide(s, infra.LogsKey, logs)
+			infra.Provide(s, infra.ConfigKey("contiv"), infra.ConfigLoader(yamlLoader("stealInterface: nic0\nstnRecordFile: "+path+"\n")))
+			infra.Provide(s, infra.NodeNameKey, "node1")
+			infra.Provide(s, DPDKInterfacesKey, func() ([]string, error) { return []string{"GigabitEthernet0/8/0"}, nil })
+			return nil, nil
+		}}
+	none := func(s *infra.Scope) (infra.Plugin, error) { return nil, nil }
+	asm, err := infra.Assemble(given, Cell(), infra.Cell{Name: "kvscheduler", Build: none}, infra.Cell{Name: "nodesync", Build: none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := asm.Plugins[0].(*Plugin)
+	if err := p.Init(); err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	if got := p.GetMainInterfaceConfiguredIPs().String(); got != "192.168.16.7/24" {
+		t.Errorf("main IPs %q, want the record's 192.168.16.7/24", got)
+	}
+	if gw := p.GetStaticDefaultGW(); gw.String() != "192.168.16.254" {
+		t.Errorf("default gateway %v, want the record's 192.168.16.254", gw)
+	}
+}
+
+func TestSTNSettingsWithoutEffectAreWarnedAbout(t *testing.T) {
+	for _, tt := range []struct{ conf, want string }{
+		{"stealFirstNIC: true\nstealInterface: eth1", `stealFirstNIC is ignored: stealInterface "eth1" names the NIC to steal`},
+		{"stnSocketFile: /var/run/contiv/stn.sock", `stnSocketFile ("/var/run/contiv/stn.sock") is deprecated and ignored`},
+		{"stnVersion: 2", "stnVersion 2 has no effect: no node steals its NIC"},
+	} {
+		log, hook := logtest.NewNullLogger()
+		if _, err := Parse([]byte(tt.conf), true, log); err != nil {
+			t.Errorf("Parse(%q): %v", tt.conf, err)
+			continue
+		}
+		var warnings []string
+		for _, e := range hook.AllEntries() {
+			if e.Level == logrus.WarnLevel {
+				warnings = append(warnings, e.Message)
+			}
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], tt.want) {
+			t.Errorf("Parse(%q) warned %q, want one warning with %q", tt.conf, warnings, tt.want)
+		}
 	}
 }

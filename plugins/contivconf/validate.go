@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
+
+	"github.com/contiv-vpp/contiv-vpp/pkg/stn"
 )
 
 // FieldError is one invalid value of contiv.conf. Key is the path of the key with the
@@ -93,7 +96,7 @@ func (c *Config) compile() (*compiled, []string, error) {
 	v.checkInterfaces(&c.InterfaceConfig)
 	v.checkRouting(&c.RoutingConfig)
 	v.checkNeighborScan(&c.IPNeighborScanConfig)
-	v.checkSTN(&c.STNConfig)
+	v.checkSTN(c)
 	res := v.checkIPAM(c)
 	v.checkNodeConfig(c.NodeConfig)
 	if len(v.errs) > 0 {
@@ -165,9 +168,57 @@ func (v *validator) checkNeighborScan(c *IPNeighborScanConfig) {
 	}
 }
 
-func (v *validator) checkSTN(c *STNConfig) {
-	if c.STNVersion > MaxSTNVersion {
-		v.fail("stnVersion", c.STNVersion, "is not supported: use 0 or 1 (VPP STN rule) or 2 (ip-punt-redirect)")
+// checkSTN checks the STN keys (the per-node stealInterface is checked with its
+// nodeConfig entry). Both stealFirstNIC and stealInterface: upstream's contiv-init took
+// the named interface without a word (cmd/contiv-init, parseSTNConfig: the node's
+// stealInterface, else the global one, else stealFirstNIC's first NIC); here the
+// interface wins too, with a warning.
+func (v *validator) checkSTN(c *Config) {
+	s := &c.STNConfig
+	if s.StealInterface != "" {
+		v.linkName("stealInterface", s.StealInterface)
+		if s.StealFirstNIC {
+			v.warn("stealFirstNIC is ignored: stealInterface %q names the NIC to steal", s.StealInterface)
+		}
+	}
+	switch {
+	case s.STNVersion > MaxSTNVersion:
+		v.fail("stnVersion", s.STNVersion, "is not supported: use 0 or 1 (VPP STN rule)")
+	case s.STNVersion == stnVersionPuntRedirect && c.stnRequested():
+		v.fail("stnVersion", s.STNVersion, "(upstream's ip-punt-redirect) is not supported: use 0 or 1 (VPP STN rule)")
+	case s.STNVersion == stnVersionPuntRedirect:
+		v.warn("stnVersion 2 has no effect: no node steals its NIC (stealFirstNIC, stealInterface), and with one it is refused: use 0 or 1")
+	}
+	if s.STNSocketFile != "" {
+		v.warn("stnSocketFile (%q) is deprecated and ignored: contiv-stn and the agent share stnRecordFile instead of upstream's gRPC socket", s.STNSocketFile)
+	}
+	if !filepath.IsAbs(s.STNRecordFile) || s.STNRecordFile != filepath.Clean(s.STNRecordFile) {
+		v.fail("stnRecordFile", s.STNRecordFile, "is not a clean absolute path (contiv-stn's -state-file, default %s)", DefaultSTNRecordFile)
+	}
+}
+
+// stnVersionPuntRedirect is upstream's stnVersion of ip-punt-redirect, which this port
+// does not build.
+const stnVersionPuntRedirect = 2
+
+// stnRequested tells whether some node steals its NIC: stealFirstNIC, stealInterface or
+// a nodeConfig entry's stealInterface.
+func (c *Config) stnRequested() bool {
+	if c.StealFirstNIC || c.StealInterface != "" {
+		return true
+	}
+	for _, nc := range c.NodeConfig {
+		if nc.StealInterface != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// linkName fails a key whose value is not a Linux link name.
+func (v *validator) linkName(key, name string) {
+	if err := stn.CheckLinkName(name); err != nil {
+		v.fail(key, name, "%v", err)
 	}
 }
 
@@ -465,6 +516,9 @@ func (v *validator) checkNodeConfig(entries []NodeConfig) {
 			}
 		}
 
+		if nc.StealInterface != "" {
+			v.linkName(prefix+".stealInterface", nc.StealInterface)
+		}
 		if nc.Gateway != "" && net.ParseIP(strings.TrimSpace(nc.Gateway)) == nil {
 			v.fail(prefix+".gateway", nc.Gateway, "is not a valid IP address")
 		}
