@@ -79,7 +79,7 @@ func icmp6Limits(typ uint8) (maxCode uint8, minHop, minLen int) {
 // without a node, a code above the type's maximum, a hop limit below 255
 // for RS, RA, NS, NA and redirect, a payload shorter than the type's
 // header - each later check overriding an earlier one - send the packet
-// to ip6-punt, which drops it; else it goes to the type's node.
+// to ip6-punt (ip6Punt: an STN rule's, else dropped); else it goes to the type's node.
 func (st *state) icmp6Input(p *pkt) {
 	h := p.ip()
 	l4 := ip6L4(h)
@@ -102,7 +102,7 @@ func (st *state) icmp6Input(p *pkt) {
 		if p.tr != nil {
 			st.tracef(p, "ip6-icmp-input", "ICMPv6 type %d code %d: %s -> ip6-punt", typ, code, reason)
 		}
-		st.drop(p, "ip6-icmp-input", reason)
+		st.ip6Punt(p, "ip6-icmp-input", reason)
 		return
 	}
 	if p.tr != nil {
@@ -114,7 +114,7 @@ func (st *state) icmp6Input(p *pkt) {
 		st.icmp6EchoReply(p)
 	case icmp6EchoReply:
 		// ping.c: a reply no CLI ping waits for goes to ip6-punt.
-		st.drop(p, "ip6-icmp-echo-reply", "ip6 punt")
+		st.ip6Punt(p, "ip6-icmp-echo-reply", "ip6 punt")
 	case icmp6NeighborSolicit:
 		st.ndSolicitation(p, i)
 	case icmp6NeighborAdvert:

@@ -366,7 +366,8 @@ func (st *state) ip6Output(p *pkt, o *iface) {
 // ip6-local and is not checked); a packet that is not ICMPv6 and whose
 // source is not link-local needs a route to its source in the lookup
 // table (loose uRPF); then ICMPv6 -> ip6-icmp-input, UDP -> ip6-udp-lookup,
-// everything else -> ip6-punt, which drops.
+// everything else -> ip6-punt, which drops unless an STN rule takes the packet
+// (ip6Punt, fwd_stn6.go).
 func (st *state) ip6Local(p *pkt) {
 	h := p.ip()
 	proto := ip6NH(h)
@@ -412,13 +413,17 @@ func (st *state) ip6Local(p *pkt) {
 			st.drop(p, "vxlan6-input", "VXLAN over an IPv6 underlay not simulated")
 			return
 		}
+		if st.udpPuntUnknown() {
+			st.ip6Punt(p, "ip6-udp-lookup", "No listener for dst port")
+			return
+		}
 		st.icmp6Error(p, icmp6DestUnreach, icmp6CodePortUnreach, 0)
 		st.drop(p, "ip6-udp-lookup", "No listener for dst port")
 	default:
 		if p.tr != nil {
 			st.tracef(p, "ip6-punt", "no handler for protocol %d", proto)
 		}
-		st.drop(p, "ip6-local", "unknown ip protocol")
+		st.ip6Punt(p, "ip6-local", "unknown ip protocol")
 	}
 }
 

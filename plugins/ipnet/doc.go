@@ -145,12 +145,12 @@
 // the NIC and routed the host via the gateway; then a remote pod's reply to the node
 // IP leaves its node by the NIC, SNATed, and never matches (seen in the cluster lab).
 // IPv4 only in practice (no proxy ARP, hence no host routes, for IPv6); stnVersion 2
-// (ip-punt-redirect) is refused with a FatalError naming the key.
+// (ip-punt-redirect) is refused by contivconf's validation, naming the key.
 //
 // # Not supported
 //
-//   - The SRv6 node interconnect (useSRv6Interconnect), and STN's stnVersion 2:
-//     Resync fails with a FatalError naming the key.
+//   - The SRv6 node interconnect (useSRv6Interconnect): Resync fails with a
+//     FatalError naming the key. STN's stnVersion 2: contivconf refuses it.
 //   - Custom pod interfaces (annotation contivpp.io/custom-if), memif and the device
 //     manager, microservice labels: KubeStateChange of pods is not handled.
 //   - The packet trace of enablePacketTrace (a VPP CLI command, not a key-value pair).

@@ -38,8 +38,8 @@ func (n *IPNet) HandlesEvent(event api.Event) bool {
 // Resync builds the whole configuration from contivconf, the IPAM, nodesync and the
 // local pods, and puts all of it (the scheduler removes what is not put again). It
 // also publishes this node's VPP IPs through nodesync and, with DHCP, starts watching
-// the leases. The SRv6 interconnect and STN's stnVersion 2 are refused with a FatalError
-// naming the key. When this node's own configuration cannot be built (no node ID, no address
+// the leases. The SRv6 interconnect is refused with a FatalError naming the key (STN's
+// stnVersion 2 is refused earlier, by contivconf's validation). When this node's own configuration cannot be built (no node ID, no address
 // plan) it returns an AbortEventError: nothing is committed, so a resync that cannot
 // build anything never makes the scheduler delete what is configured, and the
 // controller resyncs again soon. Problems that concern single pods or nodes are

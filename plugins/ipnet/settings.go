@@ -104,10 +104,7 @@ func unsupported(c contivconf.API) error {
 	if c.GetRoutingConfig() != nil && c.GetRoutingConfig().UseSRv6Interconnect {
 		return fmt.Errorf("useSRv6Interconnect: the SRv6 node interconnect is not supported by this port")
 	}
-	if !c.InSTNMode() {
-		return nil
-	}
-	return stnUnsupported(c)
+	return nil // stnVersion 2 (ip-punt-redirect) never gets here: contivconf's validation refuses it
 }
 
 // builder computes key-value pairs. It reads the settings of the event, the address

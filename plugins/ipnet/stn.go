@@ -2,13 +2,11 @@ package ipnet
 
 import (
 	"encoding/binary"
-	"fmt"
 	"net"
 
 	linuxl3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
 	vppl3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vppstn "github.com/contiv-vpp/contiv-vpp/api/models/vpp/stn"
-	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -32,14 +30,6 @@ import (
 // node writes it as the destination of every frame it hands to the host (stn.c,
 // stn_hw_addr_dst), so the host side must own it.
 const stnHostMAC = "00:00:00:00:00:02"
-
-// stnUnsupported names the STN settings this port cannot build.
-func stnUnsupported(c contivconf.API) error {
-	if stn := c.GetSTNConfig(); stn != nil && stn.STNVersion == 2 {
-		return fmt.Errorf("stnVersion: 2 (ip-punt-redirect) is not supported by this port: use 0 or 1 (VPP STN rules)")
-	}
-	return nil
-}
 
 // stnHostIPs returns the node's addresses for the host's end of the interconnect (none
 // while the node has no address).

@@ -2,7 +2,6 @@ package ipnet
 
 import (
 	"net"
-	"strings"
 	"testing"
 
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
@@ -59,14 +58,6 @@ func TestSTNResyncGivesTheHostTheNodeAddressBehindVPP(t *testing.T) {
 	diffKVs(t, kvs, union(wantSTN(), wantCommon(), wantOverlayLocal(), wantBD()))
 	if ip, _ := e.n.GetNodeIP(); ip.String() != "192.168.16.5" {
 		t.Errorf("node IP %v, want the stolen NIC's 192.168.16.5", ip)
-	}
-}
-
-func TestSTNResyncRefusesIPPuntRedirect(t *testing.T) {
-	e := newEnv(t, stnConf+"stnVersion: 2\n", envOptions{dpdk: []string{nic}, stnInfo: stolenNIC()})
-	_, err := e.resync(api.NewDBResync(), 1)
-	if err == nil || !api.IsFatal(err) || !strings.Contains(err.Error(), "stnVersion: 2") {
-		t.Errorf("Resync error = %v, want fatal naming stnVersion: 2", err)
 	}
 }
 

@@ -159,7 +159,7 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 		"http.conf":       "endpoint: " + NodeRESTAddr + "\n",
 	}
 	if l.cfg.SingleNIC {
-		files["contiv.conf"] += "stealInterface: " + NICLink + "\n"
+		files["contiv.conf"] += "stealInterface: " + NICLink + "\nstnRecordFile: " + n.stnRecordFile() + "\n"
 	}
 	for f, content := range files {
 		if err := os.WriteFile(filepath.Join(n.Dir, f), []byte(content), 0o644); err != nil {
@@ -190,7 +190,7 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 		argv = append(argv, "-"+f+"-config", filepath.Join(n.Dir, f+".conf"))
 	}
 	n.Agent = newProcess(name+"/contiv-agent", filepath.Join(n.Dir, "contiv-agent.log"), n.Netns,
-		[]string{"MICROSERVICE_LABEL=" + name, "CONFIG_DIR=" + n.Dir, "CONTIV_STN_RECORD_FILE=" + n.stnRecordFile()}, argv...)
+		[]string{"MICROSERVICE_LABEL=" + name, "CONFIG_DIR=" + n.Dir}, argv...)
 	n.cl.add("contiv-agent", func() error { return n.Agent.Stop(syscall.SIGTERM, 15*time.Second) })
 	if err := n.Agent.Start(); err != nil {
 		return nil, err
