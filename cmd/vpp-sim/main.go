@@ -3,7 +3,8 @@
 // programmed into it; see package pkg/vppsim for what it simulates.
 // "-nic NAME" creates a NIC without a wire, "-nic NAME=LINUXIF" binds it to
 // a Linux interface of vpp-sim's network namespace (root); "-stats-socket"
-// serves the stats segment (default: stats.sock beside -socket); "-linux"
+// serves the stats segment (default: stats.sock beside -socket) and
+// "-stats-per-node-counters" adds the graph nodes' runtime counters to it; "-linux"
 // creates the Linux ends of TAPs and moves their frames. It runs until SIGINT or SIGTERM. SIGUSR1 simulates a VPP
 // crash and restart (state reset, clients dropped), SIGUSR2 drops all
 // client connections.
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", vppsim.DefaultSocketPath, "unix socket to serve the VPP binary API on")
 	statsSocket := fs.String("stats-socket", "", "unix socket to serve the stats segment on (govpp statsclient, vpp_get_stats); default: stats.sock beside -socket, as VPP's /run/vpp/stats.sock")
+	perNode := fs.Bool("stats-per-node-counters", false, "publish the graph nodes' runtime counters in the stats segment (/sys/node/*, /nodes/<node>/*), as VPP's statseg { per-node-counters on }; off by default, as in VPP")
 	nics := &listFlag{split: true}
 	fs.Var(nics, "nic", "DPDK-like NIC present at start, e.g. GigabitEthernet0/8/0; NAME=LINUXIF binds it to a Linux interface of this namespace through a raw socket (root); repeatable or comma-separated")
 	linux := fs.Bool("linux", false, "create the Linux side of TAPs (root only)")
@@ -94,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *statsSocket == "" {
 		*statsSocket = filepath.Join(filepath.Dir(*socket), filepath.Base(vppsim.DefaultStatsSocketPath))
 	}
-	sim, err := vppsim.New(vppsim.Options{SocketPath: *socket, StatsSocketPath: *statsSocket, NICs: nics.values, Linux: *linux, Log: logger})
+	sim, err := vppsim.New(vppsim.Options{SocketPath: *socket, StatsSocketPath: *statsSocket, StatsPerNodeCounters: *perNode, NICs: nics.values, Linux: *linux, Log: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "vpp-sim: %v\n", err)
 		return 1

@@ -34,6 +34,7 @@ func (st *state) ip4Enabled(i *iface) bool {
 }
 
 func (st *state) arpInput(p *pkt, i *iface) {
+	st.visit(nodeARPInput)
 	a := p.buf[p.l3:p.end]
 	if len(a) < arpLen || be16(a[0:2]) != 1 || be16(a[2:4]) != etherTypeIP4 || a[4] != 6 || a[5] != 4 {
 		st.drop(p, "arp-input", "ARP packet not ethernet/IP4")

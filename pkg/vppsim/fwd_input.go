@@ -10,6 +10,7 @@ import (
 // rxFrame is a frame received on interface i from its wire (TAP, raw
 // socket or the Go API). It is copied into a graph buffer.
 func (st *state) rxFrame(i *iface, frame []byte) {
+	st.visit(inputSimNode(i.kind))
 	node := inputNode(i.kind)
 	if len(frame) < ethHdrLen || len(frame) > pktMaxFrame {
 		st.count(node, "bad frame length")
@@ -38,6 +39,7 @@ func (st *state) rxFrame(i *iface, frame []byte) {
 
 // ethernetInput splits L2 from L3 and dispatches by ethertype.
 func (st *state) ethernetInput(p *pkt, i *iface) {
+	st.visit(nodeEthernetInput)
 	if p.depth++; p.depth > maxGraphDepth {
 		st.drop(p, "ethernet-input", "graph loop")
 		return

@@ -10,6 +10,7 @@ import (
 // ICMP VPP itself sends (docs/dev-guide/VPP-FORWARDING.md §1, §3, §8).
 
 func (st *state) ip4Input(p *pkt, i *iface) {
+	st.visit(nodeIP4Input)
 	// ip4-input counts every packet it sees on the receiving interface
 	// (ip4_input.c: VNET_INTERFACE_COUNTER_IP4), before its checks.
 	st.statsIfSimple(statseg.IfIP4, i.idx)
@@ -102,6 +103,7 @@ func (st *state) aclApply(p *pkt, sw uint32, input bool, inNode, outNode string)
 
 // ip4Lookup looks the destination up in the packet's table and forwards.
 func (st *state) ip4Lookup(p *pkt) {
+	st.visit(nodeIP4Lookup)
 	if p.depth++; p.depth > maxGraphDepth {
 		st.drop(p, "ip4-lookup", "graph loop")
 		return
@@ -197,6 +199,7 @@ func (st *state) forwardPath(p *pkt, path *fib_types.FibPath, target [4]byte, rd
 // ip4Rewrite decrements TTL, checks the MTU and builds the Ethernet header
 // towards the neighbour, then runs the egress output arc.
 func (st *state) ip4Rewrite(p *pkt, o *iface, dmac [6]byte) {
+	st.visit(nodeIP4Rewrite)
 	h := p.ip()
 	if !p.localOrig {
 		if ip4TTL(h) <= 1 {
@@ -246,6 +249,7 @@ func (st *state) ip4Output(p *pkt, o *iface) {
 
 // ip4Local delivers a packet to VPP itself.
 func (st *state) ip4Local(p *pkt, e *fibFwd) {
+	st.visit(nodeIP4Local)
 	h := p.ip()
 	proto := ip4Proto(h)
 	if (proto == protoTCP || proto == protoUDP) && l4Complete(h) && !l4ChecksumOK(h) {

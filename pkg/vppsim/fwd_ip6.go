@@ -89,6 +89,7 @@ func isLinkLocal6(a [16]byte) bool { return a[0] == 0xfe && a[1]&0xc0 == 0x80 }
 // earlier one; the payload length is not compared with the frame here.
 // Then the multicast or the unicast arc.
 func (st *state) ip6Input(p *pkt, i *iface) {
+	st.visit(nodeIP6Input)
 	// As ip4-input: VNET_INTERFACE_COUNTER_IP6 for every packet (ip6_input.c).
 	st.statsIfSimple(statseg.IfIP6, i.idx)
 	h := p.ip()
@@ -198,6 +199,7 @@ func (st *state) aclCheck6(p *pkt, sw uint32, input bool) bool {
 // ip6Lookup looks the destination up in the packet's IPv6 table (or, for
 // fe80::/10, in the receiving interface's link-local table) and forwards.
 func (st *state) ip6Lookup(p *pkt) {
+	st.visit(nodeIP6Lookup)
 	if p.depth++; p.depth > maxGraphDepth {
 		st.drop(p, "ip6-lookup", "graph loop")
 		return
@@ -316,6 +318,7 @@ func (st *state) forwardPath6(p *pkt, path *fib_types.FibPath, target [16]byte, 
 // big gets ICMPv6 packet too big (IPv6 never fragments forwarded
 // packets); then the Ethernet header and the ip6-output arc.
 func (st *state) ip6Rewrite(p *pkt, o *iface, dmac [6]byte) {
+	st.visit(nodeIP6Rewrite)
 	h := p.ip()
 	if !p.localOrig {
 		if h[7] <= 1 {
@@ -369,6 +372,7 @@ func (st *state) ip6Output(p *pkt, o *iface) {
 // everything else -> ip6-punt, which drops unless an STN rule takes the packet
 // (ip6Punt, fwd_stn6.go).
 func (st *state) ip6Local(p *pkt) {
+	st.visit(nodeIP6Local)
 	h := p.ip()
 	proto := ip6NH(h)
 	if ip6HdrLen+ip6PayLen(h) > len(h) {

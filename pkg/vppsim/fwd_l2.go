@@ -11,6 +11,7 @@ const l2PortBVI = l2.L2_API_PORT_TYPE_BVI
 // l2Input bridges a frame received on port i (a member, or the BVI when L3
 // sends through it; then p.shg is 0).
 func (st *state) l2Input(p *pkt, i *iface) {
+	st.visit(nodeL2Input)
 	if p.depth++; p.depth > maxGraphDepth {
 		st.drop(p, "l2-input", "graph loop")
 		return
@@ -145,6 +146,7 @@ func (st *state) l2Flood(p *pkt, bd *bridgeDomain, in *iface) {
 
 // l2Output sends a bridged frame out of a member port.
 func (st *state) l2Output(p *pkt, o *iface) {
+	st.visit(nodeL2Output)
 	if p.shg != 0 && o.l2 != nil && o.l2.shg == p.shg {
 		st.drop(p, "l2-output", "L2 output split horizon drop")
 		return

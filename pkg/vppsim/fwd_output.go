@@ -6,6 +6,7 @@ package vppsim
 // bridge domain when o is a BVI, back into its own input when o is a
 // loopback outside any bridge domain, else onto the wire.
 func (st *state) interfaceOutput(p *pkt, o *iface) {
+	st.visit(nodeInterfaceOutput)
 	if o.l2 != nil && o.l2.portType == l2PortBVI {
 		// Out of L3 through the BVI: the frame enters l2-input as if
 		// received on the BVI port, split-horizon group 0.

@@ -111,6 +111,7 @@ func (st *state) tracef(p *pkt, node, format string, args ...any) {
 
 // drop frees a packet and counts the error, as error-drop does.
 func (st *state) drop(p *pkt, node, reason string) {
+	st.visit(nodeErrorDrop)
 	k := errKey{node, reason}
 	st.fwd.errors[k]++
 	if i := st.ifaces[p.rx]; i != nil {

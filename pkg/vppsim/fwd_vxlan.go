@@ -19,6 +19,7 @@ func (st *state) vxlanPortRegistered(port uint16) bool {
 // vxlanDecap matches the tunnel exactly and bridges the inner frame on
 // the tunnel port.
 func (st *state) vxlanDecap(p *pkt) {
+	st.visit(nodeVxlan4Input)
 	h := p.ip()
 	l4 := ip4L4(h)
 	if len(l4) < udpHdrLen+vxlanHdrLen+ethHdrLen {
@@ -67,6 +68,7 @@ func (st *state) vxlanDecap(p *pkt) {
 // the encap VRF, straight to ip4-rewrite (no ip4-unicast features; the
 // egress output features run).
 func (st *state) vxlanEncap(p *pkt, t *iface) {
+	st.visit(nodeVxlan4Encap)
 	if !t.adminUp {
 		st.drop(p, "vxlan4-encap", "interface is down")
 		return

@@ -61,6 +61,11 @@ type Options struct {
 	// beside the API socket is what cmd/vpp-sim uses). Empty: no stats
 	// segment, and the forwarding updates none (stats.go).
 	StatsSocketPath string
+	// StatsPerNodeCounters publishes the graph nodes' runtime counters
+	// (/sys/node/{names,clocks,vectors,calls,suspends}, /nodes/<node>/*), as
+	// VPP does with statseg { per-node-counters on }; off by default, as in
+	// VPP. Needs StatsSocketPath (stats_nodes.go).
+	StatsPerNodeCounters bool
 }
 
 // DefaultStatsSocketPath is where VPP serves its stats segment.
@@ -141,6 +146,9 @@ func (s *Sim) SetRequestHook(h RequestHook) {
 func New(opts Options) (*Sim, error) {
 	if opts.SocketPath == "" {
 		opts.SocketPath = DefaultSocketPath
+	}
+	if opts.StatsPerNodeCounters && opts.StatsSocketPath == "" {
+		return nil, fmt.Errorf("vppsim: StatsPerNodeCounters=true needs a stats segment, but StatsSocketPath is empty")
 	}
 	seen := map[string]bool{"local0": true}
 	var nicNames []string

@@ -21,6 +21,8 @@ import (
 //	ip4-input, ip6-input  /if/ip4, /if/ip6 (every packet entering the node)
 //	error-drop            /if/drops of the receiving interface, /err/<node>/<name>
 //	node counters         /err/<node>/<name>
+//	graph nodes           /sys/node/* per node visit, with per-node counters
+//	                      on (stats_nodes.go)
 //	acl_add_replace       /acl/<i>/matches; a rule match without a session counts
 //	NAT44-ED              /nat44-ed/total-sessions at every session create and
 //	                      delete, max-cfg-sessions at enable, per-interface
@@ -39,8 +41,12 @@ func (s *Sim) newSegment() error {
 	if s.opts.StatsSocketPath == "" {
 		return nil
 	}
-	seg, err := statseg.New(statseg.Config{})
+	seg, err := statseg.New(statseg.Config{PerNodeCounters: s.opts.StatsPerNodeCounters})
 	if err != nil {
+		return fmt.Errorf("vppsim: stats segment: %w", err)
+	}
+	if err := registerNodes(seg); err != nil {
+		_ = seg.Close()
 		return fmt.Errorf("vppsim: stats segment: %w", err)
 	}
 	s.seg = seg
