@@ -168,7 +168,10 @@
 // counters. Errors carry VPP's symbolic names in the segment and their
 // descriptions in "show errors" (stats_names.go). sw_interface_clear_stats
 // zeroes an interface's counters in the segment; "clear errors" does not
-// touch it. A Restart serves a new segment, as a restarted VPP does.
+// touch it. A Restart serves a new segment, as a restarted VPP does. With
+// Options.StatsPerNodeCounters (VPP's statseg { per-node-counters on }, off by
+// default) the segment also has /sys/node/* and /nodes/<node>/*: a call and a
+// vector for every graph node a packet enters (stats_nodes.go).
 //
 // # Testing hooks
 //

@@ -51,6 +51,16 @@ func TestPerNodeCountersCountPacketsThroughTheGraph(t *testing.T) {
 	if !ok || len(vec) == 0 || len(vec[0]) <= int(nodeIP4Input) || uint64(vec[0][nodeIP4Input]) < N {
 		t.Errorf("/sys/node/vectors[ip4-input] = %#v, want >= %d", r.entry("/sys/node/vectors"), N)
 	}
+
+	// A restarted VPP publishes its nodes again in a new segment, from zero.
+	n.sim.Restart()
+	r = newStatsReader(t, stats)
+	if names, _ := r.entry("/sys/node/names").(adapter.NameStat); len(names) != int(numSimNodes) {
+		t.Errorf("/sys/node/names after restart: %d names, want %d", len(names), numSimNodes)
+	}
+	if v := r.simple("/nodes/ip4-input/vectors", 0); v != 0 {
+		t.Errorf("/nodes/ip4-input/vectors after restart = %d, want 0", v)
+	}
 }
 
 // TestNoNodeCountersByDefault: as VPP without statseg { per-node-counters on },
