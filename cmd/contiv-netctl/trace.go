@@ -218,16 +218,28 @@ func (c *cluster) plan(ctx context.Context, src, dst endpoint) (*tracePlan, erro
 	if err != nil {
 		return nil, err
 	}
+	// A node that does not answer (a stale record of a node that left, an agent
+	// restarting) does not stop the trace: its pods are only missing, and an endpoint
+	// not found names the nodes that did not answer.
 	var pods []podRow
+	var silent []string
 	for _, n := range nodes {
 		if n.URL == "" {
 			continue
 		}
 		rows, err := c.pods(ctx, n)
 		if err != nil {
-			return nil, err
+			silent = append(silent, fmt.Sprintf("%s (%v)", n.Name, err))
+			continue
 		}
 		pods = append(pods, rows...)
+	}
+	notWired := func(role, name string) error {
+		if len(silent) == 0 {
+			return fmt.Errorf("%s %s: no such pod wired by the agents", role, name)
+		}
+		return fmt.Errorf("%s %s: no such pod wired by the agents that answered; not answering: %s",
+			role, name, strings.Join(silent, ", "))
 	}
 	byName := map[string]node{}
 	for _, n := range nodes {
@@ -256,7 +268,7 @@ func (c *cluster) plan(ctx context.Context, src, dst endpoint) (*tracePlan, erro
 	case "pod":
 		p, ok := podByName[src.Name]
 		if !ok {
-			return nil, fmt.Errorf("source %s: no such pod wired by the agents", src.Name)
+			return nil, notWired("source", src.Name)
 		}
 		plan.SrcNode, plan.SrcPod = byName[p.Node], src.Name
 	case "node":
@@ -295,7 +307,7 @@ func (c *cluster) plan(ctx context.Context, src, dst endpoint) (*tracePlan, erro
 	case "pod":
 		p, ok := podByName[dst.Name]
 		if !ok || p.IP == "" {
-			return nil, fmt.Errorf("destination %s: no such pod wired by the agents", dst.Name)
+			return nil, notWired("destination", dst.Name)
 		}
 		plan.DstIP, plan.DstPod = p.IP, dst.Name
 		addNode(p.Node)

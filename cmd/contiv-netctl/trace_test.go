@@ -129,3 +129,33 @@ go_goroutines 40
 		t.Errorf("denies %+v", d)
 	}
 }
+
+// TestAPlanSkipsANodeThatDoesNotAnswer: a node whose agent does not answer (a stale
+// record of a node that left) does not stop a trace between pods of other nodes; a pod
+// not found names the nodes that did not answer.
+func TestAPlanSkipsANodeThatDoesNotAnswer(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+allocationsPath, func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"Pods":[{"PodID":{"name":"client","namespace":"default"},"MainIP":"10.1.1.2"}]}`))
+	})
+	mux.HandleFunc("GET "+dumpPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`[]`)) })
+	live := httptest.NewServer(mux)
+	defer live.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	defer gone.Close()
+	c, err := newCluster(Config{Agents: map[string]string{"node1": live.URL, "node4": gone.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := c.plan(t.Context(), endpoint{Kind: "pod", Name: "default/client"}, endpoint{Kind: "addr", Name: "240.0.0.1", Port: 80, Proto: "tcp"})
+	if err != nil {
+		t.Fatalf("plan with a silent node4: %v", err)
+	}
+	if plan == nil {
+		t.Fatal("no plan")
+	}
+	_, err = c.plan(t.Context(), endpoint{Kind: "pod", Name: "default/nowhere"}, endpoint{Kind: "addr", Name: "240.0.0.1", Port: 80, Proto: "tcp"})
+	if err == nil || !strings.Contains(err.Error(), "not answering: node4") {
+		t.Errorf("a pod found nowhere: %v, want an error naming node4 as not answering", err)
+	}
+}
