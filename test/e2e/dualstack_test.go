@@ -97,26 +97,7 @@ func startEcho6(t *testing.T, ns *netns, name string) {
 
 // askUDP6 sends a datagram from inside ns to [ip]:udp6Port and returns the answer.
 func askUDP6(ns *netns, ip string) (answer, error) {
-	var data []byte
-	err := nsrun.Run(ns.path, func() error {
-		c, err := net.Dial("udp6", net.JoinHostPort(ip, fmt.Sprint(udp6Port)))
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(askTimeout))
-		if _, err := c.Write([]byte("?")); err != nil {
-			return err
-		}
-		buf := make([]byte, 1500)
-		n, err := c.Read(buf)
-		data = buf[:n]
-		return err
-	})
-	if err != nil {
-		return answer{}, fmt.Errorf("UDP6 from %s to %s: %w", ns.name, ip, err)
-	}
-	return parseAnswer(string(data))
+	return askUDPOver(ns, "udp6", net.JoinHostPort(ip, fmt.Sprint(udp6Port)))
 }
 
 // TestDualStackPodsGetBothFamiliesAndTalkOverIPv6: on a dual-stack node every pod gets

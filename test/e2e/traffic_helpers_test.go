@@ -156,11 +156,15 @@ func askTCP(ns *netns, addr string) (answer, error) {
 	return parseAnswer(string(data))
 }
 
-// askUDP sends a datagram from inside ns to addr and returns the answer.
-func askUDP(ns *netns, addr string) (answer, error) {
+// askUDP sends a datagram from inside ns to addr (IPv4) and returns the answer.
+func askUDP(ns *netns, addr string) (answer, error) { return askUDPOver(ns, "udp4", addr) }
+
+// askUDPOver sends a datagram over network ("udp4" or "udp6") from inside ns to addr
+// and returns the answer.
+func askUDPOver(ns *netns, network, addr string) (answer, error) {
 	var data []byte
 	err := nsrun.Run(ns.path, func() error {
-		c, err := net.Dial("udp4", addr)
+		c, err := net.Dial(network, addr)
 		if err != nil {
 			return err
 		}
@@ -175,7 +179,11 @@ func askUDP(ns *netns, addr string) (answer, error) {
 		return err
 	})
 	if err != nil {
-		return answer{}, fmt.Errorf("UDP from %s to %s: %w", ns.name, addr, err)
+		label := "UDP"
+		if network == "udp6" {
+			label = "UDP6"
+		}
+		return answer{}, fmt.Errorf("%s from %s to %s: %w", label, ns.name, addr, err)
 	}
 	return parseAnswer(string(data))
 }
