@@ -326,11 +326,14 @@ func TestFailedHealingIsRetriedWithBackoffWhileOtherEventsAreServed(t *testing.T
 	if n := testutil.ToFloat64(c.metrics.healing.WithLabelValues("error")); n < 3 {
 		t.Errorf("failed healing resyncs counted %v, want at least 3", n)
 	}
-	// VPP accepts the mapping again: the next healing resync succeeds.
-	sched.setFailKey("")
-	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the next healing", func() bool {
-		return strings.Contains(reg.Status().Components["controller"].Reason, "healing resync in 20s")
+	// VPP accepts the mapping again: the next healing resync succeeds. The fourth healing
+	// must have failed and armed its timer before the clock moves, or the step would be
+	// lost on a timer not yet created.
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the fifth healing armed", func() bool {
+		return strings.Contains(reg.Status().Components["controller"].Reason, "healing resync in 20s (4 failed in a row)")
 	})
+	sched.setFailKey("")
+	fc.AwaitWaiters(t, loopTimers+1)
 	fc.Step(20 * time.Second)
 	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "OK after the healing", func() bool { return reg.Status().State == health.OK })
 	if n := testutil.ToFloat64(c.metrics.failedValues); n != 0 {
