@@ -39,6 +39,10 @@ type API interface {
 	GetIPNeighborScanConfig() *IPNeighborScanConfig
 	// GetSTNConfig returns the global STN settings.
 	GetSTNConfig() *STNConfig
+	// GetStolenInterface returns what the STN daemon recorded about the stolen NIC, nil
+	// outside STN mode. The main interface is an af_packet on its link when
+	// GetMainInterfaceName is AFPacketInterfaceName(LinkName).
+	GetStolenInterface() *StolenInterfaceInfo
 	// UseVmxnet3 tells whether the main interface is a vmxnet3 interface.
 	UseVmxnet3() bool
 	// GetVmxnet3Config returns how to create the vmxnet3 main interface; it fails when
@@ -159,7 +163,29 @@ type StolenInterfaceInfo struct {
 	PCIAddress string
 	// KernelDriver is the Linux driver that drove the NIC, e.g. "vmxnet3".
 	KernelDriver string
+	// LinkName is the NIC's Linux name, e.g. "eth0" ("" when the daemon did not say):
+	// without a DPDK NIC in VPP, the main interface is an af_packet on it.
+	LinkName string
+	// MAC is the NIC's hardware address (nil when unknown); the af_packet main
+	// interface takes it, so that the wire's ARP caches stay right.
+	MAC net.HardwareAddr
+	// Routes are the NIC's other routes (neither its default route nor the prefix
+	// routes of its addresses): the host keeps them through VPP.
+	Routes []*StolenRoute
 }
+
+// StolenRoute is a route the host had out of the stolen NIC.
+type StolenRoute struct {
+	// Dst is the destination prefix.
+	Dst *net.IPNet
+	// Gw is the next hop, nil for a route on the link (no gateway).
+	Gw net.IP
+}
+
+// AFPacketInterfaceName is the name VPP gives the af_packet interface on a Linux link
+// (af_packet.c: "host-" and the link's name), the main interface of a single-NIC node
+// whose VPP has no DPDK NIC.
+func AFPacketInterfaceName(link string) string { return "host-" + link }
 
 // Vmxnet3Config is how to create the vmxnet3 main interface in VPP.
 type Vmxnet3Config struct {

@@ -299,6 +299,13 @@ func (p *Plugin) GetSTNConfig() *STNConfig {
 	return &out
 }
 
+// GetStolenInterface implements API.
+func (p *Plugin) GetStolenInterface() *StolenInterfaceInfo {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.nodeState().stolen.clone()
+}
+
 // UseVmxnet3 implements API.
 func (p *Plugin) UseVmxnet3() bool {
 	p.mu.RLock()

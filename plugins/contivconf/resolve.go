@@ -18,6 +18,8 @@ type nodeState struct {
 	otherIfs           OtherInterfaces
 	defaultGW          net.IP
 	natExternalTraffic bool
+	// stolen is the STN daemon's report of the stolen NIC (nil outside STN mode).
+	stolen *StolenInterfaceInfo
 }
 
 // resolver holds the inputs of the node resolution.
@@ -35,7 +37,8 @@ type resolver struct {
 //     a configured mainVPPInterface.ip turns it off;
 //   - main interface: the node's mainVPPInterface, else (STN of a vmxnet3 NIC) the
 //     vmxnet3 name derived from the stolen NIC's PCI address, else the first DPDK
-//     interface in VPP that is not one of the node's other interfaces, else "";
+//     interface in VPP that is not one of the node's other interfaces, else (STN) an
+//     af_packet on the stolen NIC's link, else "";
 //   - main IPs (without DHCP): the stolen NIC's IPs in STN mode, else the node's
 //     mainVPPInterface.ip, else none;
 //   - default gateway (without DHCP): the STN gateway, else the node's gateway, else
@@ -102,9 +105,15 @@ func (r *resolver) resolve() (*nodeState, error) {
 			}
 		}
 	}
+	if st.mainIfName == "" && stolen != nil && stolen.LinkName != "" {
+		// No DPDK in VPP (or none that took the NIC): VPP drives the stolen link through
+		// a packet socket, as a real VPP without DPDK would.
+		st.mainIfName = AFPacketInterfaceName(stolen.LinkName)
+	}
 	if st.mainIfName == "" {
 		r.log.Info("no main VPP interface found: a loopback will stand in")
 	}
+	st.stolen = stolen
 
 	if !st.useDHCP {
 		// Main interface IPs.

@@ -3,6 +3,7 @@ package contivconf
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -71,14 +72,47 @@ func (s STNRecordSource) GetSTNInfo(ifName string) (*StolenInterfaceInfo, error)
 	}
 }
 
-// stolenInfo converts a record: its addresses, and the gateway of its default route of
-// the first address's family.
+// stolenInfo converts a record: its link, MAC and addresses, the gateway of its default
+// route of the first address's family, and its other routes (default routes left out:
+// the gateway stands for them).
 func stolenInfo(rec *stn.Record) *StolenInterfaceInfo {
-	info := &StolenInterfaceInfo{IPAddresses: rec.IPs()}
+	info := &StolenInterfaceInfo{IPAddresses: rec.IPs(), LinkName: rec.Link}
+	if mac, err := net.ParseMAC(rec.MAC); err == nil {
+		info.MAC = mac
+	}
 	if len(info.IPAddresses) > 0 {
 		info.DefaultGW = rec.DefaultGateway(info.IPAddresses[0].IP)
 	}
+	for _, rt := range rec.Routes {
+		_, dst, err := net.ParseCIDR(rt.Dst)
+		if err != nil {
+			continue // Validate refuses such records
+		}
+		if ones, _ := dst.Mask.Size(); ones == 0 || (rt.Table != 0 && rt.Table != mainRouteTable) {
+			continue // other tables are policy routing, which the host keeps to itself
+		}
+		info.Routes = append(info.Routes, &StolenRoute{Dst: dst, Gw: normalizeIP(net.ParseIP(rt.Gw))})
+	}
 	return info
+}
+
+// mainRouteTable is Linux's main routing table (RT_TABLE_MAIN).
+const mainRouteTable = 254
+
+// clone returns a deep copy (nil stays nil).
+func (i *StolenInterfaceInfo) clone() *StolenInterfaceInfo {
+	if i == nil {
+		return nil
+	}
+	out := &StolenInterfaceInfo{DefaultGW: cloneIP(i.DefaultGW), PCIAddress: i.PCIAddress,
+		KernelDriver: i.KernelDriver, LinkName: i.LinkName, MAC: append(net.HardwareAddr(nil), i.MAC...)}
+	for _, a := range i.IPAddresses {
+		out.IPAddresses = append(out.IPAddresses, cloneIPNet(a))
+	}
+	for _, rt := range i.Routes {
+		out.Routes = append(out.Routes, &StolenRoute{Dst: cloneIPNet(rt.Dst), Gw: cloneIP(rt.Gw)})
+	}
+	return out
 }
 
 // NICToSteal returns what contiv.conf asks the node called nodeName to steal: its

@@ -1,8 +1,11 @@
 package contivconf
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +118,61 @@ func TestSTNSettingsWithoutEffectAreWarnedAbout(t *testing.T) {
 		if len(warnings) != 1 || !strings.Contains(warnings[0], tt.want) {
 			t.Errorf("Parse(%q) warned %q, want one warning with %q", tt.conf, warnings, tt.want)
 		}
+	}
+}
+
+// A single-NIC node whose VPP has no DPDK NIC drives the stolen link as af_packet
+// (VPP names it host-<link>); a DPDK NIC in VPP (the NIC bound to DPDK) wins.
+func TestSTNMainInterfaceIsAFPacketOnTheStolenLinkWithoutDPDK(t *testing.T) {
+	info := &StolenInterfaceInfo{IPAddresses: []*net.IPNet{ipNet(t, "10.20.0.5/24")}, LinkName: "ens3",
+		MAC: net.HardwareAddr{0x52, 0x54, 0, 0x12, 0x34, 0x56}}
+	tests := []struct {
+		name string
+		dpdk []string
+		want string
+	}{
+		{"no DPDK NIC in VPP", nil, "host-ens3"},
+		{"a DPDK NIC in VPP", []string{"GigabitEthernet0/8/0"}, "GigabitEthernet0/8/0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustInit(t, "stealInterface: ens3", withSTN(info, nil), withDPDK(tt.dpdk...))
+			if got := p.GetMainInterfaceName(); got != tt.want {
+				t.Errorf("GetMainInterfaceName() = %q, want %q", got, tt.want)
+			}
+			got := p.GetStolenInterface()
+			if got == nil || got.LinkName != "ens3" || got.MAC.String() != "52:54:00:12:34:56" {
+				t.Fatalf("GetStolenInterface() = %+v, want link ens3 and its MAC", got)
+			}
+			got.MAC[0] = 0xff // a copy: the caller may change it
+			if p.GetStolenInterface().MAC[0] != 0x52 {
+				t.Error("GetStolenInterface returned the plugin's own MAC slice")
+			}
+		})
+	}
+	if got := mustInit(t, "").GetStolenInterface(); got != nil {
+		t.Errorf("GetStolenInterface() outside STN mode = %+v, want nil", got)
+	}
+}
+
+// The record's link, MAC and routes reach the agent; default routes stand only as the
+// gateway, and routes of other tables (policy routing) stay with the host.
+func TestSTNRecordGivesTheLinkMACAndOtherRoutes(t *testing.T) {
+	rec := &stn.Record{Version: stn.RecordVersion, Link: "eth0", MAC: "08:00:27:00:00:05",
+		Addrs: []stn.Addr{{CIDR: "192.168.16.5/24"}},
+		Routes: []stn.Route{
+			{Dst: "0.0.0.0/0", Gw: "192.168.16.1"},
+			{Dst: "10.50.0.0/16", Gw: "192.168.16.2"},
+			{Dst: "172.16.0.0/24"},
+			{Dst: "10.60.0.0/16", Gw: "192.168.16.3", Table: 100},
+		}}
+	info := stolenInfo(rec)
+	var routes []string
+	for _, r := range info.Routes {
+		routes = append(routes, fmt.Sprintf("%s via %v", r.Dst, r.Gw))
+	}
+	want := []string{"10.50.0.0/16 via 192.168.16.2", "172.16.0.0/24 via <nil>"}
+	if info.LinkName != "eth0" || info.MAC.String() != "08:00:27:00:00:05" || !reflect.DeepEqual(routes, want) {
+		t.Errorf("stolenInfo = link %q, MAC %v, routes %v; want eth0, 08:00:27:00:00:05, %v", info.LinkName, info.MAC, routes, want)
 	}
 }

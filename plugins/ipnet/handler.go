@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 
 	"github.com/sirupsen/logrus"
@@ -123,7 +124,7 @@ func (n *IPNet) Resync(event api.Event, _ api.KubeStateData, resyncCount int, tx
 	api.PutAll(txn, kvs)
 
 	// The new state.
-	n.settings, n.hostIPs, n.pods, n.peers = s, hostIPs, pods, peers
+	n.settings, n.hostIPs, n.pods, n.peers = s, slices.Concat(hostIPs, b.stnHostAddrs()), pods, peers
 	n.setNodeIP(nodeIP)
 	n.shared.mu.Lock()
 	n.shared.ifToPod = make(map[string]podmodel.ID, len(pods))

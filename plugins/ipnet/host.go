@@ -97,10 +97,14 @@ func (b *builder) mainNIC(kvs api.KeyValuePairs) {
 		})
 		return
 	}
-	addVPPIf(kvs, &vppif.Interface{
+	nic := &vppif.Interface{
 		Name: s.mainIfName, Type: s.mainIfType, Enabled: true, Vrf: s.mainVRF,
 		IpAddresses: ips, SetDhcpClient: s.useDHCP,
-	})
+	}
+	if s.mainIfType == vppif.Interface_AF_PACKET {
+		stnAFPacket(nic, s.stolen)
+	}
+	addVPPIf(kvs, nic)
 	if !s.useDHCP && s.staticGW != nil {
 		addVPPRoute(kvs, &vppl3.Route{
 			VrfId: s.mainVRF, DstNetwork: anyNet(s.staticGW), NextHopAddr: s.staticGW.String(),

@@ -46,8 +46,10 @@ type settings struct {
 	staticGW      net.IP
 
 	// stn is single-NIC mode: VPP stole the NIC and the host keeps the node's
-	// address on the interconnect (stn.go).
-	stn bool
+	// address on the interconnect (stn.go); stolen is the STN daemon's record of the
+	// NIC (its link, MAC and routes).
+	stn    bool
+	stolen *contivconf.StolenInterfaceInfo
 }
 
 // readSettings takes the settings from contivconf.
@@ -79,9 +81,13 @@ func readSettings(c contivconf.API) (*settings, error) {
 		otherIfs:         c.GetOtherVPPInterfaces(),
 		staticGW:         c.GetStaticDefaultGW(),
 		stn:              c.InSTNMode(),
+		stolen:           c.GetStolenInterface(),
 	}
-	if c.UseVmxnet3() {
+	switch {
+	case c.UseVmxnet3():
 		s.mainIfType = vppif.Interface_VMXNET3_INTERFACE
+	case s.stolen != nil && s.stolen.LinkName != "" && s.mainIfName == contivconf.AFPacketInterfaceName(s.stolen.LinkName):
+		s.mainIfType = vppif.Interface_AF_PACKET
 	}
 	return s, nil
 }

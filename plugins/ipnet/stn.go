@@ -5,8 +5,10 @@ import (
 	"net"
 
 	linuxl3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
+	vppif "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	vppl3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vppstn "github.com/contiv-vpp/contiv-vpp/api/models/vpp/stn"
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 )
 
@@ -31,6 +33,18 @@ import (
 // stn_hw_addr_dst), so the host side must own it.
 const stnHostMAC = "00:00:00:00:00:02"
 
+// stnAFPacket makes the main interface an af_packet on the stolen NIC's link (a VPP
+// without DPDK: af_packet_create_v3 on host_if_name, VPP's interface host-<link>), with
+// the NIC's own MAC, so that the wire's ARP caches stay right across a takeover and a
+// give-back. The kernel keeps the link up but neither answers ARP on it nor accepts its
+// packets (pkg/stn's Steal), so only VPP consumes the frames.
+func stnAFPacket(nic *vppif.Interface, stolen *contivconf.StolenInterfaceInfo) {
+	nic.Link = &vppif.Interface_Afpacket{Afpacket: &vppif.AfpacketLink{HostIfName: stolen.LinkName}}
+	if len(stolen.MAC) == 6 {
+		nic.PhysAddress = stolen.MAC.String()
+	}
+}
+
 // stnHostIPs returns the node's addresses for the host's end of the interconnect (none
 // while the node has no address).
 func (b *builder) stnHostIPs() []string {
@@ -44,11 +58,26 @@ func (b *builder) stnHostIPs() []string {
 	return out
 }
 
+// stnHostAddrs returns the host's addresses on its end of the interconnect in STN mode:
+// the stolen NIC's, every family (the host link listing leaves vpp* links out, and
+// GetHostIPs must still name them: they are the host's own).
+func (b *builder) stnHostAddrs() []net.IP {
+	if !b.s.stn || b.nodeIP == nil {
+		return nil
+	}
+	var out []net.IP
+	for _, ip := range b.nodeAddrs() {
+		out = append(out, ip.IP)
+	}
+	return out
+}
+
 // stnExtras adds what STN mode needs besides the interconnect itself: one STN rule per
 // node address toward the interconnect, proxy ARP on the interconnect for the node's
 // subnet (so the host resolves its gateway and neighbours to VPP), a static neighbour
-// for the host's MAC, and the host's default route via the NIC's gateway through VPP.
-// Nothing while the node has no address (DHCP without a lease).
+// for the host's MAC, the host's default route via the NIC's gateway through VPP, and
+// the NIC's other recorded routes (stnRoutes). Nothing while the node has no address
+// (DHCP without a lease).
 func (b *builder) stnExtras(kvs api.KeyValuePairs) {
 	s := b.s
 	if !s.stn || b.nodeIP == nil {
@@ -59,11 +88,13 @@ func (b *builder) stnExtras(kvs api.KeyValuePairs) {
 		kvs[vppstn.RuleKey(vppSide, ip.IP.String())] = &vppstn.Rule{IpAddress: ip.IP.String(), Interface: vppSide}
 		addVPPARP(kvs, &vppl3.ARPEntry{Interface: vppSide, IpAddress: ip.IP.String(), PhysAddress: stnHostMAC, Static: true})
 	}
+	var ranges []*vppl3.ProxyARP_Range
 	if first, last, ok := hostRange(b.nodeIP); ok {
-		kvs[vppl3.ProxyARPKey] = &vppl3.ProxyARP{
-			Interfaces: []*vppl3.ProxyARP_Interface{{Name: vppSide}},
-			Ranges:     []*vppl3.ProxyARP_Range{{FirstIpAddr: first.String(), LastIpAddr: last.String(), VrfId: s.mainVRF}},
-		}
+		ranges = append(ranges, &vppl3.ProxyARP_Range{FirstIpAddr: first.String(), LastIpAddr: last.String(), VrfId: s.mainVRF})
+	}
+	ranges = append(ranges, b.stnRoutes(kvs)...)
+	if len(ranges) > 0 {
+		kvs[vppl3.ProxyARPKey] = &vppl3.ProxyARP{Interfaces: []*vppl3.ProxyARP_Interface{{Name: vppSide}}, Ranges: ranges}
 	}
 	if s.staticGW != nil {
 		addLinuxRoute(kvs, &linuxl3.Route{
@@ -71,6 +102,39 @@ func (b *builder) stnExtras(kvs api.KeyValuePairs) {
 			DstNetwork: anyNet(s.staticGW), GwAddr: s.staticGW.String(),
 		})
 	}
+}
+
+// stnRoutes mirrors the stolen NIC's other routes (contivconf leaves the default route
+// out: staticGW stands for it): VPP routes them out of the NIC, and the host routes
+// them to VPP on its end of the interconnect. A route via a gateway stays via that
+// gateway on both sides (the host resolves it to VPP by proxy ARP, as its default
+// gateway); a route on the link is attached out of the NIC in VPP and on the link on
+// the host, and its addresses join the proxy ARP ranges returned, so the host resolves
+// them to VPP too. IPv4 only: the host could not resolve an IPv6 gateway through VPP
+// without proxy ND, which this port does not configure (docs/CONFIG.md, STN).
+func (b *builder) stnRoutes(kvs api.KeyValuePairs) []*vppl3.ProxyARP_Range {
+	s := b.s
+	if s.stolen == nil || s.mainIfName == "" {
+		return nil
+	}
+	var ranges []*vppl3.ProxyARP_Range
+	for _, rt := range s.stolen.Routes {
+		if rt.Dst == nil || rt.Dst.IP.To4() == nil || (rt.Gw != nil && rt.Gw.To4() == nil) {
+			continue
+		}
+		dst := rt.Dst.String()
+		vppRoute := &vppl3.Route{VrfId: s.mainVRF, DstNetwork: dst, OutgoingInterface: s.mainIfName}
+		hostRoute := &linuxl3.Route{OutgoingInterface: s.hostInterconnectLinuxName(), DstNetwork: dst, Scope: linuxl3.Route_LINK}
+		if rt.Gw != nil {
+			vppRoute.NextHopAddr, hostRoute.GwAddr, hostRoute.Scope = rt.Gw.String(), rt.Gw.String(), linuxl3.Route_GLOBAL
+		} else {
+			first, last := linkRange(rt.Dst)
+			ranges = append(ranges, &vppl3.ProxyARP_Range{FirstIpAddr: first.String(), LastIpAddr: last.String(), VrfId: s.mainVRF})
+		}
+		addVPPRoute(kvs, vppRoute)
+		addLinuxRoute(kvs, hostRoute)
+	}
+	return ranges
 }
 
 // nodeAddrs returns the node's addresses on the NIC with their networks.
@@ -83,6 +147,20 @@ func (b *builder) nodeAddrs() []*net.IPNet {
 		out = append(out, &net.IPNet{IP: ip.Address, Mask: ip.Network.Mask})
 	}
 	return out
+}
+
+// linkRange returns the addresses an IPv4 route on the link reaches: its hosts
+// (hostRange), or for a /31 or /32 every address of it.
+func linkRange(dst *net.IPNet) (first, last net.IP) {
+	if first, last, ok := hostRange(dst); ok {
+		return first, last
+	}
+	first = dst.IP.Mask(dst.Mask).To4()
+	last = make(net.IP, 4)
+	for i := range last {
+		last[i] = first[i] | ^dst.Mask[len(dst.Mask)-4+i]
+	}
+	return first, last
 }
 
 // hostRange returns the first and last host addresses of an IPv4 address's subnet

@@ -80,3 +80,79 @@ func TestHostRangeExcludesNetworkAndBroadcast(t *testing.T) {
 		}
 	}
 }
+
+// Without a DPDK NIC in VPP, the main interface is an af_packet on the stolen link
+// (af_packet_create_v3, host-eth1 in VPP) with the NIC's own MAC; the rest of STN mode
+// is the same, with that interface where the DPDK NIC was.
+func TestSTNWithoutDPDKDrivesTheStolenLinkAsAFPacket(t *testing.T) {
+	info := stolenNIC()
+	info.LinkName, info.MAC = "eth1", net.HardwareAddr{0x52, 0x54, 0, 0xab, 0xcd, 0xef}
+	e := newEnv(t, stnConf, envOptions{stnInfo: info})
+	kvs := e.mustResync()
+	want := union(wantSTN(), wantCommon(), wantOverlayLocal(), wantBD())
+	delete(want, "config/vpp/v2/interfaces/"+nic)
+	want["config/vpp/v2/interfaces/host-eth1"] = &vppif.Interface{
+		Name: "host-eth1", Type: vppif.Interface_AF_PACKET, Enabled: true, IpAddresses: []string{"192.168.16.5/24"},
+		PhysAddress: "52:54:00:ab:cd:ef", Link: &vppif.Interface_Afpacket{Afpacket: &vppif.AfpacketLink{HostIfName: "eth1"}},
+	}
+	want["config/vpp/v2/route/vrf/0/dst/0.0.0.0/0/gw/192.168.16.100"].(*vppl3.Route).OutgoingInterface = "host-eth1"
+	diffKVs(t, kvs, want)
+}
+
+// The stolen NIC's other routes keep working for the host through VPP: VPP routes them
+// out of the NIC, the host routes them to VPP's end of the interconnect; a gateway
+// route keeps its gateway (proxy-ARPed like the default gateway), a route on the link
+// stays on the link and its addresses are proxy-ARPed. IPv6 routes are left out (no
+// proxy ND).
+func TestSTNMirrorsTheNICsOtherRoutesThroughVPP(t *testing.T) {
+	info := stolenNIC()
+	info.Routes = []*contivconf.StolenRoute{
+		{Dst: cidr("10.50.0.0/16"), Gw: net.ParseIP("192.168.16.2").To4()},
+		{Dst: cidr("172.16.0.0/24")},
+		{Dst: cidr("172.17.0.9/32")},
+		{Dst: cidr("2001:db8:9::/48"), Gw: net.ParseIP("2001:db8::1")},
+	}
+	e := newEnv(t, stnConf, envOptions{dpdk: []string{nic}, stnInfo: info})
+	kvs := e.mustResync()
+	want := union(wantSTN(), wantCommon(), wantOverlayLocal(), wantBD(), api.KeyValuePairs{
+		"config/vpp/v2/route/vrf/0/dst/10.50.0.0/16/gw/192.168.16.2": &vppl3.Route{
+			DstNetwork: "10.50.0.0/16", NextHopAddr: "192.168.16.2", OutgoingInterface: nic,
+		},
+		"config/vpp/v2/route/vrf/0/dst/172.16.0.0/24/gw/": &vppl3.Route{DstNetwork: "172.16.0.0/24", OutgoingInterface: nic},
+		"config/vpp/v2/route/vrf/0/dst/172.17.0.9/32/gw/": &vppl3.Route{DstNetwork: "172.17.0.9/32", OutgoingInterface: nic},
+		"config/linux/l3/v2/route/10.50.0.0/16/tap-vpp1": &linuxl3.Route{
+			OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_GLOBAL, DstNetwork: "10.50.0.0/16", GwAddr: "192.168.16.2",
+		},
+		"config/linux/l3/v2/route/172.16.0.0/24/tap-vpp1": &linuxl3.Route{
+			OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_LINK, DstNetwork: "172.16.0.0/24",
+		},
+		"config/linux/l3/v2/route/172.17.0.9/32/tap-vpp1": &linuxl3.Route{
+			OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_LINK, DstNetwork: "172.17.0.9/32",
+		},
+	})
+	want[vppl3.ProxyARPKey].(*vppl3.ProxyARP).Ranges = []*vppl3.ProxyARP_Range{
+		{FirstIpAddr: "192.168.16.1", LastIpAddr: "192.168.16.254"},
+		{FirstIpAddr: "172.16.0.1", LastIpAddr: "172.16.0.254"},
+		{FirstIpAddr: "172.17.0.9", LastIpAddr: "172.17.0.9"},
+	}
+	diffKVs(t, kvs, want)
+}
+
+// The host's addresses on a single-NIC node are on its end of the interconnect (vpp1,
+// a link the host listing leaves out): GetHostIPs names them, every family, so the
+// policies always allow the host (an IPv6 address of the NIC included).
+func TestSTNHostIPsIncludeTheStolenAddressesOfEveryFamily(t *testing.T) {
+	info := stolenNIC()
+	info.IPAddresses = append(info.IPAddresses, cidr("2001:db8:16::5/64"))
+	e := newEnv(t, stnConf, envOptions{dpdk: []string{nic}, stnInfo: info, hostIPs: []net.IP{net.ParseIP("10.20.0.5").To4()}})
+	e.mustResync()
+	got := map[string]bool{}
+	for _, ip := range e.n.GetHostIPs() {
+		got[ip.String()] = true
+	}
+	for _, want := range []string{"10.20.0.5", "192.168.16.5", "2001:db8:16::5"} {
+		if !got[want] {
+			t.Errorf("GetHostIPs() = %v, want %s among them", e.n.GetHostIPs(), want)
+		}
+	}
+}
