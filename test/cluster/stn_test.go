@@ -143,3 +143,118 @@ func TestSingleNICNodeLeavingLeavesNoRecordBehind(t *testing.T) {
 		t.Errorf("%s left: its record of a stolen NIC is still there", n.Name)
 	}
 }
+
+// A connection to the host service opened before anything of Contiv runs on a node (as
+// an operator's ssh session to a fresh VM) survives the node's first takeover: the NIC
+// handed to VPP, the node IP moved to the host's end of the interconnect, and the
+// agent's first configuration. Fresh connections probed every 100 ms measure the gap
+// in which the host did not answer.
+func TestSingleNICConnectionOpenedBeforeTheFirstTakeoverSurvivesIt(t *testing.T) {
+	l := singleNICLab(t)
+	ctx := testCtx(t, 3*time.Minute)
+	var (
+		long    *lab.HostConn
+		hostIP  net.IP
+		stop    = make(chan struct{})
+		probed  = make(chan time.Duration, 1)
+		longErr error
+	)
+	l.SetHostUpHook(func(ip net.IP) error {
+		c, err := l.DialHostIP(ctx, ip)
+		if err != nil {
+			return err
+		}
+		if err := c.Echo("before Contiv", 5*time.Second); err != nil {
+			c.Close()
+			return err
+		}
+		long, hostIP = c, ip
+		go func() { probed <- probeGaps(ctx, l, ip, stop) }()
+		return nil
+	})
+	defer l.SetHostUpHook(nil)
+	n, err := l.AddNode(ctx)
+	if n != nil {
+		defer func() {
+			if err := l.RemoveNode(ctx, n.Name); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long == nil {
+		t.Fatal("the host-up hook did not run")
+	}
+	defer long.Close()
+	testkit.Eventually(t, 30*time.Second, n.Name+"'s NIC taken", func() error {
+		if addrs, err := n.NICAddrs(); err != nil || len(addrs) != 0 || !n.STNRecordExists() {
+			return fmt.Errorf("NIC addresses %v (%v), record %v", addrs, err, n.STNRecordExists())
+		}
+		return nil
+	})
+	testkit.Eventually(t, 30*time.Second, n.Name+"'s host service through VPP", func() error { return hostEcho(ctx, l, n, time.Second) })
+	longErr = long.Echo("after the takeover", 30*time.Second)
+	close(stop)
+	gap := <-probed
+	t.Logf("%s (%s): the connection opened before Contiv, after the takeover: %v; longest gap of fresh connections: %v",
+		n.Name, hostIP, longErr, gap.Round(time.Millisecond))
+	if longErr != nil {
+		t.Errorf("the connection opened before the first takeover broke: %v", longErr)
+	}
+}
+
+// probeGaps opens a fresh connection to the host service on ip every 100 ms until stop
+// and returns the longest time between two answered probes.
+func probeGaps(ctx context.Context, l *lab.Lab, ip net.IP, stop <-chan struct{}) time.Duration {
+	var longest time.Duration
+	last := time.Now() // real time: the measured gap
+	for {
+		select {
+		case <-stop:
+			return longest
+		case <-time.After(100 * time.Millisecond): // real time: the probe period
+		}
+		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		c, err := l.DialHostIP(pctx, ip)
+		if err == nil {
+			err = c.Echo("probe", 500*time.Millisecond)
+			c.Close()
+		}
+		cancel()
+		if err == nil {
+			longest = max(longest, time.Since(last))
+			last = time.Now()
+		}
+	}
+}
+
+// A single-NIC node's address comes from the lab's DHCP server; once VPP holds the NIC,
+// the host's DHCP client (dhcpRenew, the stand-in: no dhclient here) still renews the
+// lease: its unicast REQUEST leaves through VPP, and the server's unicast ACK to the
+// node IP (UDP 68, a port VPP does not use) is punted to the host by the STN rule.
+func TestSingleNICDHCPLeaseIsRenewedThroughVPP(t *testing.T) {
+	l := singleNICLab(t)
+	nodes := l.Nodes()
+	n := nodes[len(nodes)-1]
+	if addrs, err := n.NICAddrs(); err != nil || len(addrs) != 0 {
+		t.Fatalf("%s: NIC addresses %v (%v); want the NIC stolen", n.Name, addrs, err)
+	}
+	before := n.DHCPRenewals()
+	var got string
+	testkit.Eventually(t, 30*time.Second, n.Name+"'s lease renewed through VPP", func() error {
+		var err error
+		got, err = n.RenewDHCPLease()
+		return err
+	})
+	if want := n.IP.String() + "/24"; got != want {
+		t.Errorf("renewal acknowledged %s, want %s", got, want)
+	}
+	if after := n.DHCPRenewals(); after <= before {
+		t.Errorf("the server acknowledged %d renewals, %d before: the ACK came from elsewhere", after, before)
+	}
+	if addrs, err := n.NICAddrs(); err != nil || len(addrs) != 0 {
+		t.Errorf("%s: NIC addresses %v (%v) after the renewal; want the NIC still stolen", n.Name, addrs, err)
+	}
+}

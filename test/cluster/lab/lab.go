@@ -117,6 +117,8 @@ type Lab struct {
 	nodes     []*Node
 	nextIndex int
 	closed    bool
+	hostUp    hostUpHook  // single-NIC nodes: SetHostUpHook
+	dhcp      *dhcpServer // single-NIC nodes: their addresses (dhcp.go)
 }
 
 // Start starts a lab; on failure everything it created is removed.
@@ -197,6 +199,9 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 		cpDone <- cpResult{cp, err}
 	}()
 	netErr := l.setupNetwork()
+	if netErr == nil && cfg.SingleNIC {
+		netErr = l.startDHCP()
+	}
 	var etcdErr error
 	if netErr == nil {
 		l.contivEtcd, etcdErr = startEtcd(ctx, cfg.K8sBinDir, filepath.Join(l.Dir, "etcd-contiv"), "etcd-contiv")

@@ -63,6 +63,8 @@ type Node struct {
 	Sim, Agent *Process
 	// STN is the node's contiv-stn (single-NIC nodes only).
 	STN *Process
+	// dhcpServer is the server of the node's DHCP lease (single-NIC nodes only).
+	dhcpServer net.IP
 
 	lab       *Lab
 	index     int

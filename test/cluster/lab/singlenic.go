@@ -33,8 +33,20 @@ func singleNICIP(index int) net.IP { return net.IPv4(192, 168, 16, byte(index)).
 // stnRecordFile is where the node's contiv-stn keeps the record of the stolen NIC.
 func (n *Node) stnRecordFile() string { return filepath.Join(n.Dir, "stn.json") }
 
-// setUpSingleNIC gives nic0 the node IP and the default route, starts the host service
-// and contiv-stn. The caller starts vpp-sim afterwards.
+// startDHCP starts the node network's DHCP server in the internet namespace.
+func (l *Lab) startDHCP() error {
+	s, err := startDHCPServer(netnsPath(l.InternetNetns), "eth0", net.ParseIP(GatewayIP), net.ParseIP(GatewayIP), net.CIDRMask(24, 32))
+	if err != nil {
+		return err
+	}
+	l.dhcp = s
+	l.cl.add("DHCP server", s.close)
+	return nil
+}
+
+// setUpSingleNIC gives nic0 the node IP and the default route from the lab's DHCP
+// server (a dynamic address with the lease's lifetimes, as a DHCP client sets it),
+// starts the host service and contiv-stn. The caller starts vpp-sim afterwards.
 func (n *Node) setUpSingleNIC() error {
 	ip := singleNICIP(n.index)
 	// One NIC, one MAC: the host and VPP use the NIC's burned-in address (nicMAC), so
@@ -43,10 +55,17 @@ func (n *Node) setUpSingleNIC() error {
 	if err := runIP("-n", n.Netns, "link", "set", NICLink, "address", net.HardwareAddr(mac[:]).String()); err != nil {
 		return err
 	}
-	if err := runIP("-n", n.Netns, "addr", "add", ip.String()+"/24", "dev", NICLink); err != nil {
+	n.lab.dhcp.bind(mac[:], ip)
+	lease, err := dhcpAcquire(n.NetnsPath(), NICLink, mac[:])
+	if err != nil {
+		return fmt.Errorf("DHCP on %s: %w", NICLink, err)
+	}
+	n.dhcpServer = lease.server
+	lft := strconv.Itoa(int(lease.lease / time.Second))
+	if err := runIP("-n", n.Netns, "addr", "add", lease.ip.String(), "dev", NICLink, "valid_lft", lft, "preferred_lft", lft); err != nil {
 		return err
 	}
-	if err := runIP("-n", n.Netns, "route", "add", "default", "via", GatewayIP, "dev", NICLink); err != nil {
+	if err := runIP("-n", n.Netns, "route", "add", "default", "via", lease.router.String(), "dev", NICLink, "proto", "dhcp"); err != nil {
 		return err
 	}
 	hs, err := startHostService(n.NetnsPath(), net.JoinHostPort(ip.String(), strconv.Itoa(HostPort)))
@@ -54,11 +73,68 @@ func (n *Node) setUpSingleNIC() error {
 		return fmt.Errorf("host service: %w", err)
 	}
 	n.cl.add("host service", func() error { hs.close(); return nil })
+	n.lab.mu.Lock()
+	hostUp := n.lab.hostUp
+	n.lab.mu.Unlock()
+	if hostUp != nil {
+		if err := hostUp(ip); err != nil {
+			return fmt.Errorf("host-up hook: %w", err)
+		}
+	}
 	n.STN = newProcess(n.Name+"/contiv-stn", filepath.Join(n.Dir, "contiv-stn.log"), n.Netns, nil,
 		filepath.Join(n.lab.cfg.ContivBinDir, "contiv-stn"), "-link", NICLink, "-state-file", n.stnRecordFile(),
 		"-vpp-socket", n.VPPSocket, "-interval", "100ms")
 	n.cl.add("contiv-stn", func() error { return n.STN.Stop(syscall.SIGTERM, 10*time.Second) })
 	return n.STN.Start()
+}
+
+// hostUpHook is called with a single-NIC node's IP once its host is up (SetHostUpHook).
+type hostUpHook func(hostIP net.IP) error
+
+// SetHostUpHook sets fn (nil: none), called for every single-NIC node the lab starts
+// from now on once its NIC carries hostIP and its host service listens, before
+// anything of Contiv (contiv-stn, vpp-sim, the agent) runs on it: a test opens there
+// the connections that must survive the node's first takeover. An error of fn fails
+// the node's start.
+func (l *Lab) SetHostUpHook(fn hostUpHook) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hostUp = fn
+}
+
+// DialHostIP connects from the external client to the host service on hostIP (a
+// node's IP, known before its agent reports it).
+func (l *Lab) DialHostIP(ctx context.Context, hostIP net.IP) (*HostConn, error) {
+	c, err := DialerIn(netnsPath(l.ClientNetns))(ctx, "tcp", net.JoinHostPort(hostIP.String(), strconv.Itoa(HostPort)))
+	if err != nil {
+		return nil, err
+	}
+	return &HostConn{c: c, r: bufio.NewReader(c)}, nil
+}
+
+// RenewDHCPLease renews the node's lease as the host's DHCP client does in RENEWING
+// state (dhcpRenew: a unicast REQUEST from the node IP, through the host's routes, so
+// through VPP once the NIC is stolen); it returns the address acknowledged.
+func (n *Node) RenewDHCPLease() (string, error) {
+	if !n.lab.cfg.SingleNIC {
+		return "", errNotSingleNIC
+	}
+	mac := nicMAC(n.index)
+	lease, err := dhcpRenew(n.NetnsPath(), singleNICIP(n.index), n.dhcpServer, mac[:])
+	if err != nil {
+		return "", err
+	}
+	return lease.ip.String(), nil
+}
+
+// DHCPRenewals counts the renewals of the node's lease that the lab's DHCP server
+// acknowledged.
+func (n *Node) DHCPRenewals() int {
+	if n.lab.dhcp == nil {
+		return 0
+	}
+	mac := nicMAC(n.index)
+	return n.lab.dhcp.renewalsOf(mac[:])
 }
 
 // hostService is a line echo server: it answers every line with the same line.
@@ -130,11 +206,7 @@ type HostConn struct {
 
 // DialHost connects from the external client to the host service of node n.
 func (l *Lab) DialHost(ctx context.Context, n *Node) (*HostConn, error) {
-	c, err := DialerIn(netnsPath(l.ClientNetns))(ctx, "tcp", net.JoinHostPort(n.IP.String(), strconv.Itoa(HostPort)))
-	if err != nil {
-		return nil, err
-	}
-	return &HostConn{c: c, r: bufio.NewReader(c)}, nil
+	return l.DialHostIP(ctx, n.IP)
 }
 
 // Echo sends one line and waits up to timeout for it to come back.
