@@ -22,8 +22,9 @@ type API interface {
 	// GetNodeIP returns this node's IP on the node interconnect and its network; both
 	// are nil while the node has none (waiting for a DHCP lease).
 	GetNodeIP() (ip net.IP, network *net.IPNet)
-	// GetHostIPs returns the addresses of the host's own (non-virtual) links, as read
-	// at the last resync.
+	// GetHostIPs returns the addresses of the host's own (non-virtual) links, every
+	// family, as read at the last resync; on a single-NIC (STN) node also the node's
+	// addresses that the host keeps on its end of the interconnect.
 	GetHostIPs() []net.IP
 	// GetHostInterconnectIfName returns the logical name of the VPP interface facing
 	// the host stack: the TAP or the AF_PACKET interface.

@@ -43,7 +43,8 @@
 //
 // Resync, this node:
 //
-//	config/vpp/v2/interfaces/<main NIC>|loopbackNIC       DPDK (VMXNET3) NIC or loopback, main VRF, node IP
+//	config/vpp/v2/interfaces/<main NIC>|loopbackNIC       DPDK (VMXNET3) NIC or loopback, main VRF, node IP;
+//	                                                      STN without DPDK: AF_PACKET host-<link> on the stolen link
 //	                                                      (DHCP: set_dhcp_client, no IP)
 //	config/vpp/v2/interfaces/<other NIC>                  other NICs of nodeConfig
 //	config/vpp/v2/route/vrf/<main>/dst/0.0.0.0/0/gw/<gw>  static default route (NIC, no DHCP)
@@ -61,6 +62,8 @@
 //	config/vpp/v2/arp/<tap-vpp2|afpacket-vpp2>/<node IP>  STN: static, 00:00:00:00:00:02 (the host's end)
 //	config/vpp/v2/proxyarp-global                         STN: proxy ARP on VPP's end for the node subnet
 //	config/linux/l3/v2/route/0.0.0.0/0/<tap-vpp1|veth-vpp1>   STN: the host's default route via the NIC's gateway
+//	config/vpp/v2/route/vrf/<main>/dst/<dst>/gw/<gw|>     STN: the NIC's other IPv4 routes, out of the NIC
+//	config/linux/l3/v2/route/<dst>/<tap-vpp1|veth-vpp1>   STN: the same routes for the host, via VPP
 //	config/vpp/v2/interfaces/podGwLoop                    pod gateway IP, pod VRF
 //	config/vpp/v2/interfaces/vxlanBVI                     overlay: VXLAN IP, MAC 12:2b:<N>, pod VRF
 //	config/vpp/l2/v2/bridge-domain/vxlanBD                overlay: BVI + tunnels (split horizon 1)
@@ -144,7 +147,14 @@
 // ports VPP does not use, ...), as upstream did. Upstream made VPP's end unnumbered to
 // the NIC and routed the host via the gateway; then a remote pod's reply to the node
 // IP leaves its node by the NIC, SNATed, and never matches (seen in the cluster lab).
-// IPv4 only in practice (no proxy ARP, hence no host routes, for IPv6); stnVersion 2
+// The NIC's other recorded IPv4 routes are mirrored (stnRoutes): VPP routes them out of
+// the NIC, the host to VPP, gateway routes via their gateway, routes on the link on the
+// link with their addresses proxy-ARPed. Without a DPDK NIC in VPP the main interface
+// is an af_packet on the stolen link (VPP's host-<link>) with the NIC's MAC
+// (contivconf decides; docs/CONFIG.md). GetHostIPs names the node's addresses, every
+// family, since the host's own links listing leaves out vpp1, where they are.
+// IPv4 only in practice (no proxy ARP, hence no host routes, for IPv6: VPP's proxy ND,
+// ip6nd_proxy_add_del, is not configured); stnVersion 2
 // (ip-punt-redirect) is refused by contivconf's validation, naming the key.
 //
 // # Not supported
