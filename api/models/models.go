@@ -116,6 +116,11 @@ var registry = []Model{
 		isKey: parsed2(vpp_stn.ParseRuleKey),
 	},
 	{
+		KeyPrefix: vpp_stn.HostLinkPrefix, Config: true,
+		prototype: (*vpp_stn.HostLink)(nil), key: vpp_stn.ModelKey,
+		isKey: parsed1(vpp_stn.ParseHostLinkKey),
+	},
+	{
 		KeyPrefix: vpp_nat.GlobalNAT44Key, Singleton: true, Config: true,
 		prototype: (*vpp_nat.Nat44Global)(nil), key: vpp_nat.ModelKey,
 	},

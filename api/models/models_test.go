@@ -35,6 +35,7 @@ var sampleValues = []struct {
 	{&vpp_l3.IPScanNeighbor{Mode: vpp_l3.IPScanNeighbor_BOTH}, "config/vpp/v2/ipscanneigh-global"},
 	{&vpp_l3.ProxyARP{}, "config/vpp/v2/proxyarp-global"},
 	{&vpp_stn.Rule{IpAddress: "192.168.16.5", Interface: "tap-vpp2"}, "config/vpp/stn/v2/rule/tap-vpp2/ip/192.168.16.5"},
+	{&vpp_stn.HostLink{Name: "eth0"}, "config/vpp/stn/v2/host-link/eth0"},
 	{&vpp_nat.Nat44Global{Forwarding: true}, "config/vpp/nat/v2/nat44-global"},
 	{&vpp_nat.DNat44{Label: "default/nginx"}, "config/vpp/nat/v2/dnat44/default/nginx"},
 	{&vpp_acl.ACL{Name: "contiv-policy-NODE-GLOBAL"}, "config/vpp/acls/v2/acl/contiv-policy-NODE-GLOBAL"},

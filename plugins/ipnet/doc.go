@@ -59,6 +59,7 @@
 //	config/vpp/v2/route/vrf/...                           inter-VRF and drop routes (docs/dev-guide/UPSTREAM.md §2 item 4)
 //	config/vpp/v2/ipscanneigh-global                      when scanIPNeighbors
 //	config/vpp/stn/v2/rule/<tap-vpp2|afpacket-vpp2>/ip/<node IP>   STN: one per node address (stn.go)
+//	config/vpp/stn/v2/host-link/<link>                    STN without DPDK: the stolen link exists
 //	config/vpp/v2/arp/<tap-vpp2|afpacket-vpp2>/<node IP>  STN: static, 00:00:00:00:00:02 (the host's end)
 //	config/vpp/v2/proxyarp-global                         STN: proxy ARP on VPP's end for the node subnet
 //	config/linux/l3/v2/route/0.0.0.0/0/<tap-vpp1|veth-vpp1>   STN: the host's default route via the NIC's gateway

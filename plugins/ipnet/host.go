@@ -102,7 +102,7 @@ func (b *builder) mainNIC(kvs api.KeyValuePairs) {
 		IpAddresses: ips, SetDhcpClient: s.useDHCP,
 	}
 	if s.mainIfType == vppif.Interface_AF_PACKET {
-		stnAFPacket(nic, s.stolen)
+		stnAFPacket(kvs, nic, s.stolen)
 	}
 	addVPPIf(kvs, nic)
 	if !s.useDHCP && s.staticGW != nil {

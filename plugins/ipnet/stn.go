@@ -37,8 +37,11 @@ const stnHostMAC = "00:00:00:00:00:02"
 // without DPDK: af_packet_create_v3 on host_if_name, VPP's interface host-<link>), with
 // the NIC's own MAC, so that the wire's ARP caches stay right across a takeover and a
 // give-back. The kernel keeps the link up but neither answers ARP on it nor accepts its
-// packets (pkg/stn's Steal), so only VPP consumes the frames.
-func stnAFPacket(nic *vppif.Interface, stolen *contivconf.StolenInterfaceInfo) {
+// packets (pkg/stn's Steal), so only VPP consumes the frames. The link itself is the
+// host's: a HostLink value states that it exists, which the af_packet waits for
+// (vpp-stn-host-link derives linux/interface/host-name/<link>).
+func stnAFPacket(kvs api.KeyValuePairs, nic *vppif.Interface, stolen *contivconf.StolenInterfaceInfo) {
+	kvs[vppstn.HostLinkKey(stolen.LinkName)] = &vppstn.HostLink{Name: stolen.LinkName}
 	nic.Link = &vppif.Interface_Afpacket{Afpacket: &vppif.AfpacketLink{HostIfName: stolen.LinkName}}
 	if len(stolen.MAC) == 6 {
 		nic.PhysAddress = stolen.MAC.String()

@@ -82,7 +82,8 @@ func TestHostRangeExcludesNetworkAndBroadcast(t *testing.T) {
 }
 
 // Without a DPDK NIC in VPP, the main interface is an af_packet on the stolen link
-// (af_packet_create_v3, host-eth1 in VPP) with the NIC's own MAC; the rest of STN mode
+// (af_packet_create_v3, host-eth1 in VPP) with the NIC's own MAC, and the link is
+// declared (HostLink: the af_packet's dependency); the rest of STN mode
 // is the same, with that interface where the DPDK NIC was.
 func TestSTNWithoutDPDKDrivesTheStolenLinkAsAFPacket(t *testing.T) {
 	info := stolenNIC()
@@ -96,6 +97,7 @@ func TestSTNWithoutDPDKDrivesTheStolenLinkAsAFPacket(t *testing.T) {
 		PhysAddress: "52:54:00:ab:cd:ef", Link: &vppif.Interface_Afpacket{Afpacket: &vppif.AfpacketLink{HostIfName: "eth1"}},
 	}
 	want["config/vpp/v2/route/vrf/0/dst/0.0.0.0/0/gw/192.168.16.100"].(*vppl3.Route).OutgoingInterface = "host-eth1"
+	want["config/vpp/stn/v2/host-link/eth1"] = &vppstn.HostLink{Name: "eth1"}
 	diffKVs(t, kvs, want)
 }
 

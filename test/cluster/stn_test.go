@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,12 @@ func TestSingleNICNodesServeTheHostOnTheNodeIPThroughVPP(t *testing.T) {
 		testkit.Eventually(t, 30*time.Second, n.Name+"'s host service from the external client", func() error {
 			return hostEcho(ctx, l, n, 2*time.Second)
 		})
+		// No DPDK in vpp-sim: VPP drives the stolen link as an af_packet interface.
+		key := "config/vpp/v2/interfaces/host-" + lab.NICLink
+		got, err := vppDump(n, key)
+		if v := got[key]; err != nil || !strings.Contains(v, `"AF_PACKET"`) || !strings.Contains(v, `"hostIfName":"`+lab.NICLink+`"`) {
+			t.Errorf("%s: VPP's main interface %s = %q (%v), want an af_packet on %s", n.Name, key, v, err, lab.NICLink)
+		}
 	}
 }
 

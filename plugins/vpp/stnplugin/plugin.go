@@ -28,9 +28,12 @@ type Deps struct {
 	Scheduler vppbase.Scheduler
 	// GoVPP gives the channel the descriptor talks to VPP through. Required.
 	GoVPP vppbase.GoVPP
+	// LinkExists checks a stolen host link (nil: NetlinkLinkExists).
+	LinkExists LinkExistsFunc
 }
 
-// Plugin is the VPP STN plugin: it registers the STN rule descriptor.
+// Plugin is the VPP STN plugin: it registers the descriptors of STN rules and of
+// stolen host links.
 type Plugin struct {
 	Deps
 
@@ -40,7 +43,7 @@ type Plugin struct {
 // String names the plugin.
 func (p *Plugin) String() string { return "vpp-stnplugin" }
 
-// Init opens the VPP channel and registers the descriptor.
+// Init opens the VPP channel and registers the descriptors.
 func (p *Plugin) Init() error {
 	if p.Scheduler == nil || p.GoVPP == nil {
 		return errors.New("vpp-stnplugin: Scheduler and GoVPP are required")
@@ -54,10 +57,12 @@ func (p *Plugin) Init() error {
 	deps := vppbase.DescriptorDeps{Log: p.Log, Ch: ch, Ifaces: func() kvapi.MetadataMap {
 		return p.Scheduler.GetMetadataMap(ifaceidx.DescriptorName)
 	}}
-	if err := p.Scheduler.RegisterKVDescriptor(NewRuleDescriptor(deps)); err != nil {
-		ch.Close()
-		p.ch = nil
-		return fmt.Errorf("vpp-stnplugin: %w", err)
+	for _, d := range []*kvapi.KVDescriptor{NewRuleDescriptor(deps), NewHostLinkDescriptor(p.LinkExists)} {
+		if err := p.Scheduler.RegisterKVDescriptor(d); err != nil {
+			ch.Close()
+			p.ch = nil
+			return fmt.Errorf("vpp-stnplugin: %w", err)
+		}
 	}
 	return nil
 }

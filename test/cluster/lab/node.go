@@ -174,13 +174,16 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 			return nil, err
 		}
 	}
-	nic := NIC
-	if l.NICBound {
-		nic += "=" + NICLink
-	}
-	n.Sim = newProcess(name+"/vpp-sim", filepath.Join(n.Dir, "vpp-sim.log"), n.Netns, nil,
-		filepath.Join(l.cfg.ContivBinDir, "vpp-sim"), "-linux", "-socket", n.VPPSocket,
-		"-stats-socket", n.StatsSocket, "-nic", nic)
+	simArgs := []string{filepath.Join(l.cfg.ContivBinDir, "vpp-sim"), "-linux", "-socket", n.VPPSocket,
+		"-stats-socket", n.StatsSocket}
+	if !l.cfg.SingleNIC {
+		nic := NIC
+		if l.NICBound {
+			nic += "=" + NICLink
+		}
+		simArgs = append(simArgs, "-nic", nic)
+	} // single-NIC: no DPDK NIC; the agent drives the stolen nic0 as af_packet host-nic0
+	n.Sim = newProcess(name+"/vpp-sim", filepath.Join(n.Dir, "vpp-sim.log"), n.Netns, nil, simArgs...)
 	n.cl.add("vpp-sim", func() error { return n.Sim.Stop(syscall.SIGTERM, 10*time.Second) })
 	if err := n.startSim(ctx); err != nil {
 		return nil, err
@@ -264,6 +267,9 @@ func (n *Node) startSim(ctx context.Context) error {
 		}
 		if n.Sim.LogCount("msg=started") <= started {
 			return errors.New("no start message in its log yet")
+		}
+		if n.lab.cfg.SingleNIC {
+			return nil // no NIC in vpp-sim: the af_packet on nic0 takes the NIC's MAC from the STN record
 		}
 		return n.setNICMAC()
 	})

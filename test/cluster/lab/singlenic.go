@@ -17,10 +17,12 @@ import (
 )
 
 // Single-NIC nodes (Config.SingleNIC): the node's only link, nic0, carries the node IP
-// on the node network and the default route via GatewayIP before anything of Contiv
-// starts, as on a cloud VM; a host service listens on the node IP (HostPort, standing
-// in for sshd and the kubelet); contiv-stn steals nic0 for VPP once vpp-sim answers and
-// gives it back when vpp-sim dies; contiv.conf sets stealInterface: nic0.
+// on the node network and the default route via GatewayIP, both from the lab's DHCP
+// server (dhcp.go), before anything of Contiv starts, as on a cloud VM; a host service
+// listens on the node IP (HostPort, standing in for sshd and the kubelet); contiv-stn
+// steals nic0 for VPP once vpp-sim answers and gives it back when vpp-sim dies;
+// contiv.conf sets stealInterface: nic0. vpp-sim has no NIC of its own there: as a VPP
+// without DPDK, it drives nic0 as the af_packet interface host-nic0 the agent creates.
 
 // HostPort is the port of the host service of single-NIC nodes: a line echo server on
 // the node IP in the node's namespace.

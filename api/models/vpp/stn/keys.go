@@ -5,10 +5,12 @@
 // Configuration keys (as upstream Contiv-VPP's vpp-agent named them):
 //
 //	config/vpp/stn/v2/rule/<interface>/ip/<ip>      Rule
+//	config/vpp/stn/v2/host-link/<name>             HostLink (this port's, not upstream's)
 package vpp_stn
 
 import (
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -18,6 +20,9 @@ import (
 const (
 	// RulePrefix is the key prefix of STN rules.
 	RulePrefix = "config/vpp/stn/v2/rule/"
+
+	// HostLinkPrefix is the key prefix of the stolen host links.
+	HostLinkPrefix = "config/vpp/stn/v2/host-link/"
 
 	pkgName   = "vpp_stn"
 	ruleIPSep = "/ip/"
@@ -47,9 +52,30 @@ func ParseRuleKey(key string) (iface, ip string, ok bool) {
 	return iface, ip, true
 }
 
-// ModelKey returns the key of a Rule. The error wraps models.ErrUnknownModel for other
-// types and models.ErrInvalidValue for a rule without an interface or a valid address.
+// HostLinkKey returns the key of the host link with the name:
+// config/vpp/stn/v2/host-link/<name>.
+func HostLinkKey(name string) string { return HostLinkPrefix + name }
+
+// ParseHostLinkKey returns the link name of a host link key; ok is false for any other
+// key (or an empty name, or one with a slash).
+func ParseHostLinkKey(key string) (name string, ok bool) {
+	name, ok = keyutil.Rest(key, HostLinkPrefix)
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	return name, true
+}
+
+// ModelKey returns the key of a Rule or a HostLink. The error wraps
+// models.ErrUnknownModel for other types and models.ErrInvalidValue for a rule without
+// an interface or a valid address, or a host link without a name.
 func ModelKey(msg proto.Message) (string, error) {
+	if l, ok := msg.(*HostLink); ok {
+		if l.GetName() == "" || strings.Contains(l.GetName(), "/") {
+			return "", keyutil.InvalidValue(pkgName, msg, "name "+strconv.Quote(l.GetName())+" is not a link name")
+		}
+		return HostLinkKey(l.GetName()), nil
+	}
 	v, ok := msg.(*Rule)
 	if !ok {
 		return "", keyutil.UnknownModel(pkgName, msg)

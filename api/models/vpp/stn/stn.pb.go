@@ -81,6 +81,56 @@ func (x *Rule) GetInterface() string {
 	return ""
 }
 
+// HostLink declares the host's Linux link that a single-NIC node stole for VPP (the
+// NIC that VPP drives as an af_packet interface when it has no DPDK). The host owns
+// the link: the value only states that it exists in the agent's namespace, and
+// derives linux/interface/host-name/<name>, which a VPP af_packet interface on it
+// depends on (as on the Linux interfaces the agent creates itself).
+type HostLink struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the Linux name of the link.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostLink) Reset() {
+	*x = HostLink{}
+	mi := &file_api_models_vpp_stn_stn_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostLink) ProtoMessage() {}
+
+func (x *HostLink) ProtoReflect() protoreflect.Message {
+	mi := &file_api_models_vpp_stn_stn_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostLink.ProtoReflect.Descriptor instead.
+func (*HostLink) Descriptor() ([]byte, []int) {
+	return file_api_models_vpp_stn_stn_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *HostLink) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 var File_api_models_vpp_stn_stn_proto protoreflect.FileDescriptor
 
 const file_api_models_vpp_stn_stn_proto_rawDesc = "" +
@@ -89,7 +139,9 @@ const file_api_models_vpp_stn_stn_proto_rawDesc = "" +
 	"\x04Rule\x12\x1d\n" +
 	"\n" +
 	"ip_address\x18\x01 \x01(\tR\tipAddress\x12\x1c\n" +
-	"\tinterface\x18\x02 \x01(\tR\tinterfaceB=Z;github.com/contiv-vpp/contiv-vpp/api/models/vpp/stn;vpp_stnb\x06proto3"
+	"\tinterface\x18\x02 \x01(\tR\tinterface\"\x1e\n" +
+	"\bHostLink\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04nameB=Z;github.com/contiv-vpp/contiv-vpp/api/models/vpp/stn;vpp_stnb\x06proto3"
 
 var (
 	file_api_models_vpp_stn_stn_proto_rawDescOnce sync.Once
@@ -103,9 +155,10 @@ func file_api_models_vpp_stn_stn_proto_rawDescGZIP() []byte {
 	return file_api_models_vpp_stn_stn_proto_rawDescData
 }
 
-var file_api_models_vpp_stn_stn_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_api_models_vpp_stn_stn_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_api_models_vpp_stn_stn_proto_goTypes = []any{
-	(*Rule)(nil), // 0: contiv.vpp.stn.Rule
+	(*Rule)(nil),     // 0: contiv.vpp.stn.Rule
+	(*HostLink)(nil), // 1: contiv.vpp.stn.HostLink
 }
 var file_api_models_vpp_stn_stn_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
@@ -126,7 +179,7 @@ func file_api_models_vpp_stn_stn_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_models_vpp_stn_stn_proto_rawDesc), len(file_api_models_vpp_stn_stn_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
