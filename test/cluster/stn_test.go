@@ -166,7 +166,7 @@ func TestSingleNICConnectionOpenedBeforeTheFirstTakeoverSurvivesIt(t *testing.T)
 		probed  = make(chan time.Duration, 1)
 		longErr error
 	)
-	l.SetHostUpHook(func(ip net.IP) error {
+	l.SetHostUpHook(func(_ *lab.Node, ip net.IP) error {
 		c, err := l.DialHostIP(ctx, ip)
 		if err != nil {
 			return err
@@ -264,4 +264,44 @@ func TestSingleNICDHCPLeaseIsRenewedThroughVPP(t *testing.T) {
 	if addrs, err := n.NICAddrs(); err != nil || len(addrs) != 0 {
 		t.Errorf("%s: NIC addresses %v (%v) after the renewal; want the NIC still stolen", n.Name, addrs, err)
 	}
+}
+
+// The host's other routes out of the NIC keep working through VPP after the takeover:
+// a route via another router of the node network (the external client, routing an
+// address of its own) is mirrored, VPP routing it out of the NIC via that router and
+// the host to VPP. Without the mirror the host would send it to its default gateway,
+// which has no route to it.
+func TestSingleNICHostKeepsItsOtherRoutesThroughVPP(t *testing.T) {
+	l := singleNICLab(t)
+	ctx := testCtx(t, 3*time.Minute)
+	dst := net.IPv4(10, 99, 0, 1)
+	stop, err := l.StartClientEchoService(dst, 7777)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	l.SetHostUpHook(func(n *lab.Node, _ net.IP) error { return n.AddHostRoute(dst.String()+"/32", lab.ClientIP) })
+	defer l.SetHostUpHook(nil)
+	n, err := l.AddNode(ctx)
+	if n != nil {
+		defer func() {
+			if err := l.RemoveNode(ctx, n.Name); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addrs, err := n.NICAddrs(); err != nil || len(addrs) != 0 {
+		t.Fatalf("%s: NIC addresses %v (%v); want the NIC stolen", n.Name, addrs, err)
+	}
+	addr := net.JoinHostPort(dst.String(), "7777")
+	testkit.Eventually(t, 30*time.Second, n.Name+"'s host reaches "+addr+" by its own route", func() error {
+		return n.EchoFromHost(ctx, addr, time.Second)
+	})
 }

@@ -79,7 +79,7 @@ func (n *Node) setUpSingleNIC() error {
 	hostUp := n.lab.hostUp
 	n.lab.mu.Unlock()
 	if hostUp != nil {
-		if err := hostUp(ip); err != nil {
+		if err := hostUp(n, ip); err != nil {
 			return fmt.Errorf("host-up hook: %w", err)
 		}
 	}
@@ -90,8 +90,9 @@ func (n *Node) setUpSingleNIC() error {
 	return n.STN.Start()
 }
 
-// hostUpHook is called with a single-NIC node's IP once its host is up (SetHostUpHook).
-type hostUpHook func(hostIP net.IP) error
+// hostUpHook is called with a single-NIC node and its IP once its host is up
+// (SetHostUpHook); the node is not fully started: only its namespace is usable.
+type hostUpHook func(n *Node, hostIP net.IP) error
 
 // SetHostUpHook sets fn (nil: none), called for every single-NIC node the lab starts
 // from now on once its NIC carries hostIP and its host service listens, before
@@ -112,6 +113,47 @@ func (l *Lab) DialHostIP(ctx context.Context, hostIP net.IP) (*HostConn, error) 
 		return nil, err
 	}
 	return &HostConn{c: c, r: bufio.NewReader(c)}, nil
+}
+
+// AddHostRoute adds a route out of the node's NIC in its host namespace, as the host's
+// own configuration would have it before Contiv starts (SetHostUpHook): dst via the
+// gateway via on the node network.
+func (n *Node) AddHostRoute(dst, via string) error {
+	if !n.lab.cfg.SingleNIC {
+		return errNotSingleNIC
+	}
+	return runIP("-n", n.Netns, "route", "add", dst, "via", via, "dev", NICLink)
+}
+
+// StartClientEchoService gives the external client's namespace the extra address ip
+// (on its loopback, reached through the client: a router of the node network for that
+// address) and starts a line echo server on ip:port there; stop ends both.
+func (l *Lab) StartClientEchoService(ip net.IP, port int) (stop func() error, err error) {
+	if err := runIP("-n", l.ClientNetns, "addr", "add", ip.String()+"/32", "dev", "lo"); err != nil {
+		return nil, err
+	}
+	hs, err := startHostService(netnsPath(l.ClientNetns), net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+	if err != nil {
+		return nil, errors.Join(err, runIP("-n", l.ClientNetns, "addr", "del", ip.String()+"/32", "dev", "lo"))
+	}
+	return func() error {
+		hs.close()
+		return runIP("-n", l.ClientNetns, "addr", "del", ip.String()+"/32", "dev", "lo")
+	}, nil
+}
+
+// EchoFromHost connects from the node's host namespace to addr and checks one line
+// echoed within timeout.
+func (n *Node) EchoFromHost(ctx context.Context, addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := DialerIn(n.NetnsPath())(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	h := &HostConn{c: c, r: bufio.NewReader(c)}
+	defer h.Close()
+	return h.Echo("from "+n.Name, timeout)
 }
 
 // RenewDHCPLease renews the node's lease as the host's DHCP client does in RENEWING
