@@ -30,6 +30,11 @@
 // acl_interface_set_acl_list), so the pod is never unfiltered. Within an
 // update the new ACLs are staged first, then the interface lists, then the
 // deletions of ACLs no longer used.
+//
+// Cost: a table whose rules are known (same ID) costs nothing; a new LOCAL
+// or EGRESS table that replaces a pod's old one (cache.Changes.Replaced)
+// takes the rules the two share from the old ACL, walking both lists in
+// step, and converts the others through the memo of converted rules.
 package acl
 
 import (
@@ -192,6 +197,10 @@ type Stats struct {
 	ACLs, Rules int
 	// Puts and Deletes are the values staged.
 	Puts, Deletes int
+	// Converted is the number of rules of new LOCAL and EGRESS tables
+	// converted (looked up in the memo of converted rules, or converted),
+	// rather than taken from the ACL of the table they replace.
+	Converted int
 }
 
 // LastStats returns the counters of the last Render.
@@ -263,7 +272,7 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 	txn := r.UpdateTxnFactory(fmt.Sprintf("policy ACLs: %d new, %d updated, %d deleted, %d interfaces",
 		len(ch.Created), len(ch.Updated), len(ch.Deleted), len(ch.Interfaces)))
 	for _, t := range ch.Created {
-		txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
+		txn.Put(vpp_acl.ACLKey(ACLName(t)), r.aclFrom(t, ch.Replaced[t.ID]))
 		r.stats.Puts++
 	}
 	for _, t := range ch.Updated {
@@ -361,7 +370,13 @@ func (r *Renderer) part(b cache.Binding) ifacls.Part {
 }
 
 // acl converts a table, reusing what was converted before.
-func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
+func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL { return r.aclFrom(t, nil) }
+
+// aclFrom is acl for a table that replaces base (nil: none known): the rules
+// the two share are taken from base's ACL (spliced) instead of being looked
+// up one by one in the memo. A pod's new table mostly repeats its old one:
+// a peer's label change adds or removes the rules of the peer's addresses.
+func (r *Renderer) aclFrom(t *cache.Table, base *cache.Table) *vpp_acl.ACL {
 	if r.byID == nil {
 		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
 		r.byRule, r.byIDRules = map[renderer.ContivRule][]*vpp_acl.ACL_Rule{}, 0
@@ -372,7 +387,28 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 		}
 		v := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, r.ndRules(t)+len(t.Rules))}
 		v.Rules = r.appendND(v.Rules, t)
+		var old []renderer.ContivRule
+		var oldVPP []*vpp_acl.ACL_Rule // the VPP rules of old, in order
+		if base != nil && base.Kind == t.Kind {
+			if b := r.byID[base.ID]; b != nil && len(b.Rules) == r.ndRules(base)+r.vppRules(base.Rules) {
+				old, oldVPP = base.Rules, b.Rules[r.ndRules(base):]
+			}
+		}
 		for _, cr := range t.Rules {
+			// old and t.Rules are walked in step: equal rules are taken from
+			// oldVPP; an unequal rule of old that sorts before cr is passed
+			// (with its VPP rules). Where the lists are not sorted the walk may
+			// pass rules it could have reused; what it takes is always equal.
+			for len(old) > 0 && old[0] != cr && renderer.Compare(old[0], cr) < 0 {
+				oldVPP, old = oldVPP[r.copies(old[0]):], old[1:]
+			}
+			if len(old) > 0 && old[0] == cr {
+				n := r.copies(cr)
+				v.Rules = append(v.Rules, oldVPP[:n]...)
+				oldVPP, old = oldVPP[n:], old[1:]
+				continue
+			}
+			r.stats.Converted++
 			ar := r.byRule[cr]
 			if ar == nil {
 				ar = r.rules(nil, cr, t.Reflective()) // (every kind but GLOBAL is reflective: one memo serves them all)
@@ -438,6 +474,15 @@ func (r *Renderer) copies(cr renderer.ContivRule) int {
 		return 1
 	}
 	return len(r.Cache.Config().AnyNetworks)
+}
+
+// vppRules returns the number of VPP rules of the ContivRules (copies).
+func (r *Renderer) vppRules(rules []renderer.ContivRule) int {
+	n := 0
+	for _, cr := range rules {
+		n += r.copies(cr)
+	}
+	return n
 }
 
 // ICMPv6 types of neighbour discovery permitted on the pod interfaces.

@@ -346,7 +346,8 @@ type Cache struct {
 	// egAllowed caches what each egress pod allows towards each other pod,
 	// per IP family.
 	egAllowed map[podmodel.ID]map[egKey]egEntry
-	created   map[string]bool // tables that came into use in this Update
+	created   map[string]bool   // tables that came into use in this Update
+	replaced  map[string]*Table // Changes.Replaced of this Update
 	// ownerSets are the distinct owner lists of the pods using each table
 	// (by table ID, then by the hash of the list), counted; their union is
 	// the table's Owners. ownersDirty: the tables whose sets changed in this
@@ -447,6 +448,11 @@ type Changes struct {
 	// Interfaces maps every interface whose binding changed to its new
 	// binding (zero: no tables any more).
 	Interfaces map[string]Binding
+	// Replaced maps the ID of a created table to a table of the same kind
+	// that a pod bound to it used before (deleted or still in use); a
+	// renderer may reuse what it made of the rules the two share. Not set
+	// by a resync.
+	Replaced map[string]*Table
 }
 
 // Table returns the table with the ID, nil if not in use.
@@ -491,7 +497,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			c.ifaces[k] = v
 		}
 	}
-	c.created = map[string]bool{}
+	c.created, c.replaced = map[string]bool{}, map[string]*Table{}
 	c.ownersDirty, c.globalOwners = map[string]bool{}, false
 	deleted := map[string]*Table{}
 	// egressIsolators: pods whose egress stays isolated by other policies (the
@@ -638,6 +644,9 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		c.updateGlobal(deleted)
 	}
 	ch := Changes{Interfaces: map[string]Binding{}}
+	if !resync {
+		ch.Replaced = c.replaced
+	}
 	ch.Owners = c.updateOwners()
 	for id := range c.created {
 		if _, gone := deleted[id]; gone {
@@ -1211,6 +1220,8 @@ func (c *Cache) release(id string, deleted map[string]*Table) {
 // those of the old binding are released here).
 func (c *Cache) setBinding(p *pod, b Binding, owned [2]uint64, deleted map[string]*Table) {
 	old := p.binding
+	c.noteReplaced(old.Input, b.Input)
+	c.noteReplaced(old.Output, b.Output)
 	c.releaseOwners(old.Input, p.owned[0])
 	c.releaseOwners(old.Output, p.owned[1])
 	c.release(old.Input, deleted)
@@ -1223,6 +1234,18 @@ func (c *Cache) setBinding(p *pod, b Binding, owned [2]uint64, deleted map[strin
 		delete(c.ifaces, p.cfg.Interface)
 	} else {
 		c.ifaces[p.cfg.Interface] = b
+	}
+}
+
+// noteReplaced records that the table old is replaced by the table id, when
+// id was created in this update and old is of the same kind (the first
+// replaced table of id is kept).
+func (c *Cache) noteReplaced(old, id string) {
+	if old == "" || id == "" || old == id || !c.created[id] || c.replaced[id] != nil {
+		return
+	}
+	if t, n := c.tables[old], c.tables[id]; t != nil && n != nil && t.Kind == n.Kind {
+		c.replaced[id] = t
 	}
 }
 
