@@ -34,7 +34,8 @@
 // Cost: a table whose rules are known (same ID) costs nothing; a new LOCAL
 // or EGRESS table that replaces a pod's old one (cache.Changes.Replaced)
 // takes the rules the two share from the old ACL, walking both lists in
-// step, and converts the others through the memo of converted rules.
+// step, and converts the others through the memo of converted rules; a new
+// segment of GLOBAL does the same with the last segment of its pod address.
 package acl
 
 import (
@@ -89,7 +90,11 @@ type Renderer struct {
 	// the rules of the other tables by rule. All are pruned as tables and
 	// pods go, and cleared at every resync.
 	byID      map[string]*vpp_acl.ACL
-	bySegment map[segmentKey][]*vpp_acl.ACL_Rule
+	bySegment map[segmentKey]segmentConv
+	// segmentOf is the key of the segment of GLOBAL last converted for a pod
+	// address: a new segment of the address takes the rules it shares with
+	// it.
+	segmentOf map[segmentPod]segmentKey
 	// byRule memoizes the rules of LOCAL, EGRESS and REFLECTION tables
 	// (tables with new content mostly repeat rules of the tables they
 	// replace). byIDRules counts the rules of the tables of byID (with
@@ -189,6 +194,19 @@ type segmentKey struct {
 	n     int
 }
 
+// segmentConv is a converted segment of GLOBAL: its rules and their VPP
+// rules, one for one.
+type segmentConv struct {
+	rules []renderer.ContivRule
+	conv  []*vpp_acl.ACL_Rule
+}
+
+// segmentPod is a pod address with a segment of GLOBAL.
+type segmentPod struct {
+	pod podmodel.ID
+	ip  netip.Addr
+}
+
 var _ renderer.Renderer = (*Renderer)(nil)
 
 // Stats counts what the last Render staged.
@@ -197,9 +215,10 @@ type Stats struct {
 	ACLs, Rules int
 	// Puts and Deletes are the values staged.
 	Puts, Deletes int
-	// Converted is the number of rules of new LOCAL and EGRESS tables
-	// converted (looked up in the memo of converted rules, or converted),
-	// rather than taken from the ACL of the table they replace.
+	// Converted is the number of rules of new LOCAL and EGRESS tables and
+	// of new segments of GLOBAL converted (looked up in the memo of
+	// converted rules, or converted), rather than taken from what was
+	// converted for the table or the pod address they replace.
 	Converted int
 }
 
@@ -241,7 +260,7 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 		r.stats.Rules += len(t.Rules)
 	}
 	if resync {
-		r.byID, r.bySegment, r.byRule = nil, nil, nil
+		r.byID, r.bySegment, r.segmentOf, r.byRule = nil, nil, nil, nil
 		txn := r.ResyncTxnFactory()
 		owners := map[string][]RuleOwner{}
 		for _, t := range r.Cache.Tables() {
@@ -378,7 +397,7 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL { return r.aclFrom(t, nil) }
 // a peer's label change adds or removes the rules of the peer's addresses.
 func (r *Renderer) aclFrom(t *cache.Table, base *cache.Table) *vpp_acl.ACL {
 	if r.byID == nil {
-		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
+		r.byID, r.bySegment, r.segmentOf = map[string]*vpp_acl.ACL{}, map[segmentKey]segmentConv{}, map[segmentPod]segmentKey{}
 		r.byRule, r.byIDRules = map[renderer.ContivRule][]*vpp_acl.ACL_Rule{}, 0
 	}
 	if t.Kind != cache.Global {
@@ -394,18 +413,24 @@ func (r *Renderer) aclFrom(t *cache.Table, base *cache.Table) *vpp_acl.ACL {
 				old, oldVPP = base.Rules, b.Rules[r.ndRules(base):]
 			}
 		}
-		for _, cr := range t.Rules {
+		for i := 0; i < len(t.Rules); i++ {
+			cr := t.Rules[i]
 			// old and t.Rules are walked in step: equal rules are taken from
-			// oldVPP; an unequal rule of old that sorts before cr is passed
-			// (with its VPP rules). Where the lists are not sorted the walk may
-			// pass rules it could have reused; what it takes is always equal.
+			// oldVPP (a run of them at once); an unequal rule of old that sorts
+			// before cr is passed (with its VPP rules). Where the lists are not
+			// sorted the walk may pass rules it could have reused; what it takes
+			// is always equal.
 			for len(old) > 0 && old[0] != cr && renderer.Compare(old[0], cr) < 0 {
 				oldVPP, old = oldVPP[r.copies(old[0]):], old[1:]
 			}
 			if len(old) > 0 && old[0] == cr {
-				n := r.copies(cr)
+				k, n := 0, 0
+				for ; k < len(old) && i+k < len(t.Rules) && old[k] == t.Rules[i+k]; k++ {
+					n += r.copies(old[k])
+				}
 				v.Rules = append(v.Rules, oldVPP[:n]...)
-				oldVPP, old = oldVPP[n:], old[1:]
+				oldVPP, old = oldVPP[n:], old[k:]
+				i += k - 1
 				continue
 			}
 			r.stats.Converted++
@@ -429,15 +454,14 @@ func (r *Renderer) aclFrom(t *cache.Table, base *cache.Table) *vpp_acl.ACL {
 			k.first = &seg.Egress[0]
 		}
 		used[k] = true
-		conv, ok := r.bySegment[k]
+		sp := segmentPod{pod: seg.Pod, ip: seg.IP}
+		sc, ok := r.bySegment[k]
 		if !ok {
-			conv = make([]*vpp_acl.ACL_Rule, seg.N)
-			for i := range conv {
-				conv[i] = Rule(t.Rules[pos+i], false)
-			}
-			r.bySegment[k] = conv
+			sc = r.convertSegment(t.Rules[pos:pos+seg.N], r.bySegment[r.segmentOf[sp]])
+			r.bySegment[k] = sc
 		}
-		out.Rules = append(out.Rules, conv...)
+		r.segmentOf[sp] = k
+		out.Rules = append(out.Rules, sc.conv...)
 		pos += seg.N
 	}
 	for ; pos < len(t.Rules); pos++ {
@@ -448,7 +472,33 @@ func (r *Renderer) aclFrom(t *cache.Table, base *cache.Table) *vpp_acl.ACL {
 			delete(r.bySegment, k)
 		}
 	}
+	for sp, k := range r.segmentOf {
+		if !used[k] {
+			delete(r.segmentOf, sp)
+		}
+	}
 	return out
+}
+
+// convertSegment converts the rules of a segment of GLOBAL (one VPP rule
+// each), taking those it shares with prev, the last conversion of a segment
+// of the same pod address (zero: none), walking both in step as aclFrom does.
+func (r *Renderer) convertSegment(rules []renderer.ContivRule, prev segmentConv) segmentConv {
+	sc := segmentConv{rules: rules, conv: make([]*vpp_acl.ACL_Rule, len(rules))}
+	old, oldConv := prev.rules, prev.conv
+	for i, cr := range rules {
+		for len(old) > 0 && old[0] != cr && renderer.Compare(old[0], cr) < 0 {
+			old, oldConv = old[1:], oldConv[1:]
+		}
+		if len(old) > 0 && old[0] == cr {
+			sc.conv[i] = oldConv[0]
+			old, oldConv = old[1:], oldConv[1:]
+			continue
+		}
+		r.stats.Converted++
+		sc.conv[i] = Rule(cr, false)
+	}
+	return sc
 }
 
 // rules appends the VPP rules of one ContivRule to out: one rule, or, for a
