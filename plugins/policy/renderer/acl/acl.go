@@ -41,6 +41,7 @@ package acl
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 
 	"github.com/sirupsen/logrus"
@@ -484,7 +485,9 @@ func (r *Renderer) aclFrom(t *cache.Table, base *cache.Table) *vpp_acl.ACL {
 // each), taking those it shares with prev, the last conversion of a segment
 // of the same pod address (zero: none), walking both in step as aclFrom does.
 func (r *Renderer) convertSegment(rules []renderer.ContivRule, prev segmentConv) segmentConv {
-	sc := segmentConv{rules: rules, conv: make([]*vpp_acl.ACL_Rule, len(rules))}
+	// (a copy: a slice of GLOBAL's rules would keep every version of GLOBAL
+	// that a live segment was converted in)
+	sc := segmentConv{rules: slices.Clone(rules), conv: make([]*vpp_acl.ACL_Rule, len(rules))}
 	old, oldConv := prev.rules, prev.conv
 	for i, cr := range rules {
 		for len(old) > 0 && old[0] != cr && renderer.Compare(old[0], cr) < 0 {
