@@ -32,6 +32,11 @@ type setup struct {
 	// contiv-ksr older than the EndpointSlice agent wrote (to compare with an agent of
 	// that time, which reads nothing else).
 	LegacyEndpoints bool
+	// Dual makes the cluster dual-stack (CONTIV_SCALE_FAMILY=dual): every node has an
+	// IPv6 InternalIP, pod CIDR and VPP address beside its IPv4 ones, every pod an IPv6
+	// address (dualstack_test.go has the IPv6 plan), and the agent's contiv.conf has
+	// ipamConfig.ipv6. Services stay IPv4 (IPv6 Services come with the cnat renderer).
+	Dual bool
 }
 
 func (s setup) String() string {
@@ -39,8 +44,12 @@ func (s setup) String() string {
 	if s.LegacyEndpoints {
 		form = "Endpoints"
 	}
-	return fmt.Sprintf("%d nodes, %d pods/node, %d Services x %d endpoints (%s), %d NodePorts",
-		s.Nodes, s.Pods, s.Services, s.Endpoints, form, s.NodePorts)
+	family := ""
+	if s.Dual {
+		family = " (dual-stack)"
+	}
+	return fmt.Sprintf("%d nodes, %d pods/node%s, %d Services x %d endpoints (%s), %d NodePorts",
+		s.Nodes, s.Pods, family, s.Services, s.Endpoints, form, s.NodePorts)
 }
 
 // maxEndpointsPerSlice is the EndpointSlice controller's default
@@ -81,8 +90,8 @@ func (s setup) changedBackend(i, v int) (ip string, node int) {
 	return fmt.Sprintf("10.1.%d.%d", node, 200+v%50), node
 }
 
-func k8sNode(k int) *corev1.Node {
-	return &corev1.Node{
+func (s setup) k8sNode(k int) *corev1.Node {
+	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: nodeName(k)},
 		Spec:       corev1.NodeSpec{PodCIDR: fmt.Sprintf("10.1.%d.0/24", k)},
 		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
@@ -90,16 +99,26 @@ func k8sNode(k int) *corev1.Node {
 			{Type: corev1.NodeHostName, Address: nodeName(k)},
 		}},
 	}
+	if s.Dual {
+		n.Spec.PodCIDRs = []string{n.Spec.PodCIDR, nodePodCIDR6(k)}
+		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: nodeIP6(k)})
+	}
+	return n
 }
 
-func k8sPod(k, p int) *corev1.Pod {
-	return &corev1.Pod{
+func (s setup) k8sPod(k, p int) *corev1.Pod {
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%d-%d", k, p), Namespace: namespaceName,
 			Labels: map[string]string{"app": fmt.Sprintf("app-%d", p%20)}},
 		Spec: corev1.PodSpec{NodeName: nodeName(k), Containers: []corev1.Container{{Name: "c", Image: "x",
 			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: targetPort}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, HostIP: nodeIP(k), PodIP: podIP(k, p)},
 	}
+	if s.Dual {
+		pod.Status.PodIPs = []corev1.PodIP{{IP: podIP(k, p)}, {IP: podIP6(k, p)}}
+		pod.Status.HostIPs = []corev1.HostIP{{IP: nodeIP(k)}, {IP: nodeIP6(k)}}
+	}
+	return pod
 }
 
 func (s setup) k8sService(i int) *corev1.Service {
@@ -214,9 +233,9 @@ func mustConvert(obj runtime.Object) kv {
 func (s setup) writeCluster(ctx context.Context, cli *clientv3.Client) error {
 	objs := []runtime.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceName}}}
 	for k := 1; k <= s.Nodes; k++ {
-		objs = append(objs, k8sNode(k))
+		objs = append(objs, s.k8sNode(k))
 		for p := 0; p < s.Pods; p++ {
-			objs = append(objs, k8sPod(k, p))
+			objs = append(objs, s.k8sPod(k, p))
 		}
 	}
 	var values []kv
@@ -255,16 +274,21 @@ func (s setup) writeCluster(ctx context.Context, cli *clientv3.Client) error {
 		}
 	}
 	for k := 2; k <= s.Nodes; k++ {
-		if err := putVPPNode(ctx, cli, k); err != nil {
+		if err := s.putVPPNode(ctx, cli, k); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// putVPPNode writes node k's ID allocation (ID k) with its VPP address.
-func putVPPNode(ctx context.Context, cli *clientv3.Client, k int) error {
-	data, err := dbresources.Marshal(&vppnode.VppNode{Id: uint32(k), Name: nodeName(k), IpAddresses: []string{nodeVPPIP(k)}})
+// putVPPNode writes node k's ID allocation (ID k) with its VPP addresses (IPv4 first,
+// as nodesync publishes them).
+func (s setup) putVPPNode(ctx context.Context, cli *clientv3.Client, k int) error {
+	addrs := []string{nodeVPPIP(k)}
+	if s.Dual {
+		addrs = append(addrs, nodeVPPIP6(k))
+	}
+	data, err := dbresources.Marshal(&vppnode.VppNode{Id: uint32(k), Name: nodeName(k), IpAddresses: addrs})
 	if err != nil {
 		return fmt.Errorf("node %d ID: %w", k, err)
 	}

@@ -23,6 +23,19 @@
 //	                        given v1 Endpoints, the form agents before the EndpointSlice
 //	                        work read; this tree's agent always gets EndpointSlices, a
 //	                        Service in slices of at most 100 endpoints]
+//	CONTIV_SCALE_FAMILY     ipv4 or dual [ipv4]; dual compares IP families instead of
+//	                        code: this tree's agent (with CONTIV_SCALE_TAGS) on the
+//	                        IPv4-only cluster and on the same cluster dual-stack, side
+//	                        by side, and the table ends with the ratio dual / IPv4 of
+//	                        the medians (issue #28's bound: 1.5x). Dual-stack: every
+//	                        node has an IPv6 InternalIP, pod CIDR (fd00:10:1:<k>::/64)
+//	                        and VPP address, every pod an IPv6 address beside its
+//	                        IPv4 one, and contiv.conf the ipamConfig.ipv6 of
+//	                        docs/CONFIG.md; Services stay IPv4 (IPv6 Services come
+//	                        with the cnat renderer). The run fails if the agent's
+//	                        /contiv/v1/ipam has no IPv6 pod subnet. Not with
+//	                        CONTIV_SCALE_BEFORE. E.g.
+//	                        CONTIV_SCALE_FAMILY=dual CONTIV_SCALE_ROUNDS=3 make bench-scale
 //	CONTIV_SCALE_ROUNDS     rounds of before/after, interleaved [1]
 //	CONTIV_SCALE_PROFILE    a directory: CPU profiles of each phase and heap profiles at
 //	                        rest and after the burst are saved there [none]

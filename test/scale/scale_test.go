@@ -40,16 +40,25 @@ func envInt(tb testing.TB, name string, def int) int {
 	return v
 }
 
-// variant is one agent build.
+// variant is one agent build, or with CONTIV_SCALE_FAMILY=dual one IP family of the
+// cluster (this tree's agent in both).
 type variant struct {
-	name  string // "before" or "after"
-	ref   string // a git ref, or "" for this tree
-	tags  string // build tags (go build -tags), "" for none
-	agent string // binary
+	name   string // "before" or "after"; "ipv4" or "dual"
+	ref    string // a git ref, or "" for this tree
+	tags   string // build tags (go build -tags), "" for none
+	agent  string // binary
+	family bool   // a variant of the family comparison
+	dual   bool   // the cluster is dual-stack
 }
 
 // label names the variant's code in the report: its ref or this tree, and its tags.
 func (v *variant) label() string {
+	if v.family {
+		if v.dual {
+			return "dual-stack"
+		}
+		return "IPv4 only"
+	}
 	s := cmp.Or(v.ref, "this tree")
 	if v.tags != "" {
 		s += ", -tags " + v.tags
@@ -60,14 +69,24 @@ func (v *variant) label() string {
 // variants returns the agent builds to compare (see the package documentation):
 // before is CONTIV_SCALE_BEFORE's ref [bb8e401], or this tree without tags when
 // CONTIV_SCALE_TAGS is set and CONTIV_SCALE_BEFORE is not; after is this tree, built
-// with CONTIV_SCALE_TAGS.
+// with CONTIV_SCALE_TAGS. With CONTIV_SCALE_FAMILY=dual they are this tree (with
+// CONTIV_SCALE_TAGS) on the IPv4-only cluster and on the same cluster dual-stack.
 func variants(tb testing.TB) []*variant {
 	tags := os.Getenv("CONTIV_SCALE_TAGS")
 	if strings.ContainsAny(tags, " \t") {
 		tb.Fatalf("CONTIV_SCALE_TAGS=%q: want tags separated by commas", tags)
 	}
-	after := &variant{name: "after", tags: tags}
 	ref := os.Getenv("CONTIV_SCALE_BEFORE")
+	switch family := cmp.Or(os.Getenv("CONTIV_SCALE_FAMILY"), "ipv4"); {
+	case family == "dual" && ref != "" && ref != "none":
+		tb.Fatalf("CONTIV_SCALE_BEFORE=%q with CONTIV_SCALE_FAMILY=dual: the family comparison runs this tree "+
+			"on both clusters; unset CONTIV_SCALE_BEFORE (or compare refs with CONTIV_SCALE_FAMILY=ipv4)", ref)
+	case family == "dual":
+		return []*variant{{name: "ipv4", tags: tags, family: true}, {name: "dual", tags: tags, family: true, dual: true}}
+	case family != "ipv4":
+		tb.Fatalf("CONTIV_SCALE_FAMILY=%q: want ipv4 or dual", family)
+	}
+	after := &variant{name: "after", tags: tags}
 	switch {
 	case ref == "none":
 		return []*variant{after}
@@ -145,6 +164,10 @@ func TestScale(t *testing.T) {
 	errs := make([]error, len(variants))
 	for i, v := range variants {
 		v.agent = filepath.Join(work, "contiv-agent-"+v.name)
+		if v.family && i > 0 {
+			v.agent = variants[0].agent // the family comparison runs one build
+			continue
+		}
 		wg.Go(func() {
 			start := time.Now()
 			if v.ref == "" {
@@ -176,6 +199,7 @@ func TestScale(t *testing.T) {
 				// (CONTIV_SCALE_BEFORE_SLICES=1 for a ref that reads EndpointSlices).
 				// This tree, with or without tags, always gets slices.
 				vs.LegacyEndpoints = v.ref != "" && os.Getenv("CONTIV_SCALE_BEFORE_SLICES") != "1"
+				vs.Dual = v.dual
 				res := runWorkload(t, root, v, vs, changes, burst)
 				results[v.name] = append(results[v.name], res)
 			})
@@ -279,12 +303,16 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		"podmanager.conf": "socketPath: " + filepath.Join(dir, "cni.sock") + "\nstateFile: " + filepath.Join(dir, "pods.json") + "\n",
 		"logs.conf":       "default-level: " + cmp.Or(os.Getenv("CONTIV_SCALE_LOG_LEVEL"), "warning") + "\n",
 	}
-	if cc := os.Getenv("CONTIV_SCALE_CONTROLLER_CONF"); cc != "" && v.name == "after" {
+	if cc := os.Getenv("CONTIV_SCALE_CONTROLLER_CONF"); cc != "" && (v.name == "after" || v.family) {
 		conf["controller.conf"] = strings.ReplaceAll(cc, ";", "\n") + "\n"
+	}
+	contivConf, err := s.contivConf(root, dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	argv := []string{"ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
 		`mkdir -p /var/run/contiv && mount -t tmpfs contiv-scale /var/run/contiv && exec "$0" "$@"`,
-		v.agent, "-node-name", nodeName(1), "-contiv-config", filepath.Join(root, "k8s", "examples", "contiv.conf")}
+		v.agent, "-node-name", nodeName(1), "-contiv-config", contivConf}
 	for name, content := range conf {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
@@ -340,6 +368,11 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	// The Services of the last NodePort and the last Service must be programmed.
 	if _, err := sim.wait(s.restExpect(), 2*time.Minute); err != nil {
 		t.Fatalf("after the first resync: %v", err)
+	}
+	if s.Dual {
+		if err := checkDualStack(ac); err != nil {
+			t.Fatalf("after the first resync: %v", err)
+		}
 	}
 	time.Sleep(2 * time.Second) // real time: the agent settles (follow-up events, GC) before its memory is read
 	if res.rest, err = readMemory(pid); err != nil {
@@ -494,16 +527,16 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	}
 	if s.NodePorts > 0 {
 		res.joinEvents, res.joinEventTime, res.joinWall, res.joinMsgs, res.joinT = phase("node join", func() error {
-			if err := putObject(ctx, cli, k8sNode(joining)); err != nil {
+			if err := putObject(ctx, cli, s.k8sNode(joining)); err != nil {
 				return err
 			}
-			return putVPPNode(ctx, cli, joining)
+			return s.putVPPNode(ctx, cli, joining)
 		}, nodePortsOn(nodeIP(joining), false))
 		res.leaveEvents, res.leaveEventTime, res.leaveWall, res.leaveMsgs, _ = phase("node leave", func() error {
 			if _, err := cli.Delete(ctx, vppNodeKey(joining)); err != nil {
 				return err
 			}
-			return deleteObject(ctx, cli, k8sNode(joining))
+			return deleteObject(ctx, cli, s.k8sNode(joining))
 		}, nodePortsOn(nodeIP(joining), true))
 	}
 
@@ -633,36 +666,62 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 
 func mb(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/(1<<20)) }
 
-// report logs the before/after table (medians over the rounds).
+// report logs the before/after table (the results of every round); in the family
+// comparison a last column gives the ratio dual-stack / IPv4 of the medians.
 func report(t *testing.T, s setup, variants []*variant, results map[string][]result) {
 	type row struct {
 		name string
 		f    func(r result) string
+		v    func(r result) float64 // the value the ratio compares (nil: none)
+	}
+	msOf := func(f func(r result) time.Duration) (func(r result) string, func(r result) float64) {
+		return func(r result) string { return ms(f(r)) }, func(r result) float64 { return float64(f(r)) }
+	}
+	mbOf := func(f func(r result) int64) (func(r result) string, func(r result) float64) {
+		return func(r result) string { return mb(f(r)) }, func(r result) float64 { return float64(f(r)) }
+	}
+	timed := func(name string, f func(r result) time.Duration) row {
+		text, v := msOf(f)
+		return row{name, text, v}
+	}
+	sized := func(name string, f func(r result) int64) row {
+		text, v := mbOf(f)
+		return row{name, text, v}
+	}
+	count := func(name string, f func(r result) int64) row {
+		return row{name, func(r result) string { return strconv.FormatInt(f(r), 10) }, func(r result) float64 { return float64(f(r)) }}
 	}
 	rows := []row{
-		{"first resync (start to done)", func(r result) string { return ms(r.firstResync) }},
-		{"  its event", func(r result) string { return ms(r.resyncEvent) }},
-		{"  VPP messages", func(r result) string { return strconv.FormatInt(r.resyncMsgs, 10) }},
-		{"  allocated from start", func(r result) string { return mb(int64(r.resyncAlloc)) }},
-		{"RSS at rest", func(r result) string { return mb(r.rest.RSS) }},
-		{"Go heap at rest", func(r result) string { return mb(int64(r.heapRest)) }},
-		{"Endpoints change p50", func(r result) string { return ms(r.changeP50) }},
-		{"Endpoints change p99", func(r result) string { return ms(r.changeP99) }},
-		{"node join event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.joinEventTime), r.joinEvents) }},
-		{"node join VPP messages", func(r result) string { return strconv.FormatInt(r.joinMsgs, 10) }},
-		{"node join wall, allocated", func(r result) string { return ms(r.joinWall) + ", " + mb(int64(r.joinAlloc)) }},
-		{"node leave event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.leaveEventTime), r.leaveEvents) }},
-		{"node leave VPP messages", func(r result) string { return strconv.FormatInt(r.leaveMsgs, 10) }},
-		{"burst until VPP final", func(r result) string { return ms(r.burst) }},
-		{"burst resync events", func(r result) string { return fmt.Sprint(r.burstResyncs) }},
-		{"burst VPP messages", func(r result) string { return strconv.FormatInt(r.burstMsgs, 10) }},
-		{"burst allocated", func(r result) string { return mb(int64(r.burstAlloc)) }},
-		{"peak RSS during burst", func(r result) string { return mb(r.burstPeak.HWM) }},
+		timed("first resync (start to done)", func(r result) time.Duration { return r.firstResync }),
+		timed("  its event", func(r result) time.Duration { return r.resyncEvent }),
+		count("  VPP messages", func(r result) int64 { return r.resyncMsgs }),
+		sized("  allocated from start", func(r result) int64 { return int64(r.resyncAlloc) }),
+		sized("RSS at rest", func(r result) int64 { return r.rest.RSS }),
+		sized("Go heap at rest", func(r result) int64 { return int64(r.heapRest) }),
+		timed("Endpoints change p50", func(r result) time.Duration { return r.changeP50 }),
+		timed("Endpoints change p99", func(r result) time.Duration { return r.changeP99 }),
+		{"node join event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.joinEventTime), r.joinEvents) },
+			func(r result) float64 { return float64(r.joinEventTime) }},
+		count("node join VPP messages", func(r result) int64 { return r.joinMsgs }),
+		{"node join wall, allocated", func(r result) string { return ms(r.joinWall) + ", " + mb(int64(r.joinAlloc)) },
+			func(r result) float64 { return float64(r.joinWall) }},
+		{"node leave event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.leaveEventTime), r.leaveEvents) },
+			func(r result) float64 { return float64(r.leaveEventTime) }},
+		count("node leave VPP messages", func(r result) int64 { return r.leaveMsgs }),
+		timed("burst until VPP final", func(r result) time.Duration { return r.burst }),
+		{"burst resync events", func(r result) string { return fmt.Sprint(r.burstResyncs) }, nil},
+		count("burst VPP messages", func(r result) int64 { return r.burstMsgs }),
+		sized("burst allocated", func(r result) int64 { return int64(r.burstAlloc) }),
+		sized("peak RSS during burst", func(r result) int64 { return r.burstPeak.HWM }),
 	}
+	ratio := len(variants) == 2 && variants[0].family && variants[1].family
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nsetup: %s\n%-32s", s, "")
 	for _, v := range variants {
 		fmt.Fprintf(&b, " | %-28s", v.name+" ("+v.label()+")")
+	}
+	if ratio {
+		b.WriteString(" | dual / IPv4 (medians)")
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
@@ -674,7 +733,31 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 			}
 			fmt.Fprintf(&b, " | %-28s", strings.Join(cells, " / "))
 		}
+		if ratio && r.v != nil {
+			ipv4, dual := median(results[variants[0].name], r.v), median(results[variants[1].name], r.v)
+			if ipv4 > 0 {
+				fmt.Fprintf(&b, " | %.2fx", dual/ipv4)
+			}
+		}
 		b.WriteString("\n")
 	}
 	t.Log(b.String())
+}
+
+// median is the median of the values of the results (the mean of the middle two
+// for an even count; 0 for none).
+func median(rs []result, v func(r result) float64) float64 {
+	if len(rs) == 0 {
+		return 0
+	}
+	vals := make([]float64, len(rs))
+	for i, r := range rs {
+		vals[i] = v(r)
+	}
+	slices.Sort(vals)
+	n := len(vals)
+	if n%2 == 1 {
+		return vals[n/2]
+	}
+	return (vals[n/2-1] + vals[n/2]) / 2
 }

@@ -270,7 +270,9 @@ func normalizeList(rules []renderer.ContivRule) ruleList {
 			l.all = true
 		}
 	}
-	slices.SortFunc(rules, renderer.Compare)
+	if !slices.IsSortedFunc(rules, renderer.Compare) {
+		slices.SortFunc(rules, renderer.Compare)
+	}
 	l.rules = slices.Clip(slices.Compact(rules))
 	return l
 }
@@ -484,7 +486,12 @@ func PodRulesOwned(policies []*Compiled, pod *cache.Pod, node Node) Rules {
 	return out
 }
 
+// appendIngress appends the rules of m for the pod. The peers' rules come
+// in the order of renderer.Compare (by source, then port), so that the list
+// of a policy with one ingress rule and no ipBlock needs no sort
+// (normalizeList); ipBlocks and further rules follow.
 func appendIngress(out []renderer.ContivRule, m Match, pod *cache.Pod) []renderer.ContivRule {
+	var ports []renderer.ContivRule // the port part of each rule, in rule order
 	for _, port := range m.Ports {
 		r := renderer.ContivRule{Action: renderer.ActionPermit, Protocol: port.Protocol, DestPortFirst: port.First, DestPortLast: port.Last}
 		if port.Name != "" {
@@ -494,17 +501,30 @@ func appendIngress(out []renderer.ContivRule, m Match, pod *cache.Pod) []rendere
 			}
 			r.DestPortFirst, r.DestPortLast = n, n
 		}
-		if m.AnyPeer {
+		if r.AnyPort() {
+			r.DestPortFirst, r.DestPortLast = 0, 0 // as normalizeList has it
+		}
+		ports = append(ports, r)
+	}
+	slices.SortFunc(ports, renderer.Compare)
+	if m.AnyPeer {
+		return append(out, ports...)
+	}
+	srcs := make([]netip.Prefix, 0, len(m.PeerPods))
+	for _, pod := range m.PeerPods {
+		for _, ip := range pod.Addrs() { // every family of a dual-stack peer
+			srcs = append(srcs, netip.PrefixFrom(ip, ip.BitLen()))
+		}
+	}
+	slices.SortFunc(srcs, renderer.ComparePrefix)
+	for _, src := range srcs {
+		for _, r := range ports {
+			r.SrcNetwork = src
 			out = append(out, r)
-			continue
 		}
-		for _, pod := range m.PeerPods {
-			for _, ip := range pod.Addrs() { // every family of a dual-stack peer
-				r.SrcNetwork = netip.PrefixFrom(ip, ip.BitLen())
-				out = append(out, r)
-			}
-		}
-		for _, p := range m.Blocks {
+	}
+	for _, p := range m.Blocks {
+		for _, r := range ports {
 			r.SrcNetwork = p
 			out = append(out, r)
 		}

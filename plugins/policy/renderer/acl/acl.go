@@ -30,11 +30,18 @@
 // acl_interface_set_acl_list), so the pod is never unfiltered. Within an
 // update the new ACLs are staged first, then the interface lists, then the
 // deletions of ACLs no longer used.
+//
+// Cost: a table whose rules are known (same ID) costs nothing; a new LOCAL
+// or EGRESS table that replaces a pod's old one (cache.Changes.Replaced)
+// takes the rules the two share from the old ACL, walking both lists in
+// step, and converts the others through the memo of converted rules; a new
+// segment of GLOBAL does the same with the last segment of its pod address.
 package acl
 
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 
 	"github.com/sirupsen/logrus"
@@ -84,7 +91,11 @@ type Renderer struct {
 	// the rules of the other tables by rule. All are pruned as tables and
 	// pods go, and cleared at every resync.
 	byID      map[string]*vpp_acl.ACL
-	bySegment map[segmentKey][]*vpp_acl.ACL_Rule
+	bySegment map[segmentKey]segmentConv
+	// segmentOf is the key of the segment of GLOBAL last converted for a pod
+	// address: a new segment of the address takes the rules it shares with
+	// it.
+	segmentOf map[segmentPod]segmentKey
 	// byRule memoizes the rules of LOCAL, EGRESS and REFLECTION tables
 	// (tables with new content mostly repeat rules of the tables they
 	// replace). byIDRules counts the rules of the tables of byID (with
@@ -184,6 +195,19 @@ type segmentKey struct {
 	n     int
 }
 
+// segmentConv is a converted segment of GLOBAL: its rules and their VPP
+// rules, one for one.
+type segmentConv struct {
+	rules []renderer.ContivRule
+	conv  []*vpp_acl.ACL_Rule
+}
+
+// segmentPod is a pod address with a segment of GLOBAL.
+type segmentPod struct {
+	pod podmodel.ID
+	ip  netip.Addr
+}
+
 var _ renderer.Renderer = (*Renderer)(nil)
 
 // Stats counts what the last Render staged.
@@ -192,6 +216,11 @@ type Stats struct {
 	ACLs, Rules int
 	// Puts and Deletes are the values staged.
 	Puts, Deletes int
+	// Converted is the number of rules of new LOCAL and EGRESS tables and
+	// of new segments of GLOBAL converted (looked up in the memo of
+	// converted rules, or converted), rather than taken from what was
+	// converted for the table or the pod address they replace.
+	Converted int
 }
 
 // LastStats returns the counters of the last Render.
@@ -232,7 +261,7 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 		r.stats.Rules += len(t.Rules)
 	}
 	if resync {
-		r.byID, r.bySegment, r.byRule = nil, nil, nil
+		r.byID, r.bySegment, r.segmentOf, r.byRule = nil, nil, nil, nil
 		txn := r.ResyncTxnFactory()
 		owners := map[string][]RuleOwner{}
 		for _, t := range r.Cache.Tables() {
@@ -263,7 +292,7 @@ func (r *Renderer) Render(pods []renderer.PodConfig, resync bool) error {
 	txn := r.UpdateTxnFactory(fmt.Sprintf("policy ACLs: %d new, %d updated, %d deleted, %d interfaces",
 		len(ch.Created), len(ch.Updated), len(ch.Deleted), len(ch.Interfaces)))
 	for _, t := range ch.Created {
-		txn.Put(vpp_acl.ACLKey(ACLName(t)), r.acl(t))
+		txn.Put(vpp_acl.ACLKey(ACLName(t)), r.aclFrom(t, ch.Replaced[t.ID]))
 		r.stats.Puts++
 	}
 	for _, t := range ch.Updated {
@@ -361,9 +390,15 @@ func (r *Renderer) part(b cache.Binding) ifacls.Part {
 }
 
 // acl converts a table, reusing what was converted before.
-func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
+func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL { return r.aclFrom(t, nil) }
+
+// aclFrom is acl for a table that replaces base (nil: none known): the rules
+// the two share are taken from base's ACL (spliced) instead of being looked
+// up one by one in the memo. A pod's new table mostly repeats its old one:
+// a peer's label change adds or removes the rules of the peer's addresses.
+func (r *Renderer) aclFrom(t *cache.Table, base *cache.Table) *vpp_acl.ACL {
 	if r.byID == nil {
-		r.byID, r.bySegment = map[string]*vpp_acl.ACL{}, map[segmentKey][]*vpp_acl.ACL_Rule{}
+		r.byID, r.bySegment, r.segmentOf = map[string]*vpp_acl.ACL{}, map[segmentKey]segmentConv{}, map[segmentPod]segmentKey{}
 		r.byRule, r.byIDRules = map[renderer.ContivRule][]*vpp_acl.ACL_Rule{}, 0
 	}
 	if t.Kind != cache.Global {
@@ -372,7 +407,34 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 		}
 		v := &vpp_acl.ACL{Name: ACLName(t), Rules: make([]*vpp_acl.ACL_Rule, 0, r.ndRules(t)+len(t.Rules))}
 		v.Rules = r.appendND(v.Rules, t)
-		for _, cr := range t.Rules {
+		var old []renderer.ContivRule
+		var oldVPP []*vpp_acl.ACL_Rule // the VPP rules of old, in order
+		if base != nil && base.Kind == t.Kind {
+			if b := r.byID[base.ID]; b != nil && len(b.Rules) == r.ndRules(base)+r.vppRules(base.Rules) {
+				old, oldVPP = base.Rules, b.Rules[r.ndRules(base):]
+			}
+		}
+		for i := 0; i < len(t.Rules); i++ {
+			cr := t.Rules[i]
+			// old and t.Rules are walked in step: equal rules are taken from
+			// oldVPP (a run of them at once); an unequal rule of old that sorts
+			// before cr is passed (with its VPP rules). Where the lists are not
+			// sorted the walk may pass rules it could have reused; what it takes
+			// is always equal.
+			for len(old) > 0 && old[0] != cr && renderer.Compare(old[0], cr) < 0 {
+				oldVPP, old = oldVPP[r.copies(old[0]):], old[1:]
+			}
+			if len(old) > 0 && old[0] == cr {
+				k, n := 0, 0
+				for ; k < len(old) && i+k < len(t.Rules) && old[k] == t.Rules[i+k]; k++ {
+					n += r.copies(old[k])
+				}
+				v.Rules = append(v.Rules, oldVPP[:n]...)
+				oldVPP, old = oldVPP[n:], old[k:]
+				i += k - 1
+				continue
+			}
+			r.stats.Converted++
 			ar := r.byRule[cr]
 			if ar == nil {
 				ar = r.rules(nil, cr, t.Reflective()) // (every kind but GLOBAL is reflective: one memo serves them all)
@@ -393,15 +455,14 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 			k.first = &seg.Egress[0]
 		}
 		used[k] = true
-		conv, ok := r.bySegment[k]
+		sp := segmentPod{pod: seg.Pod, ip: seg.IP}
+		sc, ok := r.bySegment[k]
 		if !ok {
-			conv = make([]*vpp_acl.ACL_Rule, seg.N)
-			for i := range conv {
-				conv[i] = Rule(t.Rules[pos+i], false)
-			}
-			r.bySegment[k] = conv
+			sc = r.convertSegment(t.Rules[pos:pos+seg.N], r.bySegment[r.segmentOf[sp]])
+			r.bySegment[k] = sc
 		}
-		out.Rules = append(out.Rules, conv...)
+		r.segmentOf[sp] = k
+		out.Rules = append(out.Rules, sc.conv...)
 		pos += seg.N
 	}
 	for ; pos < len(t.Rules); pos++ {
@@ -412,7 +473,35 @@ func (r *Renderer) acl(t *cache.Table) *vpp_acl.ACL {
 			delete(r.bySegment, k)
 		}
 	}
+	for sp, k := range r.segmentOf {
+		if !used[k] {
+			delete(r.segmentOf, sp)
+		}
+	}
 	return out
+}
+
+// convertSegment converts the rules of a segment of GLOBAL (one VPP rule
+// each), taking those it shares with prev, the last conversion of a segment
+// of the same pod address (zero: none), walking both in step as aclFrom does.
+func (r *Renderer) convertSegment(rules []renderer.ContivRule, prev segmentConv) segmentConv {
+	// (a copy: a slice of GLOBAL's rules would keep every version of GLOBAL
+	// that a live segment was converted in)
+	sc := segmentConv{rules: slices.Clone(rules), conv: make([]*vpp_acl.ACL_Rule, len(rules))}
+	old, oldConv := prev.rules, prev.conv
+	for i, cr := range rules {
+		for len(old) > 0 && old[0] != cr && renderer.Compare(old[0], cr) < 0 {
+			old, oldConv = old[1:], oldConv[1:]
+		}
+		if len(old) > 0 && old[0] == cr {
+			sc.conv[i] = oldConv[0]
+			old, oldConv = old[1:], oldConv[1:]
+			continue
+		}
+		r.stats.Converted++
+		sc.conv[i] = Rule(cr, false)
+	}
+	return sc
 }
 
 // rules appends the VPP rules of one ContivRule to out: one rule, or, for a
@@ -438,6 +527,15 @@ func (r *Renderer) copies(cr renderer.ContivRule) int {
 		return 1
 	}
 	return len(r.Cache.Config().AnyNetworks)
+}
+
+// vppRules returns the number of VPP rules of the ContivRules (copies).
+func (r *Renderer) vppRules(rules []renderer.ContivRule) int {
+	n := 0
+	for _, cr := range rules {
+		n += r.copies(cr)
+	}
+	return n
 }
 
 // ICMPv6 types of neighbour discovery permitted on the pod interfaces.

@@ -46,7 +46,12 @@
 // rules from other policies change the owners, not the table. A change of one pod's ingress rules
 // recomputes that pod's LOCAL table; a change of one pod's egress rules
 // recomputes GLOBAL, its EGRESS table and the LOCAL tables of the local pods
-// whose part for it changed; nothing else is touched.
+// whose part for it changed; nothing else is touched. Within a recomputed
+// LOCAL table only the parts a change concerns are computed again: those of
+// the sources a changed ingress rule can match and of the pods whose egress
+// changed towards it (a remote pod's label change computes none); in a
+// dual-stack list an address is checked against the rules of its family
+// only.
 package cache
 
 import (
@@ -158,12 +163,20 @@ type pod struct {
 	// destination). The rules concerning one address are then found by
 	// binary search (window) instead of a scan of the list.
 	inSorted, egSorted bool
+	// wide holds, per list (ingress, egress) and family (IPv4, IPv6), the
+	// wide part of window for an address of the family without the rules of
+	// the other family (lazily built; nil until then). In a dual-stack list
+	// the window of an IPv6 address would otherwise hold every IPv4 host
+	// rule (their /32 is shorter than its /128), which part then scanned for
+	// every pair of pods: O(the list) instead of O(the rules that can match).
+	wide [2][2]*[]renderer.ContivRule
 }
 
 // setConfig sets the pod's configuration and what is derived from it.
 func (p *pod) setConfig(cfg renderer.PodConfig) {
 	p.cfg = cfg
 	p.sources = nil
+	p.wide = [2][2]*[]renderer.ContivRule{}
 	p.inSorted = slices.IsSortedFunc(cfg.PodIngress, renderer.Compare)
 	p.egSorted = slices.IsSortedFunc(cfg.PodEgress, renderer.Compare)
 	for i := 0; p.egSorted && i < len(cfg.PodEgress); i++ {
@@ -177,7 +190,8 @@ func (p *pod) ingressFrom(a netip.Addr) (host, wide []renderer.ContivRule) {
 	if !p.inSorted {
 		return p.cfg.PodIngress, nil
 	}
-	return window(p.cfg.PodIngress, a, srcSide)
+	host, wide = window(p.cfg.PodIngress, a, srcSide)
+	return host, p.familyWide(0, wide, a, srcSide)
 }
 
 // egressTo returns the rules of the pod's egress that can match traffic to
@@ -186,7 +200,36 @@ func (p *pod) egressTo(a netip.Addr) (host, wide []renderer.ContivRule) {
 	if !p.egSorted {
 		return p.cfg.PodEgress, nil
 	}
-	return window(p.cfg.PodEgress, a, destSide)
+	host, wide = window(p.cfg.PodEgress, a, destSide)
+	return host, p.familyWide(1, wide, a, destSide)
+}
+
+// familyWide returns wide, the wide part of window of list (0: ingress, 1:
+// egress) for a, without the rules whose prefix on the side is of the other
+// family (they cannot contain a); built once per list and family.
+func (p *pod) familyWide(list int, wide []renderer.ContivRule, a netip.Addr, dest bool) []renderer.ContivRule {
+	fam := 0
+	if a.Is6() {
+		fam = 1
+	}
+	if w := p.wide[list][fam]; w != nil {
+		return *w
+	}
+	other := func(r *renderer.ContivRule) bool {
+		n := side(r, dest)
+		return n.IsValid() && n.Addr().Is6() != a.Is6()
+	}
+	out := wide
+	if i := slices.IndexFunc(wide, func(r renderer.ContivRule) bool { return other(&r) }); i >= 0 {
+		out = slices.Clone(wide[:i])
+		for j := i + 1; j < len(wide); j++ {
+			if !other(&wide[j]) {
+				out = append(out, wide[j])
+			}
+		}
+	}
+	p.wide[list][fam] = &out
+	return out
 }
 
 // The sides of window.
@@ -303,7 +346,8 @@ type Cache struct {
 	// egAllowed caches what each egress pod allows towards each other pod,
 	// per IP family.
 	egAllowed map[podmodel.ID]map[egKey]egEntry
-	created   map[string]bool // tables that came into use in this Update
+	created   map[string]bool   // tables that came into use in this Update
+	replaced  map[string]*Table // Changes.Replaced of this Update
 	// ownerSets are the distinct owner lists of the pods using each table
 	// (by table ID, then by the hash of the list), counted; their union is
 	// the table's Owners. ownersDirty: the tables whose sets changed in this
@@ -324,6 +368,9 @@ type Stats struct {
 	LocalTablesComputed int
 	// GlobalComputed is true when GLOBAL was recomputed.
 	GlobalComputed bool
+	// PartsComputed is the number of parts (S's part of D's LOCAL table)
+	// computed.
+	PartsComputed int
 }
 
 // New returns an empty cache.
@@ -401,6 +448,11 @@ type Changes struct {
 	// Interfaces maps every interface whose binding changed to its new
 	// binding (zero: no tables any more).
 	Interfaces map[string]Binding
+	// Replaced maps the ID of a created table to a table of the same kind
+	// that a pod bound to it used before (deleted or still in use); a
+	// renderer may reuse what it made of the rules the two share. Not set
+	// by a resync.
+	Replaced map[string]*Table
 }
 
 // Table returns the table with the ID, nil if not in use.
@@ -445,7 +497,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 			c.ifaces[k] = v
 		}
 	}
-	c.created = map[string]bool{}
+	c.created, c.replaced = map[string]bool{}, map[string]*Table{}
 	c.ownersDirty, c.globalOwners = map[string]bool{}, false
 	deleted := map[string]*Table{}
 	// egressIsolators: pods whose egress stays isolated by other policies (the
@@ -455,6 +507,9 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 	egressOwners := false
 
 	dirty := map[podmodel.ID]bool{}
+	// ingressOnly: dirty pods whose parts depend on nothing that changed but
+	// their ingress rules, with the rules that differ (keepParts).
+	ingressOnly := map[podmodel.ID][]renderer.ContivRule{}
 	// egressChanged: pods whose egress rules or address changed, with the rules
 	// that differ (nil: any local pod may be concerned).
 	egressChanged := map[podmodel.ID][]renderer.ContivRule{}
@@ -508,7 +563,14 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		if old != nil && old.cfg.Interface != cfg.Interface && old.cfg.Interface != "" {
 			c.setBinding(p, Binding{}, [2]uint64{}, deleted) // moved to another interface
 		}
+		wasSorted, oldIn := old != nil && old.inSorted, renderer.PodConfig{}
+		if old != nil {
+			oldIn = old.cfg
+		}
 		p.setConfig(cfg)
+		if diff, ok := ingressDiff(wasSorted, oldIn, p); ok && !resync {
+			ingressOnly[cfg.ID] = diff
+		}
 		if cfg.PodEgress != nil && cfg.IP.IsValid() {
 			c.egress[cfg.ID] = p
 		} else {
@@ -532,6 +594,7 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 				if sid == did || (diff != nil && !reachesAny(diff, d.cfg.Addrs())) {
 					continue
 				}
+				c.stats.PartsComputed++
 				part := c.part(c.egress[sid], d)
 				if !slices.Equal(part, d.parts[sid]) {
 					if part == nil {
@@ -560,11 +623,16 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		if d == nil {
 			continue
 		}
-		d.parts = map[podmodel.ID][]renderer.ContivRule{}
-		for sid, s := range c.egress {
-			if sid != id {
-				if part := c.part(s, d); part != nil {
-					d.parts[sid] = part
+		if diff, ok := ingressOnly[id]; ok {
+			c.keepParts(id, d, diff, egressChanged)
+		} else {
+			d.parts = map[podmodel.ID][]renderer.ContivRule{}
+			for sid, s := range c.egress {
+				if sid != id {
+					c.stats.PartsComputed++
+					if part := c.part(s, d); part != nil {
+						d.parts[sid] = part
+					}
 				}
 			}
 		}
@@ -576,6 +644,9 @@ func (c *Cache) Update(pods []renderer.PodConfig, resync bool) Changes {
 		c.updateGlobal(deleted)
 	}
 	ch := Changes{Interfaces: map[string]Binding{}}
+	if !resync {
+		ch.Replaced = c.replaced
+	}
 	ch.Owners = c.updateOwners()
 	for id := range c.created {
 		if _, gone := deleted[id]; gone {
@@ -967,11 +1038,96 @@ func ruleDiff(a, b []renderer.ContivRule) []renderer.ContivRule {
 	return out
 }
 
+// maxIngressDiff bounds the differing rules for which keepParts looks at
+// each source: beyond it, every part is computed again.
+const maxIngressDiff = 64
+
+// ingressDiff returns the rules in exactly one of the ingress lists of old
+// (its configuration before the update; sorted tells whether its ingress
+// was sorted) and p, and true when nothing else of p the parts of its LOCAL
+// table depend on changed: p's addresses and interface, whether it is
+// isolated on ingress, and both lists sorted (the rules that can match a
+// source are then in the same relative order in both). The parts do not
+// depend on p's own egress rules (they are the other pods' egress). False
+// also when more than maxIngressDiff rules differ.
+func ingressDiff(sorted bool, old renderer.PodConfig, p *pod) ([]renderer.ContivRule, bool) {
+	cfg := p.cfg
+	if !sorted || !p.inSorted || old.ID != cfg.ID || old.Interface != cfg.Interface ||
+		(old.PodIngress == nil) != (cfg.PodIngress == nil) || !slices.Equal(old.Addrs(), cfg.Addrs()) {
+		return nil, false
+	}
+	var diff []renderer.ContivRule
+	a, b := old.PodIngress, cfg.PodIngress
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(a) > 0 && len(b) > 0 && a[0] == b[0]:
+			a, b = a[1:], b[1:]
+			continue
+		case len(b) == 0 || len(a) > 0 && renderer.Compare(a[0], b[0]) < 0:
+			diff, a = append(diff, a[0]), a[1:]
+		default:
+			diff, b = append(diff, b[0]), b[1:]
+		}
+		if len(diff) > maxIngressDiff {
+			return nil, false
+		}
+	}
+	return diff, true
+}
+
+// keepParts updates the parts of d, a pod whose ingress rules changed by
+// diff and nothing else its parts depend on (ingressDiff). S's part depends
+// on d's ingress only through the rules that can match traffic from S's
+// addresses, and on S's egress only through the rules that concern d's
+// addresses; so it is computed again only for the sources a rule of diff can
+// match and the pods whose egress changed (egressChanged: by rules that reach
+// d, or in any way when nil); the others stay.
+func (c *Cache) keepParts(id podmodel.ID, d *pod, diff []renderer.ContivRule, egressChanged map[podmodel.ID][]renderer.ContivRule) {
+	update := func(sid podmodel.ID) {
+		c.stats.PartsComputed++
+		if part := c.part(c.egress[sid], d); part != nil {
+			d.parts[sid] = part
+		} else {
+			delete(d.parts, sid)
+		}
+	}
+	for sid, egDiff := range egressChanged {
+		if sid != id && (egDiff == nil || reachesAny(egDiff, d.cfg.Addrs()) ||
+			c.egress[sid] != nil && matchesSource(diff, c.egress[sid].cfg.Addrs())) {
+			update(sid)
+		}
+	}
+	if len(diff) == 0 {
+		return
+	}
+	for sid, s := range c.egress {
+		if _, done := egressChanged[sid]; done || sid == id {
+			continue
+		}
+		if matchesSource(diff, s.cfg.Addrs()) {
+			update(sid)
+		}
+	}
+}
+
+// matchesSource tells whether one of the rules can match traffic from one of
+// ips.
+func matchesSource(rules []renderer.ContivRule, ips []netip.Addr) bool {
+	return sideMatches(rules, ips, srcSide)
+}
+
 // reachesAny tells whether one of the rules concerns traffic to one of ips.
 func reachesAny(rules []renderer.ContivRule, ips []netip.Addr) bool {
-	for _, r := range rules {
+	return sideMatches(rules, ips, destSide)
+}
+
+// sideMatches tells whether the prefix of one of the rules on the side is
+// any or contains one of ips.
+func sideMatches(rules []renderer.ContivRule, ips []netip.Addr, dest bool) bool {
+	for i := range rules {
+		n := side(&rules[i], dest)
 		for _, ip := range ips {
-			if !r.DestNetwork.IsValid() || r.DestNetwork.Contains(ip) {
+			if !n.IsValid() || n.Contains(ip) {
 				return true
 			}
 		}
@@ -1064,6 +1220,8 @@ func (c *Cache) release(id string, deleted map[string]*Table) {
 // those of the old binding are released here).
 func (c *Cache) setBinding(p *pod, b Binding, owned [2]uint64, deleted map[string]*Table) {
 	old := p.binding
+	c.noteReplaced(old.Input, b.Input)
+	c.noteReplaced(old.Output, b.Output)
 	c.releaseOwners(old.Input, p.owned[0])
 	c.releaseOwners(old.Output, p.owned[1])
 	c.release(old.Input, deleted)
@@ -1076,6 +1234,18 @@ func (c *Cache) setBinding(p *pod, b Binding, owned [2]uint64, deleted map[strin
 		delete(c.ifaces, p.cfg.Interface)
 	} else {
 		c.ifaces[p.cfg.Interface] = b
+	}
+}
+
+// noteReplaced records that the table old is replaced by the table id, when
+// id was created in this update and old is of the same kind (the first
+// replaced table of id is kept).
+func (c *Cache) noteReplaced(old, id string) {
+	if old == "" || id == "" || old == id || !c.created[id] || c.replaced[id] != nil {
+		return
+	}
+	if t, n := c.tables[old], c.tables[id]; t != nil && n != nil && t.Kind == n.Kind {
+		c.replaced[id] = t
 	}
 }
 
