@@ -52,11 +52,45 @@ func cnatL4(h []byte, v6 bool) (uint8, []byte) {
 	return ip4Proto(h), ip4L4(h)[:max(0, min(len(h), ip4TotalLen(h))-ip4IHL(h))]
 }
 
+// cnatICMPErrInner returns the packet an ICMP or ICMPv6 error carries (after
+// its 8-byte header), nil if h is not an error (icmp_type_is_error_message:
+// IPv4 types 3, 4, 5, 11, 12; ICMPv6 types 1-4) carrying a whole IP header
+// and 8 bytes of L4.
+func cnatICMPErrInner(h []byte, v6 bool) []byte {
+	proto, l4 := cnatL4(h, v6)
+	if len(l4) < 8 {
+		return nil
+	}
+	var in []byte
+	switch {
+	case !v6 && proto == protoICMP && (l4[0] == icmpUnreach || l4[0] == 4 || l4[0] == 5 || l4[0] == icmpTimeExceeded || l4[0] == 12):
+		in = l4[8:]
+		if len(in) < ip4HdrLen || in[0]>>4 != 4 || len(in) < ip4IHL(in)+8 {
+			return nil
+		}
+	case v6 && proto == protoICMP6 && l4[0] >= 1 && l4[0] <= 4:
+		in = l4[8:]
+		if len(in) < ip6HdrLen+8 || in[0]>>4 != 6 {
+			return nil
+		}
+	}
+	return in
+}
+
 // cnatKeyOf is cnat_session_make_key: TCP and UDP (and SCTP over IPv4) by
-// their ports, ICMP echo by its identifier for both ports. Other packets
-// get no key (false) and are never translated. ICMP errors, which VPP
-// looks up by their inner packet, are not simulated: they get no key.
+// their ports, ICMP echo by its identifier for both ports; an ICMP error by
+// the packet it carries, addresses and ports swapped (so it finds the
+// session of the reply to that packet). Other packets get no key (false)
+// and are never translated.
 func cnatKeyOf(h []byte, v6 bool, loc uint8) (cnatSessKey, bool) {
+	if in := cnatICMPErrInner(h, v6); in != nil {
+		k, ok := cnatKeyOf(in, v6, loc)
+		if !ok || k.proto == protoSCTP {
+			return k, false
+		}
+		k.src, k.dst, k.sport, k.dport = k.dst, k.src, k.dport, k.sport
+		return k, true
+	}
 	src, dst := cnatPktAddrs(h, v6)
 	k := cnatSessKey{src: src, dst: dst, loc: loc}
 	proto, l4 := cnatL4(h, v6)
@@ -81,6 +115,10 @@ func cnatKeyOf(h []byte, v6 bool, loc uint8) (cnatSessKey, bool) {
 // / _ip6): addresses, ports (the echo identifier takes the new source
 // port), checksums, and for TCP the flow's lifetime.
 func (st *state) cnatRewrite(h []byte, v6 bool, se *cnatSess) {
+	if in := cnatICMPErrInner(h, v6); in != nil {
+		st.cnatRewriteICMPErr(h, in, v6, se)
+		return
+	}
 	proto, l4 := cnatL4(h, v6)
 	if proto == protoTCP && len(l4) >= 14 {
 		cnatTCPLifetime(se.ts, l4[13])
@@ -127,6 +165,74 @@ func (st *state) cnatRewrite(h []byte, v6 bool, se *cnatSess) {
 		setIP4Src(h, se.newSrc.As4())
 		setIP4Dst(h, se.newDst.As4())
 	}
+}
+
+// cnatRewriteICMPErr translates an ICMP error by the session its inner
+// packet found (cnat_translation_icmp4_error / _icmp6_error): the outer
+// destination takes the session's new destination, the outer source its
+// new source only if the error came from the session's key source; the
+// inner packet gets the new addresses and ports swapped (it is the packet
+// before translation again). Checksums: the inner IP and L4 ones are
+// patched, the ICMP one recomputed (VPP patches it to the same value).
+func (st *state) cnatRewriteICMPErr(h, in []byte, v6 bool, se *cnatSess) {
+	src, _ := cnatPktAddrs(h, v6)
+	newOuterSrc := src
+	if src == se.key.src {
+		newOuterSrc = se.newSrc
+	}
+	inProto, inL4 := cnatL4(in, v6)
+	var csum []byte // the inner L4 checksum, when carried
+	switch {
+	case inProto == protoUDP && len(inL4) >= 8 && be16(inL4[6:8]) != 0:
+		csum = inL4[6:8]
+	case inProto == protoTCP && len(inL4) >= 18:
+		csum = inL4[16:18]
+	case (inProto == protoICMP || inProto == protoICMP6) && len(inL4) >= 4:
+		csum = inL4[2:4]
+	}
+	// setBytes writes an inner address, patching the inner L4 checksum
+	// when its pseudo-header covers the address.
+	setBytes := func(b, v []byte, pseudo bool) {
+		for i := 0; csum != nil && pseudo && i+1 < len(b); i += 2 {
+			csumAdjust(csum, be16(b[i:]), be16(v[i:]))
+		}
+		copy(b, v)
+	}
+	pseudo := inProto != protoICMP // ICMPv4 has no pseudo-header
+	if v6 {
+		setBytes(in[8:24], se.newDst.AsSlice(), pseudo)
+		setBytes(in[24:40], se.newSrc.AsSlice(), pseudo)
+	} else {
+		setBytes(in[12:16], se.newDst.AsSlice(), pseudo)
+		setBytes(in[16:20], se.newSrc.AsSlice(), pseudo)
+		ip4SetChecksum(in)
+	}
+	setPort := func(b []byte, v uint16) {
+		if csum != nil {
+			csumAdjust(csum, be16(b), v)
+		}
+		put16(b, v)
+	}
+	switch inProto {
+	case protoTCP, protoUDP:
+		setPort(inL4[0:2], se.newDpt)
+		setPort(inL4[2:4], se.newSport)
+	case protoICMP, protoICMP6:
+		// The echo identifier takes the inner "source" port, which is
+		// the session's new destination port (ports swapped).
+		setPort(inL4[4:6], se.newDpt)
+	}
+	if v6 {
+		copy(h[8:24], newOuterSrc.AsSlice())
+		copy(h[24:40], se.newDst.AsSlice())
+		ip6SetL4Checksum(h)
+		return
+	}
+	setIP4Src(h, newOuterSrc.As4())
+	setIP4Dst(h, se.newDst.As4())
+	l4 := ip4L4(h)[:ip4TotalLen(h)-ip4IHL(h)]
+	put16(l4[2:4], 0)
+	put16(l4[2:4], checksum(l4, 0))
 }
 
 // cnatClientFor returns the cnat client of a table-0 destination, nil if

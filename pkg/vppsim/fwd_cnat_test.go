@@ -307,3 +307,54 @@ func TestCnatTranslationCounterCountsSessionCreations(t *testing.T) {
 		t.Fatalf("%s[%d] = %d packets %d bytes, want 2 packets (the session creations) of 29 bytes", cnatCounterName, id, pk, by)
 	}
 }
+
+func TestCnatACLsSeeTheVIPOnInputAndTheBackendOnOutput(t *testing.T) {
+	e, c, _ := cnatEnv(t)
+	e.mustCnat(apiTr(cnatVIP, 53, false, apiEP(cnatPod1, 5353)))
+	type seen struct {
+		input bool
+		dst   string
+		dport uint16
+	}
+	var got []seen
+	e.sim.mu.Lock()
+	e.sim.st.aclFilter = func(_ uint32, input bool, f *aclFlow) (bool, string) {
+		got = append(got, seen{input, f.Dst.String(), f.DstPort})
+		return true, "permit"
+	}
+	e.sim.mu.Unlock()
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt(cnatHostA, cnatVIP, protoUDP, 64, udpL4(40000, 53, "q"))))
+	oneFrame(t, c, nic2)
+	want := []seen{{true, cnatVIP, 53}, {false, cnatPod1, 5353}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("ACL saw %+v, want %+v: the input ACL runs before the lookup that reaches ip4-cnat-tx", got, want)
+	}
+}
+
+func TestCnatICMPErrorFollowsTheSessionOfThePacketItCarries(t *testing.T) {
+	e, c, _ := cnatEnv(t)
+	e.mustCnat(apiTr(cnatVIP, 53, false, apiEP(cnatPod1, 5353)))
+	e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt(cnatHostA, cnatVIP, protoUDP, 64, udpL4(40000, 53, "q"))))
+	fs := c.take(nic2)
+	if len(fs) != 1 {
+		t.Fatalf("%d frames to the backend", len(fs))
+	}
+	// The backend answers with port unreachable, quoting the translated packet.
+	quoted := fs[0][ethHdrLen : ethHdrLen+ip4HdrLen+8]
+	icmp := append([]byte{icmpUnreach, icmpCodePortUnreach, 0, 0, 0, 0, 0, 0}, quoted...)
+	e.inject(nic2, ethFrame(nic2MAC, podMACs[0], etherTypeIP4, ipPkt(cnatPod1, cnatHostA, protoICMP, 64, icmp)))
+	out := c.take(nic1)
+	if len(out) != 1 {
+		t.Fatalf("%d frames to the client, want the translated error", len(out))
+	}
+	r := decodeFrame(t, out[0])
+	in := ip4L4(out[0][ethHdrLen:])[8:]
+	if r.icmpType != icmpUnreach || r.src.String() != cnatVIP || r.dst.String() != cnatHostA || !r.csumOK {
+		t.Fatalf("error %v csum ok %v, want from the VIP to the client", r, r.csumOK)
+	}
+	if addr4(ip4Src(in)).String() != cnatHostA || addr4(ip4Dst(in)).String() != cnatVIP || be16(in[20:22]) != 40000 || be16(in[22:24]) != 53 ||
+		checksum(in[:ip4HdrLen], 0) != 0 {
+		t.Fatalf("quoted packet %s:%d -> %s:%d, want the client's original to %s:53", addr4(ip4Src(in)), be16(in[20:22]),
+			addr4(ip4Dst(in)), be16(in[22:24]), cnatVIP)
+	}
+}
