@@ -47,8 +47,9 @@ type cnatSess struct {
 	newSrc, newDst   netip.Addr
 	newSport, newDpt uint16
 	ts               *cnatTimestamp
-	// lb is the translation a forward session load-balances with (cs_lbi,
-	// printed "lb:<n>"); -1 for return and SNAT sessions (INDEX_INVALID).
+	// lb is the translation a forward session load-balances with, printed
+	// "lb:<n>" where VPP prints cs_lbi, the backend's forwarding DPO index
+	// (the simulator has none); -1 for return and SNAT sessions (INDEX_INVALID).
 	lb int64
 	// hasSNAT (CNAT_SESSION_FLAG_HAS_SNAT, return sessions): the
 	// translated packet is looked up again (its destination changed).
