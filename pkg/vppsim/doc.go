@@ -36,7 +36,9 @@
 // interfaces, static, identity and load-balancing static mappings,
 // sessions); DHCP client configuration; the ACL plugin (acl*.go: ACLs,
 // per-interface input/output lists, permit+reflect sessions and the match
-// function aclEvaluate). Every dump is answered from that
+// function aclEvaluate); the cnat plugin (cnat*.go: translations, their
+// VIP clients, sessions, SNAT addresses and policy) and the cnat features of
+// feature_enable_disable (feature.go). Every dump is answered from that
 // state, and cli_inband answers a few show commands (interface, interface
 // address, ip fib, ip neighbors, nat44 static mappings / interfaces /
 // addresses, bridge-domain, acl-plugin acl / interface, version) in VPP's
@@ -98,6 +100,13 @@
 //	     from ip6-icmp-error (fwd_ip6.go, fwd_fib6.go, fwd_icmp6.go,
 //	     fwd_nd.go; IPv6 enablement and link-local addresses in
 //	     handlers_ip6.go)
+//
+// cnat (fwd_cnat*.go, VPP-FORWARDING.md §12): a table-0 lookup that hits a
+// cnat client goes through ip4/ip6-cnat-tx (session, else translation and
+// path by VPP's flow hash or Maglev, forward and return sessions, the
+// translated packet looked up again); cnat-snat-ip4/ip6 run on ip4/ip6-unicast
+// after ACL-in and NAT44 where enabled. "show cnat translation" and "show cnat
+// session" answer through cli_inband.
 //
 // NAT44-ED keeps real sessions (6-tuple flows both ways, static, LB with
 // probabilities and affinity records with VPP's reference counting,

@@ -52,6 +52,9 @@ func (r *registry) add(m api.Message, stateless bool, fn func(*call, api.Message
 // or deleting LB mappings registers no FIB entry (natfib.go; identity
 // mappings do), and sessions, timeouts,
 // forwarding, bridge domains, the L2 FIB and ACLs are read as they are.
+// cnat keeps its clients beside the FIB (fwd_cnat.go looks them up before
+// the compiled FIB), so none of its requests touches the FIB either; a
+// translation update drops its own load-balance cache.
 var fibNeutral = map[string]bool{
 	"nat44_add_del_lb_static_mapping":       true,
 	"nat44_lb_static_mapping_add_del_local": true,
@@ -65,6 +68,14 @@ var fibNeutral = map[string]bool{
 	"acl_add_replace":                       true,
 	"acl_del":                               true,
 	"acl_interface_set_acl_list":            true,
+	"cnat_translation_update":               true,
+	"cnat_translation_del":                  true,
+	"cnat_session_purge":                    true,
+	"cnat_set_snat_addresses":               true,
+	"cnat_set_snat_policy":                  true,
+	"cnat_snat_policy_add_del_exclude_pfx":  true,
+	"cnat_snat_policy_add_del_if":           true,
+	"feature_enable_disable":                true,
 }
 
 // registerHandlers returns the handlers of all implemented messages,
@@ -80,6 +91,7 @@ func registerHandlers(t *msgTable) []*handler {
 	registerACL(r)
 	registerDHCP(r)
 	registerSTN(r)
+	registerCNAT(r)
 	return r.handlers
 }
 
