@@ -32,6 +32,7 @@
 //	SnatPolicy          ──Create/Update──> cnat_set_snat_policy; Delete sets NONE
 //	SnatExcludePrefix   ──Create/Delete──> cnat_snat_policy_add_del_exclude_pfx
 //	SnatPolicyInterface ──Create/Delete──> cnat_snat_policy_add_del_if
+//	                    (the three: Retrieve infers, see below)
 //	SnatFeature         ──Create/Delete──> feature_enable_disable (ip4-unicast/cnat-snat-ip4,
 //	                                       ip6-unicast/cnat-snat-ip6)
 //	                    <──Retrieve─────── feature_is_enabled (for the features NB wants)
@@ -62,10 +63,10 @@
 // same key: a drift in those fields alone is not seen.
 //
 // VPP has no message that reads back the SNAT policy, the excluded prefixes or the
-// policy's interface maps: those descriptors have no Retrieve and the scheduler
-// trusts its record of them. After VPP restarts empty, the resync that follows does
-// not re-create them unless NB changes them; see the plugin's report for the fix
-// proposed (a restart marker the scheduler can depend on).
+// policy's interface maps. Their Retrieve reports what NB wants as present unless
+// VPP has no SNAT addresses (cnat_get_snat_addresses), which is how a VPP that
+// restarted empty looks: the resync that follows a restart then sets them again
+// (see retrieveUnreadable). A stale one NB no longer wants is not found.
 //
 // # What it does not do
 //

@@ -185,7 +185,8 @@ func TestResyncFindsVPPsStateAndRepairsDrift(t *testing.T) {
 	if err := a.commit(kvapi.WithResync(context.Background(), kvapi.FullResync, true), desired); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"cnat_translation_update", "cnat_translation_del", "cnat_set_snat_addresses", "feature_enable_disable"} {
+	for _, m := range []string{"cnat_translation_update", "cnat_translation_del", "cnat_set_snat_addresses", "feature_enable_disable",
+		"cnat_set_snat_policy", "cnat_snat_policy_add_del_exclude_pfx", "cnat_snat_policy_add_del_if"} {
 		if n := e.sim.MessageCount(m); n != 0 {
 			t.Errorf("a resync without drift sent %d %s", n, m)
 		}
@@ -226,5 +227,39 @@ func TestFailedCreateIsRetriedByTheOneRule(t *testing.T) {
 	}
 	if st := e.state(dnsKey); st != kvapi.StateFailed {
 		t.Errorf("a permanent failure left %v, want FAILED", st)
+	}
+}
+
+func TestResyncAfterVPPRestartSetsEverythingAgain(t *testing.T) {
+	e := newEnv(t)
+	desired := snatConfig()
+	desired[vipKey] = vip
+	e.mustCommit(desired)
+	want := e.vppTranslations()
+
+	e.sim.Restart()
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "govppmux reconnected", func() bool { return e.mux.VPPInfo().Reconnects == 1 && e.mux.IsConnected() })
+	if got := e.vppTranslations(); len(got) != 0 {
+		t.Fatalf("restarted VPP kept %q", got)
+	}
+	e.sim.ResetMessageCounts()
+	if err := e.commit(kvapi.WithResync(context.Background(), kvapi.FullResync, true), desired); err != nil {
+		t.Fatalf("resync: %v", err)
+	}
+	if got := e.vppTranslations(); len(got) != 1 || dropID(got[0]) != dropID(want[0]) {
+		t.Errorf("VPP's translations after the resync %q, want %q", got, want)
+	}
+	if got := e.snatAddresses(); got != "ip4=192.168.16.1 ip6=:: sw_if_index=-1" {
+		t.Errorf("VPP's SNAT addresses after the resync %s", got)
+	}
+	if !e.featureOn("loop0", "ip4-unicast", "cnat-snat-ip4") {
+		t.Error("cnat-snat-ip4 not enabled again")
+	}
+	// VPP cannot read back the policy, the excluded prefixes or the policy
+	// interfaces: the resync must have sent them again.
+	for _, m := range []string{"cnat_set_snat_policy", "cnat_snat_policy_add_del_exclude_pfx", "cnat_snat_policy_add_del_if"} {
+		if n := e.sim.MessageCount(m); n != 1 {
+			t.Errorf("the resync after the restart sent %d %s, want 1", n, m)
+		}
 	}
 }
