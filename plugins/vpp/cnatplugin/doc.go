@@ -76,7 +76,9 @@
 //     path is the FIB one; add a model when a renderer needs them.
 //   - the path flag CNAT_EPT_NO_NAT.
 //
-// Cost: one request per value changed (no pipelining yet: CreateAsync/UpdateAsync
-// would batch a burst); Retrieve is one dump for translations, one request for the
-// addresses and one per wanted feature.
+// Cost: one request per value changed; translations created or updated in one
+// transaction are pipelined (CreateAsync, UpdateAsync: async.go), so a burst costs
+// one pipeline, not one round trip each. Retrieve is one dump for translations, one
+// request for the addresses (and for the inferred SNAT values) and one per wanted
+// feature.
 package cnatplugin

@@ -30,6 +30,9 @@ type TranslationMetadata struct {
 
 type translationDescriptor struct {
 	vppbase.Descriptor
+
+	pipe     *govppmux.Pipe    // of Ch, made by the first asynchronous update
+	inflight []*updateInFlight // sent on pipe, replies not read yet (async.go)
 }
 
 // NewTranslationDescriptor returns the descriptor of cnat translations.
@@ -52,6 +55,12 @@ func NewTranslationDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 		// flags and load balancing overwritten. So an update is the same message.
 		Update: func(_ string, _, v *cnatmodel.Translation, _ *TranslationMetadata) (*TranslationMetadata, error) {
 			return d.update(v, "update")
+		},
+		CreateAsync: func(_ string, v *cnatmodel.Translation) func() (*TranslationMetadata, error) {
+			return d.updateAsync(v, "add")
+		},
+		UpdateAsync: func(_ string, _, v *cnatmodel.Translation, _ *TranslationMetadata) func() (*TranslationMetadata, error) {
+			return d.updateAsync(v, "update")
 		},
 		Delete:               d.delete,
 		Retrieve:             d.retrieve,
@@ -102,19 +111,10 @@ func translationDeps(_ string, v *cnatmodel.Translation) []kvapi.Dependency {
 	return deps
 }
 
-// update sends cnat_translation_update and returns the id VPP gives.
+// update sends cnat_translation_update and returns the id VPP gives (the
+// asynchronous form, waited for at once).
 func (d *translationDescriptor) update(v *cnatmodel.Translation, op string) (*TranslationMetadata, error) {
-	what := op + " cnat translation " + cnatmodel.FormatTranslation(v)
-	t, err := translationToAPI(v, d.SwIfIndex)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	reply := &cnat.CnatTranslationUpdateReply{}
-	if err := vppbase.Call(d.Ch, &cnat.CnatTranslationUpdate{Translation: t}, reply); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	d.Log.WithField("id", reply.ID).Debugf("%s done", what)
-	return &TranslationMetadata{ID: reply.ID}, nil
+	return d.updateAsync(v, op)()
 }
 
 // delete sends cnat_translation_del with the id in the metadata; without metadata
