@@ -263,3 +263,34 @@ func TestResyncAfterVPPRestartSetsEverythingAgain(t *testing.T) {
 		}
 	}
 }
+
+func TestABurstOfTranslationsGetsEachItsOwnID(t *testing.T) {
+	e := newEnv(t)
+	const n = 600 // above the pipeline's window (256)
+	burst := map[string]proto.Message{}
+	for i := range n {
+		v := &cnatmodel.Translation{Vip: ep(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80),
+			Paths: []*cnatmodel.Path{{Dst: ep(fmt.Sprintf("10.1.%d.%d", i/250, i%250+1), 8080)}}}
+		key, _ := cnatmodel.ModelKey(v)
+		burst[key] = v
+	}
+	e.mustCommit(burst)
+	got := e.vppTranslations()
+	if len(got) != n {
+		t.Fatalf("VPP has %d translations, want %d", len(got), n)
+	}
+	byVIP := map[string]string{}
+	for _, line := range got {
+		id, rest, _ := strings.Cut(line, " ")
+		vip, _, _ := strings.Cut(rest, "/")
+		byVIP[vip] = id
+	}
+	mds := e.kvs.GetMetadataMap(TranslationDescriptorName)
+	for key := range burst {
+		vipAddr, port, _, _ := cnatmodel.ParseTranslationKey(key)
+		md, ok := mds.GetValue(key)
+		if !ok || fmt.Sprint(md.(*TranslationMetadata).ID) != byVIP[fmt.Sprintf("%s:%d", vipAddr, port)] {
+			t.Fatalf("%s: metadata %v, VPP's id %s", key, md, byVIP[fmt.Sprintf("%s:%d", vipAddr, port)])
+		}
+	}
+}
