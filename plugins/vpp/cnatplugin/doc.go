@@ -16,10 +16,12 @@
 // family SnatAddresses gives (both for an interface).
 //
 // A translation's key is VPP's identity of a translation, (VIP address, VIP port,
-// protocol): changing its paths, flags or load balancing is an Update of the same
-// key, done in place by VPP (the same cnat_translation_update, the id kept). A
-// renderer that moves a Service to another VIP or port deletes one key and creates
-// another. Build keys with the model's functions (cnatmodel.TranslationKey or
+// protocol): changing its paths or flags (alloc_port, no_return_session) is an
+// Update of the same key, done in place by VPP (the same cnat_translation_update,
+// the id kept). VPP keeps lb_type, flow_hash_config and the VIP's is_real_ip mode
+// from the creation (cnat_translation.c, cnat_client.c), so changing one of those
+// deletes and re-creates the translation (UpdateWithRecreate). A renderer that
+// moves a Service to another VIP or port deletes one key and creates another. Build keys with the model's functions (cnatmodel.TranslationKey or
 // models.ModelKey); addresses in keys are canonical.
 //
 // # Flow

@@ -146,7 +146,8 @@ func (e *env) vppTranslations() []string {
 	var out []string
 	for _, d := range list {
 		tr := d.Translation
-		s := fmt.Sprintf("%d %s/%s lb=%d paths=[", tr.ID, fmtEP(tr.Vip), tr.IPProto, tr.LbType)
+		proto, _ := protocolFromAPI(tr.IPProto)
+		s := fmt.Sprintf("%d %s/%s lb=%d paths=[", tr.ID, fmtEP(tr.Vip), proto, tr.LbType)
 		for i, p := range tr.Paths {
 			if i > 0 {
 				s += " "

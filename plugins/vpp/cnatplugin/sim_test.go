@@ -42,15 +42,26 @@ func TestTranslationIsCreatedUpdatedInPlaceAndDeleted(t *testing.T) {
 		t.Fatalf("VPP's translations %q, want %q", got, want)
 	}
 
-	// A new backend set and Maglev: the same translation, changed in place.
+	// A new backend set: the same translation, changed in place.
 	e.sim.ResetMessageCounts()
-	updated := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), LbType: cnatmodel.Translation_MAGLEV, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.3", 8080)}}}
+	updated := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.3", 8080)}}}
 	e.mustCommit(map[string]proto.Message{vipKey: updated})
-	if got := e.vppTranslations(); len(got) != 1 || got[0] != "0 10.96.0.10:80/TCP lb=1 paths=[0.0.0.0:0->10.1.1.3:8080]" {
+	if got := e.vppTranslations(); len(got) != 1 || got[0] != "0 10.96.0.10:80/TCP lb=0 paths=[0.0.0.0:0->10.1.1.3:8080]" {
 		t.Fatalf("VPP's translations after the update %q", got)
 	}
 	if n := e.sim.MessageCount("cnat_translation_del"); n != 0 {
 		t.Errorf("the update deleted the translation (%d cnat_translation_del)", n)
+	}
+	// Maglev: VPP keeps the load balancing a translation was created with, so the
+	// translation is made again.
+	maglev := proto.Clone(updated).(*cnatmodel.Translation)
+	maglev.LbType = cnatmodel.Translation_MAGLEV
+	e.mustCommit(map[string]proto.Message{vipKey: maglev})
+	if got := e.vppTranslations(); len(got) != 1 || dropID(got[0]) != "10.96.0.10:80/TCP lb=1 paths=[0.0.0.0:0->10.1.1.3:8080]" {
+		t.Fatalf("VPP's translations after the change to Maglev %q", got)
+	}
+	if n := e.sim.MessageCount("cnat_translation_del"); n != 1 {
+		t.Errorf("the change to Maglev sent %d cnat_translation_del, want 1", n)
 	}
 
 	// A second translation gets its own id; deleting the first frees it by id.

@@ -147,9 +147,10 @@ func (d *snatDescriptor) retrieveAddresses(_ []kvapi.KVWithMetadata) ([]kvapi.KV
 }
 
 // snatState reads VPP's SNAT addresses: nil when VPP has none, which is its state
-// after a start and after Delete (zero addresses with sw_if_index ~0, or with an
-// interface index the agent does not know: VPP's zeroed start state reports
-// sw_if_index 0).
+// after a start and after Delete: zero addresses with sw_if_index ~0 (Delete), 0
+// (VPP's start: cnat keeps the SNAT endpoints in a zeroed global that nothing
+// initialises, cnat_snat_policy.c; sw_if_index 0 is local0, which never has an
+// address) or an index the agent does not know.
 func (d *snatDescriptor) snatState() (*cnatmodel.SnatAddresses, error) {
 	reply := &cnat.CnatGetSnatAddressesReply{}
 	if err := vppbase.Call(d.Ch, &cnat.CnatGetSnatAddresses{}, reply); err != nil {
@@ -168,6 +169,8 @@ func (d *snatDescriptor) snatState() (*cnatmodel.SnatAddresses, error) {
 		v.Ip4, v.Ip6 = "", ""
 		name, ok := d.IfaceNames()[sw]
 		switch {
+		case zero && sw == 0:
+			return nil, nil
 		case ok:
 			v.Interface = name
 		case zero:
