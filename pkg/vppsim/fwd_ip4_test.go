@@ -15,11 +15,17 @@ import (
 func l3Env(t *testing.T) (*testEnv, *capture) {
 	e := newEnv(t)
 	c := newCapture(e)
-	e.addAddr(1, "10.0.0.1/24")
-	e.addAddr(2, "10.0.1.1/24")
+	e.l3Up("10.0.0.1/24", "10.0.1.1/24")
+	return e, c
+}
+
+// l3Up gives nic1 and nic2 an address each and sets them up.
+func (e *testEnv) l3Up(nic1Addr, nic2Addr string) {
+	e.t.Helper()
+	e.addAddr(1, nic1Addr)
+	e.addAddr(2, nic2Addr)
 	e.up(1)
 	e.up(2)
-	return e, c
 }
 
 func TestARP(t *testing.T) {

@@ -148,10 +148,7 @@ func l3Env6(t *testing.T) (*testEnv, *capture, *testkit.Clock) {
 	clk := testkit.NewClockAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	e := newEnvWith(t, func(o *Options) { o.Clock = clk })
 	c := newCapture(e)
-	e.addAddr(1, "2001:db8:1::1/64")
-	e.addAddr(2, "2001:db8:2::1/64")
-	e.up(1)
-	e.up(2)
+	e.l3Up("2001:db8:1::1/64", "2001:db8:2::1/64")
 	e.neighbor(1, hostA6, hostAMAC)
 	return e, c, clk
 }
