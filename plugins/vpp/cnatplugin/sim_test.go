@@ -305,3 +305,20 @@ func TestABurstOfTranslationsGetsEachItsOwnID(t *testing.T) {
 		}
 	}
 }
+
+func TestAnInvalidValueIsRefusedBeforeVPPSeesIt(t *testing.T) {
+	e := newEnv(t)
+	e.sim.ResetMessageCounts()
+	bad := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("fd00::2", 80)}}}
+	err := e.commit(context.Background(), map[string]proto.Message{vipKey: bad})
+	var ive *kvapi.InvalidValueError
+	if !errors.As(err, &ive) || !strings.Contains(err.Error(), "paths[0].dst.address fd00::2 is not of the VIP's family IPV4") {
+		t.Fatalf("commit = %v, want the invalid field named", err)
+	}
+	if st := e.state(vipKey); st != kvapi.StateInvalid {
+		t.Errorf("state %v, want INVALID", st)
+	}
+	if n := e.sim.MessageCount("cnat_translation_update"); n != 0 {
+		t.Errorf("VPP got %d cnat_translation_update for an invalid value", n)
+	}
+}
