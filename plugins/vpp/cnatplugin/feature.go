@@ -36,13 +36,8 @@ func NewSnatFeatureDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 		NBKeyPrefix: cnatmodel.SnatFeaturePrefix,
 		KeySelector: func(key string) bool { _, _, ok := cnatmodel.ParseSnatFeatureKey(key); return ok },
 		Validate: func(key string, v *cnatmodel.SnatFeature) error {
-			if err := cnatmodel.ValidateSnatFeature(v); err != nil {
-				return invalid(err)
-			}
-			if want, _ := cnatmodel.ModelKey(v); key != "" && key != want {
-				return keyMismatch("cnat-snat feature", key, want, "interface", "family")
-			}
-			return nil
+			want, _ := cnatmodel.ModelKey(v)
+			return checked(cnatmodel.ValidateSnatFeature(v), "cnat-snat feature", key, want, "interface", "family")
 		},
 		Create: func(_ string, v *cnatmodel.SnatFeature) (kvapi.Metadata, error) {
 			return nil, d.enable(v, true)

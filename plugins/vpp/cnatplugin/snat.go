@@ -257,13 +257,8 @@ func NewSnatExcludePrefixDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescri
 			return cnatmodel.SnatExcludePrefixKey(a.GetPrefix()) == cnatmodel.SnatExcludePrefixKey(b.GetPrefix())
 		},
 		Validate: func(key string, v *cnatmodel.SnatExcludePrefix) error {
-			if err := cnatmodel.ValidateSnatExcludePrefix(v); err != nil {
-				return invalid(err)
-			}
-			if want := cnatmodel.SnatExcludePrefixKey(v.GetPrefix()); key != "" && key != want {
-				return keyMismatch("cnat SNAT excluded prefix", key, want, "prefix")
-			}
-			return nil
+			return checked(cnatmodel.ValidateSnatExcludePrefix(v), "cnat SNAT excluded prefix", key,
+				cnatmodel.SnatExcludePrefixKey(v.GetPrefix()), "prefix")
 		},
 		Create: func(_ string, v *cnatmodel.SnatExcludePrefix) (kvapi.Metadata, error) {
 			return nil, d.addDelPrefix(v, true)
@@ -299,13 +294,8 @@ func NewSnatPolicyInterfaceDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDesc
 		NBKeyPrefix: cnatmodel.SnatPolicyInterfacePrefix,
 		KeySelector: func(key string) bool { _, _, ok := cnatmodel.ParseSnatPolicyInterfaceKey(key); return ok },
 		Validate: func(key string, v *cnatmodel.SnatPolicyInterface) error {
-			if err := cnatmodel.ValidateSnatPolicyInterface(v); err != nil {
-				return invalid(err)
-			}
-			if want, _ := cnatmodel.ModelKey(v); key != "" && key != want {
-				return keyMismatch("cnat SNAT policy interface", key, want, "interface", "table")
-			}
-			return nil
+			want, _ := cnatmodel.ModelKey(v)
+			return checked(cnatmodel.ValidateSnatPolicyInterface(v), "cnat SNAT policy interface", key, want, "interface", "table")
 		},
 		Create: func(_ string, v *cnatmodel.SnatPolicyInterface) (kvapi.Metadata, error) {
 			return nil, d.addDelInterface(v, true)

@@ -83,20 +83,23 @@ func invalid(err error) error {
 	return err
 }
 
-// keyMismatch is the error of a value stored under a key that is not its own.
-func keyMismatch(what, key, want string, fields ...string) error {
-	return kvapi.NewInvalidValueError(fmt.Errorf("%s key %q does not match its value (want %q)", what, key, want), fields...)
+// checked is a descriptor's Validate: the model's validation error (err), else the
+// error of a value stored under a key (key; "" when not known) that is not its own
+// (want), naming the fields the key is made of.
+func checked(err error, what, key, want string, keyFields ...string) error {
+	if err != nil {
+		return invalid(err)
+	}
+	if key != "" && key != want {
+		return kvapi.NewInvalidValueError(fmt.Errorf("%s key %q does not match its value (want %q)", what, key, want), keyFields...)
+	}
+	return nil
 }
 
 func validateTranslation(key string, v *cnatmodel.Translation) error {
-	if err := cnatmodel.ValidateTranslation(v); err != nil {
-		return invalid(err)
-	}
+	err := cnatmodel.ValidateTranslation(v)
 	want, _ := cnatmodel.ModelKey(v)
-	if key != "" && key != want {
-		return keyMismatch("cnat translation", key, want, "vip.address", "vip.port", "protocol")
-	}
-	return nil
+	return checked(err, "cnat translation", key, want, "vip.address", "vip.port", "protocol")
 }
 
 // needsRecreate tells whether VPP cannot change old into v in place. VPP sets
