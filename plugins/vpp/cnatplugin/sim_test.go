@@ -17,6 +17,7 @@ import (
 	cnatmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 var (
@@ -231,7 +232,7 @@ func TestFailedCreateIsRetriedByTheOneRule(t *testing.T) {
 	}
 	dnsKey := cnatmodel.TranslationKey("10.96.0.10", 53, cnatmodel.Protocol_UDP)
 	err = e.commit(kvapi.WithRetry(context.Background(), time.Second, 3, false), map[string]proto.Message{
-		dnsKey: &cnatmodel.Translation{Vip: ep("10.96.0.10", 53), Protocol: cnatmodel.Protocol_UDP},
+		dnsKey: &cnatmodel.Translation{Vip: ep("10.96.0.10", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.5", 53)}}},
 	})
 	if !errors.Is(err, govppapi.INVALID_VALUE) {
 		t.Fatalf("commit = %v", err)
@@ -320,5 +321,29 @@ func TestAnInvalidValueIsRefusedBeforeVPPSeesIt(t *testing.T) {
 	}
 	if n := e.sim.MessageCount("cnat_translation_update"); n != 0 {
 		t.Errorf("VPP got %d cnat_translation_update for an invalid value", n)
+	}
+}
+
+func TestDeleteWithoutMetadataFindsTheIDInVPP(t *testing.T) {
+	e := newEnv(t)
+	d := NewTranslationDescriptor(vppbase.DescriptorDeps{Log: quietLog(), Ch: e.raw})
+	first := &cnatmodel.Translation{Vip: ep("10.96.0.11", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}}
+	if _, err := d.Create(cnatmodel.TranslationKey("10.96.0.11", 80, cnatmodel.Protocol_TCP), first); err != nil {
+		t.Fatal(err)
+	}
+	second := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.3", 80)}}}
+	md, err := d.Create(vipKey, second)
+	if err != nil || md.(*TranslationMetadata).ID != 1 {
+		t.Fatalf("Create = %v, %v; want id 1", md, err)
+	}
+	if err := d.Delete(vipKey, second, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.vppTranslations(); len(got) != 1 || !strings.HasPrefix(got[0], "0 10.96.0.11:80/TCP") {
+		t.Fatalf("VPP's translations %q, want only 10.96.0.11:80", got)
+	}
+	err = d.Delete(vipKey, second, &TranslationMetadata{ID: 1})
+	if !errors.Is(err, govppapi.NO_SUCH_ENTRY) || !strings.Contains(err.Error(), "delete cnat translation 10.96.0.10:80/TCP (id 1)") {
+		t.Errorf("deleting it again = %v, want VPP's NO_SUCH_ENTRY naming the translation", err)
 	}
 }

@@ -39,11 +39,13 @@ func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
 		text  string
 	}{
 		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("10.96.0", 80)}, "vip.address", `vip.address "10.96.0" is not an IP address`},
+		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("10.96.0.10", 80)}, "paths", "paths is empty"},
 		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 70000)}}},
 			"paths[0].dst.port", "paths[0].dst.port 70000 is above 65535"},
 		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("fd00::a", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}},
 			"paths[0].dst.address", "paths[0].dst.address 10.1.1.2 is not of the VIP's family IPV6"},
-		{TranslationDescriptorName, cnatmodel.TranslationKey("10.96.0.10", 81, cnatmodel.Protocol_TCP), &cnatmodel.Translation{Vip: ep("10.96.0.10", 80)},
+		{TranslationDescriptorName, cnatmodel.TranslationKey("10.96.0.10", 81, cnatmodel.Protocol_TCP),
+			&cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}},
 			"vip.port", `does not match its value (want "config/vpp/cnat/v2/translation/10.96.0.10/80/TCP")`},
 		{SnatAddressesDescriptorName, cnatmodel.SnatAddressesKey, &cnatmodel.SnatAddresses{Ip4: "fd00::1"}, "ip4", `ip4 "fd00::1" is not an IPv4 address`},
 		{SnatPolicyDescriptorName, cnatmodel.SnatPolicyKey, &cnatmodel.SnatPolicy{Policy: 9}, "policy", "policy 9 is not NONE, IF_PFX or K8S"},

@@ -89,7 +89,8 @@ func FormatTranslation(t *Translation) string {
 
 // ValidateTranslation checks a translation. Besides what VPP rejects, it refuses
 // what VPP would accept but cannot translate: an interface VIP (the key needs the
-// address) and endpoints of another family than the VIP's.
+// address) and endpoints of another family than the VIP's; and what would crash VPP:
+// a translation without paths.
 func ValidateTranslation(t *Translation) error {
 	var p problems
 	vip := t.GetVip()
@@ -112,6 +113,12 @@ func ValidateTranslation(t *Translation) error {
 	p.enum("lb_type", int32(t.GetLbType()), Translation_LbType_name, "DEFAULT or MAGLEV")
 	if extra := t.GetFlowHashConfig() &^ FlowHashBits; extra != 0 {
 		p.add("flow_hash_config", "0x%x has bits outside 0x%x", t.GetFlowHashConfig(), FlowHashBits)
+	}
+	if len(t.GetPaths()) == 0 {
+		// VPP 25.10 sizes its path vector with vec_validate(paths, n_paths - 1)
+		// (cnat_api.c, vl_api_cnat_translation_update_t_handler): with no path it
+		// asks for 2^32 entries and aborts. A VIP without backends has no translation.
+		p.add("paths", "is empty (VPP aborts on a translation without paths; delete the translation instead)")
 	}
 	for i, path := range t.GetPaths() {
 		at := "paths[" + strconv.Itoa(i) + "]"

@@ -17,7 +17,7 @@ func TestValidateAcceptsWellFormedValues(t *testing.T) {
 		ValidateTranslation(&Translation{Vip: addr("fd00::a", 53), Protocol: Protocol_UDP, Paths: []*Path{
 			{Dst: &Endpoint{Interface: "loop0", InterfaceFamily: AddressFamily_IPV6, Port: 53}},
 		}}),
-		ValidateTranslation(&Translation{Vip: addr("10.96.0.10", 0)}),
+		ValidateTranslation(&Translation{Vip: addr("10.96.0.10", 0), Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}),
 		ValidateSnatAddresses(&SnatAddresses{Ip4: "192.168.16.1", Ip6: "fd00::1"}),
 		ValidateSnatAddresses(&SnatAddresses{Interface: "GigabitEthernet0/8/0"}),
 		ValidateSnatPolicy(&SnatPolicy{Policy: SnatPolicy_K8S}),
@@ -38,8 +38,9 @@ func TestValidateNamesEveryBadFieldWithItsValue(t *testing.T) {
 		fields []string
 		texts  []string
 	}{
-		{"no vip", ValidateTranslation(&Translation{}), []string{"vip"}, []string{"vip is missing"}},
-		{"interface vip", ValidateTranslation(&Translation{Vip: &Endpoint{Interface: "loop0"}}),
+		{"no vip", ValidateTranslation(&Translation{Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}), []string{"vip"}, []string{"vip is missing"}},
+		{"no path", ValidateTranslation(&Translation{Vip: addr("10.96.0.10", 80)}), []string{"paths"}, []string{"paths is empty"}},
+		{"interface vip", ValidateTranslation(&Translation{Vip: &Endpoint{Interface: "loop0"}, Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}),
 			[]string{"vip.interface"}, []string{`vip.interface "loop0"`}},
 		{"bad translation", ValidateTranslation(&Translation{
 			Vip: addr("10.96.0.10", 65536), Protocol: 7, LbType: 3, FlowHashConfig: 0x400,
