@@ -54,7 +54,8 @@
 // api/models/vpp/cnat's Validate* functions, shared with the renderer; each error
 // names the field and its value and is a *kvapi.InvalidValueError (never retried).
 // Besides what VPP refuses, a translation must have an address VIP (an interface VIP
-// would have no stable key) and endpoints of the VIP's family.
+// would have no stable key), endpoints of the VIP's family and at least one path
+// (VPP 25.10 aborts on a translation without paths, cnat_api.c).
 //
 // # Retrieve and resync
 //

@@ -446,13 +446,15 @@ type Translation struct {
 	// no_return_session creates no return session for a new flow
 	// (CNAT_TRANSLATION_NO_RETURN_SESSION).
 	NoReturnSession bool `protobuf:"varint,5,opt,name=no_return_session,json=noReturnSession,proto3" json:"no_return_session,omitempty"`
-	// lb_type is the load-balancing algorithm.
+	// lb_type is the load-balancing algorithm. VPP keeps the one a translation
+	// was created with, so changing it re-creates the translation.
 	LbType Translation_LbType `protobuf:"varint,6,opt,name=lb_type,json=lbType,proto3,enum=contiv.vpp.cnat.Translation_LbType" json:"lb_type,omitempty"`
 	// flow_hash_config is the set of ip_flow_hash_config_v2 bits the flow hash
-	// covers; 0 means VPP's default (0x9f).
+	// covers; 0 means VPP's default (0x9f). Kept from the creation, like lb_type.
 	FlowHashConfig uint32 `protobuf:"varint,7,opt,name=flow_hash_config,json=flowHashConfig,proto3" json:"flow_hash_config,omitempty"`
-	// paths are the backends; a translation without an active path translates
-	// nothing.
+	// paths are the backends, at least one (VPP 25.10 aborts on a translation
+	// without paths: a VIP without backends has no translation). A translation
+	// whose paths are all unresolved translates nothing.
 	Paths         []*Path `protobuf:"bytes,8,rep,name=paths,proto3" json:"paths,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
