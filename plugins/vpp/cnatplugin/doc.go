@@ -37,7 +37,8 @@
 //	                    (the three: Retrieve infers, see below)
 //	SnatFeature         ──Create/Delete──> feature_enable_disable (ip4-unicast/cnat-snat-ip4,
 //	                                       ip6-unicast/cnat-snat-ip6)
-//	                    <──Retrieve─────── feature_is_enabled (for the features NB wants)
+//	                    <──Retrieve─────── feature_is_enabled (every known interface, both
+//	                                       families, pipelined)
 //
 // # Dependencies
 //
@@ -82,6 +83,6 @@
 // Cost: one request per value changed; translations created or updated in one
 // transaction are pipelined (CreateAsync, UpdateAsync: async.go), so a burst costs
 // one pipeline, not one round trip each. Retrieve is one dump for translations, one
-// request for the addresses (and for the inferred SNAT values) and one per wanted
-// feature.
+// request for the addresses (and for the inferred SNAT values) and two pipelined
+// feature_is_enabled per known interface.
 package cnatplugin

@@ -7,6 +7,7 @@ import (
 	"go.fd.io/govpp/binapi/interface_types"
 
 	cnatmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
@@ -74,32 +75,60 @@ func (d *featureDescriptor) enable(v *cnatmodel.SnatFeature, on bool) error {
 	return nil
 }
 
-// retrieve asks VPP, for every feature NB wants on an interface VPP has, whether it
-// is enabled. VPP has no dump of an interface's features, and asking for every
-// interface and family would cost two requests per pod at every resync; so a
-// feature enabled on an interface where NB does not want it is not found (nothing
-// but this descriptor enables cnat-snat, and it disables the feature before NB's
-// value goes).
-func (d *featureDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+// retrieve asks VPP, for every interface the agent knows and both families, whether
+// cnat-snat is enabled (VPP has no dump of an interface's features): a feature NB no
+// longer wants is found too and disabled, which matters when a node leaves cnat
+// (its SNAT addresses are cleared to zeros, which VPP would rewrite sources to).
+// The requests are pipelined: two per interface, one round trip in all.
+func (d *featureDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+	type query struct {
+		v     *cnatmodel.SnatFeature
+		sw    uint32
+		reply feature.FeatureIsEnabledReply
+	}
+	names := d.IfaceNames()
+	queries := make([]query, 0, 2*len(names))
+	for sw, name := range names {
+		for _, fam := range []cnatmodel.AddressFamily{cnatmodel.AddressFamily_IPV4, cnatmodel.AddressFamily_IPV6} {
+			queries = append(queries, query{v: &cnatmodel.SnatFeature{Interface: name, Family: fam}, sw: sw})
+		}
+	}
+	what := func(q *query) string {
+		return "retrieve " + snatFeatures[q.v.GetFamily()].node + " on " + q.v.GetInterface()
+	}
+	pipe := govppmux.NewPipe(d.Ch)
+	var errs []error
+	sent, received := 0, 0
+	receive := func() {
+		q := &queries[received]
+		received++
+		if err := pipe.Receive(&q.reply); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what(q), err))
+		}
+	}
+	for ; sent < len(queries) && len(errs) == 0; sent++ {
+		if sent-received >= pipe.Window() {
+			receive()
+		}
+		q := &queries[sent]
+		f := snatFeatures[q.v.GetFamily()]
+		req := &feature.FeatureIsEnabled{ArcName: f.arc, FeatureName: f.node, SwIfIndex: interface_types.InterfaceIndex(q.sw)}
+		if err := pipe.Send(req); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what(q), err))
+			break
+		}
+	}
+	for received < sent {
+		receive() // read every reply in flight, so the channel can be used again
+	}
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
 	var out []kvapi.KVWithMetadata
-	idx := ifaceidx.New(d.Ifaces())
-	for _, kv := range correlate {
-		v, ok := kv.Value.(*cnatmodel.SnatFeature)
-		if !ok {
-			continue
-		}
-		md, ok := idx.LookupByName(v.GetInterface())
-		if !ok {
-			continue
-		}
-		f := snatFeatures[v.GetFamily()]
-		reply := &feature.FeatureIsEnabledReply{}
-		req := &feature.FeatureIsEnabled{ArcName: f.arc, FeatureName: f.node, SwIfIndex: interface_types.InterfaceIndex(md.SwIfIndex)}
-		if err := vppbase.Call(d.Ch, req, reply); err != nil {
-			return nil, fmt.Errorf("retrieve %s on %s: %w", f.node, v.GetInterface(), err)
-		}
-		if reply.IsEnabled {
-			out = append(out, kvapi.KVWithMetadata{Key: kv.Key, Value: v, Origin: kvapi.FromNB})
+	for i := range queries {
+		if q := &queries[i]; q.reply.IsEnabled {
+			key, _ := cnatmodel.ModelKey(q.v)
+			out = append(out, kvapi.KVWithMetadata{Key: key, Value: q.v, Origin: kvapi.FromNB})
 		}
 	}
 	return out, nil

@@ -171,6 +171,8 @@ func TestResyncFindsVPPsStateAndRepairsDrift(t *testing.T) {
 	loop0, _ := e.sim.InterfaceByTag("loop0")
 	e.vpp(&feature.FeatureEnableDisable{SwIfIndex: interface_types.InterfaceIndex(loop0.SwIfIndex), ArcName: "ip4-unicast", FeatureName: "cnat-snat-ip4"},
 		&feature.FeatureEnableDisableReply{})
+	e.vpp(&feature.FeatureEnableDisable{SwIfIndex: interface_types.InterfaceIndex(loop0.SwIfIndex), Enable: true, ArcName: "ip6-unicast", FeatureName: "cnat-snat-ip6"},
+		&feature.FeatureEnableDisableReply{})
 
 	// A restarted agent resyncs against what it finds.
 	a := e.newAgent()
@@ -186,6 +188,9 @@ func TestResyncFindsVPPsStateAndRepairsDrift(t *testing.T) {
 	}
 	if !e.featureOn("loop0", "ip4-unicast", "cnat-snat-ip4") {
 		t.Error("cnat-snat-ip4 not re-enabled by the resync")
+	}
+	if e.featureOn("loop0", "ip6-unicast", "cnat-snat-ip6") {
+		t.Error("cnat-snat-ip6, which NB does not want, is still on after the resync")
 	}
 	for k := range desired {
 		if st := a.state(k); st != kvapi.StateConfigured {
