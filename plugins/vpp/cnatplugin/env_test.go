@@ -42,7 +42,7 @@ func quietLog() logrus.FieldLogger {
 
 // env is the simulator, govppmux over it, and one incarnation of the agent side.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	sim *vppsim.Sim
 	mux *govppmux.Plugin
 	raw govppapi.Channel // a channel of the test's own, to look at and change VPP
@@ -56,7 +56,7 @@ type agent struct {
 	clock *testkit.Clock
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t}
 	sock := filepath.Join(t.TempDir(), "api.sock")
