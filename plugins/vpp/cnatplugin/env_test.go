@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -165,7 +166,7 @@ func fmtEP(ep cnat.CnatEndpoint) string {
 	if uint32(ep.SwIfIndex) != noInterface {
 		return fmt.Sprintf("if%d(%s):%d", ep.SwIfIndex, a, ep.Port)
 	}
-	return fmt.Sprintf("%s:%d", a, ep.Port)
+	return netip.AddrPortFrom(a, ep.Port).String()
 }
 
 // snatAddresses is VPP's answer to cnat_get_snat_addresses.

@@ -352,3 +352,40 @@ func TestDeleteWithoutMetadataFindsTheIDInVPP(t *testing.T) {
 		t.Errorf("deleting it again = %v, want VPP's NO_SUCH_ENTRY naming the translation", err)
 	}
 }
+
+func TestIPv6TranslationAndInterfaceSNATAddressesSurviveAResyncUnchanged(t *testing.T) {
+	e := newEnv(t)
+	loopKey, loop := loopback("loop0", "10.1.1.1/24", "fd00:1::1/64")
+	v6Key := cnatmodel.TranslationKey("fd00::a", 53, cnatmodel.Protocol_UDP)
+	desired := map[string]proto.Message{
+		loopKey: loop,
+		v6Key: &cnatmodel.Translation{Vip: ep("FD00::A", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{
+			{Dst: ep("fd00:1::2", 5353)},
+			{Dst: &cnatmodel.Endpoint{Interface: "loop0", InterfaceFamily: cnatmodel.AddressFamily_IPV6, Port: 5353}},
+		}},
+		cnatmodel.SnatAddressesKey:                                      &cnatmodel.SnatAddresses{Interface: "loop0"},
+		cnatmodel.SnatFeatureKey("loop0", cnatmodel.AddressFamily_IPV6): &cnatmodel.SnatFeature{Interface: "loop0", Family: cnatmodel.AddressFamily_IPV6},
+	}
+	e.mustCommit(desired)
+	sw, _ := e.sim.InterfaceByTag("loop0")
+	want := fmt.Sprintf("0 [fd00::a]:53/UDP lb=0 paths=[[::]:0->[fd00:1::2]:5353 [::]:0->if%d(fd00:1::1):5353]", sw.SwIfIndex)
+	if got := e.vppTranslations(); len(got) != 1 || got[0] != want {
+		t.Fatalf("VPP's translations %q, want %q", got, want)
+	}
+	if got := e.snatAddresses(); got != fmt.Sprintf("ip4=10.1.1.1 ip6=fd00:1::1 sw_if_index=%d", sw.SwIfIndex) {
+		t.Errorf("VPP's SNAT addresses %s, want those of loop0", got)
+	}
+	if !e.featureOn("loop0", "ip6-unicast", "cnat-snat-ip6") {
+		t.Error("cnat-snat-ip6 is off")
+	}
+	e.sim.ResetMessageCounts()
+	a := e.newAgent()
+	if err := a.commit(kvapi.WithResync(context.Background(), kvapi.FullResync, true), desired); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"cnat_translation_update", "cnat_translation_del", "cnat_set_snat_addresses", "feature_enable_disable"} {
+		if n := e.sim.MessageCount(m); n != 0 {
+			t.Errorf("a restarted agent's resync of an unchanged VPP sent %d %s", n, m)
+		}
+	}
+}
