@@ -27,6 +27,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/statscollector"
 	"github.com/contiv-vpp/contiv-vpp/plugins/tracer"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/cnatplugin"
 	vppifplugin "github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l2plugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l3plugin"
@@ -53,6 +54,7 @@ func agentCells(node string, logs *infra.LogRegistry, h *health.Registry, m *pro
 		natplugin.Cell(),
 		aclplugin.Cell(),
 		stnplugin.Cell(),
+		cnatplugin.Cell(),
 		nsplugin.Cell(),
 		linuxifplugin.Cell(),
 		linuxl3plugin.Cell(),

@@ -50,7 +50,7 @@ func TestDerivedOrdersAreTheAgentsRules(t *testing.T) {
 		}
 	}
 	want := "rest standalone contivconf kvscheduler govppmux vpp-ifplugin vpp-l2plugin vpp-l3plugin vpp-natplugin " +
-		"vpp-aclplugin vpp-stnplugin linux-nsplugin linux-ifplugin linux-l3plugin nodesync podmanager ipam ipnet service policy " +
+		"vpp-aclplugin vpp-stnplugin vpp-cnatplugin linux-nsplugin linux-ifplugin linux-l3plugin nodesync podmanager ipam ipnet service policy " +
 		"controller statscollector tracer standalone-demo-pods dbwatcher"
 	if got := strings.Join(pluginNames(asm), " "); got != want {
 		t.Fatalf("plugins start in the order\n%s\nwant\n%s", got, want)
