@@ -67,7 +67,7 @@ func (rndr *Renderer) wantedRoutes(svc *renderer.FlatService) []serviceRoute {
 			}
 			switch {
 			case p.Port.Port == 0:
-			case !p.HasEndpoints:
+			case !p.HasEndpointsOf(true): // the IPv4 proxier's view
 				typ = l3.Route_ICMP_PROHIBIT
 			case len(backends) == 0 && typ != l3.Route_ICMP_PROHIBIT:
 				typ = l3.Route_DROP
