@@ -21,6 +21,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/uplink"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -631,7 +632,7 @@ func (rndr *Renderer) learnNode() {
 	if !rndr.ContivConf.NatExternalTraffic() {
 		return
 	}
-	name, ip := rndr.defaultInterface()
+	name, ip := uplink.Default(rndr.ContivConf, rndr.nodeIP, rndr.nodeNet)
 	switch {
 	case name == "" || ip == nil:
 		rndr.Log.Info("no default interface with an IPv4 address: no SNAT of traffic leaving the cluster")
@@ -640,32 +641,6 @@ func (rndr *Renderer) learnNode() {
 	default:
 		rndr.defaultIfName, rndr.defaultIfIP = name, ip
 	}
-}
-
-// defaultInterface returns the interface towards the default gateway and its IP: in
-// STN and DHCP mode the main interface with the node IP; otherwise the main or other
-// interface whose subnet holds the static default gateway.
-func (rndr *Renderer) defaultInterface() (string, net.IP) {
-	mainIf := rndr.ContivConf.GetMainInterfaceName()
-	nodeIP, nodeNet := rndr.IPNet.GetNodeIP()
-	if rndr.ContivConf.InSTNMode() || rndr.ContivConf.UseDHCP() {
-		return mainIf, ipv4(nodeIP)
-	}
-	gw := rndr.ContivConf.GetStaticDefaultGW()
-	if gw == nil {
-		return "", nil
-	}
-	if nodeNet != nil && nodeNet.Contains(gw) {
-		return mainIf, ipv4(nodeIP)
-	}
-	for _, other := range rndr.ContivConf.GetOtherVPPInterfaces() {
-		for _, addr := range other.IPs {
-			if addr != nil && addr.Network != nil && addr.Network.Contains(gw) {
-				return other.InterfaceName, ipv4(addr.Address)
-			}
-		}
-	}
-	return "", nil
 }
 
 // globalConfig builds the global NAT configuration from the current state.
