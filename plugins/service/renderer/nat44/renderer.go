@@ -13,13 +13,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
 
-	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/uplink"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
@@ -142,7 +142,7 @@ type Renderer struct {
 	affinityRunning atomic.Bool
 	// routeUsers holds, by address, the services that want a reject or drop route
 	// on it (reject.go).
-	routeUsers map[string]map[renderer.ServiceID]l3.Route_RouteType
+	routeUsers rejects.Users
 	// extUsers holds, by external or load balancer ingress IP, the services exposed on
 	// it, and extAddrs those IPs sorted (external.go).
 	extUsers map[string]map[renderer.ServiceID]struct{}
