@@ -1,13 +1,16 @@
 // Package rejects decides which service addresses the renderers reject or drop in the
-// FIB, and counts per address the services that want a route on it. kube-proxy v1.34
+// FIB, counts per address the services that want a route on it, and stages the
+// routes. kube-proxy v1.34
 // rejects traffic to a service port that has no usable endpoint anywhere (ICMP
 // unreachable at once: e2e "should be rejected when no endpoints exist") and drops
-// traffic that a traffic policy leaves without an endpoint on this node. It stages
-// nothing: each renderer turns the types into its routes.
+// traffic that a traffic policy leaves without an endpoint on this node.
 package rejects
 
 import (
+	"strings"
+
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -139,4 +142,31 @@ func (u *Users) Addrs() []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// VRFs returns the VRFs the routes go into: the main VRF (traffic from the host, other
+// nodes and outside) and the pod VRF (traffic from pods).
+func VRFs(mainVRF, podVRF uint32) []uint32 {
+	if podVRF == mainVRF {
+		return []uint32{mainVRF}
+	}
+	return []uint32{mainVRF, podVRF}
+}
+
+// Stage stages the route of type typ to the address (a /32 or /128) in every VRF; with
+// None it deletes them (in an update transaction; a resync transaction stages the
+// wanted routes only).
+func Stage(txn controller.ResyncOperations, addr string, typ l3.Route_RouteType, vrfs []uint32) {
+	dst := addr + "/32"
+	if strings.Contains(addr, ":") {
+		dst = addr + "/128"
+	}
+	for _, vrf := range vrfs {
+		key := l3.RouteKey(vrf, dst, "")
+		if typ != None {
+			txn.Put(key, &l3.Route{Type: typ, VrfId: vrf, DstNetwork: dst})
+		} else if u, ok := txn.(controller.UpdateOperations); ok {
+			u.Delete(key)
+		}
+	}
 }

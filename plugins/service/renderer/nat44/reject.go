@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
@@ -69,28 +68,10 @@ func (rndr *Renderer) isNodeAddr(text string) bool {
 	return false
 }
 
-// routeVRFs returns the VRFs the routes go into: the main VRF (traffic from the
-// host, other nodes and outside) and the pod VRF (traffic from pods).
-func (rndr *Renderer) routeVRFs() []uint32 {
-	if rndr.podVRF == rndr.mainVRF {
-		return []uint32{rndr.mainVRF}
-	}
-	return []uint32{rndr.mainVRF, rndr.podVRF}
-}
-
-// stageRoute stages the route of an address in every VRF as its users want it
-// (deleted without users; a resync transaction stages the wanted routes only).
+// stageRoute stages the route of an address in the main and pod VRF as its users
+// want it (deleted without users; a resync transaction stages the wanted routes only).
 func (rndr *Renderer) stageRoute(txn controller.ResyncOperations, addr string) {
-	typ := rndr.routeUsers.Type(addr)
-	for _, vrf := range rndr.routeVRFs() {
-		dst := addr + "/32"
-		key := l3.RouteKey(vrf, dst, "")
-		if typ != rejects.None {
-			txn.Put(key, &l3.Route{Type: typ, VrfId: vrf, DstNetwork: dst})
-		} else if u, ok := txn.(controller.UpdateOperations); ok {
-			u.Delete(key)
-		}
-	}
+	rejects.Stage(txn, addr, rndr.routeUsers.Type(addr), rejects.VRFs(rndr.mainVRF, rndr.podVRF))
 }
 
 // updateRoutes changes the routes of service id from old to wanted and stages the
