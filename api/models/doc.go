@@ -16,6 +16,9 @@
 //	vpp/l3            vpp_l3            Route, ARPEntry, VrfTable, IPScanNeighbor, ProxyARP
 //	vpp/nat           vpp_nat           Nat44Global, DNat44
 //	vpp/acl           vpp_acl           ACL, InterfaceACLs
+//	vpp/cnat          vpp_cnat          Translation, SnatAddresses, SnatPolicy, SnatExcludePrefix,
+//	                                    SnatPolicyInterface, SnatFeature (also validate.go: the
+//	                                    checks the renderer and the cnat descriptors share)
 //	linux/interfaces  linux_interfaces  Interface
 //	linux/l3          linux_l3          Route, ARPEntry
 //

@@ -12,6 +12,7 @@ import (
 	linux_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	linux_l3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	vpp_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
@@ -123,6 +124,34 @@ var registry = []Model{
 		KeyPrefix: vpp_nat.DNAT44Prefix, Config: true,
 		prototype: (*vpp_nat.DNat44)(nil), key: vpp_nat.ModelKey,
 		isKey: parsed1(vpp_nat.ParseDNAT44Key),
+	},
+	{
+		KeyPrefix: vpp_cnat.TranslationPrefix, Config: true,
+		prototype: (*vpp_cnat.Translation)(nil), key: vpp_cnat.ModelKey,
+		isKey: func(k string) bool { _, _, _, ok := vpp_cnat.ParseTranslationKey(k); return ok },
+	},
+	{
+		KeyPrefix: vpp_cnat.SnatAddressesKey, Singleton: true, Config: true,
+		prototype: (*vpp_cnat.SnatAddresses)(nil), key: vpp_cnat.ModelKey,
+	},
+	{
+		KeyPrefix: vpp_cnat.SnatPolicyKey, Singleton: true, Config: true,
+		prototype: (*vpp_cnat.SnatPolicy)(nil), key: vpp_cnat.ModelKey,
+	},
+	{
+		KeyPrefix: vpp_cnat.SnatExcludePrefixPrefix, Config: true,
+		prototype: (*vpp_cnat.SnatExcludePrefix)(nil), key: vpp_cnat.ModelKey,
+		isKey: parsed1(vpp_cnat.ParseSnatExcludePrefixKey),
+	},
+	{
+		KeyPrefix: vpp_cnat.SnatPolicyInterfacePrefix, Config: true,
+		prototype: (*vpp_cnat.SnatPolicyInterface)(nil), key: vpp_cnat.ModelKey,
+		isKey: func(k string) bool { _, _, ok := vpp_cnat.ParseSnatPolicyInterfaceKey(k); return ok },
+	},
+	{
+		KeyPrefix: vpp_cnat.SnatFeaturePrefix, Config: true,
+		prototype: (*vpp_cnat.SnatFeature)(nil), key: vpp_cnat.ModelKey,
+		isKey: func(k string) bool { _, _, ok := vpp_cnat.ParseSnatFeatureKey(k); return ok },
 	},
 	{
 		KeyPrefix: vpp_acl.ACLPrefix, Config: true,

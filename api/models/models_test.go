@@ -13,6 +13,7 @@ import (
 	linux_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
 	linux_l3 "github.com/contiv-vpp/contiv-vpp/api/models/linux/l3"
 	vpp_acl "github.com/contiv-vpp/contiv-vpp/api/models/vpp/acl"
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	vpp_interfaces "github.com/contiv-vpp/contiv-vpp/api/models/vpp/interfaces"
 	vpp_l2 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l2"
 	vpp_l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
@@ -37,6 +38,12 @@ var sampleValues = []struct {
 	{&vpp_stn.Rule{IpAddress: "192.168.16.5", Interface: "tap-vpp2"}, "config/vpp/stn/v2/rule/tap-vpp2/ip/192.168.16.5"},
 	{&vpp_nat.Nat44Global{Forwarding: true}, "config/vpp/nat/v2/nat44-global"},
 	{&vpp_nat.DNat44{Label: "default/nginx"}, "config/vpp/nat/v2/dnat44/default/nginx"},
+	{&vpp_cnat.Translation{Vip: &vpp_cnat.Endpoint{Address: "10.96.0.10", Port: 80}}, "config/vpp/cnat/v2/translation/10.96.0.10/80/TCP"},
+	{&vpp_cnat.SnatAddresses{Ip4: "192.168.16.1"}, "config/vpp/cnat/v2/snat-addresses"},
+	{&vpp_cnat.SnatPolicy{Policy: vpp_cnat.SnatPolicy_K8S}, "config/vpp/cnat/v2/snat-policy"},
+	{&vpp_cnat.SnatExcludePrefix{Prefix: "10.1.0.0/16"}, "config/vpp/cnat/v2/snat-exclude/10.1.0.0/16"},
+	{&vpp_cnat.SnatPolicyInterface{Interface: "tap-vpp2", Table: vpp_cnat.SnatPolicyInterface_HOST}, "config/vpp/cnat/v2/snat-interface/tap-vpp2/table/HOST"},
+	{&vpp_cnat.SnatFeature{Interface: "tap-vpp2", Family: vpp_cnat.AddressFamily_IPV6}, "config/vpp/cnat/v2/snat-feature/tap-vpp2/family/IPV6"},
 	{&vpp_acl.ACL{Name: "contiv-policy-NODE-GLOBAL"}, "config/vpp/acls/v2/acl/contiv-policy-NODE-GLOBAL"},
 	{&vpp_acl.InterfaceACLs{Interface: "tap-1234"}, "config/vpp/acls/v2/interface/tap-1234"},
 	{&linux_interfaces.Interface{Name: "tap-vpp1"}, "config/linux/interfaces/v2/interface/tap-vpp1"},

@@ -1,0 +1,117 @@
+package vpp_cnat
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
+)
+
+func TestTranslationKeyIsVPPsIdentityAndParsesBack(t *testing.T) {
+	for _, tc := range []struct {
+		vip   string
+		port  uint32
+		proto Protocol
+		want  string
+	}{
+		{"10.96.0.10", 80, Protocol_TCP, "config/vpp/cnat/v2/translation/10.96.0.10/80/TCP"},
+		{"FD00::0:A", 53, Protocol_UDP, "config/vpp/cnat/v2/translation/fd00::a/53/UDP"},
+		{"192.168.16.1", 0, Protocol_SCTP, "config/vpp/cnat/v2/translation/192.168.16.1/0/SCTP"},
+	} {
+		key := TranslationKey(tc.vip, tc.port, tc.proto)
+		if key != tc.want {
+			t.Errorf("TranslationKey(%s, %d, %s) = %s, want %s", tc.vip, tc.port, tc.proto, key, tc.want)
+		}
+		vip, port, proto, ok := ParseTranslationKey(key)
+		if !ok || port != tc.port || proto != tc.proto || TranslationKey(vip, port, proto) != key {
+			t.Errorf("ParseTranslationKey(%s) = %s %d %s %v", key, vip, port, proto, ok)
+		}
+		k, err := ModelKey(&Translation{Vip: &Endpoint{Address: tc.vip, Port: tc.port}, Protocol: tc.proto})
+		if err != nil || k != tc.want {
+			t.Errorf("ModelKey = %s, %v; want %s", k, err, tc.want)
+		}
+	}
+	for _, bad := range []string{
+		"config/vpp/cnat/v2/translation/10.96.0.10/80",
+		"config/vpp/cnat/v2/translation/10.96.0.10/65536/TCP",
+		"config/vpp/cnat/v2/translation/10.96.0.10/080/TCP",
+		"config/vpp/cnat/v2/translation/10.96.0.10/80/ICMP",
+		"config/vpp/cnat/v2/translation/x/80/TCP",
+		"config/vpp/cnat/v2/translation/10.96.0.10/80/TCP/x",
+	} {
+		if _, _, _, ok := ParseTranslationKey(bad); ok {
+			t.Errorf("ParseTranslationKey(%s) accepted", bad)
+		}
+	}
+}
+
+func TestSnatKeysParseBack(t *testing.T) {
+	if k := SnatExcludePrefixKey("10.1.2.3/16"); k != "config/vpp/cnat/v2/snat-exclude/10.1.0.0/16" {
+		t.Errorf("SnatExcludePrefixKey = %s", k)
+	}
+	if p, ok := ParseSnatExcludePrefixKey(SnatExcludePrefixKey("FD00::1/64")); !ok || p != "fd00::/64" {
+		t.Errorf("ParseSnatExcludePrefixKey = %s %v", p, ok)
+	}
+	if _, ok := ParseSnatExcludePrefixKey("config/vpp/cnat/v2/snat-exclude/10.1.2.3/16"); ok {
+		t.Error("ParseSnatExcludePrefixKey accepted a prefix that is not masked")
+	}
+	key := SnatPolicyInterfaceKey("GigabitEthernet0/8/0", SnatPolicyInterface_POD)
+	if key != "config/vpp/cnat/v2/snat-interface/GigabitEthernet0/8/0/table/POD" {
+		t.Errorf("SnatPolicyInterfaceKey = %s", key)
+	}
+	if i, tb, ok := ParseSnatPolicyInterfaceKey(key); !ok || i != "GigabitEthernet0/8/0" || tb != SnatPolicyInterface_POD {
+		t.Errorf("ParseSnatPolicyInterfaceKey = %s %s %v", i, tb, ok)
+	}
+	key = SnatFeatureKey("tap-vpp2", AddressFamily_IPV6)
+	if key != "config/vpp/cnat/v2/snat-feature/tap-vpp2/family/IPV6" {
+		t.Errorf("SnatFeatureKey = %s", key)
+	}
+	if i, f, ok := ParseSnatFeatureKey(key); !ok || i != "tap-vpp2" || f != AddressFamily_IPV6 {
+		t.Errorf("ParseSnatFeatureKey = %s %s %v", i, f, ok)
+	}
+	for _, bad := range []string{
+		"config/vpp/cnat/v2/snat-interface/tap0/table/NAT",
+		"config/vpp/cnat/v2/snat-interface/tap0",
+		"config/vpp/cnat/v2/snat-feature/tap0/family/IPV5",
+		"config/vpp/cnat/v2/snat-feature//family/IPV4",
+	} {
+		_, _, ok1 := ParseSnatPolicyInterfaceKey(bad)
+		_, _, ok2 := ParseSnatFeatureKey(bad)
+		if ok1 || ok2 {
+			t.Errorf("%s parsed", bad)
+		}
+	}
+}
+
+func TestModelKeyNamesTheBadFieldAndValue(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		k    func() (string, error)
+		want string
+	}{
+		{"vip", func() (string, error) { return ModelKey(&Translation{Vip: &Endpoint{Address: "10.96.0"}}) }, `vip.address "10.96.0"`},
+		{"port", func() (string, error) {
+			return ModelKey(&Translation{Vip: &Endpoint{Address: "10.96.0.1", Port: 70000}})
+		}, "vip.port 70000"},
+		{"prefix", func() (string, error) { return ModelKey(&SnatExcludePrefix{Prefix: "10.0.0.0/33"}) }, `prefix "10.0.0.0/33"`},
+		{"iface", func() (string, error) { return ModelKey(&SnatFeature{}) }, "empty interface"},
+		{"policy iface", func() (string, error) { return ModelKey(&SnatPolicyInterface{}) }, "empty interface"},
+	} {
+		_, err := tc.k()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, keyutil.ErrInvalidValue) {
+			t.Errorf("%s: ModelKey = %v, want ErrInvalidValue naming %s", tc.name, err, tc.want)
+		}
+	}
+	if k, err := ModelKey(&SnatAddresses{}); err != nil || k != SnatAddressesKey {
+		t.Errorf("ModelKey(SnatAddresses) = %s, %v", k, err)
+	}
+	if k, err := ModelKey(&SnatPolicy{}); err != nil || k != SnatPolicyKey {
+		t.Errorf("ModelKey(SnatPolicy) = %s, %v", k, err)
+	}
+	if _, err := ModelKey(wrapperspb.String("x")); !errors.Is(err, keyutil.ErrUnknownModel) {
+		t.Errorf("ModelKey of a foreign message = %v", err)
+	}
+}

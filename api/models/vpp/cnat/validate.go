@@ -1,0 +1,240 @@
+package vpp_cnat
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+const (
+	// maxPort is the largest L4 port.
+	maxPort = 65535
+	// FlowHashBits are the ip_flow_hash_config_v2 bits VPP 25.10 defines (src and dst
+	// IP and port, protocol, reverse, symmetric, flow label, GTPv1 TEID).
+	FlowHashBits = 0x1ff
+	// unknownFamily stands for the family of an invalid VIP.
+	unknownFamily AddressFamily = -1
+)
+
+// InvalidError lists what is wrong with a value; every problem names its field and
+// the offending value.
+type InvalidError struct {
+	// Fields are the offending fields, e.g. "paths[1].dst.address".
+	Fields []string
+	// Problems say what is wrong, in the order of Fields.
+	Problems []string
+}
+
+// Error joins the problems.
+func (e *InvalidError) Error() string { return strings.Join(e.Problems, "; ") }
+
+// problems collects the problems of one value.
+type problems struct{ e InvalidError }
+
+func (p *problems) add(field, format string, args ...any) {
+	p.e.Fields = append(p.e.Fields, field)
+	p.e.Problems = append(p.e.Problems, field+" "+fmt.Sprintf(format, args...))
+}
+
+// err returns the collected problems as an *InvalidError, or nil.
+func (p *problems) err() error {
+	if len(p.e.Problems) == 0 {
+		return nil
+	}
+	e := p.e
+	return &e
+}
+
+// ParseAddr parses an IPv4 or IPv6 address without a zone; an IPv4-mapped IPv6
+// address is taken as the IPv4 address.
+func ParseAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
+}
+
+// FamilyOf returns the family of an address.
+func FamilyOf(a netip.Addr) AddressFamily {
+	if a.Is4() {
+		return AddressFamily_IPV4
+	}
+	return AddressFamily_IPV6
+}
+
+// FormatEndpoint writes an endpoint for messages: "10.96.0.10:80", "[fd00::a]:80",
+// "tap0(IPV4):80", or "-" for an empty one.
+func FormatEndpoint(e *Endpoint) string {
+	port := strconv.FormatUint(uint64(e.GetPort()), 10)
+	switch {
+	case e.GetInterface() != "":
+		return e.GetInterface() + "(" + e.GetInterfaceFamily().String() + "):" + port
+	case e.GetAddress() != "":
+		if a, ok := ParseAddr(e.GetAddress()); ok && a.Is6() {
+			return "[" + a.String() + "]:" + port
+		}
+		return e.GetAddress() + ":" + port
+	case e.GetPort() != 0:
+		return ":" + port
+	}
+	return "-"
+}
+
+// FormatTranslation names a translation for messages: "10.96.0.10:80/TCP".
+func FormatTranslation(t *Translation) string {
+	return FormatEndpoint(t.GetVip()) + "/" + t.GetProtocol().String()
+}
+
+// ValidateTranslation checks a translation. Besides what VPP rejects, it refuses
+// what VPP would accept but cannot translate: an interface VIP (the key needs the
+// address) and endpoints of another family than the VIP's.
+func ValidateTranslation(t *Translation) error {
+	var p problems
+	vip := t.GetVip()
+	family := unknownFamily // the endpoints' family is checked once the VIP's is known
+	switch {
+	case vip == nil:
+		p.add("vip", "is missing")
+	case vip.GetInterface() != "":
+		p.add("vip.interface", "%q: a VIP must be an address (an interface VIP has no stable key)", vip.GetInterface())
+	default:
+		a, ok := ParseAddr(vip.GetAddress())
+		if !ok {
+			p.add("vip.address", "%q is not an IP address", vip.GetAddress())
+		} else {
+			family = FamilyOf(a)
+		}
+	}
+	p.port("vip.port", vip.GetPort())
+	p.enum("protocol", int32(t.GetProtocol()), Protocol_name, "TCP, UDP or SCTP")
+	p.enum("lb_type", int32(t.GetLbType()), Translation_LbType_name, "DEFAULT or MAGLEV")
+	if extra := t.GetFlowHashConfig() &^ FlowHashBits; extra != 0 {
+		p.add("flow_hash_config", "0x%x has bits outside 0x%x", t.GetFlowHashConfig(), FlowHashBits)
+	}
+	for i, path := range t.GetPaths() {
+		at := "paths[" + strconv.Itoa(i) + "]"
+		if path.GetDst() == nil || (path.GetDst().GetAddress() == "" && path.GetDst().GetInterface() == "") {
+			p.add(at+".dst", "is missing (an address or an interface is required)")
+		} else {
+			p.endpoint(at+".dst", path.GetDst(), family)
+		}
+		p.endpoint(at+".src", path.GetSrc(), family)
+	}
+	return p.err()
+}
+
+// enum checks that value is one of names (want lists them for the message).
+func (p *problems) enum(field string, value int32, names map[int32]string, want string) bool {
+	if _, ok := names[value]; !ok {
+		p.add(field, "%d is not %s", value, want)
+		return false
+	}
+	return true
+}
+
+// interfaceName checks that an interface is named.
+func (p *problems) interfaceName(name string) {
+	if name == "" {
+		p.add("interface", "is empty")
+	}
+}
+
+// port checks an L4 port.
+func (p *problems) port(field string, port uint32) {
+	if port > maxPort {
+		p.add(field, "%d is above 65535", port)
+	}
+}
+
+// endpoint checks an endpoint of a translation whose VIP is of family.
+func (p *problems) endpoint(field string, e *Endpoint, family AddressFamily) {
+	p.port(field+".port", e.GetPort())
+	switch {
+	case e.GetAddress() != "" && e.GetInterface() != "":
+		p.add(field, "sets both address %q and interface %q", e.GetAddress(), e.GetInterface())
+	case e.GetInterface() != "":
+		if !p.enum(field+".interface_family", int32(e.GetInterfaceFamily()), AddressFamily_name, "IPV4 or IPV6") {
+			break
+		}
+		if family != unknownFamily && e.GetInterfaceFamily() != family {
+			p.add(field+".interface_family", "%s is not the VIP's family %s", e.GetInterfaceFamily(), family)
+		}
+	case e.GetAddress() != "":
+		a, ok := ParseAddr(e.GetAddress())
+		if !ok {
+			p.add(field+".address", "%q is not an IP address", e.GetAddress())
+		} else if family != unknownFamily && FamilyOf(a) != family {
+			p.add(field+".address", "%s is not of the VIP's family %s", a, family)
+		}
+	}
+}
+
+// ValidateSnatAddresses checks the SNAT addresses: ip4 an IPv4 address, ip6 an IPv6
+// address, or an interface alone; at least one of them.
+func ValidateSnatAddresses(v *SnatAddresses) error {
+	var p problems
+	if v.GetIp4() != "" {
+		if a, ok := ParseAddr(v.GetIp4()); !ok || !a.Is4() {
+			p.add("ip4", "%q is not an IPv4 address", v.GetIp4())
+		}
+	}
+	if v.GetIp6() != "" {
+		if a, ok := ParseAddr(v.GetIp6()); !ok || !a.Is6() {
+			p.add("ip6", "%q is not an IPv6 address", v.GetIp6())
+		}
+	}
+	if v.GetInterface() != "" && (v.GetIp4() != "" || v.GetIp6() != "") {
+		p.add("interface", "%q is set with ip4 %q or ip6 %q (VPP would ignore the addresses)", v.GetInterface(), v.GetIp4(), v.GetIp6())
+	}
+	if v.GetInterface() == "" && v.GetIp4() == "" && v.GetIp6() == "" {
+		p.add("ip4", "and ip6 and interface are all empty")
+	}
+	return p.err()
+}
+
+// ValidateSnatPolicy checks the SNAT policy.
+func ValidateSnatPolicy(v *SnatPolicy) error {
+	var p problems
+	p.enum("policy", int32(v.GetPolicy()), SnatPolicy_Policy_name, "NONE, IF_PFX or K8S")
+	return p.err()
+}
+
+// ValidateSnatExcludePrefix checks an excluded prefix (CIDR; a bare address is a
+// host prefix).
+func ValidateSnatExcludePrefix(v *SnatExcludePrefix) error {
+	var p problems
+	if _, ok := ParsePrefix(v.GetPrefix()); !ok {
+		p.add("prefix", "%q is not a prefix", v.GetPrefix())
+	}
+	return p.err()
+}
+
+// ParsePrefix parses a prefix in CIDR notation, or a bare address as a host
+// prefix, and masks it.
+func ParsePrefix(s string) (netip.Prefix, bool) {
+	if pfx, err := netip.ParsePrefix(s); err == nil {
+		return pfx.Masked(), true
+	}
+	if a, ok := ParseAddr(s); ok {
+		return netip.PrefixFrom(a, a.BitLen()), true
+	}
+	return netip.Prefix{}, false
+}
+
+// ValidateSnatPolicyInterface checks a SNAT policy interface.
+func ValidateSnatPolicyInterface(v *SnatPolicyInterface) error {
+	var p problems
+	p.interfaceName(v.GetInterface())
+	p.enum("table", int32(v.GetTable()), SnatPolicyInterface_Table_name, "INCLUDE_V4, INCLUDE_V6, POD or HOST")
+	return p.err()
+}
+
+// ValidateSnatFeature checks a cnat-snat feature enablement.
+func ValidateSnatFeature(v *SnatFeature) error {
+	var p problems
+	p.interfaceName(v.GetInterface())
+	p.enum("family", int32(v.GetFamily()), AddressFamily_name, "IPV4 or IPV6")
+	return p.err()
+}

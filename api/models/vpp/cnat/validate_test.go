@@ -1,0 +1,98 @@
+package vpp_cnat
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func addr(a string, port uint32) *Endpoint { return &Endpoint{Address: a, Port: port} }
+
+func TestValidateAcceptsWellFormedValues(t *testing.T) {
+	for _, err := range []error{
+		ValidateTranslation(&Translation{Vip: addr("10.96.0.10", 80), Paths: []*Path{
+			{Dst: addr("10.1.1.2", 8080)},
+			{Dst: &Endpoint{Interface: "loop0", Port: 8080}, Src: addr("10.1.1.1", 0)},
+		}, LbType: Translation_MAGLEV, FlowHashConfig: 0x9f, AllocPort: true}),
+		ValidateTranslation(&Translation{Vip: addr("fd00::a", 53), Protocol: Protocol_UDP, Paths: []*Path{
+			{Dst: &Endpoint{Interface: "loop0", InterfaceFamily: AddressFamily_IPV6, Port: 53}},
+		}}),
+		ValidateTranslation(&Translation{Vip: addr("10.96.0.10", 0)}),
+		ValidateSnatAddresses(&SnatAddresses{Ip4: "192.168.16.1", Ip6: "fd00::1"}),
+		ValidateSnatAddresses(&SnatAddresses{Interface: "GigabitEthernet0/8/0"}),
+		ValidateSnatPolicy(&SnatPolicy{Policy: SnatPolicy_K8S}),
+		ValidateSnatExcludePrefix(&SnatExcludePrefix{Prefix: "10.1.0.0/16"}),
+		ValidateSnatPolicyInterface(&SnatPolicyInterface{Interface: "tap0", Table: SnatPolicyInterface_HOST}),
+		ValidateSnatFeature(&SnatFeature{Interface: "tap0", Family: AddressFamily_IPV6}),
+	} {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestValidateNamesEveryBadFieldWithItsValue(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		fields []string
+		texts  []string
+	}{
+		{"no vip", ValidateTranslation(&Translation{}), []string{"vip"}, []string{"vip is missing"}},
+		{"interface vip", ValidateTranslation(&Translation{Vip: &Endpoint{Interface: "loop0"}}),
+			[]string{"vip.interface"}, []string{`vip.interface "loop0"`}},
+		{"bad translation", ValidateTranslation(&Translation{
+			Vip: addr("10.96.0.10", 65536), Protocol: 7, LbType: 3, FlowHashConfig: 0x400,
+			Paths: []*Path{
+				{},
+				{Dst: addr("fd00::1", 80), Src: &Endpoint{Address: "10.0.0.1", Interface: "tap0"}},
+				{Dst: &Endpoint{Interface: "tap0", InterfaceFamily: AddressFamily_IPV6}, Src: addr("10.0.0", 0)},
+			},
+		}), []string{"vip.port", "protocol", "lb_type", "flow_hash_config", "paths[0].dst", "paths[1].dst.address",
+			"paths[1].src", "paths[2].dst.interface_family", "paths[2].src.address"},
+			[]string{"vip.port 65536", "protocol 7", "lb_type 3", "flow_hash_config 0x400", "fd00::1 is not of the VIP's family IPV4",
+				`address "10.0.0.1" and interface "tap0"`, `paths[2].src.address "10.0.0"`}},
+		{"snat addresses", ValidateSnatAddresses(&SnatAddresses{Ip4: "fd00::1", Ip6: "10.0.0.1"}),
+			[]string{"ip4", "ip6"}, []string{`ip4 "fd00::1" is not an IPv4`, `ip6 "10.0.0.1" is not an IPv6`}},
+		{"snat both", ValidateSnatAddresses(&SnatAddresses{Ip4: "10.0.0.1", Interface: "tap0"}),
+			[]string{"interface"}, []string{`interface "tap0" is set with ip4 "10.0.0.1"`}},
+		{"snat none", ValidateSnatAddresses(&SnatAddresses{}), []string{"ip4"}, []string{"all empty"}},
+		{"policy", ValidateSnatPolicy(&SnatPolicy{Policy: 5}), []string{"policy"}, []string{"policy 5"}},
+		{"prefix", ValidateSnatExcludePrefix(&SnatExcludePrefix{Prefix: "10.0.0/8"}), []string{"prefix"}, []string{`prefix "10.0.0/8"`}},
+		{"policy if", ValidateSnatPolicyInterface(&SnatPolicyInterface{Table: 4}), []string{"interface", "table"}, []string{"table 4"}},
+		{"feature", ValidateSnatFeature(&SnatFeature{Family: 2}), []string{"interface", "family"}, []string{"family 2"}},
+	} {
+		var ie *InvalidError
+		if !errors.As(tc.err, &ie) {
+			t.Errorf("%s: %v is not an *InvalidError", tc.name, tc.err)
+			continue
+		}
+		if strings.Join(ie.Fields, ",") != strings.Join(tc.fields, ",") {
+			t.Errorf("%s: fields %v, want %v", tc.name, ie.Fields, tc.fields)
+		}
+		for _, text := range tc.texts {
+			if !strings.Contains(tc.err.Error(), text) {
+				t.Errorf("%s: %q does not say %q", tc.name, tc.err, text)
+			}
+		}
+	}
+}
+
+func TestFormatEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		e    *Endpoint
+		want string
+	}{
+		{addr("10.96.0.10", 80), "10.96.0.10:80"},
+		{addr("FD00::A", 80), "[fd00::a]:80"},
+		{&Endpoint{Interface: "tap0", InterfaceFamily: AddressFamily_IPV6, Port: 1}, "tap0(IPV6):1"},
+		{nil, "-"},
+	} {
+		if got := FormatEndpoint(tc.e); got != tc.want {
+			t.Errorf("FormatEndpoint(%v) = %s, want %s", tc.e, got, tc.want)
+		}
+	}
+	if got := FormatTranslation(&Translation{Vip: addr("10.96.0.10", 80), Protocol: Protocol_UDP}); got != "10.96.0.10:80/UDP" {
+		t.Errorf("FormatTranslation = %s", got)
+	}
+}

@@ -1,0 +1,198 @@
+package cnatplugin
+
+import (
+	"fmt"
+
+	"go.fd.io/govpp/binapi/cnat"
+	"go.fd.io/govpp/binapi/interface_types"
+	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip_types"
+	"google.golang.org/protobuf/proto"
+
+	cnatmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
+)
+
+// noInterface is VPP's ~0 sw_if_index: the endpoint is an address.
+const noInterface = ^uint32(0)
+
+// protocols maps the model's protocols to VPP's ip_proto and back.
+var protocols = map[cnatmodel.Protocol]ip_types.IPProto{
+	cnatmodel.Protocol_TCP:  ip_types.IP_API_PROTO_TCP,
+	cnatmodel.Protocol_UDP:  ip_types.IP_API_PROTO_UDP,
+	cnatmodel.Protocol_SCTP: ip_types.IP_API_PROTO_SCTP,
+}
+
+// protocolFromAPI is the model protocol of VPP's ip_proto; ok is false for others.
+func protocolFromAPI(p ip_types.IPProto) (cnatmodel.Protocol, bool) {
+	for m, v := range protocols {
+		if v == p {
+			return m, true
+		}
+	}
+	return 0, false
+}
+
+// swIfIndexOf resolves a logical interface name for what (a message context).
+type swIfIndexOf func(name, what string) (uint32, error)
+
+// endpointToAPI converts a validated endpoint of a translation whose VIP is of
+// family. An empty endpoint (a path source left unchanged) is the zero address of
+// the family: VPP rewrites a source only when the path's source address is not zero
+// (cnat_node_vip.c).
+func endpointToAPI(e *cnatmodel.Endpoint, family cnatmodel.AddressFamily, sw swIfIndexOf, what string) (cnat.CnatEndpoint, error) {
+	out := cnat.CnatEndpoint{SwIfIndex: interface_types.InterfaceIndex(noInterface), Port: uint16(e.GetPort())}
+	switch {
+	case e.GetInterface() != "":
+		idx, err := sw(e.GetInterface(), what)
+		if err != nil {
+			return out, err
+		}
+		out.SwIfIndex = interface_types.InterfaceIndex(idx)
+		out.IfAf = vppbase.AddrFamily(e.GetInterfaceFamily() == cnatmodel.AddressFamily_IPV6)
+		out.Addr.Af = out.IfAf
+	case e.GetAddress() != "":
+		a, ok := cnatmodel.ParseAddr(e.GetAddress())
+		if !ok {
+			return out, fmt.Errorf("%s: address %q is not an IP address", what, e.GetAddress())
+		}
+		out.Addr = vppbase.AddrToAPI(a)
+		out.IfAf = out.Addr.Af
+	default:
+		out.Addr.Af = vppbase.AddrFamily(family == cnatmodel.AddressFamily_IPV6)
+		out.IfAf = out.Addr.Af
+	}
+	return out, nil
+}
+
+// translationToAPI converts a validated translation.
+func translationToAPI(t *cnatmodel.Translation, sw swIfIndexOf) (cnat.CnatTranslation, error) {
+	what := "cnat translation " + cnatmodel.FormatTranslation(t)
+	vipAddr, _ := cnatmodel.ParseAddr(t.GetVip().GetAddress())
+	family := cnatmodel.FamilyOf(vipAddr)
+	vip, err := endpointToAPI(t.GetVip(), family, sw, what)
+	if err != nil {
+		return cnat.CnatTranslation{}, err
+	}
+	out := cnat.CnatTranslation{
+		Vip:            vip,
+		IPProto:        protocols[t.GetProtocol()],
+		LbType:         cnat.CnatLbType(t.GetLbType()),
+		FlowHashConfig: ip.IPFlowHashConfigV2(t.GetFlowHashConfig()),
+		NPaths:         uint32(len(t.GetPaths())),
+		Paths:          make([]cnat.CnatEndpointTuple, 0, len(t.GetPaths())),
+	}
+	if t.GetIsRealIp() {
+		out.IsRealIP = 1
+	}
+	if t.GetAllocPort() {
+		out.Flags |= uint8(cnat.CNAT_TRANSLATION_ALLOC_PORT)
+	}
+	if t.GetNoReturnSession() {
+		out.Flags |= uint8(cnat.CNAT_TRANSLATION_NO_RETURN_SESSION)
+	}
+	for i, p := range t.GetPaths() {
+		at := fmt.Sprintf("%s paths[%d]", what, i)
+		dst, err := endpointToAPI(p.GetDst(), family, sw, at+".dst")
+		if err != nil {
+			return cnat.CnatTranslation{}, err
+		}
+		src, err := endpointToAPI(p.GetSrc(), family, sw, at+".src")
+		if err != nil {
+			return cnat.CnatTranslation{}, err
+		}
+		out.Paths = append(out.Paths, cnat.CnatEndpointTuple{DstEp: dst, SrcEp: src})
+	}
+	return out, nil
+}
+
+// endpointFromAPI converts a dumped endpoint: an interface endpoint by its logical
+// name (names: sw_if_index -> name; an interface the agent does not know becomes
+// "sw_if_index=<n>", which no NB value names, so a resync replaces or deletes the
+// translation), an address endpoint by its address (zero: nil, no endpoint).
+func endpointFromAPI(e cnat.CnatEndpoint, names map[uint32]string) *cnatmodel.Endpoint {
+	if sw := uint32(e.SwIfIndex); sw != noInterface {
+		name, ok := names[sw]
+		if !ok {
+			name = fmt.Sprintf("sw_if_index=%d", sw)
+		}
+		family := cnatmodel.AddressFamily_IPV4
+		if e.IfAf == ip_types.ADDRESS_IP6 {
+			family = cnatmodel.AddressFamily_IPV6
+		}
+		return &cnatmodel.Endpoint{Interface: name, InterfaceFamily: family, Port: uint32(e.Port)}
+	}
+	out := &cnatmodel.Endpoint{Port: uint32(e.Port)}
+	if a, ok := vppbase.AddrFromAPI(e.Addr); ok && !a.IsUnspecified() {
+		out.Address = a.String()
+	}
+	if out.Address == "" && out.Port == 0 {
+		return nil
+	}
+	return out
+}
+
+// translationFromAPI converts a dumped translation. VPP's dump does not report
+// is_real_ip, the flags or flow_hash_config (cnat_api.c,
+// cnat_translation_send_details fills vip, id, ip_proto, lb_type and the paths
+// only): they are taken from nb, the value NB wants under the same key (nil: none).
+func translationFromAPI(t cnat.CnatTranslation, names map[uint32]string, nb *cnatmodel.Translation) (*cnatmodel.Translation, bool) {
+	proto, ok := protocolFromAPI(t.IPProto)
+	if !ok {
+		return nil, false
+	}
+	vip := endpointFromAPI(t.Vip, names)
+	if vip == nil || vip.GetAddress() == "" {
+		return nil, false
+	}
+	out := &cnatmodel.Translation{Vip: vip, Protocol: proto, LbType: cnatmodel.Translation_LbType(t.LbType)}
+	if nb != nil {
+		out.IsRealIp, out.AllocPort, out.NoReturnSession = nb.GetIsRealIp(), nb.GetAllocPort(), nb.GetNoReturnSession()
+		out.FlowHashConfig = nb.GetFlowHashConfig()
+	}
+	for _, p := range t.Paths {
+		out.Paths = append(out.Paths, &cnatmodel.Path{Dst: endpointFromAPI(p.DstEp, names), Src: endpointFromAPI(p.SrcEp, names)})
+	}
+	return out, true
+}
+
+// canonicalEndpoint is e in the form translationFromAPI gives: addresses
+// canonical, a zero address none, an empty endpoint nil, no family without an
+// interface.
+func canonicalEndpoint(e *cnatmodel.Endpoint) *cnatmodel.Endpoint {
+	if e == nil {
+		return nil
+	}
+	out := &cnatmodel.Endpoint{Port: e.GetPort()}
+	switch {
+	case e.GetInterface() != "":
+		out.Interface, out.InterfaceFamily = e.GetInterface(), e.GetInterfaceFamily()
+	case e.GetAddress() != "":
+		a, ok := cnatmodel.ParseAddr(e.GetAddress())
+		switch {
+		case !ok:
+			out.Address = e.GetAddress()
+		case !a.IsUnspecified():
+			out.Address = a.String()
+		}
+	}
+	if out.Interface == "" && out.Address == "" && out.Port == 0 {
+		return nil
+	}
+	return out
+}
+
+// canonicalTranslation is t in canonical form, for comparisons.
+func canonicalTranslation(t *cnatmodel.Translation) *cnatmodel.Translation {
+	out := proto.Clone(t).(*cnatmodel.Translation)
+	out.Vip = canonicalEndpoint(t.GetVip())
+	for i, p := range t.GetPaths() {
+		out.Paths[i] = &cnatmodel.Path{Dst: canonicalEndpoint(p.GetDst()), Src: canonicalEndpoint(p.GetSrc())}
+	}
+	return out
+}
+
+// sameTranslation compares two translations in canonical form.
+func sameTranslation(a, b *cnatmodel.Translation) bool {
+	return proto.Equal(canonicalTranslation(a), canonicalTranslation(b))
+}
