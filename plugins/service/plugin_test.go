@@ -16,6 +16,7 @@ import (
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -46,7 +47,13 @@ type fixture struct {
 
 func newFixture(tb testing.TB, loader infra.ConfigLoader) *fixture {
 	tb.Helper()
-	cc := st.ContivConf(tb, "master", contivConf)
+	return newFixtureConf(tb, contivConf, loader)
+}
+
+// newFixtureConf is newFixture with the given contiv.conf.
+func newFixtureConf(tb testing.TB, conf string, loader infra.ConfigLoader) *fixture {
+	tb.Helper()
+	cc := st.ContivConf(tb, "master", conf)
 	f := &fixture{
 		ipnet: &st.IPNet{NodeIP: net.ParseIP("192.168.16.10").To4(), NodeNet: &net.IPNet{IP: net.ParseIP("192.168.16.0").To4(), Mask: net.CIDRMask(24, 32)},
 			HostInterconnect: "tap-vpp2", VxlanBVI: "vxlanBVI"},
@@ -187,6 +194,46 @@ func TestRevertedAddPodLeavesNoTrace(t *testing.T) {
 	for _, i := range global.NatInterfaces {
 		if i.Name == "vpp-tap-pod1" {
 			t.Errorf("reverted pod still a NAT interface: %v", global.NatInterfaces)
+		}
+	}
+}
+
+// TestServiceRendererChoosesWhatIsStaged: with serviceRenderer cnat, a resync stages
+// cnat translations of both families and nothing of NAT44 (so that a node switching
+// renderer by a restart has the other's configuration removed by its first resync,
+// which deletes every key nobody staged); with nat44 (the default) it stages NAT44 and
+// no cnat value of IPv4.
+func TestServiceRendererChoosesWhatIsStaged(t *testing.T) {
+	svc := st.Service("default", "nginx", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
+	eps := st.Endpoints("default", "nginx", st.Subset([]st.Addr{st.PodAddr("10.1.2.3", "default", "r")}, st.EpPort("http", 8080, "")))
+	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	kube[svcmodel.Keyword][svcmodel.Key("nginx", "default")] = svc
+	kube[epmodel.Keyword][epmodel.Key("nginx", "default")] = eps
+	for _, renderer := range []string{"nat44", "cnat"} {
+		f := newFixtureConf(t, contivConf+"serviceRenderer: "+renderer+"\n", nil)
+		txn := st.NewTxn()
+		if err := f.p.Resync(controller.NewDBResync(), kube, 1, txn); err != nil {
+			t.Fatal(err)
+		}
+		var nat, cnatKeys []string
+		for _, key := range txn.Keys() {
+			switch {
+			case strings.HasPrefix(key, "config/vpp/nat/"):
+				nat = append(nat, key)
+			case strings.HasPrefix(key, "config/vpp/cnat/"):
+				cnatKeys = append(cnatKeys, key)
+			}
+		}
+		clusterIP := vpp_cnat.TranslationKey("10.96.0.10", 80, vpp_cnat.Protocol_TCP)
+		switch renderer {
+		case "cnat":
+			if len(nat) != 0 || !slices.Contains(cnatKeys, clusterIP) {
+				t.Errorf("serviceRenderer cnat: NAT44 keys %q, cnat keys %q (want the cluster IP's translation)", nat, cnatKeys)
+			}
+		default:
+			if len(cnatKeys) != 0 || !slices.Contains(nat, vpp_nat.DNAT44Key("default/nginx")) {
+				t.Errorf("serviceRenderer nat44 on an IPv4 cluster: cnat keys %q, NAT44 keys %q", cnatKeys, nat)
+			}
 		}
 	}
 }
