@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 
 	"github.com/sirupsen/logrus"
 
@@ -183,14 +184,65 @@ func (rndr *Renderer) forget(svc *renderer.FlatService) *renderedService {
 	return r
 }
 
-// UpdateFlatNodePortServices keeps the new node IPs and stages the translations of
-// every node-port service for them (each service rendered anew: the cost of the
-// node-port services' translations).
+// UpdateFlatNodePortServices keeps the new node IPs and stages, for every node-port
+// service, the translations of the node IPs that appeared and the deletion of those
+// of the node IPs that went: the cost of the changed translations. A service exposed
+// on an external IP that became or stopped being a node's (is_real_ip, no route) is
+// rendered anew.
 func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs *renderer.IPAddresses, npServices []*renderer.FlatService) error {
+	before := slices.Clone(rndr.nodeAddrs)
 	rndr.setNodeIPs(nodeIPs)
+	var added, removed []renderer.Address
+	for _, a := range rndr.nodeAddrs {
+		if !slices.Contains(before, a) {
+			added = append(added, a)
+		}
+	}
+	for _, a := range before {
+		if !slices.Contains(rndr.nodeAddrs, a) {
+			removed = append(removed, a)
+		}
+	}
+	if len(added) == 0 && len(removed) == 0 {
+		return nil
+	}
 	txn.Describe("update cnat node-port services")
+	changed := append(slices.Clone(added), removed...)
 	for _, svc := range npServices {
-		rndr.update(txn, svc, svc)
+		r := rndr.rendered[svc]
+		if r == nil || slices.ContainsFunc(svc.ExternalIPs, func(a renderer.Address) bool { return slices.Contains(changed, a) }) {
+			rndr.update(txn, svc, svc)
+			continue
+		}
+		var touched []string
+		for i := range svc.Ports {
+			p := &svc.Ports[i]
+			proto, ok := protocolOf(p.Port.Protocol)
+			if !ok || p.Port.NodePort == 0 {
+				continue
+			}
+			for _, a := range removed {
+				key := vpp_cnat.TranslationKey(a.Text, uint32(p.Port.NodePort), proto)
+				if _, had := r.translations[key]; !had {
+					continue
+				}
+				delete(r.translations, key)
+				if last := rndr.release(txn, key, svc.ID); last != "" {
+					touched = append(touched, last)
+				}
+			}
+			fresh := &renderedService{translations: make(map[string]*vpp_cnat.Translation, len(added))}
+			for _, a := range added {
+				rndr.addTranslation(fresh, svc, a, p.Port.NodePort, proto, p.ExternalBackends, true, svc.TrafficPolicy == renderer.ClusterWide)
+			}
+			for _, key := range sortedKeys(fresh.translations) {
+				r.translations[key] = fresh.translations[key]
+				if first := rndr.put(txn, key, fresh.translations[key], svc.ID); first != "" {
+					touched = append(touched, first)
+				}
+			}
+		}
+		rndr.stageRoutes(txn, touched)
 	}
 	return nil
 }
@@ -250,9 +302,7 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 		r := rndr.render(svc)
 		rndr.rendered[svc] = r
 		for _, key := range sortedKeys(r.translations) {
-			if rndr.claim(key, svc.ID) {
-				txn.Put(key, r.translations[key])
-			}
+			rndr.put(txn, key, r.translations[key], svc.ID)
 		}
 		addrs = append(addrs, rndr.routeUsers.Update(svc.ID, nil, r.routes)...)
 	}

@@ -328,3 +328,29 @@ func TestNoRouteOnAnAddressThatHasATranslation(t *testing.T) {
 		t.Errorf("translation gone, a port without endpoints left: route %v, want ICMP_PROHIBIT", rt)
 	}
 }
+
+// TestANodeJoiningStagesOnlyItsNodePortTranslations: when a node joins, every
+// node-port service gets the translation of the new node IP, and nothing else is
+// staged; when it leaves, only those are deleted.
+func TestANodeJoiningStagesOnlyItsNodePortTranslations(t *testing.T) {
+	svc := webService("10.1.2.3")
+	r, _ := newRenderer(t, true, svc)
+	const joined = "192.168.16.30"
+	nodes := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(nodeIP6), net.ParseIP(peerIP4), net.ParseIP(joined))
+	txn := &describedTxn{Txn: st.NewTxn()}
+	if err := r.UpdateFlatNodePortServices(txn, nodes, []*renderer.FlatService{svc}); err != nil {
+		t.Fatal(err)
+	}
+	key := vpp_cnat.TranslationKey(joined, 30080, vpp_cnat.Protocol_TCP)
+	if got := txn.Keys(); !slices.Equal(got, []string{key}) || !translation(txn.Txn, joined, 30080).GetIsRealIp() {
+		t.Errorf("node joined: staged %q, want only %s (interposed)", got, key)
+	}
+	nodes.Del(net.ParseIP(joined))
+	txn = &describedTxn{Txn: st.NewTxn()}
+	if err := r.UpdateFlatNodePortServices(txn, nodes, []*renderer.FlatService{svc}); err != nil {
+		t.Fatal(err)
+	}
+	if got := txn.Keys(); !slices.Equal(got, []string{key}) || txn.Values[key] != nil {
+		t.Errorf("node left: staged %q, want only the deletion of %s", got, key)
+	}
+}

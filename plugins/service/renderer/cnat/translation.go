@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -109,13 +110,8 @@ func (rndr *Renderer) updateTranslations(txn renderer.UpdateTxn, oldID, newID re
 		if _, kept := wanted[key]; kept && oldID == newID {
 			continue
 		}
-		if owner, ok := rndr.owners[key]; !ok || owner != oldID {
-			continue // another service's
-		}
-		delete(rndr.owners, key)
-		txn.Delete(key)
-		if addr := old[key].GetVip().GetAddress(); rndr.countVIP(addr, -1) {
-			touched = append(touched, addr)
+		if last := rndr.release(txn, key, oldID); last != "" {
+			touched = append(touched, last)
 		}
 	}
 	for _, key := range sortedKeys(wanted) {
@@ -123,47 +119,48 @@ func (rndr *Renderer) updateTranslations(txn renderer.UpdateTxn, oldID, newID re
 		if prev, ok := old[key]; ok && oldID == newID && rndr.owners[key] == newID && proto.Equal(prev, t) {
 			continue
 		}
-		if !rndr.claim(key, newID) {
-			continue
-		}
-		txn.Put(key, t)
-		if addr := t.GetVip().GetAddress(); rndr.countVIP(addr, 0) {
-			touched = append(touched, addr)
+		if first := rndr.put(txn, key, t, newID); first != "" {
+			touched = append(touched, first)
 		}
 	}
 	return touched
 }
 
-// claim makes id the owner of a translation key unless another service owns it
-// (logged); it counts a new key's address.
-func (rndr *Renderer) claim(key string, id renderer.ServiceID) bool {
+// put stages a translation of service id unless another service owns its key (logged);
+// it returns the translation's address when it is the address's first translation.
+func (rndr *Renderer) put(txn controller.ResyncOperations, key string, t *vpp_cnat.Translation, id renderer.ServiceID) (firstOf string) {
 	owner, owned := rndr.owners[key]
-	switch {
-	case owned && owner != id:
+	if owned && owner != id {
 		rndr.Log.WithField("translation", key).Warnf("service %s exposes the address and port of service %s: not rendered", id, owner)
-		return false
-	case !owned:
-		rndr.owners[key] = id
-		if vip, _, _, ok := vpp_cnat.ParseTranslationKey(key); ok {
-			rndr.vips[vip]++
-		}
+		return ""
 	}
-	return true
+	txn.Put(key, t)
+	if owned {
+		return ""
+	}
+	rndr.owners[key] = id
+	vip := t.GetVip().GetAddress()
+	rndr.vips[vip]++
+	if rndr.vips[vip] == 1 {
+		return vip
+	}
+	return ""
 }
 
-// countVIP changes the count of translations of addr by delta (0: only reports) and
-// tells whether it went to or from zero by that change (or, with delta 0, whether
-// the address just got its first translation).
-func (rndr *Renderer) countVIP(addr string, delta int) bool {
-	if delta == 0 {
-		return rndr.vips[addr] == 1
+// release stages the deletion of a translation that service id owns (nothing for
+// another's); it returns the translation's address when it was its last.
+func (rndr *Renderer) release(txn renderer.UpdateTxn, key string, id renderer.ServiceID) (lastOf string) {
+	if owner, ok := rndr.owners[key]; !ok || owner != id {
+		return ""
 	}
-	rndr.vips[addr] += delta
-	if rndr.vips[addr] <= 0 {
-		delete(rndr.vips, addr)
-		return true
+	delete(rndr.owners, key)
+	txn.Delete(key)
+	vip, _, _, _ := vpp_cnat.ParseTranslationKey(key)
+	if rndr.vips[vip]--; rndr.vips[vip] > 0 {
+		return ""
 	}
-	return false
+	delete(rndr.vips, vip)
+	return vip
 }
 
 // sortedKeys returns the keys of m in ascending order.
