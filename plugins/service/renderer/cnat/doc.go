@@ -42,8 +42,11 @@
 // other service takes it at its next change or resync).
 //
 // Source NAT (snat.go), K8S policy (cnat_snat_policy_k8s):
-//   - SnatAddresses: the default interface's IPv4 (when IPv4 is served) and this
-//     node's IPv6, only with natExternalTraffic;
+//   - SnatAddresses: with natExternalTraffic and a default interface (as the NAT44
+//     renderer decides its pool), that interface's IPv4, else this node's IPv4 (when
+//     IPv4 is served); this node's IPv6. Always staged when a family has one: the
+//     cnat descriptors enable a family's cnat-snat feature only once it has an
+//     address (VPP would translate to the zero address otherwise);
 //   - excluded prefixes: per family served, the pod, VPP-host, node interconnect and
 //     VXLAN ranges of the cluster and the service range: pods reaching them keep
 //     their address;
@@ -53,8 +56,9 @@
 //   - tables: every such interface in POD (so that rule 3, "neither ingress nor
 //     egress a pod interface", never fires: the egress is not known at the input
 //     feature, and the feature would source-NAT every flow from an uplink), the pod
-//     interfaces in INCLUDE_V4/V6 (rule 2: pods' traffic leaving the cluster is
-//     source-NATed unless its destination is excluded), the host interconnect in HOST
+//     interfaces in INCLUDE_V4/V6 when pods' traffic leaving the cluster is
+//     source-NATed (natExternalTraffic and a default interface; rule 2, unless the
+//     destination is excluded), the host interconnect in HOST
 //     (rule 1). A pod reaching itself through a Service is source-NATed by rule 4.
 //
 // Rejects and drops (reject.go): a service address whose ports have no endpoint of

@@ -52,6 +52,10 @@ type Renderer struct {
 	// What the last resync learned about this node.
 	mainVRF, podVRF  uint32
 	nodeIP4, nodeIP6 string // this node's IPs: the source of masqueraded traffic
+	// snatIP4 is the IPv4 SNAT address, snatOut whether pods' traffic leaving the
+	// cluster is source-NATed (snat.go learnSNAT).
+	snatIP4 string
+	snatOut bool
 	// nodeAddrs are the node IPs of the cluster (node ports) of the families served.
 	nodeAddrs []renderer.Address
 	// infraIfs are the interfaces that are not pods' (uplinks, host interconnect,
@@ -336,6 +340,7 @@ func (rndr *Renderer) learnNode() {
 	if fa := rndr.IPAM.ThisNodeAddresses(ipam.IPv6); fa != nil && fa.NodeIP != nil {
 		rndr.nodeIP6 = fa.NodeIP.String()
 	}
+	rndr.learnSNAT()
 	rndr.hostIf = rndr.IPNet.GetHostInterconnectIfName()
 	rndr.infraIfs = renderer.NewInterfaces()
 	for _, name := range []string{rndr.hostIf, rndr.IPNet.GetVxlanBVIIfName(), rndr.ContivConf.GetMainInterfaceName()} {

@@ -50,7 +50,13 @@ func (d *describedTxn) Describe(change string) { d.changes = append(d.changes, c
 // with the node IPs of master and a peer, and the given services.
 func newRenderer(t *testing.T, ipv4 bool, services ...*renderer.FlatService) (*Renderer, *st.Txn) {
 	t.Helper()
-	cc := st.ContivConf(t, "master", dualConf)
+	return newRendererConf(t, dualConf, ipv4, services...)
+}
+
+// newRendererConf is newRenderer with the given contiv.conf.
+func newRendererConf(t *testing.T, conf string, ipv4 bool, services ...*renderer.FlatService) (*Renderer, *st.Txn) {
+	t.Helper()
+	cc := st.ContivConf(t, "master", conf)
 	ipamPlugin := st.IPAM(t, cc, "master", 1)
 	_, nodeNet, _ := net.ParseCIDR("192.168.16.0/24")
 	r := &Renderer{Deps: Deps{Log: st.QuietLog(), ContivConf: cc, IPAM: ipamPlugin, IPv4: ipv4,
@@ -352,5 +358,55 @@ func TestANodeJoiningStagesOnlyItsNodePortTranslations(t *testing.T) {
 	}
 	if got := txn.Keys(); !slices.Equal(got, []string{key}) || txn.Values[key] != nil {
 		t.Errorf("node left: staged %q, want only the deletion of %s", got, key)
+	}
+}
+
+// TestStagedValuesAreValid: every cnat value a resync stages passes the model's
+// validation (what the cnat descriptors check before programming VPP), with and
+// without natExternalTraffic.
+func TestStagedValuesAreValid(t *testing.T) {
+	svc := webService("10.1.2.3", "fd00:10:1:2::3")
+	svc.SessionAffinityTimeout = 60
+	_, txn := newRenderer(t, true, svc, webService())
+	for key, v := range txn.Values {
+		var err error
+		switch m := v.(type) {
+		case *vpp_cnat.Translation:
+			err = vpp_cnat.ValidateTranslation(m)
+		case *vpp_cnat.SnatAddresses:
+			err = vpp_cnat.ValidateSnatAddresses(m)
+		case *vpp_cnat.SnatPolicy:
+			err = vpp_cnat.ValidateSnatPolicy(m)
+		case *vpp_cnat.SnatExcludePrefix:
+			err = vpp_cnat.ValidateSnatExcludePrefix(m)
+		case *vpp_cnat.SnatPolicyInterface:
+			err = vpp_cnat.ValidateSnatPolicyInterface(m)
+		case *vpp_cnat.SnatFeature:
+			err = vpp_cnat.ValidateSnatFeature(m)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+		}
+		if k, kerr := vpp_cnat.ModelKey(v); kerr == nil && k != key {
+			t.Errorf("%s staged under a key other than its own %s", key, k)
+		}
+	}
+}
+
+// TestWithoutNATOfExternalTrafficPodsKeepTheirAddress: natExternalTraffic false leaves
+// pods' interfaces out of the include tables (no SNAT of traffic leaving the cluster),
+// but the SNAT addresses are the node IPs still: the cnat-snat feature needs one for
+// hairpin traffic, and the descriptors enable a family's feature only once it has one.
+func TestWithoutNATOfExternalTrafficPodsKeepTheirAddress(t *testing.T) {
+	_, txn := newRendererConf(t, dualConf+"natExternalTraffic: false\n", true)
+	for key, v := range txn.Values {
+		if pi, ok := v.(*vpp_cnat.SnatPolicyInterface); ok && (pi.GetTable() == vpp_cnat.SnatPolicyInterface_INCLUDE_V4 ||
+			pi.GetTable() == vpp_cnat.SnatPolicyInterface_INCLUDE_V6) {
+			t.Errorf("natExternalTraffic false: %s staged", key)
+		}
+	}
+	want := &vpp_cnat.SnatAddresses{Ip4: nodeIP4, Ip6: nodeIP6}
+	if got := txn.Values[vpp_cnat.SnatAddressesKey]; !proto.Equal(got, want) {
+		t.Errorf("SNAT addresses %v, want %v", got, want)
 	}
 }

@@ -16,7 +16,9 @@ import (
 // and the excluded prefixes of the families served.
 func (rndr *Renderer) resyncSNAT(txn controller.ResyncOperations) {
 	txn.Put(vpp_cnat.SnatPolicyKey, &vpp_cnat.SnatPolicy{Policy: vpp_cnat.SnatPolicy_K8S})
-	txn.Put(vpp_cnat.SnatAddressesKey, rndr.snatAddresses())
+	if a := rndr.snatAddresses(); a.GetIp4() != "" || a.GetIp6() != "" {
+		txn.Put(vpp_cnat.SnatAddressesKey, a)
+	}
 	for _, f := range rndr.families() {
 		fa := rndr.IPAM.ThisNodeAddresses(f)
 		if fa == nil {
@@ -32,25 +34,36 @@ func (rndr *Renderer) resyncSNAT(txn controller.ResyncOperations) {
 	}
 }
 
-// snatAddresses returns the addresses pods' traffic leaving the cluster is
-// source-NATed to, with natExternalTraffic only: the default interface's IPv4 (as
-// the NAT44 renderer's pool; when IPv4 is served and, in no-overlay mode, the
-// default interface is not the main one) and this node's IPv6. A family left empty
-// is not source-NATed by cnat (VPP: unresolved).
-func (rndr *Renderer) snatAddresses() *vpp_cnat.SnatAddresses {
-	a := &vpp_cnat.SnatAddresses{}
+// learnSNAT decides the IPv4 SNAT address and whether pods' traffic leaving the
+// cluster is source-NATed: with natExternalTraffic and a default interface (not, in
+// no-overlay mode, the main interface, which carries the traffic between nodes),
+// as the NAT44 renderer decides its pool, to that interface's IPv4; otherwise the
+// node IP is the SNAT address of hairpin traffic only.
+func (rndr *Renderer) learnSNAT() {
+	rndr.snatIP4, rndr.snatOut = rndr.nodeIP4, false
 	if !rndr.ContivConf.NatExternalTraffic() {
-		return a
+		return
 	}
+	nodeIP, nodeNet := rndr.IPNet.GetNodeIP()
+	name, ip := uplink.Default(rndr.ContivConf, nodeIP, nodeNet)
+	if name == "" || (rndr.ContivConf.GetRoutingConfig().UseNoOverlay && name == rndr.ContivConf.GetMainInterfaceName()) {
+		return
+	}
+	rndr.snatOut = true
+	if ip != nil {
+		rndr.snatIP4 = ip.String()
+	}
+}
+
+// snatAddresses returns the SNAT addresses of the families served (VPP's cnat-snat
+// needs one for any translation: a pod reaching itself through a Service, and pods'
+// traffic leaving the cluster when snatOut): learnSNAT's IPv4 and this node's IPv6.
+// A family left empty is not source-NATed by cnat.
+func (rndr *Renderer) snatAddresses() *vpp_cnat.SnatAddresses {
+	a := &vpp_cnat.SnatAddresses{Ip6: rndr.nodeIP6}
 	if rndr.IPv4 {
-		nodeIP, nodeNet := rndr.IPNet.GetNodeIP()
-		name, ip := uplink.Default(rndr.ContivConf, nodeIP, nodeNet)
-		noOverlayMain := rndr.ContivConf.GetRoutingConfig().UseNoOverlay && name == rndr.ContivConf.GetMainInterfaceName()
-		if ip != nil && !noOverlayMain {
-			a.Ip4 = ip.String()
-		}
+		a.Ip4 = rndr.snatIP4
 	}
-	a.Ip6 = rndr.nodeIP6
 	return a
 }
 
@@ -88,7 +101,8 @@ func (rndr *Renderer) updateIfs(txn renderer.UpdateTxn, change string) {
 
 // ifValues returns the values of one frontend or backend interface, per family
 // served: the cnat-snat feature, the POD table; for a pod's interface the include
-// table; for the host interconnect the HOST table.
+// table (when pods' traffic leaving the cluster is source-NATed); for the host
+// interconnect the HOST table.
 func (rndr *Renderer) ifValues(name string) map[string]proto.Message {
 	out := make(map[string]proto.Message, 6)
 	put := func(table vpp_cnat.SnatPolicyInterface_Table) {
@@ -104,7 +118,7 @@ func (rndr *Renderer) ifValues(name string) map[string]proto.Message {
 			family, include = vpp_cnat.AddressFamily_IPV6, vpp_cnat.SnatPolicyInterface_INCLUDE_V6
 		}
 		out[vpp_cnat.SnatFeatureKey(name, family)] = &vpp_cnat.SnatFeature{Interface: name, Family: family}
-		if !rndr.infraIfs.Has(name) {
+		if rndr.snatOut && !rndr.infraIfs.Has(name) {
 			put(include)
 		}
 	}
