@@ -16,10 +16,12 @@
 // family SnatAddresses gives (both for an interface).
 //
 // A translation's key is VPP's identity of a translation, (VIP address, VIP port,
-// protocol): changing its paths, flags or load balancing is an Update of the same
-// key, done in place by VPP (the same cnat_translation_update, the id kept). A
-// renderer that moves a Service to another VIP or port deletes one key and creates
-// another. Build keys with the model's functions (cnatmodel.TranslationKey or
+// protocol): changing its paths or flags (alloc_port, no_return_session) is an
+// Update of the same key, done in place by VPP (the same cnat_translation_update,
+// the id kept). VPP keeps lb_type, flow_hash_config and the VIP's is_real_ip mode
+// from the creation (cnat_translation.c, cnat_client.c), so changing one of those
+// deletes and re-creates the translation (UpdateWithRecreate). A renderer that
+// moves a Service to another VIP or port deletes one key and creates another. Build keys with the model's functions (cnatmodel.TranslationKey or
 // models.ModelKey); addresses in keys are canonical.
 //
 // # Flow
@@ -32,6 +34,7 @@
 //	SnatPolicy          ──Create/Update──> cnat_set_snat_policy; Delete sets NONE
 //	SnatExcludePrefix   ──Create/Delete──> cnat_snat_policy_add_del_exclude_pfx
 //	SnatPolicyInterface ──Create/Delete──> cnat_snat_policy_add_del_if
+//	                    (the three: Retrieve infers, see below)
 //	SnatFeature         ──Create/Delete──> feature_enable_disable (ip4-unicast/cnat-snat-ip4,
 //	                                       ip6-unicast/cnat-snat-ip6)
 //	                    <──Retrieve─────── feature_is_enabled (for the features NB wants)
@@ -62,10 +65,10 @@
 // same key: a drift in those fields alone is not seen.
 //
 // VPP has no message that reads back the SNAT policy, the excluded prefixes or the
-// policy's interface maps: those descriptors have no Retrieve and the scheduler
-// trusts its record of them. After VPP restarts empty, the resync that follows does
-// not re-create them unless NB changes them; see the plugin's report for the fix
-// proposed (a restart marker the scheduler can depend on).
+// policy's interface maps. Their Retrieve reports what NB wants as present unless
+// VPP has no SNAT addresses (cnat_get_snat_addresses), which is how a VPP that
+// restarted empty looks: the resync that follows a restart then sets them again
+// (see retrieveUnreadable). A stale one NB no longer wants is not found.
 //
 // # What it does not do
 //
@@ -75,7 +78,9 @@
 //     path is the FIB one; add a model when a renderer needs them.
 //   - the path flag CNAT_EPT_NO_NAT.
 //
-// Cost: one request per value changed (no pipelining yet: CreateAsync/UpdateAsync
-// would batch a burst); Retrieve is one dump for translations, one request for the
-// addresses and one per wanted feature.
+// Cost: one request per value changed; translations created or updated in one
+// transaction are pipelined (CreateAsync, UpdateAsync: async.go), so a burst costs
+// one pipeline, not one round trip each. Retrieve is one dump for translations, one
+// request for the addresses (and for the inferred SNAT values) and one per wanted
+// feature.
 package cnatplugin

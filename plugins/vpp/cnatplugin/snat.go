@@ -136,38 +136,84 @@ func (d *snatDescriptor) setAddresses(v *cnatmodel.SnatAddresses, op string) err
 	return nil
 }
 
-// retrieveAddresses reads the SNAT addresses back; zero addresses without an
-// interface (VPP's start, or a clear) are no value.
+// retrieveAddresses reads the SNAT addresses back; addresses VPP has not been
+// given (see snatState) are no value.
 func (d *snatDescriptor) retrieveAddresses(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+	v, err := d.snatState()
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return []kvapi.KVWithMetadata{{Key: cnatmodel.SnatAddressesKey, Value: v, Origin: kvapi.FromNB}}, nil
+}
+
+// snatState reads VPP's SNAT addresses: nil when VPP has none, which is its state
+// after a start and after Delete: zero addresses with sw_if_index ~0 (Delete), 0
+// (VPP's start: cnat keeps the SNAT endpoints in a zeroed global that nothing
+// initialises, cnat_snat_policy.c; sw_if_index 0 is local0, which never has an
+// address) or an index the agent does not know.
+func (d *snatDescriptor) snatState() (*cnatmodel.SnatAddresses, error) {
 	reply := &cnat.CnatGetSnatAddressesReply{}
 	if err := vppbase.Call(d.Ch, &cnat.CnatGetSnatAddresses{}, reply); err != nil {
 		return nil, fmt.Errorf("retrieve cnat SNAT addresses: %w", err)
 	}
 	v := &cnatmodel.SnatAddresses{}
+	if a := netip.AddrFrom4(reply.SnatIP4); !a.IsUnspecified() {
+		v.Ip4 = a.String()
+	}
+	if a := netip.AddrFrom16(reply.SnatIP6); !a.IsUnspecified() {
+		v.Ip6 = a.String()
+	}
+	zero := v.Ip4 == "" && v.Ip6 == ""
 	if sw := uint32(reply.SwIfIndex); sw != noInterface {
 		// With an interface VPP reports the addresses it took from it: not NB's.
+		v.Ip4, v.Ip6 = "", ""
 		name, ok := d.IfaceNames()[sw]
-		if !ok {
-			name = fmt.Sprintf("sw_if_index=%d", sw)
-		}
-		v.Interface = name
-	} else {
-		if a := netip.AddrFrom4(reply.SnatIP4); !a.IsUnspecified() {
-			v.Ip4 = a.String()
-		}
-		if a := netip.AddrFrom16(reply.SnatIP6); !a.IsUnspecified() {
-			v.Ip6 = a.String()
+		switch {
+		case zero && sw == 0:
+			return nil, nil
+		case ok:
+			v.Interface = name
+		case zero:
+			return nil, nil
+		default:
+			v.Interface = fmt.Sprintf("sw_if_index=%d", sw)
 		}
 	}
-	if canonicalAddresses(v) == canonicalAddresses(&cnatmodel.SnatAddresses{}) {
+	if v.Interface == "" && zero {
 		return nil, nil
 	}
-	return []kvapi.KVWithMetadata{{Key: cnatmodel.SnatAddressesKey, Value: v, Origin: kvapi.FromNB}}, nil
+	return v, nil
+}
+
+// retrieveUnreadable stands in for the Retrieve of values VPP cannot read back
+// (the SNAT policy, excluded prefixes, policy interfaces): it reports the values NB
+// wants as present unless VPP has no SNAT addresses, which is what a VPP that
+// restarted empty shows (a renderer that uses SNAT sets them first, and the
+// feature depends on them); then it reports none, and the resync sets them again.
+// Without it the scheduler would trust its record and leave a restarted VPP
+// without them. The price: with no SNAT addresses in NB, every full resync sends
+// them again (each request is idempotent in VPP: set policy, add prefix and add
+// interface replace or re-add). A value VPP has and NB no longer wants is not seen.
+func (d *snatDescriptor) retrieveUnreadable(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
+	v, err := d.snatState()
+	if err != nil || v == nil {
+		return nil, err
+	}
+	idx := ifaceidx.New(d.Ifaces())
+	out := make([]kvapi.KVWithMetadata, 0, len(correlate))
+	for _, kv := range correlate {
+		if pi, ok := kv.Value.(*cnatmodel.SnatPolicyInterface); ok {
+			if _, known := idx.LookupByName(pi.GetInterface()); !known {
+				continue // its interface is not in VPP, so neither is it
+			}
+		}
+		out = append(out, kvapi.KVWithMetadata{Key: kv.Key, Value: kv.Value, Metadata: kv.Metadata, Origin: kvapi.FromNB})
+	}
+	return out, nil
 }
 
 // NewSnatPolicyDescriptor returns the descriptor of the SNAT policy (one value).
-// VPP has no message that reads the policy back, so there is no Retrieve: the
-// scheduler trusts its record (see the package doc on VPP restarts).
+// VPP has no message that reads the policy back: see retrieveUnreadable.
 func NewSnatPolicyDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 	d := &snatDescriptor{Descriptor: vppbase.NewDescriptor(deps, SnatPolicyDescriptorName)}
 	set := func(_ string, v *cnatmodel.SnatPolicy) (kvapi.Metadata, error) {
@@ -186,6 +232,7 @@ func NewSnatPolicyDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 		Delete: func(_ string, _ *cnatmodel.SnatPolicy, _ kvapi.Metadata) error {
 			return d.setPolicy(cnatmodel.SnatPolicy_NONE)
 		},
+		Retrieve:           d.retrieveUnreadable,
 		IsRetriableFailure: vppbase.IsRetriable,
 	})
 }
@@ -198,8 +245,8 @@ func (d *snatDescriptor) setPolicy(p cnatmodel.SnatPolicy_Policy) error {
 	return nil
 }
 
-// NewSnatExcludePrefixDescriptor returns the descriptor of excluded prefixes (no
-// Retrieve: VPP has no dump of them).
+// NewSnatExcludePrefixDescriptor returns the descriptor of excluded prefixes (VPP
+// has no dump of them: see retrieveUnreadable).
 func NewSnatExcludePrefixDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 	d := &snatDescriptor{Descriptor: vppbase.NewDescriptor(deps, SnatExcludePrefixDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*cnatmodel.SnatExcludePrefix, kvapi.Metadata]{
@@ -224,6 +271,7 @@ func NewSnatExcludePrefixDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescri
 		Delete: func(_ string, v *cnatmodel.SnatExcludePrefix, _ kvapi.Metadata) error {
 			return d.addDelPrefix(v, false)
 		},
+		Retrieve:           d.retrieveUnreadable,
 		IsRetriableFailure: vppbase.IsRetriable,
 	})
 }
@@ -243,7 +291,7 @@ func (d *snatDescriptor) addDelPrefix(v *cnatmodel.SnatExcludePrefix, isAdd bool
 }
 
 // NewSnatPolicyInterfaceDescriptor returns the descriptor of SNAT policy interfaces
-// (no Retrieve: VPP has no dump of the policy's interface maps).
+// (VPP has no dump of the policy's interface maps: see retrieveUnreadable).
 func NewSnatPolicyInterfaceDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 	d := &snatDescriptor{Descriptor: vppbase.NewDescriptor(deps, SnatPolicyInterfaceDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*cnatmodel.SnatPolicyInterface, kvapi.Metadata]{
@@ -265,7 +313,9 @@ func NewSnatPolicyInterfaceDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDesc
 		Delete: func(_ string, v *cnatmodel.SnatPolicyInterface, _ kvapi.Metadata) error {
 			return d.addDelInterface(v, false)
 		},
-		IsRetriableFailure: vppbase.IsRetriable,
+		Retrieve:             d.retrieveUnreadable,
+		RetrieveDependencies: []string{ifaceidx.DescriptorName},
+		IsRetriableFailure:   vppbase.IsRetriable,
 		Dependencies: func(_ string, v *cnatmodel.SnatPolicyInterface) []kvapi.Dependency {
 			return interfaceDep(v.GetInterface())
 		},

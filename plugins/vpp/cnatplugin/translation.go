@@ -30,6 +30,9 @@ type TranslationMetadata struct {
 
 type translationDescriptor struct {
 	vppbase.Descriptor
+
+	pipe     *govppmux.Pipe    // of Ch, made by the first asynchronous update
+	inflight []*updateInFlight // sent on pipe, replies not read yet (async.go)
 }
 
 // NewTranslationDescriptor returns the descriptor of cnat translations.
@@ -49,9 +52,18 @@ func NewTranslationDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 		},
 		// VPP updates the translation of an existing (vip, port, protocol) in place and
 		// keeps its id (cnat_translation.c, cnat_translation_update): paths replaced,
-		// flags and load balancing overwritten. So an update is the same message.
+		// flags overwritten. So an update is the same message...
 		Update: func(_ string, _, v *cnatmodel.Translation, _ *TranslationMetadata) (*TranslationMetadata, error) {
 			return d.update(v, "update")
+		},
+		UpdateWithRecreate: func(_ string, old, v *cnatmodel.Translation, _ *TranslationMetadata) bool {
+			return needsRecreate(old, v)
+		},
+		CreateAsync: func(_ string, v *cnatmodel.Translation) func() (*TranslationMetadata, error) {
+			return d.updateAsync(v, "add")
+		},
+		UpdateAsync: func(_ string, _, v *cnatmodel.Translation, _ *TranslationMetadata) func() (*TranslationMetadata, error) {
+			return d.updateAsync(v, "update")
 		},
 		Delete:               d.delete,
 		Retrieve:             d.retrieve,
@@ -87,6 +99,28 @@ func validateTranslation(key string, v *cnatmodel.Translation) error {
 	return nil
 }
 
+// needsRecreate tells whether VPP cannot change old into v in place. VPP sets
+// lb_type and flow_hash_config only when it creates a translation
+// (cnat_translation_update: an update of an existing key keeps them), and the
+// VIP's cnat client keeps the exclusive or interposed mode of is_real_ip it was
+// created with (cnat_client_add). So a change of any of them deletes and creates
+// the translation. (The client of a VIP address is shared by every translation of
+// that address, and lives while any of them or a session does: a renderer gives
+// all translations of one address the same is_real_ip.)
+func needsRecreate(old, v *cnatmodel.Translation) bool {
+	fhc := func(t *cnatmodel.Translation) uint32 {
+		if t.GetFlowHashConfig() == 0 {
+			return defaultFlowHash
+		}
+		return t.GetFlowHashConfig()
+	}
+	return old.GetLbType() != v.GetLbType() || fhc(old) != fhc(v) || old.GetIsRealIp() != v.GetIsRealIp()
+}
+
+// defaultFlowHash is VPP's IP_FLOW_HASH_DEFAULT (src and dst address and port,
+// protocol), which a flow_hash_config of 0 stands for.
+const defaultFlowHash = 0x9f
+
 // translationDeps: every interface an endpoint takes its address from must exist.
 func translationDeps(_ string, v *cnatmodel.Translation) []kvapi.Dependency {
 	var deps []kvapi.Dependency
@@ -102,19 +136,10 @@ func translationDeps(_ string, v *cnatmodel.Translation) []kvapi.Dependency {
 	return deps
 }
 
-// update sends cnat_translation_update and returns the id VPP gives.
+// update sends cnat_translation_update and returns the id VPP gives (the
+// asynchronous form, waited for at once).
 func (d *translationDescriptor) update(v *cnatmodel.Translation, op string) (*TranslationMetadata, error) {
-	what := op + " cnat translation " + cnatmodel.FormatTranslation(v)
-	t, err := translationToAPI(v, d.SwIfIndex)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	reply := &cnat.CnatTranslationUpdateReply{}
-	if err := vppbase.Call(d.Ch, &cnat.CnatTranslationUpdate{Translation: t}, reply); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	d.Log.WithField("id", reply.ID).Debugf("%s done", what)
-	return &TranslationMetadata{ID: reply.ID}, nil
+	return d.updateAsync(v, op)()
 }
 
 // delete sends cnat_translation_del with the id in the metadata; without metadata

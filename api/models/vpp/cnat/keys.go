@@ -13,9 +13,11 @@
 //	config/vpp/cnat/v2/snat-feature/<interface>/family/<IPV4|IPV6>      SnatFeature
 //
 // A translation's key is VPP's own identity of a translation, (VIP address, VIP port,
-// protocol): VPP updates the translation of an existing identity in place, so a change
-// of anything else (paths, flags, load balancing) is an update of the same key. The id
-// VPP allocates is the descriptor's metadata, not part of the key.
+// protocol): a change of anything else (paths, flags, load balancing) is a change of
+// the value under the same key. VPP changes paths and flags in place; the descriptor
+// re-creates the translation for what VPP keeps from the creation (lb_type,
+// flow_hash_config, is_real_ip). The id VPP allocates is the descriptor's metadata,
+// not part of the key.
 //
 // Addresses and prefixes are written in canonical form (netip's String; a prefix
 // masked), so two spellings never make two keys. <TABLE> is INCLUDE_V4, INCLUDE_V6,

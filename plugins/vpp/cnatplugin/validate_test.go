@@ -1,0 +1,101 @@
+package cnatplugin
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	cnatmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
+)
+
+// descriptors returns the plugin's descriptors by name, with no VPP behind them.
+func descriptors(deps vppbase.DescriptorDeps) map[string]*kvapi.KVDescriptor {
+	if deps.Log == nil {
+		deps.Log = logrus.New()
+	}
+	out := map[string]*kvapi.KVDescriptor{}
+	for _, d := range Descriptors(deps) {
+		out[d.Name] = d
+	}
+	return out
+}
+
+func ep(addr string, port uint32) *cnatmodel.Endpoint {
+	return &cnatmodel.Endpoint{Address: addr, Port: port}
+}
+
+func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
+	ds := descriptors(vppbase.DescriptorDeps{})
+	for _, tc := range []struct {
+		desc  string
+		key   string
+		value proto.Message
+		field string
+		text  string
+	}{
+		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("10.96.0", 80)}, "vip.address", `vip.address "10.96.0" is not an IP address`},
+		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 70000)}}},
+			"paths[0].dst.port", "paths[0].dst.port 70000 is above 65535"},
+		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("fd00::a", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}},
+			"paths[0].dst.address", "paths[0].dst.address 10.1.1.2 is not of the VIP's family IPV6"},
+		{TranslationDescriptorName, cnatmodel.TranslationKey("10.96.0.10", 81, cnatmodel.Protocol_TCP), &cnatmodel.Translation{Vip: ep("10.96.0.10", 80)},
+			"vip.port", `does not match its value (want "config/vpp/cnat/v2/translation/10.96.0.10/80/TCP")`},
+		{SnatAddressesDescriptorName, cnatmodel.SnatAddressesKey, &cnatmodel.SnatAddresses{Ip4: "fd00::1"}, "ip4", `ip4 "fd00::1" is not an IPv4 address`},
+		{SnatPolicyDescriptorName, cnatmodel.SnatPolicyKey, &cnatmodel.SnatPolicy{Policy: 9}, "policy", "policy 9 is not NONE, IF_PFX or K8S"},
+		{SnatExcludePrefixDescriptorName, "", &cnatmodel.SnatExcludePrefix{Prefix: "10.0.0.0/40"}, "prefix", `prefix "10.0.0.0/40" is not a prefix`},
+		{SnatExcludePrefixDescriptorName, cnatmodel.SnatExcludePrefixKey("10.0.0.0/8"), &cnatmodel.SnatExcludePrefix{Prefix: "10.0.0.0/16"}, "prefix", "does not match"},
+		{SnatPolicyInterfaceDescriptorName, "", &cnatmodel.SnatPolicyInterface{Interface: "tap0", Table: 4}, "table", "table 4 is not INCLUDE_V4"},
+		{SnatFeatureDescriptorName, "", &cnatmodel.SnatFeature{Family: cnatmodel.AddressFamily_IPV6}, "interface", "interface is empty"},
+		{SnatFeatureDescriptorName, cnatmodel.SnatFeatureKey("tap0", cnatmodel.AddressFamily_IPV4), &cnatmodel.SnatFeature{Interface: "tap0", Family: cnatmodel.AddressFamily_IPV6}, "family", "does not match"},
+	} {
+		err := ds[tc.desc].Validate(tc.key, tc.value)
+		var ive *kvapi.InvalidValueError
+		if !errors.As(err, &ive) {
+			t.Errorf("%s: Validate(%v) = %v, want an InvalidValueError", tc.desc, tc.value, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.text) || !strings.Contains(strings.Join(ive.InvalidFields, ","), tc.field) {
+			t.Errorf("%s: Validate(%v) = %v (fields %v), want field %s and %q", tc.desc, tc.value, err, ive.InvalidFields, tc.field, tc.text)
+		}
+		if ds[tc.desc].IsRetriableFailure(err) {
+			t.Errorf("%s: an invalid value is retried", tc.desc)
+		}
+	}
+}
+
+func TestValidateAcceptsValuesUnderTheirKey(t *testing.T) {
+	ds := descriptors(vppbase.DescriptorDeps{})
+	for _, v := range []proto.Message{
+		&cnatmodel.Translation{Vip: ep("FD00::A", 80), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("fd00:1::2", 8080)}}},
+		&cnatmodel.SnatAddresses{Ip4: "192.168.16.1"},
+		&cnatmodel.SnatPolicy{Policy: cnatmodel.SnatPolicy_K8S},
+		&cnatmodel.SnatExcludePrefix{Prefix: "10.1.2.3/16"},
+		&cnatmodel.SnatPolicyInterface{Interface: "GigabitEthernet0/8/0", Table: cnatmodel.SnatPolicyInterface_HOST},
+		&cnatmodel.SnatFeature{Interface: "tap0", Family: cnatmodel.AddressFamily_IPV6},
+	} {
+		key, err := cnatmodel.ModelKey(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d *kvapi.KVDescriptor
+		for _, c := range ds {
+			if c.KeySelector(key) {
+				if d != nil {
+					t.Fatalf("%s is selected by %s and %s", key, d.Name, c.Name)
+				}
+				d = c
+			}
+		}
+		if d == nil {
+			t.Fatalf("no descriptor selects %s", key)
+		}
+		if err := d.Validate(key, v); err != nil {
+			t.Errorf("%s: Validate(%s) = %v", d.Name, key, err)
+		}
+	}
+}
