@@ -37,6 +37,8 @@ var cliCommands = []cliCommand{
 	{[]string{"show", "trace"}, cliShowTrace},
 	{[]string{"show", "errors"}, cliShowErrors},
 	{[]string{"show", "stn", "rules"}, cliShowSTNRules},
+	{[]string{"show", "cnat", "translation"}, cliShowCnatTranslation},
+	{[]string{"show", "cnat", "session"}, cliShowCnatSession},
 	{[]string{"trace", "add"}, cliTraceAdd},
 	{[]string{"clear", "trace"}, cliTraceClear},
 	{[]string{"show", "acl-plugin", "acl"}, cliShowACL},

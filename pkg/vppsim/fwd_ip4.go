@@ -58,6 +58,9 @@ func (st *state) ip4Unicast(p *pkt, i *iface) {
 	if st.nat.enabled && !st.natInput(p, i) {
 		return
 	}
+	if st.cnatFeatureOn(i.idx, cnatSNAT4) && !st.cnatSNATNode(p, i, false) {
+		return
+	}
 	st.ip4Lookup(p)
 }
 
@@ -110,6 +113,15 @@ func (st *state) ip4Lookup(p *pkt) {
 	}
 	h := p.ip()
 	dst := ip4Dst(h)
+	if cc := st.cnatClientFor(p, addr4(dst)); cc != nil {
+		if p.tr != nil {
+			st.tracef(p, "ip4-lookup", "fib 0 dpo-idx %s/32: cnat client", cc.addr)
+		}
+		if st.cnatTx(p, cc, false) {
+			return
+		}
+	}
+	p.cnatSkip = false
 	e := st.fibLookup(p.vrf, dst)
 	if e == nil {
 		st.drop(p, "ip4-lookup", "no such FIB table")

@@ -134,6 +134,9 @@ func (st *state) ip6Input(p *pkt, i *iface) {
 	if st.aclFilter != nil && !st.aclCheck6(p, i.idx, true) {
 		return
 	}
+	if st.cnatFeatureOn(i.idx, cnatSNAT6) && !st.cnatSNATNode(p, i, true) {
+		return
+	}
 	st.ip6Lookup(p)
 }
 
@@ -206,6 +209,15 @@ func (st *state) ip6Lookup(p *pkt) {
 	}
 	h := p.ip()
 	dst := ip6Dst(h)
+	if cc := st.cnatClientFor(p, addr6(dst)); cc != nil {
+		if p.tr != nil {
+			st.tracef(p, "ip6-lookup", "fib 0 dpo-idx %s/128: cnat client", cc.addr)
+		}
+		if st.cnatTx(p, cc, true) {
+			return
+		}
+	}
+	p.cnatSkip = false
 	e := st.fib6Lookup(p.vrf, dst)
 	if e == nil {
 		st.drop(p, "ip6-lookup", "no such FIB table")

@@ -69,8 +69,11 @@ type pkt struct {
 	natted    bool // NAT translated or classified it (ip4-local source check exempt)
 	interVRF  bool // went through an inter-VRF lookup
 	localOrig bool // originated by VPP (no TTL decrement, no input features)
-	shg       uint8
-	depth     int
+	// cnatSkip makes the next table-0 lookup ignore cnat clients (the
+	// packet already went through ip4/ip6-cnat-tx and follows the FIB).
+	cnatSkip bool
+	shg      uint8
+	depth    int
 
 	tr *traceRec // nil unless the packet is traced
 }

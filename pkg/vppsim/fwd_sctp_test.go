@@ -11,8 +11,6 @@ import (
 	"go.fd.io/govpp/binapi/nat_types"
 )
 
-const protoSCTP = 132
-
 // sctpL4 builds an SCTP common header (ports, verification tag, CRC32c)
 // with one INIT-like chunk header.
 func sctpL4(sport, dport uint16) []byte {

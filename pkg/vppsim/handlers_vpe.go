@@ -80,6 +80,7 @@ func registerHandlers(t *msgTable) []*handler {
 	registerACL(r)
 	registerDHCP(r)
 	registerSTN(r)
+	registerCNAT(r)
 	return r.handlers
 }
 

@@ -109,6 +109,12 @@ const (
 	// retvalFeatureAlreadyEnabled is
 	// VNET_API_ERROR_FEATURE_ALREADY_ENABLED (-170): enabling NAT44-ED twice.
 	retvalFeatureAlreadyEnabled = int32(api.FEATURE_ALREADY_ENABLED)
+	// retvalInvalidAddressFamily is VNET_API_ERROR_INVALID_ADDRESS_FAMILY
+	// (-97): an address family that is neither IPv4 nor IPv6 (cnat endpoints).
+	retvalInvalidAddressFamily = int32(api.INVALID_ADDRESS_FAMILY)
+	// retvalInvalidProtocol is VNET_API_ERROR_INVALID_PROTOCOL (-153): an IP
+	// protocol number ip_proto_decode does not know (cnat translations).
+	retvalInvalidProtocol = int32(api.INVALID_PROTOCOL)
 	// retvalNoPathsInRoute is VNET_API_ERROR_NO_PATHS_IN_ROUTE (-172):
 	// adding a route without paths. The code is newer than govpp's error
 	// table, which therefore prints it as a bare number.

@@ -269,8 +269,9 @@ type state struct {
 	dhcp        map[uint32]*dhcpClient
 	ifEventSubs map[uint32]uint32 // client index -> pid
 	nat         natState
-	acl         aclState // the ACL plugin (acl*.go)
-	stn         stnState // the STN plugin (stn.go, fwd_stn.go)
+	acl         aclState  // the ACL plugin (acl*.go)
+	stn         stnState  // the STN plugin (stn.go, fwd_stn.go)
+	cnat        cnatState // the cnat plugin (cnat*.go, fwd_cnat*.go)
 
 	seq uint64 // insertion order of entries VPP dumps in pool order
 

@@ -89,6 +89,17 @@ func (c CombinedCounter) Add(t int, k uint32, packets, bytes uint64) {
 	c.s.mu.RUnlock()
 }
 
+// Zero zeroes element k of every thread (vlib_zero_combined_counter).
+func (c CombinedCounter) Zero(k uint32) {
+	c.s.mu.RLock()
+	if !c.s.closed && c.s.entries[c.i].typ == typeCombined {
+		for t := range c.s.entries[c.i].inner {
+			c.s.zeroCombined(c.i, t, k)
+		}
+	}
+	c.s.mu.RUnlock()
+}
+
 // Validate grows every thread's vector to at least n elements.
 func (c CombinedCounter) Validate(n uint32) error {
 	return c.s.change(func() error { return c.s.growCounter(c.i, n) })

@@ -507,6 +507,17 @@ func (s *Segment) setSimple(i uint32, t int, k uint32, v uint64) {
 	atomic.StoreUint64(s.word(e.inner[t].off+uint64(k)*8), v)
 }
 
+// zeroCombined zeroes element k of thread t of combined counter i.
+func (s *Segment) zeroCombined(i uint32, t int, k uint32) {
+	e := &s.entries[i]
+	if t < 0 || t >= len(e.inner) || k >= e.inner[t].n {
+		return
+	}
+	off := e.inner[t].off + uint64(k)*16
+	atomic.StoreUint64(s.word(off), 0)
+	atomic.StoreUint64(s.word(off+8), 0)
+}
+
 // addCombined adds packets and bytes to element k of thread t of combined counter i.
 func (s *Segment) addCombined(i uint32, t int, k uint32, packets, bytes uint64) {
 	e := &s.entries[i]
