@@ -1,0 +1,73 @@
+package servicetest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+)
+
+// IP protocol numbers of the frames built here.
+const (
+	ProtoTCP = 6
+	ProtoUDP = 17
+)
+
+// L4Frame builds an Ethernet frame with an IPv4 UDP datagram or TCP SYN (no L4
+// checksum) from src:sport to dst:dport.
+func L4Frame(proto uint8, dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dport uint16) []byte {
+	payload := []byte("query")
+	l4len := 8 + len(payload)
+	if proto == ProtoTCP {
+		l4len = 20
+	}
+	f := make([]byte, 14+20+l4len)
+	copy(f[0:6], dstMAC[:])
+	copy(f[6:12], srcMAC[:])
+	binary.BigEndian.PutUint16(f[12:14], 0x0800)
+	ip := f[14:]
+	ip[0], ip[8], ip[9] = 0x45, 64, proto
+	binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
+	s, d := netip.MustParseAddr(src).As4(), netip.MustParseAddr(dst).As4()
+	copy(ip[12:16], s[:])
+	copy(ip[16:20], d[:])
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(ip[i : i+2]))
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	binary.BigEndian.PutUint16(ip[10:12], ^uint16(sum))
+	l4 := ip[20:]
+	binary.BigEndian.PutUint16(l4[0:2], sport)
+	binary.BigEndian.PutUint16(l4[2:4], dport)
+	if proto == ProtoTCP {
+		l4[12], l4[13] = 5<<4, 0x02 // data offset 5 words, SYN
+		binary.BigEndian.PutUint16(l4[14:16], 64240)
+		return f
+	}
+	binary.BigEndian.PutUint16(l4[4:6], uint16(len(l4)))
+	copy(l4[8:], payload)
+	return f
+}
+
+// Flow describes an IPv4 TCP or UDP frame as "proto src:sport -> dst:dport" ("" for
+// any other frame).
+func Flow(frame []byte) string {
+	if len(frame) < 14+20+4 || binary.BigEndian.Uint16(frame[12:14]) != 0x0800 {
+		return ""
+	}
+	ip := frame[14:]
+	proto := ip[9]
+	if proto != ProtoTCP && proto != ProtoUDP {
+		return ""
+	}
+	l4 := ip[int(ip[0]&0x0f)*4:]
+	name := "tcp"
+	if proto == ProtoUDP {
+		name = "udp"
+	}
+	src := netip.AddrPortFrom(netip.AddrFrom4([4]byte(ip[12:16])), binary.BigEndian.Uint16(l4[0:2]))
+	dst := netip.AddrPortFrom(netip.AddrFrom4([4]byte(ip[16:20])), binary.BigEndian.Uint16(l4[2:4]))
+	return fmt.Sprintf("%s %s -> %s", name, src, dst)
+}
