@@ -42,6 +42,8 @@ const (
 	outside   = "192.168.16.99"
 	pod1      = "10.1.1.3"
 	pod2      = "10.1.1.4"
+	outside6  = "fd00:192:168:16::99"
+	pod1v6    = "fd00:10:1:1::3"
 )
 
 var (
@@ -86,11 +88,11 @@ func newTrafficNode(t *testing.T) *trafficNode {
 	t.Cleanup(ch.Close)
 	n := &trafficNode{sim: sim, ch: ch, clk: clk, macs: make(map[string][6]byte), sent: make(map[string][]string), committed: make(map[string]proto.Message)}
 	for nic, cfg := range map[string]struct {
-		addr  string
+		addrs []string
 		neigh map[string][6]byte
 	}{
-		uplinkNIC: {nodeIP4 + "/24", map[string][6]byte{outside: outsideMAC}},
-		podsNIC:   {"10.1.1.1/24", map[string][6]byte{pod1: pod1MAC, pod2: pod2MAC}},
+		uplinkNIC: {[]string{nodeIP4 + "/24", nodeIP6 + "/112"}, map[string][6]byte{outside: outsideMAC, outside6: outsideMAC}},
+		podsNIC:   {[]string{"10.1.1.1/24", "fd00:10:1:1::1/64"}, map[string][6]byte{pod1: pod1MAC, pod2: pod2MAC, pod1v6: pod1MAC}},
 	} {
 		i, ok := sim.InterfaceByName(nic)
 		if !ok {
@@ -100,11 +102,13 @@ func newTrafficNode(t *testing.T) *trafficNode {
 		copy(mac[:], i.MAC)
 		n.macs[nic] = mac
 		sw := interface_types.InterfaceIndex(i.SwIfIndex)
-		prefix, err := ip_types.ParseAddressWithPrefix(cfg.addr)
-		if err != nil {
-			t.Fatal(err)
+		for _, a := range cfg.addrs {
+			prefix, err := ip_types.ParseAddressWithPrefix(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.do(t, &interfaces.SwInterfaceAddDelAddress{SwIfIndex: sw, IsAdd: true, Prefix: prefix}, &interfaces.SwInterfaceAddDelAddressReply{})
 		}
-		n.do(t, &interfaces.SwInterfaceAddDelAddress{SwIfIndex: sw, IsAdd: true, Prefix: prefix}, &interfaces.SwInterfaceAddDelAddressReply{})
 		n.do(t, &interfaces.SwInterfaceSetFlags{SwIfIndex: sw, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP}, &interfaces.SwInterfaceSetFlagsReply{})
 		for ip, m := range cfg.neigh {
 			addr, _ := ip_types.ParseAddress(ip)
@@ -257,5 +261,47 @@ func TestTrafficThroughTheCNATRenderer(t *testing.T) {
 	got, icmp := n.send(t, uplinkNIC, outsideMAC, st.ProtoUDP, outside+":40003", "10.96.0.12:53", podsNIC)
 	if len(got) != 0 || len(icmp) != 1 || !strings.HasSuffix(icmp[0], outside+" 3/10") {
 		t.Errorf("Service without endpoints: sent %q, ICMP %q, want 3/10 to the client at once", got, icmp)
+	}
+}
+
+// TestPodReachesARemoteBackendAndGetsTheAnswerFromTheClusterIP: a pod's connection to
+// a cluster IP whose backend is on another node (routed through the uplink) keeps the
+// pod's address, and the remote backend's answer, arriving on the uplink, is
+// reverse-translated to come from the cluster IP.
+func TestPodReachesARemoteBackendAndGetsTheAnswerFromTheClusterIP(t *testing.T) {
+	const peer, remote = "192.168.16.20", "10.1.2.3"
+	peerMAC := [6]byte{2, 0, 0, 0, 0, 0x20}
+	n := newTrafficNode(t)
+	up, _ := n.sim.InterfaceByName(uplinkNIC)
+	addr, _ := ip_types.ParseAddress(peer)
+	n.do(t, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(up.SwIfIndex),
+		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: peerMAC, IPAddress: addr}}, &ip_neighbor.IPNeighborAddDelReply{})
+	_, txn := newRenderer(t, true, webService(remote))
+	txn.Put(l3.RouteKey(0, "10.1.2.0/24", peer), &l3.Route{DstNetwork: "10.1.2.0/24", NextHopAddr: peer}) // the peer's pods
+	n.commit(t, txn)
+
+	const client = pod1 + ":40000"
+	if got, _ := n.send(t, podsNIC, pod1MAC, st.ProtoTCP, client, "10.96.0.10:80", uplinkNIC); len(got) != 1 || got[0] != "tcp "+client+" -> "+remote+":8080" {
+		t.Fatalf("pod to the cluster IP: the uplink sent %q, want the SYN to %s:8080 from the pod", got, remote)
+	}
+	if got, _ := n.send(t, uplinkNIC, peerMAC, st.ProtoTCP, remote+":8080", client, podsNIC); len(got) != 1 || got[0] != "tcp 10.96.0.10:80 -> "+client {
+		t.Errorf("the remote backend's answer: the pods' NIC sent %q, want it from the cluster IP", got)
+	}
+}
+
+// TestIPv6ClusterIPOnADualStackNode: with the default serviceRenderer (nat44 for IPv4),
+// the cnat renderer serves the IPv6 cluster IP of a dual-stack Service: a client's
+// connection reaches the IPv6 backend with its address kept, and the answer comes
+// back from the cluster IP.
+func TestIPv6ClusterIPOnADualStackNode(t *testing.T) {
+	n := newTrafficNode(t)
+	_, txn := newRenderer(t, false, webService(pod1, pod1v6))
+	n.commit(t, txn)
+	client := "[" + outside6 + "]:40000"
+	if got, _ := n.send(t, uplinkNIC, outsideMAC, st.ProtoTCP, client, "[fd00:10:96::a]:80", podsNIC); len(got) != 1 || got[0] != "tcp "+client+" -> ["+pod1v6+"]:8080" {
+		t.Fatalf("IPv6 cluster IP: the pods' NIC sent %q, want the SYN to [%s]:8080 from the client", got, pod1v6)
+	}
+	if got, _ := n.send(t, podsNIC, pod1MAC, st.ProtoTCP, "["+pod1v6+"]:8080", client, uplinkNIC); len(got) != 1 || got[0] != "tcp [fd00:10:96::a]:80 -> "+client {
+		t.Errorf("the backend's answer: the uplink sent %q, want it from the IPv6 cluster IP", got)
 	}
 }
