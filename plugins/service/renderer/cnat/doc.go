@@ -59,7 +59,16 @@
 //     interfaces in INCLUDE_V4/V6 when pods' traffic leaving the cluster is
 //     source-NATed (natExternalTraffic and a default interface; rule 2, unless the
 //     destination is excluded), the host interconnect in HOST
-//     (rule 1). A pod reaching itself through a Service is source-NATed by rule 4.
+//     (rule 1).
+//
+// Hairpin (a pod reaching itself through a Service) is not handled: rule 4 of the K8S
+// policy (source = destination) is evaluated by cnat-snat on ip4/ip6-unicast, before
+// the lookup that reaches cnat's VIP, so it compares the client with the VIP and never
+// fires for such a flow (cnat_node_snat.c; the simulator's cnatSNATNode). cnat
+// translations match no source, so source-NATing only the flows a backend sends to
+// itself (NAT44's self-twice-NAT) has no cnat equivalent; source-NATing every flow to
+// a local backend would hide every client's address. The pod receives its own
+// address as the source.
 //
 // Rejects and drops (reject.go): a service address whose ports have no endpoint of
 // its family anywhere (FlatPort.HasEndpointsOf) gets a /32 or /128 ICMP_PROHIBIT route
