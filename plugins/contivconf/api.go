@@ -50,6 +50,9 @@ type API interface {
 	GetVmxnet3Config() (*Vmxnet3Config, error)
 	// IsIPv6 tells whether the cluster runs on IPv6 (decided by the pod subnet).
 	IsIPv6() bool
+	// ServiceRenderer returns serviceRenderer: ServiceRendererNAT44 or
+	// ServiceRendererCNAT, the renderer of IPv4 Services (IPv6 ones always use cnat).
+	ServiceRenderer() string
 }
 
 // IPAMConfig is the parsed effective ipamConfig. When contivCIDR is set, the pod, VPP-host,

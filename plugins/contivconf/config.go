@@ -51,6 +51,14 @@ const (
 	RxModeAdaptive  = "adaptive"
 )
 
+// Values of serviceRenderer.
+const (
+	// ServiceRendererNAT44 renders IPv4 Services with NAT44-ED (IPv6 ones with cnat).
+	ServiceRendererNAT44 = "nat44"
+	// ServiceRendererCNAT renders the Services of both families with cnat.
+	ServiceRendererCNAT = "cnat"
+)
+
 // ReservedVRFID is the VRF ID that VPP reserves (~0); neither VRF may use it.
 const ReservedVRFID = 4294967295
 
@@ -69,6 +77,10 @@ type Config struct {
 	EnablePacketTrace bool `json:"enablePacketTrace"`
 	// CRDNodeConfigurationDisabled ignores the NodeConfig CRD (default true).
 	CRDNodeConfigurationDisabled bool `json:"crdNodeConfigurationDisabled"`
+	// ServiceRenderer chooses how IPv4 Services are rendered into VPP:
+	// ServiceRendererNAT44 (default, NAT44-ED static mappings) or ServiceRendererCNAT
+	// (cnat translations, as Calico-VPP). IPv6 Services are always rendered by cnat.
+	ServiceRenderer string `json:"serviceRenderer"`
 
 	// IPAMConfig is the address plan of the cluster.
 	IPAMConfig IPAMConfigForJSON `json:"ipamConfig"`
@@ -252,6 +264,7 @@ func DefaultConfig() *Config {
 		},
 		NatExternalTraffic:           true,
 		CRDNodeConfigurationDisabled: true,
+		ServiceRenderer:              ServiceRendererNAT44,
 		IPAMConfig: IPAMConfigForJSON{
 			ServiceCIDR:                   DefaultServiceCIDR,
 			PodSubnetCIDR:                 DefaultPodSubnetCIDR,

@@ -40,6 +40,7 @@ var codeDefaults = []struct {
 	{"natExternalTraffic", true},
 	{"enablePacketTrace", false},
 	{"crdNodeConfigurationDisabled", true},
+	{"serviceRenderer", "nat44"},
 	{"ipamConfig.useExternalIPAM", false},
 	{"ipamConfig.contivCIDR", ""},
 	{"ipamConfig.serviceCIDR", "10.96.0.0/12"},

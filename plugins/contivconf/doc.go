@@ -19,7 +19,7 @@
 //     ipNeighborScanInterval, ipNeighborStaleThreshold), STN (stealFirstNIC,
 //     stealInterface, stnVersion, stnRecordFile, the deprecated stnSocketFile),
 //     natExternalTraffic, enablePacketTrace,
-//     crdNodeConfigurationDisabled, ipamConfig (including srv6) and nodeConfig.
+//     crdNodeConfigurationDisabled, serviceRenderer (nat44 | cnat), ipamConfig (including srv6) and nodeConfig.
 //   - Applies the code defaults for keys the file leaves out (booleans that default to true
 //     stay true unless the file says false).
 //   - Validates all values at Init and reports every problem at once, each naming the key

@@ -227,6 +227,16 @@ func (p *Plugin) GetStaticDefaultGW() net.IP {
 	return cloneIP(p.nodeState().defaultGW)
 }
 
+// ServiceRenderer implements API (the default before Init).
+func (p *Plugin) ServiceRenderer() string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.config == nil || p.config.ServiceRenderer == "" {
+		return ServiceRendererNAT44
+	}
+	return p.config.ServiceRenderer
+}
+
 // NatExternalTraffic implements API.
 func (p *Plugin) NatExternalTraffic() bool {
 	p.mu.RLock()

@@ -97,6 +97,7 @@ func (c *Config) compile() (*compiled, []string, error) {
 	v.checkRouting(&c.RoutingConfig)
 	v.checkNeighborScan(&c.IPNeighborScanConfig)
 	v.checkSTN(c)
+	v.checkServiceRenderer(c)
 	res := v.checkIPAM(c)
 	v.checkNodeConfig(c.NodeConfig)
 	if len(v.errs) > 0 {
@@ -194,6 +195,19 @@ func (v *validator) checkSTN(c *Config) {
 	}
 	if !filepath.IsAbs(s.STNRecordFile) || s.STNRecordFile != filepath.Clean(s.STNRecordFile) {
 		v.fail("stnRecordFile", s.STNRecordFile, "is not a clean absolute path (contiv-stn's -state-file, default %s)", DefaultSTNRecordFile)
+	}
+}
+
+// checkServiceRenderer checks serviceRenderer: "nat44" or "cnat" (an empty value,
+// from a file that writes the key with no value, is the default).
+func (v *validator) checkServiceRenderer(c *Config) {
+	switch c.ServiceRenderer {
+	case "":
+		c.ServiceRenderer = ServiceRendererNAT44
+	case ServiceRendererNAT44, ServiceRendererCNAT:
+	default:
+		v.fail("serviceRenderer", c.ServiceRenderer, "is not a service renderer: use %q (default) or %q",
+			ServiceRendererNAT44, ServiceRendererCNAT)
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/healthcheck"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/lbfirewall"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/processor"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer/cnat"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer/nat44"
 )
 
@@ -83,7 +84,8 @@ type Plugin struct {
 
 	config    *config.Config
 	processor *processor.ServiceProcessor
-	nat44     *nat44.Renderer
+	nat44     *nat44.Renderer // nil with serviceRenderer cnat or on an IPv6 cluster
+	cnat      *cnat.Renderer  // nil on an IPv4 cluster with serviceRenderer nat44
 	govppCh   govppapi.Channel
 	// health serves the health check node ports; healthChecks feeds it.
 	health       *healthcheck.Server
@@ -147,11 +149,51 @@ func (p *Plugin) Init() error {
 	if err := p.processor.Init(); err != nil {
 		return err
 	}
-	if p.ContivConf.IsIPv6() {
-		p.Log.Warn("IPv6 cluster: the IPv6 service renderers are not ported yet, services are not rendered")
-		return nil
+	// serviceRenderer: nat44 renders IPv4 Services with NAT44 (IPv6 ones with cnat, on
+	// a cluster that has IPv6); cnat renders both and NAT44 is not registered at all.
+	useCNAT := p.ContivConf.ServiceRenderer() == contivconf.ServiceRendererCNAT
+	hasIPv6 := p.ContivConf.IsIPv6() || p.ContivConf.GetIPAMConfig().IsDualStack()
+	if !useCNAT && !p.ContivConf.IsIPv6() {
+		if err := p.initNAT44(cfg); err != nil {
+			return err
+		}
 	}
+	if useCNAT || hasIPv6 {
+		p.cnat = &cnat.Renderer{Deps: cnat.Deps{
+			Log: p.Log.WithField("component", "cnat"), ContivConf: p.ContivConf, IPAM: p.IPAM, IPNet: p.IPNet, IPv4: useCNAT,
+		}}
+		if err := p.cnat.Init(); err != nil {
+			return err
+		}
+		if err := p.processor.AddRenderer(p.cnat); err != nil {
+			return err
+		}
+	}
+	p.Log.WithFields(logrus.Fields{"serviceRenderer": p.ContivConf.ServiceRenderer(), "nat44": p.nat44 != nil,
+		"cnat": p.cnat != nil, "cnatIPv4": useCNAT}).Info("service renderers")
+	if p.ContivConf.IsIPv6() {
+		return nil // no IPv4 node IP: no health check node ports, no IPv4 firewall
+	}
+	p.health = healthcheck.NewServer(healthcheck.ServerDeps{Log: p.Log.WithField("component", "healthcheck"), Clock: p.Clock, ProxyHealthy: p.Healthy})
+	p.healthChecks = healthcheck.NewTracker(p.health, &healthcheck.Mappings{
+		NodeIP: func() net.IP { ip, _ := p.IPNet.GetNodeIP(); return ip }, HostIP: p.IPAM.HostInterconnectIPInLinux,
+		VRF: p.ContivConf.GetRoutingConfig().MainVRFID, CNAT: useCNAT, VPPIP: p.IPAM.HostInterconnectIPInVPP,
+	})
+	lists := p.ACLLists
+	if lists == nil {
+		lists = ifacls.NewAgentLists()
+	}
+	uplinks := []string{p.ContivConf.GetMainInterfaceName()}
+	for _, o := range p.ContivConf.GetOtherVPPInterfaces() {
+		uplinks = append(uplinks, o.InterfaceName)
+	}
+	uplinks = slices.DeleteFunc(uplinks, func(name string) bool { return name == "" })
+	p.firewall = lbfirewall.New(lbfirewall.Deps{Log: p.Log.WithField("component", "lbfirewall"), Lists: lists, Uplinks: uplinks})
+	return p.processor.AddRenderer(p.healthChecks)
+}
 
+// initNAT44 builds the NAT44 renderer of IPv4 Services and adds it to the processor.
+func (p *Plugin) initNAT44(cfg *config.Config) error {
 	// The channel serves the purge of stale UDP sessions (always) and the idle
 	// session cleanup (when enabled).
 	var sessionChan nat44.GoVPPChan
@@ -169,26 +211,7 @@ func (p *Plugin) Init() error {
 	if err := p.nat44.Init(false); err != nil {
 		return err
 	}
-	// A second renderer (e.g. of IPv6 services) is added here, after the NAT44 one.
-	if err := p.processor.AddRenderer(p.nat44); err != nil {
-		return err
-	}
-	p.health = healthcheck.NewServer(healthcheck.ServerDeps{Log: p.Log.WithField("component", "healthcheck"), Clock: p.Clock, ProxyHealthy: p.Healthy})
-	p.healthChecks = healthcheck.NewTracker(p.health, &healthcheck.Mappings{
-		NodeIP: func() net.IP { ip, _ := p.IPNet.GetNodeIP(); return ip }, HostIP: p.IPAM.HostInterconnectIPInLinux,
-		VRF: p.ContivConf.GetRoutingConfig().MainVRFID,
-	})
-	lists := p.ACLLists
-	if lists == nil {
-		lists = ifacls.NewAgentLists()
-	}
-	uplinks := []string{p.ContivConf.GetMainInterfaceName()}
-	for _, o := range p.ContivConf.GetOtherVPPInterfaces() {
-		uplinks = append(uplinks, o.InterfaceName)
-	}
-	uplinks = slices.DeleteFunc(uplinks, func(name string) bool { return name == "" })
-	p.firewall = lbfirewall.New(lbfirewall.Deps{Log: p.Log.WithField("component", "lbfirewall"), Lists: lists, Uplinks: uplinks})
-	return p.processor.AddRenderer(p.healthChecks)
+	return p.processor.AddRenderer(p.nat44)
 }
 
 // AfterInit starts the renderer's session cleanup (when enabled).

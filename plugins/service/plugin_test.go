@@ -2,6 +2,7 @@ package service
 
 import (
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	cidrmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/servicecidr"
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
@@ -46,7 +48,13 @@ type fixture struct {
 
 func newFixture(tb testing.TB, loader infra.ConfigLoader) *fixture {
 	tb.Helper()
-	cc := st.ContivConf(tb, "master", contivConf)
+	return newFixtureConf(tb, contivConf, loader)
+}
+
+// newFixtureConf is newFixture with the given contiv.conf.
+func newFixtureConf(tb testing.TB, conf string, loader infra.ConfigLoader) *fixture {
+	tb.Helper()
+	cc := st.ContivConf(tb, "master", conf)
 	f := &fixture{
 		ipnet: &st.IPNet{NodeIP: net.ParseIP("192.168.16.10").To4(), NodeNet: &net.IPNet{IP: net.ParseIP("192.168.16.0").To4(), Mask: net.CIDRMask(24, 32)},
 			HostInterconnect: "tap-vpp2", VxlanBVI: "vxlanBVI"},
@@ -188,5 +196,101 @@ func TestRevertedAddPodLeavesNoTrace(t *testing.T) {
 		if i.Name == "vpp-tap-pod1" {
 			t.Errorf("reverted pod still a NAT interface: %v", global.NatInterfaces)
 		}
+	}
+}
+
+// TestServiceRendererChoosesWhatIsStaged: with serviceRenderer cnat, a resync stages
+// cnat translations of both families and nothing of NAT44 (so that a node switching
+// renderer by a restart has the other's configuration removed by its first resync,
+// which deletes every key nobody staged); with nat44 (the default) it stages NAT44 and
+// no cnat value of IPv4.
+func TestServiceRendererChoosesWhatIsStaged(t *testing.T) {
+	svc := st.Service("default", "nginx", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
+	eps := st.Endpoints("default", "nginx", st.Subset([]st.Addr{st.PodAddr("10.1.2.3", "default", "r")}, st.EpPort("http", 8080, "")))
+	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	kube[svcmodel.Keyword][svcmodel.Key("nginx", "default")] = svc
+	kube[epmodel.Keyword][epmodel.Key("nginx", "default")] = eps
+	for _, renderer := range []string{"nat44", "cnat"} {
+		f := newFixtureConf(t, contivConf+"serviceRenderer: "+renderer+"\n", nil)
+		txn := st.NewTxn()
+		if err := f.p.Resync(controller.NewDBResync(), kube, 1, txn); err != nil {
+			t.Fatal(err)
+		}
+		var nat, cnatKeys []string
+		for _, key := range txn.Keys() {
+			switch {
+			case strings.HasPrefix(key, "config/vpp/nat/"):
+				nat = append(nat, key)
+			case strings.HasPrefix(key, "config/vpp/cnat/"):
+				cnatKeys = append(cnatKeys, key)
+			}
+		}
+		clusterIP := vpp_cnat.TranslationKey("10.96.0.10", 80, vpp_cnat.Protocol_TCP)
+		switch renderer {
+		case "cnat":
+			if len(nat) != 0 || !slices.Contains(cnatKeys, clusterIP) {
+				t.Errorf("serviceRenderer cnat: NAT44 keys %q, cnat keys %q (want the cluster IP's translation)", nat, cnatKeys)
+			}
+		default:
+			if len(cnatKeys) != 0 || !slices.Contains(nat, vpp_nat.DNAT44Key("default/nginx")) {
+				t.Errorf("serviceRenderer nat44 on an IPv4 cluster: cnat keys %q, NAT44 keys %q", cnatKeys, nat)
+			}
+		}
+	}
+}
+
+// TestBothRenderersReachTheSameBackends: the same Services rendered by NAT44 and by
+// cnat (serviceRenderer) send the same packets to the same backends: a cluster IP to
+// every endpoint, a node port of a Cluster policy to every endpoint, a node port of a
+// Local policy to this node's endpoint only, and a port without endpoints nowhere.
+func TestBothRenderersReachTheSameBackends(t *testing.T) {
+	web := st.Service("default", "web", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
+	local := st.Service("default", "local", "10.96.0.11", st.Port("http", "TCP", 80, 30081))
+	local.ExternalTrafficPolicy = "Local"
+	empty := st.Service("default", "empty", "10.96.0.12", st.Port("http", "UDP", 53, 0))
+	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	for _, svc := range []*svcmodel.Service{web, local, empty} {
+		kube[svcmodel.Keyword][svcmodel.Key(svc.Name, svc.Namespace)] = svc
+	}
+	for _, name := range []string{"web", "local"} {
+		kube[epmodel.Keyword][epmodel.Key(name, "default")] = st.Endpoints("default", name, st.Subset(
+			[]st.Addr{st.IPAddr("10.1.2.3"), st.IPAddr("10.1.1.3")}, st.EpPort("http", 8080, "")))
+	}
+	type tracer interface {
+		Trace(st.Packet) ([]st.Outcome, string)
+	}
+	packets := []st.Packet{
+		{Proto: vpp_nat.DNat44_TCP, Src: netip.MustParseAddrPort("10.1.1.9:40000"), Dst: netip.MustParseAddrPort("10.96.0.10:80"), InIf: "GbE"},
+		{Proto: vpp_nat.DNat44_TCP, Src: netip.MustParseAddrPort("8.8.8.8:40000"), Dst: netip.MustParseAddrPort("192.168.16.10:30080"), InIf: "GbE"},
+		{Proto: vpp_nat.DNat44_TCP, Src: netip.MustParseAddrPort("8.8.8.8:40000"), Dst: netip.MustParseAddrPort("192.168.16.10:30081"), InIf: "GbE"},
+		{Proto: vpp_nat.DNat44_UDP, Src: netip.MustParseAddrPort("10.1.1.9:40000"), Dst: netip.MustParseAddrPort("10.96.0.12:53"), InIf: "GbE"},
+	}
+	reached := make(map[string][]string)
+	for _, rndr := range []string{"nat44", "cnat"} {
+		f := newFixtureConf(t, contivConf+"serviceRenderer: "+rndr+"\n", nil)
+		txn := st.NewTxn()
+		if err := f.p.Resync(controller.NewDBResync(), kube, 1, txn); err != nil {
+			t.Fatal(err)
+		}
+		var tr tracer = st.NATFrom(txn.Values)
+		if rndr == "cnat" {
+			tr = st.CNATFrom(txn.Values)
+		}
+		for _, p := range packets {
+			outcomes, why := tr.Trace(p)
+			got := strings.Join(st.Destinations(outcomes), ",")
+			if why != "" {
+				got = "untranslated"
+			}
+			reached[p.Dst.String()] = append(reached[p.Dst.String()], got)
+		}
+	}
+	for dst, got := range reached {
+		if len(got) != 2 || got[0] != got[1] {
+			t.Errorf("%s: NAT44 reaches %q, cnat %q", dst, got[0], got[1])
+		}
+	}
+	if got := reached["192.168.16.10:30081"][0]; got != "10.1.1.3:8080" {
+		t.Errorf("externalTrafficPolicy Local node port reaches %q, want this node's endpoint only", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
@@ -52,6 +53,32 @@ func TestHealthCheckPortsAreMappedFromTheNodeIPToTheHost(t *testing.T) {
 	}
 	txn = stagingTxn{}
 	if _, err := tr.UpdateService(txn, lbService("web", "Local", other), nil); err != nil || len(txn) != 1 || txn[key] != nil {
+		t.Fatalf("delete: %v, staged %v, want the deletion of %s", err, txn, key)
+	}
+}
+
+// TestHealthCheckPortsAreMappedWithCNATWhenNAT44IsOff: with serviceRenderer cnat the
+// mapping is a cnat translation of the node IP (a real address) to the host, sourced
+// from VPP's end of the interconnect so that the answer returns through VPP; nothing
+// of NAT44 is staged.
+func TestHealthCheckPortsAreMappedWithCNATWhenNAT44IsOff(t *testing.T) {
+	s := NewServer(ServerDeps{Log: quiet()})
+	t.Cleanup(func() { _ = s.Close() })
+	tr := NewTracker(s, &Mappings{NodeIP: func() net.IP { return net.ParseIP("192.168.16.1") },
+		HostIP: func() net.IP { return net.ParseIP("172.30.1.2") }, VRF: 1,
+		CNAT: true, VPPIP: func() net.IP { return net.ParseIP("172.30.1.1") }})
+	port := freePort(t)
+	txn := stagingTxn{}
+	tr.ResyncServices(txn, controller.KeyValuePairs{svcmodel.Key("web", "default"): lbService("web", "Local", port)})
+	key := vpp_cnat.TranslationKey("192.168.16.1", uint32(port), vpp_cnat.Protocol_TCP)
+	want := &vpp_cnat.Translation{Vip: &vpp_cnat.Endpoint{Address: "192.168.16.1", Port: uint32(port)}, Protocol: vpp_cnat.Protocol_TCP,
+		IsRealIp: true, AllocPort: true, Paths: []*vpp_cnat.Path{{Dst: &vpp_cnat.Endpoint{Address: "172.30.1.2", Port: uint32(port)},
+			Src: &vpp_cnat.Endpoint{Address: "172.30.1.1"}}}}
+	if len(txn) != 1 || !proto.Equal(txn[key], want) {
+		t.Fatalf("resync staged %v, want only %s = %v", txn, key, want)
+	}
+	txn = stagingTxn{}
+	if _, err := tr.UpdateService(txn, lbService("web", "Local", port), nil); err != nil || len(txn) != 1 || txn[key] != nil {
 		t.Fatalf("delete: %v, staged %v, want the deletion of %s", err, txn, key)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/ifacls"
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/aclplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
@@ -263,29 +264,7 @@ func (n *node) reaches(src string, srcMAC [6]byte, dst string, dport uint16) boo
 
 // synFrame builds an Ethernet frame with an IPv4 TCP SYN (no TCP checksum).
 func synFrame(dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dport uint16) []byte {
-	f := make([]byte, 14+20+20)
-	copy(f[0:6], dstMAC[:])
-	copy(f[6:12], srcMAC[:])
-	binary.BigEndian.PutUint16(f[12:14], 0x0800)
-	ip := f[14:34]
-	ip[0], ip[8], ip[9] = 0x45, 64, 6
-	binary.BigEndian.PutUint16(ip[2:4], 40)
-	s, d := netip.MustParseAddr(src).As4(), netip.MustParseAddr(dst).As4()
-	copy(ip[12:16], s[:])
-	copy(ip[16:20], d[:])
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(ip[i : i+2]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	binary.BigEndian.PutUint16(ip[10:12], ^uint16(sum))
-	tcp := f[34:]
-	binary.BigEndian.PutUint16(tcp[0:2], sport)
-	binary.BigEndian.PutUint16(tcp[2:4], dport)
-	tcp[12], tcp[13] = 5<<4, 0x02
-	return f
+	return st.L4Frame(st.ProtoTCP, dstMAC, srcMAC, src, sport, dst, dport)
 }
 
 func lb(name, ip string, ranges ...string) *svcmodel.Service {

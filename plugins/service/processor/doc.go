@@ -45,8 +45,9 @@
 // a family's ready endpoints never take the other family's serving-and-terminating
 // fallback, hints or local endpoints away. A FlatPort lists the IPv4 backend groups
 // first, then the IPv6 ones, each group of one family (a renderer of one family skips
-// the other's); HasEndpoints is true when either family has one (FlatPort has one
-// flag: a per-family flag needs a renderer API field). Addresses are classified
+// the other's); HasEndpoints is true when either family has one, and
+// NoIPv4Endpoints / NoIPv6Endpoints name a family that has none (FlatPort.HasEndpointsOf:
+// that family's addresses are rejected). Addresses are classified
 // against the networks of their family (IPv6: ipam ThisNodeAddresses(IPv6)), and
 // each cluster IP is checked against the service CIDR of its family. Per family: ready endpoints, else serving and terminating ones; topology
 // hints (node hints, else zone hints, each only when every ready endpoint has one and

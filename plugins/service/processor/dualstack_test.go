@@ -199,3 +199,35 @@ func TestLegacyEndpointsOfBothFamiliesAreSelectedPerFamily(t *testing.T) {
 		t.Errorf("backend groups %v, want the IPv4 pair then the IPv6 address", groups)
 	}
 }
+
+// TestHasEndpointsIsPerFamily: a dual-stack Service whose endpoints are all IPv6 has
+// none for the IPv4 proxier (kube-proxy's proxiers each see their own address type), so
+// its IPv4 cluster IP must be rejected while the IPv6 one is served: the flat port says
+// so per family.
+func TestHasEndpointsIsPerFamily(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		slices         []*esmodel.EndpointSlice
+		want4, want6   bool
+		wantEitherSide bool
+	}{
+		{name: "IPv6 endpoints only", slices: []*esmodel.EndpointSlice{v6Slice("w6", remoteIP6)}, want6: true, wantEitherSide: true},
+		{name: "IPv4 endpoints only", slices: []*esmodel.EndpointSlice{webSlice("w4", remoteIP)}, want4: true, wantEitherSide: true},
+		{name: "both", slices: []*esmodel.EndpointSlice{webSlice("w4", remoteIP), v6Slice("w6", remoteIP6)}, want4: true, want6: true, wantEitherSide: true},
+		{name: "none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, dualConf)
+			e.putService(dualService())
+			for _, es := range tc.slices {
+				e.putSlice(es)
+			}
+			fs := e.sp.services[serviceKeyOf("web", "default")].GetFlatService()
+			p := &fs.Ports[0]
+			if p.HasEndpointsOf(true) != tc.want4 || p.HasEndpointsOf(false) != tc.want6 || p.HasEndpoints != tc.wantEitherSide {
+				t.Errorf("HasEndpoints IPv4 %v, IPv6 %v, either %v; want %v, %v, %v",
+					p.HasEndpointsOf(true), p.HasEndpointsOf(false), p.HasEndpoints, tc.want4, tc.want6, tc.wantEitherSide)
+			}
+		})
+	}
+}

@@ -556,6 +556,8 @@ func (s *Service) refresh(sl *renderSlabs) {
 		port.Backends = joinFamilies(sels[famIPv4].internal, sels[famIPv6].internal, sl)
 		port.ExternalBackends = joinFamilies(sels[famIPv4].external, sels[famIPv6].external, sl)
 		port.HasEndpoints = sels[famIPv4].hasEndpoints || sels[famIPv6].hasEndpoints
+		port.NoIPv4Endpoints = port.HasEndpoints && !sels[famIPv4].hasEndpoints
+		port.NoIPv6Endpoints = port.HasEndpoints && !sels[famIPv6].hasEndpoints
 		if port.SameBackends() || renderer.SameBackendGroups(port.Backends, port.ExternalBackends) {
 			port.ExternalBackends = port.Backends
 		}

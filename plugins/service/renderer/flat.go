@@ -52,8 +52,25 @@ type FlatPort struct {
 	// HasEndpoints tells whether the port has a usable endpoint anywhere in the
 	// cluster; without one, traffic to every address of the port is rejected
 	// (kube-proxy answers ICMP unreachable), which is distinct from a policy that
-	// leaves this node no endpoint (dropped).
+	// leaves this node no endpoint (dropped). It tells about either family: see
+	// HasEndpointsOf for one.
 	HasEndpoints bool
+	// NoIPv4Endpoints and NoIPv6Endpoints tell that, while HasEndpoints, the port has
+	// no usable endpoint of that family anywhere: kube-proxy runs one proxier per
+	// family, each seeing the EndpointSlices of its address type only, so the
+	// addresses of that family are rejected, not dropped. Both false in a value that
+	// does not tell families apart (a seed value): HasEndpoints for both.
+	NoIPv4Endpoints, NoIPv6Endpoints bool
+}
+
+// HasEndpointsOf tells whether the port has a usable endpoint anywhere in the cluster
+// in one family (ipv4: IPv4, else IPv6); without one, traffic to the port's addresses
+// of that family is rejected.
+func (p *FlatPort) HasEndpointsOf(ipv4 bool) bool {
+	if ipv4 {
+		return p.HasEndpoints && !p.NoIPv4Endpoints
+	}
+	return p.HasEndpoints && !p.NoIPv6Endpoints
 }
 
 // SameBackends tells whether external traffic uses the very backends of internal
@@ -255,6 +272,7 @@ func (fs *FlatService) Equal(o *FlatService) bool {
 	for i := range fs.Ports {
 		p, q := &fs.Ports[i], &o.Ports[i]
 		if p.Name != q.Name || p.Port != q.Port || p.HasEndpoints != q.HasEndpoints ||
+			p.NoIPv4Endpoints != q.NoIPv4Endpoints || p.NoIPv6Endpoints != q.NoIPv6Endpoints ||
 			!SameBackendGroups(p.Backends, q.Backends) || !SameBackendGroups(p.ExternalBackends, q.ExternalBackends) {
 			return false
 		}

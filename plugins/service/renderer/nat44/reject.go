@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -45,45 +45,14 @@ import (
 // over drop), counted per service.
 
 // serviceRoute is the route a service wants on one of its addresses.
-type serviceRoute struct {
-	addr string // IPv4 address text
-	typ  l3.Route_RouteType
-}
+type serviceRoute = rejects.Route
 
 // wantedRoutes returns the routes the service wants, by address, in the order of its
-// addresses.
+// addresses: IPv4 ones only, never on a node's IP.
 func (rndr *Renderer) wantedRoutes(svc *renderer.FlatService) []serviceRoute {
-	var out []serviceRoute
-	want := func(a renderer.Address, external bool) {
-		if !a.IsIPv4() || (external && rndr.isNodeAddr(a.Text)) {
-			return
-		}
-		var typ l3.Route_RouteType
-		for i := range svc.Ports {
-			p := &svc.Ports[i]
-			backends := p.Backends
-			if external {
-				backends = p.ExternalBackends
-			}
-			switch {
-			case p.Port.Port == 0:
-			case !p.HasEndpoints:
-				typ = l3.Route_ICMP_PROHIBIT
-			case len(backends) == 0 && typ != l3.Route_ICMP_PROHIBIT:
-				typ = l3.Route_DROP
-			}
-		}
-		if typ != l3.Route_INTRA_VRF && !slices.ContainsFunc(out, func(r serviceRoute) bool { return r.addr == a.Text }) {
-			out = append(out, serviceRoute{addr: a.Text, typ: typ})
-		}
-	}
-	for _, a := range svc.ClusterIPs {
-		want(a, false)
-	}
-	for _, a := range svc.ExternalIPs {
-		want(a, true)
-	}
-	return out
+	return rejects.Wanted(svc, func(a renderer.Address, external bool) bool {
+		return !a.IsIPv4() || (external && rndr.isNodeAddr(a.Text))
+	})
 }
 
 // isNodeAddr tells whether the address is one of the nodes' IPs.
@@ -99,70 +68,16 @@ func (rndr *Renderer) isNodeAddr(text string) bool {
 	return false
 }
 
-// routeTypeOf returns the route the users of an address want (reject over drop).
-func routeTypeOf(users map[renderer.ServiceID]l3.Route_RouteType) l3.Route_RouteType {
-	typ := l3.Route_INTRA_VRF // none
-	for _, t := range users {
-		if t == l3.Route_ICMP_PROHIBIT {
-			return t
-		}
-		typ = t
-	}
-	return typ
-}
-
-// routeVRFs returns the VRFs the routes go into: the main VRF (traffic from the
-// host, other nodes and outside) and the pod VRF (traffic from pods).
-func (rndr *Renderer) routeVRFs() []uint32 {
-	if rndr.podVRF == rndr.mainVRF {
-		return []uint32{rndr.mainVRF}
-	}
-	return []uint32{rndr.mainVRF, rndr.podVRF}
-}
-
-// stageRoute stages the route of an address in every VRF as its users want it
-// (deleted without users; a resync transaction stages the wanted routes only).
+// stageRoute stages the route of an address in the main and pod VRF as its users
+// want it (deleted without users; a resync transaction stages the wanted routes only).
 func (rndr *Renderer) stageRoute(txn controller.ResyncOperations, addr string) {
-	typ := routeTypeOf(rndr.routeUsers[addr])
-	for _, vrf := range rndr.routeVRFs() {
-		dst := addr + "/32"
-		key := l3.RouteKey(vrf, dst, "")
-		if typ != l3.Route_INTRA_VRF {
-			txn.Put(key, &l3.Route{Type: typ, VrfId: vrf, DstNetwork: dst})
-		} else if u, ok := txn.(controller.UpdateOperations); ok {
-			u.Delete(key)
-		}
-	}
+	rejects.Stage(txn, addr, rndr.routeUsers.Type(addr), rejects.VRFs(rndr.mainVRF, rndr.podVRF))
 }
 
 // updateRoutes changes the routes of service id from old to wanted and stages the
 // routes of the addresses concerned.
 func (rndr *Renderer) updateRoutes(txn controller.UpdateOperations, id renderer.ServiceID, old, wanted []serviceRoute) {
-	if len(old) == 0 && len(wanted) == 0 {
-		return
-	}
-	if rndr.routeUsers == nil {
-		rndr.routeUsers = make(map[string]map[renderer.ServiceID]l3.Route_RouteType)
-	}
-	touched := make([]string, 0, len(old)+len(wanted))
-	for _, r := range old {
-		if users := rndr.routeUsers[r.addr]; users != nil {
-			delete(users, id)
-			if len(users) == 0 {
-				delete(rndr.routeUsers, r.addr)
-			}
-		}
-		touched = append(touched, r.addr)
-	}
-	for _, r := range wanted {
-		users := rndr.routeUsers[r.addr]
-		if users == nil {
-			users = make(map[renderer.ServiceID]l3.Route_RouteType, 1)
-			rndr.routeUsers[r.addr] = users
-		}
-		users[id] = r.typ
-		touched = append(touched, r.addr)
-	}
+	touched := rndr.routeUsers.Update(id, old, wanted)
 	slices.Sort(touched)
 	for _, addr := range slices.Compact(touched) {
 		rndr.stageRoute(txn, addr)
@@ -171,21 +86,11 @@ func (rndr *Renderer) updateRoutes(txn controller.UpdateOperations, id renderer.
 
 // resyncRoutes rebuilds the routes of every service and stages them all.
 func (rndr *Renderer) resyncRoutes(txn controller.ResyncOperations, records []*renderedService) {
-	rndr.routeUsers = make(map[string]map[renderer.ServiceID]l3.Route_RouteType)
+	rndr.routeUsers.Reset()
 	for _, r := range records {
-		for _, w := range r.routes {
-			users := rndr.routeUsers[w.addr]
-			if users == nil {
-				users = make(map[renderer.ServiceID]l3.Route_RouteType, 1)
-				rndr.routeUsers[w.addr] = users
-			}
-			users[r.svc.ID] = w.typ
-		}
+		rndr.routeUsers.Update(r.svc.ID, nil, r.routes)
 	}
-	addrs := make([]string, 0, len(rndr.routeUsers))
-	for a := range rndr.routeUsers {
-		addrs = append(addrs, a)
-	}
+	addrs := rndr.routeUsers.Addrs()
 	slices.SortFunc(addrs, strings.Compare)
 	for _, a := range addrs {
 		rndr.stageRoute(txn, a)

@@ -70,3 +70,21 @@ func TestServicesSharingAnAddressShareItsRoute(t *testing.T) {
 		t.Errorf("b deleted: route %s, want it deleted", got)
 	}
 }
+
+// TestAddressRejectedWhenOnlyTheOtherFamilyHasEndpoints: a dual-stack Service whose
+// endpoints are all IPv6 has none for IPv4 (kube-proxy's IPv4 proxier sees IPv4
+// slices only): its IPv4 address is rejected at once, not dropped as if a traffic
+// policy had left this node without a backend.
+func TestAddressRejectedWhenOnlyTheOtherFamilyHasEndpoints(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	svc := lbService("dual", 80, "fd00:10:1:2::3")
+	svc.Ports[0].NoIPv4Endpoints = true
+	txn := st.NewTxn()
+	if err := e.rndr.AddFlatService(&describedTxn{Txn: txn}, svc); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := txn.Values[l3.RouteKey(e.rndr.mainVRF, "20.0.0.9/32", "")].(*l3.Route)
+	if r.GetType() != l3.Route_ICMP_PROHIBIT {
+		t.Errorf("IPv4 address of a port with IPv6 endpoints only: route %v, want ICMP_PROHIBIT", r)
+	}
+}

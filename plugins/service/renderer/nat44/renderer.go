@@ -13,14 +13,15 @@ import (
 	"google.golang.org/protobuf/proto"
 	"k8s.io/utils/clock"
 
-	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/uplink"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -141,7 +142,7 @@ type Renderer struct {
 	affinityRunning atomic.Bool
 	// routeUsers holds, by address, the services that want a reject or drop route
 	// on it (reject.go).
-	routeUsers map[string]map[renderer.ServiceID]l3.Route_RouteType
+	routeUsers rejects.Users
 	// extUsers holds, by external or load balancer ingress IP, the services exposed on
 	// it, and extAddrs those IPs sorted (external.go).
 	extUsers map[string]map[renderer.ServiceID]struct{}
@@ -631,7 +632,7 @@ func (rndr *Renderer) learnNode() {
 	if !rndr.ContivConf.NatExternalTraffic() {
 		return
 	}
-	name, ip := rndr.defaultInterface()
+	name, ip := uplink.Default(rndr.ContivConf, rndr.nodeIP, rndr.nodeNet)
 	switch {
 	case name == "" || ip == nil:
 		rndr.Log.Info("no default interface with an IPv4 address: no SNAT of traffic leaving the cluster")
@@ -640,32 +641,6 @@ func (rndr *Renderer) learnNode() {
 	default:
 		rndr.defaultIfName, rndr.defaultIfIP = name, ip
 	}
-}
-
-// defaultInterface returns the interface towards the default gateway and its IP: in
-// STN and DHCP mode the main interface with the node IP; otherwise the main or other
-// interface whose subnet holds the static default gateway.
-func (rndr *Renderer) defaultInterface() (string, net.IP) {
-	mainIf := rndr.ContivConf.GetMainInterfaceName()
-	nodeIP, nodeNet := rndr.IPNet.GetNodeIP()
-	if rndr.ContivConf.InSTNMode() || rndr.ContivConf.UseDHCP() {
-		return mainIf, ipv4(nodeIP)
-	}
-	gw := rndr.ContivConf.GetStaticDefaultGW()
-	if gw == nil {
-		return "", nil
-	}
-	if nodeNet != nil && nodeNet.Contains(gw) {
-		return mainIf, ipv4(nodeIP)
-	}
-	for _, other := range rndr.ContivConf.GetOtherVPPInterfaces() {
-		for _, addr := range other.IPs {
-			if addr != nil && addr.Network != nil && addr.Network.Contains(gw) {
-				return other.InterfaceName, ipv4(addr.Address)
-			}
-		}
-	}
-	return "", nil
 }
 
 // globalConfig builds the global NAT configuration from the current state.

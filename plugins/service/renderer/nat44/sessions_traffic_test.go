@@ -2,7 +2,6 @@ package nat44
 
 import (
 	"context"
-	"encoding/binary"
 	"net/netip"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/pkg/vppsim"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 )
 
 // The node of the traffic tests: one NIC standing for the pod TAPs, NAT inside and
@@ -169,42 +169,9 @@ func udpFrame(dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dpor
 }
 
 // l4Frame builds an Ethernet frame with an IPv4 UDP datagram or TCP SYN (no L4
-// checksum).
+// checksum): servicetest.L4Frame.
 func l4Frame(proto uint8, dstMAC, srcMAC [6]byte, src string, sport uint16, dst string, dport uint16) []byte {
-	payload := []byte("query")
-	l4len := 8 + len(payload)
-	if proto == protoTCP {
-		l4len = 20
-	}
-	f := make([]byte, 14+20+l4len)
-	copy(f[0:6], dstMAC[:])
-	copy(f[6:12], srcMAC[:])
-	binary.BigEndian.PutUint16(f[12:14], 0x0800)
-	ip := f[14:]
-	ip[0], ip[8], ip[9] = 0x45, 64, proto
-	binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
-	s, d := netip.MustParseAddr(src).As4(), netip.MustParseAddr(dst).As4()
-	copy(ip[12:16], s[:])
-	copy(ip[16:20], d[:])
-	var sum uint32
-	for i := 0; i < 20; i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(ip[i : i+2]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	binary.BigEndian.PutUint16(ip[10:12], ^uint16(sum))
-	l4 := ip[20:]
-	binary.BigEndian.PutUint16(l4[0:2], sport)
-	binary.BigEndian.PutUint16(l4[2:4], dport)
-	if proto == protoTCP {
-		l4[12], l4[13] = 5<<4, 0x02 // data offset 5 words, SYN
-		binary.BigEndian.PutUint16(l4[14:16], 64240)
-		return f
-	}
-	binary.BigEndian.PutUint16(l4[4:6], uint16(len(l4)))
-	copy(l4[8:], payload)
-	return f
+	return st.L4Frame(proto, dstMAC, srcMAC, src, sport, dst, dport)
 }
 
 func mustPrefix(t *testing.T, s string) ip_types.AddressWithPrefix {

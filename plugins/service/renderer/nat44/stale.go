@@ -92,7 +92,7 @@ func (rndr *Renderer) noteStaleUDP(old, svc *renderer.FlatService) {
 
 // sameSelection tells whether two renderings of a port select the same endpoints.
 func sameSelection(p, q *renderer.FlatPort) bool {
-	return p.HasEndpoints == q.HasEndpoints && renderer.SameBackendGroups(p.Backends, q.Backends) &&
+	return p.HasEndpointsOf(true) == q.HasEndpointsOf(true) && renderer.SameBackendGroups(p.Backends, q.Backends) &&
 		renderer.SameBackendGroups(p.ExternalBackends, q.ExternalBackends)
 }
 

@@ -1,0 +1,68 @@
+package servicetest
+
+import (
+	"fmt"
+	"net/netip"
+
+	"google.golang.org/protobuf/proto"
+
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+)
+
+// CNAT is the cnat configuration found in a set of key-value pairs: the translations
+// by key.
+type CNAT struct {
+	Translations map[string]*vpp_cnat.Translation
+}
+
+// CNATFrom picks the cnat translations out of kvs (nil values are ignored).
+func CNATFrom(kvs map[string]proto.Message) CNAT {
+	c := CNAT{Translations: make(map[string]*vpp_cnat.Translation)}
+	for key, v := range kvs {
+		if t, ok := v.(*vpp_cnat.Translation); ok && t != nil {
+			c.Translations[key] = t
+		}
+	}
+	return c
+}
+
+// Trace evaluates a new flow against the translations as VPP's ip4/ip6-cnat-tx would
+// once the lookup in table 0 reaches the VIP: the translation of (destination address,
+// destination port, protocol) sends it to one of its paths (every path is an
+// outcome, VRF 0: cnat resolves backends in table 0), its source becoming the path's
+// source address when the path has one (a port allocated by VPP: kept here). The
+// interface the packet enters on does not matter (cnat is in the FIB, not a
+// feature). It returns why nothing was translated when nothing was.
+func (c CNAT) Trace(p Packet) (outcomes []Outcome, why string) {
+	unchanged := []Outcome{{Dst: p.Dst, Src: p.Src}}
+	var proto vpp_cnat.Protocol
+	switch p.Proto {
+	case vpp_nat.DNat44_TCP:
+		proto = vpp_cnat.Protocol_TCP
+	case vpp_nat.DNat44_UDP:
+		proto = vpp_cnat.Protocol_UDP
+	default:
+		return unchanged, fmt.Sprintf("protocol %s has no cnat session", p.Proto)
+	}
+	t := c.Translations[vpp_cnat.TranslationKey(p.Dst.Addr().String(), uint32(p.Dst.Port()), proto)]
+	if t == nil || len(t.GetPaths()) == 0 {
+		return unchanged, "no translation"
+	}
+	for _, path := range t.GetPaths() {
+		dst, err := netip.ParseAddr(path.GetDst().GetAddress())
+		if err != nil {
+			return unchanged, fmt.Sprintf("bad path destination %q", path.GetDst().GetAddress())
+		}
+		o := Outcome{Dst: netip.AddrPortFrom(dst, uint16(path.GetDst().GetPort())), Src: p.Src}
+		if s := path.GetSrc().GetAddress(); s != "" {
+			src, err := netip.ParseAddr(s)
+			if err != nil {
+				return unchanged, fmt.Sprintf("bad path source %q", s)
+			}
+			o.Src = netip.AddrPortFrom(src, p.Src.Port())
+		}
+		outcomes = append(outcomes, o)
+	}
+	return outcomes, ""
+}

@@ -1,0 +1,88 @@
+// Package cnat renders Kubernetes services into VPP's cnat plugin (the service NAT
+// Calico-VPP uses): one translation per exposed (address, port, protocol), the source
+// NAT of traffic leaving the cluster, and the reject and drop routes of addresses
+// without backends. It serves IPv6 always and IPv4 when contiv.conf says
+// serviceRenderer: cnat (then the NAT44 renderer is not registered at all).
+//
+//	processor ──FlatService, node IPs, frontend/backend interfaces, txn──> Renderer
+//	                                                                          │ staged into txn
+//	                                                                          ▼
+//	config/vpp/cnat/v2/translation/<vip>/<port>/<proto>  Translation (per service port and address)
+//	config/vpp/cnat/v2/snat-addresses                    SnatAddresses (one)
+//	config/vpp/cnat/v2/snat-policy                       SnatPolicy K8S (one)
+//	config/vpp/cnat/v2/snat-exclude/<prefix>             SnatExcludePrefix (the cluster's ranges)
+//	config/vpp/cnat/v2/snat-interface/<if>/table/<T>     SnatPolicyInterface (POD, HOST, INCLUDE_V4/6)
+//	config/vpp/cnat/v2/snat-feature/<if>/family/<F>      SnatFeature (cnat-snat-ip4/ip6)
+//	config/vpp/v2/route/vrf/<vrf>/dst/<ip>/<32|128>/gw/  Route (reject or drop of a service address)
+//
+// Keys owned: the seven above (routes: only those of service addresses of the families
+// served; translations, features and tables: only of the families served).
+//
+// Translations (translation.go), per service port and address of a served family:
+//   - cluster IPs on the service port, paths = FlatPort.Backends (internal traffic);
+//   - external and load balancer IPs on the service port, and every node IP on the node
+//     port, paths = FlatPort.ExternalBackends (external traffic, after
+//     externalTrafficPolicy);
+//   - node IPs (and an external IP that is a node's) are the node's real addresses:
+//     is_real_ip, cnat is interposed in front of their forwarding, traffic matching
+//     no translation goes on as without cnat. Other addresses are cnat's own
+//     (exclusive): traffic matching no translation is dropped;
+//   - a path's backend is an endpoint of the address's family; a port with no such
+//     endpoint gets no translation;
+//   - external traffic of a cluster-wide service (externalTrafficPolicy Cluster) is
+//     source-NATed to this node's IP of the family with a port VPP allocates
+//     (alloc_port), as kube-proxy masquerades it: replies come back to this node.
+//     Local keeps the client's address (the backends are local);
+//   - ClientIP affinity: flow_hash_config 0x01 (the source IP only), so a client's
+//     flows hash to the same path while the paths do not change. cnat has no
+//     affinity timeout: see SERVICES.md for what differs from kube-proxy.
+//
+// Two services claiming the same (address, port, protocol): the first one rendered
+// keeps it, the other is logged; when the owner lets it go, the key is deleted (the
+// other service takes it at its next change or resync).
+//
+// Source NAT (snat.go), K8S policy (cnat_snat_policy_k8s):
+//   - SnatAddresses: with natExternalTraffic and a default interface (as the NAT44
+//     renderer decides its pool), that interface's IPv4, else this node's IPv4 (when
+//     IPv4 is served); this node's IPv6. Always staged when a family has one: the
+//     cnat descriptors enable a family's cnat-snat feature only once it has an
+//     address (VPP would translate to the zero address otherwise);
+//   - excluded prefixes: per family served, the pod, VPP-host, node interconnect and
+//     VXLAN ranges of the cluster and the service range: pods reaching them keep
+//     their address;
+//   - the cnat-snat feature of every served family on every frontend and backend
+//     interface: its session lookup reverse-translates the replies that arrive in the
+//     pod VRF (cnat's VIP lookup only sees table 0), its policy source-NATs new flows;
+//   - tables: every such interface in POD (so that rule 3, "neither ingress nor
+//     egress a pod interface", never fires: the egress is not known at the input
+//     feature, and the feature would source-NAT every flow from an uplink), the pod
+//     interfaces in INCLUDE_V4/V6 when pods' traffic leaving the cluster is
+//     source-NATed (natExternalTraffic and a default interface; rule 2, unless the
+//     destination is excluded), the host interconnect in HOST
+//     (rule 1).
+//
+// Hairpin (a pod reaching itself through a Service) is not handled: rule 4 of the K8S
+// policy (source = destination) is evaluated by cnat-snat on ip4/ip6-unicast, before
+// the lookup that reaches cnat's VIP, so it compares the client with the VIP and never
+// fires for such a flow (cnat_node_snat.c; the simulator's cnatSNATNode). cnat
+// translations match no source, so source-NATing only the flows a backend sends to
+// itself (NAT44's self-twice-NAT) has no cnat equivalent; source-NATing every flow to
+// a local backend would hide every client's address. The pod receives its own
+// address as the source.
+//
+// Rejects and drops (reject.go): a service address whose ports have no endpoint of
+// its family anywhere (FlatPort.HasEndpointsOf) gets a /32 or /128 ICMP_PROHIBIT route
+// in the main and pod VRF, one whose ports the traffic policies leave without a
+// backend here a DROP route, as the NAT44 renderer does, but only while the address
+// has no translation at all: cnat owns the /32 of a VIP with a translation (its FIB
+// source is above the API's) and drops what matches none of its translations, and a
+// route in the pod VRF would take every port of the address away from cnat.
+//
+// Resync stages everything; the incremental methods cost the change: the translations
+// of one service, the interface keys of the interfaces that changed, the translations
+// of the node-port services when the node IPs change. The renderer has no goroutine
+// and does no I/O.
+//
+// Not done: the purge of stale UDP sessions (cnat has no per-session delete;
+// cnat_session_purge also deletes every translation), Maglev (lb_type DEFAULT only).
+package cnat

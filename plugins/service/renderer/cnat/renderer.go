@@ -1,0 +1,365 @@
+package cnat
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+
+	"github.com/sirupsen/logrus"
+
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// IPNet is the part of the ipnet plugin's API that the renderer uses.
+type IPNet interface {
+	// GetNodeIP returns this node's IP and network.
+	GetNodeIP() (ip net.IP, network *net.IPNet)
+	// GetHostInterconnectIfName returns the VPP interface connecting VPP with the host.
+	GetHostInterconnectIfName() string
+	// GetVxlanBVIIfName returns the BVI of the VXLAN bridge domain, "" without overlay.
+	GetVxlanBVIIfName() string
+}
+
+// Deps lists what the renderer needs.
+type Deps struct {
+	// Log receives the renderer's messages (nil: infra.LoggerOr's default).
+	Log logrus.FieldLogger
+	// ContivConf gives the VRFs, the interfaces and the SNAT settings.
+	ContivConf contivconf.API
+	// IPAM gives this node's and the cluster's ranges of each family.
+	IPAM ipam.API
+	// IPNet gives this node's IP and the infrastructure interfaces.
+	IPNet IPNet
+	// IPv4 makes the renderer serve IPv4 services too (serviceRenderer: cnat); it
+	// always serves IPv6 ones.
+	IPv4 bool
+}
+
+// Renderer renders services into VPP cnat configuration; see the package
+// documentation. It is a renderer.Renderer; its methods are called from the event
+// loop only.
+type Renderer struct {
+	Deps
+
+	// What the last resync learned about this node.
+	mainVRF, podVRF  uint32
+	nodeIP4, nodeIP6 string // this node's IPs: the source of masqueraded traffic
+	// snatIP4 is the IPv4 SNAT address, snatOut whether pods' traffic leaving the
+	// cluster is source-NATed (snat.go learnSNAT).
+	snatIP4 string
+	snatOut bool
+	// nodeAddrs are the node IPs of the cluster (node ports) of the families served.
+	nodeAddrs []renderer.Address
+	// infraIfs are the interfaces that are not pods' (uplinks, host interconnect,
+	// VXLAN BVI); hostIf is the host interconnect.
+	infraIfs renderer.Interfaces
+	hostIf   string
+	// ifs are the frontend and backend interfaces whose keys are staged.
+	ifs renderer.Interfaces
+	// rendered holds what was staged for each service, by the FlatService it was
+	// rendered from (the processor passes the same pointer while it is unchanged).
+	rendered map[*renderer.FlatService]*renderedService
+	// owners holds the service owning each translation key staged, and vips the
+	// number of translations staged per address (an address with one gets no
+	// reject or drop route).
+	owners map[string]renderer.ServiceID
+	vips   map[string]int
+	// routeUsers holds, by address, the services that want a reject or drop route
+	// on it (reject.go).
+	routeUsers rejects.Users
+	// routes are the routes staged, by address.
+	routes map[string]l3.Route_RouteType
+	// frontendIfs and backendIfs are the interface sets last given.
+	frontendIfs, backendIfs renderer.Interfaces
+}
+
+// renderedService is what was staged for one service.
+type renderedService struct {
+	// translations are those the service wants, by key (owned or not).
+	translations map[string]*vpp_cnat.Translation
+	routes       []rejects.Route
+}
+
+var _ renderer.Renderer = (*Renderer)(nil)
+
+// Init checks the dependencies and prepares the renderer.
+func (rndr *Renderer) Init() error {
+	rndr.Log = infra.LoggerOr(rndr.Log, "cnat-renderer")
+	switch {
+	case rndr.ContivConf == nil:
+		return errors.New("cnat renderer: Deps.ContivConf is required")
+	case rndr.IPAM == nil:
+		return errors.New("cnat renderer: Deps.IPAM is required")
+	case rndr.IPNet == nil:
+		return errors.New("cnat renderer: Deps.IPNet is required")
+	}
+	rndr.ifs = renderer.NewInterfaces()
+	rndr.infraIfs = renderer.NewInterfaces()
+	rndr.rendered = make(map[*renderer.FlatService]*renderedService)
+	rndr.owners = make(map[string]renderer.ServiceID)
+	rndr.vips = make(map[string]int)
+	rndr.frontendIfs, rndr.backendIfs = renderer.NewInterfaces(), renderer.NewInterfaces()
+	rndr.routes = make(map[string]l3.Route_RouteType)
+	return nil
+}
+
+// serves tells whether the renderer renders addresses of a's family.
+func (rndr *Renderer) serves(a renderer.Address) bool {
+	return rndr.IPv4 || !a.IsIPv4()
+}
+
+// families returns the families served, IPv4 first.
+func (rndr *Renderer) families() []ipam.Family {
+	if rndr.IPv4 {
+		return []ipam.Family{ipam.IPv4, ipam.IPv6}
+	}
+	return []ipam.Family{ipam.IPv6}
+}
+
+// AddFlatService stages the translations of a new service.
+func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.FlatService) error {
+	txn.Describe(fmt.Sprintf("add cnat service '%s'", service.ID))
+	rndr.update(txn, nil, service)
+	return nil
+}
+
+// UpdateFlatService stages the translations of a changed service: the changed and
+// new ones put, those no longer wanted deleted.
+func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newService *renderer.FlatService) error {
+	txn.Describe(fmt.Sprintf("update cnat service '%s'", newService.ID))
+	rndr.update(txn, oldService, newService)
+	return nil
+}
+
+// DeleteFlatService stages the removal of the service's translations and routes.
+func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *renderer.FlatService) error {
+	txn.Describe(fmt.Sprintf("delete cnat service '%s'", service.ID))
+	rndr.update(txn, service, nil)
+	return nil
+}
+
+// update stages the change of one service from oldSvc to newSvc (either nil).
+func (rndr *Renderer) update(txn renderer.UpdateTxn, oldSvc, newSvc *renderer.FlatService) {
+	old := rndr.forget(oldSvc)
+	var next *renderedService
+	if newSvc != nil {
+		next = rndr.render(newSvc)
+		rndr.rendered[newSvc] = next
+	} else {
+		next = &renderedService{}
+	}
+	var oldID, newID renderer.ServiceID
+	if oldSvc != nil {
+		oldID = oldSvc.ID
+	}
+	if newSvc != nil {
+		newID = newSvc.ID
+	}
+	touched := rndr.updateTranslations(txn, oldID, newID, old.translations, next.translations)
+	if oldSvc != nil && (newSvc == nil || oldID != newID) {
+		touched = append(touched, rndr.routeUsers.Update(oldID, old.routes, nil)...)
+		old.routes = nil
+	}
+	if newSvc != nil {
+		touched = append(touched, rndr.routeUsers.Update(newID, old.routes, next.routes)...)
+	}
+	rndr.stageRoutes(txn, touched)
+}
+
+// forget returns what was staged for svc (rendered anew if it was not kept) and
+// forgets it.
+func (rndr *Renderer) forget(svc *renderer.FlatService) *renderedService {
+	if svc == nil {
+		return &renderedService{}
+	}
+	r := rndr.rendered[svc]
+	delete(rndr.rendered, svc)
+	if r == nil {
+		r = rndr.render(svc)
+	}
+	return r
+}
+
+// UpdateFlatNodePortServices keeps the new node IPs and stages, for every node-port
+// service, the translations of the node IPs that appeared and the deletion of those
+// of the node IPs that went: the cost of the changed translations. A service exposed
+// on an external IP that became or stopped being a node's (is_real_ip, no route) is
+// rendered anew.
+func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs *renderer.IPAddresses, npServices []*renderer.FlatService) error {
+	before := slices.Clone(rndr.nodeAddrs)
+	rndr.setNodeIPs(nodeIPs)
+	var added, removed []renderer.Address
+	for _, a := range rndr.nodeAddrs {
+		if !slices.Contains(before, a) {
+			added = append(added, a)
+		}
+	}
+	for _, a := range before {
+		if !slices.Contains(rndr.nodeAddrs, a) {
+			removed = append(removed, a)
+		}
+	}
+	if len(added) == 0 && len(removed) == 0 {
+		return nil
+	}
+	txn.Describe("update cnat node-port services")
+	changed := append(slices.Clone(added), removed...)
+	for _, svc := range npServices {
+		r := rndr.rendered[svc]
+		if r == nil || slices.ContainsFunc(svc.ExternalIPs, func(a renderer.Address) bool { return slices.Contains(changed, a) }) {
+			rndr.update(txn, svc, svc)
+			continue
+		}
+		var touched []string
+		for i := range svc.Ports {
+			p := &svc.Ports[i]
+			proto, ok := protocolOf(p.Port.Protocol)
+			if !ok || p.Port.NodePort == 0 {
+				continue
+			}
+			for _, a := range removed {
+				key := vpp_cnat.TranslationKey(a.Text, uint32(p.Port.NodePort), proto)
+				if _, had := r.translations[key]; !had {
+					continue
+				}
+				delete(r.translations, key)
+				if last := rndr.release(txn, key, svc.ID); last != "" {
+					touched = append(touched, last)
+				}
+			}
+			fresh := &renderedService{translations: make(map[string]*vpp_cnat.Translation, len(added))}
+			for _, a := range added {
+				rndr.addTranslation(fresh, svc, a, p.Port.NodePort, proto, p.ExternalBackends, true, svc.TrafficPolicy == renderer.ClusterWide)
+			}
+			for _, key := range sortedKeys(fresh.translations) {
+				r.translations[key] = fresh.translations[key]
+				if first := rndr.put(txn, key, fresh.translations[key], svc.ID); first != "" {
+					touched = append(touched, first)
+				}
+			}
+		}
+		rndr.stageRoutes(txn, touched)
+	}
+	return nil
+}
+
+// setNodeIPs keeps the node IPs of the families served.
+func (rndr *Renderer) setNodeIPs(nodeIPs *renderer.IPAddresses) {
+	rndr.nodeAddrs = rndr.nodeAddrs[:0]
+	for _, ip := range nodeIPs.List() {
+		if a := renderer.NewAddress(ip); rndr.serves(a) {
+			rndr.nodeAddrs = append(rndr.nodeAddrs, a)
+		}
+	}
+}
+
+// isNodeAddr tells whether the address is one of the nodes' IPs.
+func (rndr *Renderer) isNodeAddr(a renderer.Address) bool {
+	for _, n := range rndr.nodeAddrs {
+		if n == a {
+			return true
+		}
+	}
+	return a.Text == rndr.nodeIP4 || a.Text == rndr.nodeIP6
+}
+
+// UpdateFrontendIfs stages the cnat-snat feature and the SNAT policy tables of the
+// interfaces that became or stopped being frontends.
+func (rndr *Renderer) UpdateFrontendIfs(txn renderer.UpdateTxn, oldIfNames, newIfNames renderer.Interfaces) error {
+	rndr.frontendIfs = newIfNames.Copy()
+	rndr.updateIfs(txn, "update cnat frontend interfaces")
+	return nil
+}
+
+// UpdateBackendIfs stages the cnat-snat feature and the SNAT policy tables of the
+// interfaces that became or stopped being backends.
+func (rndr *Renderer) UpdateBackendIfs(txn renderer.UpdateTxn, oldIfNames, newIfNames renderer.Interfaces) error {
+	rndr.backendIfs = newIfNames.Copy()
+	rndr.updateIfs(txn, "update cnat backend interfaces")
+	return nil
+}
+
+// ResyncFlat stages the complete cnat configuration of the snapshot into txn; what it
+// does not stage (the other renderer's values included) the resync removes.
+func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *renderer.FlatResyncEventData) error {
+	if resyncEv == nil {
+		resyncEv = &renderer.FlatResyncEventData{NodeIPs: renderer.NewIPAddresses(), FrontendIfs: renderer.NewInterfaces(),
+			BackendIfs: renderer.NewInterfaces()}
+	}
+	rndr.learnNode()
+	rndr.setNodeIPs(resyncEv.NodeIPs)
+	rndr.rendered = make(map[*renderer.FlatService]*renderedService, len(resyncEv.Services))
+	rndr.owners = make(map[string]renderer.ServiceID)
+	rndr.vips = make(map[string]int)
+	rndr.routeUsers.Reset()
+	rndr.routes = make(map[string]l3.Route_RouteType)
+	var addrs []string
+	for _, svc := range resyncEv.Services {
+		r := rndr.render(svc)
+		rndr.rendered[svc] = r
+		for _, key := range sortedKeys(r.translations) {
+			rndr.put(txn, key, r.translations[key], svc.ID)
+		}
+		addrs = append(addrs, rndr.routeUsers.Update(svc.ID, nil, r.routes)...)
+	}
+	rndr.stageRoutes(txn, addrs)
+	rndr.resyncSNAT(txn)
+	rndr.frontendIfs, rndr.backendIfs = resyncEv.FrontendIfs.Copy(), resyncEv.BackendIfs.Copy()
+	rndr.ifs = unionOf(rndr.frontendIfs, rndr.backendIfs)
+	for _, name := range rndr.ifs.Sorted() {
+		for key, value := range rndr.ifValues(name) {
+			txn.Put(key, value)
+		}
+	}
+	rndr.Log.WithFields(logrus.Fields{
+		"services": len(resyncEv.Services), "translations": len(rndr.owners), "ipv4": rndr.IPv4,
+	}).Info("cnat configuration resynced")
+	return nil
+}
+
+// learnNode reads what the rendering needs to know about this node.
+func (rndr *Renderer) learnNode() {
+	routing := rndr.ContivConf.GetRoutingConfig()
+	rndr.mainVRF, rndr.podVRF = routing.MainVRFID, routing.PodVRFID
+	rndr.nodeIP4, rndr.nodeIP6 = "", ""
+	if ip, _ := rndr.IPNet.GetNodeIP(); ip != nil {
+		if ip.To4() != nil {
+			rndr.nodeIP4 = ip.To4().String()
+		} else {
+			rndr.nodeIP6 = ip.String()
+		}
+	}
+	if fa := rndr.IPAM.ThisNodeAddresses(ipam.IPv6); fa != nil && fa.NodeIP != nil {
+		rndr.nodeIP6 = fa.NodeIP.String()
+	}
+	rndr.learnSNAT()
+	rndr.hostIf = rndr.IPNet.GetHostInterconnectIfName()
+	rndr.infraIfs = renderer.NewInterfaces()
+	for _, name := range []string{rndr.hostIf, rndr.IPNet.GetVxlanBVIIfName(), rndr.ContivConf.GetMainInterfaceName()} {
+		if name != "" {
+			rndr.infraIfs.Add(name)
+		}
+	}
+	for _, other := range rndr.ContivConf.GetOtherVPPInterfaces() {
+		if other.InterfaceName != "" {
+			rndr.infraIfs.Add(other.InterfaceName)
+		}
+	}
+}
+
+// unionOf returns the names in either set.
+func unionOf(a, b renderer.Interfaces) renderer.Interfaces {
+	u := a.Copy()
+	for name := range b {
+		u.Add(name)
+	}
+	return u
+}

@@ -1,0 +1,174 @@
+package cnat
+
+import (
+	"sort"
+
+	"google.golang.org/protobuf/proto"
+
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// flowHashSrcIP is the ip_flow_hash_config_v2 bit of the source address
+// (IP_API_V2_FLOW_HASH_SRC_IP, vnet/ip/ip_types.api): a translation hashing on it alone
+// sends every flow of a client to the same path while the paths do not change.
+const flowHashSrcIP = 0x01
+
+// render builds the translations and routes the service wants.
+func (rndr *Renderer) render(svc *renderer.FlatService) *renderedService {
+	r := &renderedService{translations: make(map[string]*vpp_cnat.Translation)}
+	for i := range svc.Ports {
+		p := &svc.Ports[i]
+		proto, ok := protocolOf(p.Port.Protocol)
+		if !ok {
+			continue
+		}
+		for _, a := range svc.ClusterIPs {
+			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.Backends, false, false)
+		}
+		masq := svc.TrafficPolicy == renderer.ClusterWide
+		for _, a := range svc.ExternalIPs {
+			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.ExternalBackends, rndr.isNodeAddr(a), masq)
+		}
+		if p.Port.NodePort == 0 {
+			continue
+		}
+		for _, a := range rndr.nodeAddrs {
+			rndr.addTranslation(r, svc, a, p.Port.NodePort, proto, p.ExternalBackends, true, masq)
+		}
+	}
+	r.routes = rndr.wantedRoutes(svc)
+	return r
+}
+
+// addTranslation adds the translation of (a, port, proto) to r unless a is of a family
+// not served, the port is 0 or no backend is of a's family. realIP marks a node's own
+// address; masq source-NATs the flows to this node's IP of the family.
+func (rndr *Renderer) addTranslation(r *renderedService, svc *renderer.FlatService, a renderer.Address, port uint16,
+	proto vpp_cnat.Protocol, backends []renderer.BackendGroup, realIP, masq bool) {
+	if !rndr.serves(a) || port == 0 {
+		return
+	}
+	var src *vpp_cnat.Endpoint
+	if masq {
+		if ip := rndr.nodeIPOf(a.IsIPv4()); ip != "" {
+			src = &vpp_cnat.Endpoint{Address: ip}
+		}
+	}
+	var paths []*vpp_cnat.Path
+	for _, g := range backends {
+		for _, ep := range g.Endpoints {
+			if ep.IsIPv4() != a.IsIPv4() {
+				continue
+			}
+			paths = append(paths, &vpp_cnat.Path{Dst: &vpp_cnat.Endpoint{Address: ep.Text, Port: uint32(g.TargetPort)}, Src: src})
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	t := &vpp_cnat.Translation{
+		Vip:       &vpp_cnat.Endpoint{Address: a.Text, Port: uint32(port)},
+		Protocol:  proto,
+		IsRealIp:  realIP,
+		AllocPort: src != nil,
+		Paths:     paths,
+	}
+	if svc.SessionAffinityTimeout > 0 {
+		t.FlowHashConfig = flowHashSrcIP
+	}
+	r.translations[vpp_cnat.TranslationKey(a.Text, uint32(port), proto)] = t
+}
+
+// nodeIPOf returns this node's IP of a family ("" if none).
+func (rndr *Renderer) nodeIPOf(ipv4 bool) string {
+	if ipv4 {
+		return rndr.nodeIP4
+	}
+	return rndr.nodeIP6
+}
+
+// protocolOf returns the cnat protocol of a service port's protocol.
+func protocolOf(p renderer.ProtocolType) (vpp_cnat.Protocol, bool) {
+	switch p {
+	case renderer.TCP:
+		return vpp_cnat.Protocol_TCP, true
+	case renderer.UDP:
+		return vpp_cnat.Protocol_UDP, true
+	}
+	return 0, false
+}
+
+// updateTranslations stages the change of a service's translations from old (of
+// service oldID) to wanted (of newID) and returns the addresses whose count of
+// translations went from or to zero (their routes must be staged again).
+func (rndr *Renderer) updateTranslations(txn renderer.UpdateTxn, oldID, newID renderer.ServiceID,
+	old, wanted map[string]*vpp_cnat.Translation) []string {
+	var touched []string
+	for _, key := range sortedKeys(old) {
+		if _, kept := wanted[key]; kept && oldID == newID {
+			continue
+		}
+		if last := rndr.release(txn, key, oldID); last != "" {
+			touched = append(touched, last)
+		}
+	}
+	for _, key := range sortedKeys(wanted) {
+		t := wanted[key]
+		if prev, ok := old[key]; ok && oldID == newID && rndr.owners[key] == newID && proto.Equal(prev, t) {
+			continue
+		}
+		if first := rndr.put(txn, key, t, newID); first != "" {
+			touched = append(touched, first)
+		}
+	}
+	return touched
+}
+
+// put stages a translation of service id unless another service owns its key (logged);
+// it returns the translation's address when it is the address's first translation.
+func (rndr *Renderer) put(txn controller.ResyncOperations, key string, t *vpp_cnat.Translation, id renderer.ServiceID) (firstOf string) {
+	owner, owned := rndr.owners[key]
+	if owned && owner != id {
+		rndr.Log.WithField("translation", key).Warnf("service %s exposes the address and port of service %s: not rendered", id, owner)
+		return ""
+	}
+	txn.Put(key, t)
+	if owned {
+		return ""
+	}
+	rndr.owners[key] = id
+	vip := t.GetVip().GetAddress()
+	rndr.vips[vip]++
+	if rndr.vips[vip] == 1 {
+		return vip
+	}
+	return ""
+}
+
+// release stages the deletion of a translation that service id owns (nothing for
+// another's); it returns the translation's address when it was its last.
+func (rndr *Renderer) release(txn renderer.UpdateTxn, key string, id renderer.ServiceID) (lastOf string) {
+	if owner, ok := rndr.owners[key]; !ok || owner != id {
+		return ""
+	}
+	delete(rndr.owners, key)
+	txn.Delete(key)
+	vip, _, _, _ := vpp_cnat.ParseTranslationKey(key)
+	if rndr.vips[vip]--; rndr.vips[vip] > 0 {
+		return ""
+	}
+	delete(rndr.vips, vip)
+	return vip
+}
+
+// sortedKeys returns the keys of m in ascending order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
