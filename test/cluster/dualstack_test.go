@@ -54,7 +54,8 @@ func expectAnswer(t *testing.T, d dialer, addr, pod, wantClient, what string) {
 
 // TestDualStackPodsAndNodesReportAnAddressOfEachFamily: on a dual-stack lab every pod
 // reports an IPv4 and an IPv6 address in status.podIPs (IPv4 first, each in its node's
-// subnet of the family) and both node IPs in status.hostIPs; every Node has a podCIDR
+// subnet of the family) and both node IPs in status.hostIPs, and contiv-ksr reflects
+// both addresses of every pod into the Contiv etcd; every Node has a podCIDR
 // and an InternalIP of each family; the API server's default ServiceCIDR has both
 // service ranges and gives a PreferDualStack Service a ClusterIP of each family.
 func TestDualStackPodsAndNodesReportAnAddressOfEachFamily(t *testing.T) {
@@ -84,6 +85,17 @@ func TestDualStackPodsAndNodesReportAnAddressOfEachFamily(t *testing.T) {
 		}
 	}
 	ctx := testCtx(t, time.Minute)
+	etcd := etcdClient(t, l)
+	testkit.Eventually(t, 30*time.Second, "contiv-ksr reflects both addresses of every pod", func() error {
+		for _, p := range pods {
+			for _, a := range p.Status.PodIPs {
+				if err := etcdHas(ctx, etcd, "/vnf-agent/contiv-ksr/k8s/pod/"+p.Name+"/namespace/"+ns, a.IP); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 	for _, n := range l.Nodes() {
 		node, err := l.Kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 		if err != nil {
