@@ -19,9 +19,9 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/test/cluster/lab"
 )
 
-// The tests of the lab with IPv6 (issue #28 item 7): CONTIV_LAB_IPFAMILY=dual or ipv6,
-// the third and fourth labs of a "both" run (main_test.go). IPv6 Services are not
-// tested: they need the cnat renderer.
+// The tests of the lab with IPv6 (issue #28 item 7): on the dual-stack lab (the
+// default, main_test.go) and on the single-stack IPv6 lab of a "both" run. IPv6
+// Services are not tested: they need the cnat renderer.
 
 // podIP returns the pod's address of the family from status.podIPs, failing the test
 // when it has none.

@@ -106,7 +106,7 @@ func sharedLab(t testing.TB) *lab.Lab {
 			}
 			t.Logf("built %s in %v", strings.Join(lab.ContivBinaries, ", "), time.Since(start).Round(time.Millisecond))
 		}
-		family, err := lab.ParseIPFamily(os.Getenv(labIPFamilyEnv))
+		family, err := labIPFamily(os.Getenv(labNICEnv) == "single")
 		if err != nil {
 			shared.err = fmt.Errorf("%s: %w", labIPFamilyEnv, err)
 			return

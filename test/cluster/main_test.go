@@ -33,29 +33,28 @@ var singleNICTests = []string{
 	"TestANodeReachesAClusterIPAndAnotherNodesNodePort",
 }
 
-// labIPFamilyEnv chooses the address families of the lab (lab.ParseIPFamily): "ipv4"
-// (also when unset), "dual" or "ipv6". A single-stack IPv6 lab runs only ipv6Tests
-// (the others are written for IPv4: they skip).
+// labIPFamilyEnv chooses the address families of the lab (lab.ParseIPFamily): "dual"
+// (also when unset: the suite runs on a dual-stack lab, IPv4 primary, so every IPv4
+// test also checks that IPv6 beside it changes nothing, and the IPv6 tests run), "ipv4"
+// or "ipv6". Single-NIC labs are IPv4 (unset gives "ipv4" there). A single-stack IPv6
+// lab runs only ipv6Tests (the others are written for IPv4: they skip).
 const labIPFamilyEnv = "CONTIV_LAB_IPFAMILY"
 
-// dualStackTests are the tests that a "both" run (labNICEnv) with no labIPFamilyEnv
-// runs on a third lab, dual-stack: the IPv6 tests of dualstack_test.go (traffic over
-// IPv6, the policy matrix over both families) and the core IPv4 traffic tests, which
-// must not change with IPv6 beside IPv4. Services are IPv4 only here: IPv6 Services
-// need the cnat renderer (issue #28 leaves room for it), so the lab has no test of an
-// IPv6 ClusterIP yet.
-var dualStackTests = []string{
-	"TestIPv6",
-	"TestPolicyMatrixGivesTheSameVerdictsOverEachFamily",
-	"TestDualStackPodsAndNodesReportAnAddressOfEachFamily",
-	"TestPodToPodAcrossNodesTCP",
-	"TestTheExternalClientReachesEveryPodByItsIP",
-	"TestClusterIPServiceReachedFromAPodOnEveryNode",
-	"TestNodePortFromTheExternalClient",
+// labIPFamily is the family labIPFamilyEnv chooses for a lab of the given wiring.
+func labIPFamily(singleNIC bool) (lab.IPFamily, error) {
+	v := os.Getenv(labIPFamilyEnv)
+	switch {
+	case v != "":
+		return lab.ParseIPFamily(v)
+	case singleNIC:
+		return lab.IPv4, nil
+	}
+	return lab.DualStack, nil
 }
 
-// ipv6Tests are the tests a single-stack IPv6 lab runs: the fourth lab of a "both"
-// run, and the only tests of a run with labIPFamilyEnv=ipv6.
+// ipv6Tests are the tests a single-stack IPv6 lab runs: the third lab of a "both"
+// run, and the only tests of a run with labIPFamilyEnv=ipv6. IPv6 Services are not
+// among them: they need the cnat renderer (issue #28 leaves room for it).
 var ipv6Tests = []string{
 	"TestSingleStackIPv6",
 	"TestIPv6",
@@ -65,9 +64,8 @@ var ipv6Tests = []string{
 // TestMain runs the tests, closes the shared lab and fails the run if a network namespace
 // of the lab survives it. In a "both" run (labNICEnv) of the whole suite whose lab ran,
 // it then runs, each in a child process of the same test binary (one lab at a time,
-// each closed and checked for leftovers): singleNICTests on a single-NIC lab, and,
-// unless labIPFamilyEnv chose a family, dualStackTests on a dual-stack lab and
-// ipv6Tests on a single-stack IPv6 one.
+// each closed and checked for leftovers): singleNICTests on a single-NIC (IPv4) lab,
+// and, unless labIPFamilyEnv chose a family, ipv6Tests on a single-stack IPv6 lab.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if !closeSharedAndCheck() {
@@ -76,8 +74,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(labNICEnv); (mode == "" || mode == "both") && shared.lab != nil && !filtered() {
 		more := []subsetLab{{"single-NIC", labNICEnv + "=single", singleNICTests}}
 		if os.Getenv(labIPFamilyEnv) == "" {
-			more = append(more, subsetLab{"dual-stack", labIPFamilyEnv + "=" + string(lab.DualStack), dualStackTests},
-				subsetLab{"single-stack IPv6", labIPFamilyEnv + "=" + string(lab.IPv6), ipv6Tests})
+			more = append(more, subsetLab{"single-stack IPv6", labIPFamilyEnv + "=" + string(lab.IPv6), ipv6Tests})
 		}
 		for _, s := range more {
 			if !s.run() {

@@ -44,7 +44,8 @@
 // VPP. The pods' containers serve SCTP ports where the kernel has SCTP (SCTPSupported),
 // and the ports of native sidecars (init containers with restartPolicy Always) too.
 //
-// Address families (Config.IPFamily, family.go): IPv4 by default. A dual-stack lab
+// Address families (Config.IPFamily, family.go): IPv4 for the zero Config; make
+// cluster and the tests of test/cluster start dual-stack by default. A dual-stack lab
 // (DualStack, IPv4 primary) gives kube-apiserver a service range of each family
 // (ServiceCIDR, ServiceCIDRIPv6), kube-controller-manager --cluster-cidr of each family
 // with per-family node mask sizes (it runs no node-ipam-controller: the agents' IPAM

@@ -33,9 +33,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keep := fs.Bool("keep", false, "keep the lab's directory (logs) at the end")
 	verbose := fs.Bool("v", false, "print the kubelets' messages")
 	nic := fs.String("nic", "dual", "dual: VPP's NIC and the host apart (the node IP on VPP only); single: one NIC per node carrying the node IP, stolen for VPP by contiv-stn (STN)")
-	ipFamily := fs.String("ipfamily", string(lab.IPv4), "ipv4, dual (dual-stack, IPv4 primary) or ipv6 (single-stack IPv6, no overlay): the address families of nodes, pods and Services")
+	ipFamily := fs.String("ipfamily", "", "dual (dual-stack, IPv4 primary), ipv4 or ipv6 (single-stack IPv6, no overlay): the address families of nodes, pods and Services (default dual; ipv4 with -nic single)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *ipFamily == "" {
+		*ipFamily = string(lab.DualStack)
+		if *nic == "single" {
+			*ipFamily = string(lab.IPv4) // single-NIC nodes are IPv4 only
+		}
 	}
 	family, err := lab.ParseIPFamily(*ipFamily)
 	if err != nil {
