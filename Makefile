@@ -148,16 +148,24 @@ NODES ?= 3
 # test on two-NIC nodes, then the STN and core traffic tests on single-NIC nodes, one lab after
 # the other (test/cluster/main_test.go).
 NIC ?= dual
+# IPFAMILY is the lab's address families: dual (dual-stack, IPv4 primary; the default, ipv4 with
+# NIC=single), ipv4, or ipv6 (single-stack IPv6, pods routed over the node network without VXLAN).
+# test-cluster without IPFAMILY (and make test) runs the suite on a dual-stack lab, then the STN
+# and core traffic tests on single-NIC (IPv4) nodes, then the IPv6 tests on a single-stack IPv6
+# lab; with IPFAMILY (or NIC), the whole suite runs on one lab (test/cluster/main_test.go).
+IPFAMILY ?=
 
 k8s-control-plane: ## build the cluster lab's Kubernetes control plane (cached in ~/.cache/contiv-vpp)
 	./scripts/k8s-control-plane.sh >/dev/null
 
-cluster: build k8s-control-plane ## the cluster lab: NODES nodes (default 3) on a real control plane (root); NIC=single: single-NIC (STN) nodes
+cluster: build k8s-control-plane ## the cluster lab: NODES nodes (default 3) on a real control plane (root); NIC=single: single-NIC (STN) nodes; IPFAMILY=ipv4 or ipv6: single-stack nodes and pods (default dual-stack)
 	$(GO) build -o $(BIN_DIR)/cluster-lab ./test/cluster/cmd/cluster-lab
-	exec $(BIN_DIR)/cluster-lab -nodes $(NODES) -nic $(NIC) -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
+	exec $(BIN_DIR)/cluster-lab -nodes $(NODES) -nic $(NIC) -ipfamily "$(IPFAMILY)" -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
 
-test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster) on two-NIC, then single-NIC (STN) nodes; NIC=dual or NIC=single: one mode
-	CONTIV_LAB_NIC=$(if $(filter command line,$(origin NIC)),$(NIC),both) CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 30m ./test/cluster/...
+test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster) on dual-stack two-NIC nodes, then single-NIC (STN) and IPv6 nodes; NIC=dual or single, IPFAMILY=dual, ipv4 or ipv6: one lab
+	CONTIV_LAB_NIC=$(if $(filter command line,$(origin NIC) $(origin IPFAMILY)),$(NIC),both) \
+	  $(if $(filter command line,$(origin IPFAMILY)),CONTIV_LAB_IPFAMILY=$(IPFAMILY)) \
+	  CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 30m ./test/cluster/...
 
 # Go's test cache is not touched: it is the user's, shared by every module (make test runs
 # with -count=1 and does not use it; `go clean -testcache` empties all of it).

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,13 +31,19 @@ import (
 // k8sBinEnv names the directory of the control-plane binaries.
 const k8sBinEnv = "CONTIV_K8S_BIN"
 
+// labBinEnv names the directory of contiv binaries that TestMain hands to the child
+// processes of its subset labs: built once per run, not once per lab.
+const labBinEnv = "CONTIV_LAB_CONTIV_BIN"
+
 var shared struct {
-	once    sync.Once
-	lab     *lab.Lab
-	binDir  string // the contiv binaries, removed by TestMain
-	skip    string
-	err     error
-	started time.Duration
+	once   sync.Once
+	lab    *lab.Lab
+	binDir string // the contiv binaries, removed by TestMain
+	// binShared: binDir is the parent test process's (labBinEnv), not ours to remove.
+	binShared bool
+	skip      string
+	err       error
+	started   time.Duration
 }
 
 // k8sBinDir finds the control-plane binaries; "" with the reason when they are missing.
@@ -91,21 +98,30 @@ func sharedLab(t testing.TB) *lab.Lab {
 			return
 		}
 		start := time.Now()
-		if shared.binDir, shared.err = buildContiv(root); shared.err != nil {
+		if dir := os.Getenv(labBinEnv); dir != "" {
+			shared.binDir, shared.binShared = dir, true // the parent's (a subset lab of TestMain)
+		} else {
+			if shared.binDir, shared.err = buildContiv(root); shared.err != nil {
+				return
+			}
+			t.Logf("built %s in %v", strings.Join(lab.ContivBinaries, ", "), time.Since(start).Round(time.Millisecond))
+		}
+		family, err := labIPFamily(os.Getenv(labNICEnv) == "single")
+		if err != nil {
+			shared.err = fmt.Errorf("%s: %w", labIPFamilyEnv, err)
 			return
 		}
-		t.Logf("built %s in %v", strings.Join(lab.ContivBinaries, ", "), time.Since(start).Round(time.Millisecond))
 		start = time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		shared.lab, shared.err = lab.Start(ctx, lab.Config{
 			Nodes: 3, K8sBinDir: k8sBin, ContivBinDir: shared.binDir, KeepDir: os.Getenv("CONTIV_LAB_KEEP") != "",
-			SingleNIC: os.Getenv("CONTIV_LAB_NIC") == "single",
-			Logf:      func(format string, args ...any) { fmt.Fprintf(os.Stderr, "  lab: "+format+"\n", args...) },
+			SingleNIC: os.Getenv(labNICEnv) == "single", IPFamily: family,
+			Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "  lab: "+format+"\n", args...) },
 		})
 		shared.started = time.Since(start)
 		if shared.err == nil {
-			t.Logf("lab %s with 3 nodes up in %v (dir %s)", shared.lab.Name, shared.started.Round(time.Millisecond), shared.lab.Dir)
+			t.Logf("lab %s (%s) with 3 nodes up in %v (dir %s)", shared.lab.Name, family, shared.started.Round(time.Millisecond), shared.lab.Dir)
 		}
 	})
 	if shared.skip != "" {
@@ -114,19 +130,35 @@ func sharedLab(t testing.TB) *lab.Lab {
 	if shared.err != nil {
 		t.Fatalf("start the lab: %v", shared.err)
 	}
+	if shared.lab.IPFamily() == lab.IPv6 && !slices.ContainsFunc(ipv6Tests, func(p string) bool { return strings.HasPrefix(t.Name(), p) }) {
+		t.Skip("cluster: this test is written for IPv4, the lab is single-stack IPv6 (" + labIPFamilyEnv + "=ipv6 runs ipv6Tests)")
+	}
 	return shared.lab
 }
 
-// closeShared closes the lab and removes the binaries (TestMain).
+// requireIPv6 skips a test of IPv6 traffic on a lab without IPv6.
+func requireIPv6(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	if !l.IPFamily().HasIPv6() {
+		t.Skipf("cluster: the lab is %s (%s=dual or ipv6 gives it IPv6)", l.IPFamily(), labIPFamilyEnv)
+	}
+}
+
+// closeShared closes the lab (TestMain).
 func closeShared() error {
-	var errs []error
 	if shared.lab != nil {
-		errs = append(errs, shared.lab.Close())
+		return shared.lab.Close()
 	}
-	if shared.binDir != "" {
-		errs = append(errs, os.RemoveAll(shared.binDir))
+	return nil
+}
+
+// removeBinaries removes the binaries this process built (TestMain, after its subset
+// labs used them).
+func removeBinaries() error {
+	if shared.binDir == "" || shared.binShared {
+		return nil
 	}
-	return errors.Join(errs...)
+	return os.RemoveAll(shared.binDir)
 }
 
 // etcdClient returns a client of the lab's Contiv etcd, closed when t ends.

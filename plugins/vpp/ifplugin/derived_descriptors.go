@@ -108,29 +108,32 @@ func (p *Plugin) setUnnumbered(key string, u *ifmodel.Interface_Unnumbered, enab
 // enableUnnumbered makes sw borrow the addresses of withIP. VPP 25.10 refuses
 // sw_interface_set_unnumbered with UNEXPECTED_INTF_STATE unless both interfaces share
 // their IPv4 and their IPv6 table (src/vnet/interface.c,
-// vnet_sw_interface_check_table_same). The interface descriptor binds the IPv4 table
-// of a non-zero VRF always, the IPv6 one only with IPv6 addresses of the interface's
-// own, which an unnumbered interface never has; so sw first takes the IPv6 table of
-// withIP, which exists because withIP is bound to it. When withIP has an IPv6 address
-// IPv6 is also enabled on sw: unnumbered alone turns on only the ip6-unicast arc of
-// sw (ip6_sw_interface_enable_disable), not its IPv6 link (ip6_link.c
-// ip6_link_enable): no link-local address, no IPv6 multicast, so no neighbour
-// discovery with the host on the other side. Each enable is one lock in VPP, so sw is
-// enabled only if it is not yet: after a restart or a retry the lock taken before is
-// reused, and disableUnnumbered gives back exactly one. A failure undoes what was done.
+// vnet_sw_interface_check_table_same). The interface descriptor binds an unnumbered
+// interface to no table of its own (boundTables), so sw first takes both tables of
+// withIP, each of which exists because withIP is bound to it (on a single-stack IPv6
+// node the donor's VRF has no IPv4 table: its IPv4 table stays 0, and so does sw's).
+// When withIP has an IPv6 address IPv6 is also enabled on sw: unnumbered alone turns
+// on only the ip6-unicast arc of sw (ip6_sw_interface_enable_disable), not its IPv6
+// link (ip6_link.c ip6_link_enable): no link-local address, no IPv6 multicast, so no
+// neighbour discovery with the host on the other side. Each enable is one lock in VPP,
+// so sw is enabled only if it is not yet: after a restart or a retry the lock taken
+// before is reused, and disableUnnumbered gives back exactly one. A failure undoes
+// what was done.
 func (p *Plugin) enableUnnumbered(sw uint32, withIP *ifaceidx.Metadata) error {
-	want6, err := p.h.Table(withIP.SwIfIndex, true)
-	if err != nil {
-		return err
-	}
-	have6, err := p.h.Table(sw, true)
-	if err != nil {
-		return err
-	}
 	do, undo := p.h.NewBatch(), p.h.NewBatch()
-	if have6 != want6 {
-		do.SetTable(sw, want6, true)
-		undo.SetTable(sw, have6, true)
+	for _, ipv6 := range []bool{false, true} {
+		want, err := p.h.Table(withIP.SwIfIndex, ipv6)
+		if err != nil {
+			return err
+		}
+		have, err := p.h.Table(sw, ipv6)
+		if err != nil {
+			return err
+		}
+		if have != want {
+			do.SetTable(sw, want, ipv6)
+			undo.SetTable(sw, have, ipv6)
+		}
 	}
 	if hasIPv6(withIP.IPAddresses) {
 		enabled, err := p.h.IP6Enabled(sw)
@@ -155,8 +158,9 @@ func (p *Plugin) enableUnnumbered(sw uint32, withIP *ifaceidx.Metadata) error {
 
 // disableUnnumbered stops sw borrowing the addresses of withIP, then gives back the
 // IPv6 enable (an unnumbered interface has no address of its own, so an enabled IPv6
-// link on it is enableUnnumbered's single lock) and puts sw back into the IPv6 table 0
-// the interface descriptor expects of an interface without IPv6 addresses.
+// link on it is enableUnnumbered's single lock) and puts sw back into the tables 0
+// the interface descriptor leaves an unnumbered interface in (if sw stays, numbered,
+// its update binds the tables it wants after this).
 func (p *Plugin) disableUnnumbered(sw, withIP uint32) error {
 	if err := p.h.NewBatch().SetUnnumbered(sw, withIP, false).Send(); err != nil {
 		return err
@@ -165,16 +169,18 @@ func (p *Plugin) disableUnnumbered(sw, withIP uint32) error {
 	if err != nil {
 		return err
 	}
-	have6, err := p.h.Table(sw, true)
-	if err != nil {
-		return err
-	}
 	b := p.h.NewBatch()
 	if enabled {
 		b.SetIP6Enabled(sw, false)
 	}
-	if have6 != 0 {
-		b.SetTable(sw, 0, true)
+	for _, ipv6 := range []bool{false, true} {
+		have, err := p.h.Table(sw, ipv6)
+		if err != nil {
+			return err
+		}
+		if have != 0 {
+			b.SetTable(sw, 0, ipv6)
+		}
 	}
 	return b.Send()
 }

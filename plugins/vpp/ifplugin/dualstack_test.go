@@ -32,8 +32,19 @@ const (
 // in both families, the pod-gateway loopback with an address of each in it, and the
 // pod's TAP in the pod VRF, unnumbered to the loopback.
 func dualStackPod(withIPv6 bool) map[string]proto.Message {
-	gwIPs := []string{"10.1.1.1/24"}
-	kvs := map[string]proto.Message{l3model.VrfTableKey(podVRF, l3model.VrfTable_IPV4): vrf(podVRF)}
+	return podWiring(true, withIPv6)
+}
+
+// podWiring is the pod wiring of a node of the given families: the pod VRF's table of
+// each, the pod-gateway loopback with an address of each, the pod's TAP in the pod VRF
+// unnumbered to the loopback.
+func podWiring(withIPv4, withIPv6 bool) map[string]proto.Message {
+	var gwIPs []string
+	kvs := map[string]proto.Message{}
+	if withIPv4 {
+		gwIPs = append(gwIPs, "10.1.1.1/24")
+		kvs[l3model.VrfTableKey(podVRF, l3model.VrfTable_IPV4)] = vrf(podVRF)
+	}
 	if withIPv6 {
 		gwIPs = append(gwIPs, gwIPv6+"/64")
 		kvs[l3model.VrfTableKey(podVRF, l3model.VrfTable_IPV6)] = &l3model.VrfTable{Id: podVRF, Protocol: l3model.VrfTable_IPV6}
@@ -103,8 +114,15 @@ func advertisedTarget(frame []byte) (netip.Addr, bool) {
 func TestDualStackPodTapAnswersNeighbourSolicitationsForItsGateway(t *testing.T) {
 	e := newEnv(t)
 	e.mustCommit(dualStackPod(true))
+	e.expectGatewayAdvertised()
+}
+
+// expectGatewayAdvertised checks that the pod TAP is unnumbered and that VPP answers,
+// on the TAP, a pod's neighbour solicitation for its IPv6 gateway.
+func (e *env) expectGatewayAdvertised() {
+	e.t.Helper()
 	if st := e.state(ifmodel.UnnumberedKey("vpp-tap-1")); st != kvapi.StateConfigured {
-		t.Fatalf("unnumbered setting of the pod TAP: %v (%v)", st, e.kvs.GetValueStatus(ifmodel.UnnumberedKey("vpp-tap-1")).Error)
+		e.t.Fatalf("unnumbered setting of the pod TAP: %v (%v)", st, e.kvs.GetValueStatus(ifmodel.UnnumberedKey("vpp-tap-1")).Error)
 	}
 	tapName := e.simIface("vpp-tap-1").Name
 	var mu sync.Mutex
@@ -116,14 +134,56 @@ func TestDualStackPodTapAnswersNeighbourSolicitationsForItsGateway(t *testing.T)
 			mu.Unlock()
 		}
 	})
-	if err := e.sim.InjectFrame(tapName, neighbourSolicitation(t, gwIPv6)); err != nil {
-		t.Fatal(err)
+	defer e.sim.SetTxHook(nil)
+	if err := e.sim.InjectFrame(tapName, neighbourSolicitation(e.t, gwIPv6)); err != nil {
+		e.t.Fatal(err)
 	}
-	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "neighbour advertisement of the pod gateway", func() bool {
+	testkit.EventuallyTrue(e.t, testkit.DefaultTimeout, "neighbour advertisement of the pod gateway", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(answers) == 1 && answers[0] == netip.MustParseAddr(gwIPv6)
 	})
+}
+
+// A single-stack IPv6 node has no IPv4 table of its pod VRF: the pod-gateway loopback
+// (IPv6 address only) and the pod TAP (unnumbered to it) must not wait for one, the
+// TAP must take the loopback's tables (IPv4 table 0, IPv6 table of the pod VRF) for
+// VPP to accept the unnumbered setting, the pod's IPv6 neighbour discovery must work,
+// and an agent restart must find everything as it wants it.
+func TestSingleStackIPv6PodNeedsNoIPv4TableAndFollowsItsDonor(t *testing.T) {
+	e := newEnv(t)
+	kvs := podWiring(false, true)
+	e.mustCommit(kvs)
+	for _, k := range []string{ifmodel.InterfaceKey("podGwLoop"), ifmodel.InterfaceKey("vpp-tap-1")} {
+		if st := e.state(k); st != kvapi.StateConfigured {
+			t.Fatalf("%s: %v (%v)", k, st, e.kvs.GetValueStatus(k).Error)
+		}
+	}
+	e.expectGatewayAdvertised()
+	for _, tag := range []string{"podGwLoop", "vpp-tap-1"} {
+		if i := e.simIface(tag); i.VRF != 0 || i.VRF6 != podVRF {
+			t.Errorf("%s in tables %d/%d, want 0/%d", tag, i.VRF, i.VRF6, podVRF)
+		}
+	}
+	e.kvs, e.p = e.newAgent()
+	e.sim.ResetMessageCounts()
+	if err := e.resync(kvs); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"sw_interface_set_unnumbered", "sw_interface_ip6_enable_disable", "sw_interface_set_table",
+		"sw_interface_add_del_address", "create_loopback", "tap_create_v3"} {
+		if n := e.sim.MessageCount(m); n != 0 {
+			t.Errorf("resync after a restart sent %d %s", n, m)
+		}
+	}
+	// The TAP numbered again, without an address: IPv4 is VPP's default family, so
+	// it is bound to the IPv4 table of its VRF, which must then exist.
+	numbered := proto.Clone(kvs[ifmodel.InterfaceKey("vpp-tap-1")]).(*ifmodel.Interface)
+	numbered.Unnumbered = nil
+	e.mustCommit(map[string]proto.Message{ifmodel.InterfaceKey("vpp-tap-1"): numbered})
+	if st := e.state(ifmodel.InterfaceKey("vpp-tap-1")); st != kvapi.StatePending {
+		t.Errorf("an address-less TAP in a VRF without IPv4 table: %v, want pending", st)
+	}
 }
 
 func TestUnnumberedFollowsTheIPv6TableOfItsDonorAndHoldsOneIPv6Enable(t *testing.T) {

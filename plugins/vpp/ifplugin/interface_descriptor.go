@@ -73,21 +73,50 @@ func (p *Plugin) interfaceDescriptor() *kvapi.KVDescriptor {
 	})
 }
 
-// interfaceDeps: the VRF tables of a non-zero VRF (IPv6 only with IPv6 addresses) and
-// the Linux interface of an AF_PACKET.
+// interfaceDeps: the VRF tables the interface binds itself to (boundTables) and the
+// Linux interface of an AF_PACKET.
 func interfaceDeps(iface *ifmodel.Interface) []kvapi.Dependency {
 	var deps []kvapi.Dependency
-	if iface.Vrf != 0 {
+	v4, v6 := boundTables(iface)
+	if v4 {
 		deps = append(deps, kvapi.Dependency{Label: VrfTableDep, Key: l3model.VrfTableKey(iface.Vrf, l3model.VrfTable_IPV4)})
-		if hasIPv6(iface.IpAddresses) {
-			deps = append(deps, kvapi.Dependency{Label: VrfTableDep, Key: l3model.VrfTableKey(iface.Vrf, l3model.VrfTable_IPV6)})
-		}
+	}
+	if v6 {
+		deps = append(deps, kvapi.Dependency{Label: VrfTableDep, Key: l3model.VrfTableKey(iface.Vrf, l3model.VrfTable_IPV6)})
 	}
 	if iface.Type == ifmodel.Interface_AF_PACKET {
 		deps = append(deps, kvapi.Dependency{Label: HostInterfaceDep,
 			Key: linuxif.InterfaceHostNameKey(iface.GetAfpacket().GetHostIfName())})
 	}
 	return deps
+}
+
+// boundTables tells which tables of its non-zero VRF the interface descriptor binds the
+// interface to: the IPv6 table when it has an IPv6 address of its own; the IPv4 table
+// when it has an IPv4 address of its own, a DHCP client (an IPv4 lease), or no
+// address at all (IPv4, VPP's default family). An unnumbered interface is bound to
+// neither: it takes both tables of its donor (the unnumbered descriptor), because VPP
+// 25.10 refuses sw_interface_set_unnumbered unless the interface and its donor share
+// their IPv4 and IPv6 tables (src/vnet/interface.c, vnet_sw_interface_check_table_same),
+// and a donor of a single-stack IPv6 node has no IPv4 table of its VRF at all.
+func boundTables(iface *ifmodel.Interface) (v4, v6 bool) {
+	if iface.Vrf == 0 || iface.Unnumbered != nil {
+		return false, false
+	}
+	has4, has6 := families(iface.IpAddresses)
+	return has4 || iface.SetDhcpClient || !has6, has6
+}
+
+// bindTables adds to b the binding of sw to the tables of vrf that iface binds
+// (boundTables).
+func bindTables(b *vppcalls.Batch, sw, vrf uint32, iface *ifmodel.Interface) {
+	v4, v6 := boundTables(iface)
+	if v4 {
+		b.SetTable(sw, vrf, false)
+	}
+	if v6 {
+		b.SetTable(sw, vrf, true)
+	}
 }
 
 // interfaceDerived: one value per static address, the unnumbered setting, and the
@@ -104,8 +133,11 @@ func interfaceDerived(iface *ifmodel.Interface) []kvapi.KeyValuePair {
 	if iface.Unnumbered != nil {
 		out = append(out, kvapi.KeyValuePair{Key: ifmodel.UnnumberedKey(iface.Name), Value: iface.Unnumbered})
 	}
-	out = append(out, kvapi.KeyValuePair{Key: ifmodel.InterfaceVrfKey(iface.Name, iface.Vrf, false), Value: wrapperspb.UInt32(iface.Vrf)})
-	if hasIPv6(iface.IpAddresses) {
+	v4, v6 := boundTables(iface)
+	if v4 || iface.Vrf == 0 && !v6 { // VRF 0: the IPv4 membership every interface has
+		out = append(out, kvapi.KeyValuePair{Key: ifmodel.InterfaceVrfKey(iface.Name, iface.Vrf, false), Value: wrapperspb.UInt32(iface.Vrf)})
+	}
+	if v6 || iface.Vrf == 0 && hasIPv6(iface.IpAddresses) {
 		out = append(out, kvapi.KeyValuePair{Key: ifmodel.InterfaceVrfKey(iface.Name, iface.Vrf, true), Value: wrapperspb.UInt32(iface.Vrf)})
 	}
 	return out
@@ -153,12 +185,7 @@ func (p *Plugin) createInterface(iface *ifmodel.Interface) (*ifaceidx.Metadata, 
 	if iface.Mtu != 0 {
 		b.SetMTU(sw, iface.Mtu)
 	}
-	if iface.Vrf != 0 {
-		b.SetTable(sw, iface.Vrf, false)
-		if hasIPv6(iface.IpAddresses) {
-			b.SetTable(sw, iface.Vrf, true)
-		}
-	}
+	bindTables(b, sw, iface.Vrf, iface)
 	if iface.RxMode != ifmodel.Interface_UNKNOWN {
 		b.SetRxMode(sw, interface_types.RxMode(iface.RxMode))
 	}
@@ -235,12 +262,7 @@ func (p *Plugin) removeLink(iface *ifmodel.Interface, sw uint32) error {
 	if iface.SetDhcpClient {
 		b.SetDHCPClient(sw, false, "", 0)
 	}
-	if iface.Vrf != 0 {
-		b.SetTable(sw, 0, false)
-		if hasIPv6(iface.IpAddresses) {
-			b.SetTable(sw, 0, true)
-		}
-	}
+	bindTables(b, sw, 0, iface)
 	return b.SetTag(sw, "").Send()
 }
 
@@ -278,18 +300,7 @@ func (p *Plugin) updateInterface(old, new *ifmodel.Interface, md *ifaceidx.Metad
 	if new.Mtu != 0 && new.Mtu != old.Mtu {
 		b.SetMTU(sw, new.Mtu)
 	}
-	oldV6, newV6 := hasIPv6(old.IpAddresses), hasIPv6(new.IpAddresses)
-	if old.Vrf != new.Vrf {
-		b.SetTable(sw, new.Vrf, false)
-		switch {
-		case newV6:
-			b.SetTable(sw, new.Vrf, true)
-		case oldV6 && old.Vrf != 0:
-			b.SetTable(sw, 0, true)
-		}
-	} else if newV6 && !oldV6 && new.Vrf != 0 {
-		b.SetTable(sw, new.Vrf, true)
-	}
+	rebindTables(b, sw, old, new)
 	if new.RxMode != ifmodel.Interface_UNKNOWN && new.RxMode != old.RxMode {
 		b.SetRxMode(sw, interface_types.RxMode(new.RxMode))
 	}
@@ -312,6 +323,27 @@ func (p *Plugin) updateInterface(old, new *ifmodel.Interface, md *ifaceidx.Metad
 	out := *md
 	out.Vrf, out.IPAddresses = new.Vrf, slices.Clone(new.IpAddresses)
 	return &out, nil
+}
+
+// rebindTables adds to b what moves sw from the tables old binds to those new binds
+// (boundTables), family by family: a table new binds is set when it is not the one old
+// bound; a table only old bound goes back to 0. (An unnumbered interface's tables are
+// its donor's: the derived unnumbered value, deleted before this update and created
+// after it, moves them.)
+func rebindTables(b *vppcalls.Batch, sw uint32, old, new *ifmodel.Interface) {
+	old4, old6 := boundTables(old)
+	new4, new6 := boundTables(new)
+	for _, f := range []struct {
+		ipv6     bool
+		had, has bool
+	}{{false, old4, new4}, {true, old6, new6}} {
+		switch {
+		case f.has && (!f.had || old.Vrf != new.Vrf):
+			b.SetTable(sw, new.Vrf, f.ipv6)
+		case f.had && !f.has:
+			b.SetTable(sw, 0, f.ipv6)
+		}
+	}
 }
 
 // isRetriable is the VPP plugins' retry rule (vppbase.IsRetriable) plus this
@@ -359,7 +391,7 @@ func (p *Plugin) retrieveInterfaces(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 		if w := want[name]; w != nil && origin == kvapi.FromNB {
 			alignWithNB(v, w)
 		}
-		md := &ifaceidx.Metadata{SwIfIndex: i.SwIfIndex, Vrf: i.VRF, IPAddresses: slices.Clone(v.IpAddresses)}
+		md := &ifaceidx.Metadata{SwIfIndex: i.SwIfIndex, Vrf: dumpedVRF(i), IPAddresses: slices.Clone(v.IpAddresses)}
 		if i.Tap != nil {
 			md.TAPHostIfName = i.Tap.HostIfName
 		}
@@ -385,9 +417,18 @@ func interfaceType(i *vppcalls.Interface) ifmodel.Interface_Type {
 	return ifmodel.Interface_DPDK
 }
 
+// dumpedVRF is the VRF of a dumped interface: its IPv4 table, or its IPv6 table when
+// it is only there (a single-stack IPv6 interface, see boundTables).
+func dumpedVRF(i *vppcalls.Interface) uint32 {
+	if i.VRF != 0 {
+		return i.VRF
+	}
+	return i.VRF6
+}
+
 // dumpedValue is the interface value as VPP reports it.
 func dumpedValue(name string, typ ifmodel.Interface_Type, i *vppcalls.Interface, names map[uint32]string) *ifmodel.Interface {
-	v := &ifmodel.Interface{Name: name, Type: typ, Enabled: i.AdminUp, Vrf: i.VRF, Mtu: i.MTU,
+	v := &ifmodel.Interface{Name: name, Type: typ, Enabled: i.AdminUp, Vrf: dumpedVRF(i), Mtu: i.MTU,
 		SetDhcpClient: i.DHCP != nil}
 	if typ != ifmodel.Interface_VXLAN_TUNNEL && typ != ifmodel.Interface_UNDEFINED_TYPE {
 		v.PhysAddress = i.MAC.String()

@@ -79,6 +79,16 @@ func hasIPv6(list []string) bool {
 	return false
 }
 
+// families tells whether list holds an IPv4 and an IPv6 address.
+func families(list []string) (v4, v6 bool) {
+	for _, s := range list {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			v4, v6 = v4 || p.Addr().Is4(), v6 || p.Addr().Is6()
+		}
+	}
+	return v4, v6
+}
+
 // sameAddr tells whether two IP strings denote the same address.
 func sameAddr(a, b string) bool {
 	pa, errA := netip.ParseAddr(a)

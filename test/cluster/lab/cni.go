@@ -73,8 +73,10 @@ type cniResult struct {
 	} `json:"ips"`
 }
 
-// add runs ADD and returns the pod's IPv4 address.
-func (p *cniPlugin) add(ctx context.Context, r cniRequest) (net.IP, error) {
+// add runs ADD and returns the pod's addresses: one of each family of the lab, as
+// the result lists them. A result without an address of a family the lab has is an
+// error.
+func (p *cniPlugin) add(ctx context.Context, r cniRequest, f IPFamily) ([]net.IP, error) {
 	out, err := p.run(ctx, "ADD", r)
 	if err != nil {
 		return nil, err
@@ -83,13 +85,24 @@ func (p *cniPlugin) add(ctx context.Context, r cniRequest) (net.IP, error) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		return nil, fmt.Errorf("CNI ADD %s/%s: result: %w: %q", r.namespace, r.name, err, out)
 	}
+	var ips []net.IP
+	var has4, has6 bool
 	for _, ip := range res.IPs {
 		addr, _, err := net.ParseCIDR(ip.Address)
-		if err == nil && addr.To4() != nil {
-			return addr.To4(), nil
+		if err != nil {
+			return nil, fmt.Errorf("CNI ADD %s/%s: address %q of the result: %w", r.namespace, r.name, ip.Address, err)
 		}
+		if a4 := addr.To4(); a4 != nil {
+			addr, has4 = a4, true
+		} else {
+			has6 = true
+		}
+		ips = append(ips, addr)
 	}
-	return nil, fmt.Errorf("CNI ADD %s/%s: no IPv4 address in the result %s", r.namespace, r.name, out)
+	if has4 != f.HasIPv4() || has6 != f.HasIPv6() {
+		return nil, fmt.Errorf("CNI ADD %s/%s: the result's addresses %v are not those of a %s lab: %s", r.namespace, r.name, ips, f, out)
+	}
+	return ips, nil
 }
 
 // del runs DEL.

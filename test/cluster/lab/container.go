@@ -92,47 +92,67 @@ func podPorts(pod *corev1.Pod) []containerPort {
 	return out
 }
 
-// startContainer listens on the ports inside the namespace at netnsPath; the container
-// starts ready.
-func startContainer(namespace, podName, netnsPath string, ports []containerPort) (*container, error) {
+// startContainer listens on the ports inside the namespace at netnsPath, on each
+// family of the lab (a socket per family: TCP and UDP; SCTP on IPv4 only); the
+// container starts ready.
+func startContainer(namespace, podName, netnsPath string, ports []containerPort, f IPFamily) (*container, error) {
 	c := &container{pod: podName, namespace: namespace, conns: make(map[net.Conn]struct{}), exited: make(chan struct{})}
 	c.ready.Store(true)
+	var suffixes []string // of the networks "tcp" and "udp"
+	if f.HasIPv4() {
+		suffixes = append(suffixes, "4")
+	}
+	if f.HasIPv6() {
+		suffixes = append(suffixes, "6")
+	}
 	for _, p := range ports {
 		addr := ":" + strconv.Itoa(int(p.port))
+		var err error
 		switch p.proto {
 		case corev1.ProtocolTCP:
-			ln, err := nsrun.Listen(netnsPath, "tcp4", addr)
-			if err != nil {
-				c.stop()
-				return nil, fmt.Errorf("pod %s: listen on TCP %d: %w", podName, p.port, err)
+			for _, v := range suffixes {
+				if err = c.listenTCP(nsrun.Listen(netnsPath, "tcp"+v, addr)); err != nil {
+					break
+				}
 			}
-			c.lns = append(c.lns, ln)
-			c.wg.Add(1)
-			go c.serveTCP(ln)
 		case corev1.ProtocolSCTP:
-			ln, err := listenSCTP(netnsPath, "0.0.0.0"+addr)
-			if errors.Is(err, ErrNoSCTP) {
+			if !f.HasIPv4() {
+				continue
+			}
+			ln, lerr := listenSCTP(netnsPath, "0.0.0.0"+addr)
+			if errors.Is(lerr, ErrNoSCTP) {
 				continue // not served on this machine (SCTPSupported tells)
 			}
-			if err != nil {
-				c.stop()
-				return nil, fmt.Errorf("pod %s: listen on SCTP %d: %w", podName, p.port, err)
-			}
-			c.lns = append(c.lns, ln)
-			c.wg.Add(1)
-			go c.serveTCP(ln)
+			err = c.listenTCP(ln, lerr)
 		case corev1.ProtocolUDP:
-			pc, err := nsrun.ListenPacket(netnsPath, "udp4", addr)
-			if err != nil {
-				c.stop()
-				return nil, fmt.Errorf("pod %s: listen on UDP %d: %w", podName, p.port, err)
+			for _, v := range suffixes {
+				pc, lerr := nsrun.ListenPacket(netnsPath, "udp"+v, addr)
+				if err = lerr; err != nil {
+					break
+				}
+				c.pcs = append(c.pcs, pc)
+				c.wg.Add(1)
+				go c.serveUDP(pc)
 			}
-			c.pcs = append(c.pcs, pc)
-			c.wg.Add(1)
-			go c.serveUDP(pc)
+		}
+		if err != nil {
+			c.stop()
+			return nil, fmt.Errorf("pod %s: listen on %s %d: %w", podName, p.proto, p.port, err)
 		}
 	}
 	return c, nil
+}
+
+// listenTCP serves a stream listener (TCP, or SCTP one-to-one) that was opened
+// without error.
+func (c *container) listenTCP(ln net.Listener, err error) error {
+	if err != nil {
+		return err
+	}
+	c.lns = append(c.lns, ln)
+	c.wg.Add(1)
+	go c.serveTCP(ln)
+	return nil
 }
 
 func (c *container) serveTCP(ln net.Listener) {

@@ -30,7 +30,8 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
-// ServiceCIDR is the Service ClusterIP range of the API server (and of contiv.conf).
+// ServiceCIDR is the IPv4 Service ClusterIP range of the API server (and of
+// contiv.conf); ServiceCIDRIPv6 (family.go) is the IPv6 one.
 const ServiceCIDR = "10.96.0.0/12"
 
 // controllers are the kube-controller-manager controllers the lab runs (1.34 names):
@@ -142,7 +143,7 @@ type controlPlane struct {
 
 // startControlPlane starts etcd, kube-apiserver and kube-controller-manager in dir and
 // waits until the API server is ready and the default ServiceAccount exists.
-func startControlPlane(ctx context.Context, binDir, dir string, cl *cleanups) (*controlPlane, error) {
+func startControlPlane(ctx context.Context, binDir, dir string, family IPFamily, cl *cleanups) (*controlPlane, error) {
 	cp := &controlPlane{}
 	etcdDir := filepath.Join(dir, "etcd-k8s")
 	etcd, err := startEtcd(ctx, binDir, etcdDir, "etcd-k8s")
@@ -185,7 +186,7 @@ func startControlPlane(ctx context.Context, binDir, dir string, cl *cleanups) (*
 		"--service-account-key-file="+saPub,
 		"--service-account-signing-key-file="+saKey,
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-cluster-ip-range="+ServiceCIDR,
+		"--service-cluster-ip-range="+family.serviceCIDRs(),
 		"--token-auth-file="+tokenFile,
 		"--authorization-mode=RBAC",
 		"--endpoint-reconciler-type=none",
@@ -211,12 +212,12 @@ func startControlPlane(ctx context.Context, binDir, dir string, cl *cleanups) (*
 		QPS:             200,
 		Burst:           400,
 	}
-	cp.controllerManager = newProcess("kube-controller-manager", filepath.Join(dir, "kube-controller-manager.log"), "", nil,
-		filepath.Join(binDir, "kube-controller-manager"),
-		"--kubeconfig="+cp.Kubeconfig,
+	cmArgs := append([]string{filepath.Join(binDir, "kube-controller-manager"), "--kubeconfig=" + cp.Kubeconfig,
 		"--leader-elect=false", "--secure-port=0",
-		"--controllers="+strings.Join(controllers, ","),
-		"--v=0")
+		"--controllers=" + strings.Join(controllers, ",")},
+		family.controllerManagerFlags()...)
+	cp.controllerManager = newProcess("kube-controller-manager", filepath.Join(dir, "kube-controller-manager.log"), "", nil,
+		append(cmArgs, "--v=0")...)
 	cl.add("kube-controller-manager", func() error { return cp.controllerManager.Stop(syscall.SIGTERM, 15*time.Second) })
 	if err := cp.controllerManager.Start(); err != nil {
 		return nil, err

@@ -44,6 +44,21 @@
 // VPP. The pods' containers serve SCTP ports where the kernel has SCTP (SCTPSupported),
 // and the ports of native sidecars (init containers with restartPolicy Always) too.
 //
+// Address families (Config.IPFamily, family.go): IPv4 for the zero Config; make
+// cluster and the tests of test/cluster start dual-stack by default. A dual-stack lab
+// (DualStack, IPv4 primary) gives kube-apiserver a service range of each family
+// (ServiceCIDR, ServiceCIDRIPv6), kube-controller-manager --cluster-cidr of each family
+// with per-family node mask sizes (it runs no node-ipam-controller: the agents' IPAM
+// gives the node subnets), contiv.conf ipamConfig.ipv6 with the same ranges, the
+// node network NodeNetworkIPv6 (node N has host #N on its VPP NIC), the client and
+// the internet an IPv6 each (ClientIPv6, GatewayIPv6; the client routes each node's
+// IPv6 pod subnet to the node's IPv6), and the pods' containers a socket of each family.
+// The kubelet stand-in registers both node IPs as InternalIPs and both node subnets as
+// podCIDRs, and reports both pod addresses in status.podIPs (and both node IPs in
+// status.hostIPs), the primary family first, as kubelet sorts them. A single-stack
+// IPv6 lab (IPv6) has only the IPv6 half and no overlay (useNoOverlay): vpp-sim does
+// not simulate VXLAN over an IPv6 underlay. Single-NIC nodes are IPv4 only.
+//
 // Nodes are labelled with their zone (topology.kubernetes.io/zone, Config.Zones: zone-a
 // and zone-b in turn by default).
 //

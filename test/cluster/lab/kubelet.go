@@ -41,10 +41,11 @@ const defaultGracePeriod = 30 * time.Second
 // the deletion confirmed with grace period 0, as kubelet's status manager does.
 type kubelet struct {
 	node     string
-	nodeIP   net.IP
-	podCIDR  string
-	zone     string // topology.kubernetes.io/zone of the Node, "" = none
-	prefix   string // of the pod namespace names
+	nodeIPs  []net.IP // the primary family's first (InternalIPs, status.hostIPs)
+	podCIDRs []string // the primary family's first
+	family   IPFamily // orders a pod's IPs as kubelet does
+	zone     string   // topology.kubernetes.io/zone of the Node, "" = none
+	prefix   string   // of the pod namespace names
 	kube     kubernetes.Interface
 	cni      *cniPlugin
 	clock    clock.WithTicker
@@ -70,8 +71,8 @@ type sandbox struct {
 	namespace   string
 	name        string
 	containerID string
-	netns       string // name
-	ip          net.IP
+	netns       string   // name
+	ips         []net.IP // one per family, the primary family's first
 	started     time.Time
 	container   *container
 	stopProbes  context.CancelFunc
@@ -103,7 +104,7 @@ func (k *kubelet) registerNode(ctx context.Context) error {
 		}
 		_, err = nodes.Create(ctx, &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: k.node, Labels: labels},
-			Spec:       corev1.NodeSpec{PodCIDR: k.podCIDR, PodCIDRs: []string{k.podCIDR}},
+			Spec:       corev1.NodeSpec{PodCIDR: k.podCIDRs[0], PodCIDRs: k.podCIDRs},
 		}, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("create Node %s: %w", k.node, err)
@@ -117,10 +118,11 @@ func (k *kubelet) registerNode(ctx context.Context) error {
 			return err
 		}
 		now := metav1.Now()
-		n.Status.Addresses = []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: k.nodeIP.String()},
-			{Type: corev1.NodeHostName, Address: k.node},
+		n.Status.Addresses = nil
+		for _, ip := range k.nodeIPs { // as kubelet --node-ip=<IPv4>,<IPv6> reports them
+			n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip.String()})
 		}
+		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: k.node})
 		n.Status.Conditions = []corev1.NodeCondition{{
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			Message: "lab kubelet stand-in", LastHeartbeatTime: now, LastTransitionTime: now,
@@ -336,7 +338,7 @@ func (k *kubelet) setup(ctx context.Context, key string, pod *corev1.Pod) (*sand
 	if err := addNetns(sb.netns); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	ip, err := k.cni.add(ctx, sb.cniRequest())
+	ips, err := k.cni.add(ctx, sb.cniRequest(), k.family)
 	if err != nil {
 		// As the runtime does after a failed ADD: DEL, then drop the sandbox.
 		if derr := k.cni.del(ctx, sb.cniRequest()); derr != nil {
@@ -345,8 +347,8 @@ func (k *kubelet) setup(ctx context.Context, key string, pod *corev1.Pod) (*sand
 		_ = deleteNetns(sb.netns)
 		return nil, err
 	}
-	sb.ip = ip
-	c, err := startContainer(pod.Namespace, pod.Name, netnsPath(sb.netns), podPorts(pod))
+	sb.ips = k.family.sortByFamily(ips)
+	c, err := startContainer(pod.Namespace, pod.Name, netnsPath(sb.netns), podPorts(pod), k.family)
 	if err != nil {
 		_ = k.cni.del(ctx, sb.cniRequest())
 		_ = deleteNetns(sb.netns)
@@ -357,7 +359,7 @@ func (k *kubelet) setup(ctx context.Context, key string, pod *corev1.Pod) (*sand
 	k.mu.Lock()
 	k.sandboxes[key] = sb
 	k.mu.Unlock()
-	k.logf("kubelet %s: pod %s running with IP %s in netns %s", k.node, key, ip, sb.netns)
+	k.logf("kubelet %s: pod %s running with IPs %v in netns %s", k.node, key, sb.ips, sb.netns)
 	if k.onChange != nil {
 		k.onChange()
 	}
@@ -400,7 +402,7 @@ func (k *kubelet) forget(key string, sb *sandbox) {
 	k.mu.Unlock()
 }
 
-// podSandbox returns the netns name and IP of a running pod of this node.
+// podSandbox returns the netns name and primary IP of a running pod of this node.
 func (k *kubelet) podSandbox(namespace, name string) (netns string, ip net.IP, ok bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -408,5 +410,5 @@ func (k *kubelet) podSandbox(namespace, name string) (netns string, ip net.IP, o
 	if sb == nil || sb.tornDown {
 		return "", nil, false
 	}
-	return sb.netns, sb.ip, true
+	return sb.netns, sb.ips[0], true
 }

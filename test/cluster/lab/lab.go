@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -74,6 +75,11 @@ type Config struct {
 	// node IP, contiv-stn hands it to VPP (contiv.conf stealInterface). Needs a vpp-sim
 	// that binds NICs (NICBound).
 	SingleNIC bool
+	// IPFamily is the cluster's address families (family.go; "" is IPv4): the API
+	// server's service ranges, the controller manager's pod ranges, contiv.conf's
+	// ipamConfig, the node network's and the external client's addresses, the Nodes'
+	// InternalIPs and podCIDRs and the pods' podIPs. Single-NIC nodes are IPv4 only.
+	IPFamily IPFamily
 }
 
 // Lab is a running cluster: a Kubernetes control plane (etcd, kube-apiserver,
@@ -135,6 +141,14 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 	if cfg.KSRElectionTTL == 0 {
 		cfg.KSRElectionTTL = 5 * time.Second
 	}
+	family, err := ParseIPFamily(string(cfg.IPFamily))
+	if err != nil {
+		return nil, fmt.Errorf("lab: Config.IPFamily: %w", err)
+	}
+	cfg.IPFamily = family
+	if cfg.SingleNIC && family != IPv4 {
+		return nil, fmt.Errorf("lab: Config.IPFamily %q: single-NIC (STN) nodes are IPv4 only", family)
+	}
 	if err := CheckBinaries(cfg.K8sBinDir, cfg.ContivBinDir); err != nil {
 		return nil, err
 	}
@@ -195,7 +209,7 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 	}
 	cpDone := make(chan cpResult, 1)
 	go func() {
-		cp, err := startControlPlane(ctx, cfg.K8sBinDir, l.Dir, &l.cl)
+		cp, err := startControlPlane(ctx, cfg.K8sBinDir, l.Dir, cfg.IPFamily, &l.cl)
 		cpDone <- cpResult{cp, err}
 	}()
 	netErr := l.setupNetwork()
@@ -250,6 +264,9 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 	return l, nil
 }
 
+// IPFamily returns the lab's address families.
+func (l *Lab) IPFamily() IPFamily { return l.cfg.IPFamily }
+
 // CheckBinaries returns an error naming the binaries missing from the two directories.
 func CheckBinaries(k8sBinDir, contivBinDir string) error {
 	var missing []string
@@ -296,8 +313,8 @@ func (l *Lab) setupNetwork() error {
 		return err
 	}
 	for _, h := range []struct {
-		ns, port, addr string
-	}{{l.ClientNetns, "client", ClientIP}, {l.InternetNetns, "inet", GatewayIP}} {
+		ns, port, addr, addr6 string
+	}{{l.ClientNetns, "client", ClientIP, ClientIPv6}, {l.InternetNetns, "inet", GatewayIP, GatewayIPv6}} {
 		if err := addNetns(h.ns); err != nil {
 			return err
 		}
@@ -308,6 +325,9 @@ func (l *Lab) setupNetwork() error {
 			{"-n", l.netNS, "link", "set", h.port, "master", bridgeName, "up"},
 			{"-n", ns, "addr", "add", h.addr + "/24", "dev", "eth0"},
 			{"-n", ns, "link", "set", "eth0", "up"},
+		}
+		if l.cfg.IPFamily.HasIPv6() { // no duplicate address detection: the lab knows its addresses are unique
+			cmds = append(cmds, []string{"-n", ns, "addr", "add", h.addr6 + "/64", "dev", "eth0", "nodad"})
 		}
 		for _, c := range cmds {
 			if err := runIP(c...); err != nil {
@@ -565,12 +585,21 @@ func (l *Lab) Close() error {
 // node (added, or removed when the node leaves) and ServiceIngressCIDR (LoadBalancer and
 // external IPs) to every node of the lab, equal-cost multipath.
 func (l *Lab) routeClient(n *Node, joins bool) error {
-	if joins {
-		if err := runIP("-n", l.ClientNetns, "route", "replace", n.PodSubnet.String(), "via", n.IP.String()); err != nil {
+	routes := map[string]net.IP{n.PodSubnet.String(): n.IP}
+	if n.PodSubnetIPv6 != nil {
+		routes[n.PodSubnetIPv6.String()] = n.IPv6
+	}
+	for subnet, via := range routes {
+		if joins {
+			if err := runIP("-n", l.ClientNetns, "route", "replace", subnet, "via", via.String()); err != nil {
+				return err
+			}
+		} else if err := runIP("-n", l.ClientNetns, "route", "del", subnet); err != nil {
 			return err
 		}
-	} else if err := runIP("-n", l.ClientNetns, "route", "del", n.PodSubnet.String()); err != nil {
-		return err
+	}
+	if !l.cfg.IPFamily.HasIPv4() {
+		return nil // ServiceIngressCIDR is IPv4
 	}
 	nodes := l.Nodes()
 	if !joins {

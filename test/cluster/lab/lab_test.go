@@ -176,7 +176,7 @@ func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
 		}
 	}()
 	path := netnsPath(name)
-	c, err := startContainer("ns-a", "web-1", path, []containerPort{{corev1.ProtocolTCP, 8080}, {corev1.ProtocolUDP, 8081}})
+	c, err := startContainer("ns-a", "web-1", path, []containerPort{{corev1.ProtocolTCP, 8080}, {corev1.ProtocolUDP, 8081}}, DualStack)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,15 +184,18 @@ func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	conn, err := dial(ctx, "tcp", "127.0.0.1:8080")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = conn.Write([]byte("hello\n"))
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	conn.Close()
-	if f := strings.Fields(line); err != nil || len(f) != 3 || f[0] != "web-1" || !strings.HasPrefix(f[1], "127.0.0.1:") || f[2] != "ns-a" {
-		t.Errorf("TCP answer %q, %v; want web-1, the client address and ns-a", line, err)
+	// A dual-stack pod answers on both families, each seeing the client's address.
+	for _, host := range []string{"127.0.0.1", "::1"} {
+		conn, err := dial(ctx, "tcp", net.JoinHostPort(host, "8080"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = conn.Write([]byte("hello\n"))
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		conn.Close()
+		if f := strings.Fields(line); err != nil || len(f) != 3 || f[0] != "web-1" || !strings.HasPrefix(f[1], net.JoinHostPort(host, "")) || f[2] != "ns-a" {
+			t.Errorf("TCP answer over %s: %q, %v; want web-1, the client address and ns-a", host, line, err)
+		}
 	}
 
 	hc := &http.Client{Transport: &http.Transport{DialContext: dial}, Timeout: 5 * time.Second}
@@ -206,17 +209,19 @@ func TestContainerAnswersWithThePodNameOnTCPHTTPAndUDP(t *testing.T) {
 		t.Errorf("HTTP answer %d %q", resp.StatusCode, body)
 	}
 
-	uc, err := dial(ctx, "udp", "127.0.0.1:8081")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = uc.SetDeadline(time.Now().Add(5 * time.Second))
-	_, _ = uc.Write([]byte("x"))
-	buf := make([]byte, 256)
-	n, err := uc.Read(buf)
-	uc.Close()
-	if err != nil || !strings.HasPrefix(string(buf[:n]), "web-1 ") {
-		t.Errorf("UDP answer %q, %v", buf[:n], err)
+	for _, host := range []string{"127.0.0.1", "::1"} {
+		uc, err := dial(ctx, "udp", net.JoinHostPort(host, "8081"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = uc.SetDeadline(time.Now().Add(5 * time.Second))
+		_, _ = uc.Write([]byte("x"))
+		buf := make([]byte, 256)
+		n, err := uc.Read(buf)
+		uc.Close()
+		if err != nil || !strings.HasPrefix(string(buf[:n]), "web-1 ") {
+			t.Errorf("UDP answer over %s: %q, %v", host, buf[:n], err)
+		}
 	}
 
 	httpDo := func(method, path string) int {
@@ -340,7 +345,7 @@ func TestContainerAnswersOnSCTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = deleteNetns(name) }()
-	c, err := startContainer("ns-a", "web-1", netnsPath(name), []containerPort{{corev1.ProtocolSCTP, 9000}})
+	c, err := startContainer("ns-a", "web-1", netnsPath(name), []containerPort{{corev1.ProtocolSCTP, 9000}}, IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}

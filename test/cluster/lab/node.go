@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,12 +45,23 @@ type Node struct {
 	Dir string
 	// ID is the node ID the agent allocated.
 	ID uint32
-	// IP is the node IP (on the VPP NIC), also the Node's InternalIP.
+	// IP is the node IP (on the VPP NIC), also the Node's first InternalIP: IPv4, or
+	// IPv6 in a single-stack IPv6 lab.
 	IP net.IP
+	// IPv6 is the node's IPv6 on the VPP NIC (the Node's second InternalIP in a
+	// dual-stack lab; IP in an IPv6 one); nil without IPv6.
+	IPv6 net.IP
 	// Zone is the node's zone (label topology.kubernetes.io/zone).
 	Zone string
-	// PodSubnet is the node's pod subnet.
+	// PodSubnet is the node's pod subnet (of the primary family: IPv4, or IPv6 in a
+	// single-stack IPv6 lab).
 	PodSubnet *net.IPNet
+	// PodSubnetIPv6 is the node's IPv6 pod subnet (PodSubnet in an IPv6 lab); nil
+	// without IPv6.
+	PodSubnetIPv6 *net.IPNet
+	// HostIPv6 is the IPv6 of the node's own namespace on its link to VPP (the host
+	// end of the VPP-host interconnect, ::2 of its subnet); nil without IPv6.
+	HostIPv6 net.IP
 	// RESTAddr is the agent REST API as reachable from the lab's namespace (a relay).
 	RESTAddr string
 	// VPPSocket is the simulator's binary API socket.
@@ -81,9 +93,27 @@ func (n *Node) NetnsPath() string { return netnsPath(n.Netns) }
 // ConfigMap's), the service range of the API server, a default gateway on the node
 // network (the "internet" namespace) for SNAT of traffic leaving the cluster, and
 // routeServiceCIDRToVPP: the lab runs no kube-proxy, so a node's own namespace reaches
-// ClusterIPs and NodePorts through VPP.
-const contivConf = `useNoOverlay: false
-useTAPInterfaces: true
+// ClusterIPs and NodePorts through VPP. With IPv6 it has the ipamConfig.ipv6 section
+// (family.go); a single-stack IPv6 lab has no IPv4 range, no IPv4 gateway and no
+// overlay (IPv6).
+func contivConf(f IPFamily) string {
+	overlay := "useNoOverlay: false\n"
+	if f == IPv6 {
+		overlay = "useNoOverlay: true\n"
+	}
+	ipam := "ipamConfig:\n  nodeInterconnectDHCP: false\n"
+	if f.HasIPv4() {
+		ipam += `  nodeInterconnectCIDR: ` + NodeNetwork + `
+  defaultGateway: ` + GatewayIP + `
+  serviceCIDR: ` + ServiceCIDR + `
+  podSubnetCIDR: ` + PodCIDR + `
+  podSubnetOneNodePrefixLen: ` + strconv.Itoa(PodCIDRNodeMask) + `
+  vppHostSubnetCIDR: 172.30.0.0/16
+  vppHostSubnetOneNodePrefixLen: 24
+  vxlanCIDR: 192.168.30.0/24
+`
+	}
+	return overlay + `useTAPInterfaces: true
 tapInterfaceVersion: 2
 tapv2RxRingSize: 256
 tapv2TxRingSize: 256
@@ -95,17 +125,8 @@ ipNeighborScanInterval: 1
 ipNeighborStaleThreshold: 4
 routeServiceCIDRToVPP: true
 crdNodeConfigurationDisabled: true
-ipamConfig:
-  nodeInterconnectDHCP: false
-  nodeInterconnectCIDR: ` + NodeNetwork + `
-  defaultGateway: ` + GatewayIP + `
-  serviceCIDR: ` + ServiceCIDR + `
-  podSubnetCIDR: 10.1.0.0/16
-  podSubnetOneNodePrefixLen: 24
-  vppHostSubnetCIDR: 172.30.0.0/16
-  vppHostSubnetOneNodePrefixLen: 24
-  vxlanCIDR: 192.168.30.0/24
-`
+` + ipam + f.ipamConfigIPv6()
+}
 
 // startNode creates the node's namespace and link, starts vpp-sim and the agent, waits
 // for the node ID and registers the Node with a kubelet stand-in. Readiness of the agent
@@ -153,7 +174,7 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	n.StatsSocket = filepath.Join(n.Dir, "stats.sock")
 	n.CNISocket = filepath.Join(n.Dir, "cni.sock")
 	files := map[string]string{
-		"contiv.conf":     contivConf,
+		"contiv.conf":     contivConf(l.cfg.IPFamily),
 		"etcd.conf":       "endpoints:\n  - " + NodeEtcdAddr + "\nallow-delayed-start: true\n",
 		"bolt.conf":       "db-path: " + filepath.Join(n.Dir, "bolt.db") + "\n",
 		"govpp.conf":      "binapi-socket-path: " + n.VPPSocket + "\nstats-socket-path: " + n.StatsSocket + "\n",
@@ -227,24 +248,20 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	n.ID = ipam.NodeID
-	ip, _, err := net.ParseCIDR(ipam.NodeIP)
-	if err != nil {
-		if ip = net.ParseIP(ipam.NodeIP); ip == nil {
-			return nil, fmt.Errorf("node IP %q from the agent: not an IP", ipam.NodeIP)
-		}
-	}
-	n.IP = ip.To4()
-	if _, n.PodSubnet, err = net.ParseCIDR(ipam.PodSubnetThisNode); err != nil {
-		return nil, fmt.Errorf("pod subnet %q from the agent: %w", ipam.PodSubnetThisNode, err)
+	if err := n.takeIPAM(ipam, l.cfg.IPFamily); err != nil {
+		return nil, err
 	}
 
 	conf, err := CNIConfig(n.CNISocket, filepath.Join(n.Dir, "cni.log"))
 	if err != nil {
 		return nil, err
 	}
+	nodeIPs, podCIDRs := []net.IP{n.IP}, []string{n.PodSubnet.String()}
+	if l.cfg.IPFamily == DualStack {
+		nodeIPs, podCIDRs = append(nodeIPs, n.IPv6), append(podCIDRs, n.PodSubnetIPv6.String())
+	}
 	n.kubelet = &kubelet{
-		node: name, nodeIP: n.IP, podCIDR: n.PodSubnet.String(), zone: n.Zone, prefix: l.Name, kube: l.Kube,
+		node: name, nodeIPs: nodeIPs, podCIDRs: podCIDRs, family: l.cfg.IPFamily, zone: n.Zone, prefix: l.Name, kube: l.Kube,
 		cni: &cniPlugin{binDir: l.cfg.ContivBinDir, conf: conf}, logf: l.logf,
 	}
 	n.cl.add("kubelet", func() error { return n.kubelet.stop(true) })
@@ -330,6 +347,47 @@ type IPAMInfo struct {
 	NodeName          string `json:"nodeName"`
 	NodeIP            string `json:"nodeIP"`
 	PodSubnetThisNode string `json:"podSubnetThisNode"`
+	VppHostNetwork    string `json:"vppHostNetwork"`
+	// PodSubnetThisNodeIPv6 and VppHostNetworkIPv6: a dual-stack node's IPv6 ones.
+	PodSubnetThisNodeIPv6 string `json:"podSubnetThisNodeIPv6"`
+	VppHostNetworkIPv6    string `json:"vppHostNetworkIPv6"`
+}
+
+// takeIPAM sets the node's ID, addresses and subnets from its agent's IPAM.
+func (n *Node) takeIPAM(ipam IPAMInfo, f IPFamily) error {
+	n.ID = ipam.NodeID
+	ip, _, err := net.ParseCIDR(ipam.NodeIP)
+	if err != nil {
+		if ip = net.ParseIP(ipam.NodeIP); ip == nil {
+			return fmt.Errorf("node IP %q from the agent: not an IP", ipam.NodeIP)
+		}
+	}
+	if ip4 := ip.To4(); ip4 != nil {
+		ip = ip4
+	}
+	n.IP = ip
+	if _, n.PodSubnet, err = net.ParseCIDR(ipam.PodSubnetThisNode); err != nil {
+		return fmt.Errorf("pod subnet %q from the agent: %w", ipam.PodSubnetThisNode, err)
+	}
+	hostNet := ipam.VppHostNetwork
+	switch f {
+	case IPv6:
+		n.IPv6, n.PodSubnetIPv6 = n.IP, n.PodSubnet
+	case DualStack:
+		n.IPv6, hostNet = nodeIPv6(n.ID), ipam.VppHostNetworkIPv6
+		if _, n.PodSubnetIPv6, err = net.ParseCIDR(ipam.PodSubnetThisNodeIPv6); err != nil {
+			return fmt.Errorf("IPv6 pod subnet %q from the agent: %w", ipam.PodSubnetThisNodeIPv6, err)
+		}
+	default:
+		return nil
+	}
+	_, hn, err := net.ParseCIDR(hostNet)
+	if err != nil || hn.IP.To4() != nil {
+		return fmt.Errorf("IPv6 VPP-host network %q from the agent: not an IPv6 subnet (%v)", hostNet, err)
+	}
+	n.HostIPv6 = slices.Clone(hn.IP)
+	n.HostIPv6[15] += 2 // VPP has ::1, the host ::2 (ipam's VPP-host interconnect)
+	return nil
 }
 
 func (n *Node) do(method, path string, body io.Reader) (int, []byte, error) {

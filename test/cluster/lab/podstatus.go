@@ -53,10 +53,14 @@ func (k *kubelet) podStatus(pod *corev1.Pod, sb *sandbox) corev1.PodStatus {
 
 	st := *pod.Status.DeepCopy()
 	started := apiTime(sb.started)
-	st.HostIP = k.nodeIP.String()
-	st.HostIPs = []corev1.HostIP{{IP: k.nodeIP.String()}}
-	st.PodIP = sb.ip.String()
-	st.PodIPs = []corev1.PodIP{{IP: sb.ip.String()}}
+	st.HostIP, st.HostIPs = k.nodeIPs[0].String(), nil
+	for _, ip := range k.nodeIPs {
+		st.HostIPs = append(st.HostIPs, corev1.HostIP{IP: ip.String()})
+	}
+	st.PodIP, st.PodIPs = sb.ips[0].String(), nil
+	for _, ip := range sb.ips {
+		st.PodIPs = append(st.PodIPs, corev1.PodIP{IP: ip.String()})
+	}
 	st.StartTime = &started
 	st.Phase = corev1.PodRunning
 	if terminated {

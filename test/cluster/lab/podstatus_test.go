@@ -2,6 +2,7 @@ package lab
 
 import (
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,11 +17,11 @@ import (
 // transition time of an unchanged condition is kept.
 func TestPodStatusIsKubeletsForEachStateOfTheSandbox(t *testing.T) {
 	clock := testkit.NewClock()
-	k := &kubelet{nodeIP: net.ParseIP("192.168.16.1"), clock: clock}
+	k := &kubelet{nodeIPs: []net.IP{net.ParseIP("192.168.16.1")}, clock: clock}
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
 		{Name: "plain"}, {Name: "probed", ReadinessProbe: &corev1.Probe{}},
 	}}}
-	sb := &sandbox{containerID: "c1", ip: net.ParseIP("10.1.1.2"), started: clock.Now(), ready: map[string]bool{}}
+	sb := &sandbox{containerID: "c1", ips: []net.IP{net.ParseIP("10.1.1.2")}, started: clock.Now(), ready: map[string]bool{}}
 
 	ready := func(st corev1.PodStatus) bool { return podReady(&corev1.Pod{Status: st}) }
 	st := k.podStatus(pod, sb)
@@ -53,6 +54,44 @@ func TestPodStatusIsKubeletsForEachStateOfTheSandbox(t *testing.T) {
 		term := st.ContainerStatuses[0].State.Terminated
 		if st.Phase != tc.phase || ready(st) || term == nil || term.ExitCode != tc.code || st.ContainerStatuses[1].Ready {
 			t.Errorf("exit code %d: phase %s, ready %v, container %+v; want %s, not ready, terminated", tc.code, st.Phase, ready(st), st.ContainerStatuses[0], tc.phase)
+		}
+	}
+}
+
+// A dual-stack pod reports both addresses in status.podIPs and the node's both in
+// status.hostIPs, the primary family's first (kubelet sorts the runtime's IPs so),
+// whatever order the CNI result gave; podIP and hostIP are the first of each.
+func TestADualStackPodReportsAnIPOfEachFamilyPrimaryFirst(t *testing.T) {
+	for _, tc := range []struct {
+		family    IPFamily
+		cniResult []string
+		want      []string
+	}{
+		{DualStack, []string{"fd00:10:1:1::2", "10.1.1.2"}, []string{"10.1.1.2", "fd00:10:1:1::2"}},
+		{DualStack, []string{"10.1.1.2", "fd00:10:1:1::2"}, []string{"10.1.1.2", "fd00:10:1:1::2"}},
+		{IPv6, []string{"fd00:10:1:1::2"}, []string{"fd00:10:1:1::2"}},
+	} {
+		var ips []net.IP
+		for _, s := range tc.cniResult {
+			ips = append(ips, net.ParseIP(s))
+		}
+		k := &kubelet{nodeIPs: tc.family.sortByFamily([]net.IP{net.ParseIP("fd00:168:16::1"), net.ParseIP("192.168.16.1")}),
+			clock: testkit.NewClock(), family: tc.family}
+		if tc.family == IPv6 {
+			k.nodeIPs = k.nodeIPs[:1]
+		}
+		sb := &sandbox{containerID: "c1", ips: tc.family.sortByFamily(ips), ready: map[string]bool{}}
+		st := k.podStatus(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}, sb)
+		var got []string
+		for _, p := range st.PodIPs {
+			got = append(got, p.IP)
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") || st.PodIP != tc.want[0] || st.HostIP != st.HostIPs[0].IP {
+			t.Errorf("%s, CNI result %v: podIP %s, podIPs %v, hostIP %s, hostIPs %v; want podIPs %v", tc.family, tc.cniResult,
+				st.PodIP, got, st.HostIP, st.HostIPs, tc.want)
+		}
+		if wantHost := map[IPFamily]string{DualStack: "192.168.16.1", IPv6: "fd00:168:16::1"}[tc.family]; st.HostIP != wantHost {
+			t.Errorf("%s: hostIP %s, want %s", tc.family, st.HostIP, wantHost)
 		}
 	}
 }

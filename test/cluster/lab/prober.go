@@ -102,7 +102,7 @@ func (k *kubelet) probeOnce(ctx context.Context, sb *sandbox, c corev1.Container
 			return err
 		}
 		client := &http.Client{Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
-		host := sb.ip.String()
+		host := sb.ips[0].String()
 		if p.HTTPGet.Host != "" {
 			host = p.HTTPGet.Host
 		}
@@ -125,7 +125,7 @@ func (k *kubelet) probeOnce(ctx context.Context, sb *sandbox, c corev1.Container
 		if err != nil {
 			return err
 		}
-		conn, err := dial(ctx, "tcp", net.JoinHostPort(sb.ip.String(), strconv.Itoa(port)))
+		conn, err := dial(ctx, "tcp", net.JoinHostPort(sb.ips[0].String(), strconv.Itoa(port)))
 		if err != nil {
 			return err
 		}

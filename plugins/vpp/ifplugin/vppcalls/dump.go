@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sort"
 
 	govppapi "go.fd.io/govpp/api"
@@ -35,6 +36,9 @@ type Interface struct {
 	MTU uint32
 	// VRF is the IPv4 table the interface is bound to.
 	VRF uint32
+	// VRF6 is its IPv6 table, read only where VRF is 0 and the interface has an IPv6
+	// address or is unnumbered (a single-stack IPv6 interface), else 0.
+	VRF6 uint32
 	// Addresses are the interface's own addresses (IPv4 first), empty for an
 	// unnumbered interface.
 	Addresses []netip.Prefix
@@ -197,6 +201,28 @@ func (h *Handler) dumpL3(list []*Interface, bySw map[uint32]*Interface) error {
 				owners[k].Addresses = append(owners[k].Addresses, p)
 			}
 		}
+	}
+	return h.dumpIPv6Tables(list)
+}
+
+// dumpIPv6Tables reads the IPv6 table of the interfaces in IPv4 table 0 that have an
+// IPv6 address or are unnumbered: on a single-stack IPv6 node their VRF is only there.
+func (h *Handler) dumpIPv6Tables(list []*Interface) error {
+	var calls []govppmux.Call
+	var owners []*Interface
+	for _, i := range list {
+		if i.VRF != 0 || !i.Unnumbered && !slices.ContainsFunc(i.Addresses, func(p netip.Prefix) bool { return p.Addr().Is6() }) {
+			continue
+		}
+		calls = append(calls, govppmux.Call{Request: &interfaces.SwInterfaceGetTable{SwIfIndex: swIdx(i.SwIfIndex), IsIPv6: true},
+			Reply: &interfaces.SwInterfaceGetTableReply{}})
+		owners = append(owners, i)
+	}
+	for k, err := range govppmux.PipelineEach(h.ch, 0, calls) {
+		if err != nil {
+			return fmt.Errorf("sw_interface_get_table (IPv6) of sw_if_index %d: %w", owners[k].SwIfIndex, err)
+		}
+		owners[k].VRF6 = calls[k].Reply.(*interfaces.SwInterfaceGetTableReply).VrfID
 	}
 	return nil
 }

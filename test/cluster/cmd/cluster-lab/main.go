@@ -33,7 +33,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keep := fs.Bool("keep", false, "keep the lab's directory (logs) at the end")
 	verbose := fs.Bool("v", false, "print the kubelets' messages")
 	nic := fs.String("nic", "dual", "dual: VPP's NIC and the host apart (the node IP on VPP only); single: one NIC per node carrying the node IP, stolen for VPP by contiv-stn (STN)")
+	ipFamily := fs.String("ipfamily", "", "dual (dual-stack, IPv4 primary), ipv4 or ipv6 (single-stack IPv6, no overlay): the address families of nodes, pods and Services (default dual; ipv4 with -nic single)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *ipFamily == "" {
+		*ipFamily = string(lab.DualStack)
+		if *nic == "single" {
+			*ipFamily = string(lab.IPv4) // single-NIC nodes are IPv4 only
+		}
+	}
+	family, err := lab.ParseIPFamily(*ipFamily)
+	if err != nil {
+		fmt.Fprintf(stderr, "cluster-lab: -ipfamily: %v\n", err)
+		return 2
+	}
+	if family != lab.IPv4 && *nic == "single" {
+		fmt.Fprintf(stderr, "cluster-lab: -ipfamily %s: single-NIC (-nic single) nodes are IPv4 only\n", family)
 		return 2
 	}
 	if *nodes < 1 {
@@ -67,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	l, err := lab.Start(ctx, lab.Config{
 		Nodes: *nodes, K8sBinDir: *k8sBin, ContivBinDir: *contivBin, Dir: *dir, KeepDir: *keep, Logf: logf,
-		SingleNIC: *nic == "single",
+		SingleNIC: *nic == "single", IPFamily: family,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cluster-lab: %v\n", err)

@@ -13,6 +13,7 @@ import (
 // labInfo is what printUsage tells of a running lab.
 type labInfo struct {
 	name, dir, kubeconfig, kubectl, clientNetns string
+	family                                      lab.IPFamily
 	nicBound                                    bool
 	took                                        time.Duration
 	nodes                                       []nodeInfo
@@ -28,12 +29,17 @@ type nodeInfo struct {
 func describe(l *lab.Lab, took time.Duration) labInfo {
 	info := labInfo{
 		name: l.Name, dir: l.Dir, kubeconfig: l.Kubeconfig, kubectl: l.Kubectl,
-		clientNetns: l.ClientNetns, nicBound: l.NICBound, took: took,
+		clientNetns: l.ClientNetns, nicBound: l.NICBound, took: took, family: l.IPFamily(),
 	}
 	for _, n := range l.Nodes() {
-		info.nodes = append(info.nodes, nodeInfo{
+		ni := nodeInfo{
 			name: n.Name, id: n.ID, ip: n.IP.String(), podSubnet: n.PodSubnet.String(), netns: n.Netns, rest: n.RESTAddr,
-		})
+		}
+		if info.family == lab.DualStack {
+			ni.ip += "," + n.IPv6.String()
+			ni.podSubnet += "," + n.PodSubnetIPv6.String()
+		}
+		info.nodes = append(info.nodes, ni)
 	}
 	return info
 }
@@ -74,7 +80,11 @@ func shellQuote(s string) string {
 
 // printUsage tells how to use the lab: the lines to paste, the nodes, examples.
 func printUsage(w io.Writer, info labInfo) {
-	fmt.Fprintf(w, "\nLab %s is up: %d nodes in %.1f s. Files and logs: %s\n\n", info.name, len(info.nodes), info.took.Seconds(), info.dir)
+	family := string(info.family)
+	if family == "" {
+		family = string(lab.IPv4)
+	}
+	fmt.Fprintf(w, "\nLab %s is up (%s): %d nodes in %.1f s. Files and logs: %s\n\n", info.name, family, len(info.nodes), info.took.Seconds(), info.dir)
 	fmt.Fprintf(w, "Paste into another shell (kubectl v1.34, built by scripts/k8s-control-plane.sh, and the\n")
 	fmt.Fprintf(w, "variables the commands of README.md use):\n\n")
 	for _, l := range shellLines(info) {
@@ -100,7 +110,14 @@ func printUsage(w io.Writer, info labInfo) {
 	if client == info.name+"-client" {
 		client = "$LAB-client"
 	}
-	fmt.Fprintf(w, "External client on the node network (%s): ip netns exec %s curl -s http://<node IP>:<nodePort>/\n", lab.ClientIP, client)
+	clientIPs := lab.ClientIP
+	switch info.family {
+	case lab.DualStack:
+		clientIPs += ", " + lab.ClientIPv6
+	case lab.IPv6:
+		clientIPs = lab.ClientIPv6
+	}
+	fmt.Fprintf(w, "External client on the node network (%s): ip netns exec %s curl -s http://<node IP>:<nodePort>/\n", clientIPs, client)
 	fmt.Fprintf(w, "It routes the pod subnets and %s (LoadBalancer pool %s, external IPs %s) to the nodes.\n",
 		lab.ServiceIngressCIDR, lab.LBPoolCIDR, lab.ExternalIPCIDR)
 	if !info.nicBound {
