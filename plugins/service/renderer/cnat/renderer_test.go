@@ -56,10 +56,16 @@ func newRenderer(t *testing.T, ipv4 bool, services ...*renderer.FlatService) (*R
 // newRendererConf is newRenderer with the given contiv.conf.
 func newRendererConf(t *testing.T, conf string, ipv4 bool, services ...*renderer.FlatService) (*Renderer, *st.Txn) {
 	t.Helper()
+	return newRendererWith(t, conf, ipv4, false, services...)
+}
+
+// newRendererWith is newRendererConf with Maglev for external traffic or not.
+func newRendererWith(t *testing.T, conf string, ipv4, maglev bool, services ...*renderer.FlatService) (*Renderer, *st.Txn) {
+	t.Helper()
 	cc := st.ContivConf(t, "master", conf)
 	ipamPlugin := st.IPAM(t, cc, "master", 1)
 	_, nodeNet, _ := net.ParseCIDR("192.168.16.0/24")
-	r := &Renderer{Deps: Deps{Log: st.QuietLog(), ContivConf: cc, IPAM: ipamPlugin, IPv4: ipv4,
+	r := &Renderer{Deps: Deps{Log: st.QuietLog(), ContivConf: cc, IPAM: ipamPlugin, IPv4: ipv4, Maglev: maglev,
 		IPNet: &st.IPNet{NodeIP: net.ParseIP(nodeIP4).To4(), NodeNet: nodeNet, HostInterconnect: hostIf, VxlanBVI: bviIf}}}
 	if err := r.Init(); err != nil {
 		t.Fatal(err)
