@@ -416,3 +416,29 @@ func TestWithoutNATOfExternalTrafficPodsKeepTheirAddress(t *testing.T) {
 		t.Errorf("SNAT addresses %v, want %v", got, want)
 	}
 }
+
+// TestNoSNATFeatureOfAFamilyWithoutSNATAddress: on an IPv4-only cluster
+// (serviceRenderer cnat) no cnat-snat-ip6 feature is staged, and without a node IP no
+// cnat-snat-ip4 either: the descriptor enables a family's feature only once the family
+// has a SNAT address, so such a value would stay pending for ever.
+func TestNoSNATFeatureOfAFamilyWithoutSNATAddress(t *testing.T) {
+	const ipv4Conf = `
+ipamConfig:
+  nodeInterconnectCIDR: 192.168.16.0/24
+nodeConfig:
+- nodeName: master
+  mainVPPInterface:
+    interfaceName: GbE
+    ip: 192.168.16.10/24
+  gateway: 192.168.16.1
+`
+	_, txn := newRendererConf(t, ipv4Conf, true, webService(pod1))
+	if txn.Values[vpp_cnat.SnatFeatureKey(podIf, vpp_cnat.AddressFamily_IPV4)] == nil {
+		t.Error("no cnat-snat-ip4 on the pod's interface")
+	}
+	for _, k := range txn.Keys() {
+		if f, ok := txn.Values[k].(*vpp_cnat.SnatFeature); ok && f.GetFamily() == vpp_cnat.AddressFamily_IPV6 {
+			t.Errorf("%s staged on an IPv4-only cluster", k)
+		}
+	}
+}
