@@ -53,7 +53,8 @@
 //
 // Configuration: service.conf (package config; flag -service-config, env
 // SERVICE_CONFIG) with cleanupIdleNATSessions, tcpNATSessionTimeout,
-// otherNATSessionTimeout, serviceLocalEndpointWeight and disableNATVirtualReassembly.
+// otherNATSessionTimeout, serviceLocalEndpointWeight, disableNATVirtualReassembly and
+// serviceLoadBalancing (maglev: the cnat renderer's external translations use Maglev).
 // The NAT44 renderer's session goroutine (purge of the UDP sessions a change of
 // endpoints made stale, after the event's commit: Committed; the idle NAT session
 // cleanup when enabled) uses a buffered govpp channel (4096/4096) opened here; it and

@@ -161,6 +161,7 @@ func (p *Plugin) Init() error {
 	if useCNAT || hasIPv6 {
 		p.cnat = &cnat.Renderer{Deps: cnat.Deps{
 			Log: p.Log.WithField("component", "cnat"), ContivConf: p.ContivConf, IPAM: p.IPAM, IPNet: p.IPNet, IPv4: useCNAT,
+			Maglev: cfg.Maglev(),
 		}}
 		if err := p.cnat.Init(); err != nil {
 			return err
@@ -170,7 +171,7 @@ func (p *Plugin) Init() error {
 		}
 	}
 	p.Log.WithFields(logrus.Fields{"serviceRenderer": p.ContivConf.ServiceRenderer(), "nat44": p.nat44 != nil,
-		"cnat": p.cnat != nil, "cnatIPv4": useCNAT}).Info("service renderers")
+		"cnat": p.cnat != nil, "cnatIPv4": useCNAT, "serviceLoadBalancing": cfg.ServiceLoadBalancing}).Info("service renderers")
 	if p.ContivConf.IsIPv6() {
 		return nil // no IPv4 node IP: no health check node ports, no IPv4 firewall
 	}

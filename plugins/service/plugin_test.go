@@ -294,3 +294,37 @@ func TestBothRenderersReachTheSameBackends(t *testing.T) {
 		t.Errorf("externalTrafficPolicy Local node port reaches %q, want this node's endpoint only", got)
 	}
 }
+
+// TestServiceLoadBalancingMaglevReachesTheCNATRenderer: service.conf
+// serviceLoadBalancing: maglev makes the node port's cnat translation lb_type MAGLEV
+// (the cluster IP's stays DEFAULT); without the key both are DEFAULT.
+func TestServiceLoadBalancingMaglevReachesTheCNATRenderer(t *testing.T) {
+	svc := st.Service("default", "nginx", "10.96.0.10", st.Port("http", "TCP", 80, 30080))
+	eps := st.Endpoints("default", "nginx", st.Subset([]st.Addr{st.PodAddr("10.1.2.3", "default", "r")}, st.EpPort("http", 8080, "")))
+	kube := controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
+	kube[svcmodel.Keyword][svcmodel.Key("nginx", "default")] = svc
+	kube[epmodel.Keyword][epmodel.Key("nginx", "default")] = eps
+	for _, lb := range []string{"", "maglev"} {
+		var loader infra.ConfigLoader
+		want := vpp_cnat.Translation_DEFAULT
+		if lb != "" {
+			loader, want = infra.StaticConfig{"serviceLoadBalancing": lb}, vpp_cnat.Translation_MAGLEV
+		}
+		f := newFixtureConf(t, contivConf+"serviceRenderer: cnat\n", loader)
+		txn := st.NewTxn()
+		if err := f.p.Resync(controller.NewDBResync(), kube, 1, txn); err != nil {
+			t.Fatal(err)
+		}
+		np, _ := txn.Get(vpp_cnat.TranslationKey("192.168.16.10", 30080, vpp_cnat.Protocol_TCP)).(*vpp_cnat.Translation)
+		cip, _ := txn.Get(vpp_cnat.TranslationKey("10.96.0.10", 80, vpp_cnat.Protocol_TCP)).(*vpp_cnat.Translation)
+		if np == nil || cip == nil || np.GetLbType() != want || cip.GetLbType() != vpp_cnat.Translation_DEFAULT {
+			t.Errorf("serviceLoadBalancing %q: node port %v, cluster IP %v; want the node port's lb_type %v, the cluster IP's DEFAULT", lb, np, cip, want)
+		}
+	}
+	cc := st.ContivConf(t, "master", contivConf)
+	p := NewPlugin(Deps{Log: st.QuietLog(), Config: infra.StaticConfig{"serviceLoadBalancing": "random"}, ContivConf: cc,
+		NodeSync: &st.NodeSync{}, PodManager: &st.PodManager{}, IPAM: st.IPAM(t, cc, "master", 1), IPNet: &st.IPNet{}})
+	if err := p.Init(); err == nil || !strings.Contains(err.Error(), `serviceLoadBalancing: "random"`) {
+		t.Errorf("Init with serviceLoadBalancing random: %v, want an error naming the key and the value", err)
+	}
+}

@@ -67,7 +67,23 @@ type Config struct {
 	// VPP's affinity is the timeout and lasts as long as any session of the client
 	// lives (closed TCP sessions 240 s and more), plus the timeout.
 	DisableAffinityTimeoutEnforcement bool `json:"disableAffinityTimeoutEnforcement"`
+	// ServiceLoadBalancing chooses how the cnat renderer (IPv6 Services, and IPv4 ones
+	// with contiv.conf's serviceRenderer: cnat) picks the backend of a new flow of
+	// external traffic (node ports, external and load balancer IPs):
+	// LoadBalancingDefault (VPP's flow hash modulo the number of backends, the
+	// default) or LoadBalancingMaglev (VPP's Maglev table: every node picks the same
+	// backend for a flow, and a backend removed moves about its share of flows only).
+	// Cluster IPs keep the default. The NAT44 renderer has no Maglev and ignores it.
+	ServiceLoadBalancing string `json:"serviceLoadBalancing"`
 }
+
+// Values of serviceLoadBalancing.
+const (
+	// LoadBalancingDefault is VPP cnat's lb_type DEFAULT.
+	LoadBalancingDefault = "default"
+	// LoadBalancingMaglev is VPP cnat's lb_type MAGLEV.
+	LoadBalancingMaglev = "maglev"
+)
 
 // DefaultNodePortRange is the Kubernetes default node port range.
 const DefaultNodePortRange = "30000-32767"
@@ -93,8 +109,17 @@ func (c *Config) Validate() error {
 	if _, _, err := c.NodePorts(); err != nil {
 		errs = append(errs, err)
 	}
+	switch c.ServiceLoadBalancing {
+	case "", LoadBalancingDefault, LoadBalancingMaglev:
+	default:
+		errs = append(errs, fmt.Errorf("serviceLoadBalancing: %q is not a load-balancing method: use %q (default) or %q",
+			c.ServiceLoadBalancing, LoadBalancingDefault, LoadBalancingMaglev))
+	}
 	return errors.Join(errs...)
 }
+
+// Maglev tells whether serviceLoadBalancing chooses Maglev.
+func (c *Config) Maglev() bool { return c != nil && c.ServiceLoadBalancing == LoadBalancingMaglev }
 
 // NodePorts returns the first and last port of NodePortRange (the default range
 // when it is empty).

@@ -18,6 +18,7 @@ disableNATVirtualReassembly: true
 nodePortRange: 20000-22767
 nodePortsOnThisNodeOnly: true
 disableAffinityTimeoutEnforcement: true
+serviceLoadBalancing: maglev
 `
 	c := DefaultConfig()
 	if err := infra.ParseConfig([]byte(conf), c, true, nil); err != nil {
@@ -25,7 +26,7 @@ disableAffinityTimeoutEnforcement: true
 	}
 	want := Config{CleanupIdleNATSessions: true, TCPNATSessionTimeout: 180, OtherNATSessionTimeout: 5,
 		ServiceLocalEndpointWeight: 3, DisableNATVirtualReassembly: true, NodePortRange: "20000-22767",
-		NodePortsOnThisNodeOnly: true, DisableAffinityTimeoutEnforcement: true}
+		NodePortsOnThisNodeOnly: true, DisableAffinityTimeoutEnforcement: true, ServiceLoadBalancing: LoadBalancingMaglev}
 	if *c != want {
 		t.Errorf("got %+v, want %+v", *c, want)
 	}
@@ -60,6 +61,7 @@ func TestInvalidValuesAreNamed(t *testing.T) {
 		{"zero weight", Config{ServiceLocalEndpointWeight: 0}, "serviceLocalEndpointWeight"},
 		{"huge tcp timeout", Config{ServiceLocalEndpointWeight: 1, TCPNATSessionTimeout: 1 << 30}, "tcpNATSessionTimeout"},
 		{"huge other timeout", Config{ServiceLocalEndpointWeight: 1, OtherNATSessionTimeout: 1 << 30}, "otherNATSessionTimeout"},
+		{"unknown load balancing", Config{ServiceLocalEndpointWeight: 1, ServiceLoadBalancing: "random"}, `serviceLoadBalancing: "random"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

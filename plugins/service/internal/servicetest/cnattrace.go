@@ -66,3 +66,15 @@ func (c CNAT) Trace(p Packet) (outcomes []Outcome, why string) {
 	}
 	return outcomes, ""
 }
+
+// Exclusive tells whether cnat owns addr: it has a translation of addr (on any port)
+// that is not a node's real address, so that VPP drops what matches none of its
+// translations (cnat's FIB entry of the VIP).
+func (c CNAT) Exclusive(addr netip.Addr) bool {
+	for _, t := range c.Translations {
+		if t.GetVip().GetAddress() == addr.String() && !t.GetIsRealIp() {
+			return true
+		}
+	}
+	return false
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
 // QuietLog returns a logger that discards everything.
@@ -244,6 +245,33 @@ func (d *Dataplane) Commit() *Txn {
 	d.txn, d.resync, d.Changes = nil, false, nil
 	return txn
 }
+
+// UpdateTxn returns a renderer.UpdateTxn staging into the current event's transaction,
+// its descriptions recorded as the event's changes (for a renderer.Renderer, which is
+// handed the transaction instead of asking the factories).
+func (d *Dataplane) UpdateTxn() renderer.UpdateTxn { return dataplaneTxn{d} }
+
+// dataplaneTxn stages into the current transaction of a Dataplane.
+type dataplaneTxn struct{ d *Dataplane }
+
+func (t dataplaneTxn) current() *Txn {
+	if t.d.txn == nil {
+		t.d.txn = NewTxn()
+	}
+	return t.d.txn
+}
+
+// Put stages a value.
+func (t dataplaneTxn) Put(key string, value proto.Message) { t.current().Put(key, value) }
+
+// Get returns the staged value.
+func (t dataplaneTxn) Get(key string) proto.Message { return t.current().Get(key) }
+
+// Delete stages the removal of key.
+func (t dataplaneTxn) Delete(key string) { t.current().Delete(key) }
+
+// Describe records the change.
+func (t dataplaneTxn) Describe(change string) { t.d.Changes = append(t.d.Changes, change) }
 
 // Staged returns the transaction of the current event (nil when nothing was staged).
 func (d *Dataplane) Staged() *Txn { return d.txn }

@@ -35,7 +35,12 @@
 //     Local keeps the client's address (the backends are local);
 //   - ClientIP affinity: flow_hash_config 0x01 (the source IP only), so a client's
 //     flows hash to the same path while the paths do not change. cnat has no
-//     affinity timeout: see SERVICES.md for what differs from kube-proxy.
+//     affinity timeout: see SERVICES.md for what differs from kube-proxy;
+//   - Deps.Maglev (service.conf serviceLoadBalancing: maglev): the translations of
+//     external traffic (external IPs, node ports) are lb_type MAGLEV, whose table
+//     depends on the set of backends, not their order (every node picks the same
+//     backend for a flow; one backend of 10 removed moves about 11% of the flows
+//     instead of about 89%, maglev_test.go). Cluster IPs keep DEFAULT.
 //
 // Two services claiming the same (address, port, protocol): the first one rendered
 // keeps it, the other is logged; when the owner lets it go, the key is deleted (the
@@ -50,8 +55,9 @@
 //   - excluded prefixes: per family served, the pod, VPP-host, node interconnect and
 //     VXLAN ranges of the cluster and the service range: pods reaching them keep
 //     their address;
-//   - the cnat-snat feature of every served family on every frontend and backend
-//     interface: its session lookup reverse-translates the replies that arrive in the
+//   - the cnat-snat feature of every served family that has a SNAT address on every
+//     frontend and backend interface (without an address the descriptor would keep
+//     it pending for ever): its session lookup reverse-translates the replies that arrive in the
 //     pod VRF (cnat's VIP lookup only sees table 0), its policy source-NATs new flows;
 //   - tables: every such interface in POD (so that rule 3, "neither ingress nor
 //     egress a pod interface", never fires: the egress is not known at the input
@@ -61,14 +67,14 @@
 //     destination is excluded), the host interconnect in HOST
 //     (rule 1).
 //
-// Hairpin (a pod reaching itself through a Service) is not handled: rule 4 of the K8S
-// policy (source = destination) is evaluated by cnat-snat on ip4/ip6-unicast, before
-// the lookup that reaches cnat's VIP, so it compares the client with the VIP and never
-// fires for such a flow (cnat_node_snat.c; the simulator's cnatSNATNode). cnat
-// translations match no source, so source-NATing only the flows a backend sends to
-// itself (NAT44's self-twice-NAT) has no cnat equivalent; source-NATing every flow to
-// a local backend would hide every client's address. The pod receives its own
-// address as the source.
+// Hairpin (a pod reaching itself through a Service) is not handled yet: rule 4 of the
+// K8S policy (source = destination) is evaluated by cnat-snat on ip4/ip6-unicast,
+// before the lookup that reaches cnat's VIP, so it compares the client with the VIP and
+// never fires for such a flow (cnat_node_snat.c). VPP's path is cnat-input and
+// cnat-output on the pod's interface (cnat_node_feature.c: cnat-output evaluates the
+// policy after the DNAT, with the real egress interface), as hairpin_test.go shows by
+// traffic; the cnat model's SnatFeature cannot name those features yet (SERVICES.md,
+// "Hairpin with cnat"). The pod receives its own address as the source.
 //
 // Rejects and drops (reject.go): a service address whose ports have no endpoint of
 // its family anywhere (FlatPort.HasEndpointsOf) gets a /32 or /128 ICMP_PROHIBIT route
@@ -83,6 +89,9 @@
 // of the node-port services when the node IPs change. The renderer has no goroutine
 // and does no I/O.
 //
-// Not done: the purge of stale UDP sessions (cnat has no per-session delete;
-// cnat_session_purge also deletes every translation), Maglev (lb_type DEFAULT only).
+// Stale UDP sessions are not purged: cnat has no per-session delete
+// (cnat_session_purge also deletes every translation), and neither a translation
+// update nor its deletion touches the sessions (cnat_translation.c), so a UDP flow
+// keeps its removed backend while it sends and moves 30 s after its last datagram
+// (session-max-age), stale_test.go.
 package cnat

@@ -41,6 +41,11 @@ type Deps struct {
 	// IPv4 makes the renderer serve IPv4 services too (serviceRenderer: cnat); it
 	// always serves IPv6 ones.
 	IPv4 bool
+	// Maglev makes the translations of external traffic (node ports, external and
+	// load balancer IPs) use VPP's Maglev path selection (service.conf's
+	// serviceLoadBalancing: maglev), so that every node sends a flow to the same
+	// backend; cluster IPs keep lb_type DEFAULT.
+	Maglev bool
 }
 
 // Renderer renders services into VPP cnat configuration; see the package
@@ -237,7 +242,8 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 			}
 			fresh := &renderedService{translations: make(map[string]*vpp_cnat.Translation, len(added))}
 			for _, a := range added {
-				rndr.addTranslation(fresh, svc, a, p.Port.NodePort, proto, p.ExternalBackends, true, svc.TrafficPolicy == renderer.ClusterWide)
+				rndr.addTranslation(fresh, svc, a, p.Port.NodePort, proto, p.ExternalBackends,
+					exposure{external: true, realIP: true, masq: svc.TrafficPolicy == renderer.ClusterWide})
 			}
 			for _, key := range sortedKeys(fresh.translations) {
 				r.translations[key] = fresh.translations[key]

@@ -56,10 +56,16 @@ func newRenderer(t *testing.T, ipv4 bool, services ...*renderer.FlatService) (*R
 // newRendererConf is newRenderer with the given contiv.conf.
 func newRendererConf(t *testing.T, conf string, ipv4 bool, services ...*renderer.FlatService) (*Renderer, *st.Txn) {
 	t.Helper()
+	return newRendererWith(t, conf, ipv4, false, services...)
+}
+
+// newRendererWith is newRendererConf with Maglev for external traffic or not.
+func newRendererWith(t *testing.T, conf string, ipv4, maglev bool, services ...*renderer.FlatService) (*Renderer, *st.Txn) {
+	t.Helper()
 	cc := st.ContivConf(t, "master", conf)
 	ipamPlugin := st.IPAM(t, cc, "master", 1)
 	_, nodeNet, _ := net.ParseCIDR("192.168.16.0/24")
-	r := &Renderer{Deps: Deps{Log: st.QuietLog(), ContivConf: cc, IPAM: ipamPlugin, IPv4: ipv4,
+	r := &Renderer{Deps: Deps{Log: st.QuietLog(), ContivConf: cc, IPAM: ipamPlugin, IPv4: ipv4, Maglev: maglev,
 		IPNet: &st.IPNet{NodeIP: net.ParseIP(nodeIP4).To4(), NodeNet: nodeNet, HostInterconnect: hostIf, VxlanBVI: bviIf}}}
 	if err := r.Init(); err != nil {
 		t.Fatal(err)
@@ -408,5 +414,31 @@ func TestWithoutNATOfExternalTrafficPodsKeepTheirAddress(t *testing.T) {
 	want := &vpp_cnat.SnatAddresses{Ip4: nodeIP4, Ip6: nodeIP6}
 	if got := txn.Values[vpp_cnat.SnatAddressesKey]; !proto.Equal(got, want) {
 		t.Errorf("SNAT addresses %v, want %v", got, want)
+	}
+}
+
+// TestNoSNATFeatureOfAFamilyWithoutSNATAddress: on an IPv4-only cluster
+// (serviceRenderer cnat) no cnat-snat-ip6 feature is staged, and without a node IP no
+// cnat-snat-ip4 either: the descriptor enables a family's feature only once the family
+// has a SNAT address, so such a value would stay pending for ever.
+func TestNoSNATFeatureOfAFamilyWithoutSNATAddress(t *testing.T) {
+	const ipv4Conf = `
+ipamConfig:
+  nodeInterconnectCIDR: 192.168.16.0/24
+nodeConfig:
+- nodeName: master
+  mainVPPInterface:
+    interfaceName: GbE
+    ip: 192.168.16.10/24
+  gateway: 192.168.16.1
+`
+	_, txn := newRendererConf(t, ipv4Conf, true, webService(pod1))
+	if txn.Values[vpp_cnat.SnatFeatureKey(podIf, vpp_cnat.AddressFamily_IPV4)] == nil {
+		t.Error("no cnat-snat-ip4 on the pod's interface")
+	}
+	for _, k := range txn.Keys() {
+		if f, ok := txn.Values[k].(*vpp_cnat.SnatFeature); ok && f.GetFamily() == vpp_cnat.AddressFamily_IPV6 {
+			t.Errorf("%s staged on an IPv4-only cluster", k)
+		}
 	}
 }

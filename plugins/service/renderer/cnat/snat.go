@@ -99,8 +99,8 @@ func (rndr *Renderer) updateIfs(txn renderer.UpdateTxn, change string) {
 	rndr.ifs = next
 }
 
-// ifValues returns the values of one frontend or backend interface, per family
-// served: the cnat-snat feature, the POD table; for a pod's interface the include
+// ifValues returns the values of one frontend or backend interface: the POD table;
+// per family served that has a SNAT address, the cnat-snat feature; for a pod's interface the include
 // table (when pods' traffic leaving the cluster is source-NATed); for the host
 // interconnect the HOST table.
 func (rndr *Renderer) ifValues(name string) map[string]proto.Message {
@@ -112,10 +112,17 @@ func (rndr *Renderer) ifValues(name string) map[string]proto.Message {
 	if name == rndr.hostIf {
 		put(vpp_cnat.SnatPolicyInterface_HOST)
 	}
+	snat := rndr.snatAddresses()
 	for _, f := range rndr.families() {
-		family, include := vpp_cnat.AddressFamily_IPV4, vpp_cnat.SnatPolicyInterface_INCLUDE_V4
+		family, include, addr := vpp_cnat.AddressFamily_IPV4, vpp_cnat.SnatPolicyInterface_INCLUDE_V4, snat.GetIp4()
 		if f == ipam.IPv6 {
-			family, include = vpp_cnat.AddressFamily_IPV6, vpp_cnat.SnatPolicyInterface_INCLUDE_V6
+			family, include, addr = vpp_cnat.AddressFamily_IPV6, vpp_cnat.SnatPolicyInterface_INCLUDE_V6, snat.GetIp6()
+		}
+		if addr == "" {
+			// A family without a SNAT address (no IPv6 on an IPv4 cluster, no node
+			// IP): its cnat-snat feature would wait for one forever (the descriptor
+			// enables it only once the family has an address).
+			continue
 		}
 		out[vpp_cnat.SnatFeatureKey(name, family)] = &vpp_cnat.SnatFeature{Interface: name, Family: family}
 		if rndr.snatOut && !rndr.infraIfs.Has(name) {

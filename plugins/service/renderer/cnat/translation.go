@@ -25,33 +25,39 @@ func (rndr *Renderer) render(svc *renderer.FlatService) *renderedService {
 			continue
 		}
 		for _, a := range svc.ClusterIPs {
-			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.Backends, false, false)
+			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.Backends, exposure{})
 		}
 		masq := svc.TrafficPolicy == renderer.ClusterWide
 		for _, a := range svc.ExternalIPs {
-			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.ExternalBackends, rndr.isNodeAddr(a), masq)
+			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.ExternalBackends, exposure{external: true, realIP: rndr.isNodeAddr(a), masq: masq})
 		}
 		if p.Port.NodePort == 0 {
 			continue
 		}
 		for _, a := range rndr.nodeAddrs {
-			rndr.addTranslation(r, svc, a, p.Port.NodePort, proto, p.ExternalBackends, true, masq)
+			rndr.addTranslation(r, svc, a, p.Port.NodePort, proto, p.ExternalBackends, exposure{external: true, realIP: true, masq: masq})
 		}
 	}
 	r.routes = rndr.wantedRoutes(svc)
 	return r
 }
 
+// exposure is how a service is exposed on an address: external traffic (node port,
+// external or load balancer IP), a node's own address (realIP), source-NATed to this
+// node's IP of the family (masq).
+type exposure struct {
+	external, realIP, masq bool
+}
+
 // addTranslation adds the translation of (a, port, proto) to r unless a is of a family
-// not served, the port is 0 or no backend is of a's family. realIP marks a node's own
-// address; masq source-NATs the flows to this node's IP of the family.
+// not served, the port is 0 or no backend is of a's family.
 func (rndr *Renderer) addTranslation(r *renderedService, svc *renderer.FlatService, a renderer.Address, port uint16,
-	proto vpp_cnat.Protocol, backends []renderer.BackendGroup, realIP, masq bool) {
+	proto vpp_cnat.Protocol, backends []renderer.BackendGroup, how exposure) {
 	if !rndr.serves(a) || port == 0 {
 		return
 	}
 	var src *vpp_cnat.Endpoint
-	if masq {
+	if how.masq {
 		if ip := rndr.nodeIPOf(a.IsIPv4()); ip != "" {
 			src = &vpp_cnat.Endpoint{Address: ip}
 		}
@@ -71,9 +77,12 @@ func (rndr *Renderer) addTranslation(r *renderedService, svc *renderer.FlatServi
 	t := &vpp_cnat.Translation{
 		Vip:       &vpp_cnat.Endpoint{Address: a.Text, Port: uint32(port)},
 		Protocol:  proto,
-		IsRealIp:  realIP,
+		IsRealIp:  how.realIP,
 		AllocPort: src != nil,
 		Paths:     paths,
+	}
+	if how.external && rndr.Maglev {
+		t.LbType = vpp_cnat.Translation_MAGLEV
 	}
 	if svc.SessionAffinityTimeout > 0 {
 		t.FlowHashConfig = flowHashSrcIP

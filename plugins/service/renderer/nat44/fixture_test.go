@@ -10,12 +10,15 @@ import (
 	podmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/pod"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
+	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 	"github.com/contiv-vpp/contiv-vpp/plugins/podmanager"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/config"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/processor"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer/cnat"
 )
 
 // The node under test is "master" (node ID 1): pod subnet 10.1.1.0/24, NAT loopback
@@ -60,7 +63,8 @@ nodeConfig:
 `
 
 // env is one node: real ContivConf and IPAM, fake ipnet/nodesync/podmanager, the
-// processor with the NAT44 renderer registered, and a dataplane committing the
+// processor with the NAT44 renderer (or, with envOptions.cnat, the cnat renderer
+// serving IPv4: serviceRenderer cnat) registered, and a dataplane committing the
 // staged transactions.
 type env struct {
 	t     tb
@@ -70,13 +74,15 @@ type env struct {
 	pods  *servicetest.PodManager
 	dp    *servicetest.Dataplane
 	proc  *processor.ServiceProcessor
-	rndr  *Renderer
+	rndr  *Renderer      // nil with envOptions.cnat
+	cnat  *cnat.Renderer // nil without envOptions.cnat
 }
 
 type envOptions struct {
 	conf     string         // contiv.conf ("" = confVXLAN)
 	svcConf  *config.Config // service.conf (nil = defaults)
 	snatOnly bool           // Init(true)
+	cnat     bool           // the cnat renderer for IPv4 instead of NAT44
 	ipnet    func(*env)     // adjust the ipnet fake
 	noPods   bool           // no local pods at start
 	nodes    func(*env)     // adjust the cluster nodes
@@ -146,18 +152,40 @@ func newEnv(t tb, opts envOptions) *env {
 	if err := e.proc.Init(); err != nil {
 		t.Fatal(err)
 	}
-	e.rndr = &Renderer{Deps: Deps{
-		Log: servicetest.QuietLog(), Config: opts.svcConf, ContivConf: cc, IPAM: ipamPlugin, IPNet: e.ipnet,
-		UpdateTxnFactory: e.dp.UpdateTxnFactory, ResyncTxnFactory: e.dp.ResyncTxnFactory,
-	}}
-	if err := e.rndr.Init(opts.snatOnly); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.proc.RegisterRenderer(e.rndr); err != nil {
-		t.Fatal(err)
+	if opts.cnat {
+		e.registerCNAT(cc, ipamPlugin, opts)
+	} else {
+		e.rndr = &Renderer{Deps: Deps{
+			Log: servicetest.QuietLog(), Config: opts.svcConf, ContivConf: cc, IPAM: ipamPlugin, IPNet: e.ipnet,
+			UpdateTxnFactory: e.dp.UpdateTxnFactory, ResyncTxnFactory: e.dp.ResyncTxnFactory,
+		}}
+		if err := e.rndr.Init(opts.snatOnly); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.proc.RegisterRenderer(e.rndr); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.resync(opts.kube)
 	return e
+}
+
+// registerCNAT registers the cnat renderer serving IPv4 (serviceRenderer cnat) with
+// the processor, as the service plugin does.
+func (e *env) registerCNAT(cc *contivconf.Plugin, ipamPlugin *ipam.Plugin, opts envOptions) {
+	e.t.Helper()
+	if opts.snatOnly {
+		e.t.Fatal("the cnat renderer has no SNAT-only mode")
+	}
+	e.cnat = &cnat.Renderer{Deps: cnat.Deps{
+		Log: servicetest.QuietLog(), ContivConf: cc, IPAM: ipamPlugin, IPNet: e.ipnet, IPv4: true, Maglev: opts.svcConf.Maglev(),
+	}}
+	if err := e.cnat.Init(); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.proc.AddRenderer(e.cnat); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 func mustCIDR(t tb, s string) *net.IPNet {
@@ -182,7 +210,13 @@ func (e *env) resync(kube controller.KubeStateData) *servicetest.Txn {
 	if kube == nil {
 		kube = controller.NewKubeStateData(svcmodel.Keyword, epmodel.Keyword)
 	}
-	if err := e.proc.Resync(kube); err != nil {
+	var err error
+	if e.cnat != nil { // a Renderer stages into the transaction it is given
+		err = e.proc.ResyncInto(kube, e.dp.ResyncTxnFactory())
+	} else {
+		err = e.proc.Resync(kube)
+	}
+	if err != nil {
 		e.t.Fatalf("resync: %v", err)
 	}
 	txn := e.dp.Commit()
@@ -197,7 +231,13 @@ func (e *env) resync(kube controller.KubeStateData) *servicetest.Txn {
 // descriptions and the transaction.
 func (e *env) update(ev controller.Event) ([]string, *servicetest.Txn) {
 	e.t.Helper()
-	if err := e.proc.Update(ev); err != nil {
+	var err error
+	if e.cnat != nil {
+		err = e.proc.UpdateInto(ev, e.dp.UpdateTxn())
+	} else {
+		err = e.proc.Update(ev)
+	}
+	if err != nil {
 		e.t.Fatalf("%s: %v", ev, err)
 	}
 	changes := e.dp.Changes

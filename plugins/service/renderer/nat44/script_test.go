@@ -43,7 +43,9 @@ import (
 // and NAT44 renderer, and the expected configuration, packet traces and VPP dumps
 // inline. A new case is a new file; see docs/dev-guide/SERVICES.md.
 //
-// Every scenario runs three times:
+// Every scenario runs with both IPv4 renderers (nat44: the NAT44 renderer; cnat: the
+// cnat renderer serving IPv4, contiv.conf serviceRenderer cnat), and with each three
+// times:
 //   - staged: the transactions are committed into a key-value store only;
 //   - vpp: every transaction also goes through the real KV scheduler and the NAT and
 //     L3 descriptors into the VPP simulator; every value must end up configured and
@@ -52,7 +54,11 @@ import (
 //     (VNET_API_ERROR_BUSY); the scheduler retries, every command waits until the
 //     agent converged, and the VPP dumps must equal those of the vpp run.
 //
-// Conditions: [vpp] holds in both VPP runs, [faults] in the last one.
+// Conditions: [vpp] holds in both VPP runs, [faults] in the last one, [nat44] and
+// [cnat] in the runs of that renderer. The commands that print one renderer's
+// configuration (nat, trace, snat, vpp nat|translate|features|state, the keys printed
+// by apply and the other events) are that renderer's; reach and routes are compared
+// between the two: both renderers must reach the same backends.
 //
 // Commands (each fails the script on an error; "!" is not supported):
 //
@@ -75,6 +81,10 @@ import (
 //	trace tcp|udp SRC:PORT DST:PORT INIF   prints where the packet goes, one line per
 //	    backend ("SRC -> DST vrf N", sorted) or "untranslated: WHY".
 //	snat SRCIP OUTIF        prints the source a packet from SRCIP leaving OUTIF gets.
+//	reach SRC:PORT DST:PORT/tcp|udp [INIF]   renderer-neutral: prints "backend IP:PORT"
+//	    for each backend a new flow entering on INIF (default GbE) may reach, sorted,
+//	    or refused, dropped or "not a service" (env.reach); with VPP the simulator's
+//	    NAT44 mappings or cnat translations must hold the same backends.
 //	resync                  a full resync of the objects applied so far (and not
 //	    deleted) must leave the committed configuration as it is.
 //	fresh                   a fresh node started with the same options, the current
@@ -99,58 +109,70 @@ func TestScenarios(t *testing.T) {
 		vpp    bool
 		faults bool
 	}{{"staged", false, false}, {"vpp", true, false}, {"vpp-faults", true, true}}
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			var failures atomic.Int64 // random VPP failures over all scenarios
-			t.Cleanup(func() {
-				if m.faults {
-					t.Logf("%d VPP requests failed at random", failures.Load())
-					if failures.Load() == 0 {
-						t.Error("no VPP request failed: the faults run tested nothing")
+	for _, rndr := range []string{rendererNAT44, rendererCNAT} {
+		for _, m := range modes {
+			t.Run(rndr+"/"+m.name, func(t *testing.T) {
+				var failures atomic.Int64 // random VPP failures over all scenarios
+				t.Cleanup(func() {
+					if m.faults {
+						t.Logf("%d VPP requests failed at random", failures.Load())
+						if failures.Load() == 0 {
+							t.Error("no VPP request failed: the faults run tested nothing")
+						}
 					}
-				}
+				})
+				testscript.Run(t, testscript.Params{
+					Dir:           scenarioDir,
+					UpdateScripts: os.Getenv("UPDATE_SCENARIOS") == "1" && m.name == "vpp" && rndr == rendererNAT44,
+					Setup: func(e *testscript.Env) error {
+						e.Values[scriptKey{}] = &scriptState{vpp: m.vpp, faults: m.faults, failures: &failures, cnat: rndr == rendererCNAT}
+						return nil
+					},
+					Condition: func(cond string) (bool, error) {
+						switch cond {
+						case "vpp":
+							return m.vpp, nil
+						case "faults":
+							return m.faults, nil
+						case rendererNAT44, rendererCNAT:
+							return cond == rndr, nil
+						}
+						return false, fmt.Errorf("unknown condition %q (want vpp, faults, nat44 or cnat)", cond)
+					},
+					Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+						"start":      cmdStart,
+						"apply":      cmdApply,
+						"delete":     cmdDelete,
+						"add-pod":    cmdAddPod,
+						"node-join":  cmdNodeJoin,
+						"node-touch": cmdNodeTouch,
+						"nat":        cmdNAT,
+						"routes":     cmdRoutes,
+						"trace":      cmdTrace,
+						"reach":      cmdReach,
+						"snat":       cmdSNAT,
+						"resync":     cmdResync,
+						"fresh":      cmdFresh,
+						"vpp":        cmdVPP,
+					},
+				})
 			})
-			testscript.Run(t, testscript.Params{
-				Dir:           scenarioDir,
-				UpdateScripts: os.Getenv("UPDATE_SCENARIOS") == "1" && m.name == "vpp",
-				Setup: func(e *testscript.Env) error {
-					e.Values[scriptKey{}] = &scriptState{vpp: m.vpp, faults: m.faults, failures: &failures}
-					return nil
-				},
-				Condition: func(cond string) (bool, error) {
-					switch cond {
-					case "vpp":
-						return m.vpp, nil
-					case "faults":
-						return m.faults, nil
-					}
-					return false, fmt.Errorf("unknown condition %q (want vpp or faults)", cond)
-				},
-				Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-					"start":      cmdStart,
-					"apply":      cmdApply,
-					"delete":     cmdDelete,
-					"add-pod":    cmdAddPod,
-					"node-join":  cmdNodeJoin,
-					"node-touch": cmdNodeTouch,
-					"nat":        cmdNAT,
-					"routes":     cmdRoutes,
-					"trace":      cmdTrace,
-					"snat":       cmdSNAT,
-					"resync":     cmdResync,
-					"fresh":      cmdFresh,
-					"vpp":        cmdVPP,
-				},
-			})
-		})
+		}
 	}
 }
+
+// The renderers the scenarios run with (and their conditions).
+const (
+	rendererNAT44 = "nat44"
+	rendererCNAT  = "cnat"
+)
 
 type scriptKey struct{}
 
 // scriptState is one scenario run.
 type scriptState struct {
 	vpp, faults bool
+	cnat        bool // the cnat renderer serves IPv4 (serviceRenderer cnat)
 	failures    *atomic.Int64
 	opts        envOptions
 	extraNodes  []string // -node values of start
@@ -268,7 +290,7 @@ func cmdStart(ts *testscript.TestScript, neg bool, args []string) {
 	var nodes []string
 	fs.Func("node", "extra node ID,NAME,VPPCIDR[,MGMTIP]", func(v string) error { nodes = append(nodes, v); return nil })
 	ts.Check(fs.Parse(args))
-	opts := envOptions{vpp: s.vpp, snatOnly: *snatOnly}
+	opts := envOptions{vpp: s.vpp, snatOnly: *snatOnly, cnat: s.cnat}
 	if s.faults {
 		h := fnv.New64a()
 		h.Write([]byte(filepath.Base(ts.Getenv("WORK")))) // the script's name
@@ -492,6 +514,15 @@ func cmdTrace(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	sort.Strings(lines)
 	for _, l := range lines {
+		fmt.Fprintln(ts.Stdout(), l)
+	}
+}
+
+func cmdReach(ts *testscript.TestScript, neg bool, args []string) {
+	s := state(ts, neg, true)
+	proto, src, dst, inIf, err := parseReach(args)
+	ts.Check(err)
+	for _, l := range s.e.reach(proto, src, dst, inIf) {
 		fmt.Fprintln(ts.Stdout(), l)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler"
 	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/cnatplugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/ifplugin/ifaceidx"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/l3plugin"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/natplugin"
@@ -134,6 +135,9 @@ func newAgent(t tb, failProbability float64, failSeed int64) *agent {
 	}
 	a.infra[l3.VrfTableKey(mainVRF, l3.VrfTable_IPV4)] = &l3.VrfTable{Id: mainVRF, Label: "mainVRF"}
 	a.infra[l3.VrfTableKey(podVRF, l3.VrfTable_IPV4)] = &l3.VrfTable{Id: podVRF, Label: "podVRF"}
+	// the IPv6 tables, for the cnat renderer's routes of dual-stack services
+	a.infra[l3.VrfTableKey(mainVRF, l3.VrfTable_IPV6)] = &l3.VrfTable{Id: mainVRF, Label: "mainVRF", Protocol: l3.VrfTable_IPV6}
+	a.infra[l3.VrfTableKey(podVRF, l3.VrfTable_IPV6)] = &l3.VrfTable{Id: podVRF, Label: "podVRF", Protocol: l3.VrfTable_IPV6}
 	a.commit(a.infra, false)
 	return a
 }
@@ -154,10 +158,11 @@ func newAgentOver(t tb, v *vpp, ifDescriptor *kvapi.KVDescriptor, ifaces []strin
 	}
 	l3p := &l3plugin.Plugin{Deps: l3plugin.Deps{Log: st.QuietLog(), Scheduler: s, GoVPP: v.conn}}
 	natp := &natplugin.Plugin{Deps: natplugin.Deps{Log: st.QuietLog(), Scheduler: s, GoVPP: v.conn}}
+	cnatp := &cnatplugin.Plugin{Deps: cnatplugin.Deps{Log: st.QuietLog(), Scheduler: s, GoVPP: v.conn}}
 	for _, p := range []interface {
 		Init() error
 		Close() error
-	}{l3p, natp} {
+	}{l3p, natp, cnatp} {
 		if err := p.Init(); err != nil {
 			t.Fatal(err)
 		}
