@@ -64,6 +64,12 @@ func TestEachInterfaceTypeIsCreatedRetrievedAfterRestartAndDeleted(t *testing.T)
 				if i.AfPacketHost != "vpp2" || i.Name != "host-vpp2" {
 					t.Errorf("af_packet in VPP: %+v", i)
 				}
+				// No MAC in the model: VPP must be asked for a random one. A zero
+				// hw_addr without use_random_hw_addr is taken literally by VPP 25.10
+				// (af_packet_create_if copies it), leaving the interface 00:00:00:00:00:00.
+				if len(i.MAC) != 6 || i.MAC.String() == "00:00:00:00:00:00" {
+					t.Errorf("af_packet without a MAC in the model got MAC %q in VPP", i.MAC)
+				}
 			}},
 		{"vxlan", &ifmodel.Interface{Name: "vxlan2", Type: ifmodel.Interface_VXLAN_TUNNEL, Enabled: true,
 			Link: &ifmodel.Interface_Vxlan{Vxlan: &ifmodel.VxlanLink{SrcAddress: "192.168.16.1", DstAddress: "192.168.16.2", Vni: 10}}},

@@ -149,12 +149,13 @@ func (h *Handler) DeleteTap(sw uint32) error {
 }
 
 // CreateAfPacket attaches VPP to the Linux interface hostIfName (af_packet_create_v3,
-// Ethernet mode) and returns the sw_if_index.
+// Ethernet mode) and returns the sw_if_index. Without a MAC, VPP is asked for a random
+// one: VPP 25.10 takes a zero hw_addr literally unless use_random_hw_addr is set.
 func (h *Handler) CreateAfPacket(hostIfName string, mac net.HardwareAddr) (uint32, error) {
 	req := &af_packet.AfPacketCreateV3{
 		Mode:            af_packet.AF_PACKET_API_MODE_ETHERNET,
 		HwAddr:          macToAPI(mac),
-		UseRandomHwAddr: false,
+		UseRandomHwAddr: len(mac) == 0,
 		HostIfName:      hostIfName,
 		NumRxQueues:     1,
 		NumTxQueues:     1,
