@@ -12,6 +12,7 @@ import (
 	vppstn "github.com/contiv-vpp/contiv-vpp/api/models/vpp/stn"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 )
 
 // stnConf steals eth1; the STN daemon reports 192.168.16.5/24 with gateway .100.
@@ -209,6 +210,12 @@ func TestSTNDualStackRoutesTheHostsIPv6ThroughVPP(t *testing.T) {
 		if strings.Contains(k, "2001:db8:78::") {
 			t.Errorf("%s: a route whose gateway is of the other family", k)
 		}
+	}
+	// The NIC's addresses are published by family (its IPv6 a next hop for the other
+	// nodes as a dual-stack node's NIC IPv6 is).
+	if len(e.ns.published) != 2 || e.ns.versions[0] != nodesync.IPv4 || e.ns.published[0][0].String() != "192.168.16.5/24" ||
+		e.ns.versions[1] != nodesync.IPv6 || e.ns.published[1][0].String() != "2001:db8:16::5/64" {
+		t.Errorf("published %v (versions %v)", e.ns.published, e.ns.versions)
 	}
 	// IPv4 stays as in single-stack STN.
 	mustHave(t, kvs, "config/linux/l3/v2/route/0.0.0.0/0/tap-vpp1", &linuxl3.Route{
