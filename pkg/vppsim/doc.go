@@ -105,8 +105,11 @@
 // cnat client goes through ip4/ip6-cnat-tx (session, else translation and
 // path by VPP's flow hash or Maglev, forward and return sessions, the
 // translated packet looked up again); cnat-snat-ip4/ip6 run on ip4/ip6-unicast
-// after ACL-in and NAT44 where enabled. "show cnat translation" and "show cnat
-// session" answer through cli_inband.
+// after ACL-in and NAT44 where enabled; cnat-input-ip4/ip6 (DNAT, sessions at
+// INPUT, before ACL-in) and cnat-output-ip4/ip6 (SNAT policy with the egress
+// interface known, sessions at OUTPUT, after ACL-out) where enabled
+// (fwd_cnat_feat.go: what makes a pod's hairpin through its Service work).
+// "show cnat translation" and "show cnat session" answer through cli_inband.
 //
 // NAT44-ED keeps real sessions (6-tuple flows both ways, static, LB with
 // probabilities and affinity records with VPP's reference counting,
@@ -139,8 +142,9 @@
 // # What it does not simulate
 //
 // For IPv6 (docs/dev-guide/VPP-FORWARDING.md §11.9): no router
-// advertisements (only their on/off state), SLAAC, MLD, DHCPv6, ND proxy
-// or NUD, no IPv6 fragmentation, extension headers or IPv6-underlay
+// advertisements (only their on/off state), SLAAC, MLD, DHCPv6, the mirror
+// ND proxy (ip6nd_proxy_enable_disable) or NUD (ip6nd_proxy_add_del and
+// its dump are simulated: nd6proxy.go), no IPv6 fragmentation, extension headers or IPv6-underlay
 // VXLAN. No IP reassembly (ip4-rewrite fragments oversize packets without DF and
 // answers the others with ICMP fragmentation needed, but NAT passes
 // non-first fragments untranslated where VPP reassembles), ICMP types

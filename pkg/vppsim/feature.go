@@ -75,11 +75,6 @@ func hFeatureEnableDisable(cl *call, m *feature.FeatureEnableDisable) {
 	rep := &feature.FeatureEnableDisableReply{}
 	i, rv := featureCheck(cl.st, m.SwIfIndex, m.ArcName, m.FeatureName)
 	rep.Retval = rv
-	if rv == retvalOK && m.Enable && !strings.HasPrefix(m.FeatureName, "cnat-snat-") {
-		// Accepted as VPP accepts it, but the simulator's forwarding does
-		// not run cnat-input/cnat-output (docs/dev-guide/VPP-FORWARDING.md).
-		cl.st.s.log.WithField("feature", m.FeatureName).Warn("cnat feature enabled; the simulator does not forward through it")
-	}
 	if rv == retvalOK {
 		c := &cl.st.cnat
 		k := cnatFeatKey{i: i, name: m.FeatureName}

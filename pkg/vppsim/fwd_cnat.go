@@ -23,6 +23,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"net/netip"
+	"time"
 )
 
 const (
@@ -276,22 +277,11 @@ func (st *state) cnatTx(p *pkt, cc *cnatClient, v6 bool) bool {
 		return untranslated("no session key (protocol or ICMP type)")
 	}
 	if se := c.sess.m[k]; se != nil {
-		se.ts.last = now
-		st.cnatRewrite(h, v6, se)
-		if p.tr != nil {
-			st.tracef(p, node, "found session %s => %s;%d -> %s;%d", cnatKeyString(k), se.newSrc, se.newSport, se.newDst, se.newDpt)
-		}
+		st.cnatSessionHit(p, node, h, v6, se)
 		st.cnatForward(p, !se.hasSNAT || se.lb >= 0, v6)
 		return true
 	}
-	// cnat_find_translation(client, udp0->dst_port, protocol): the port is
-	// read where UDP's is, whatever the protocol (for ICMP: the checksum).
-	_, l4 := cnatL4(h, v6)
-	var dport uint16
-	if len(l4) >= 4 {
-		dport = be16(l4[2:4])
-	}
-	tr := c.byKey[cnatTrKey{addr: cc.addr, sw: noIndex, v6: v6, port: dport, proto: k.proto}]
+	tr, dport := c.findTranslation(cc, h, v6, k.proto)
 	if tr == nil {
 		return untranslated("no translation for " + ipProtoName(k.proto) + " port " + utoa(uint32(dport)))
 	}
@@ -326,7 +316,7 @@ func (st *state) cnatTx(p *pkt, cc *cnatClient, v6 bool) bool {
 	fwd.ts = &cnatTimestamp{last: now, life: cnatSessionMaxAge, refs: 1}
 	c.sess.add(fwd)
 	if tr.flags&cnatFlagNoReturnSession == 0 {
-		st.cnatReturnSession(fwd, hasSNAT)
+		st.cnatReturnSession(fwd, cnatLocFIB, hasSNAT)
 	}
 	st.cnatCount(tr.id, p.end-p.l3)
 	st.cnatRewrite(h, v6, fwd)
@@ -338,22 +328,39 @@ func (st *state) cnatTx(p *pkt, cc *cnatClient, v6 bool) bool {
 	return true
 }
 
-// cnatReturnSession creates the return session of fwd (cnat_rsession_create,
-// location FIB) unless one with its key exists, and counts it on the client
-// of the address replies go to, learning that client if needed.
-func (st *state) cnatReturnSession(fwd *cnatSess, hasSNAT bool) {
+// findTranslation is cnat_find_translation(client, udp0->dst_port,
+// protocol): the port is read where UDP's is, whatever the protocol (for
+// ICMP: the checksum). It returns the translation (nil if none) and that
+// port.
+func (c *cnatState) findTranslation(cc *cnatClient, h []byte, v6 bool, proto uint8) (*cnatTr, uint16) {
+	_, l4 := cnatL4(h, v6)
+	var dport uint16
+	if len(l4) >= 4 {
+		dport = be16(l4[2:4])
+	}
+	return c.byKey[cnatTrKey{addr: cc.addr, sw: noIndex, v6: v6, port: dport, proto: proto}], dport
+}
+
+// cnatReturnSession creates the return session of fwd at location loc
+// (cnat_rsession_create) unless one with its key exists. At location FIB
+// it counts the session on the client of the address replies go to,
+// learning that client if needed; the feature nodes' return sessions
+// (INPUT, OUTPUT) carry CNAT_SESSION_FLAG_NO_CLIENT and hold none.
+func (st *state) cnatReturnSession(fwd *cnatSess, loc uint8, hasSNAT bool) {
 	c := &st.cnat
 	k := fwd.key
 	ret := &cnatSess{
-		key:    cnatSessKey{src: fwd.newDst, dst: fwd.newSrc, sport: fwd.newDpt, dport: fwd.newSport, proto: k.proto, loc: cnatLocFIB},
+		key:    cnatSessKey{src: fwd.newDst, dst: fwd.newSrc, sport: fwd.newDpt, dport: fwd.newSport, proto: k.proto, loc: loc},
 		newSrc: k.dst, newDst: k.src, newSport: k.dport, newDpt: k.sport,
-		ts: fwd.ts, lb: -1, hasSNAT: hasSNAT,
+		ts: fwd.ts, lb: -1, hasSNAT: hasSNAT, noClient: loc != cnatLocFIB,
 	}
 	if !c.sess.addIfAbsent(ret) {
 		return
 	}
 	fwd.ts.refs++
-	c.clientAdd(fwd.newSrc, false).sessRefs++
+	if loc == cnatLocFIB {
+		c.clientAdd(fwd.newSrc, false).sessRefs++
+	}
 }
 
 // cnatForward sends a translated packet on: looked up again in table 0,
@@ -373,58 +380,98 @@ func (st *state) cnatForward(p *pkt, skipClients, v6 bool) {
 // cnatSNATNode is cnat-snat-ip4 / cnat-snat-ip6 on interface i; false when
 // it dropped the packet.
 func (st *state) cnatSNATNode(p *pkt, i *iface, v6 bool) bool {
-	node := cnatSNAT4
-	if v6 {
-		node = cnatSNAT6
-	}
-	h := p.ip()
-	c := &st.cnat
-	now := st.s.clock.Now()
-	c.sess.scan(c, now)
-	k, ok := cnatKeyOf(h, v6, cnatLocFIB)
-	if !ok {
-		return true
-	}
-	if se := c.sess.m[k]; se != nil {
-		se.ts.last = now
-		st.cnatRewrite(h, v6, se)
-		if p.tr != nil {
-			st.tracef(p, node, "found session %s => %s;%d -> %s;%d", cnatKeyString(k), se.newSrc, se.newSport, se.newDst, se.newDpt)
-		}
+	node := byFamily(v6, cnatSNAT4, cnatSNAT6)
+	k, miss := st.cnatNodeBegin(p, node, v6, cnatLocFIB)
+	if !miss {
 		return true
 	}
 	// The egress interface is not known on ip4-unicast: VPP reads
 	// sw_if_index[VLIB_TX], ~0 before the lookup.
-	if !st.cnatSNATWants(cnatSNATFlow{src: k.src, dst: k.dst, in: i.idx, out: noIndex}) {
+	return st.cnatSNATMiss(p, k, v6, cnatSNATStep{node: node, dropNode: node, retLoc: cnatLocFIB, in: i.idx, out: noIndex,
+		addr: st.cnatSNATAddr})
+}
+
+// cnatNodeBegin is the start of every cnat node (cnat_node_inline): the
+// scanner's turn, the session key at location loc, and a found session
+// applied. miss is true when the node goes on: the packet has a key and no
+// session.
+func (st *state) cnatNodeBegin(p *pkt, node string, v6 bool, loc uint8) (k cnatSessKey, miss bool) {
+	c := &st.cnat
+	c.sess.scan(c, st.s.clock.Now())
+	k, ok := cnatKeyOf(p.ip(), v6, loc)
+	if !ok {
+		return k, false
+	}
+	if se := c.sess.m[k]; se != nil {
+		st.cnatSessionHit(p, node, p.ip(), v6, se)
+		return k, false
+	}
+	return k, true
+}
+
+// cnatSNATStep says where a source-NAT node runs: its name, the node its
+// port-exhaustion drop is counted on, the location of the return session,
+// the interfaces the policy sees and the SNAT address it uses.
+type cnatSNATStep struct {
+	node, dropNode string
+	retLoc         uint8
+	in, out        uint32
+	addr           func(v6 bool) (netip.Addr, bool)
+}
+
+// cnatSNATMiss is a SNAT node's handling of a new flow with key k (its
+// location the node's): the policy, the SNAT address of the family, a
+// port, the forward and return sessions and the rewrite. false when it
+// dropped the packet (no free port).
+func (st *state) cnatSNATMiss(p *pkt, k cnatSessKey, v6 bool, s cnatSNATStep) bool {
+	if !st.cnatSNATWants(cnatSNATFlow{src: k.src, dst: k.dst, in: s.in, out: s.out}) {
 		if p.tr != nil {
-			st.tracef(p, node, "policy: no source NAT for %s", cnatKeyString(k))
+			st.tracef(p, s.node, "policy: no source NAT for %s", cnatKeyString(k))
 		}
 		return true
 	}
-	snat, ok := st.cnatSNATAddr(v6)
+	snat, ok := s.addr(v6)
 	if !ok {
 		if p.tr != nil {
-			st.tracef(p, node, "no SNAT address of the family: not translated")
+			st.tracef(p, s.node, "no SNAT address of the family: not translated")
 		}
 		return true
 	}
+	c := &st.cnat
 	port, ok := c.sess.allocPort(k.proto)
 	if !ok {
-		st.drop(p, node, cnatErrNoPorts)
+		st.drop(p, s.dropNode, cnatErrNoPorts)
 		return false
 	}
+	fwd := cnatSNATSess(k, snat, port, st.s.clock.Now())
+	c.sess.add(fwd)
+	st.cnatReturnSession(fwd, s.retLoc, true)
+	st.cnatRewrite(p.ip(), v6, fwd)
+	if p.tr != nil {
+		st.tracef(p, s.node, "created session %s => %s;%d -> %s;%d", cnatKeyString(k), fwd.newSrc, fwd.newSport, fwd.newDst, fwd.newDpt)
+	}
+	return true
+}
+
+// cnatSNATSess is the forward session of a source-NATed flow (cnat-snat,
+// cnat-output): the source becomes (snat, port); TCP and UDP keep their
+// destination port, for the others (ICMP echo) both ports take the
+// allocated one. It holds no client and frees its port.
+func cnatSNATSess(k cnatSessKey, snat netip.Addr, port uint16, now time.Time) *cnatSess {
 	fwd := &cnatSess{key: k, newSrc: snat, newDst: k.dst, newSport: port, newDpt: port, lb: -1,
 		noClient: true, allocPort: true, ts: &cnatTimestamp{last: now, life: cnatSessionMaxAge, refs: 1}}
 	if k.proto == protoTCP || k.proto == protoUDP {
 		fwd.newDpt = k.dport
 	}
-	c.sess.add(fwd)
-	st.cnatReturnSession(fwd, true)
-	st.cnatRewrite(h, v6, fwd)
-	if p.tr != nil {
-		st.tracef(p, node, "created session %s => %s;%d -> %s;%d", cnatKeyString(k), fwd.newSrc, fwd.newSport, fwd.newDst, fwd.newDpt)
+	return fwd
+}
+
+// byFamily returns n6 for IPv6, else n4 (a node's name per family).
+func byFamily(v6 bool, n4, n6 string) string {
+	if v6 {
+		return n6
 	}
-	return true
+	return n4
 }
 
 // cnatKeyString formats a session key as the trace and CLI show it.

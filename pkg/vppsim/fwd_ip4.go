@@ -50,8 +50,12 @@ func (st *state) ip4Input(p *pkt, i *iface) {
 }
 
 // ip4Unicast runs the ip4-unicast feature arc of the receiving interface
-// in VPP's order - ACL-in, then NAT44-ED - and ends in ip4-lookup.
+// in VPP's order - cnat-input (runs_before the input ACL), ACL-in, NAT44-ED,
+// cnat-snat - and ends in ip4-lookup.
 func (st *state) ip4Unicast(p *pkt, i *iface) {
+	if st.cnatFeatureOn(i.idx, cnatInput4) {
+		st.cnatInputNode(p, false)
+	}
 	if st.aclFilter != nil && !st.aclCheck(p, i.idx, true) {
 		return
 	}
@@ -248,12 +252,16 @@ func (st *state) ip4Rewrite(p *pkt, o *iface, dmac [6]byte) {
 }
 
 // ip4Output runs the ip4-output arc of the egress interface: NAT44-ED
-// in2out-output, then ACL-out, then interface-output.
+// in2out-output, ACL-out, cnat-output (runs_after the output ACL), then
+// interface-output.
 func (st *state) ip4Output(p *pkt, o *iface) {
 	if st.nat.enabled && st.natIsOutputIf(o.idx) && !st.natOutputFeature(p, o) {
 		return
 	}
 	if st.aclFilter != nil && !st.aclCheck(p, o.idx, false) {
+		return
+	}
+	if st.cnatFeatureOn(o.idx, cnatOutput4) && !st.cnatOutputNode(p, o, false) {
 		return
 	}
 	st.interfaceOutput(p, o)

@@ -131,6 +131,9 @@ func (st *state) ip6Input(p *pkt, i *iface) {
 		st.ip6Multicast(p, i)
 		return
 	}
+	if st.cnatFeatureOn(i.idx, cnatInput6) {
+		st.cnatInputNode(p, true)
+	}
 	if st.aclFilter != nil && !st.aclCheck6(p, i.idx, true) {
 		return
 	}
@@ -367,9 +370,12 @@ func (st *state) ip6Rewrite(p *pkt, o *iface, dmac [6]byte) {
 }
 
 // ip6Output runs the ip6-output arc of the egress interface: ACL-out,
-// then interface-output (no NAT44 node on IPv6 arcs).
+// cnat-output, then interface-output (no NAT44 node on IPv6 arcs).
 func (st *state) ip6Output(p *pkt, o *iface) {
 	if st.aclFilter != nil && !st.aclCheck6(p, o.idx, false) {
+		return
+	}
+	if st.cnatFeatureOn(o.idx, cnatOutput6) && !st.cnatOutputNode(p, o, true) {
 		return
 	}
 	st.interfaceOutput(p, o)
