@@ -222,3 +222,24 @@ func TestSTNDualStackRoutesTheHostsIPv6ThroughVPP(t *testing.T) {
 		OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_GLOBAL, DstNetwork: "0.0.0.0/0", GwAddr: "192.168.16.100",
 	})
 }
+
+// On a single-stack IPv6 node the NIC's gateway is IPv6: VPP's default route goes via
+// it out of the NIC, the host's via VPP's IPv6 interconnect address.
+func TestSTNSingleStackIPv6DefaultRouteThroughVPP(t *testing.T) {
+	info := &contivconf.StolenInterfaceInfo{IPAddresses: []*net.IPNet{cidr("2001:db8:16::5/64")}, DefaultGW: net.ParseIP("2001:db8:16::1")}
+	conf := strings.Replace(v6Conf, "mtuSize: 1450\n", "mtuSize: 1450\nstealInterface: eth1\n", 1)
+	e := newEnv(t, conf, envOptions{dpdk: []string{nic}, stnInfo: info})
+	kvs := e.mustResync()
+	mustHave(t, kvs, vppl3.RouteKey(0, "::/0", "2001:db8:16::1"), &vppl3.Route{
+		DstNetwork: "::/0", NextHopAddr: "2001:db8:16::1", OutgoingInterface: nic,
+	})
+	for _, dst := range []string{"::/0", "2001:db8:16::/64"} {
+		mustHave(t, kvs, linuxl3.RouteKey(dst, "tap-vpp1"), &linuxl3.Route{
+			OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_GLOBAL, DstNetwork: dst, GwAddr: "fd00:172:30::1:1",
+		})
+	}
+	if _, ok := kvs[linuxl3.ARPEntryKey("tap-vpp1", "fd00:172:30::1:1")]; !ok {
+		t.Error("no static neighbour for the host's IPv6 next hop")
+	}
+	mustHave(t, kvs, vppstn.RuleKey("tap-vpp2", "2001:db8:16::5"), &vppstn.Rule{IpAddress: "2001:db8:16::5", Interface: "tap-vpp2"})
+}
