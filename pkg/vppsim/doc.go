@@ -142,8 +142,9 @@
 // # What it does not simulate
 //
 // For IPv6 (docs/dev-guide/VPP-FORWARDING.md §11.9): no router
-// advertisements (only their on/off state), SLAAC, MLD, DHCPv6, ND proxy
-// or NUD, no IPv6 fragmentation, extension headers or IPv6-underlay
+// advertisements (only their on/off state), SLAAC, MLD, DHCPv6, the mirror
+// ND proxy (ip6nd_proxy_enable_disable) or NUD (ip6nd_proxy_add_del and
+// its dump are simulated: nd6proxy.go), no IPv6 fragmentation, extension headers or IPv6-underlay
 // VXLAN. No IP reassembly (ip4-rewrite fragments oversize packets without DF and
 // answers the others with ICMP fragmentation needed, but NAT passes
 // non-first fragments untranslated where VPP reassembles), ICMP types

@@ -60,6 +60,8 @@ func fibPriority(src uint8) int {
 		return 0x03
 	case fibSrcAPI, fibSrcDHCP:
 		return 0x80
+	case fibSrcIP6NDProxy:
+		return 0xc0
 	case fibSrcAdj, fibSrcNAT:
 		return 0xd0
 	case fibSrcDefaultRoute:

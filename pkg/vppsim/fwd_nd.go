@@ -100,12 +100,17 @@ func (st *state) ndSolicitation(p *pkt, i *iface) {
 // allNodes6 is ff02::1.
 var allNodes6 = [16]byte{0xff, 0x02, 15: 1}
 
-// ndTargetLocal tells whether an NS target is VPP's: an exact /128 that is
-// local from an interface address in the receiving interface's VRF, or,
-// for a link-local target, the receiving interface's link-local address.
+// ndTargetLocal tells whether VPP answers an NS for target: an exact /128
+// in the receiving interface's VRF that is local from an interface address
+// or sourced by the ND proxy (nd6proxy.go; on any interface of the VRF,
+// VPP does not check that the proxy is on the receiving one), or, for a
+// link-local target, the receiving interface's link-local address.
 func (st *state) ndTargetLocal(p *pkt, i *iface, target [16]byte) bool {
 	if isLinkLocal6(target) {
 		return i.ip6 != nil && i.ip6.ll.As16() == target
+	}
+	if st.nd6Proxied(i.vrf[1], target) {
+		return true
 	}
 	e := st.fib6Lookup(i.vrf[1], target)
 	return e != nil && e.kind == fwdLocal && e.prefix.Bits() == 128 && e.src == fibSrcInterface

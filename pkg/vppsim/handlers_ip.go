@@ -33,15 +33,20 @@ func registerIP(r *registry) {
 	on(r, hProxyArpIntfcDump)
 }
 
-// FIB sources as VPP numbers its built-in ones (fib_source.h); a lower
-// number is a higher priority. They appear as "src" in ip_route_v2_details.
+// FIB sources as VPP 25.10 numbers its built-in ones (fib_source.h enum
+// fib_source_t: INVALID 0, SPECIAL 1, CLASSIFY, PROXY, INTERFACE 4, SR,
+// BIER, 6RD, API 8, CLI, LISP, MAP, DHCP 12, IP6_ND_PROXY 13, IP6_ND, ADJ
+// 15, MPLS, AE, RR, URPF_EXEMPT, DEFAULT_ROUTE 21, INTERPOSE). They appear
+// as "src" in ip_route_v2_details (fib_entry_get_best_source); priorities
+// are fibPriority's.
 const (
-	fibSrcSpecial      uint8 = 0
-	fibSrcDHCP         uint8 = 6
-	fibSrcAdj          uint8 = 9
-	fibSrcInterface    uint8 = 12
-	fibSrcAPI          uint8 = 13
-	fibSrcDefaultRoute uint8 = 17
+	fibSrcSpecial      uint8 = 1
+	fibSrcInterface    uint8 = 4
+	fibSrcAPI          uint8 = 8
+	fibSrcDHCP         uint8 = 12
+	fibSrcIP6NDProxy   uint8 = 13
+	fibSrcAdj          uint8 = 15
+	fibSrcDefaultRoute uint8 = 21
 )
 
 // --- tables ---
@@ -337,6 +342,9 @@ func (st *state) fibEntriesOpt(t *vrfTable, fwd bool) []fibEntry {
 	}
 	for p, r := range t.routes {
 		put(fibEntry{prefix: p, src: fibSrcAPI, paths: r.paths})
+	}
+	if v6 {
+		st.nd6ProxyEntries(t.id, put)
 	}
 	out := make([]fibEntry, 0, len(best))
 	for _, e := range best {

@@ -17,6 +17,8 @@ func registerIP6(r *registry) {
 	on(r, hSwInterfaceIP6SetLinkLocalAddress)
 	on(r, hSwInterfaceIP6GetLinkLocalAddress)
 	on(r, hSwInterfaceIP6ndRaConfig)
+	on(r, hIP6ndProxyAddDel) // nd6proxy.go
+	on(r, hIP6ndProxyDump)
 }
 
 // ip6Link is VPP's ip6_link_t (ip/ip6_link.c): it exists while someone

@@ -272,6 +272,8 @@ type state struct {
 	acl         aclState  // the ACL plugin (acl*.go)
 	stn         stnState  // the STN plugin (stn.go, fwd_stn.go)
 	cnat        cnatState // the cnat plugin (cnat*.go, fwd_cnat*.go)
+	// nd6Proxy are the IPv6 proxy ND entries (nd6proxy.go).
+	nd6Proxy map[nd6ProxyKey]*nd6ProxyEntry
 
 	seq uint64 // insertion order of entries VPP dumps in pool order
 
@@ -422,6 +424,7 @@ func (st *state) deleteIface(cl *call, i *iface) {
 			delete(st.neighbors, k)
 		}
 	}
+	st.nd6ProxyIfDeleted(i.idx)
 	for k, e := range st.l2fib {
 		if e.sw == i.idx {
 			delete(st.l2fib, k)

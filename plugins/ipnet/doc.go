@@ -63,8 +63,10 @@
 //	config/vpp/v2/arp/<tap-vpp2|afpacket-vpp2>/<node IP>  STN: static, 00:00:00:00:00:02 (the host's end)
 //	config/vpp/v2/proxyarp-global                         STN: proxy ARP on VPP's end for the node subnet
 //	config/linux/l3/v2/route/0.0.0.0/0/<tap-vpp1|veth-vpp1>   STN: the host's default route via the NIC's gateway
-//	config/vpp/v2/route/vrf/<main>/dst/<dst>/gw/<gw|>     STN: the NIC's other IPv4 routes, out of the NIC
+//	config/vpp/v2/route/vrf/<main>/dst/<dst>/gw/<gw|>     STN: the NIC's other routes, out of the NIC
 //	config/linux/l3/v2/route/<dst>/<tap-vpp1|veth-vpp1>   STN: the same routes for the host, via VPP
+//	config/linux/l3/v2/route/<node IPv6 subnet>/<tap-vpp1|veth-vpp1>  STN, IPv6 plan: via VPP's IPv6 interconnect IP
+//	config/linux/l3/v2/arp/<tap-vpp1|veth-vpp1>/<VPP's IPv6 interconnect IP>  STN, IPv6 plan: VPP's MAC, permanent
 //	config/vpp/v2/interfaces/podGwLoop                    pod gateway IP, pod VRF
 //	config/vpp/v2/interfaces/vxlanBVI                     overlay: VXLAN IP, MAC 12:2b:<N>, pod VRF
 //	config/vpp/l2/v2/bridge-domain/vxlanBD                overlay: BVI + tunnels (split horizon 1)
@@ -148,14 +150,18 @@
 // ports VPP does not use, ...), as upstream did. Upstream made VPP's end unnumbered to
 // the NIC and routed the host via the gateway; then a remote pod's reply to the node
 // IP leaves its node by the NIC, SNATed, and never matches (seen in the cluster lab).
-// The NIC's other recorded IPv4 routes are mirrored (stnRoutes): VPP routes them out of
-// the NIC, the host to VPP, gateway routes via their gateway, routes on the link on the
-// link with their addresses proxy-ARPed. Without a DPDK NIC in VPP the main interface
+// The NIC's other recorded routes are mirrored (stnRoutes): VPP routes them out of
+// the NIC, the host to VPP, IPv4 gateway routes via their gateway, IPv4 routes on the
+// link on the link with their addresses proxy-ARPed, IPv6 ones via VPP's IPv6
+// interconnect address. Without a DPDK NIC in VPP the main interface
 // is an af_packet on the stolen link (VPP's host-<link>) with the NIC's MAC
 // (contivconf decides; docs/CONFIG.md). GetHostIPs names the node's addresses, every
-// family, since the host's own links listing leaves out vpp1, where they are.
-// IPv4 only in practice (no proxy ARP, hence no host routes, for IPv6: VPP's proxy ND,
-// ip6nd_proxy_add_del, is not configured); stnVersion 2
+// family, since the host's own links listing leaves out vpp1, where they are; they
+// are published to the other nodes by family. IPv6 (stnIPv6): the host's
+// solicitations come from the node's own address, which VPP drops as not on link,
+// so the host gets its IPv6 node addresses as /128s, a permanent neighbour entry for
+// VPP's IPv6 interconnect address and routes through it (node subnet, the NIC's IPv6
+// routes, the IPv6 default route); none without an IPv6 address plan. stnVersion 2
 // (ip-punt-redirect) is refused by contivconf's validation, naming the key.
 //
 // # Not supported
@@ -165,8 +171,9 @@
 //   - Custom pod interfaces (annotation contivpp.io/custom-if), memif and the device
 //     manager, microservice labels: KubeStateChange of pods is not handled.
 //   - The packet trace of enablePacketTrace (a VPP CLI command, not a key-value pair).
-//   - IPv6 on pods with an external IPAM (the IPAM refuses it with dual-stack), on
-//     STN nodes, and with DHCP on the main NIC (no IPv6 node address then).
+//   - IPv6 on pods with an external IPAM (the IPAM refuses it with dual-stack), and
+//     with DHCP on the main NIC (no IPv6 node address then). IPv6 on STN nodes needs an
+//     IPv6 address plan (VPP's end of the interconnect takes no IPv6 without one).
 //
 // # Dual-stack (issue 28)
 //

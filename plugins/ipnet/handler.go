@@ -192,11 +192,18 @@ func (n *IPNet) publishNodeIPs(b *builder) {
 	if b.nodeIP == nil {
 		return // nothing yet (DHCP); the addresses published before stay until there is one
 	}
-	var addrs []*net.IPNet
+	// The configured addresses (an STN node's: every family of the stolen NIC) are
+	// published by family: the plan's family, and the other one on a dual-stack node.
+	var addrs, other []*net.IPNet
 	switch {
 	case !b.s.useDHCP && len(b.s.configuredIPs) > 0:
 		for _, ip := range b.s.configuredIPs {
-			addrs = append(addrs, &net.IPNet{IP: ip.Address, Mask: ip.Network.Mask})
+			a := &net.IPNet{IP: ip.Address, Mask: ip.Network.Mask}
+			if (ip.Address.To4() == nil) == b.s.ipv6 {
+				addrs = append(addrs, a)
+			} else {
+				other = append(other, a)
+			}
 		}
 	default:
 		addrs = []*net.IPNet{b.nodeIP}
@@ -210,11 +217,17 @@ func (n *IPNet) publishNodeIPs(b *builder) {
 	}
 	// Dual-stack: the node's IPv6 on its NIC too, the next hop of the other nodes'
 	// IPv6 routes without the overlay.
-	if f := b.second; f != nil && f.NodeIP != nil && f.NodeNetwork != nil && !b.s.useDHCP && len(b.s.configuredIPs) == 0 {
-		v6 := []*net.IPNet{{IP: f.NodeIP, Mask: f.NodeNetwork.Mask}}
-		if err := n.NodeSync.PublishNodeIPs(v6, nodesync.IPv6); err != nil {
-			n.Log.WithError(err).WithField("node", n.NodeName).Warn("publishing the node's IPv6 failed")
-		}
+	f := b.second
+	switch {
+	case f == nil || b.s.useDHCP:
+		return
+	case len(b.s.configuredIPs) == 0 && f.NodeIP != nil && f.NodeNetwork != nil:
+		other = []*net.IPNet{{IP: f.NodeIP, Mask: f.NodeNetwork.Mask}}
+	case len(other) == 0:
+		return
+	}
+	if err := n.NodeSync.PublishNodeIPs(other, nodesync.IPv6); err != nil {
+		n.Log.WithError(err).WithField("node", n.NodeName).Warn("publishing the node's IPv6 failed")
 	}
 }
 

@@ -49,13 +49,19 @@ func stnAFPacket(kvs api.KeyValuePairs, nic *vppif.Interface, stolen *contivconf
 }
 
 // stnHostIPs returns the node's addresses for the host's end of the interconnect (none
-// while the node has no address).
+// while the node has no address). An IPv6 address goes there as a /128: the host could
+// not resolve its on-link neighbours through VPP (stnIPv6), so its subnet is routed
+// via VPP instead of being on the link.
 func (b *builder) stnHostIPs() []string {
 	if b.nodeIP == nil {
 		return nil
 	}
 	var out []string
 	for _, ip := range b.nodeAddrs() {
+		if ip.IP.To4() == nil {
+			out = append(out, ip.IP.String()+"/128")
+			continue
+		}
 		out = append(out, ip.String())
 	}
 	return out
@@ -99,10 +105,69 @@ func (b *builder) stnExtras(kvs api.KeyValuePairs) {
 	if len(ranges) > 0 {
 		kvs[vppl3.ProxyARPKey] = &vppl3.ProxyARP{Interfaces: []*vppl3.ProxyARP_Interface{{Name: vppSide}}, Ranges: ranges}
 	}
-	if s.staticGW != nil {
+	switch nh6 := b.stnNextHop6(); {
+	case s.staticGW == nil:
+	case s.staticGW.To4() != nil:
 		addLinuxRoute(kvs, &linuxl3.Route{
 			OutgoingInterface: linuxSide, Scope: linuxl3.Route_GLOBAL,
 			DstNetwork: anyNet(s.staticGW), GwAddr: s.staticGW.String(),
+		})
+	case nh6 != nil:
+		addLinuxRoute(kvs, &linuxl3.Route{
+			OutgoingInterface: linuxSide, Scope: linuxl3.Route_GLOBAL, DstNetwork: anyNet(s.staticGW), GwAddr: nh6.String(),
+		})
+	}
+	b.stnIPv6(kvs)
+}
+
+// IPv6 in STN mode. VPP owns the node's IPv6 addresses on the NIC as it owns the IPv4
+// one: it answers the wire's neighbour solicitations for them itself (they are its
+// interface addresses, ip6_nd.c), consumes what it handles and punts the rest to the
+// host through the STN rule. The other way, the host cannot resolve anything through
+// VPP by neighbour discovery: Linux sends a solicitation from the source of the packet
+// that triggered it when that address is on the link (ndisc_solicit), here the node's
+// own address, and VPP drops a solicitation whose source is not on link, which one of
+// its own addresses never is (ip6_nd.c: the source must resolve to an adjacency on the
+// receiving interface; ip6_src_lookup_for_packet finds the receive entry of the NIC's
+// address). Proxy ND (ip6nd_proxy_add_del) answers a target, not a source, so it cannot
+// help. The host therefore has one IPv6 next hop, VPP's IPv6 address on the
+// interconnect, with a static neighbour entry for VPP's MAC there, and routes every
+// IPv6 destination of the NIC through it: the node's subnet (the node's address is a
+// /128 on the host's end), the NIC's recorded IPv6 routes (stnRoutes) and the IPv6
+// default route. VPP routes them as the NIC had them. Without an IPv6 address on VPP's
+// end of the interconnect (an IPv4-only cluster) VPP does not accept IPv6 from the host
+// at all (ip6 not enabled there), and none of this is configured.
+
+// stnNextHop6 returns the host's IPv6 next hop in STN mode: VPP's IPv6 address on the
+// interconnect, nil when it has none.
+func (b *builder) stnNextHop6() net.IP {
+	if ip := b.ipam.HostInterconnectIPInVPP(); ip != nil && ip.To4() == nil {
+		return ip
+	}
+	if f := b.second; f != nil && f.HostInterconnectIPInVPP != nil && f.HostInterconnectIPInVPP.To4() == nil {
+		return f.HostInterconnectIPInVPP
+	}
+	return nil
+}
+
+// stnIPv6 adds the host's static neighbour entry for its IPv6 next hop and the routes to
+// the node's IPv6 subnets through it (nothing without the next hop).
+func (b *builder) stnIPv6(kvs api.KeyValuePairs) {
+	nh6 := b.stnNextHop6()
+	if nh6 == nil {
+		return
+	}
+	linuxSide := b.s.hostInterconnectLinuxName()
+	addLinuxARP(kvs, &linuxl3.ARPEntry{
+		Interface: linuxSide, IpAddress: nh6.String(), HwAddress: nodeMAC(hostInterconnectMACPrefix, b.nodeID),
+	})
+	for _, ip := range b.nodeAddrs() {
+		if ip.IP.To4() != nil {
+			continue
+		}
+		addLinuxRoute(kvs, &linuxl3.Route{
+			OutgoingInterface: linuxSide, Scope: linuxl3.Route_GLOBAL,
+			DstNetwork: (&net.IPNet{IP: ip.IP.Mask(ip.Mask), Mask: ip.Mask}).String(), GwAddr: nh6.String(),
 		})
 	}
 }
@@ -113,24 +178,36 @@ func (b *builder) stnExtras(kvs api.KeyValuePairs) {
 // gateway on both sides (the host resolves it to VPP by proxy ARP, as its default
 // gateway); a route on the link is attached out of the NIC in VPP and on the link on
 // the host, and its addresses join the proxy ARP ranges returned, so the host resolves
-// them to VPP too. IPv4 only: the host could not resolve an IPv6 gateway through VPP
-// without proxy ND, which this port does not configure (docs/CONFIG.md, STN).
+// them to VPP too. An IPv6 route goes the same way in VPP; the host routes it via its
+// IPv6 next hop (stnIPv6), and without one it is left out. A route whose gateway is of
+// the other family than its destination is left out too.
 func (b *builder) stnRoutes(kvs api.KeyValuePairs) []*vppl3.ProxyARP_Range {
 	s := b.s
 	if s.stolen == nil || s.mainIfName == "" {
 		return nil
 	}
+	nh6 := b.stnNextHop6()
 	var ranges []*vppl3.ProxyARP_Range
 	for _, rt := range s.stolen.Routes {
-		if rt.Dst == nil || rt.Dst.IP.To4() == nil || (rt.Gw != nil && rt.Gw.To4() == nil) {
+		if rt.Dst == nil || (rt.Gw != nil && !sameFamily(rt.Gw, rt.Dst.IP)) {
+			continue
+		}
+		v6 := rt.Dst.IP.To4() == nil
+		if v6 && nh6 == nil {
 			continue
 		}
 		dst := rt.Dst.String()
 		vppRoute := &vppl3.Route{VrfId: s.mainVRF, DstNetwork: dst, OutgoingInterface: s.mainIfName}
 		hostRoute := &linuxl3.Route{OutgoingInterface: s.hostInterconnectLinuxName(), DstNetwork: dst, Scope: linuxl3.Route_LINK}
-		if rt.Gw != nil {
+		switch {
+		case v6:
+			hostRoute.GwAddr, hostRoute.Scope = nh6.String(), linuxl3.Route_GLOBAL
+			if rt.Gw != nil {
+				vppRoute.NextHopAddr = rt.Gw.String()
+			}
+		case rt.Gw != nil:
 			vppRoute.NextHopAddr, hostRoute.GwAddr, hostRoute.Scope = rt.Gw.String(), rt.Gw.String(), linuxl3.Route_GLOBAL
-		} else {
+		default:
 			first, last := linkRange(rt.Dst)
 			ranges = append(ranges, &vppl3.ProxyARP_Range{FirstIpAddr: first.String(), LastIpAddr: last.String(), VrfId: s.mainVRF})
 		}

@@ -2,6 +2,7 @@ package ipnet
 
 import (
 	"net"
+	"strings"
 	"testing"
 
 	linuxif "github.com/contiv-vpp/contiv-vpp/api/models/linux/interfaces"
@@ -11,6 +12,7 @@ import (
 	vppstn "github.com/contiv-vpp/contiv-vpp/api/models/vpp/stn"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	"github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
+	"github.com/contiv-vpp/contiv-vpp/plugins/nodesync"
 )
 
 // stnConf steals eth1; the STN daemon reports 192.168.16.5/24 with gateway .100.
@@ -157,4 +159,87 @@ func TestSTNHostIPsIncludeTheStolenAddressesOfEveryFamily(t *testing.T) {
 			t.Errorf("GetHostIPs() = %v, want %s among them", e.n.GetHostIPs(), want)
 		}
 	}
+}
+
+// On a dual-stack single-NIC node the host reaches everything IPv6 through VPP's IPv6
+// address on the interconnect (fd00:172:30::1:1), which it knows by a static neighbour
+// entry: it could not resolve anything through VPP by neighbour discovery (its
+// solicitations come from the node's own address, which VPP refuses as not on link).
+// Its IPv6 node address is a /128 on its end, its subnet routed through VPP; the NIC's
+// IPv6 routes are mirrored (VPP: via their gateway or attached, out of the NIC; the
+// host: via VPP), the IPv6 default route included.
+func TestSTNDualStackRoutesTheHostsIPv6ThroughVPP(t *testing.T) {
+	info := stolenNIC()
+	info.IPAddresses = append(info.IPAddresses, cidr("2001:db8:16::5/64"))
+	info.Routes = []*contivconf.StolenRoute{
+		{Dst: cidr("::/0"), Gw: net.ParseIP("2001:db8:16::1")},
+		{Dst: cidr("2001:db8:9::/48"), Gw: net.ParseIP("2001:db8:16::2")},
+		{Dst: cidr("2001:db8:77::/64")},
+		{Dst: cidr("2001:db8:78::/64"), Gw: net.ParseIP("192.168.16.2").To4()}, // families mixed: left out
+	}
+	e := newEnv(t, strings.Replace(dualConf, "mtuSize: 1450\n", stnConf, 1), envOptions{dpdk: []string{nic}, stnInfo: info})
+	kvs := e.mustResync()
+	vppMAC := kvs[vppif.InterfaceKey(HostInterconnectTAPinVPPLogicalName)].(*vppif.Interface).GetPhysAddress()
+	if host, _ := kvs[linuxif.InterfaceKey(HostInterconnectTAPinLinuxLogicalName)].(*linuxif.Interface); host == nil ||
+		strings.Join(host.GetIpAddresses(), " ") != "192.168.16.5/24 2001:db8:16::5/128 172.30.1.2/24 fd00:172:30::1:2/112" {
+		t.Errorf("tap-vpp1 = %v", describe(host))
+	}
+	mustHave(t, kvs, vppif.InterfaceKey(nic), &vppif.Interface{
+		Name: nic, Type: vppif.Interface_DPDK, Enabled: true, IpAddresses: []string{"192.168.16.5/24", "2001:db8:16::5/64"},
+	})
+	mustHave(t, kvs, vppstn.RuleKey("tap-vpp2", "2001:db8:16::5"), &vppstn.Rule{IpAddress: "2001:db8:16::5", Interface: "tap-vpp2"})
+	mustHave(t, kvs, vppl3.ARPEntryKey("tap-vpp2", "2001:db8:16::5"), &vppl3.ARPEntry{
+		Interface: "tap-vpp2", IpAddress: "2001:db8:16::5", PhysAddress: stnHostMAC, Static: true,
+	})
+	mustHave(t, kvs, linuxl3.ARPEntryKey("tap-vpp1", "fd00:172:30::1:1"), &linuxl3.ARPEntry{
+		Interface: "tap-vpp1", IpAddress: "fd00:172:30::1:1", HwAddress: vppMAC,
+	})
+	for _, dst := range []string{"2001:db8:16::/64", "::/0", "2001:db8:9::/48", "2001:db8:77::/64"} {
+		mustHave(t, kvs, linuxl3.RouteKey(dst, "tap-vpp1"), &linuxl3.Route{
+			OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_GLOBAL, DstNetwork: dst, GwAddr: "fd00:172:30::1:1",
+		})
+	}
+	for _, r := range []*vppl3.Route{
+		{DstNetwork: "::/0", NextHopAddr: "2001:db8:16::1", OutgoingInterface: nic},
+		{DstNetwork: "2001:db8:9::/48", NextHopAddr: "2001:db8:16::2", OutgoingInterface: nic},
+		{DstNetwork: "2001:db8:77::/64", OutgoingInterface: nic},
+	} {
+		mustHave(t, kvs, vppl3.RouteKey(0, r.DstNetwork, r.NextHopAddr), r)
+	}
+	for k := range kvs {
+		if strings.Contains(k, "2001:db8:78::") {
+			t.Errorf("%s: a route whose gateway is of the other family", k)
+		}
+	}
+	// The NIC's addresses are published by family (its IPv6 a next hop for the other
+	// nodes as a dual-stack node's NIC IPv6 is).
+	if len(e.ns.published) != 2 || e.ns.versions[0] != nodesync.IPv4 || e.ns.published[0][0].String() != "192.168.16.5/24" ||
+		e.ns.versions[1] != nodesync.IPv6 || e.ns.published[1][0].String() != "2001:db8:16::5/64" {
+		t.Errorf("published %v (versions %v)", e.ns.published, e.ns.versions)
+	}
+	// IPv4 stays as in single-stack STN.
+	mustHave(t, kvs, "config/linux/l3/v2/route/0.0.0.0/0/tap-vpp1", &linuxl3.Route{
+		OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_GLOBAL, DstNetwork: "0.0.0.0/0", GwAddr: "192.168.16.100",
+	})
+}
+
+// On a single-stack IPv6 node the NIC's gateway is IPv6: VPP's default route goes via
+// it out of the NIC, the host's via VPP's IPv6 interconnect address.
+func TestSTNSingleStackIPv6DefaultRouteThroughVPP(t *testing.T) {
+	info := &contivconf.StolenInterfaceInfo{IPAddresses: []*net.IPNet{cidr("2001:db8:16::5/64")}, DefaultGW: net.ParseIP("2001:db8:16::1")}
+	conf := strings.Replace(v6Conf, "mtuSize: 1450\n", "mtuSize: 1450\nstealInterface: eth1\n", 1)
+	e := newEnv(t, conf, envOptions{dpdk: []string{nic}, stnInfo: info})
+	kvs := e.mustResync()
+	mustHave(t, kvs, vppl3.RouteKey(0, "::/0", "2001:db8:16::1"), &vppl3.Route{
+		DstNetwork: "::/0", NextHopAddr: "2001:db8:16::1", OutgoingInterface: nic,
+	})
+	for _, dst := range []string{"::/0", "2001:db8:16::/64"} {
+		mustHave(t, kvs, linuxl3.RouteKey(dst, "tap-vpp1"), &linuxl3.Route{
+			OutgoingInterface: "tap-vpp1", Scope: linuxl3.Route_GLOBAL, DstNetwork: dst, GwAddr: "fd00:172:30::1:1",
+		})
+	}
+	if _, ok := kvs[linuxl3.ARPEntryKey("tap-vpp1", "fd00:172:30::1:1")]; !ok {
+		t.Error("no static neighbour for the host's IPv6 next hop")
+	}
+	mustHave(t, kvs, vppstn.RuleKey("tap-vpp2", "2001:db8:16::5"), &vppstn.Rule{IpAddress: "2001:db8:16::5", Interface: "tap-vpp2"})
 }

@@ -141,12 +141,7 @@ func (d *arpDescriptor) addDel(a *l3.ARPEntry, isAdd bool) error {
 // agent knows: static ones, and dynamic ones NB asks for as they are.
 // Learned (dynamic) neighbors are not configuration and are skipped.
 func (d *arpDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
-	nb := make(map[string]*l3.ARPEntry, len(correlate))
-	for _, kv := range correlate {
-		if v, ok := kv.Value.(*l3.ARPEntry); ok {
-			nb[kv.Key] = v
-		}
-	}
+	nb := nbValues[*l3.ARPEntry](correlate)
 	names := d.IfaceNames()
 	var out []kvapi.KVWithMetadata
 	for _, ipv6 := range []bool{false, true} {

@@ -1,6 +1,6 @@
 // Package l3plugin teaches the KV scheduler VPP's L3 configuration: VRF
 // tables, static routes, static IP neighbors (ARP/ND), neighbor aging (what
-// VPP 19.x called the IP neighbor scan) and proxy ARP. Each kind of value
+// VPP 19.x called the IP neighbor scan), proxy ARP and IPv6 proxy ND. Each kind of value
 // has a descriptor that programs it through the VPP binary API (govpp) and
 // reads it back for resync.
 //
@@ -12,6 +12,7 @@
 //	config/vpp/v2/ipscanneigh-global                        IPScanNeighbor    vpp-ip-scan-neighbor
 //	config/vpp/v2/proxyarp-global                           ProxyARP          vpp-proxy-arp
 //	vpp/proxyarp/interface/<interface>      (derived)       ProxyARP_Interface vpp-proxy-arp-interface
+//	config/vpp/v2/proxynd/<interface>/<ip>                  ProxyNDEntry      vpp-proxy-nd
 //
 // Dependencies between the values (an arrow reads "waits for"):
 //
@@ -20,6 +21,7 @@
 //	ARPEntry ──> config/vpp/v2/interfaces/<interface>
 //	ProxyARP ──> VrfTable <vrf_id> of each range (non-zero IDs only)
 //	  └─ derives vpp/proxyarp/interface/<name> ──> config/vpp/v2/interfaces/<name>
+//	ProxyNDEntry ──> config/vpp/v2/interfaces/<interface>
 //
 // Interface names are turned into sw_if_index through the metadata map of
 // the VPP interface descriptor (package ifaceidx); this package never reads
@@ -29,7 +31,26 @@
 // ip_route_dump, dhcp_client_dump (to recognise the routes of DHCP leases),
 // ip_neighbor_add_del, ip_neighbor_dump, ip_neighbor_config,
 // ip_neighbor_config_get, proxy_arp_add_del, proxy_arp_dump,
-// proxy_arp_intfc_enable_disable, proxy_arp_intfc_dump.
+// proxy_arp_intfc_enable_disable, proxy_arp_intfc_dump, ip6nd_proxy_add_del,
+// ip6nd_proxy_dump.
+//
+// IPv6 proxy ND (VPP 25.10, ip6-nd/ip6_nd_proxy.c and ip6_nd.c): an entry
+// (interface, address) says the host at address lives behind interface.
+// VPP adds address/128 via address out of interface to the interface's
+// IPv6 table (FIB source ip6-nd-proxy), so traffic to it leaves by that
+// interface, resolved by ND there; and it answers a neighbour solicitation
+// for the address arriving on any interface of that table, the entry's
+// own included (VPP checks no covering prefix), with the receiving
+// interface's MAC. The solicitation must still pass VPP's source check: a
+// source that is neither :: nor link-local must resolve to an adjacency on
+// the receiving interface (an address VPP owns does not: its /128 is local).
+// ip6nd_proxy_dump lists every entry of every IPv6 table with the interface
+// its /128 resolves through; Retrieve keeps those on the agent's
+// interfaces. The /128 also shows in ip_route_dump, where the route
+// descriptor reads it as a route it did not make (not NB's, left alone).
+// Link-local addresses are refused by Validate: VPP looks link-local
+// targets up in the receiving interface's link-local table, which proxy
+// entries never reach.
 //
 // IP neighbor scan in VPP 25.10: there is no ip_scan_neighbor_enable_disable
 // any more; the periodic scan became per-family neighbor aging, set with

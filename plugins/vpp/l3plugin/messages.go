@@ -5,6 +5,7 @@ import (
 	"go.fd.io/govpp/binapi/arp"
 	"go.fd.io/govpp/binapi/dhcp"
 	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip6_nd"
 	"go.fd.io/govpp/binapi/ip_neighbor"
 )
 
@@ -21,4 +22,5 @@ var messages = []govppapi.Message{
 	&arp.ProxyArpAddDel{}, &arp.ProxyArpAddDelReply{}, &arp.ProxyArpDump{}, &arp.ProxyArpDetails{},
 	&arp.ProxyArpIntfcEnableDisable{}, &arp.ProxyArpIntfcEnableDisableReply{},
 	&arp.ProxyArpIntfcDump{}, &arp.ProxyArpIntfcDetails{},
+	&ip6_nd.IP6ndProxyAddDel{}, &ip6_nd.IP6ndProxyAddDelReply{}, &ip6_nd.IP6ndProxyDump{}, &ip6_nd.IP6ndProxyDetails{},
 }

@@ -60,6 +60,7 @@ func (p *Plugin) Init() error {
 		NewIPScanNeighborDescriptor(deps),
 		NewProxyARPDescriptor(deps),
 		NewProxyARPInterfaceDescriptor(deps),
+		NewProxyNDDescriptor(deps),
 	)
 	if err != nil {
 		ch.Close()

@@ -313,12 +313,7 @@ func describeRoute(r *l3.Route) string {
 // entries of neighbors, and paths through interfaces the agent does not
 // know.
 func (d *routeDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
-	nb := make(map[string]*l3.Route, len(correlate))
-	for _, kv := range correlate {
-		if v, ok := kv.Value.(*l3.Route); ok {
-			nb[kv.Key] = v
-		}
-	}
+	nb := nbValues[*l3.Route](correlate)
 	tables, err := govppmux.Dump[ip.IPTableDetails](d.Ch, &ip.IPTableDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve routes: %w", err)

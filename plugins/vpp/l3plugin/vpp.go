@@ -5,6 +5,8 @@ import (
 	"net/netip"
 
 	"go.fd.io/govpp/binapi/fib_types"
+
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 )
 
 // noIndex is VPP's ~0: "no interface", "no table".
@@ -46,4 +48,16 @@ func parseAddr(s string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("address %q has a zone", s)
 	}
 	return a.Unmap(), nil
+}
+
+// nbValues indexes by key the values of type V that NB asks for (Retrieve's
+// correlate argument).
+func nbValues[V any](correlate []kvapi.KVWithMetadata) map[string]V {
+	nb := make(map[string]V, len(correlate))
+	for _, kv := range correlate {
+		if v, ok := kv.Value.(V); ok {
+			nb[kv.Key] = v
+		}
+	}
+	return nb
 }

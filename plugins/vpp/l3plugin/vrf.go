@@ -84,12 +84,7 @@ func (d *vrfDescriptor) addDel(t *l3.VrfTable, isAdd bool) error {
 // asks for it. The label comes from NB when NB has the table (VPP names
 // tables it created implicitly by itself), otherwise from VPP.
 func (d *vrfDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
-	nb := make(map[string]*l3.VrfTable, len(correlate))
-	for _, kv := range correlate {
-		if v, ok := kv.Value.(*l3.VrfTable); ok {
-			nb[kv.Key] = v
-		}
-	}
+	nb := nbValues[*l3.VrfTable](correlate)
 	tables, err := govppmux.Dump[ip.IPTableDetails](d.Ch, &ip.IPTableDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve VRF tables: %w", err)

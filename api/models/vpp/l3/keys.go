@@ -1,6 +1,6 @@
 // Package vpp_l3 is the northbound model of VPP L3 configuration (l3.proto):
-// routes, ARP entries, VRF tables, IP neighbor scanning and proxy ARP, and
-// the keys the KV scheduler stores them under.
+// routes, ARP entries, VRF tables, IP neighbor scanning, proxy ARP and IPv6
+// proxy ND, and the keys the KV scheduler stores them under.
 //
 // Configuration keys:
 //
@@ -9,6 +9,7 @@
 //	config/vpp/v2/vrf-table/id/<id>/protocol/<IPV4|IPV6>      VrfTable
 //	config/vpp/v2/ipscanneigh-global                          IPScanNeighbor
 //	config/vpp/v2/proxyarp-global                             ProxyARP
+//	config/vpp/v2/proxynd/<interface>/<ip>                    ProxyNDEntry
 //
 // Addresses in keys are written in canonical form (see RouteKey and
 // ARPEntryKey), so that two spellings of the same route or neighbor never
@@ -39,6 +40,9 @@ const (
 
 	// ProxyARPKey is the key of the single ProxyARP value.
 	ProxyARPKey = "config/vpp/v2/proxyarp-global"
+
+	// ProxyNDPrefix is the key prefix of VPP's IPv6 proxy ND entries.
+	ProxyNDPrefix = "config/vpp/v2/proxynd/"
 
 	pkgName      = "vpp_l3"
 	routeVrfPart = RoutePrefix + "vrf/"
@@ -107,7 +111,27 @@ func ARPEntryKey(iface, ip string) string {
 // may contain slashes. ok is false for any other key and for keys whose last
 // part is not an IP address.
 func ParseARPEntryKey(key string) (iface, ip string, ok bool) {
-	rest, ok := keyutil.Rest(key, ARPPrefix)
+	return parseIfaceIPKey(key, ARPPrefix)
+}
+
+// ProxyNDEntryKey returns the key of an IPv6 proxy ND entry:
+// config/vpp/v2/proxynd/<iface>/<ip>. ip is written in canonical form when
+// it parses.
+func ProxyNDEntryKey(iface, ip string) string {
+	ip, _ = keyutil.IP(ip)
+	return ProxyNDPrefix + iface + "/" + ip
+}
+
+// ParseProxyNDEntryKey splits a key built by ProxyNDEntryKey, as
+// ParseARPEntryKey does for ARP keys.
+func ParseProxyNDEntryKey(key string) (iface, ip string, ok bool) {
+	return parseIfaceIPKey(key, ProxyNDPrefix)
+}
+
+// parseIfaceIPKey splits <prefix><interface>/<ip>; the interface name may
+// contain slashes, the last part must be an IP address.
+func parseIfaceIPKey(key, prefix string) (iface, ip string, ok bool) {
+	rest, ok := keyutil.Rest(key, prefix)
 	if !ok {
 		return "", "", false
 	}
@@ -149,10 +173,11 @@ func ParseVrfTableKey(key string) (id uint32, protocol VrfTable_Protocol, ok boo
 }
 
 // ModelKey returns the key of a value of this package by its type: a
-// Route, ARPEntry, VrfTable, IPScanNeighbor or ProxyARP. The error wraps
+// Route, ARPEntry, VrfTable, IPScanNeighbor, ProxyARP or ProxyNDEntry. The error wraps
 // models.ErrUnknownModel for other types and models.ErrInvalidValue for a
 // route without a valid destination network, an ARP entry without an
-// interface or IP address, or a VRF table with an unknown protocol.
+// interface or IP address (a proxy ND entry likewise), or a VRF table with
+// an unknown protocol.
 func ModelKey(msg proto.Message) (string, error) {
 	switch v := msg.(type) {
 	case *Route:
@@ -173,6 +198,14 @@ func ModelKey(msg proto.Message) (string, error) {
 			return "", keyutil.InvalidValue(pkgName, msg, "ip_address "+strconv.Quote(v.GetIpAddress())+" is not an IP address")
 		}
 		return ARPEntryKey(v.GetInterface(), v.GetIpAddress()), nil
+	case *ProxyNDEntry:
+		if v.GetInterface() == "" {
+			return "", keyutil.InvalidValue(pkgName, msg, "empty interface")
+		}
+		if _, ok := keyutil.IP(v.GetIpAddress()); !ok {
+			return "", keyutil.InvalidValue(pkgName, msg, "ip_address "+strconv.Quote(v.GetIpAddress())+" is not an IP address")
+		}
+		return ProxyNDEntryKey(v.GetInterface(), v.GetIpAddress()), nil
 	case *VrfTable:
 		if _, known := VrfTable_Protocol_name[int32(v.GetProtocol())]; !known {
 			return "", keyutil.InvalidValue(pkgName, msg, "unknown protocol "+strconv.Itoa(int(v.GetProtocol())))

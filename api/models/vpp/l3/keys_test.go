@@ -130,6 +130,19 @@ func TestParseARPEntryKeyRejectsMalformedKeys(t *testing.T) {
 	}
 }
 
+func TestProxyNDEntryKeyRoundTripAndRejection(t *testing.T) {
+	key := ProxyNDEntryKey("GigabitEthernet0/8/0", "2001:DB8::0001")
+	if iface, ip, ok := ParseProxyNDEntryKey(key); !ok || iface != "GigabitEthernet0/8/0" || ip != "2001:db8::1" {
+		t.Errorf("ParseProxyNDEntryKey(%q) = %q, %q, %v", key, iface, ip, ok)
+	}
+	for _, key := range []string{"config/vpp/v2/proxynd/tap-vpp2", "config/vpp/v2/proxynd//2001:db8::1",
+		"config/vpp/v2/proxynd/tap-vpp2/bogus", ARPEntryKey("tap-vpp2", "2001:db8::1")} {
+		if iface, ip, ok := ParseProxyNDEntryKey(key); ok {
+			t.Errorf("ParseProxyNDEntryKey(%q) = %q, %q, want rejection", key, iface, ip)
+		}
+	}
+}
+
 func TestVrfTableKeyRoundTripAndRejection(t *testing.T) {
 	for _, tt := range []struct {
 		id       uint32
@@ -170,6 +183,7 @@ func TestModelKeyReturnsKeyOfEachModelType(t *testing.T) {
 		{"VrfTable", &VrfTable{Id: 1, Protocol: VrfTable_IPV4, Label: "podVRF-IPv4"}, "config/vpp/v2/vrf-table/id/1/protocol/IPV4"},
 		{"IPScanNeighbor", &IPScanNeighbor{Mode: IPScanNeighbor_IPV4, ScanInterval: 1}, "config/vpp/v2/ipscanneigh-global"},
 		{"ProxyARP", &ProxyARP{Interfaces: []*ProxyARP_Interface{{Name: "tap-vpp2"}}}, "config/vpp/v2/proxyarp-global"},
+		{"ProxyNDEntry", &ProxyNDEntry{Interface: "GigabitEthernet0/8/0", IpAddress: "2001:DB8::0001"}, "config/vpp/v2/proxynd/GigabitEthernet0/8/0/2001:db8::1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,6 +207,8 @@ func TestModelKeyRejectsValuesWithoutKeyAndForeignTypes(t *testing.T) {
 		{"route with bad gateway", &Route{DstNetwork: "10.1.0.0/16", NextHopAddr: "gw"}, keyutil.ErrInvalidValue, `next_hop_addr "gw"`},
 		{"ARP entry without interface", &ARPEntry{IpAddress: "10.0.0.1"}, keyutil.ErrInvalidValue, "empty interface"},
 		{"ARP entry without IP", &ARPEntry{Interface: "vxlanBVI"}, keyutil.ErrInvalidValue, "contiv.vpp.l3.ARPEntry"},
+		{"proxy ND entry without interface", &ProxyNDEntry{IpAddress: "2001:db8::1"}, keyutil.ErrInvalidValue, "empty interface"},
+		{"proxy ND entry with bad IP", &ProxyNDEntry{Interface: "tap-vpp2", IpAddress: "gw"}, keyutil.ErrInvalidValue, `ip_address "gw"`},
 		{"VRF table with unknown protocol", &VrfTable{Id: 1, Protocol: 7}, keyutil.ErrInvalidValue, "unknown protocol 7"},
 		{"foreign message", wrapperspb.UInt32(1), keyutil.ErrUnknownModel, "google.protobuf.UInt32Value"},
 		{"nested message", &ProxyARP_Range{}, keyutil.ErrUnknownModel, "contiv.vpp.l3.ProxyARP.Range"},

@@ -602,6 +602,71 @@ func (x *ProxyARP) GetRanges() []*ProxyARP_Range {
 	return nil
 }
 
+// ProxyNDEntry is one IPv6 proxy ND entry (VPP's ip6nd_proxy_add_del; VPP
+// 25.10, ip6-nd/ip6_nd_proxy.c): ip_address is a host that lives behind
+// interface. VPP adds a /128 route to ip_address via ip_address out of
+// interface in the interface's IPv6 VRF, and answers neighbour solicitations
+// for ip_address that arrive on any interface of that VRF with its own MAC
+// (ip6_nd.c accepts a target sourced by the proxy; it checks no covering
+// prefix). Every field is in the key: there is nothing to update.
+type ProxyNDEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// interface is the logical name of the VPP interface the proxied host is
+	// reachable through.
+	Interface string `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`
+	// ip_address is the proxied IPv6 address (global unicast or unique local;
+	// a link-local one would never be answered: VPP looks link-local targets
+	// up in the receiving interface's link-local table, where proxy entries
+	// do not go).
+	IpAddress     string `protobuf:"bytes,2,opt,name=ip_address,json=ipAddress,proto3" json:"ip_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProxyNDEntry) Reset() {
+	*x = ProxyNDEntry{}
+	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProxyNDEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProxyNDEntry) ProtoMessage() {}
+
+func (x *ProxyNDEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProxyNDEntry.ProtoReflect.Descriptor instead.
+func (*ProxyNDEntry) Descriptor() ([]byte, []int) {
+	return file_api_models_vpp_l3_l3_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ProxyNDEntry) GetInterface() string {
+	if x != nil {
+		return x.Interface
+	}
+	return ""
+}
+
+func (x *ProxyNDEntry) GetIpAddress() string {
+	if x != nil {
+		return x.IpAddress
+	}
+	return ""
+}
+
 // Interface enables proxy ARP on one interface.
 type ProxyARP_Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -613,7 +678,7 @@ type ProxyARP_Interface struct {
 
 func (x *ProxyARP_Interface) Reset() {
 	*x = ProxyARP_Interface{}
-	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[5]
+	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +690,7 @@ func (x *ProxyARP_Interface) String() string {
 func (*ProxyARP_Interface) ProtoMessage() {}
 
 func (x *ProxyARP_Interface) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[5]
+	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -663,7 +728,7 @@ type ProxyARP_Range struct {
 
 func (x *ProxyARP_Range) Reset() {
 	*x = ProxyARP_Range{}
-	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[6]
+	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -675,7 +740,7 @@ func (x *ProxyARP_Range) String() string {
 func (*ProxyARP_Range) ProtoMessage() {}
 
 func (x *ProxyARP_Range) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[6]
+	mi := &file_api_models_vpp_l3_l3_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +838,11 @@ const file_api_models_vpp_l3_l3_proto_rawDesc = "" +
 	"\rfirst_ip_addr\x18\x01 \x01(\tR\vfirstIpAddr\x12 \n" +
 	"\flast_ip_addr\x18\x02 \x01(\tR\n" +
 	"lastIpAddr\x12\x15\n" +
-	"\x06vrf_id\x18\x03 \x01(\rR\x05vrfIdB;Z9github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3;vpp_l3b\x06proto3"
+	"\x06vrf_id\x18\x03 \x01(\rR\x05vrfId\"K\n" +
+	"\fProxyNDEntry\x12\x1c\n" +
+	"\tinterface\x18\x01 \x01(\tR\tinterface\x12\x1d\n" +
+	"\n" +
+	"ip_address\x18\x02 \x01(\tR\tipAddressB;Z9github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3;vpp_l3b\x06proto3"
 
 var (
 	file_api_models_vpp_l3_l3_proto_rawDescOnce sync.Once
@@ -788,7 +857,7 @@ func file_api_models_vpp_l3_l3_proto_rawDescGZIP() []byte {
 }
 
 var file_api_models_vpp_l3_l3_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_api_models_vpp_l3_l3_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_api_models_vpp_l3_l3_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_api_models_vpp_l3_l3_proto_goTypes = []any{
 	(Route_RouteType)(0),       // 0: contiv.vpp.l3.Route.RouteType
 	(VrfTable_Protocol)(0),     // 1: contiv.vpp.l3.VrfTable.Protocol
@@ -798,20 +867,21 @@ var file_api_models_vpp_l3_l3_proto_goTypes = []any{
 	(*VrfTable)(nil),           // 5: contiv.vpp.l3.VrfTable
 	(*IPScanNeighbor)(nil),     // 6: contiv.vpp.l3.IPScanNeighbor
 	(*ProxyARP)(nil),           // 7: contiv.vpp.l3.ProxyARP
-	(*ProxyARP_Interface)(nil), // 8: contiv.vpp.l3.ProxyARP.Interface
-	(*ProxyARP_Range)(nil),     // 9: contiv.vpp.l3.ProxyARP.Range
+	(*ProxyNDEntry)(nil),       // 8: contiv.vpp.l3.ProxyNDEntry
+	(*ProxyARP_Interface)(nil), // 9: contiv.vpp.l3.ProxyARP.Interface
+	(*ProxyARP_Range)(nil),     // 10: contiv.vpp.l3.ProxyARP.Range
 }
 var file_api_models_vpp_l3_l3_proto_depIdxs = []int32{
-	0, // 0: contiv.vpp.l3.Route.type:type_name -> contiv.vpp.l3.Route.RouteType
-	1, // 1: contiv.vpp.l3.VrfTable.protocol:type_name -> contiv.vpp.l3.VrfTable.Protocol
-	2, // 2: contiv.vpp.l3.IPScanNeighbor.mode:type_name -> contiv.vpp.l3.IPScanNeighbor.Mode
-	8, // 3: contiv.vpp.l3.ProxyARP.interfaces:type_name -> contiv.vpp.l3.ProxyARP.Interface
-	9, // 4: contiv.vpp.l3.ProxyARP.ranges:type_name -> contiv.vpp.l3.ProxyARP.Range
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	0,  // 0: contiv.vpp.l3.Route.type:type_name -> contiv.vpp.l3.Route.RouteType
+	1,  // 1: contiv.vpp.l3.VrfTable.protocol:type_name -> contiv.vpp.l3.VrfTable.Protocol
+	2,  // 2: contiv.vpp.l3.IPScanNeighbor.mode:type_name -> contiv.vpp.l3.IPScanNeighbor.Mode
+	9,  // 3: contiv.vpp.l3.ProxyARP.interfaces:type_name -> contiv.vpp.l3.ProxyARP.Interface
+	10, // 4: contiv.vpp.l3.ProxyARP.ranges:type_name -> contiv.vpp.l3.ProxyARP.Range
+	5,  // [5:5] is the sub-list for method output_type
+	5,  // [5:5] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_api_models_vpp_l3_l3_proto_init() }
@@ -825,7 +895,7 @@ func file_api_models_vpp_l3_l3_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_models_vpp_l3_l3_proto_rawDesc), len(file_api_models_vpp_l3_l3_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
