@@ -13,7 +13,7 @@
 //
 //	vpp/interfaces    vpp_interfaces    Interface, DHCPLease
 //	vpp/l2            vpp_l2            BridgeDomain, FIBEntry
-//	vpp/l3            vpp_l3            Route, ARPEntry, VrfTable, IPScanNeighbor, ProxyARP
+//	vpp/l3            vpp_l3            Route, ARPEntry, VrfTable, IPScanNeighbor, ProxyARP, ProxyNDEntry
 //	vpp/nat           vpp_nat           Nat44Global, DNat44
 //	vpp/acl           vpp_acl           ACL, InterfaceACLs
 //	vpp/cnat          vpp_cnat          Translation, SnatAddresses, SnatPolicy, SnatExcludePrefix,

@@ -99,6 +99,11 @@ var registry = []Model{
 		isKey: parsed2(vpp_l3.ParseARPEntryKey),
 	},
 	{
+		KeyPrefix: vpp_l3.ProxyNDPrefix, Config: true,
+		prototype: (*vpp_l3.ProxyNDEntry)(nil), key: vpp_l3.ModelKey,
+		isKey: parsed2(vpp_l3.ParseProxyNDEntryKey),
+	},
+	{
 		KeyPrefix: vpp_l3.VrfTablePrefix, Config: true,
 		prototype: (*vpp_l3.VrfTable)(nil), key: vpp_l3.ModelKey,
 		isKey: func(k string) bool { _, _, ok := vpp_l3.ParseVrfTableKey(k); return ok },

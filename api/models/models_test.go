@@ -32,6 +32,7 @@ var sampleValues = []struct {
 	{&vpp_l2.FIBEntry{BridgeDomain: "vxlanBD", PhysAddress: "12:2b:00:00:00:02"}, "config/vpp/l2/v2/fib/vxlanBD/mac/12:2b:00:00:00:02"},
 	{&vpp_l3.Route{VrfId: 1, DstNetwork: "fd00:10::/64", NextHopAddr: "fd00::2"}, "config/vpp/v2/route/vrf/1/dst/fd00:10::/64/gw/fd00::2"},
 	{&vpp_l3.ARPEntry{Interface: "vxlanBVI", IpAddress: "192.168.30.2"}, "config/vpp/v2/arp/vxlanBVI/192.168.30.2"},
+	{&vpp_l3.ProxyNDEntry{Interface: "GigabitEthernet0/8/0", IpAddress: "2001:db8:16::5"}, "config/vpp/v2/proxynd/GigabitEthernet0/8/0/2001:db8:16::5"},
 	{&vpp_l3.VrfTable{Id: 1, Protocol: vpp_l3.VrfTable_IPV6}, "config/vpp/v2/vrf-table/id/1/protocol/IPV6"},
 	{&vpp_l3.IPScanNeighbor{Mode: vpp_l3.IPScanNeighbor_BOTH}, "config/vpp/v2/ipscanneigh-global"},
 	{&vpp_l3.ProxyARP{}, "config/vpp/v2/proxyarp-global"},
