@@ -73,8 +73,8 @@ func (s STNRecordSource) GetSTNInfo(ifName string) (*StolenInterfaceInfo, error)
 }
 
 // stolenInfo converts a record: its link, MAC and addresses, the gateway of its default
-// route of the first address's family, and its other routes (default routes left out:
-// the gateway stands for them).
+// route of the first address's family, and its other routes (that default route left
+// out: the gateway stands for it; the other family's default route is kept).
 func stolenInfo(rec *stn.Record) *StolenInterfaceInfo {
 	info := &StolenInterfaceInfo{IPAddresses: rec.IPs(), LinkName: rec.Link}
 	if mac, err := net.ParseMAC(rec.MAC); err == nil {
@@ -88,8 +88,12 @@ func stolenInfo(rec *stn.Record) *StolenInterfaceInfo {
 		if err != nil {
 			continue // Validate refuses such records
 		}
-		if ones, _ := dst.Mask.Size(); ones == 0 || (rt.Table != 0 && rt.Table != mainRouteTable) {
+		if rt.Table != 0 && rt.Table != mainRouteTable {
 			continue // other tables are policy routing, which the host keeps to itself
+		}
+		if ones, _ := dst.Mask.Size(); ones == 0 && (len(info.IPAddresses) == 0 ||
+			(dst.IP.To4() != nil) == (info.IPAddresses[0].IP.To4() != nil)) {
+			continue // DefaultGW
 		}
 		info.Routes = append(info.Routes, &StolenRoute{Dst: dst, Gw: normalizeIP(net.ParseIP(rt.Gw))})
 	}

@@ -165,13 +165,16 @@ func TestSTNRecordGivesTheLinkMACAndOtherRoutes(t *testing.T) {
 			{Dst: "10.50.0.0/16", Gw: "192.168.16.2"},
 			{Dst: "172.16.0.0/24"},
 			{Dst: "10.60.0.0/16", Gw: "192.168.16.3", Table: 100},
+			{Dst: "::/0", Gw: "2001:db8:16::1"},
 		}}
 	info := stolenInfo(rec)
 	var routes []string
 	for _, r := range info.Routes {
 		routes = append(routes, fmt.Sprintf("%s via %v", r.Dst, r.Gw))
 	}
-	want := []string{"10.50.0.0/16 via 192.168.16.2", "172.16.0.0/24 via <nil>"}
+	// The default route of the first address's family is DefaultGW; the other family's
+	// stays a route (a dual-stack NIC keeps its IPv6 default route through VPP).
+	want := []string{"10.50.0.0/16 via 192.168.16.2", "172.16.0.0/24 via <nil>", "::/0 via 2001:db8:16::1"}
 	if info.LinkName != "eth0" || info.MAC.String() != "08:00:27:00:00:05" || !reflect.DeepEqual(routes, want) {
 		t.Errorf("stolenInfo = link %q, MAC %v, routes %v; want eth0, 08:00:27:00:00:05, %v", info.LinkName, info.MAC, routes, want)
 	}
