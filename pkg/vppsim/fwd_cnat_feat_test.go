@@ -170,3 +170,28 @@ func TestCnatOutputFeatureIPv6SNATNeedsANonZeroAddress(t *testing.T) {
 		t.Fatalf("IPv6 SNAT %v, want %s;49152 -> %s;53", r, snat, hostB6)
 	}
 }
+
+// The IPv6 hairpin: cnat-input-ip6 and cnat-output-ip6 on the pod's
+// interface, as for IPv4.
+func TestCnatHairpinIPv6(t *testing.T) {
+	e, c, _ := l3Env6(t)
+	e.neighbor(2, hostB6, hostBMAC)
+	const vip, snat = "fd00:10:96::10", "2001:db8:1::1"
+	e.ok(&cnat.CnatSetSnatAddresses{SnatIP6: netip.MustParseAddr(snat).As16(), SwIfIndex: ^interface_types.InterfaceIndex(0)})
+	e.ok(&cnat.CnatSetSnatPolicy{Policy: cnat.CNAT_POLICY_K8S})
+	e.ok(&cnat.CnatSnatPolicyAddDelIf{SwIfIndex: 2, IsAdd: 1, Table: cnat.CNAT_POLICY_POD})
+	e.mustCnat(cnat.CnatTranslation{Vip: apiEP(vip, 80), IPProto: ip_types.IP_API_PROTO_TCP,
+		Paths: []cnat.CnatEndpointTuple{{SrcEp: apiEP("::", 0), DstEp: apiEP(hostB6, 8080)}}})
+	e.ok(&feature.FeatureEnableDisable{SwIfIndex: 2, Enable: true, ArcName: "ip6-unicast", FeatureName: cnatInput6})
+	e.ok(&feature.FeatureEnableDisable{SwIfIndex: 2, Enable: true, ArcName: "ip6-output", FeatureName: cnatOutput6})
+	e.inject(nic2, eth6(nic2MAC, hostBMAC, ip6Pkt(hostB6, vip, protoTCP, 64, tcpL4(33000, 80, tcpSYN))))
+	r := one6(t, c, nic2)
+	if r.src.String() != snat || r.sport != cnatMinSrcPort || r.dst.String() != hostB6 || r.dport != 8080 || !r.csumOK {
+		t.Fatalf("IPv6 hairpin SYN %v ports %d->%d, want %s;49152 -> %s;8080", r, r.sport, r.dport, snat, hostB6)
+	}
+	e.inject(nic2, eth6(nic2MAC, hostBMAC, ip6Pkt(hostB6, snat, protoTCP, 64, tcpL4(8080, cnatMinSrcPort, tcpSYN|tcpACK))))
+	back := one6(t, c, nic2)
+	if back.src.String() != vip || back.sport != 80 || back.dst.String() != hostB6 || back.dport != 33000 || !back.csumOK {
+		t.Fatalf("IPv6 hairpin SYN-ACK %v ports %d->%d, want %s;80 -> %s;33000", back, back.sport, back.dport, vip, hostB6)
+	}
+}
