@@ -195,3 +195,31 @@ func TestCnatHairpinIPv6(t *testing.T) {
 		t.Fatalf("IPv6 hairpin SYN-ACK %v ports %d->%d, want %s;80 -> %s;33000", back, back.sport, back.dport, vip, hostB6)
 	}
 }
+
+// A path with tracker flag NO_NAT (API flags value 2) makes cnat-input
+// send the packet untranslated to the backend's adjacency (direct server
+// return), on the first packet and on the session's later ones; the API's
+// CNAT_EPT_NO_NAT (1) is stored as CNAT_TRK_ACTIVE by VPP and changes
+// nothing.
+func TestCnatInputNoNATPathForwardsUntranslatedToTheBackend(t *testing.T) {
+	for _, tc := range []struct {
+		flags uint8
+		dsr   bool
+	}{{flags: 2, dsr: true}, {flags: uint8(cnat.CNAT_EPT_NO_NAT)}} {
+		e, c, _ := cnatEnv(t)
+		e.mustCnat(cnat.CnatTranslation{Vip: apiEP(cnatVIP, 53), IPProto: ip_types.IP_API_PROTO_UDP,
+			Paths: []cnat.CnatEndpointTuple{{SrcEp: apiEP("0.0.0.0", 0), DstEp: apiEP(cnatPod1, 5353), Flags: tc.flags}}})
+		e.ok(&feature.FeatureEnableDisable{SwIfIndex: 1, Enable: true, ArcName: "ip4-unicast", FeatureName: cnatInput4})
+		for range 2 {
+			e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt(cnatHostA, cnatVIP, protoUDP, 64, udpL4(40000, 53, "q"))))
+			r := oneFrame(t, c, nic2)
+			wantDst, wantPort := cnatPod1, uint16(5353)
+			if tc.dsr {
+				wantDst, wantPort = cnatVIP, 53
+			}
+			if r.dstMAC != podMACs[0] || r.dst.String() != wantDst || r.dport != wantPort || r.src.String() != cnatHostA || !r.csumOK {
+				t.Fatalf("path flags %d: %v to %s, want %s:%d to the backend's MAC", tc.flags, r, macString(r.dstMAC), wantDst, wantPort)
+			}
+		}
+	}
+}
