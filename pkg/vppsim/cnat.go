@@ -18,6 +18,13 @@ import (
 // cnat translation flags as VPP keeps them (cnat_translation.h): the API's
 // ALLOC_PORT and NO_RETURN_SESSION, and EXCLUSIVE, which is not in the API:
 // the update handler sets it when is_real_ip is 0 (cnat_api.c).
+// cnatTrkFlagNoNAT is CNAT_TRK_FLAG_NO_NAT (cnat_types.h), the path flag
+// cnat-input honours. VPP stores a path's API flags raw as its tracker
+// flags (cnat_translation_update: ct_flags = ep_flags), so this is the API
+// value 2; the API's CNAT_EPT_NO_NAT (1) lands on CNAT_TRK_ACTIVE, which
+// VPP recomputes, and has no effect.
+const cnatTrkFlagNoNAT = uint8(1 << 1)
+
 const (
 	cnatFlagAllocPort       = uint8(cnat.CNAT_TRANSLATION_ALLOC_PORT)
 	cnatFlagExclusive       = uint8(0x2)

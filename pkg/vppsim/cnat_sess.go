@@ -55,6 +55,9 @@ type cnatSess struct {
 	// translated packet is looked up again (its destination changed).
 	hasSNAT  bool
 	noClient bool // CNAT_SESSION_FLAG_NO_CLIENT: holds no client reference
+	// noNAT (CNAT_SESSION_FLAG_NO_NAT, cnat-input's forward sessions of a
+	// NO_NAT path): packets go untranslated to the backend newDst.
+	noNAT bool
 	// allocPort is set when the session's new source port was allocated
 	// (CNAT_SESSION_FLAG_ALLOC_PORT): freeing the session frees it.
 	allocPort bool

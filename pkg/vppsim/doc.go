@@ -132,7 +132,8 @@
 // created and af_packet interfaces through a raw socket on the host veth,
 // and a NIC given as "NAME=LINUXIF" is bound to that Linux interface with
 // a raw socket. MACs are VPP's: a TAP's or af_packet's VPP side is
-// mac_address/hw_addr or a random 02:fe:...; a bound NIC has a MAC of its
+// a random 02:fe:... with use_random_mac/use_random_hw_addr, else
+// mac_address/hw_addr as given, zero included (as VPP 25.10 does); a bound NIC has a MAC of its
 // own, 08:00:27 and the last three bytes of its Linux interface's MAC
 // (distinct per link like real NICs' burned-in MACs, the same after a
 // restart; the Linux interface is made promiscuous), so the Linux stack of

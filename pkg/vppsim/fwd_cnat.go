@@ -381,8 +381,8 @@ func (st *state) cnatForward(p *pkt, skipClients, v6 bool) {
 // it dropped the packet.
 func (st *state) cnatSNATNode(p *pkt, i *iface, v6 bool) bool {
 	node := byFamily(v6, cnatSNAT4, cnatSNAT6)
-	k, miss := st.cnatNodeBegin(p, node, v6, cnatLocFIB)
-	if !miss {
+	k, se, ok := st.cnatNodeBegin(p, node, v6, cnatLocFIB)
+	if !ok || se != nil {
 		return true
 	}
 	// The egress interface is not known on ip4-unicast: VPP reads
@@ -393,20 +393,21 @@ func (st *state) cnatSNATNode(p *pkt, i *iface, v6 bool) bool {
 
 // cnatNodeBegin is the start of every cnat node (cnat_node_inline): the
 // scanner's turn, the session key at location loc, and a found session
-// applied. miss is true when the node goes on: the packet has a key and no
-// session.
-func (st *state) cnatNodeBegin(p *pkt, node string, v6 bool, loc uint8) (k cnatSessKey, miss bool) {
+// applied (a NO_NAT one only refreshed: cnat-input forwards it). It returns
+// the key, the session found (nil on a miss) and whether the packet has a
+// key at all.
+func (st *state) cnatNodeBegin(p *pkt, node string, v6 bool, loc uint8) (cnatSessKey, *cnatSess, bool) {
 	c := &st.cnat
 	c.sess.scan(c, st.s.clock.Now())
 	k, ok := cnatKeyOf(p.ip(), v6, loc)
 	if !ok {
-		return k, false
+		return k, nil, false
 	}
-	if se := c.sess.m[k]; se != nil {
+	se := c.sess.m[k]
+	if se != nil {
 		st.cnatSessionHit(p, node, p.ip(), v6, se)
-		return k, false
 	}
-	return k, true
+	return k, se, true
 }
 
 // cnatSNATStep says where a source-NAT node runs: its name, the node its

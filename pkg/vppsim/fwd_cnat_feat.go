@@ -36,19 +36,30 @@ const (
 // translation) and traces it.
 func (st *state) cnatSessionHit(p *pkt, node string, h []byte, v6 bool, se *cnatSess) {
 	se.ts.last = st.s.clock.Now()
-	st.cnatRewrite(h, v6, se)
+	if !se.noNAT {
+		st.cnatRewrite(h, v6, se)
+	}
 	if p.tr != nil {
 		st.tracef(p, node, "found session %s => %s;%d -> %s;%d", cnatKeyString(se.key), se.newSrc, se.newSport, se.newDst, se.newDpt)
 	}
 }
 
 // cnatInputNode is cnat-input-ip4 / cnat-input-ip6 (cnat_input_feature_fn).
-// It never drops: an untranslated packet follows the arc.
-func (st *state) cnatInputNode(p *pkt, v6 bool) {
+// It returns true when it sent the packet on itself (a NO_NAT path: to the
+// backend's forwarding, bypassing the rest of the arc); otherwise the
+// packet, translated or not, follows the arc.
+func (st *state) cnatInputNode(p *pkt, v6 bool) bool {
 	node := byFamily(v6, cnatInput4, cnatInput6)
-	k, miss := st.cnatNodeBegin(p, node, v6, cnatLocInput)
-	if !miss {
-		return
+	k, se, ok := st.cnatNodeBegin(p, node, v6, cnatLocInput)
+	if !ok {
+		return false
+	}
+	if se != nil {
+		if se.noNAT {
+			st.cnatNoNATForward(p, node, se.newDst, v6)
+			return true
+		}
+		return false
 	}
 	h := p.ip()
 	c := &st.cnat
@@ -58,14 +69,14 @@ func (st *state) cnatInputNode(p *pkt, v6 bool) {
 	_, dst := cnatPktAddrs(h, v6)
 	cc := c.clients[dst]
 	if cc == nil {
-		return
+		return false
 	}
 	tr, dport := c.findTranslation(cc, h, v6, k.proto)
 	if tr == nil {
 		if p.tr != nil {
 			st.tracef(p, node, "session not found: no translation for %s port %d", ipProtoName(k.proto), dport)
 		}
-		return
+		return false
 	}
 	// VPP checks the translation's load balance for buckets before it
 	// picks one: no active path -> not translated, the arc goes on.
@@ -74,24 +85,50 @@ func (st *state) cnatInputNode(p *pkt, v6 bool) {
 		if p.tr != nil {
 			st.tracef(p, node, "session not found: translation %d has no active path", tr.id)
 		}
-		return
+		return false
 	}
 	path := tr.paths[pi]
 	dstAddr, _ := st.cnatResolve(path.dst)
 	// "never source nat in this node": the path's source endpoint and
 	// ALLOC_PORT are not used.
 	fwd := &cnatSess{key: k, newDst: dstAddr, newDpt: path.dst.port, newSrc: k.src, newSport: k.sport, lb: int64(tr.id),
-		ts: &cnatTimestamp{last: now, life: cnatSessionMaxAge, refs: 1}}
+		ts: &cnatTimestamp{last: now, life: cnatSessionMaxAge, refs: 1}, noNAT: path.flags&cnatTrkFlagNoNAT != 0}
 	cc.sessRefs++
 	c.sess.add(fwd)
 	if tr.flags&cnatFlagNoReturnSession == 0 {
 		st.cnatReturnSession(fwd, cnatLocOutput, false)
 	}
-	st.cnatRewrite(h, v6, fwd)
-	st.cnatCount(tr.id, p.end-p.l3)
 	if p.tr != nil {
 		st.tracef(p, node, "translation %d path %d: created session %s => %s;%d -> %s;%d", tr.id, pi,
 			cnatKeyString(k), fwd.newSrc, fwd.newSport, fwd.newDst, fwd.newDpt)
+	}
+	if fwd.noNAT {
+		// Not translated nor counted: straight to the backend.
+		st.cnatNoNATForward(p, node, dstAddr, v6)
+		return true
+	}
+	st.cnatRewrite(h, v6, fwd)
+	st.cnatCount(tr.id, p.end-p.l3)
+	return false
+}
+
+// cnatNoNATForward sends an untranslated packet of a NO_NAT path (direct
+// server return) to the backend's forwarding in table 0: VPP keeps the
+// first bucket of the backend's load balance (it assumes one) and jumps to
+// it, past the rest of the ip4/ip6-unicast arc.
+func (st *state) cnatNoNATForward(p *pkt, node string, backend netip.Addr, v6 bool) {
+	if p.tr != nil {
+		st.tracef(p, node, "NO_NAT path: untranslated to the forwarding of %s", backend)
+	}
+	p.vrf = 0
+	if v6 {
+		if e := st.fib6Lookup(0, backend.As16()); e != nil {
+			st.ip6Forward(p, e, backend.As16(), 0)
+		}
+		return
+	}
+	if e := st.fibLookup(0, backend.As4()); e != nil {
+		st.ip4Forward(p, e, backend.As4(), 0)
 	}
 }
 
@@ -100,8 +137,8 @@ func (st *state) cnatInputNode(p *pkt, v6 bool) {
 // the packet (no free port).
 func (st *state) cnatOutputNode(p *pkt, o *iface, v6 bool) bool {
 	node := byFamily(v6, cnatOutput4, cnatOutput6)
-	k, miss := st.cnatNodeBegin(p, node, v6, cnatLocOutput)
-	if !miss {
+	k, se, ok := st.cnatNodeBegin(p, node, v6, cnatLocOutput)
+	if !ok || se != nil {
 		return true
 	}
 	// The policy sees the receiving interface (sw_if_index[VLIB_RX]) and,

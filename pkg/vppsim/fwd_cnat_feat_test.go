@@ -170,3 +170,56 @@ func TestCnatOutputFeatureIPv6SNATNeedsANonZeroAddress(t *testing.T) {
 		t.Fatalf("IPv6 SNAT %v, want %s;49152 -> %s;53", r, snat, hostB6)
 	}
 }
+
+// The IPv6 hairpin: cnat-input-ip6 and cnat-output-ip6 on the pod's
+// interface, as for IPv4.
+func TestCnatHairpinIPv6(t *testing.T) {
+	e, c, _ := l3Env6(t)
+	e.neighbor(2, hostB6, hostBMAC)
+	const vip, snat = "fd00:10:96::10", "2001:db8:1::1"
+	e.ok(&cnat.CnatSetSnatAddresses{SnatIP6: netip.MustParseAddr(snat).As16(), SwIfIndex: ^interface_types.InterfaceIndex(0)})
+	e.ok(&cnat.CnatSetSnatPolicy{Policy: cnat.CNAT_POLICY_K8S})
+	e.ok(&cnat.CnatSnatPolicyAddDelIf{SwIfIndex: 2, IsAdd: 1, Table: cnat.CNAT_POLICY_POD})
+	e.mustCnat(cnat.CnatTranslation{Vip: apiEP(vip, 80), IPProto: ip_types.IP_API_PROTO_TCP,
+		Paths: []cnat.CnatEndpointTuple{{SrcEp: apiEP("::", 0), DstEp: apiEP(hostB6, 8080)}}})
+	e.ok(&feature.FeatureEnableDisable{SwIfIndex: 2, Enable: true, ArcName: "ip6-unicast", FeatureName: cnatInput6})
+	e.ok(&feature.FeatureEnableDisable{SwIfIndex: 2, Enable: true, ArcName: "ip6-output", FeatureName: cnatOutput6})
+	e.inject(nic2, eth6(nic2MAC, hostBMAC, ip6Pkt(hostB6, vip, protoTCP, 64, tcpL4(33000, 80, tcpSYN))))
+	r := one6(t, c, nic2)
+	if r.src.String() != snat || r.sport != cnatMinSrcPort || r.dst.String() != hostB6 || r.dport != 8080 || !r.csumOK {
+		t.Fatalf("IPv6 hairpin SYN %v ports %d->%d, want %s;49152 -> %s;8080", r, r.sport, r.dport, snat, hostB6)
+	}
+	e.inject(nic2, eth6(nic2MAC, hostBMAC, ip6Pkt(hostB6, snat, protoTCP, 64, tcpL4(8080, cnatMinSrcPort, tcpSYN|tcpACK))))
+	back := one6(t, c, nic2)
+	if back.src.String() != vip || back.sport != 80 || back.dst.String() != hostB6 || back.dport != 33000 || !back.csumOK {
+		t.Fatalf("IPv6 hairpin SYN-ACK %v ports %d->%d, want %s;80 -> %s;33000", back, back.sport, back.dport, vip, hostB6)
+	}
+}
+
+// A path with tracker flag NO_NAT (API flags value 2) makes cnat-input
+// send the packet untranslated to the backend's adjacency (direct server
+// return), on the first packet and on the session's later ones; the API's
+// CNAT_EPT_NO_NAT (1) is stored as CNAT_TRK_ACTIVE by VPP and changes
+// nothing.
+func TestCnatInputNoNATPathForwardsUntranslatedToTheBackend(t *testing.T) {
+	for _, tc := range []struct {
+		flags uint8
+		dsr   bool
+	}{{flags: 2, dsr: true}, {flags: uint8(cnat.CNAT_EPT_NO_NAT)}} {
+		e, c, _ := cnatEnv(t)
+		e.mustCnat(cnat.CnatTranslation{Vip: apiEP(cnatVIP, 53), IPProto: ip_types.IP_API_PROTO_UDP,
+			Paths: []cnat.CnatEndpointTuple{{SrcEp: apiEP("0.0.0.0", 0), DstEp: apiEP(cnatPod1, 5353), Flags: tc.flags}}})
+		e.ok(&feature.FeatureEnableDisable{SwIfIndex: 1, Enable: true, ArcName: "ip4-unicast", FeatureName: cnatInput4})
+		for range 2 {
+			e.inject(nic1, ethFrame(nic1MAC, hostAMAC, etherTypeIP4, ipPkt(cnatHostA, cnatVIP, protoUDP, 64, udpL4(40000, 53, "q"))))
+			r := oneFrame(t, c, nic2)
+			wantDst, wantPort := cnatPod1, uint16(5353)
+			if tc.dsr {
+				wantDst, wantPort = cnatVIP, 53
+			}
+			if r.dstMAC != podMACs[0] || r.dst.String() != wantDst || r.dport != wantPort || r.src.String() != cnatHostA || !r.csumOK {
+				t.Fatalf("path flags %d: %v to %s, want %s:%d to the backend's MAC", tc.flags, r, macString(r.dstMAC), wantDst, wantPort)
+			}
+		}
+	}
+}

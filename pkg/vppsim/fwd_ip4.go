@@ -53,8 +53,8 @@ func (st *state) ip4Input(p *pkt, i *iface) {
 // in VPP's order - cnat-input (runs_before the input ACL), ACL-in, NAT44-ED,
 // cnat-snat - and ends in ip4-lookup.
 func (st *state) ip4Unicast(p *pkt, i *iface) {
-	if st.cnatFeatureOn(i.idx, cnatInput4) {
-		st.cnatInputNode(p, false)
+	if st.cnatFeatureOn(i.idx, cnatInput4) && st.cnatInputNode(p, false) {
+		return
 	}
 	if st.aclFilter != nil && !st.aclCheck(p, i.idx, true) {
 		return
@@ -134,6 +134,12 @@ func (st *state) ip4Lookup(p *pkt) {
 	if p.tr != nil {
 		st.tracef(p, "ip4-lookup", "fib %d dpo-idx %s: %s", p.vrf, e.prefix, fwdKindName(e.kind))
 	}
+	st.ip4Forward(p, e, dst, flowHash(h))
+}
+
+// ip4Forward sends a packet on as FIB entry e forwards it; target is the
+// address an attached path resolves, hash picks among multiple paths.
+func (st *state) ip4Forward(p *pkt, e *fibFwd, target [4]byte, hash uint32) {
 	switch e.kind {
 	case fwdDrop:
 		if e.prefix.Bits() == 0 {
@@ -146,7 +152,7 @@ func (st *state) ip4Lookup(p *pkt) {
 	case fwdLocal:
 		st.ip4Local(p, e)
 	default:
-		st.forwardPath(p, e.choosePath(flowHash(h)), dst, 0)
+		st.forwardPath(p, e.choosePath(hash), target, 0)
 	}
 }
 

@@ -131,8 +131,8 @@ func (st *state) ip6Input(p *pkt, i *iface) {
 		st.ip6Multicast(p, i)
 		return
 	}
-	if st.cnatFeatureOn(i.idx, cnatInput6) {
-		st.cnatInputNode(p, true)
+	if st.cnatFeatureOn(i.idx, cnatInput6) && st.cnatInputNode(p, true) {
+		return
 	}
 	if st.aclFilter != nil && !st.aclCheck6(p, i.idx, true) {
 		return
@@ -229,6 +229,12 @@ func (st *state) ip6Lookup(p *pkt) {
 	if p.tr != nil {
 		st.tracef(p, "ip6-lookup", "fib %d dpo-idx %s: %s", p.vrf, e.prefix, fwdKindName6(e.kind))
 	}
+	st.ip6Forward(p, e, dst, flowHash6(h))
+}
+
+// ip6Forward sends a packet on as FIB entry e forwards it; target is the
+// address an attached path resolves, hash picks among multiple paths.
+func (st *state) ip6Forward(p *pkt, e *fibFwd, target [16]byte, hash uint32) {
 	switch e.kind {
 	case fwdDrop:
 		if e.prefix.Bits() == 0 {
@@ -243,7 +249,7 @@ func (st *state) ip6Lookup(p *pkt) {
 	case fwdLocal:
 		st.ip6Local(p)
 	default:
-		st.forwardPath6(p, e.choosePath(flowHash6(h)), dst, 0)
+		st.forwardPath6(p, e.choosePath(hash), target, 0)
 	}
 }
 

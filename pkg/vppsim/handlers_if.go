@@ -281,8 +281,11 @@ func (st *state) createTap(cl *call, a tapArgs) (interface_types.InterfaceIndex,
 	i.tap = t
 	i.rxQueues = uint32(a.numRx)
 	if !tun {
+		// Without use_random_mac VPP takes mac_address as given, zero
+		// included (tapv2_api.c sets mac_addr_set; tap.c generates only
+		// when it is not set).
 		i.mac = a.mac
-		if a.useRandomMAC || isZeroMAC(i.mac) {
+		if a.useRandomMAC {
 			i.mac = randomMAC()
 		}
 	}
@@ -394,15 +397,20 @@ func (st *state) createAfPacket(cl *call, hostIfName string, mac ethernet_types.
 	if sw, ok := st.afpHosts[hostIfName]; ok {
 		return interface_types.InterfaceIndex(sw), retvalIfAlreadyExists
 	}
-	// The VPP-side MAC is hw_addr, else a random 02:fe:... one - never
-	// the veth's own MAC (docs/dev-guide/VPP-FORWARDING.md §6).
+	// The VPP-side MAC is a random 02:fe:... one with use_random_hw_addr,
+	// else hw_addr as given - never the veth's own MAC
+	// (docs/dev-guide/VPP-FORWARDING.md §6). A zero hw_addr without
+	// use_random_hw_addr stays 00:00:00:00:00:00: the API handlers pass
+	// af_packet_create_if a pointer to the message's hw_addr array, which
+	// is never NULL, so VPP copies it instead of generating one
+	// (af_packet_api.c, af_packet.c af_packet_create_if).
 	hwAddr := [6]byte(mac)
 	if h := st.s.host; h != nil {
 		if _, ok := h.interfaceMAC(hostIfName); !ok {
 			return interface_types.InterfaceIndex(noIndex), retvalInvalidInterface
 		}
 	}
-	if random || isZeroMAC(hwAddr) {
+	if random {
 		hwAddr = randomMAC()
 	}
 	i := st.newIface("host-"+hostIfName, kindAfPacket)

@@ -143,6 +143,25 @@ func TestTapCreateDumpDelete(t *testing.T) {
 	}
 }
 
+// Without use_random_hw_addr / use_random_mac, VPP 25.10 takes the MAC of
+// the request as it is, a zero one included: it does not generate one.
+func TestZeroMACWithoutRandomIsKeptAsVPPDoes(t *testing.T) {
+	e := newEnv(t)
+	e.ok(&af_packet.AfPacketCreateV3{Mode: af_packet.AF_PACKET_API_MODE_ETHERNET, HostIfName: "veth1"})
+	e.ok(&af_packet.AfPacketCreate{HostIfName: "veth2"})
+	e.ok(&tapv2.TapCreateV3{ID: 7, HostIfName: "tap7"})
+	for _, name := range []string{"host-veth1", "host-veth2", "tap7"} {
+		if ifc, _ := e.sim.InterfaceByName(name); ifc.MAC.String() != "00:00:00:00:00:00" {
+			t.Errorf("%s MAC %v, want 00:00:00:00:00:00 (no random MAC asked for)", name, ifc.MAC)
+		}
+	}
+	for _, d := range dump[interfaces.SwInterfaceDetails](t, e.ch, &interfaces.SwInterfaceDump{SwIfIndex: allIfaces}) {
+		if d.InterfaceName == "host-veth1" && d.L2Address.String() != "00:00:00:00:00:00" {
+			t.Errorf("sw_interface_details of host-veth1: l2_address %s", d.L2Address)
+		}
+	}
+}
+
 func TestAfPacket(t *testing.T) {
 	e := newEnv(t)
 	rep := &af_packet.AfPacketCreateV3Reply{}
@@ -160,6 +179,9 @@ func TestAfPacket(t *testing.T) {
 	}
 	if ifc, _ := e.sim.InterfaceByName("host-veth2"); ifc.MAC.String() != "02:00:00:00:00:02" {
 		t.Errorf("host-veth2 MAC %v", ifc.MAC)
+	}
+	if ifc, _ := e.sim.InterfaceByName("host-veth1"); ifc.MAC[0] != 0x02 || ifc.MAC[1] != 0xfe {
+		t.Errorf("host-veth1 MAC %v, want a random 02:fe one", ifc.MAC)
 	}
 	e.expect(retvalSyscallError1, &af_packet.AfPacketDelete{HostIfName: "nope"})
 	e.ok(&af_packet.AfPacketDelete{HostIfName: "veth1"})
