@@ -232,3 +232,31 @@ func TestCnatPortAllocationStartsAt49152PerProtocol(t *testing.T) {
 		t.Fatal("addIfAbsent must add once and refuse the same key")
 	}
 }
+
+// LookupCNAT finds a translation by VIP, port and protocol and follows its
+// changes: new paths in place, nothing once it is deleted.
+func TestLookupCNATFollowsTheTranslationOfAVIP(t *testing.T) {
+	e := newEnv(t)
+	vip := netip.MustParseAddr("10.96.0.10")
+	tr := apiTr("10.96.0.10", 53, false, apiEP("10.1.1.2", 5353))
+	id, rv := e.cnatUpdate(tr)
+	if rv != 0 {
+		t.Fatalf("update: rv %d", rv)
+	}
+	if got := e.sim.LookupCNAT(protoUDP, vip, 53); len(got) != 1 || got[0] != netip.MustParseAddrPort("10.1.1.2:5353") {
+		t.Fatalf("LookupCNAT UDP 10.96.0.10:53 = %v, want [10.1.1.2:5353]", got)
+	}
+	if got := e.sim.LookupCNAT(protoTCP, vip, 53); got != nil {
+		t.Fatalf("LookupCNAT TCP 10.96.0.10:53 = %v, want nil (the translation is UDP)", got)
+	}
+	if _, rv := e.cnatUpdate(apiTr("10.96.0.10", 53, false, apiEP("10.1.1.3", 5353), apiEP("10.1.1.4", 5353))); rv != 0 {
+		t.Fatalf("second update: rv %d", rv)
+	}
+	if got := e.sim.LookupCNAT(protoUDP, vip, 53); len(got) != 2 || got[1] != netip.MustParseAddrPort("10.1.1.4:5353") {
+		t.Fatalf("after the update LookupCNAT = %v, want [10.1.1.3:5353 10.1.1.4:5353]", got)
+	}
+	e.ok(&cnat.CnatTranslationDel{ID: id})
+	if got := e.sim.LookupCNAT(protoUDP, vip, 53); got != nil {
+		t.Fatalf("after the delete LookupCNAT = %v, want nil", got)
+	}
+}

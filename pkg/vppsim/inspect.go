@@ -518,6 +518,28 @@ func (s *Sim) LookupDNAT(proto uint8, dst netip.Addr, dstPort uint16) []Backend 
 	}
 }
 
+// LookupCNAT returns the destinations of the paths of the cnat translation
+// of proto (IP protocol number) to the literal VIP vip:port, in path order
+// with interface endpoints resolved (an unresolved one is left out), or nil
+// if there is no such translation. It costs one map lookup, whatever the
+// number of translations (cnat_translation_dump lists them all).
+func (s *Sim) LookupCNAT(proto uint8, vip netip.Addr, port uint16) []netip.AddrPort {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	tr := st.cnat.byKey[cnatTrKey{addr: vip, sw: noIndex, v6: vip.Is6(), port: port, proto: proto}]
+	if tr == nil {
+		return nil
+	}
+	out := make([]netip.AddrPort, 0, len(tr.paths))
+	for _, p := range tr.paths {
+		if a, ok := st.cnatResolve(p.dst); ok {
+			out = append(out, netip.AddrPortFrom(a, p.dst.port))
+		}
+	}
+	return out
+}
+
 // Packet is a packet for Translate.
 type Packet struct {
 	Protocol uint8 // IP protocol number
