@@ -2,6 +2,7 @@ package scale
 
 import (
 	"context"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	"go.fd.io/govpp/adapter/socketclient"
 	"go.fd.io/govpp/binapi/cnat"
 	"go.fd.io/govpp/binapi/interface_types"
@@ -109,7 +111,9 @@ func TestContivConfOfACNATSetupIsReadAsCNATByTheAgent(t *testing.T) {
 // and an absent expectation holds once the translation is deleted.
 func TestWaitForACNATTranslationEndsWithTheRequestThatMakesIt(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "api.sock")
-	sim, err := vppsim.New(vppsim.Options{SocketPath: sock})
+	quiet := logrus.New()
+	quiet.SetOutput(io.Discard)
+	sim, err := vppsim.New(vppsim.Options{SocketPath: sock, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
