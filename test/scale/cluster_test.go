@@ -37,6 +37,10 @@ type setup struct {
 	// address (dualstack_test.go has the IPv6 plan), and the agent's contiv.conf has
 	// ipamConfig.ipv6. Services stay IPv4 (IPv6 Services come with the cnat renderer).
 	Dual bool
+	// Renderer is the agent's serviceRenderer (contiv.conf; CONTIV_SCALE_RENDERER):
+	// "nat44", "cnat", or "" for the shipped example's (nat44). The simulator role
+	// is told too: it waits for cnat translations instead of NAT44 mappings.
+	Renderer string
 }
 
 func (s setup) String() string {

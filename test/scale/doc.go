@@ -36,6 +36,20 @@
 //	                        /contiv/v1/ipam has no IPv6 pod subnet. Not with
 //	                        CONTIV_SCALE_BEFORE. E.g.
 //	                        CONTIV_SCALE_FAMILY=dual CONTIV_SCALE_ROUNDS=3 make bench-scale
+//	CONTIV_SCALE_RENDERER   nat44, cnat or both [nat44]: the contiv.conf serviceRenderer of
+//	                        this tree's agent. cnat: every variant of this tree renders
+//	                        with cnat (a CONTIV_SCALE_BEFORE ref keeps its own); both
+//	                        compares renderers instead of code, as
+//	                        CONTIV_SCALE_FAMILY=dual compares families: this tree's
+//	                        agent (with CONTIV_SCALE_TAGS) with serviceRenderer nat44
+//	                        and with cnat on the same cluster, alternating per round,
+//	                        and the table ends with the ratio cnat / nat44 of the
+//	                        medians. The simulator then waits for cnat translations
+//	                        (Sim.LookupCNAT) instead of NAT44 mappings: the same
+//	                        (address, port, protocol) keys, the backends are the
+//	                        translation's paths. Not with CONTIV_SCALE_BEFORE or
+//	                        CONTIV_SCALE_FAMILY=dual. E.g.
+//	                        CONTIV_SCALE_RENDERER=both CONTIV_SCALE_ROUNDS=3 make bench-scale
 //	CONTIV_SCALE_ROUNDS     rounds of before/after, interleaved [1]
 //	CONTIV_SCALE_PROFILE    a directory: CPU profiles of each phase and heap profiles at
 //	                        rest and after the burst are saved there [none]
@@ -48,7 +62,7 @@
 //
 // etcd and the simulator are this test binary started again in a role (the etcd of
 // pkg/etcdembed; pkg/vppsim with a small control server on a unix socket that reports
-// message counts and waits for NAT mappings). The simulator of this tree serves both
+// message counts and waits for NAT mappings, or cnat translations). The simulator of this tree serves both
 // agents, so that the comparison is of the agents alone. The agent is built from this
 // tree (with CONTIV_SCALE_TAGS) and, for the comparison, from the other ref (a temporary
 // detached worktree) or from this tree without the tags, and run in production mode (etcd.conf, govpp.conf, ...), as root in a private mount
@@ -64,12 +78,12 @@
 //     from /metrics; the burst's peak is VmHWM after writing 5 to /proc/<pid>/clear_refs
 //     before the burst;
 //   - one Endpoints change: the time from just before the etcd Put to the moment the
-//     simulator's NAT mapping of the Service holds the new backend (the simulator's
-//     control server checks after every NAT request it executes, from its request
-//     hook; the wait is in place before the Put: the server answers with its headers
-//     first), with the agent's allocations and GC cycles from its metrics; a wait for
-//     several mappings (first resync, join, leave, burst) checks 200 us after its last
-//     check ended;
+//     simulator's NAT mapping (cnat translation) of the Service holds the new backend
+//     (the simulator's control server checks after every nat44_ (cnat_) request it
+//     executes, from its request hook; the wait is in place before the Put: the server
+//     answers with its headers first), with the agent's allocations and GC cycles from
+//     its metrics, and the VPP messages per change; a wait for several mappings (first
+//     resync, join, leave, burst) checks 200 us after its last check ended;
 //   - CPU: user + system time of the agent, the simulator, etcd and the harness during
 //     the first resync, the single changes and the burst (/proc/<pid>/stat);
 //   - node join and leave: event time is the processing time of the controller events

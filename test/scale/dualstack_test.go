@@ -32,25 +32,34 @@ func nodeIP6(k int) string { return fmt.Sprintf("fd00:10:20::%x", k) }
 func nodeVPPIP6(k int) string { return fmt.Sprintf("fd00:192:168:16::%x/112", k) }
 
 // contivConf returns the contiv.conf of the agent: the shipped example, with
-// ipamConfig.ipv6 added for a dual-stack setup (written into dir).
+// ipamConfig.ipv6 added for a dual-stack setup and serviceRenderer set when the setup
+// names one (written into dir).
 func (s setup) contivConf(root, dir string) (string, error) {
 	example := filepath.Join(root, "k8s", "examples", "contiv.conf")
-	if !s.Dual {
+	if !s.Dual && s.Renderer == "" {
 		return example, nil
 	}
 	data, err := os.ReadFile(example)
 	if err != nil {
-		return "", fmt.Errorf("dual-stack contiv.conf: %w", err)
+		return "", fmt.Errorf("contiv.conf: %w", err)
 	}
-	const anchor = "\nipamConfig:\n"
 	conf := string(data)
-	if !strings.Contains(conf, anchor) {
-		return "", fmt.Errorf("dual-stack contiv.conf: %s has no top-level ipamConfig to add ipv6 to", example)
+	if s.Dual {
+		const anchor = "\nipamConfig:\n"
+		if !strings.Contains(conf, anchor) {
+			return "", fmt.Errorf("dual-stack contiv.conf: %s has no top-level ipamConfig to add ipv6 to", example)
+		}
+		conf = strings.Replace(conf, anchor, anchor+ipamIPv6, 1)
+	}
+	if s.Renderer != "" {
+		if strings.Contains(conf, "\nserviceRenderer:") {
+			return "", fmt.Errorf("contiv.conf: %s sets serviceRenderer already: the harness cannot choose it", example)
+		}
+		conf += "serviceRenderer: " + s.Renderer + "\n"
 	}
 	path := filepath.Join(dir, "contiv.conf")
-	conf = strings.Replace(conf, anchor, anchor+ipamIPv6, 1)
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		return "", fmt.Errorf("dual-stack contiv.conf: %w", err)
+		return "", fmt.Errorf("contiv.conf: %w", err)
 	}
 	return path, nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,8 +69,9 @@ const (
 	simNIC       = "GigabitEthernet0/8/0"
 )
 
-// mappingExpect is one condition on the simulator's NAT mappings: the backends of
-// Proto IP:Port include Backend (an IP), or, with Absent, there is no mapping.
+// mappingExpect is one condition on the simulator's service tables (the NAT44
+// mappings, or the cnat translations): the backends of Proto IP:Port include Backend
+// (an IP), or, with Absent, there is no mapping or translation.
 type mappingExpect struct {
 	Proto   uint8  `json:"proto"`
 	IP      string `json:"ip"`
@@ -121,10 +123,15 @@ func runSimRole(dir string) int {
 		sim.ResetMessageCounts()
 		writeJSON(w, struct{}{})
 	})
-	nat := newNATNotifier()
+	tables, err := newServiceTables(sim, os.Getenv(simRendererEnv))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scale vppsim: %v\n", err)
+		return 1
+	}
+	changes := newChangeNotifier()
 	sim.SetRequestHook(func(name string) {
-		if strings.HasPrefix(name, "nat44_") {
-			nat.changed()
+		if strings.HasPrefix(name, tables.prefix) {
+			changes.changed()
 		}
 	})
 	mux.HandleFunc("POST /wait", func(w http.ResponseWriter, req *http.Request) {
@@ -138,7 +145,7 @@ func runSimRole(dir string) int {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_ = http.NewResponseController(w).Flush()
-		_ = json.NewEncoder(w).Encode(waitMappings(req.Context(), sim, nat, wr))
+		_ = json.NewEncoder(w).Encode(waitMappings(req.Context(), tables, changes, wr))
 	})
 	// CONTIV_SCALE_PROFILE: the harness profiles the simulator too (VPP's share of a
 	// phase's time).
@@ -156,18 +163,19 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// natNotifier tells waiters that the simulator executed a NAT request: changed closes
-// the channel the waiters hold and starts a new one.
-type natNotifier struct {
+// changeNotifier tells waiters that the simulator executed a request of the service
+// renderer's (NAT44 or cnat): changed closes the channel the waiters hold and starts a
+// new one.
+type changeNotifier struct {
 	mu sync.Mutex
 	ch chan struct{}
 }
 
-func newNATNotifier() *natNotifier { return &natNotifier{ch: make(chan struct{})} }
+func newChangeNotifier() *changeNotifier { return &changeNotifier{ch: make(chan struct{})} }
 
 // changed is called by the simulator's request hook, before the request's reply is
 // sent.
-func (n *natNotifier) changed() {
+func (n *changeNotifier) changed() {
 	n.mu.Lock()
 	close(n.ch)
 	n.ch = make(chan struct{})
@@ -175,18 +183,19 @@ func (n *natNotifier) changed() {
 }
 
 // next returns the channel closed by the next change.
-func (n *natNotifier) next() <-chan struct{} {
+func (n *changeNotifier) next() <-chan struct{} {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.ch
 }
 
-// waitMappings waits until every expectation holds, checking them in order and
-// resuming at the first that failed (a lookup of a missing mapping scans all mappings,
-// so only one failing lookup is made per check). A single expectation (one Endpoints
-// change, timed to the request that completes it) is checked after every NAT request
-// the simulator executes; more (the burst, the first resync) are checked every Poll.
-func waitMappings(ctx context.Context, sim *vppsim.Sim, nat *natNotifier, wr waitRequest) waitReply {
+// waitMappings waits until every expectation holds in the service tables, checking
+// them in order and resuming at the first that failed (a NAT44 lookup of a missing
+// mapping scans all mappings, so only one failing lookup is made per check). A single
+// expectation (one Endpoints change, timed to the request that completes it) is
+// checked after every request of the renderer's the simulator executes; more (the
+// burst, the first resync) are checked every Poll.
+func waitMappings(ctx context.Context, tables serviceTables, changes *changeNotifier, wr waitRequest) waitReply {
 	type parsed struct {
 		e       mappingExpect
 		ip      netip.Addr
@@ -209,16 +218,11 @@ func waitMappings(ctx context.Context, sim *vppsim.Sim, nat *natNotifier, wr wai
 		wr.Poll = 200 * time.Microsecond
 	}
 	holds := func(p parsed) bool {
-		backends := sim.LookupDNAT(p.e.Proto, p.ip, p.e.Port)
+		backends := tables.lookup(p.e.Proto, p.ip, p.e.Port)
 		if p.e.Absent {
 			return len(backends) == 0
 		}
-		for _, b := range backends {
-			if b.Addr.Addr() == p.backend {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(backends, p.backend)
 	}
 	next := 0
 	expired := time.NewTimer(wr.Timeout)
@@ -226,14 +230,14 @@ func waitMappings(ctx context.Context, sim *vppsim.Sim, nat *natNotifier, wr wai
 	// Several expectations are checked Poll after the previous check ended (a check
 	// for a missing mapping scans every mapping under the simulator's lock: checking
 	// back to back would hold VPP's state away from the agent); a single expectation
-	// is checked after every NAT request instead.
+	// is checked after every request of the renderer's instead.
 	var poll *time.Timer
 	if len(ps) > 1 {
 		poll = time.NewTimer(wr.Poll)
 		defer poll.Stop()
 	}
 	for {
-		changed := nat.next() // before the check: a change during it is not missed
+		changed := changes.next() // before the check: a change during it is not missed
 		for next < len(ps) && holds(ps[next]) {
 			next++
 		}
@@ -257,6 +261,62 @@ func waitMappings(ctx context.Context, sim *vppsim.Sim, nat *natNotifier, wr wai
 			return waitReply{Error: "wait cancelled: " + ctx.Err().Error()}
 		}
 	}
+}
+
+// simRendererEnv tells the simulator role the agent's serviceRenderer ("cnat", or
+// NAT44 when empty or "nat44"): which of its tables the waits read.
+const simRendererEnv = "CONTIV_SCALE_SIM_RENDERER"
+
+// serviceTables reads the simulator's service translations of one renderer.
+type serviceTables struct {
+	// prefix starts the names of the renderer's requests (a request may change
+	// what lookup answers).
+	prefix string
+	// lookup returns the backend addresses of traffic of protocol proto to ip:port,
+	// nil when nothing translates it.
+	lookup func(proto uint8, ip netip.Addr, port uint16) []netip.Addr
+}
+
+// cnatInspector is the simulator's lookup of one cnat translation by its key
+// (vppsim.Sim.LookupCNAT): one map lookup, where cnat_translation_dump would list
+// every translation (110,000 at the reference setup) on each check.
+type cnatInspector interface {
+	LookupCNAT(proto uint8, vip netip.Addr, port uint16) []netip.AddrPort
+}
+
+// newServiceTables returns the tables of renderer: NAT44's static and LB mappings
+// (Sim.LookupDNAT), or cnat's translations (Sim.LookupCNAT).
+func newServiceTables(sim *vppsim.Sim, renderer string) (serviceTables, error) {
+	addrs := func(aps []netip.AddrPort) []netip.Addr {
+		out := make([]netip.Addr, len(aps))
+		for i, ap := range aps {
+			out[i] = ap.Addr()
+		}
+		return out
+	}
+	switch renderer {
+	case "", "nat44":
+		return serviceTables{prefix: "nat44_", lookup: func(proto uint8, ip netip.Addr, port uint16) []netip.Addr {
+			bs := sim.LookupDNAT(proto, ip, port)
+			out := make([]netip.Addr, len(bs))
+			for i, b := range bs {
+				out[i] = b.Addr.Addr()
+			}
+			return out
+		}}, nil
+	case "cnat":
+		// Asserted rather than called: the harness builds with a simulator that does
+		// not have it yet, and then only the cnat runs fail.
+		in, ok := any(sim).(cnatInspector)
+		if !ok {
+			return serviceTables{}, fmt.Errorf("%s=cnat: this simulator has no LookupCNAT (pkg/vppsim inspect.go) "+
+				"to read a cnat translation by its VIP, port and protocol", simRendererEnv)
+		}
+		return serviceTables{prefix: "cnat_", lookup: func(proto uint8, ip netip.Addr, port uint16) []netip.Addr {
+			return addrs(in.LookupCNAT(proto, ip, port))
+		}}, nil
+	}
+	return serviceTables{}, fmt.Errorf("%s=%q: want nat44 or cnat", simRendererEnv, renderer)
 }
 
 // errRoleExited is returned when a role process exits before it is ready.

@@ -40,28 +40,32 @@ func envInt(tb testing.TB, name string, def int) int {
 	return v
 }
 
-// variant is one agent build, or with CONTIV_SCALE_FAMILY=dual one IP family of the
-// cluster (this tree's agent in both).
+// variant is one agent build, or one configuration of this tree's agent: with
+// CONTIV_SCALE_FAMILY=dual an IP family of the cluster, with CONTIV_SCALE_RENDERER=both
+// a service renderer.
 type variant struct {
-	name   string // "before" or "after"; "ipv4" or "dual"
-	ref    string // a git ref, or "" for this tree
-	tags   string // build tags (go build -tags), "" for none
-	agent  string // binary
-	family bool   // a variant of the family comparison
-	dual   bool   // the cluster is dual-stack
+	name     string // "before" or "after"; "ipv4" or "dual"; "nat44" or "cnat"
+	ref      string // a git ref, or "" for this tree
+	tags     string // build tags (go build -tags), "" for none
+	agent    string // binary
+	config   bool   // a variant of a configuration comparison (one build)
+	dual     bool   // the cluster is dual-stack
+	renderer string // contiv.conf serviceRenderer, "" for the shipped example's (nat44)
+	desc     string // what the configuration of a config variant is
 }
 
-// label names the variant's code in the report: its ref or this tree, and its tags.
+// label names the variant's code or configuration in the report: its ref or this
+// tree, and its tags.
 func (v *variant) label() string {
-	if v.family {
-		if v.dual {
-			return "dual-stack"
-		}
-		return "IPv4 only"
+	if v.config {
+		return v.desc
 	}
 	s := cmp.Or(v.ref, "this tree")
 	if v.tags != "" {
 		s += ", -tags " + v.tags
+	}
+	if v.renderer != "" {
+		s += ", " + v.renderer
 	}
 	return s
 }
@@ -70,32 +74,56 @@ func (v *variant) label() string {
 // before is CONTIV_SCALE_BEFORE's ref [bb8e401], or this tree without tags when
 // CONTIV_SCALE_TAGS is set and CONTIV_SCALE_BEFORE is not; after is this tree, built
 // with CONTIV_SCALE_TAGS. With CONTIV_SCALE_FAMILY=dual they are this tree (with
-// CONTIV_SCALE_TAGS) on the IPv4-only cluster and on the same cluster dual-stack.
-func variants(tb testing.TB) []*variant {
-	tags := os.Getenv("CONTIV_SCALE_TAGS")
+// CONTIV_SCALE_TAGS) on the IPv4-only cluster and on the same cluster dual-stack;
+// with CONTIV_SCALE_RENDERER=both, this tree with serviceRenderer nat44 and cnat.
+// CONTIV_SCALE_RENDERER=cnat makes every variant of this tree render with cnat. getenv
+// reads the settings (os.Getenv).
+func variants(getenv func(string) string) ([]*variant, error) {
+	tags := getenv("CONTIV_SCALE_TAGS")
 	if strings.ContainsAny(tags, " \t") {
-		tb.Fatalf("CONTIV_SCALE_TAGS=%q: want tags separated by commas", tags)
+		return nil, fmt.Errorf("CONTIV_SCALE_TAGS=%q: want tags separated by commas", tags)
 	}
-	ref := os.Getenv("CONTIV_SCALE_BEFORE")
-	switch family := cmp.Or(os.Getenv("CONTIV_SCALE_FAMILY"), "ipv4"); {
-	case family == "dual" && ref != "" && ref != "none":
-		tb.Fatalf("CONTIV_SCALE_BEFORE=%q with CONTIV_SCALE_FAMILY=dual: the family comparison runs this tree "+
-			"on both clusters; unset CONTIV_SCALE_BEFORE (or compare refs with CONTIV_SCALE_FAMILY=ipv4)", ref)
+	ref := getenv("CONTIV_SCALE_BEFORE")
+	family := cmp.Or(getenv("CONTIV_SCALE_FAMILY"), "ipv4")
+	renderer := cmp.Or(getenv("CONTIV_SCALE_RENDERER"), "nat44")
+	switch {
+	case family != "ipv4" && family != "dual":
+		return nil, fmt.Errorf("CONTIV_SCALE_FAMILY=%q: want ipv4 or dual", family)
+	case renderer != "nat44" && renderer != "cnat" && renderer != "both":
+		return nil, fmt.Errorf("CONTIV_SCALE_RENDERER=%q: want nat44, cnat or both", renderer)
+	case family == "dual" && renderer == "both":
+		return nil, fmt.Errorf("CONTIV_SCALE_FAMILY=dual with CONTIV_SCALE_RENDERER=both: one comparison at a time " +
+			"(CONTIV_SCALE_RENDERER=cnat runs the family comparison with cnat)")
+	case (family == "dual" || renderer == "both") && ref != "" && ref != "none":
+		return nil, fmt.Errorf("CONTIV_SCALE_BEFORE=%q with CONTIV_SCALE_FAMILY=%s CONTIV_SCALE_RENDERER=%s: that comparison runs "+
+			"this tree twice; unset CONTIV_SCALE_BEFORE (or compare refs with the defaults)", ref, family, renderer)
+	}
+	this := "" // the serviceRenderer of this tree's variants ("": the example's, nat44)
+	if renderer == "cnat" {
+		this = "cnat"
+	}
+	switch {
 	case family == "dual":
-		return []*variant{{name: "ipv4", tags: tags, family: true}, {name: "dual", tags: tags, family: true, dual: true}}
-	case family != "ipv4":
-		tb.Fatalf("CONTIV_SCALE_FAMILY=%q: want ipv4 or dual", family)
+		suffix := ""
+		if this != "" {
+			suffix = ", " + this
+		}
+		return []*variant{{name: "ipv4", tags: tags, config: true, renderer: this, desc: "IPv4 only" + suffix},
+			{name: "dual", tags: tags, config: true, dual: true, renderer: this, desc: "dual-stack" + suffix}}, nil
+	case renderer == "both":
+		return []*variant{{name: "nat44", tags: tags, config: true, renderer: "nat44", desc: "serviceRenderer nat44"},
+			{name: "cnat", tags: tags, config: true, renderer: "cnat", desc: "serviceRenderer cnat"}}, nil
 	}
-	after := &variant{name: "after", tags: tags}
+	after := &variant{name: "after", tags: tags, renderer: this}
 	switch {
 	case ref == "none":
-		return []*variant{after}
+		return []*variant{after}, nil
 	case ref == "" && tags != "":
-		return []*variant{{name: "before"}, after} // this tree, with and without the tags
+		return []*variant{{name: "before"}, after}, nil // this tree, with and without the tags
 	case ref == "":
 		ref = "bb8e401"
 	}
-	return []*variant{{name: "before", ref: ref}, after}
+	return []*variant{{name: "before", ref: ref}, after}, nil
 }
 
 // result is what one run of the workload measured.
@@ -105,6 +133,7 @@ type result struct {
 	heapRest                   float64
 	changeP50, changeP99       time.Duration
 	changeMsgs                 int64
+	changes                    int // the single changes measured
 	joinEvents                 int
 	joinEventTime, joinWall    time.Duration
 	joinMsgs                   int64
@@ -159,13 +188,16 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	variants := variants(t)
+	variants, err := variants(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(variants))
 	for i, v := range variants {
 		v.agent = filepath.Join(work, "contiv-agent-"+v.name)
-		if v.family && i > 0 {
-			v.agent = variants[0].agent // the family comparison runs one build
+		if v.config && i > 0 {
+			v.agent = variants[0].agent // a configuration comparison runs one build
 			continue
 		}
 		wg.Go(func() {
@@ -200,6 +232,7 @@ func TestScale(t *testing.T) {
 				// This tree, with or without tags, always gets slices.
 				vs.LegacyEndpoints = v.ref != "" && os.Getenv("CONTIV_SCALE_BEFORE_SLICES") != "1"
 				vs.Dual = v.dual
+				vs.Renderer = v.renderer
 				res := runWorkload(t, root, v, vs, changes, burst)
 				results[v.name] = append(results[v.name], res)
 			})
@@ -271,7 +304,8 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 	inNS := []string{"ip", "netns", "exec", ns}
 	etcdProc, etcdEP := startProcess(t, dir, "etcd", []string{roleEnv + "=etcd", "CONTIV_SCALE_DIR=" + etcdDir}, true,
 		append(inNS, self, "-test.run=^$")...)
-	simProc, apiSocket := startProcess(t, dir, "vpp-sim", []string{roleEnv + "=vppsim", "CONTIV_SCALE_DIR=" + simDir, "CONTIV_SCALE_SIM_LINUX=1"}, true,
+	simProc, apiSocket := startProcess(t, dir, "vpp-sim", []string{roleEnv + "=vppsim", "CONTIV_SCALE_DIR=" + simDir, "CONTIV_SCALE_SIM_LINUX=1",
+		simRendererEnv + "=" + s.Renderer}, true,
 		append(inNS, self, "-test.run=^$")...)
 	sim := newSimClient(filepath.Join(simDir, simCtlSocket))
 	dial := nsrun.Dialer(nsrun.Path(ns))
@@ -303,7 +337,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		"podmanager.conf": "socketPath: " + filepath.Join(dir, "cni.sock") + "\nstateFile: " + filepath.Join(dir, "pods.json") + "\n",
 		"logs.conf":       "default-level: " + cmp.Or(os.Getenv("CONTIV_SCALE_LOG_LEVEL"), "warning") + "\n",
 	}
-	if cc := os.Getenv("CONTIV_SCALE_CONTROLLER_CONF"); cc != "" && (v.name == "after" || v.family) {
+	if cc := os.Getenv("CONTIV_SCALE_CONTROLLER_CONF"); cc != "" && (v.name == "after" || v.config) {
 		conf["controller.conf"] = strings.ReplaceAll(cc, ";", "\n") + "\n"
 	}
 	contivConf, err := s.contivConf(root, dir)
@@ -427,6 +461,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		slices.Sort(lat)
 		res.changeP50, res.changeP99 = lat[len(lat)/2], lat[(len(lat)*99)/100]
 		res.changeMsgs, _, _ = sim.messages()
+		res.changes = len(lat)
 		t.Logf("%s: %d Endpoints changes: p50 %v, p99 %v, max %v; %.1f VPP messages per change; %s; %s",
 			v.name, len(lat), ms(res.changeP50), ms(res.changeP99), ms(lat[len(lat)-1]), float64(res.changeMsgs)/float64(len(lat)),
 			ac.gcState().since(gcBefore, len(lat)), cpu.since())
@@ -666,8 +701,10 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 
 func mb(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/(1<<20)) }
 
-// report logs the before/after table (the results of every round); in the family
-// comparison a last column gives the ratio dual-stack / IPv4 of the medians.
+// report logs the before/after table (the results of every round); in a comparison
+// of two configurations (CONTIV_SCALE_FAMILY=dual, CONTIV_SCALE_RENDERER=both) a last
+// column gives the ratio of the second to the first (dual / ipv4, cnat / nat44) of the
+// medians.
 func report(t *testing.T, s setup, variants []*variant, results map[string][]result) {
 	type row struct {
 		name string
@@ -700,6 +737,7 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 		sized("Go heap at rest", func(r result) int64 { return int64(r.heapRest) }),
 		timed("Endpoints change p50", func(r result) time.Duration { return r.changeP50 }),
 		timed("Endpoints change p99", func(r result) time.Duration { return r.changeP99 }),
+		{"  VPP messages per change", func(r result) string { return fmt.Sprintf("%.1f", perChange(r)) }, perChange},
 		{"node join event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.joinEventTime), r.joinEvents) },
 			func(r result) float64 { return float64(r.joinEventTime) }},
 		count("node join VPP messages", func(r result) int64 { return r.joinMsgs }),
@@ -714,14 +752,14 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 		sized("burst allocated", func(r result) int64 { return int64(r.burstAlloc) }),
 		sized("peak RSS during burst", func(r result) int64 { return r.burstPeak.HWM }),
 	}
-	ratio := len(variants) == 2 && variants[0].family && variants[1].family
+	ratio := len(variants) == 2 && variants[0].config && variants[1].config
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nsetup: %s\n%-32s", s, "")
 	for _, v := range variants {
 		fmt.Fprintf(&b, " | %-28s", v.name+" ("+v.label()+")")
 	}
 	if ratio {
-		b.WriteString(" | dual / IPv4 (medians)")
+		fmt.Fprintf(&b, " | %s / %s (medians)", variants[1].name, variants[0].name)
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
@@ -734,14 +772,22 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 			fmt.Fprintf(&b, " | %-28s", strings.Join(cells, " / "))
 		}
 		if ratio && r.v != nil {
-			ipv4, dual := median(results[variants[0].name], r.v), median(results[variants[1].name], r.v)
-			if ipv4 > 0 {
-				fmt.Fprintf(&b, " | %.2fx", dual/ipv4)
+			first, second := median(results[variants[0].name], r.v), median(results[variants[1].name], r.v)
+			if first > 0 {
+				fmt.Fprintf(&b, " | %.2fx", second/first)
 			}
 		}
 		b.WriteString("\n")
 	}
 	t.Log(b.String())
+}
+
+// perChange is the VPP messages per single Endpoints change of a run (0 without one).
+func perChange(r result) float64 {
+	if r.changes == 0 {
+		return 0
+	}
+	return float64(r.changeMsgs) / float64(r.changes)
 }
 
 // median is the median of the values of the results (the mean of the middle two
