@@ -2,6 +2,7 @@ package vpp_cnat
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -95,5 +96,40 @@ func TestFormatEndpoint(t *testing.T) {
 	}
 	if got := FormatTranslation(&Translation{Vip: addr("10.96.0.10", 80), Protocol: Protocol_UDP}); got != "10.96.0.10:80/UDP" {
 		t.Errorf("FormatTranslation = %s", got)
+	}
+}
+
+// endpointValid, the check without messages, agrees with the check that names the
+// problems, for every kind of endpoint and VIP family.
+func TestEndpointValidAgreesWithTheProblemsFound(t *testing.T) {
+	endpoints := []*Endpoint{nil, {}, {Port: 80}, {Port: 70000}, {Address: "10.1.1.2", Port: 8080}, {Address: "fd00::2"},
+		{Address: "::ffff:10.1.1.2"}, {Address: "0.0.0.0"}, {Address: "x"}, {Address: "fe80::1%eth0"},
+		{Address: "10.1.1.2", Interface: "tap0"}, {Interface: "tap0"}, {Interface: "tap0", InterfaceFamily: AddressFamily_IPV6},
+		{Interface: "tap0", InterfaceFamily: 7}, {Address: "10.1.1.2", Port: 65536}}
+	for _, family := range []AddressFamily{unknownFamily, AddressFamily_IPV4, AddressFamily_IPV6} {
+		for _, e := range endpoints {
+			var p problems
+			p.endpoint("e", e, family)
+			if want := len(p.e.Problems) == 0; endpointValid(e, family) != want {
+				t.Errorf("endpoint %v, VIP family %v: endpointValid %v, but the problems found are %q", e, family, !want, p.e.Problems)
+			}
+		}
+	}
+}
+
+// The scheduler validates every translation of a first resync: a valid one of 10
+// paths is checked without allocating.
+func TestValidateTranslationOfAValidTranslationDoesNotAllocate(t *testing.T) {
+	v := &Translation{Vip: &Endpoint{Address: "10.20.0.11", Port: 30000}, Protocol: Protocol_TCP, IsRealIp: true, AllocPort: true}
+	for i := 0; i < 10; i++ {
+		v.Paths = append(v.Paths, &Path{Dst: &Endpoint{Address: fmt.Sprintf("10.1.%d.2", i), Port: 8080},
+			Src: &Endpoint{Address: "192.168.16.1"}})
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		if err := ValidateTranslation(v); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("ValidateTranslation allocates %.0f times per call, want 0", n)
 	}
 }

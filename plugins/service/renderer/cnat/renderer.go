@@ -241,10 +241,7 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 				}
 			}
 			fresh := &renderedService{translations: make(map[string]*vpp_cnat.Translation, len(added))}
-			for _, a := range added {
-				rndr.addTranslation(fresh, svc, a, p.Port.NodePort, proto, p.ExternalBackends,
-					exposure{external: true, realIP: true, masq: svc.TrafficPolicy == renderer.ClusterWide})
-			}
+			rndr.addNodePortTranslations(fresh, svc, added, p, proto)
 			for _, key := range sortedKeys(fresh.translations) {
 				r.translations[key] = fresh.translations[key]
 				if first := rndr.put(txn, key, fresh.translations[key], svc.ID); first != "" {

@@ -1,6 +1,7 @@
 package cnat
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"slices"
@@ -440,5 +441,39 @@ nodeConfig:
 		if f, ok := txn.Values[k].(*vpp_cnat.SnatFeature); ok && f.GetFamily() == vpp_cnat.AddressFamily_IPV6 {
 			t.Errorf("%s staged on an IPv4-only cluster", k)
 		}
+	}
+}
+
+// TestNodePortTranslationsShareTheirPaths: an Endpoints change of a node-port service
+// renders one translation per node IP; what each further node IP costs does not
+// include building the backends' paths again (10 backends: 20 allocations per node IP
+// when each translation had its own paths).
+func TestNodePortTranslationsShareTheirPaths(t *testing.T) {
+	eps := make([]string, 10)
+	for i := range eps {
+		eps[i] = fmt.Sprintf("10.1.2.%d", i+10)
+	}
+	allocsWith := func(nodeIPs int) float64 {
+		a, b := webService(eps...), webService(append(eps[1:], "10.1.3.10")...)
+		r, _ := newRenderer(t, true, a)
+		ips := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(nodeIP6))
+		for i := 0; i < nodeIPs-2; i++ {
+			ips.Add(net.ParseIP(fmt.Sprintf("192.168.17.%d", i+1)))
+		}
+		if err := r.UpdateFlatNodePortServices(&describedTxn{Txn: st.NewTxn()}, ips, []*renderer.FlatService{a}); err != nil {
+			t.Fatal(err)
+		}
+		cur, next := a, b
+		return testing.AllocsPerRun(20, func() {
+			if err := r.UpdateFlatService(&describedTxn{Txn: st.NewTxn()}, cur, next); err != nil {
+				t.Fatal(err)
+			}
+			cur, next = next, cur
+		})
+	}
+	few, many := allocsWith(2), allocsWith(42)
+	if perIP := (many - few) / 40; perIP >= 10 {
+		t.Errorf("an Endpoints change allocates %.0f times more per node IP (%.0f with 2 node IPs, %.0f with 42), want under 10: "+
+			"the node IPs' translations build their paths each", perIP, few, many)
 	}
 }

@@ -31,12 +31,7 @@ func (rndr *Renderer) render(svc *renderer.FlatService) *renderedService {
 		for _, a := range svc.ExternalIPs {
 			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.ExternalBackends, exposure{external: true, realIP: rndr.isNodeAddr(a), masq: masq})
 		}
-		if p.Port.NodePort == 0 {
-			continue
-		}
-		for _, a := range rndr.nodeAddrs {
-			rndr.addTranslation(r, svc, a, p.Port.NodePort, proto, p.ExternalBackends, exposure{external: true, realIP: true, masq: masq})
-		}
+		rndr.addNodePortTranslations(r, svc, rndr.nodeAddrs, p, proto)
 	}
 	r.routes = rndr.wantedRoutes(svc)
 	return r
@@ -56,29 +51,70 @@ func (rndr *Renderer) addTranslation(r *renderedService, svc *renderer.FlatServi
 	if !rndr.serves(a) || port == 0 {
 		return
 	}
+	rndr.addTranslationOf(r, svc, a, port, proto, rndr.pathsOf(backends, a.IsIPv4(), how.masq), how)
+}
+
+// addNodePortTranslations adds the translations of port p's node port on the node
+// addresses addrs to r. The translations of a family share one list of paths (a
+// node-port service has one translation per node IP: building the same paths for
+// each was most of what an Endpoints change of such a service allocated); staged
+// values are never changed in place.
+func (rndr *Renderer) addNodePortTranslations(r *renderedService, svc *renderer.FlatService, addrs []renderer.Address,
+	p *renderer.FlatPort, proto vpp_cnat.Protocol) {
+	if p.Port.NodePort == 0 {
+		return
+	}
+	how := exposure{external: true, realIP: true, masq: svc.TrafficPolicy == renderer.ClusterWide}
+	var paths [2][]*vpp_cnat.Path // by family: IPv4, IPv6
+	var made [2]bool
+	for _, a := range addrs {
+		if !rndr.serves(a) {
+			continue
+		}
+		f := 0
+		if !a.IsIPv4() {
+			f = 1
+		}
+		if !made[f] {
+			paths[f], made[f] = rndr.pathsOf(p.ExternalBackends, a.IsIPv4(), how.masq), true
+		}
+		rndr.addTranslationOf(r, svc, a, p.Port.NodePort, proto, paths[f], how)
+	}
+}
+
+// pathsOf returns the paths to the backends of a family (ipv4), their source
+// rewritten to this node's IP of the family when masq (and it has one).
+func (rndr *Renderer) pathsOf(backends []renderer.BackendGroup, ipv4, masq bool) []*vpp_cnat.Path {
 	var src *vpp_cnat.Endpoint
-	if how.masq {
-		if ip := rndr.nodeIPOf(a.IsIPv4()); ip != "" {
+	if masq {
+		if ip := rndr.nodeIPOf(ipv4); ip != "" {
 			src = &vpp_cnat.Endpoint{Address: ip}
 		}
 	}
 	var paths []*vpp_cnat.Path
 	for _, g := range backends {
 		for _, ep := range g.Endpoints {
-			if ep.IsIPv4() != a.IsIPv4() {
+			if ep.IsIPv4() != ipv4 {
 				continue
 			}
 			paths = append(paths, &vpp_cnat.Path{Dst: &vpp_cnat.Endpoint{Address: ep.Text, Port: uint32(g.TargetPort)}, Src: src})
 		}
 	}
-	if len(paths) == 0 {
+	return paths
+}
+
+// addTranslationOf adds the translation of (a, port, proto) to paths (of a's family)
+// to r, unless there are none.
+func (rndr *Renderer) addTranslationOf(r *renderedService, svc *renderer.FlatService, a renderer.Address, port uint16,
+	proto vpp_cnat.Protocol, paths []*vpp_cnat.Path, how exposure) {
+	if !rndr.serves(a) || port == 0 || len(paths) == 0 {
 		return
 	}
 	t := &vpp_cnat.Translation{
 		Vip:       &vpp_cnat.Endpoint{Address: a.Text, Port: uint32(port)},
 		Protocol:  proto,
 		IsRealIp:  how.realIP,
-		AllocPort: src != nil,
+		AllocPort: paths[0].GetSrc() != nil,
 		Paths:     paths,
 	}
 	if how.external && rndr.Maglev {
