@@ -124,7 +124,7 @@ func (rndr *Renderer) ifValues(name string) map[string]proto.Message {
 			// enables it only once the family has an address).
 			continue
 		}
-		out[vpp_cnat.SnatFeatureKey(name, family)] = &vpp_cnat.SnatFeature{Interface: name, Family: family}
+		out[vpp_cnat.SnatFeatureKey(name, vpp_cnat.SnatFeature_SNAT, family)] = &vpp_cnat.SnatFeature{Interface: name, Family: family}
 		if rndr.snatOut && !rndr.infraIfs.Has(name) {
 			put(include)
 		}
