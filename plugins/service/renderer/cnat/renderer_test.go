@@ -297,8 +297,8 @@ func TestSourceNATOfPodsLeavingTheCluster(t *testing.T) {
 	if err := r.UpdateFrontendIfs(upd, r.frontendIfs, unionOf(r.frontendIfs, renderer.NewInterfaces(newPod))); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(upd.Keys()); got != 5 { // 2 features, POD, INCLUDE_V4, INCLUDE_V6
-		t.Errorf("a pod joining staged %q, want its 5 values", upd.Keys())
+	if got := len(upd.Keys()); got != 9 { // 6 features (SNAT, INPUT, OUTPUT per family), POD, INCLUDE_V4, INCLUDE_V6
+		t.Errorf("a pod joining staged %q, want its 9 values", upd.Keys())
 	}
 	upd = &describedTxn{Txn: st.NewTxn()}
 	if err := r.UpdateFrontendIfs(upd, r.frontendIfs, renderer.NewInterfaces(mainIf, hostIf, bviIf, podIf)); err != nil {
@@ -309,8 +309,8 @@ func TestSourceNATOfPodsLeavingTheCluster(t *testing.T) {
 			t.Errorf("a pod leaving: %s put", key)
 		}
 	}
-	if got := len(upd.Keys()); got != 5 {
-		t.Errorf("a pod leaving staged %q, want the deletion of its 5 values", upd.Keys())
+	if got := len(upd.Keys()); got != 9 {
+		t.Errorf("a pod leaving staged %q, want the deletion of its 9 values", upd.Keys())
 	}
 }
 
