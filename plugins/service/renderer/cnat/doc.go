@@ -94,7 +94,11 @@
 // backend here a DROP route, as the NAT44 renderer does, but only while the address
 // has no translation at all: cnat owns the /32 of a VIP with a translation (its FIB
 // source is above the API's) and drops what matches none of its translations, and a
-// route in the pod VRF would take every port of the address away from cnat.
+// route in the pod VRF would take every port of the address away from cnat. An
+// interposed VIP (is_real_ip) with a table-0 reject route would refuse a port without
+// endpoints while translating the others (portreject_test.go), but VPP fixes a cnat
+// client's mode at its creation and keeps the client while sessions use it, so the
+// renderer cannot switch a live cluster IP (SERVICES.md, "Per-port rejects with cnat").
 //
 // Resync stages everything; the incremental methods cost the change: the translations
 // of one service, the interface keys of the interfaces that changed, the translations
