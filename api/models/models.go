@@ -161,7 +161,7 @@ var registry = []Model{
 	{
 		KeyPrefix: vpp_cnat.SnatFeaturePrefix, Config: true,
 		prototype: (*vpp_cnat.SnatFeature)(nil), key: vpp_cnat.ModelKey,
-		isKey: func(k string) bool { _, _, ok := vpp_cnat.ParseSnatFeatureKey(k); return ok },
+		isKey: func(k string) bool { _, _, _, ok := vpp_cnat.ParseSnatFeatureKey(k); return ok },
 	},
 	{
 		KeyPrefix: vpp_acl.ACLPrefix, Config: true,

@@ -45,7 +45,7 @@ var sampleValues = []struct {
 	{&vpp_cnat.SnatPolicy{Policy: vpp_cnat.SnatPolicy_K8S}, "config/vpp/cnat/v2/snat-policy"},
 	{&vpp_cnat.SnatExcludePrefix{Prefix: "10.1.0.0/16"}, "config/vpp/cnat/v2/snat-exclude/10.1.0.0/16"},
 	{&vpp_cnat.SnatPolicyInterface{Interface: "tap-vpp2", Table: vpp_cnat.SnatPolicyInterface_HOST}, "config/vpp/cnat/v2/snat-interface/tap-vpp2/table/HOST"},
-	{&vpp_cnat.SnatFeature{Interface: "tap-vpp2", Family: vpp_cnat.AddressFamily_IPV6}, "config/vpp/cnat/v2/snat-feature/tap-vpp2/family/IPV6"},
+	{&vpp_cnat.SnatFeature{Interface: "tap-vpp2", Family: vpp_cnat.AddressFamily_IPV6, Node: vpp_cnat.SnatFeature_INPUT}, "config/vpp/cnat/v2/feature/tap-vpp2/INPUT/family/IPV6"},
 	{&vpp_acl.ACL{Name: "contiv-policy-NODE-GLOBAL"}, "config/vpp/acls/v2/acl/contiv-policy-NODE-GLOBAL"},
 	{&vpp_acl.InterfaceACLs{Interface: "tap-1234"}, "config/vpp/acls/v2/interface/tap-1234"},
 	{&linux_interfaces.Interface{Name: "tap-vpp1"}, "config/linux/interfaces/v2/interface/tap-vpp1"},

@@ -106,6 +106,12 @@ func TestDependenciesWaitForInterfacesAndTheFamilysSnatAddress(t *testing.T) {
 	if len(deps) != 2 || deps[0].Key != ifmodel.InterfaceKey("tap0") || deps[1].Key != "vpp/cnat/snat-address/IPV6" {
 		t.Errorf("feature deps %v", deps)
 	}
+	for _, node := range []cnatmodel.SnatFeature_Node{cnatmodel.SnatFeature_INPUT, cnatmodel.SnatFeature_OUTPUT} {
+		f := &cnatmodel.SnatFeature{Interface: "tap0", Node: node}
+		if deps := ds[SnatFeatureDescriptorName].Dependencies("", f); len(deps) != 1 || deps[0].Key != ifmodel.InterfaceKey("tap0") {
+			t.Errorf("%s feature deps %v, want only its interface (no SNAT address)", node, deps)
+		}
+	}
 	for _, tc := range []struct {
 		v    *cnatmodel.SnatAddresses
 		want string

@@ -10,7 +10,7 @@
 //	config/vpp/cnat/v2/snat-policy                                      SnatPolicy           vpp-cnat-snat-policy
 //	config/vpp/cnat/v2/snat-exclude/<prefix>                            SnatExcludePrefix    vpp-cnat-snat-exclude-prefix
 //	config/vpp/cnat/v2/snat-interface/<interface>/table/<TABLE>         SnatPolicyInterface  vpp-cnat-snat-policy-interface
-//	config/vpp/cnat/v2/snat-feature/<interface>/family/<IPV4|IPV6>      SnatFeature          vpp-cnat-snat-feature
+//	config/vpp/cnat/v2/feature/<interface>/<NODE>/family/<IPV4|IPV6>    SnatFeature          vpp-cnat-snat-feature
 //
 // Derived (properties, no descriptor): vpp/cnat/snat-address/<IPV4|IPV6>, one per
 // family SnatAddresses gives (both for an interface).
@@ -35,16 +35,20 @@
 //	SnatExcludePrefix   ──Create/Delete──> cnat_snat_policy_add_del_exclude_pfx
 //	SnatPolicyInterface ──Create/Delete──> cnat_snat_policy_add_del_if
 //	                    (the three: Retrieve infers, see below)
-//	SnatFeature         ──Create/Delete──> feature_enable_disable (ip4-unicast/cnat-snat-ip4,
-//	                                       ip6-unicast/cnat-snat-ip6)
+//	SnatFeature         ──Create/Delete──> feature_enable_disable: SNAT -> ip4/ip6-unicast
+//	                                       cnat-snat-ip4/6, INPUT -> ip4/ip6-unicast
+//	                                       cnat-input-ip4/6, OUTPUT -> ip4/ip6-output
+//	                                       cnat-output-ip4/6
 //	                    <──Retrieve─────── feature_is_enabled (every known interface, both
-//	                                       families, pipelined)
+//	                                       families, the three nodes, pipelined)
 //
 // # Dependencies
 //
 //   - interface-exists: a translation on every interface its paths take an address
 //     from; SnatAddresses, SnatPolicyInterface and SnatFeature on their interface.
-//   - cnat-snat-address-exists: a SnatFeature on the SNAT address of its family. VPP
+//   - cnat-snat-address-exists: a SnatFeature of node SNAT on the SNAT address of its
+//     family (INPUT never source-NATs; OUTPUT skips the source NAT while the address
+//     is zero, cnat_node_feature.c, so neither waits for it). VPP
 //     cannot unset the SNAT addresses (a literal zero counts as resolved, cnat_types.c
 //     cnat_resolve_ep), so a cnat-snat feature without an address of its family would
 //     rewrite sources to 0.0.0.0 or ::; the dependency keeps features off until the

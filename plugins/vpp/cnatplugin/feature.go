@@ -13,32 +13,56 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
-// SnatFeatureDescriptorName names the descriptor of the cnat-snat feature on
-// interfaces.
+// SnatFeatureDescriptorName names the descriptor of the cnat features
+// (cnat-snat, cnat-input, cnat-output) on interfaces.
 const SnatFeatureDescriptorName = "vpp-cnat-snat-feature"
 
-// snatFeatures are the arc and node of cnat-snat per family (cnat_node_snat.c
-// registers cnat-snat-ip4 on ip4-unicast and cnat-snat-ip6 on ip6-unicast).
-var snatFeatures = map[cnatmodel.AddressFamily]struct{ arc, node string }{
-	cnatmodel.AddressFamily_IPV4: {"ip4-unicast", "cnat-snat-ip4"},
-	cnatmodel.AddressFamily_IPV6: {"ip6-unicast", "cnat-snat-ip6"},
+// arcNode is a feature: the arc it is on and its node.
+type arcNode struct{ arc, node string }
+
+// FeatureArcNode returns the arc and the node name VPP 25.10 registers for a
+// feature value: cnat-snat-ip4/ip6 on ip4/ip6-unicast (cnat_node_snat.c),
+// cnat-input-ip4/ip6 on ip4/ip6-unicast and cnat-output-ip4/ip6 on ip4/ip6-output
+// (cnat_node_feature.c, VNET_FEATURE_INIT): the feature_enable_disable request's
+// arc_name and feature_name.
+func FeatureArcNode(v *cnatmodel.SnatFeature) (arc, node string) {
+	f := featureOf(v)
+	return f.arc, f.node
 }
+
+func featureOf(v *cnatmodel.SnatFeature) arcNode {
+	arc, suffix := "ip4-", "-ip4"
+	if v.GetFamily() == cnatmodel.AddressFamily_IPV6 {
+		arc, suffix = "ip6-", "-ip6"
+	}
+	switch v.GetNode() {
+	case cnatmodel.SnatFeature_INPUT:
+		return arcNode{arc + "unicast", "cnat-input" + suffix}
+	case cnatmodel.SnatFeature_OUTPUT:
+		return arcNode{arc + "output", "cnat-output" + suffix}
+	default:
+		return arcNode{arc + "unicast", "cnat-snat" + suffix}
+	}
+}
+
+// featureNodes are the nodes a feature value can name, in the order Retrieve asks.
+var featureNodes = []cnatmodel.SnatFeature_Node{cnatmodel.SnatFeature_SNAT, cnatmodel.SnatFeature_INPUT, cnatmodel.SnatFeature_OUTPUT}
 
 type featureDescriptor struct {
 	vppbase.Descriptor
 }
 
-// NewSnatFeatureDescriptor returns the descriptor of the cnat-snat feature on
+// NewSnatFeatureDescriptor returns the descriptor of the cnat features on
 // interfaces (feature_enable_disable; read back with feature_is_enabled).
 func NewSnatFeatureDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 	d := &featureDescriptor{Descriptor: vppbase.NewDescriptor(deps, SnatFeatureDescriptorName)}
 	return kvapi.Typed(kvapi.TypedDescriptor[*cnatmodel.SnatFeature, kvapi.Metadata]{
 		Name:        SnatFeatureDescriptorName,
 		NBKeyPrefix: cnatmodel.SnatFeaturePrefix,
-		KeySelector: func(key string) bool { _, _, ok := cnatmodel.ParseSnatFeatureKey(key); return ok },
+		KeySelector: func(key string) bool { _, _, _, ok := cnatmodel.ParseSnatFeatureKey(key); return ok },
 		Validate: func(key string, v *cnatmodel.SnatFeature) error {
 			want, _ := cnatmodel.ModelKey(v)
-			return checked(cnatmodel.ValidateSnatFeature(v), "cnat-snat feature", key, want, "interface", "family")
+			return checked(cnatmodel.ValidateSnatFeature(v), "cnat feature", key, want, "interface", "node", "family")
 		},
 		Create: func(_ string, v *cnatmodel.SnatFeature) (kvapi.Metadata, error) {
 			return nil, d.enable(v, true)
@@ -49,15 +73,21 @@ func NewSnatFeatureDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 		Retrieve:           d.retrieve,
 		IsRetriableFailure: vppbase.IsRetriable,
 		Dependencies: func(_ string, v *cnatmodel.SnatFeature) []kvapi.Dependency {
-			return append(interfaceDep(v.GetInterface()),
-				kvapi.Dependency{Label: DepSnatAddress, Key: SnatAddressKey(v.GetFamily())})
+			deps := interfaceDep(v.GetInterface())
+			if v.GetNode() != cnatmodel.SnatFeature_SNAT {
+				// cnat-input never source-NATs; cnat-output skips the source NAT
+				// while the family's SNAT address is zero (ip_address_is_zero in
+				// cnat_output_feature_fn), so neither waits for one.
+				return deps
+			}
+			return append(deps, kvapi.Dependency{Label: DepSnatAddress, Key: SnatAddressKey(v.GetFamily())})
 		},
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
 	})
 }
 
 func (d *featureDescriptor) enable(v *cnatmodel.SnatFeature, on bool) error {
-	f := snatFeatures[v.GetFamily()]
+	f := featureOf(v)
 	op := "disable"
 	if on {
 		op = "enable"
@@ -75,11 +105,12 @@ func (d *featureDescriptor) enable(v *cnatmodel.SnatFeature, on bool) error {
 	return nil
 }
 
-// retrieve asks VPP, for every interface the agent knows and both families, whether
-// cnat-snat is enabled (VPP has no dump of an interface's features): a feature NB no
-// longer wants is found too and disabled, which matters when a node leaves cnat
-// (its SNAT addresses are cleared to zeros, which VPP would rewrite sources to).
-// The requests are pipelined: two per interface, one round trip in all.
+// retrieve asks VPP, for every interface the agent knows, both families and the
+// three nodes, whether the feature is enabled (VPP has no dump of an interface's
+// features): a feature NB no longer wants is found too and disabled, which matters
+// when a node leaves cnat (its SNAT addresses are cleared to zeros, which VPP would
+// rewrite sources to). The requests are pipelined: six per interface, one round
+// trip in all.
 func (d *featureDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 	type query struct {
 		v     *cnatmodel.SnatFeature
@@ -87,14 +118,16 @@ func (d *featureDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMe
 		reply feature.FeatureIsEnabledReply
 	}
 	names := d.IfaceNames()
-	queries := make([]query, 0, 2*len(names))
+	queries := make([]query, 0, 2*len(featureNodes)*len(names))
 	for sw, name := range names {
 		for _, fam := range []cnatmodel.AddressFamily{cnatmodel.AddressFamily_IPV4, cnatmodel.AddressFamily_IPV6} {
-			queries = append(queries, query{v: &cnatmodel.SnatFeature{Interface: name, Family: fam}, sw: sw})
+			for _, node := range featureNodes {
+				queries = append(queries, query{v: &cnatmodel.SnatFeature{Interface: name, Family: fam, Node: node}, sw: sw})
+			}
 		}
 	}
 	what := func(q *query) string {
-		return "retrieve " + snatFeatures[q.v.GetFamily()].node + " on " + q.v.GetInterface()
+		return "retrieve " + featureOf(q.v).node + " on " + q.v.GetInterface()
 	}
 	pipe := govppmux.NewPipe(d.Ch)
 	var errs []error
@@ -111,7 +144,7 @@ func (d *featureDescriptor) retrieve(_ []kvapi.KVWithMetadata) ([]kvapi.KVWithMe
 			receive()
 		}
 		q := &queries[sent]
-		f := snatFeatures[q.v.GetFamily()]
+		f := featureOf(q.v)
 		req := &feature.FeatureIsEnabled{ArcName: f.arc, FeatureName: f.node, SwIfIndex: interface_types.InterfaceIndex(q.sw)}
 		if err := pipe.Send(req); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", what(q), err))

@@ -108,16 +108,16 @@ func snatConfig() map[string]proto.Message {
 		loopKey:                    loop,
 		cnatmodel.SnatAddressesKey: &cnatmodel.SnatAddresses{Ip4: "192.168.16.1"},
 		cnatmodel.SnatPolicyKey:    &cnatmodel.SnatPolicy{Policy: cnatmodel.SnatPolicy_K8S},
-		cnatmodel.SnatExcludePrefixKey("10.1.0.0/16"):                                &cnatmodel.SnatExcludePrefix{Prefix: "10.1.0.0/16"},
-		cnatmodel.SnatPolicyInterfaceKey("loop0", cnatmodel.SnatPolicyInterface_POD): &cnatmodel.SnatPolicyInterface{Interface: "loop0", Table: cnatmodel.SnatPolicyInterface_POD},
-		cnatmodel.SnatFeatureKey("loop0", cnatmodel.AddressFamily_IPV4):              &cnatmodel.SnatFeature{Interface: "loop0"},
+		cnatmodel.SnatExcludePrefixKey("10.1.0.0/16"):                                               &cnatmodel.SnatExcludePrefix{Prefix: "10.1.0.0/16"},
+		cnatmodel.SnatPolicyInterfaceKey("loop0", cnatmodel.SnatPolicyInterface_POD):                &cnatmodel.SnatPolicyInterface{Interface: "loop0", Table: cnatmodel.SnatPolicyInterface_POD},
+		cnatmodel.SnatFeatureKey("loop0", cnatmodel.SnatFeature_SNAT, cnatmodel.AddressFamily_IPV4): &cnatmodel.SnatFeature{Interface: "loop0"},
 	}
 }
 
 func TestSnatFeatureFollowsTheAddressOfItsFamily(t *testing.T) {
 	e := newEnv(t)
 	cfg := snatConfig()
-	f6Key := cnatmodel.SnatFeatureKey("loop0", cnatmodel.AddressFamily_IPV6)
+	f6Key := cnatmodel.SnatFeatureKey("loop0", cnatmodel.SnatFeature_SNAT, cnatmodel.AddressFamily_IPV6)
 	cfg[f6Key] = &cnatmodel.SnatFeature{Interface: "loop0", Family: cnatmodel.AddressFamily_IPV6}
 	e.mustCommit(cfg)
 	for k := range cfg {
@@ -363,8 +363,8 @@ func TestIPv6TranslationAndInterfaceSNATAddressesSurviveAResyncUnchanged(t *test
 			{Dst: ep("fd00:1::2", 5353)},
 			{Dst: &cnatmodel.Endpoint{Interface: "loop0", InterfaceFamily: cnatmodel.AddressFamily_IPV6, Port: 5353}},
 		}},
-		cnatmodel.SnatAddressesKey:                                      &cnatmodel.SnatAddresses{Interface: "loop0"},
-		cnatmodel.SnatFeatureKey("loop0", cnatmodel.AddressFamily_IPV6): &cnatmodel.SnatFeature{Interface: "loop0", Family: cnatmodel.AddressFamily_IPV6},
+		cnatmodel.SnatAddressesKey: &cnatmodel.SnatAddresses{Interface: "loop0"},
+		cnatmodel.SnatFeatureKey("loop0", cnatmodel.SnatFeature_SNAT, cnatmodel.AddressFamily_IPV6): &cnatmodel.SnatFeature{Interface: "loop0", Family: cnatmodel.AddressFamily_IPV6},
 	}
 	e.mustCommit(desired)
 	sw, _ := e.sim.InterfaceByTag("loop0")
@@ -387,5 +387,65 @@ func TestIPv6TranslationAndInterfaceSNATAddressesSurviveAResyncUnchanged(t *test
 		if n := e.sim.MessageCount(m); n != 0 {
 			t.Errorf("a restarted agent's resync of an unchanged VPP sent %d %s", n, m)
 		}
+	}
+}
+
+// TestInputAndOutputFeaturesAreEnabledOnTheirArcsAndReadBack: cnat-input goes on
+// ip4/ip6-unicast and cnat-output on ip4/ip6-output (cnat_node_feature.c), neither
+// waits for a SNAT address, and a restarted agent finds them with
+// feature_is_enabled: one turned off behind its back is turned on again, one it does
+// not want is turned off, and a resync without drift changes nothing.
+func TestInputAndOutputFeaturesAreEnabledOnTheirArcsAndReadBack(t *testing.T) {
+	e := newEnv(t)
+	loopKey, loop := loopback("loop0", "10.1.1.1/24", "fd00:1::1/64")
+	feat := func(node cnatmodel.SnatFeature_Node, fam cnatmodel.AddressFamily) (string, *cnatmodel.SnatFeature) {
+		return cnatmodel.SnatFeatureKey("loop0", node, fam), &cnatmodel.SnatFeature{Interface: "loop0", Node: node, Family: fam}
+	}
+	desired := map[string]proto.Message{loopKey: loop}
+	for _, n := range []cnatmodel.SnatFeature_Node{cnatmodel.SnatFeature_INPUT, cnatmodel.SnatFeature_OUTPUT} {
+		for _, f := range []cnatmodel.AddressFamily{cnatmodel.AddressFamily_IPV4, cnatmodel.AddressFamily_IPV6} {
+			k, v := feat(n, f)
+			desired[k] = v
+		}
+	}
+	e.mustCommit(desired)
+	for k := range desired {
+		if st := e.state(k); st != kvapi.StateConfigured {
+			t.Errorf("%s: %v, want configured without SNAT addresses", k, st)
+		}
+	}
+	on := [][2]string{{"ip4-unicast", "cnat-input-ip4"}, {"ip6-unicast", "cnat-input-ip6"}, {"ip4-output", "cnat-output-ip4"}, {"ip6-output", "cnat-output-ip6"}}
+	for _, f := range on {
+		if !e.featureOn("loop0", f[0], f[1]) {
+			t.Errorf("%s is off on %s", f[1], f[0])
+		}
+	}
+	if e.featureOn("loop0", "ip4-unicast", "cnat-snat-ip4") || e.featureOn("loop0", "ip6-unicast", "cnat-snat-ip6") {
+		t.Error("a cnat-snat feature is on, none was asked for")
+	}
+
+	// Drift: cnat-output-ip6 off, cnat-snat-ip4 on behind the agent's back.
+	loop0, _ := e.sim.InterfaceByTag("loop0")
+	sw := interface_types.InterfaceIndex(loop0.SwIfIndex)
+	e.vpp(&feature.FeatureEnableDisable{SwIfIndex: sw, ArcName: "ip6-output", FeatureName: "cnat-output-ip6"}, &feature.FeatureEnableDisableReply{})
+	e.vpp(&feature.FeatureEnableDisable{SwIfIndex: sw, Enable: true, ArcName: "ip4-unicast", FeatureName: "cnat-snat-ip4"}, &feature.FeatureEnableDisableReply{})
+	a := e.newAgent()
+	if err := a.commit(kvapi.WithResync(context.Background(), kvapi.FullResync, true), desired); err != nil {
+		t.Fatalf("resync: %v", err)
+	}
+	for _, f := range on {
+		if !e.featureOn("loop0", f[0], f[1]) {
+			t.Errorf("%s is off on %s after the resync", f[1], f[0])
+		}
+	}
+	if e.featureOn("loop0", "ip4-unicast", "cnat-snat-ip4") {
+		t.Error("cnat-snat-ip4, which NB does not want, is still on after the resync")
+	}
+	e.sim.ResetMessageCounts()
+	if err := a.commit(kvapi.WithResync(context.Background(), kvapi.FullResync, true), desired); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.sim.MessageCount("feature_enable_disable"); n != 0 {
+		t.Errorf("a resync without drift sent %d feature_enable_disable", n)
 	}
 }

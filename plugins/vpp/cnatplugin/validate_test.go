@@ -53,7 +53,9 @@ func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
 		{SnatExcludePrefixDescriptorName, cnatmodel.SnatExcludePrefixKey("10.0.0.0/8"), &cnatmodel.SnatExcludePrefix{Prefix: "10.0.0.0/16"}, "prefix", "does not match"},
 		{SnatPolicyInterfaceDescriptorName, "", &cnatmodel.SnatPolicyInterface{Interface: "tap0", Table: 4}, "table", "table 4 is not INCLUDE_V4"},
 		{SnatFeatureDescriptorName, "", &cnatmodel.SnatFeature{Family: cnatmodel.AddressFamily_IPV6}, "interface", "interface is empty"},
-		{SnatFeatureDescriptorName, cnatmodel.SnatFeatureKey("tap0", cnatmodel.AddressFamily_IPV4), &cnatmodel.SnatFeature{Interface: "tap0", Family: cnatmodel.AddressFamily_IPV6}, "family", "does not match"},
+		{SnatFeatureDescriptorName, cnatmodel.SnatFeatureKey("tap0", cnatmodel.SnatFeature_SNAT, cnatmodel.AddressFamily_IPV4), &cnatmodel.SnatFeature{Interface: "tap0", Family: cnatmodel.AddressFamily_IPV6}, "family", "does not match"},
+		{SnatFeatureDescriptorName, "", &cnatmodel.SnatFeature{Interface: "tap0", Node: 7}, "node", "node 7 is not SNAT, INPUT or OUTPUT"},
+		{SnatFeatureDescriptorName, cnatmodel.SnatFeatureKey("tap0", cnatmodel.SnatFeature_SNAT, cnatmodel.AddressFamily_IPV4), &cnatmodel.SnatFeature{Interface: "tap0", Node: cnatmodel.SnatFeature_INPUT}, "node", "does not match"},
 	} {
 		err := ds[tc.desc].Validate(tc.key, tc.value)
 		var ive *kvapi.InvalidValueError

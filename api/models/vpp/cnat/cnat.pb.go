@@ -288,6 +288,64 @@ func (SnatPolicyInterface_Table) EnumDescriptor() ([]byte, []int) {
 	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{6, 0}
 }
 
+// Node is the cnat feature node (cnat_node_snat.c, cnat_node_feature.c).
+type SnatFeature_Node int32
+
+const (
+	// SNAT is cnat-snat-ip4/ip6 on ip4-unicast/ip6-unicast: source NAT by the
+	// SNAT policy before the lookup (the egress interface is not known yet).
+	SnatFeature_SNAT SnatFeature_Node = 0
+	// INPUT is cnat-input-ip4/ip6 on ip4-unicast/ip6-unicast: the VIP
+	// translation (DNAT only) of packets received on the interface, in any
+	// VRF, and the reverse of the source NAT done by OUTPUT.
+	SnatFeature_INPUT SnatFeature_Node = 1
+	// OUTPUT is cnat-output-ip4/ip6 on ip4-output/ip6-output: source NAT by
+	// the SNAT policy with the real egress interface, after the DNAT, and the
+	// reverse of the DNAT done by INPUT.
+	SnatFeature_OUTPUT SnatFeature_Node = 2
+)
+
+// Enum value maps for SnatFeature_Node.
+var (
+	SnatFeature_Node_name = map[int32]string{
+		0: "SNAT",
+		1: "INPUT",
+		2: "OUTPUT",
+	}
+	SnatFeature_Node_value = map[string]int32{
+		"SNAT":   0,
+		"INPUT":  1,
+		"OUTPUT": 2,
+	}
+)
+
+func (x SnatFeature_Node) Enum() *SnatFeature_Node {
+	p := new(SnatFeature_Node)
+	*p = x
+	return p
+}
+
+func (x SnatFeature_Node) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SnatFeature_Node) Descriptor() protoreflect.EnumDescriptor {
+	return file_api_models_vpp_cnat_cnat_proto_enumTypes[5].Descriptor()
+}
+
+func (SnatFeature_Node) Type() protoreflect.EnumType {
+	return &file_api_models_vpp_cnat_cnat_proto_enumTypes[5]
+}
+
+func (x SnatFeature_Node) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SnatFeature_Node.Descriptor instead.
+func (SnatFeature_Node) EnumDescriptor() ([]byte, []int) {
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{7, 0}
+}
+
 // Endpoint is an address and port, or the address of an interface and a port
 // (cnat_endpoint). Exactly one of address and interface is set, except for a
 // path's source, which may set neither (the source address is then left
@@ -763,15 +821,17 @@ func (x *SnatPolicyInterface) GetTable() SnatPolicyInterface_Table {
 	return SnatPolicyInterface_INCLUDE_V4
 }
 
-// SnatFeature enables the cnat-snat-ip4 or cnat-snat-ip6 feature (on the
-// ip4-unicast or ip6-unicast arc) on an interface; VPP's cnat API never
-// enables it, the agent does with feature_enable_disable.
+// SnatFeature enables one of cnat's interface features (feature_enable_disable;
+// VPP's cnat API never enables them): cnat-snat, cnat-input or cnat-output of
+// one family on an interface.
 type SnatFeature struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// interface is the logical name of the VPP interface.
 	Interface string `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`
-	// family selects cnat-snat-ip4 (IPV4) or cnat-snat-ip6 (IPV6).
-	Family        AddressFamily `protobuf:"varint,2,opt,name=family,proto3,enum=contiv.vpp.cnat.AddressFamily" json:"family,omitempty"`
+	// family selects the IPv4 (IPV4) or IPv6 (IPV6) node and arc.
+	Family AddressFamily `protobuf:"varint,2,opt,name=family,proto3,enum=contiv.vpp.cnat.AddressFamily" json:"family,omitempty"`
+	// node is the feature node.
+	Node          SnatFeature_Node `protobuf:"varint,3,opt,name=node,proto3,enum=contiv.vpp.cnat.SnatFeature_Node" json:"node,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -818,6 +878,13 @@ func (x *SnatFeature) GetFamily() AddressFamily {
 		return x.Family
 	}
 	return AddressFamily_IPV4
+}
+
+func (x *SnatFeature) GetNode() SnatFeature_Node {
+	if x != nil {
+		return x.Node
+	}
+	return SnatFeature_SNAT
 }
 
 var File_api_models_vpp_cnat_cnat_proto protoreflect.FileDescriptor
@@ -871,10 +938,16 @@ const file_api_models_vpp_cnat_cnat_proto_rawDesc = "" +
 	"\n" +
 	"INCLUDE_V6\x10\x01\x12\a\n" +
 	"\x03POD\x10\x02\x12\b\n" +
-	"\x04HOST\x10\x03\"c\n" +
+	"\x04HOST\x10\x03\"\xc3\x01\n" +
 	"\vSnatFeature\x12\x1c\n" +
 	"\tinterface\x18\x01 \x01(\tR\tinterface\x126\n" +
-	"\x06family\x18\x02 \x01(\x0e2\x1e.contiv.vpp.cnat.AddressFamilyR\x06family*&\n" +
+	"\x06family\x18\x02 \x01(\x0e2\x1e.contiv.vpp.cnat.AddressFamilyR\x06family\x125\n" +
+	"\x04node\x18\x03 \x01(\x0e2!.contiv.vpp.cnat.SnatFeature.NodeR\x04node\"'\n" +
+	"\x04Node\x12\b\n" +
+	"\x04SNAT\x10\x00\x12\t\n" +
+	"\x05INPUT\x10\x01\x12\n" +
+	"\n" +
+	"\x06OUTPUT\x10\x02*&\n" +
 	"\bProtocol\x12\a\n" +
 	"\x03TCP\x10\x00\x12\a\n" +
 	"\x03UDP\x10\x01\x12\b\n" +
@@ -895,7 +968,7 @@ func file_api_models_vpp_cnat_cnat_proto_rawDescGZIP() []byte {
 	return file_api_models_vpp_cnat_cnat_proto_rawDescData
 }
 
-var file_api_models_vpp_cnat_cnat_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_api_models_vpp_cnat_cnat_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_api_models_vpp_cnat_cnat_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_api_models_vpp_cnat_cnat_proto_goTypes = []any{
 	(Protocol)(0),                  // 0: contiv.vpp.cnat.Protocol
@@ -903,31 +976,33 @@ var file_api_models_vpp_cnat_cnat_proto_goTypes = []any{
 	(Translation_LbType)(0),        // 2: contiv.vpp.cnat.Translation.LbType
 	(SnatPolicy_Policy)(0),         // 3: contiv.vpp.cnat.SnatPolicy.Policy
 	(SnatPolicyInterface_Table)(0), // 4: contiv.vpp.cnat.SnatPolicyInterface.Table
-	(*Endpoint)(nil),               // 5: contiv.vpp.cnat.Endpoint
-	(*Path)(nil),                   // 6: contiv.vpp.cnat.Path
-	(*Translation)(nil),            // 7: contiv.vpp.cnat.Translation
-	(*SnatAddresses)(nil),          // 8: contiv.vpp.cnat.SnatAddresses
-	(*SnatPolicy)(nil),             // 9: contiv.vpp.cnat.SnatPolicy
-	(*SnatExcludePrefix)(nil),      // 10: contiv.vpp.cnat.SnatExcludePrefix
-	(*SnatPolicyInterface)(nil),    // 11: contiv.vpp.cnat.SnatPolicyInterface
-	(*SnatFeature)(nil),            // 12: contiv.vpp.cnat.SnatFeature
+	(SnatFeature_Node)(0),          // 5: contiv.vpp.cnat.SnatFeature.Node
+	(*Endpoint)(nil),               // 6: contiv.vpp.cnat.Endpoint
+	(*Path)(nil),                   // 7: contiv.vpp.cnat.Path
+	(*Translation)(nil),            // 8: contiv.vpp.cnat.Translation
+	(*SnatAddresses)(nil),          // 9: contiv.vpp.cnat.SnatAddresses
+	(*SnatPolicy)(nil),             // 10: contiv.vpp.cnat.SnatPolicy
+	(*SnatExcludePrefix)(nil),      // 11: contiv.vpp.cnat.SnatExcludePrefix
+	(*SnatPolicyInterface)(nil),    // 12: contiv.vpp.cnat.SnatPolicyInterface
+	(*SnatFeature)(nil),            // 13: contiv.vpp.cnat.SnatFeature
 }
 var file_api_models_vpp_cnat_cnat_proto_depIdxs = []int32{
 	1,  // 0: contiv.vpp.cnat.Endpoint.interface_family:type_name -> contiv.vpp.cnat.AddressFamily
-	5,  // 1: contiv.vpp.cnat.Path.dst:type_name -> contiv.vpp.cnat.Endpoint
-	5,  // 2: contiv.vpp.cnat.Path.src:type_name -> contiv.vpp.cnat.Endpoint
-	5,  // 3: contiv.vpp.cnat.Translation.vip:type_name -> contiv.vpp.cnat.Endpoint
+	6,  // 1: contiv.vpp.cnat.Path.dst:type_name -> contiv.vpp.cnat.Endpoint
+	6,  // 2: contiv.vpp.cnat.Path.src:type_name -> contiv.vpp.cnat.Endpoint
+	6,  // 3: contiv.vpp.cnat.Translation.vip:type_name -> contiv.vpp.cnat.Endpoint
 	0,  // 4: contiv.vpp.cnat.Translation.protocol:type_name -> contiv.vpp.cnat.Protocol
 	2,  // 5: contiv.vpp.cnat.Translation.lb_type:type_name -> contiv.vpp.cnat.Translation.LbType
-	6,  // 6: contiv.vpp.cnat.Translation.paths:type_name -> contiv.vpp.cnat.Path
+	7,  // 6: contiv.vpp.cnat.Translation.paths:type_name -> contiv.vpp.cnat.Path
 	3,  // 7: contiv.vpp.cnat.SnatPolicy.policy:type_name -> contiv.vpp.cnat.SnatPolicy.Policy
 	4,  // 8: contiv.vpp.cnat.SnatPolicyInterface.table:type_name -> contiv.vpp.cnat.SnatPolicyInterface.Table
 	1,  // 9: contiv.vpp.cnat.SnatFeature.family:type_name -> contiv.vpp.cnat.AddressFamily
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	5,  // 10: contiv.vpp.cnat.SnatFeature.node:type_name -> contiv.vpp.cnat.SnatFeature.Node
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_api_models_vpp_cnat_cnat_proto_init() }
@@ -940,7 +1015,7 @@ func file_api_models_vpp_cnat_cnat_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_models_vpp_cnat_cnat_proto_rawDesc), len(file_api_models_vpp_cnat_cnat_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,

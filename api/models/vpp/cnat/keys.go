@@ -10,7 +10,7 @@
 //	config/vpp/cnat/v2/snat-policy                                      SnatPolicy (a single value)
 //	config/vpp/cnat/v2/snat-exclude/<prefix>                            SnatExcludePrefix
 //	config/vpp/cnat/v2/snat-interface/<interface>/table/<TABLE>         SnatPolicyInterface
-//	config/vpp/cnat/v2/snat-feature/<interface>/family/<IPV4|IPV6>      SnatFeature
+//	config/vpp/cnat/v2/feature/<interface>/<NODE>/family/<IPV4|IPV6>    SnatFeature
 //
 // A translation's key is VPP's own identity of a translation, (VIP address, VIP port,
 // protocol): a change of anything else (paths, flags, load balancing) is a change of
@@ -21,7 +21,8 @@
 //
 // Addresses and prefixes are written in canonical form (netip's String; a prefix
 // masked), so two spellings never make two keys. <TABLE> is INCLUDE_V4, INCLUDE_V6,
-// POD or HOST. Interface names may contain slashes but not "/table/" or "/family/".
+// POD or HOST; <NODE> is SNAT, INPUT or OUTPUT. Interface names may contain slashes
+// but not "/table/" or "/family/".
 package vpp_cnat
 
 import (
@@ -44,8 +45,9 @@ const (
 	SnatExcludePrefixPrefix = "config/vpp/cnat/v2/snat-exclude/"
 	// SnatPolicyInterfacePrefix is the key prefix of SNAT policy interfaces.
 	SnatPolicyInterfacePrefix = "config/vpp/cnat/v2/snat-interface/"
-	// SnatFeaturePrefix is the key prefix of the cnat-snat feature on interfaces.
-	SnatFeaturePrefix = "config/vpp/cnat/v2/snat-feature/"
+	// SnatFeaturePrefix is the key prefix of the cnat features (cnat-snat,
+	// cnat-input, cnat-output) on interfaces.
+	SnatFeaturePrefix = "config/vpp/cnat/v2/feature/"
 
 	pkgName   = "vpp_cnat"
 	tableSep  = "/table/"
@@ -139,17 +141,28 @@ func parseInterfaceEnumKey(key, prefix, sep string, names map[string]int32) (ifa
 	return iface, value, true
 }
 
-// SnatFeatureKey returns the key of the cnat-snat feature of family on iface:
-// config/vpp/cnat/v2/snat-feature/<iface>/family/<family>.
-func SnatFeatureKey(iface string, family AddressFamily) string {
-	return SnatFeaturePrefix + iface + familySep + family.String()
+// SnatFeatureKey returns the key of the cnat feature node of family on iface:
+// config/vpp/cnat/v2/feature/<iface>/<node>/family/<family>.
+func SnatFeatureKey(iface string, node SnatFeature_Node, family AddressFamily) string {
+	return SnatFeaturePrefix + iface + "/" + node.String() + familySep + family.String()
 }
 
 // ParseSnatFeatureKey splits a key built by SnatFeatureKey; ok is false for any
 // other key.
-func ParseSnatFeatureKey(key string) (iface string, family AddressFamily, ok bool) {
-	iface, f, ok := parseInterfaceEnumKey(key, SnatFeaturePrefix, familySep, AddressFamily_value)
-	return iface, AddressFamily(f), ok
+func ParseSnatFeatureKey(key string) (iface string, node SnatFeature_Node, family AddressFamily, ok bool) {
+	ifNode, f, ok := parseInterfaceEnumKey(key, SnatFeaturePrefix, familySep, AddressFamily_value)
+	if !ok {
+		return "", 0, 0, false
+	}
+	iface, name, ok := keyutil.SplitLast(ifNode, "/")
+	if !ok {
+		return "", 0, 0, false
+	}
+	n, known := SnatFeature_Node_value[name]
+	if !known {
+		return "", 0, 0, false
+	}
+	return iface, SnatFeature_Node(n), AddressFamily(f), true
 }
 
 // ModelKey returns the key of a value of this package by its type. The error wraps
@@ -184,7 +197,7 @@ func ModelKey(msg proto.Message) (string, error) {
 		if v.GetInterface() == "" {
 			return "", keyutil.InvalidValue(pkgName, msg, "empty interface")
 		}
-		return SnatFeatureKey(v.GetInterface(), v.GetFamily()), nil
+		return SnatFeatureKey(v.GetInterface(), v.GetNode(), v.GetFamily()), nil
 	}
 	return "", keyutil.UnknownModel(pkgName, msg)
 }

@@ -65,21 +65,27 @@ func TestSnatKeysParseBack(t *testing.T) {
 	if i, tb, ok := ParseSnatPolicyInterfaceKey(key); !ok || i != "GigabitEthernet0/8/0" || tb != SnatPolicyInterface_POD {
 		t.Errorf("ParseSnatPolicyInterfaceKey = %s %s %v", i, tb, ok)
 	}
-	key = SnatFeatureKey("tap-vpp2", AddressFamily_IPV6)
-	if key != "config/vpp/cnat/v2/snat-feature/tap-vpp2/family/IPV6" {
+	key = SnatFeatureKey("tap-vpp2", SnatFeature_OUTPUT, AddressFamily_IPV6)
+	if key != "config/vpp/cnat/v2/feature/tap-vpp2/OUTPUT/family/IPV6" {
 		t.Errorf("SnatFeatureKey = %s", key)
 	}
-	if i, f, ok := ParseSnatFeatureKey(key); !ok || i != "tap-vpp2" || f != AddressFamily_IPV6 {
-		t.Errorf("ParseSnatFeatureKey = %s %s %v", i, f, ok)
+	if i, n, f, ok := ParseSnatFeatureKey(key); !ok || i != "tap-vpp2" || n != SnatFeature_OUTPUT || f != AddressFamily_IPV6 {
+		t.Errorf("ParseSnatFeatureKey = %s %s %s %v", i, n, f, ok)
+	}
+	if i, n, _, ok := ParseSnatFeatureKey("config/vpp/cnat/v2/feature/a/b/INPUT/family/IPV4"); !ok || i != "a/b" || n != SnatFeature_INPUT {
+		t.Errorf("ParseSnatFeatureKey of an interface with a slash = %s %s %v", i, n, ok)
 	}
 	for _, bad := range []string{
 		"config/vpp/cnat/v2/snat-interface/tap0/table/NAT",
 		"config/vpp/cnat/v2/snat-interface/tap0",
-		"config/vpp/cnat/v2/snat-feature/tap0/family/IPV5",
-		"config/vpp/cnat/v2/snat-feature//family/IPV4",
+		"config/vpp/cnat/v2/feature/tap0/SNAT/family/IPV5",
+		"config/vpp/cnat/v2/feature//SNAT/family/IPV4",
+		"config/vpp/cnat/v2/feature/tap0/family/IPV4",
+		"config/vpp/cnat/v2/feature/tap0/DNAT/family/IPV4",
+		"config/vpp/cnat/v2/feature/tap0/INPUTX/family/IPV4",
 	} {
 		_, _, ok1 := ParseSnatPolicyInterfaceKey(bad)
-		_, _, ok2 := ParseSnatFeatureKey(bad)
+		_, _, _, ok2 := ParseSnatFeatureKey(bad)
 		if ok1 || ok2 {
 			t.Errorf("%s parsed", bad)
 		}

@@ -265,10 +265,11 @@ func ValidateSnatPolicyInterface(v *SnatPolicyInterface) error {
 	return p.err()
 }
 
-// ValidateSnatFeature checks a cnat-snat feature enablement.
+// ValidateSnatFeature checks a cnat feature enablement.
 func ValidateSnatFeature(v *SnatFeature) error {
 	var p problems
 	p.interfaceName(v.GetInterface())
+	p.enum("node", int32(v.GetNode()), SnatFeature_Node_name, "SNAT, INPUT or OUTPUT")
 	p.enum("family", int32(v.GetFamily()), AddressFamily_name, "IPV4 or IPV6")
 	return p.err()
 }

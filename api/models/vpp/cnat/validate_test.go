@@ -62,7 +62,7 @@ func TestValidateNamesEveryBadFieldWithItsValue(t *testing.T) {
 		{"policy", ValidateSnatPolicy(&SnatPolicy{Policy: 5}), []string{"policy"}, []string{"policy 5"}},
 		{"prefix", ValidateSnatExcludePrefix(&SnatExcludePrefix{Prefix: "10.0.0/8"}), []string{"prefix"}, []string{`prefix "10.0.0/8"`}},
 		{"policy if", ValidateSnatPolicyInterface(&SnatPolicyInterface{Table: 4}), []string{"interface", "table"}, []string{"table 4"}},
-		{"feature", ValidateSnatFeature(&SnatFeature{Family: 2}), []string{"interface", "family"}, []string{"family 2"}},
+		{"feature", ValidateSnatFeature(&SnatFeature{Family: 2, Node: 3}), []string{"interface", "node", "family"}, []string{"family 2", "node 3"}},
 	} {
 		var ie *InvalidError
 		if !errors.As(tc.err, &ie) {

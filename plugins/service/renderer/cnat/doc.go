@@ -12,7 +12,7 @@
 //	config/vpp/cnat/v2/snat-policy                       SnatPolicy K8S (one)
 //	config/vpp/cnat/v2/snat-exclude/<prefix>             SnatExcludePrefix (the cluster's ranges)
 //	config/vpp/cnat/v2/snat-interface/<if>/table/<T>     SnatPolicyInterface (POD, HOST, INCLUDE_V4/6)
-//	config/vpp/cnat/v2/snat-feature/<if>/family/<F>      SnatFeature (cnat-snat-ip4/ip6)
+//	config/vpp/cnat/v2/feature/<if>/<NODE>/family/<F>    SnatFeature (cnat-snat, and on pods' interfaces cnat-input and cnat-output)
 //	config/vpp/v2/route/vrf/<vrf>/dst/<ip>/<32|128>/gw/  Route (reject or drop of a service address)
 //
 // Keys owned: the seven above (routes: only those of service addresses of the families
@@ -55,6 +55,9 @@
 //   - excluded prefixes: per family served, the pod, VPP-host, node interconnect and
 //     VXLAN ranges of the cluster and the service range: pods reaching them keep
 //     their address;
+//   - cnat-input and cnat-output of every served family that has a SNAT address on
+//     every pod's interface (frontend or backend, not an infrastructure interface):
+//     hairpin, below;
 //   - the cnat-snat feature of every served family that has a SNAT address on every
 //     frontend and backend interface (without an address the descriptor would keep
 //     it pending for ever): its session lookup reverse-translates the replies that arrive in the
@@ -67,14 +70,23 @@
 //     destination is excluded), the host interconnect in HOST
 //     (rule 1).
 //
-// Hairpin (a pod reaching itself through a Service) is not handled yet: rule 4 of the
-// K8S policy (source = destination) is evaluated by cnat-snat on ip4/ip6-unicast,
-// before the lookup that reaches cnat's VIP, so it compares the client with the VIP and
-// never fires for such a flow (cnat_node_snat.c). VPP's path is cnat-input and
-// cnat-output on the pod's interface (cnat_node_feature.c: cnat-output evaluates the
-// policy after the DNAT, with the real egress interface), as hairpin_test.go shows by
-// traffic; the cnat model's SnatFeature cannot name those features yet (SERVICES.md,
-// "Hairpin with cnat"). The pod receives its own address as the source.
+// Hairpin (a pod reaching itself through a Service, Kubernetes e2e "should allow pods
+// to hairpin back to themselves through services"): rule 4 of the K8S policy (source
+// = destination) can only hold after the DNAT. cnat-snat alone evaluates it before
+// the lookup that reaches cnat's VIP and never fires (cnat_node_snat.c). So every
+// pod's interface also gets cnat-input (ip4/ip6-unicast: the VIP's DNAT at the pod's
+// ingress, in the pod VRF, since its VIP lookup is by cnat client, not by FIB) and
+// cnat-output (ip4/ip6-output: rule 4 with the real egress interface after the DNAT,
+// SNAT to the SNAT address; it also undoes cnat-input's DNAT on the answer), and
+// cnat-input un-SNATs the pod's answer (cnat_node_feature.c). cnat-snat stays: it
+// source-NATs pods' traffic leaving the cluster (rule 2) and reverse-translates, in
+// the pod VRF, the answers of flows DNATed in table 0 (from the host interconnect and
+// the uplinks, which get no cnat-input). VPP declares no order between cnat-snat and
+// cnat-input on ip4-unicast; in either order the hairpin SYN is source-NATed once
+// (after cnat-input, cnat-snat's own rule 4 does it and cnat-output finds the
+// destination no longer equal to the source) and the answer is restored (derived
+// from cnat_node_snat.c and cnat_node_feature.c). hairpin_test.go shows it by traffic
+// with the renderer's own values; a pod reaching another pod keeps its address.
 //
 // Rejects and drops (reject.go): a service address whose ports have no endpoint of
 // its family anywhere (FlatPort.HasEndpointsOf) gets a /32 or /128 ICMP_PROHIBIT route
@@ -82,7 +94,11 @@
 // backend here a DROP route, as the NAT44 renderer does, but only while the address
 // has no translation at all: cnat owns the /32 of a VIP with a translation (its FIB
 // source is above the API's) and drops what matches none of its translations, and a
-// route in the pod VRF would take every port of the address away from cnat.
+// route in the pod VRF would take every port of the address away from cnat. An
+// interposed VIP (is_real_ip) with a table-0 reject route would refuse a port without
+// endpoints while translating the others (portreject_test.go), but VPP fixes a cnat
+// client's mode at its creation and keeps the client while sessions use it, so the
+// renderer cannot switch a live cluster IP (SERVICES.md, "Per-port rejects with cnat").
 //
 // Resync stages everything; the incremental methods cost the change: the translations
 // of one service, the interface keys of the interfaces that changed, the translations

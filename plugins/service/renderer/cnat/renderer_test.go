@@ -270,15 +270,15 @@ func TestUpdateStagesOnlyTheChange(t *testing.T) {
 func TestSourceNATOfPodsLeavingTheCluster(t *testing.T) {
 	r, txn := newRenderer(t, true)
 	wantValues := map[string]proto.Message{
-		vpp_cnat.SnatPolicyKey:                                                          &vpp_cnat.SnatPolicy{Policy: vpp_cnat.SnatPolicy_K8S},
-		vpp_cnat.SnatAddressesKey:                                                       &vpp_cnat.SnatAddresses{Ip4: nodeIP4, Ip6: nodeIP6},
-		vpp_cnat.SnatExcludePrefixKey("10.1.0.0/16"):                                    &vpp_cnat.SnatExcludePrefix{Prefix: "10.1.0.0/16"},
-		vpp_cnat.SnatExcludePrefixKey("10.96.0.0/12"):                                   &vpp_cnat.SnatExcludePrefix{Prefix: "10.96.0.0/12"},
-		vpp_cnat.SnatExcludePrefixKey("fd00:10:96::/108"):                               &vpp_cnat.SnatExcludePrefix{Prefix: "fd00:10:96::/108"},
-		vpp_cnat.SnatFeatureKey(mainIf, vpp_cnat.AddressFamily_IPV6):                    &vpp_cnat.SnatFeature{Interface: mainIf, Family: vpp_cnat.AddressFamily_IPV6},
-		vpp_cnat.SnatPolicyInterfaceKey(mainIf, vpp_cnat.SnatPolicyInterface_POD):       &vpp_cnat.SnatPolicyInterface{Interface: mainIf, Table: vpp_cnat.SnatPolicyInterface_POD},
-		vpp_cnat.SnatPolicyInterfaceKey(hostIf, vpp_cnat.SnatPolicyInterface_HOST):      &vpp_cnat.SnatPolicyInterface{Interface: hostIf, Table: vpp_cnat.SnatPolicyInterface_HOST},
-		vpp_cnat.SnatPolicyInterfaceKey(podIf, vpp_cnat.SnatPolicyInterface_INCLUDE_V4): &vpp_cnat.SnatPolicyInterface{Interface: podIf, Table: vpp_cnat.SnatPolicyInterface_INCLUDE_V4},
+		vpp_cnat.SnatPolicyKey:                                                                  &vpp_cnat.SnatPolicy{Policy: vpp_cnat.SnatPolicy_K8S},
+		vpp_cnat.SnatAddressesKey:                                                               &vpp_cnat.SnatAddresses{Ip4: nodeIP4, Ip6: nodeIP6},
+		vpp_cnat.SnatExcludePrefixKey("10.1.0.0/16"):                                            &vpp_cnat.SnatExcludePrefix{Prefix: "10.1.0.0/16"},
+		vpp_cnat.SnatExcludePrefixKey("10.96.0.0/12"):                                           &vpp_cnat.SnatExcludePrefix{Prefix: "10.96.0.0/12"},
+		vpp_cnat.SnatExcludePrefixKey("fd00:10:96::/108"):                                       &vpp_cnat.SnatExcludePrefix{Prefix: "fd00:10:96::/108"},
+		vpp_cnat.SnatFeatureKey(mainIf, vpp_cnat.SnatFeature_SNAT, vpp_cnat.AddressFamily_IPV6): &vpp_cnat.SnatFeature{Interface: mainIf, Family: vpp_cnat.AddressFamily_IPV6},
+		vpp_cnat.SnatPolicyInterfaceKey(mainIf, vpp_cnat.SnatPolicyInterface_POD):               &vpp_cnat.SnatPolicyInterface{Interface: mainIf, Table: vpp_cnat.SnatPolicyInterface_POD},
+		vpp_cnat.SnatPolicyInterfaceKey(hostIf, vpp_cnat.SnatPolicyInterface_HOST):              &vpp_cnat.SnatPolicyInterface{Interface: hostIf, Table: vpp_cnat.SnatPolicyInterface_HOST},
+		vpp_cnat.SnatPolicyInterfaceKey(podIf, vpp_cnat.SnatPolicyInterface_INCLUDE_V4):         &vpp_cnat.SnatPolicyInterface{Interface: podIf, Table: vpp_cnat.SnatPolicyInterface_INCLUDE_V4},
 	}
 	for key, want := range wantValues {
 		if got := txn.Values[key]; !proto.Equal(got, want) {
@@ -298,8 +298,8 @@ func TestSourceNATOfPodsLeavingTheCluster(t *testing.T) {
 	if err := r.UpdateFrontendIfs(upd, r.frontendIfs, unionOf(r.frontendIfs, renderer.NewInterfaces(newPod))); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(upd.Keys()); got != 5 { // 2 features, POD, INCLUDE_V4, INCLUDE_V6
-		t.Errorf("a pod joining staged %q, want its 5 values", upd.Keys())
+	if got := len(upd.Keys()); got != 9 { // 6 features (SNAT, INPUT, OUTPUT per family), POD, INCLUDE_V4, INCLUDE_V6
+		t.Errorf("a pod joining staged %q, want its 9 values", upd.Keys())
 	}
 	upd = &describedTxn{Txn: st.NewTxn()}
 	if err := r.UpdateFrontendIfs(upd, r.frontendIfs, renderer.NewInterfaces(mainIf, hostIf, bviIf, podIf)); err != nil {
@@ -310,8 +310,8 @@ func TestSourceNATOfPodsLeavingTheCluster(t *testing.T) {
 			t.Errorf("a pod leaving: %s put", key)
 		}
 	}
-	if got := len(upd.Keys()); got != 5 {
-		t.Errorf("a pod leaving staged %q, want the deletion of its 5 values", upd.Keys())
+	if got := len(upd.Keys()); got != 9 {
+		t.Errorf("a pod leaving staged %q, want the deletion of its 9 values", upd.Keys())
 	}
 }
 
@@ -434,7 +434,7 @@ nodeConfig:
   gateway: 192.168.16.1
 `
 	_, txn := newRendererConf(t, ipv4Conf, true, webService(pod1))
-	if txn.Values[vpp_cnat.SnatFeatureKey(podIf, vpp_cnat.AddressFamily_IPV4)] == nil {
+	if txn.Values[vpp_cnat.SnatFeatureKey(podIf, vpp_cnat.SnatFeature_SNAT, vpp_cnat.AddressFamily_IPV4)] == nil {
 		t.Error("no cnat-snat-ip4 on the pod's interface")
 	}
 	for _, k := range txn.Keys() {

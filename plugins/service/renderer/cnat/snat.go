@@ -100,11 +100,16 @@ func (rndr *Renderer) updateIfs(txn renderer.UpdateTxn, change string) {
 }
 
 // ifValues returns the values of one frontend or backend interface: the POD table;
-// per family served that has a SNAT address, the cnat-snat feature; for a pod's interface the include
-// table (when pods' traffic leaving the cluster is source-NATed); for the host
-// interconnect the HOST table.
+// per family served that has a SNAT address, the cnat-snat feature; for a pod's
+// interface, per family served, cnat-input and cnat-output (hairpin, see doc.go),
+// and the include table (when pods' traffic leaving the cluster is source-NATed);
+// for the host interconnect the HOST table.
 func (rndr *Renderer) ifValues(name string) map[string]proto.Message {
-	out := make(map[string]proto.Message, 6)
+	out := make(map[string]proto.Message, 10)
+	feature := func(node vpp_cnat.SnatFeature_Node, family vpp_cnat.AddressFamily) {
+		out[vpp_cnat.SnatFeatureKey(name, node, family)] = &vpp_cnat.SnatFeature{Interface: name, Node: node, Family: family}
+	}
+	pod := !rndr.infraIfs.Has(name)
 	put := func(table vpp_cnat.SnatPolicyInterface_Table) {
 		out[vpp_cnat.SnatPolicyInterfaceKey(name, table)] = &vpp_cnat.SnatPolicyInterface{Interface: name, Table: table}
 	}
@@ -124,8 +129,20 @@ func (rndr *Renderer) ifValues(name string) map[string]proto.Message {
 			// enables it only once the family has an address).
 			continue
 		}
-		out[vpp_cnat.SnatFeatureKey(name, family)] = &vpp_cnat.SnatFeature{Interface: name, Family: family}
-		if rndr.snatOut && !rndr.infraIfs.Has(name) {
+		if pod {
+			// A pod reaching itself through a Service: cnat-input DNATs on the
+			// pod's interface (in the pod VRF: cnat's VIP lookup there is by
+			// client, not by FIB), cnat-output SNATs the DNATed packet to the
+			// SNAT address by the K8S policy's rule 4 (source = destination,
+			// true only after the DNAT) with the pod's interface as egress, and
+			// cnat-input un-SNATs the pod's reply (cnat_node_feature.c). Without
+			// a SNAT address cnat-output would not source-NAT (the
+			// zero-address check) and the family has no node address.
+			feature(vpp_cnat.SnatFeature_INPUT, family)
+			feature(vpp_cnat.SnatFeature_OUTPUT, family)
+		}
+		feature(vpp_cnat.SnatFeature_SNAT, family)
+		if rndr.snatOut && pod {
 			put(include)
 		}
 	}
