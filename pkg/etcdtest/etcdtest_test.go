@@ -19,6 +19,8 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 )
 
 func put(t *testing.T, c *clientv3.Client, key, val string) {
@@ -73,9 +75,9 @@ func TestDataSurvivesARestartOnTheSamePort(t *testing.T) {
 	if srv.Endpoint() != ep {
 		t.Errorf("endpoint changed from %s to %s", ep, srv.Endpoint())
 	}
-	if !reachable(t, ep) {
-		t.Fatal("restarted server does not answer on its endpoint")
-	}
+	// The first answer of a restarted server may take longer than one probe's 300 ms
+	// on a loaded machine: probe until it answers.
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the restarted server answers on its endpoint", func() bool { return reachable(t, ep) })
 	if got := get(t, srv.Client(t), "/a"); got != "1" {
 		t.Errorf("after the restart /a = %q, want 1", got)
 	}
