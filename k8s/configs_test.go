@@ -365,6 +365,7 @@ func TestConfigMapValues(t *testing.T) {
 			DisableNATVirtualReassembly: false,
 			NodePortRange:               svcconfig.DefaultNodePortRange,
 			NodePortsOnThisNodeOnly:     false,
+			ServiceLoadBalancing:        svcconfig.LoadBalancingDefault,
 		}
 		if *got != want {
 			t.Errorf("service.conf:\n got %+v\nwant %+v", *got, want)
