@@ -89,7 +89,6 @@ var cnatTests = []string{
 	"TestPreferClose",
 	"TestANetworkPolicyAllowsTheNamedPortOfANativeSidecar",
 	"TestExternalAndLoadBalancerIPs",
-	"TestADeletedPodServesWhileTerminating",
 	"TestDualStackService",
 	"TestAnIPv6ClusterIP",
 	"TestSwitchingTheServiceRenderer",
