@@ -69,7 +69,10 @@ const labRendererEnv = "CONTIV_LAB_RENDERER"
 // cnatTests are the tests that the cnat lab of a "both" run runs (issue #29 item 3):
 // every test of Service forwarding, which must reach the same backends with either
 // renderer of IPv4 Services; those that depend on what is inherently NAT44's skip there
-// with the difference (requireNAT44). The rest of the suite renders no Service.
+// with the difference (requireNAT44). Left out: the rest of the suite, which renders
+// no Service, and the Service tests of what the processor or the policy decides before
+// any renderer (a Service of another proxy, a native sidecar's named port): ~3.5 min
+// on the 2-core CI machine, the whole package ~17 min with it (measured under load).
 var cnatTests = []string{
 	"TestClusterIPServiceReachedFromAPodOnEveryNode",
 	"TestNodePortFromTheExternalClient",
@@ -84,10 +87,8 @@ var cnatTests = []string{
 	"TestAServiceWithoutEndpoints",
 	"TestTerminatingEndpoints",
 	"TestAUDPClientKeepingItsSocket",
-	"TestAServiceOfAnotherProxy",
 	"TestAClusterIPOfASecondServiceCIDR",
 	"TestPreferClose",
-	"TestANetworkPolicyAllowsTheNamedPortOfANativeSidecar",
 	"TestExternalAndLoadBalancerIPs",
 	"TestDualStackService",
 	"TestAnIPv6ClusterIP",
