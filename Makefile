@@ -154,6 +154,10 @@ NIC ?= dual
 # and core traffic tests on single-NIC (IPv4) nodes, then the IPv6 tests on a single-stack IPv6
 # lab; with IPFAMILY (or NIC), the whole suite runs on one lab (test/cluster/main_test.go).
 IPFAMILY ?=
+# RENDERER is contiv.conf's serviceRenderer in the lab (nat44, the default, or cnat: IPv4
+# Services rendered with VPP's cnat too). test-cluster without IPFAMILY and RENDERER (and make
+# test) also runs the Service tests on a dual-stack lab with cnat, after the other labs.
+RENDERER ?=
 
 k8s-control-plane: ## build the cluster lab's Kubernetes control plane (cached in ~/.cache/contiv-vpp)
 	./scripts/k8s-control-plane.sh >/dev/null
@@ -162,9 +166,10 @@ cluster: build k8s-control-plane ## the cluster lab: NODES nodes (default 3) on 
 	$(GO) build -o $(BIN_DIR)/cluster-lab ./test/cluster/cmd/cluster-lab
 	exec $(BIN_DIR)/cluster-lab -nodes $(NODES) -nic $(NIC) -ipfamily "$(IPFAMILY)" -contiv-bin $(BIN_DIR) -k8s-bin "$$(./scripts/k8s-control-plane.sh -print)"
 
-test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster) on dual-stack two-NIC nodes, then single-NIC (STN) and IPv6 nodes; NIC=dual or single, IPFAMILY=dual, ipv4 or ipv6: one lab
+test-cluster: k8s-control-plane ## the cluster lab's tests (test/cluster) on dual-stack two-NIC nodes, then single-NIC (STN), IPv6 and cnat-renderer nodes; NIC=dual or single, IPFAMILY=dual, ipv4 or ipv6: one lab; RENDERER=cnat: the renderer of IPv4 Services
 	CONTIV_LAB_NIC=$(if $(filter command line,$(origin NIC) $(origin IPFAMILY)),$(NIC),both) \
 	  $(if $(filter command line,$(origin IPFAMILY)),CONTIV_LAB_IPFAMILY=$(IPFAMILY)) \
+	  $(if $(filter command line,$(origin RENDERER)),CONTIV_LAB_RENDERER=$(RENDERER)) \
 	  CONTIV_K8S_BIN="$$(./scripts/k8s-control-plane.sh -print)" $(GO) test -count=1 -v -timeout 30m ./test/cluster/...
 
 # Go's test cache is not touched: it is the user's, shared by every module (make test runs

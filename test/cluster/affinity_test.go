@@ -31,6 +31,7 @@ const affinityRounds = 5
 func TestClientIPAffinityLastsWhileConnectionsComeAndEndsAfterTheTimeout(t *testing.T) {
 	l := sharedLab(t)
 	requireForwarding(t, l)
+	requireNAT44(t, l, "ClientIP affinity: the flow hash covers the source address only, with no timeout")
 	ns := testNamespace(t, l, "affinity")
 	nodes := l.Nodes()
 	backends := podsOnNodes(t, l, ns, "aff", 2, nodes...)

@@ -21,7 +21,7 @@ import (
 
 // The tests of the lab with IPv6 (issue #28 item 7): on the dual-stack lab (the
 // default, main_test.go) and on the single-stack IPv6 lab of a "both" run. IPv6
-// Services are not tested: they need the cnat renderer.
+// Services (the cnat renderer's) are services6_test.go's.
 
 // podIP returns the pod's address of the family from status.podIPs, failing the test
 // when it has none.

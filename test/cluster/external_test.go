@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	cnatmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	"github.com/contiv-vpp/contiv-vpp/internal/testkit"
 	"github.com/contiv-vpp/contiv-vpp/test/cluster/lab"
 )
@@ -133,19 +134,24 @@ func TestALoadBalancerServiceGetsAnAddressOfThePoolAndItsNodePortWorks(t *testin
 }
 
 // mappedOn tells which nodes' VPP have a NAT mapping of the Service (namespace/name) for
-// ip.
+// ip, or a cnat translation of ip on a lab whose serviceRenderer is cnat.
 func mappedOn(l *lab.Lab, svc, ip string) string {
+	prefix, what := "config/vpp/nat/v2/dnat44/"+svc, "the DNAT of "+svc
+	if l.ServiceRenderer() == lab.RendererCNAT {
+		prefix, what = cnatmodel.TranslationPrefix+ip+"/", "a cnat translation"
+	}
 	var on []string
 	for _, n := range l.Nodes() {
-		dump, err := vppDump(n, "config/vpp/nat/v2/dnat44/"+svc)
+		dump, err := vppDump(n, prefix)
 		if err != nil {
 			return err.Error()
 		}
 		for _, v := range dump {
 			if strings.Contains(v, `"`+ip+`"`) {
 				on = append(on, n.Name)
+				break
 			}
 		}
 	}
-	return fmt.Sprintf("%s mapped in the DNAT of %s on %v", ip, svc, on)
+	return fmt.Sprintf("%s mapped in %s on %v", ip, what, on)
 }

@@ -111,17 +111,22 @@ func sharedLab(t testing.TB) *lab.Lab {
 			shared.err = fmt.Errorf("%s: %w", labIPFamilyEnv, err)
 			return
 		}
+		renderer, err := labRenderer()
+		if err != nil {
+			shared.err = fmt.Errorf("%s: %w", labRendererEnv, err)
+			return
+		}
 		start = time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		shared.lab, shared.err = lab.Start(ctx, lab.Config{
 			Nodes: 3, K8sBinDir: k8sBin, ContivBinDir: shared.binDir, KeepDir: os.Getenv("CONTIV_LAB_KEEP") != "",
-			SingleNIC: os.Getenv(labNICEnv) == "single", IPFamily: family,
+			SingleNIC: os.Getenv(labNICEnv) == "single", IPFamily: family, ServiceRenderer: renderer,
 			Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "  lab: "+format+"\n", args...) },
 		})
 		shared.started = time.Since(start)
 		if shared.err == nil {
-			t.Logf("lab %s (%s) with 3 nodes up in %v (dir %s)", shared.lab.Name, family, shared.started.Round(time.Millisecond), shared.lab.Dir)
+			t.Logf("lab %s (%s, serviceRenderer %s) with 3 nodes up in %v (dir %s)", shared.lab.Name, family, renderer, shared.started.Round(time.Millisecond), shared.lab.Dir)
 		}
 	})
 	if shared.skip != "" {
@@ -141,6 +146,16 @@ func requireIPv6(t *testing.T, l *lab.Lab) {
 	t.Helper()
 	if !l.IPFamily().HasIPv6() {
 		t.Skipf("cluster: the lab is %s (%s=dual or ipv6 gives it IPv6)", l.IPFamily(), labIPFamilyEnv)
+	}
+}
+
+// requireNAT44 skips a test of what the NAT44 renderer does and the cnat renderer
+// inherently does not, on a lab whose IPv4 Services are cnat's; difference is the row
+// of docs/dev-guide/SERVICES.md's table of differences that says why.
+func requireNAT44(t *testing.T, l *lab.Lab, difference string) {
+	t.Helper()
+	if l.ServiceRenderer() != lab.RendererNAT44 {
+		t.Skipf("cluster: serviceRenderer %s: %s (docs/dev-guide/SERVICES.md, the cnat renderer's differences)", l.ServiceRenderer(), difference)
 	}
 }
 

@@ -136,7 +136,8 @@ func dropped(d dialer, addr string, tries int, timeout time.Duration) error {
 }
 
 // rejectedTCP opens one TCP connection from d to addr and returns an error unless it is
-// refused with EHOSTUNREACH (ICMP 3/10) within limit (it gives up after a second more).
+// refused with the errno of a reject route (rejectErrno) within limit (it gives up after
+// a second more).
 func rejectedTCP(d dialer, addr string, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), limit+time.Second)
 	defer cancel()
@@ -144,20 +145,54 @@ func rejectedTCP(d dialer, addr string, limit time.Duration) error {
 	conn, err := d(ctx, "tcp", addr)
 	if err == nil {
 		conn.Close()
-		return fmt.Errorf("TCP %s: connected, want EHOSTUNREACH", addr)
+		return fmt.Errorf("TCP %s: connected, want %v", addr, rejectErrno(addr))
 	}
-	return rejectedWithin(err, time.Since(start), limit, "TCP "+addr)
+	return rejectedWithin(err, time.Since(start), limit, addr, "TCP "+addr)
 }
 
-// rejectedWithin checks that err is EHOSTUNREACH and came within limit.
-func rejectedWithin(err error, took, limit time.Duration, what string) error {
-	if !errors.Is(err, syscall.EHOSTUNREACH) {
-		return fmt.Errorf("%s: %v after %v, want EHOSTUNREACH", what, err, took.Round(time.Millisecond))
+// rejectErrno is the error a Linux socket reports when VPP's reject route (ip4-null or
+// ip6-null, ICMP_PROHIBIT) answers its packet to addr: EHOSTUNREACH for ICMP 3/10
+// (icmp_err_convert, net/ipv4/icmp.c), EACCES for ICMPv6 1/1, administratively
+// prohibited (tab_unreach of icmpv6_err_convert, net/ipv6/icmp.c); both abort a TCP
+// connect and are hard errors on a connected UDP socket.
+func rejectErrno(addr string) syscall.Errno {
+	host, _, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return syscall.EACCES
+	}
+	return syscall.EHOSTUNREACH
+}
+
+// rejectedWithin checks that err is the reject errno of addr (rejectErrno) and came
+// within limit.
+func rejectedWithin(err error, took, limit time.Duration, addr, what string) error {
+	want := rejectErrno(addr)
+	if !errors.Is(err, want) {
+		return fmt.Errorf("%s: %v after %v, want %v", what, err, took.Round(time.Millisecond), want)
 	}
 	if took > limit {
-		return fmt.Errorf("%s: EHOSTUNREACH after %v, want within %v", what, took.Round(time.Millisecond), limit)
+		return fmt.Errorf("%s: %v after %v, want within %v", what, want, took.Round(time.Millisecond), limit)
 	}
 	return nil
+}
+
+// rejectedEachTime checks tries times that a TCP connection to tcpAddr and a UDP
+// datagram to udpAddr from d are rejected within limit (rejectedTCP, rejectedUDP).
+func rejectedEachTime(t *testing.T, d dialer, tcpAddr, udpAddr string, limit time.Duration, tries int) {
+	t.Helper()
+	for i := range tries {
+		// real time: VPP's ip4-null and ip6-null answer one error per (source,
+		// destination) per 0.1 s.
+		time.Sleep(150 * time.Millisecond)
+		if err := rejectedTCP(d, tcpAddr, limit); err != nil {
+			t.Errorf("attempt %d: %v", i, err)
+		}
+		// real time: as above.
+		time.Sleep(150 * time.Millisecond)
+		if err := rejectedUDP(d, udpAddr, limit); err != nil {
+			t.Errorf("attempt %d: %v", i, err)
+		}
+	}
 }
 
 // udpAsk sends one datagram on the connected UDP socket and returns the answer, or the
@@ -180,7 +215,7 @@ func udpAsk(conn net.Conn, timeout time.Duration) (reply, error) {
 }
 
 // rejectedUDP sends one datagram from a new connected UDP socket of d to addr and
-// returns an error unless the socket reports EHOSTUNREACH within limit.
+// returns an error unless the socket reports the reject errno of addr (rejectErrno) within limit.
 func rejectedUDP(d dialer, addr string, limit time.Duration) error {
 	conn, err := d(context.Background(), "udp", addr)
 	if err != nil {
@@ -190,9 +225,9 @@ func rejectedUDP(d dialer, addr string, limit time.Duration) error {
 	start := time.Now()
 	r, err := udpAsk(conn, time.Second)
 	if err == nil {
-		return fmt.Errorf("UDP %s: answered by %s, want EHOSTUNREACH", addr, r.pod)
+		return fmt.Errorf("UDP %s: answered by %s, want %v", addr, r.pod, rejectErrno(addr))
 	}
-	return rejectedWithin(err, time.Since(start), limit, "UDP "+addr)
+	return rejectedWithin(err, time.Since(start), limit, addr, "UDP "+addr)
 }
 
 // packetCounter counts the IPv4 packets an interface of a network namespace receives,

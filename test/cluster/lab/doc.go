@@ -59,6 +59,12 @@
 // IPv6 lab (IPv6) has only the IPv6 half and no overlay (useNoOverlay): vpp-sim does
 // not simulate VXLAN over an IPv6 underlay. Single-NIC nodes are IPv4 only.
 //
+// Service renderer (Config.ServiceRenderer, renderer.go): contiv.conf's serviceRenderer,
+// nat44 by default (IPv4 Services NAT44's, IPv6 ones cnat's) or cnat (both cnat's).
+// Node.SetServiceRenderer rewrites one node's contiv.conf for its agent's next start
+// (StopAgent, StartAgent), and Node.VPPCLI runs a command of vpp-sim's CLI through the
+// agent (show nat44 static mappings, show cnat translation, ...).
+//
 // Nodes are labelled with their zone (topology.kubernetes.io/zone, Config.Zones: zone-a
 // and zone-b in turn by default).
 //

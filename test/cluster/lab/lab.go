@@ -80,6 +80,9 @@ type Config struct {
 	// ipamConfig, the node network's and the external client's addresses, the Nodes'
 	// InternalIPs and podCIDRs and the pods' podIPs. Single-NIC nodes are IPv4 only.
 	IPFamily IPFamily
+	// ServiceRenderer is contiv.conf's serviceRenderer on every node (renderer.go; ""
+	// is RendererNAT44): the renderer of IPv4 Services (IPv6 ones are always cnat's).
+	ServiceRenderer ServiceRenderer
 }
 
 // Lab is a running cluster: a Kubernetes control plane (etcd, kube-apiserver,
@@ -146,6 +149,9 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 		return nil, fmt.Errorf("lab: Config.IPFamily: %w", err)
 	}
 	cfg.IPFamily = family
+	if cfg.ServiceRenderer, err = ParseServiceRenderer(string(cfg.ServiceRenderer)); err != nil {
+		return nil, fmt.Errorf("lab: Config.ServiceRenderer: %w", err)
+	}
 	if cfg.SingleNIC && family != IPv4 {
 		return nil, fmt.Errorf("lab: Config.IPFamily %q: single-NIC (STN) nodes are IPv4 only", family)
 	}
@@ -263,6 +269,9 @@ func Start(ctx context.Context, cfg Config) (l *Lab, err error) {
 	l.logf("lab %s: %d nodes ready in %v", l.Name, cfg.Nodes, time.Since(start).Round(time.Millisecond))
 	return l, nil
 }
+
+// ServiceRenderer returns the renderer of IPv4 Services the lab's nodes start with.
+func (l *Lab) ServiceRenderer() ServiceRenderer { return l.cfg.ServiceRenderer }
 
 // IPFamily returns the lab's address families.
 func (l *Lab) IPFamily() IPFamily { return l.cfg.IPFamily }

@@ -84,6 +84,7 @@ type Node struct {
 	rest      *http.Client
 	cl        cleanups
 	etcdRelay *relay
+	renderer  ServiceRenderer // contiv.conf's serviceRenderer (lab.mu)
 }
 
 // NetnsPath is the path of the node's network namespace.
@@ -95,8 +96,8 @@ func (n *Node) NetnsPath() string { return netnsPath(n.Netns) }
 // routeServiceCIDRToVPP: the lab runs no kube-proxy, so a node's own namespace reaches
 // ClusterIPs and NodePorts through VPP. With IPv6 it has the ipamConfig.ipv6 section
 // (family.go); a single-stack IPv6 lab has no IPv4 range, no IPv4 gateway and no
-// overlay (IPv6).
-func contivConf(f IPFamily) string {
+// overlay (IPv6). serviceRenderer is r (renderer.go).
+func contivConf(f IPFamily, r ServiceRenderer) string {
 	overlay := "useNoOverlay: false\n"
 	if f == IPv6 {
 		overlay = "useNoOverlay: true\n"
@@ -125,7 +126,7 @@ ipNeighborScanInterval: 1
 ipNeighborStaleThreshold: 4
 routeServiceCIDRToVPP: true
 crdNodeConfigurationDisabled: true
-` + ipam + f.ipamConfigIPv6()
+` + rendererConfLine(r) + ipam + f.ipamConfigIPv6()
 }
 
 // startNode creates the node's namespace and link, starts vpp-sim and the agent, waits
@@ -134,7 +135,7 @@ crdNodeConfigurationDisabled: true
 func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	name := "node" + strconv.Itoa(index)
 	n := &Node{Name: name, Netns: l.Name + "-" + name, Dir: filepath.Join(l.Dir, name), lab: l, index: index,
-		Zone: l.cfg.Zones[(index-1)%len(l.cfg.Zones)]}
+		Zone: l.cfg.Zones[(index-1)%len(l.cfg.Zones)], renderer: l.cfg.ServiceRenderer}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("node %s: %w", name, err)
@@ -174,7 +175,7 @@ func (l *Lab) startNode(ctx context.Context, index int) (_ *Node, err error) {
 	n.StatsSocket = filepath.Join(n.Dir, "stats.sock")
 	n.CNISocket = filepath.Join(n.Dir, "cni.sock")
 	files := map[string]string{
-		"contiv.conf":     contivConf(l.cfg.IPFamily),
+		"contiv.conf":     contivConf(l.cfg.IPFamily, l.cfg.ServiceRenderer),
 		"etcd.conf":       "endpoints:\n  - " + NodeEtcdAddr + "\nallow-delayed-start: true\n",
 		"bolt.conf":       "db-path: " + filepath.Join(n.Dir, "bolt.db") + "\n",
 		"govpp.conf":      "binapi-socket-path: " + n.VPPSocket + "\nstats-socket-path: " + n.StatsSocket + "\n",

@@ -34,7 +34,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print the kubelets' messages")
 	nic := fs.String("nic", "dual", "dual: VPP's NIC and the host apart (the node IP on VPP only); single: one NIC per node carrying the node IP, stolen for VPP by contiv-stn (STN)")
 	ipFamily := fs.String("ipfamily", "", "dual (dual-stack, IPv4 primary), ipv4 or ipv6 (single-stack IPv6, no overlay): the address families of nodes, pods and Services (default dual; ipv4 with -nic single)")
+	renderer := fs.String("renderer", "nat44", "contiv.conf's serviceRenderer: nat44 (IPv4 Services with NAT44-ED) or cnat (with VPP's cnat); IPv6 Services are cnat's either way")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	rndr, err := lab.ParseServiceRenderer(*renderer)
+	if err != nil {
+		fmt.Fprintf(stderr, "cluster-lab: -renderer: %v\n", err)
 		return 2
 	}
 	if *ipFamily == "" {
@@ -83,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	l, err := lab.Start(ctx, lab.Config{
 		Nodes: *nodes, K8sBinDir: *k8sBin, ContivBinDir: *contivBin, Dir: *dir, KeepDir: *keep, Logf: logf,
-		SingleNIC: *nic == "single", IPFamily: family,
+		SingleNIC: *nic == "single", IPFamily: family, ServiceRenderer: rndr,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cluster-lab: %v\n", err)
