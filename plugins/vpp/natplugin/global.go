@@ -349,7 +349,14 @@ func (d *globalDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.K
 	case want == nil && !g.Forwarding && len(g.NatInterfaces) == 0 && len(g.AddressPool) == 0 && g.Timeouts == nil:
 		return nil, nil // enabled, but nothing that is anybody's configuration
 	}
-	return []kvapi.KVWithMetadata{{Key: nat.GlobalNAT44Key, Value: g, Origin: kvapi.UnknownOrigin}}, nil
+	// FromNB: on a Contiv node the agent is the only one that enables NAT44-ED
+	// (nat44_ed_plugin_enable_disable; VPP's nat44_ed_doc.md: the plugin is enabled by
+	// "nat44 enable" or that message, Contiv's VPP startup config does neither) and
+	// gives it forwarding, features and addresses, so what is found is the agent's, of
+	// this run or of an earlier one. A restarted agent that wants no NAT44
+	// (serviceRenderer: cnat) then removes it at its full resync; UnknownOrigin, with
+	// nothing staged to correlate it, made it VPP's own and left it behind.
+	return []kvapi.KVWithMetadata{{Key: nat.GlobalNAT44Key, Value: g, Origin: kvapi.FromNB}}, nil
 }
 
 // outputInterfaces lists the sw_if_index of the output-feature interfaces

@@ -519,3 +519,33 @@ func TestSchedulerDependenciesAndFailures(t *testing.T) {
 		t.Errorf("NAT after removing the global configuration: %+v", n)
 	}
 }
+
+// TestSchedulerRestartedAgentWithoutNATRemovesTheNATOfTheLastRun: an agent restarted
+// without any NAT44 value (contiv.conf's serviceRenderer changed to cnat) finds the
+// NAT44 configuration of its previous run in VPP at its first full resync and removes
+// all of it: mappings, interface features and pool addresses, forwarding off. The
+// agent is the only one that configures NAT44 on a Contiv node, so what Nat44Global's
+// Retrieve finds is the agent's.
+func TestSchedulerRestartedAgentWithoutNATRemovesTheNATOfTheLastRun(t *testing.T) {
+	vpp := newRestartableVPP(t)
+	ctx := context.Background()
+	cfg := nodeConfig()
+	if err := newAgent(t, vpp.conn).commit(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	withoutNAT := map[string]proto.Message{}
+	for k, v := range cfg {
+		if !strings.HasPrefix(k, "config/vpp/nat/") {
+			withoutNAT[k] = v
+		}
+	}
+	restarted := newAgent(t, vpp.conn)
+	if err := restarted.commit(kvapi.WithResync(ctx, kvapi.FullResync, false), withoutNAT); err != nil {
+		t.Fatalf("full resync: %v", err)
+	}
+	n := vpp.sim.NAT()
+	if n.Forwarding || len(n.Addresses)+len(n.Interfaces)+len(n.StaticMappings)+len(n.LBMappings)+len(n.IdentityMappings) > 0 {
+		t.Errorf("NAT44 left by the previous run: forwarding=%v addresses %+v interfaces %+v static %d lb %d identity %d",
+			n.Forwarding, n.Addresses, n.Interfaces, len(n.StaticMappings), len(n.LBMappings), len(n.IdentityMappings))
+	}
+}
