@@ -494,7 +494,6 @@ func natLoopbackIP(n *lab.Node) string {
 func TestABackendReachesEveryBackendThroughItsOwnClusterIP(t *testing.T) {
 	l := sharedLab(t)
 	requireForwarding(t, l)
-	requireNAT44(t, l, "a pod reaching itself through a Service (hairpin) is not handled: cnat translations match no source")
 	ns := testNamespace(t, l, "selfsvc")
 	backends := podsOnEveryNode(t, l, ns, "self", 2)
 	svc := createService(t, l, ns, echoService("self", "self", corev1.ServiceTypeClusterIP, ""))
@@ -519,7 +518,16 @@ func TestABackendReachesEveryBackendThroughItsOwnClusterIP(t *testing.T) {
 			seen[pod]++
 			host, _, _ := net.SplitHostPort(client)
 			want := b.Status.PodIP
-			if pod == name {
+			switch {
+			case pod == name && l.ServiceRenderer() != lab.RendererNAT44:
+				// cnat: hairpin is source-NATed by cnat-output on the pod's interface
+				// to the node's SNAT address (docs/dev-guide/SERVICES.md, "Hairpin
+				// with cnat"); anything but the pod's own address is that.
+				if host == b.Status.PodIP {
+					t.Errorf("%s -> %s answered by itself seeing its own address %s: hairpin not source-NATed", name, addr, client)
+				}
+				continue
+			case pod == name:
 				want = natLoopbackIP(n)
 			}
 			if host != want {
