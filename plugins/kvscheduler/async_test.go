@@ -177,3 +177,297 @@ func TestFailedAsynchronousUpdateKeepsTheOldValueAndIsRetried(t *testing.T) {
 		t.Fatalf("a/2 = %q after the retry, want 2b", dp.value("a/2"))
 	}
 }
+
+// TestIndependentValuesAreDeletedAsOnePipeline: a node leaving deletes the NodePort
+// translations of its address; the deletions are all started before the first is
+// waited for, and each value is gone, metadata included, once its wait succeeded.
+func TestIndependentValuesAreDeletedAsOnePipeline(t *testing.T) {
+	dp := newFakeDP()
+	s := newTestScheduler(t, nil, dp.register(fakeDesc{name: "a", prefix: "a/", async: true, withMeta: true}))
+	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"))
+	dp.takeCalls()
+	seq := mustCommit(t, s, del("a/1"), del("a/2"), del("a/3"))
+	got := startsAndWaits(dp.takeCalls())
+	want := []string{"start-delete a/1", "start-delete a/2", "start-delete a/3",
+		"wait-delete a/1", "wait-delete a/2", "wait-delete a/3"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls = %v, want %v", got, want)
+	}
+	for _, k := range []string{"a/1", "a/2", "a/3"} {
+		wantState(t, s, k, api.StateNonexistent)
+		if dp.has(k) {
+			t.Errorf("%s still in the dataplane", k)
+		}
+	}
+	if names := s.GetMetadataMap("a").ListAllNames(); len(names) != 0 {
+		t.Errorf("metadata left for %v", names)
+	}
+	wantOps := []string{"DELETE a/1 CONFIGURED -> REMOVED", "DELETE a/2 CONFIGURED -> REMOVED", "DELETE a/3 CONFIGURED -> REMOVED"}
+	if ops := opLines(s.GetRecordedTransaction(seq)); !reflect.DeepEqual(ops, wantOps) {
+		t.Errorf("recorded %v, want %v", ops, wantOps)
+	}
+}
+
+// TestFullResyncDeletesObsoleteValuesAsOnePipeline: values a full resync finds in the
+// dataplane but no longer in NB go as one pipeline too.
+func TestFullResyncDeletesObsoleteValuesAsOnePipeline(t *testing.T) {
+	s, dp := asyncSetup(t)
+	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"))
+	dp.takeCalls()
+	mustCommitCtx(t, api.WithResync(context.Background(), api.FullResync, false), s, set("a/2", "2"))
+	got := startsAndWaits(dp.takeCalls())
+	want := []string{"start-delete a/1", "start-delete a/3", "wait-delete a/1", "wait-delete a/3"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls = %v, want %v", got, want)
+	}
+	if st := dp.state(); !reflect.DeepEqual(st, map[string]string{"a/2": "2"}) {
+		t.Errorf("dataplane = %v", st)
+	}
+}
+
+// TestValuesWithDependentsOrDerivedValuesAreDeletedAfterThem: in one transaction, a
+// value something depends on is deleted (synchronously) only after its dependent,
+// whether the dependent went first in a pipeline or is deleted by the value's own
+// deletion; a value with derived values after them; the independent values around
+// them are pipelined. The strict fake dataplane refuses any other order.
+func TestValuesWithDependentsOrDerivedValuesAreDeletedAfterThem(t *testing.T) {
+	dp := newFakeDP()
+	s := newTestScheduler(t, nil,
+		dp.register(fakeDesc{name: "a", prefix: "a/", deps: depsFromValue, derived: derivedFromValue("a/", "d/"), async: true}),
+		dp.register(fakeDesc{name: "d", prefix: "d/", deps: depsFromValue}),
+	)
+	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/base", "b"), set("a/top", "t;dep=a/base"),
+		set("a/base2", "b2"), set("a/top2", "t2;dep=a/base2"), set("a/p", "p;der=x:1"), set("a/3", "3"), set("a/4", "4"))
+	dp.takeCalls()
+	mustCommit(t, s, del("a/1"), del("a/2"), del("a/top"), del("a/base"), del("a/base2"), del("a/top2"),
+		del("a/p"), del("a/3"), del("a/4"))
+	calls := dp.takeCalls()
+	got := startsAndWaits(calls)
+	want := []string{"start-delete a/1", "start-delete a/2", "start-delete a/top",
+		"wait-delete a/1", "wait-delete a/2", "wait-delete a/top",
+		"start-delete a/3", "start-delete a/4", "wait-delete a/3", "wait-delete a/4"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls = %v, want pipelines %v", calls, want)
+	}
+	wantOrder(t, calls, "wait-delete a/top", "delete a/base", "delete a/top2", "delete a/base2",
+		"delete d/p/x", "delete a/p", "start-delete a/3")
+	if st := dp.state(); len(st) != 0 {
+		t.Errorf("dataplane = %v, want empty", st)
+	}
+	for _, k := range []string{"a/base", "a/top2", "a/p", "d/p/x"} {
+		wantState(t, s, k, api.StateNonexistent)
+	}
+}
+
+// TestSynchronousAndAsynchronousDescriptorsInOneTransaction: deletions of a descriptor
+// without DeleteAsync end a pipeline and go one by one, in staging order; a creation
+// shares a pipeline with the deletions around it.
+func TestSynchronousAndAsynchronousDescriptorsInOneTransaction(t *testing.T) {
+	s, dp := asyncSetup(t)
+	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"), set("a/4", "4"), set("v/1", "1"), set("v/2", "2"))
+	dp.takeCalls()
+	mustCommit(t, s, del("a/1"), del("a/2"), del("v/1"), set("a/5", "5"), del("a/3"), del("a/4"), del("v/2"))
+	calls := dp.takeCalls()
+	var got []string
+	for _, c := range calls {
+		if strings.HasPrefix(c, "start") || strings.HasPrefix(c, "wait") || strings.HasPrefix(c, "delete v/") {
+			got = append(got, c)
+		}
+	}
+	want := []string{"start-delete a/1", "start-delete a/2", "wait-delete a/1", "wait-delete a/2",
+		"delete v/1",
+		"start a/5", "start-delete a/3", "start-delete a/4", "wait a/5", "wait-delete a/3", "wait-delete a/4",
+		"delete v/2"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls = %v, want %v", calls, want)
+	}
+	if st := dp.state(); !reflect.DeepEqual(st, map[string]string{"a/5": "5"}) {
+		t.Errorf("dataplane = %v", st)
+	}
+	wantState(t, s, "a/5", api.StateConfigured)
+}
+
+// deleteOutcome is what a transaction of deletions left, compared between a
+// descriptor with DeleteAsync and the same one without.
+type deleteOutcome struct {
+	err       string
+	ops       []string
+	states    map[string]api.ValueState
+	dataplane map[string]string
+	metadata  []string
+}
+
+func outcomeOf(s *Scheduler, dp *fakeDP, seq uint64, err error, keys ...string) deleteOutcome {
+	o := deleteOutcome{ops: opLines(s.GetRecordedTransaction(seq)), states: map[string]api.ValueState{},
+		dataplane: dp.state(), metadata: s.GetMetadataMap("a").ListAllNames()}
+	if err != nil {
+		o.err = err.Error()
+	}
+	for _, k := range keys {
+		o.states[k] = stateOf(s, k)
+	}
+	return o
+}
+
+// wantPipelined checks that the deletions of a/1, a/2 and a/3 were started together
+// (all started before the first was awaited) when async, and not otherwise.
+func wantPipelined(t *testing.T, async bool, calls []string) {
+	t.Helper()
+	start, wait := indexOf(calls, "start-delete a/3"), indexOf(calls, "wait-delete a/1")
+	if pipelined := start >= 0 && wait > start; pipelined != async {
+		t.Fatalf("deletions pipelined = %v, want %v: %v", pipelined, async, calls)
+	}
+}
+
+// opLines formats the executed operations of rec, one line each.
+func opLines(rec *api.RecordedTxn) []string {
+	if rec == nil {
+		return nil
+	}
+	var out []string
+	for _, op := range rec.Executed {
+		line := op.Operation.String() + " " + op.Key + " " + op.PrevState.String() + " -> " + op.NewState.String()
+		if op.Error != "" {
+			line += " error " + op.Error
+		}
+		if op.IsRetry {
+			line += " (retry)"
+		}
+		if op.IsRevert {
+			line += " (revert)"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// TestFailedAsynchronousDeleteIsRetriedAsASynchronousOne: a deletion run together with
+// others fails alone; the value stays in the dataplane with its metadata, RETRYING,
+// and the retry deletes it: the same operations, states and errors as with Delete.
+func TestFailedAsynchronousDeleteIsRetriedAsASynchronousOne(t *testing.T) {
+	run := func(t *testing.T, async bool) (first, retried deleteOutcome) {
+		fc := testkit.NewClock()
+		dp := newFakeDP()
+		s := newTestSchedulerWithClock(t, nil, fc, dp.register(fakeDesc{name: "a", prefix: "a/", async: async, withMeta: true}))
+		mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"))
+		dp.failOn("a/2", api.OpDelete, 1, true)
+		dp.takeCalls()
+		seq, err := commitCtx(api.WithRetry(context.Background(), time.Second, 3, false), s, del("a/1"), del("a/2"), del("a/3"))
+		wantPipelined(t, async, dp.takeCalls())
+		first = outcomeOf(s, dp, seq, err, "a/1", "a/2", "a/3")
+		fc.Step(time.Second)
+		testkit.EventuallyTrue(t, testkit.DefaultTimeout, "a/2 retried", func() bool { return stateOf(s, "a/2") != api.StateRetrying })
+		retried = outcomeOf(s, dp, seq+1, nil, "a/2")
+		return first, retried
+	}
+	syncFirst, syncRetried := run(t, false)
+	asyncFirst, asyncRetried := run(t, true)
+	if !reflect.DeepEqual(asyncFirst, syncFirst) {
+		t.Errorf("failed transaction with DeleteAsync:\n%+v\nwith Delete:\n%+v", asyncFirst, syncFirst)
+	}
+	if !reflect.DeepEqual(asyncRetried, syncRetried) {
+		t.Errorf("retry with DeleteAsync:\n%+v\nwith Delete:\n%+v", asyncRetried, syncRetried)
+	}
+	// and what that is:
+	if !strings.Contains(asyncFirst.err, "delete a/2") || asyncFirst.states["a/2"] != api.StateRetrying ||
+		asyncFirst.states["a/1"] != api.StateNonexistent || asyncFirst.states["a/3"] != api.StateNonexistent {
+		t.Errorf("after the failure: %+v", asyncFirst)
+	}
+	if !reflect.DeepEqual(asyncFirst.dataplane, map[string]string{"a/2": "2"}) || !reflect.DeepEqual(asyncFirst.metadata, []string{"2"}) {
+		t.Errorf("after the failure a/2 alone should stay, with its metadata: %+v", asyncFirst)
+	}
+	if len(asyncRetried.dataplane) != 0 || len(asyncRetried.metadata) != 0 || asyncRetried.states["a/2"] != api.StateNonexistent ||
+		!reflect.DeepEqual(asyncRetried.ops, []string{"DELETE a/2 RETRYING -> REMOVED (retry)"}) {
+		t.Errorf("after the retry: %+v", asyncRetried)
+	}
+}
+
+// TestFailedAsynchronousDeleteIsRevertedAsASynchronousOne: WithRevert, a deletion of a
+// pipeline fails; the values deleted before and after it are created again, and
+// everything is recorded as with Delete.
+func TestFailedAsynchronousDeleteIsRevertedAsASynchronousOne(t *testing.T) {
+	run := func(t *testing.T, async bool) deleteOutcome {
+		dp := newFakeDP()
+		s := newTestScheduler(t, nil, dp.register(fakeDesc{name: "a", prefix: "a/", async: async, withMeta: true}))
+		mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"))
+		dp.failOn("a/2", api.OpDelete, 1, false)
+		dp.takeCalls()
+		seq, err := commitCtx(api.WithRevert(context.Background()), s, del("a/1"), del("a/2"), del("a/3"))
+		wantPipelined(t, async, dp.takeCalls())
+		return outcomeOf(s, dp, seq, err, "a/1", "a/2", "a/3")
+	}
+	syncOut, asyncOut := run(t, false), run(t, true)
+	if !reflect.DeepEqual(asyncOut, syncOut) {
+		t.Errorf("with DeleteAsync:\n%+v\nwith Delete:\n%+v", asyncOut, syncOut)
+	}
+	if !reflect.DeepEqual(asyncOut.dataplane, map[string]string{"a/1": "1", "a/2": "2", "a/3": "3"}) || asyncOut.err == "" {
+		t.Errorf("not reverted: %+v", asyncOut)
+	}
+	for k, st := range asyncOut.states {
+		if st != api.StateConfigured {
+			t.Errorf("%s is %v after the revert", k, st)
+		}
+	}
+}
+
+// TestAsynchronousDeleteWaitsWithTheMetadataInPlace: while a deletion is awaited, the
+// value's metadata is still in the descriptor's map (other values may need it until
+// VPP confirms); it goes once the wait succeeded.
+func TestAsynchronousDeleteWaitsWithTheMetadataInPlace(t *testing.T) {
+	dp := newFakeDP()
+	kd := dp.register(fakeDesc{name: "a", prefix: "a/", async: true, withMeta: true})
+	var s *Scheduler
+	var during []string
+	startDelete := kd.DeleteAsync
+	kd.DeleteAsync = func(key string, v proto.Message, md api.Metadata) func() error {
+		wait := startDelete(key, v, md)
+		return func() error {
+			during = s.GetMetadataMap("a").ListAllNames()
+			return wait()
+		}
+	}
+	s = newTestScheduler(t, nil, kd)
+	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"))
+	mustCommit(t, s, del("a/1"), del("a/2"))
+	if !reflect.DeepEqual(during, []string{"2"}) {
+		t.Errorf("metadata while a/2's deletion was awaited = %v, want [2]", during)
+	}
+	if names := s.GetMetadataMap("a").ListAllNames(); len(names) != 0 {
+		t.Errorf("metadata left for %v", names)
+	}
+}
+
+// TestBrokenDeleteAsyncFailsItsValueOnly: a DeleteAsync that panics or returns no wait
+// function fails the deletion of its value, which stays; the others of the pipeline
+// are deleted.
+func TestBrokenDeleteAsyncFailsItsValueOnly(t *testing.T) {
+	dp := newFakeDP()
+	kd := dp.register(fakeDesc{name: "a", prefix: "a/", async: true})
+	startDelete := kd.DeleteAsync
+	kd.DeleteAsync = func(key string, v proto.Message, md api.Metadata) func() error {
+		switch key {
+		case "a/2":
+			return nil
+		case "a/3":
+			panic("boom")
+		}
+		return startDelete(key, v, md)
+	}
+	s := newTestScheduler(t, nil, kd)
+	mustCommit(t, s, set("a/1", "1"), set("a/2", "2"), set("a/3", "3"), set("a/4", "4"))
+	_, err := commitCtx(context.Background(), s, del("a/1"), del("a/2"), del("a/3"), del("a/4"))
+	var te *api.TransactionError
+	if !errors.As(err, &te) || !reflect.DeepEqual(te.FailedKeys(), []string{"a/2", "a/3"}) {
+		t.Fatalf("commit error = %v, want a/2 and a/3 failed", err)
+	}
+	for _, want := range []string{"DeleteAsync returned no wait function", "descriptor panicked: boom"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if st := dp.state(); !reflect.DeepEqual(st, map[string]string{"a/2": "2", "a/3": "3"}) {
+		t.Errorf("dataplane = %v", st)
+	}
+	wantState(t, s, "a/2", api.StateFailed)
+	wantState(t, s, "a/3", api.StateFailed)
+}

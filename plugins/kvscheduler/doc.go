@@ -20,8 +20,9 @@
 //	│ [simulate] enable-txn-simulation: plan on the graph, record,     │
 //	│            roll back (undo log)                                  │
 //	│ execute    reconcile each changed key in graph order (runs of    │
-//	│            independent creations/updates of one descriptor with  │
-//	│            CreateAsync/UpdateAsync are started, then awaited):   │
+//	│            independent creations/updates/deletions of one        │
+//	│            descriptor with CreateAsync/UpdateAsync/DeleteAsync   │
+//	│            are started, then awaited):                           │
 //	│              deps missing  -> PENDING (created when they appear) │
 //	│              delete        -> dependents, derived values first   │
 //	│              create/update -> then derived values, then the      │

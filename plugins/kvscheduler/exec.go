@@ -259,6 +259,12 @@ func (t *txnExec) delete(n *node) {
 	if err == nil {
 		err = t.callDelete(n)
 	}
+	t.deleted(n, prevState, prevValue, err)
+}
+
+// deleted ends the deletion of n (torn down, marked removing) with the outcome err of
+// its Delete (or of what kept it from being called): n is gone, or still there.
+func (t *txnExec) deleted(n *node, prevState api.ValueState, prevValue proto.Message, err error) {
 	if err != nil {
 		t.g.setRemoving(n, false)
 		t.fail(n, api.OpDelete, err, prevState, prevValue, nil)
@@ -750,9 +756,10 @@ func (t *txnExec) timedAfter(d *descriptor, op api.TxnOperation, before time.Dur
 // maxAsyncRun bounds how many operations are started before their results are awaited.
 const maxAsyncRun = 1024
 
-// reconcileAll reconciles nodes in order. Runs of values that can be created or updated
-// asynchronously (see KVDescriptor.CreateAsync and UpdateAsync) are started together,
-// then awaited in order; everything else goes through reconcile one by one.
+// reconcileAll reconciles nodes in order. Runs of values that can be created, updated or
+// deleted asynchronously (see KVDescriptor.CreateAsync, UpdateAsync and DeleteAsync) are
+// started together, then awaited in order; everything else goes through reconcile one
+// by one.
 func (t *txnExec) reconcileAll(nodes []*node) {
 	for i := 0; i < len(nodes); {
 		run := t.asyncRun(nodes[i:])
@@ -780,16 +787,17 @@ const (
 	asyncNothing asyncKind = iota // already as wanted: nothing to do
 	asyncCreate                   // CreateAsync
 	asyncUpdate                   // UpdateAsync
+	asyncDelete                   // DeleteAsync
 )
 
-// asyncOp is one value of a run: the node, the value being applied, what is done
-// and the function that waits for its outcome.
+// asyncOp is one value of a run: the node, the value being applied (nil for a
+// delete), what is done and the function that waits for its outcome.
 type asyncOp struct {
 	n    *node
 	v    proto.Message
 	kind asyncKind
 	wait func() (api.Metadata, error)
-	// started is how long CreateAsync or UpdateAsync took to start it.
+	// started is how long CreateAsync, UpdateAsync or DeleteAsync took to start it.
 	started time.Duration
 }
 
@@ -812,8 +820,11 @@ func (r asyncOps) started() int {
 // values, each either new (the descriptor has CreateAsync; nothing depends on it, so
 // creating one cannot change whether another may be created), or in the dataplane and
 // changed (UpdateAsync; no recreate needed), or in the dataplane as wanted with nothing
-// to do. Updating a value does not change whether it exists, so it cannot change what
-// another value of the run may do either.
+// to do, or in the dataplane, managed and no longer wanted at all (DeleteAsync; no
+// derived values and nothing, applied or waiting, depends on it, so deleting it has
+// no dependents or derived values to delete first and cannot change whether another
+// value may be created). Updating a value does not change whether it exists, so it
+// cannot change what another value of the run may do either.
 func (t *txnExec) asyncRun(nodes []*node) asyncOps {
 	if t.sim || t.reverting || len(nodes) < 2 {
 		return nil // (one value: nothing to overlap, and its comparison is not done twice)
@@ -825,20 +836,28 @@ func (t *txnExec) asyncRun(nodes []*node) asyncOps {
 			break
 		}
 		d := n.desc
-		if d == nil || (d.CreateAsync == nil && d.UpdateAsync == nil) || (desc != nil && d != desc) {
+		if d == nil || (d.CreateAsync == nil && d.UpdateAsync == nil && d.DeleteAsync == nil) || (desc != nil && d != desc) {
 			break
 		}
 		if n.dead || n.removing || n.parent != nil || n.adopted || len(n.children) > 0 || n.failedIn == t.seq {
 			break
 		}
 		v := t.target(n)
-		if v == nil || len(t.derive(n, v)) > 0 {
+		if v == nil {
+			if !t.asyncDeletable(n) {
+				break
+			}
+			desc = d
+			run = append(run, asyncOp{n: n, kind: asyncDelete})
+			continue
+		}
+		if len(t.derive(n, v)) > 0 {
 			break
 		}
 		op := asyncOp{n: n, v: v}
 		switch {
 		case n.applied == nil:
-			if d.CreateAsync == nil || len(t.g.dependentsOf(n.key, func(*node) bool { return true })) > 0 {
+			if d.CreateAsync == nil || hasDependents(t.g, n) {
 				return run
 			}
 			op.kind = asyncCreate
@@ -861,9 +880,28 @@ func (t *txnExec) asyncRun(nodes []*node) asyncOps {
 	return run
 }
 
+// asyncDeletable reports whether n, whose target is nil, can be deleted in a run
+// (DeleteAsync): a managed value in the dataplane that NB no longer wants at all
+// (a value wanted but waiting for a dependency, or invalid, goes through reconcile),
+// with nothing depending on it. Its derived values were checked by the caller.
+func (t *txnExec) asyncDeletable(n *node) bool {
+	return n.desc.DeleteAsync != nil && n.desc.Delete != nil && n.nb == nil && n.applied != nil &&
+		n.managed() && !hasDependents(t.g, n)
+}
+
+// hasDependents reports whether any value, applied or waiting, depends on n.
+func hasDependents(g *graph, n *node) bool {
+	return len(g.dependentsOf(n.key, func(*node) bool { return true })) > 0
+}
+
 // execRun starts every operation of the run, then awaits them in order, recording each
-// like create and update do.
+// like create, update and delete do.
 func (t *txnExec) execRun(run asyncOps) {
+	for i := range run {
+		if run[i].kind == asyncDelete {
+			t.g.setRemoving(run[i].n, true) // (what tearDown does first)
+		}
+	}
 	_ = t.unlocked(func() error {
 		for i := range run {
 			c := &run[i]
@@ -873,6 +911,8 @@ func (t *txnExec) execRun(run asyncOps) {
 				c.wait = startCreate(c.n.desc, c.n.key, c.v)
 			case asyncUpdate:
 				c.wait = startUpdate(c.n.desc, c.n.key, c.n.applied, c.v, c.n.metadata)
+			case asyncDelete:
+				c.wait = startDelete(c.n.desc, c.n.key, c.n.applied, c.n.metadata)
 			}
 			c.started = time.Since(start)
 		}
@@ -884,8 +924,11 @@ func (t *txnExec) execRun(run asyncOps) {
 			continue
 		}
 		op := api.OpCreate
-		if c.kind == asyncUpdate {
+		switch c.kind {
+		case asyncUpdate:
 			op = api.OpUpdate
+		case asyncDelete:
+			op = api.OpDelete
 		}
 		prevState, prevValue := c.n.state, c.n.applied
 		var meta api.Metadata
@@ -893,6 +936,10 @@ func (t *txnExec) execRun(run asyncOps) {
 			meta, err = c.wait()
 			return err
 		})
+		if op == api.OpDelete {
+			t.deleted(c.n, prevState, prevValue, err)
+			continue
+		}
 		if err != nil {
 			t.fail(c.n, op, err, prevState, prevValue, c.v)
 			continue
@@ -921,6 +968,24 @@ func startCreate(d *descriptor, key string, v proto.Message) (wait func() (api.M
 		}
 	}
 	return w
+}
+
+// startDelete calls DeleteAsync, turning a panic into the deletion's error (the value
+// and its metadata then stay).
+func startDelete(d *descriptor, key string, v proto.Message, meta api.Metadata) (wait func() (api.Metadata, error)) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("descriptor panicked: %v", r)
+			wait = func() (api.Metadata, error) { return nil, err }
+		}
+	}()
+	w := d.DeleteAsync(key, v, meta)
+	if w == nil {
+		return func() (api.Metadata, error) {
+			return nil, fmt.Errorf("descriptor %s: DeleteAsync returned no wait function", d.Name)
+		}
+	}
+	return func() (api.Metadata, error) { return nil, w() }
 }
 
 // startUpdate calls UpdateAsync, turning a panic into the update's error (the old

@@ -90,8 +90,9 @@ type fakeDesc struct {
 	// derived objects ("d/<label>/<name>") that really exist, with their content, as
 	// a dataplane reports an interface with the addresses it really has.
 	retrieveDerived bool
-	// async gives the descriptor a CreateAsync (and, with Update, an UpdateAsync) that
-	// applies the value when started and reports the outcome when waited for.
+	// async gives the descriptor a CreateAsync, a DeleteAsync (and, with Update, an
+	// UpdateAsync) that apply the change when started, as a dataplane executes
+	// pipelined requests in order, and report the outcome when waited for.
 	async bool
 }
 
@@ -134,15 +135,19 @@ func (dp *fakeDP) register(fd fakeDesc) *api.KVDescriptor {
 	}
 	if d.async {
 		kd.CreateAsync = func(key string, v proto.Message) func() (api.Metadata, error) {
-			dp.mu.Lock()
-			dp.calls = append(dp.calls, "start "+key)
-			dp.mu.Unlock()
+			dp.note("start " + key)
 			md, err := kd.Create(key, v)
 			return func() (api.Metadata, error) {
-				dp.mu.Lock()
-				dp.calls = append(dp.calls, "wait "+key)
-				dp.mu.Unlock()
+				dp.note("wait " + key)
 				return md, err
+			}
+		}
+		kd.DeleteAsync = func(key string, v proto.Message, md api.Metadata) func() error {
+			dp.note("start-delete " + key)
+			err := kd.Delete(key, v, md)
+			return func() error {
+				dp.note("wait-delete " + key)
+				return err
 			}
 		}
 	}
@@ -153,14 +158,10 @@ func (dp *fakeDP) register(fd fakeDesc) *api.KVDescriptor {
 	}
 	if d.async && !d.noUpdate {
 		kd.UpdateAsync = func(key string, oldV, newV proto.Message, md api.Metadata) func() (api.Metadata, error) {
-			dp.mu.Lock()
-			dp.calls = append(dp.calls, "start-update "+key)
-			dp.mu.Unlock()
+			dp.note("start-update " + key)
 			md, err := kd.Update(key, oldV, newV, md)
 			return func() (api.Metadata, error) {
-				dp.mu.Lock()
-				dp.calls = append(dp.calls, "wait-update "+key)
-				dp.mu.Unlock()
+				dp.note("wait-update " + key)
 				return md, err
 			}
 		}
@@ -176,6 +177,13 @@ func (dp *fakeDP) register(fd fakeDesc) *api.KVDescriptor {
 		}
 	}
 	return kd
+}
+
+// note records a call.
+func (dp *fakeDP) note(call string) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	dp.calls = append(dp.calls, call)
 }
 
 func (dp *fakeDP) injected(key string, op api.TxnOperation) error {

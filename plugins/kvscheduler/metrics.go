@@ -43,7 +43,7 @@ func newMetrics() *metrics {
 		}),
 		opTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "contiv_kvscheduler_operation_duration_seconds",
-			Help:    "Time spent in descriptor callbacks that change the dataplane, by descriptor and operation (create, update, delete); for creations run together (CreateAsync), the time to start one plus the time waited for it.",
+			Help:    "Time spent in descriptor callbacks that change the dataplane, by descriptor and operation (create, update, delete); for operations run together (CreateAsync, UpdateAsync, DeleteAsync), the time to start one plus the time waited for it.",
 			Buckets: prometheus.ExponentialBuckets(0.000005, 4, 11),
 		}, []string{"descriptor", "operation"}),
 	}

@@ -69,7 +69,7 @@ func TestRandomTransactions(t *testing.T) {
 	}{
 		{"derived-with-retrieve", false, true, false},
 		{"derived-follow-parent+simulation", true, false, false},
-		{"async-create", false, true, true},
+		{"async", false, true, true},
 	}
 	for vi, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
@@ -107,7 +107,7 @@ func TestRandomTransactionsConvergeUnderRandomFailures(t *testing.T) {
 	}{
 		{"derived-with-retrieve", true, false},
 		{"derived-follow-parent", false, false},
-		{"async-create", true, true},
+		{"async", true, true},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			fc := testkit.NewClock()

@@ -189,6 +189,26 @@ type KVDescriptor struct {
 	// when it is called. On error the value is FAILED and assumed to still exist.
 	Delete func(key string, value proto.Message, metadata Metadata) error
 
+	// DeleteAsync optionally starts a Delete and returns a function that waits for its
+	// outcome (what Delete would have returned), the way CreateAsync does for Create.
+	// When the scheduler has several values of the descriptor to delete one after
+	// another (with creations and updates run together with them), each top-level, in
+	// the dataplane, no longer wanted, without derived values and with nothing
+	// depending on it, it starts them all before waiting for the first: a node leaving
+	// the cluster removes 1,000 NodePort translations of its address, which then cost
+	// one pipeline to VPP instead of 1,000 round trips. Nothing depends on such a
+	// value, so deleting one cannot change whether another value of the run may be
+	// created, updated or deleted; every value with dependents or derived values is
+	// deleted by Delete, after them, as before. The semantics are those of Delete: on
+	// error the value is assumed to still exist, its metadata stays, and the failure
+	// is retried (or reverted) like that of Delete; the metadata is dropped only once
+	// the wait reports success. Every started operation is waited for, in start order,
+	// and the dataplane must apply them in that order (a delete started before a
+	// creation is applied before it): the descriptor sends them on one pipeline. No
+	// other callback of the descriptor that changes or reads the dataplane is called
+	// in between. Delete must be set as well: it is used for every other deletion.
+	DeleteAsync func(key string, value proto.Message, metadata Metadata) (wait func() error)
+
 	// Update changes a value in place from oldValue to newValue and returns the new
 	// metadata. Optional: without it every change is a delete followed by a create
 	// (with the dependents of the value deleted before and re-created after). Derived

@@ -313,8 +313,8 @@ type RecordedOp struct {
 	// IsDerived marks operations on derived values.
 	IsDerived bool
 	// Duration is the time spent in the descriptor's callbacks for the operation (for
-	// a creation run together with others, the time to start it plus the time waited
-	// for it, which overlaps the others); 0 when no callback ran.
+	// an operation run together with others, the time to start it plus the time
+	// waited for it, which overlaps the others); 0 when no callback ran.
 	Duration time.Duration
 }
 

@@ -40,6 +40,8 @@ type TypedDescriptor[V proto.Message, M any] struct {
 	CreateAsync func(key string, value V) (wait func() (M, error))
 	// Delete is KVDescriptor.Delete.
 	Delete func(key string, value V, metadata M) error
+	// DeleteAsync is KVDescriptor.DeleteAsync.
+	DeleteAsync func(key string, value V, metadata M) (wait func() error)
 	// Update is KVDescriptor.Update.
 	Update func(key string, oldValue, newValue V, oldMetadata M) (M, error)
 	// UpdateAsync is KVDescriptor.UpdateAsync.
@@ -69,7 +71,8 @@ type TypedDescriptor[V proto.Message, M any] struct {
 //   - Validate (always installed, even when d.Validate is nil) returns it as an
 //     *InvalidValueError, so the scheduler marks the value INVALID and never calls
 //     Create for it;
-//   - Create, Update and Delete return it (not retriable);
+//   - Create, Update and Delete (and their asynchronous forms, from the wait function)
+//     return it (not retriable);
 //   - the pure callbacks that return no error are defensive only: ValueComparator
 //     falls back to proto.Equal, UpdateWithRecreate answers true (the Delete or
 //     Create then reports the error), DerivedValues and Dependencies return nil.
@@ -137,13 +140,18 @@ func Typed[V proto.Message, M any](d TypedDescriptor[V, M]) *KVDescriptor {
 	}
 	if f := d.Delete; f != nil {
 		kd.Delete = func(key string, value proto.Message, metadata Metadata) error {
-			v, err := typedValue[V](name, key, value)
+			v, m, err := typedValueAndMetadata[V, M](name, key, value, metadata)
 			if err != nil {
 				return err
 			}
-			m, err := typedMetadata[M](name, key, metadata)
+			return f(key, v, m)
+		}
+	}
+	if f := d.DeleteAsync; f != nil {
+		kd.DeleteAsync = func(key string, value proto.Message, metadata Metadata) func() error {
+			v, m, err := typedValueAndMetadata[V, M](name, key, value, metadata)
 			if err != nil {
-				return err
+				return func() error { return err }
 			}
 			return f(key, v, m)
 		}
@@ -225,6 +233,16 @@ func typedValue[V proto.Message](descriptor, key string, value proto.Message) (V
 			descriptor, key, ErrInvalidValueType, value, zero)
 	}
 	return v, nil
+}
+
+// typedValueAndMetadata converts the arguments of a Delete.
+func typedValueAndMetadata[V proto.Message, M any](descriptor, key string, value proto.Message, metadata Metadata) (V, M, error) {
+	var m M
+	v, err := typedValue[V](descriptor, key, value)
+	if err == nil {
+		m, err = typedMetadata[M](descriptor, key, metadata)
+	}
+	return v, m, err
 }
 
 // typedMetadata converts metadata to M; nil becomes the zero M.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,6 +39,13 @@ func typedTestDescriptor(calls *[]string) *KVDescriptor {
 			return func() (*testMeta, error) {
 				*calls = append(*calls, "wait update "+o.GetValue()+"->"+n.GetValue())
 				return &testMeta{index: m.index + 1}, nil
+			}
+		},
+		DeleteAsync: func(_ string, v *wrapperspb.StringValue, m *testMeta) func() error {
+			*calls = append(*calls, "start delete "+v.GetValue())
+			return func() error {
+				*calls = append(*calls, fmt.Sprintf("wait delete %s (metadata %d)", v.GetValue(), m.index))
+				return nil
 			}
 		},
 		ValueComparator: func(_ string, a, b *wrapperspb.StringValue) bool {
@@ -90,6 +98,12 @@ func TestTypedDescriptorRejectsWrongTypedValue(t *testing.T) {
 	if err := d.Delete(key, wrapperspb.String("x"), "not *testMeta"); !errors.Is(err, ErrInvalidValueType) || !strings.Contains(err.Error(), "metadata") {
 		t.Errorf("Delete(wrong metadata) = %v", err)
 	}
+	if err := d.DeleteAsync(key, wrong, nil)(); !errors.Is(err, ErrInvalidValueType) {
+		t.Errorf("DeleteAsync(wrong type) = %v", err)
+	}
+	if err := d.DeleteAsync(key, wrapperspb.String("x"), "not *testMeta")(); !errors.Is(err, ErrInvalidValueType) || !strings.Contains(err.Error(), "metadata") {
+		t.Errorf("DeleteAsync(wrong metadata) = %v", err)
+	}
 	if deps := d.Dependencies(key, wrong); deps != nil {
 		t.Errorf("Dependencies(wrong type) = %v", deps)
 	}
@@ -133,6 +147,9 @@ func TestTypedDescriptorPassesTypedValues(t *testing.T) {
 	if err := d.Delete(key, wrapperspb.String("abcd"), nil); err != nil {
 		t.Error(err)
 	}
+	if err := d.DeleteAsync(key, wrapperspb.String("abcde"), &testMeta{index: 5})(); err != nil {
+		t.Errorf("DeleteAsync = %v", err)
+	}
 	if !d.ValueComparator(key, wrapperspb.String("ABC"), wrapperspb.String("abc")) {
 		t.Error("typed comparator not used")
 	}
@@ -142,7 +159,8 @@ func TestTypedDescriptorPassesTypedValues(t *testing.T) {
 	if !d.IsRetriableFailure(errors.New("vpp busy")) {
 		t.Error("typed IsRetriableFailure not consulted")
 	}
-	want := []string{"create abc", "update abc->abcd", "start update abcd->abcde", "wait update abcd->abcde", "delete abcd"}
+	want := []string{"create abc", "update abc->abcd", "start update abcd->abcde", "wait update abcd->abcde", "delete abcd",
+		"start delete abcde", "wait delete abcde (metadata 5)"}
 	if strings.Join(calls, ";") != strings.Join(want, ";") {
 		t.Errorf("calls = %v, want %v", calls, want)
 	}

@@ -84,9 +84,10 @@
 //     path is the FIB one; add a model when a renderer needs them.
 //   - the path flag CNAT_EPT_NO_NAT.
 //
-// Cost: one request per value changed; translations created or updated in one
-// transaction are pipelined (CreateAsync, UpdateAsync: async.go), so a burst costs
-// one pipeline, not one round trip each. Retrieve is one dump for translations, one
+// Cost: one request per value changed; translations created, updated or deleted in
+// one transaction are pipelined (CreateAsync, UpdateAsync, DeleteAsync: async.go, in
+// the order the scheduler starts them), so a burst or a node leaving costs one
+// pipeline, not one round trip each. Retrieve is one dump for translations, one
 // request for the addresses (and for the inferred SNAT values) and two pipelined
 // feature_is_enabled per known interface.
 package cnatplugin

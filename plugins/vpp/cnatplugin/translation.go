@@ -31,8 +31,8 @@ type TranslationMetadata struct {
 type translationDescriptor struct {
 	vppbase.Descriptor
 
-	pipe     *govppmux.Pipe    // of Ch, made by the first asynchronous update
-	inflight []*updateInFlight // sent on pipe, replies not read yet (async.go)
+	pipe     *govppmux.Pipe // of Ch, made by the first request sent on it
+	inflight []*inFlight    // sent on pipe, replies not read yet (async.go)
 }
 
 // NewTranslationDescriptor returns the descriptor of cnat translations.
@@ -65,7 +65,10 @@ func NewTranslationDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
 		UpdateAsync: func(_ string, _, v *cnatmodel.Translation, _ *TranslationMetadata) func() (*TranslationMetadata, error) {
 			return d.updateAsync(v, "update")
 		},
-		Delete:               d.delete,
+		Delete: func(key string, v *cnatmodel.Translation, md *TranslationMetadata) error {
+			return d.deleteAsync(key, v, md)()
+		},
+		DeleteAsync:          d.deleteAsync,
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   vppbase.IsRetriable,
 		Dependencies:         translationDeps,
@@ -143,24 +146,6 @@ func translationDeps(_ string, v *cnatmodel.Translation) []kvapi.Dependency {
 // asynchronous form, waited for at once).
 func (d *translationDescriptor) update(v *cnatmodel.Translation, op string) (*TranslationMetadata, error) {
 	return d.updateAsync(v, op)()
-}
-
-// delete sends cnat_translation_del with the id in the metadata; without metadata
-// (never expected: Create and Retrieve give it) it finds the id in a dump.
-func (d *translationDescriptor) delete(key string, v *cnatmodel.Translation, md *TranslationMetadata) error {
-	what := "delete cnat translation " + cnatmodel.FormatTranslation(v)
-	if md == nil {
-		found, err := d.findID(key)
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		md = found
-	}
-	if err := vppbase.Call(d.Ch, &cnat.CnatTranslationDel{ID: md.ID}, &cnat.CnatTranslationDelReply{}); err != nil {
-		return fmt.Errorf("%s (id %d): %w", what, md.ID, err)
-	}
-	d.Log.WithField("id", md.ID).Debugf("%s done", what)
-	return nil
 }
 
 // findID dumps the translations and returns the id of the one under key.
