@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -52,10 +53,13 @@ func (s setup) contivConf(root, dir string) (string, error) {
 		conf = strings.Replace(conf, anchor, anchor+ipamIPv6, 1)
 	}
 	if s.Renderer != "" {
-		if strings.Contains(conf, "\nserviceRenderer:") {
-			return "", fmt.Errorf("contiv.conf: %s sets serviceRenderer already: the harness cannot choose it", example)
+		// The example names the default renderer: its line is replaced, or one added.
+		line := "serviceRenderer: " + s.Renderer
+		if rendererLine.MatchString(conf) {
+			conf = rendererLine.ReplaceAllLiteralString(conf, line)
+		} else {
+			conf += line + "\n"
 		}
-		conf += "serviceRenderer: " + s.Renderer + "\n"
 	}
 	path := filepath.Join(dir, "contiv.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
@@ -63,6 +67,9 @@ func (s setup) contivConf(root, dir string) (string, error) {
 	}
 	return path, nil
 }
+
+// rendererLine matches contiv.conf's top-level serviceRenderer line.
+var rendererLine = regexp.MustCompile(`(?m)^serviceRenderer:.*$`)
 
 // checkDualStack checks that the agent runs the IPv6 half of the plan: its IPAM
 // (GET /contiv/v1/ipam) gives node 1, the agent's node, its IPv6 pod subnet. A
