@@ -162,7 +162,7 @@ func TestDualStackIPv6CrossesTheVXLANOverlay(t *testing.T) {
 	node := startContivNodeWith(t, e, nodeOptions{
 		beforeSim:  func(ns *netns) { lan = newNodeNetwork(t, e, ns) },
 		nicLink:    nicLinkName,
-		contivConf: dualStackContivConf(t, trafficContivConf(t, e)),
+		contivConf: dualStackContivConf(t, trafficContivConf(t, e, rendererNAT44)),
 	}, "p1")
 	const remotePod6, remoteBVI6, thisBVI6 = "fd00:10:1:2::2", "fd00:192:168:30::2", "fd00:192:168:30::1"
 	lan.mustIP(t, "addr", "add", "192.168.16.2/24", "dev", lanLinkName)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,9 +140,32 @@ func parseAnswer(data string) (answer, error) {
 
 // askTCP connects from inside ns to addr (host:port) and returns the answer.
 func askTCP(ns *netns, addr string) (answer, error) {
+	return askTCPWith(ns, &net.Dialer{Timeout: askTimeout}, addr)
+}
+
+// askTCPFromPort is askTCP from the local port port, bound with SO_REUSEADDR (so that
+// the port of an earlier connection can be bound again at once).
+func askTCPFromPort(ns *netns, port int, addr string) (answer, error) {
+	d := &net.Dialer{Timeout: askTimeout, LocalAddr: &net.TCPAddr{Port: port}, Control: reuseAddr}
+	return askTCPWith(ns, d, addr)
+}
+
+// reuseAddr sets SO_REUSEADDR on a socket before it is bound.
+func reuseAddr(_, _ string, rc syscall.RawConn) error {
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// askTCPWith connects with d from inside ns to addr and returns the answer.
+func askTCPWith(ns *netns, d *net.Dialer, addr string) (answer, error) {
 	var data []byte
 	err := nsrun.Run(ns.path, func() error {
-		c, err := net.DialTimeout("tcp4", addr, askTimeout)
+		c, err := d.Dial("tcp4", addr)
 		if err != nil {
 			return err
 		}
@@ -189,10 +213,11 @@ func askUDPOver(ns *netns, network, addr string) (answer, error) {
 }
 
 // diagnose logs what the simulated VPP saw: the packet trace, the error counters, the
-// NAT sessions and static mappings, so that a failed exchange explains itself.
+// NAT44 sessions and static mappings, the cnat translations and sessions, so that a
+// failed exchange explains itself.
 func (n *contivNode) diagnose(tb testing.TB) {
 	tb.Helper()
-	for _, cmd := range []string{"show trace", "show errors", "show nat44 sessions", "show nat44 static mappings", "show nat44 interfaces", "show nat44 addresses", "show ip fib", "show interface"} {
+	for _, cmd := range []string{"show trace", "show errors", "show nat44 sessions", "show nat44 static mappings", "show nat44 interfaces", "show nat44 addresses", "show cnat translation", "show cnat session", "show ip fib", "show interface"} {
 		out, err := n.rest.vppCLI(cmd)
 		if err != nil {
 			tb.Logf("%s: %v", cmd, err)

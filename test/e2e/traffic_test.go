@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,11 +94,19 @@ status:
       address: 10.20.0.11
 `
 
+// The renderers of IPv4 Services (contiv.conf serviceRenderer): the traffic tests of
+// Services run with each.
+const (
+	rendererNAT44 = "nat44"
+	rendererCnat  = "cnat"
+)
+
 // trafficContivConf is k8s/examples/contiv.conf with the node network's host as the
 // default gateway (so that the NIC is the default interface and gets the NAT output
-// feature: pods reach the outside through SNAT) and the service CIDR routed from the
-// host to VPP (routeServiceCIDRToVPP, the host reaches cluster IPs without kube-proxy).
-func trafficContivConf(t *testing.T, e *env) string {
+// feature: pods reach the outside through SNAT), the service CIDR routed from the
+// host to VPP (routeServiceCIDRToVPP, the host reaches cluster IPs without kube-proxy)
+// and serviceRenderer set to renderer.
+func trafficContivConf(t *testing.T, e *env, renderer string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(e.root, "k8s", "examples", "contiv.conf"))
 	if err != nil {
@@ -113,31 +122,36 @@ func trafficContivConf(t *testing.T, e *env) string {
 		}
 		conf = strings.Replace(conf, old, repl, 1)
 	}
-	return conf
+	if strings.Contains(conf, "serviceRenderer:") {
+		t.Fatalf("k8s/examples/contiv.conf already sets serviceRenderer: the test would not choose it")
+	}
+	return conf + "serviceRenderer: " + renderer + "\n"
 }
 
 // trafficNode is a node with its NIC on a node network, three pods with responders and
 // the Services of the tests.
 type trafficNode struct {
 	*contivNode
+	renderer string // contiv.conf serviceRenderer: rendererNAT44 or rendererCnat
 	lan      *netns // the node network (an external host on it: lanHostIP)
 	pods     map[string]*pod
 	services map[string]serviceSpec
 	podIPs   map[string]string
 }
 
-// startTrafficNode starts the node, wires p1, p2 and p3 through cnitool with a
-// responder each, and loads the Services; it returns once the Services are rendered.
-func startTrafficNode(t *testing.T, serviceConf string) *trafficNode {
+// startTrafficNode starts the node with the given renderer of IPv4 Services, wires p1,
+// p2 and p3 through cnitool with a responder each, and loads the Services; it returns
+// once the Services are rendered.
+func startTrafficNode(t *testing.T, renderer, serviceConf string) *trafficNode {
 	t.Helper()
 	e := requireEnv(t)
-	tn := &trafficNode{pods: map[string]*pod{}, podIPs: map[string]string{}}
+	tn := &trafficNode{renderer: renderer, pods: map[string]*pod{}, podIPs: map[string]string{}}
 	names := []string{"p1", "p2", "p3"}
 	tn.contivNode = startContivNodeWith(t, e, nodeOptions{
 		beforeSim:   func(ns *netns) { tn.lan = newNodeNetwork(t, e, ns) },
 		nicLink:     nicLinkName,
 		serviceConf: serviceConf,
-		contivConf:  trafficContivConf(t, e),
+		contivConf:  trafficContivConf(t, e, renderer),
 	}, names...)
 	for _, name := range names {
 		p := tn.addPod(t, name)
@@ -169,8 +183,8 @@ func startTrafficNode(t *testing.T, serviceConf string) *trafficNode {
 }
 
 // applyServices rewrites the cluster file with the pods running and tn.services, and
-// waits until the simulator has a static mapping for each cluster IP with the number
-// of backends of its endpoints.
+// waits until the simulator has, for each cluster IP and protocol, a static mapping
+// (NAT44) or a translation (cnat) whose backends include every local endpoint.
 func (tn *trafficNode) applyServices(t *testing.T) {
 	t.Helper()
 	docs := []string{workerNodeDoc}
@@ -182,25 +196,92 @@ func (tn *trafficNode) applyServices(t *testing.T) {
 	tn.extraDocs = docs
 	tn.setClusterPods(tn.podIPs)
 	testkit.Eventually(t, 20*time.Second, "the services are rendered in VPP", func() error {
-		cli, err := tn.rest.vppCLI("show nat44 static mappings")
-		if err != nil {
-			return err
-		}
 		for _, s := range tn.services {
 			for _, proto := range []string{"tcp", "udp"} {
-				m := natMapping{service: s.name, proto: proto, ip: s.clusterIP, port: svcPort}
-				if !m.in(cli) {
-					return fmt.Errorf("no mapping %s in:\n%s", m, cli)
+				backends, cli, err := tn.serviceBackends(proto, s.clusterIP, svcPort)
+				if err != nil {
+					return err
 				}
-			}
-			for _, ep := range s.endpoints {
-				if ep.node == nodeName && !strings.Contains(cli, fmt.Sprintf("%s:%d", ep.ip, respPort)) {
-					return fmt.Errorf("service %s: backend %s:%d not in:\n%s", s.name, ep.ip, respPort, cli)
+				if len(backends) == 0 {
+					return fmt.Errorf("service %s: no %s %s for %s in:\n%s", s.name, proto, tn.serviceRuleName(), hostPort(s.clusterIP, svcPort), cli)
+				}
+				for _, ep := range s.endpoints {
+					if want := hostPort(ep.ip, respPort); ep.node == nodeName && !slices.Contains(backends, want) {
+						return fmt.Errorf("service %s: %s backend %s not in %v:\n%s", s.name, proto, want, backends, cli)
+					}
 				}
 			}
 		}
 		return nil
 	})
+}
+
+// serviceRuleName names what the renderer programs for a Service port.
+func (tn *trafficNode) serviceRuleName() string {
+	if tn.renderer == rendererCnat {
+		return "cnat translation"
+	}
+	return "NAT44 static mapping"
+}
+
+// serviceBackends returns the backends ("ip:port") that the simulated VPP has for proto
+// (tcp or udp) ip:port, read with the renderer's CLI: the locals of the NAT44 static
+// mapping, or the paths' destinations of the cnat translation; and the CLI output.
+func (tn *trafficNode) serviceBackends(proto, ip string, port int) ([]string, string, error) {
+	if tn.renderer == rendererCnat {
+		cli, err := tn.rest.vppCLI("show cnat translation")
+		return translationBackends(cli, proto, ip, port), cli, err
+	}
+	cli, err := tn.rest.vppCLI("show nat44 static mappings")
+	return mappingLocals(cli, proto, ip, port), cli, err
+}
+
+// waitBackends waits until the TCP rule of each cluster IP in want has exactly the one
+// backend want[ip]:respPort.
+func (tn *trafficNode) waitBackends(t *testing.T, what string, want map[string]string) {
+	t.Helper()
+	testkit.Eventually(t, 20*time.Second, what, func() error {
+		for ip, backend := range want {
+			backends, cli, err := tn.serviceBackends("tcp", ip, svcPort)
+			if err != nil {
+				return err
+			}
+			if len(backends) != 1 || backends[0] != hostPort(backend, respPort) {
+				return fmt.Errorf("the TCP %s of %s has the backends %v, want only %s:\n%s", tn.serviceRuleName(), ip, backends, backend, cli)
+			}
+		}
+		return nil
+	})
+}
+
+// translationBackends returns the backends ("ip:port") of the cnat translation of
+// proto ip:port in the output of "show cnat translation" (VPP's
+// format_cnat_translation, docs/dev-guide/VPP-FORWARDING.md §12): the header
+// "[id] <vip>;<port> <PROTO> lb:... fhc:...", then per path "  <src>-><dst>" with the
+// endpoints as "<ip>;<port>".
+func translationBackends(cli, proto, ip string, port int) []string {
+	head := fmt.Sprintf("%s;%d %s ", ip, port, strings.ToUpper(proto))
+	var backends []string
+	in := false
+	for _, line := range strings.Split(cli, "\n") {
+		if strings.HasPrefix(line, "[") {
+			_, rest, _ := strings.Cut(line, "] ")
+			in = strings.HasPrefix(rest, head)
+			continue
+		}
+		_, dst, ok := strings.Cut(strings.TrimSpace(line), "->")
+		if !in || !ok {
+			continue
+		}
+		addr, p, ok := strings.Cut(dst, ";")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(p); err == nil {
+			backends = append(backends, hostPort(addr, n))
+		}
+	}
+	return backends
 }
 
 // mappingLocals returns the local addresses ("ip:port") of the static mapping of
@@ -235,10 +316,21 @@ func hostPort(ip string, port int) string { return net.JoinHostPort(ip, strconv.
 
 // TestTrafficThroughTheSimulator sends real TCP and UDP traffic through the VPP state
 // the agent programs: pods wired by cnitool, Services in the cluster file, the NIC of
-// the simulated VPP bound to a veth whose peer stands for the node network.
+// the simulated VPP bound to a veth whose peer stands for the node network. It runs
+// once per renderer of IPv4 Services, in parallel (a node each); every subtest reaches
+// the same backends with both, and asserts the cnat renderer's own behaviour where
+// SERVICES.md ("The cnat renderer", differences table) says that it differs.
 func TestTrafficThroughTheSimulator(t *testing.T) {
 	t.Parallel()
-	tn := startTrafficNode(t, "")
+	for _, renderer := range []string{rendererNAT44, rendererCnat} {
+		t.Run(renderer, func(t *testing.T) {
+			t.Parallel()
+			testTrafficThroughTheSimulator(t, startTrafficNode(t, renderer, ""))
+		})
+	}
+}
+
+func testTrafficThroughTheSimulator(t *testing.T, tn *trafficNode) {
 	p1, p2, p3 := tn.pods["p1"], tn.pods["p2"], tn.pods["p3"]
 
 	t.Run("PodToPod", func(t *testing.T) {
@@ -269,7 +361,13 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 		svc := tn.services["hairpin"]
 		a := tn.expect(t, "TCP p1 -> its own service", func() (answer, error) { return askTCP(p1.ns, hostPort(svc.clusterIP, svcPort)) }, "p1")
 		if a.clientIP == p1.ip {
-			t.Errorf("p1 saw its own IP as the client: the hairpin needs the source rewritten (self-twice-NAT)")
+			t.Errorf("p1 saw its own IP as the client: the hairpin needs the source rewritten")
+		}
+		// Difference (SERVICES.md, "Hairpin with cnat"): NAT44 rewrites the source to
+		// the NAT loopback (self-twice-NAT), cnat to the node's SNAT address (the
+		// default interface's IPv4 with natExternalTraffic: the NIC's).
+		if tn.renderer == rendererCnat && a.clientIP != nodeVPPIP {
+			t.Errorf("p1 saw the client %s through its own service, want the SNAT address %s (cnat hairpin)", a.clientIP, nodeVPPIP)
 		}
 		tn.expect(t, "UDP p1 -> its own service", func() (answer, error) { return askUDP(p1.ns, hostPort(svc.clusterIP, svcPort)) }, "p1")
 	})
@@ -285,6 +383,15 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 		for i := 0; i < 20; i++ {
 			a := tn.expect(t, "TCP external -> NodePort (Cluster)", func() (answer, error) { return askTCP(tn.lan, addr) }, "p1", "p2")
 			seen[a.name]++
+			// externalTrafficPolicy Cluster masquerades the client (kube-proxy). The
+			// address differs (SERVICES.md, differences table): NAT44 uses the NAT
+			// loopback (twice-NAT), cnat this node's IP.
+			if a.clientIP == lanHostIP {
+				t.Fatalf("%s saw the external client's IP %s: policy Cluster must masquerade it", a.name, lanHostIP)
+			}
+			if tn.renderer == rendererCnat && a.clientIP != nodeVPPIP {
+				t.Fatalf("%s saw the client %s, want this node's IP %s (cnat masquerade)", a.name, a.clientIP, nodeVPPIP)
+			}
 		}
 		if len(seen) != 2 {
 			t.Errorf("20 connections to %s reached %v, want both backends p1 and p2", addr, seen)
@@ -346,16 +453,7 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 		svc.endpoints = svc.endpoints[:1] // p2 only
 		tn.services["shrink"] = svc
 		tn.applyServices(t)
-		testkit.Eventually(t, 20*time.Second, "p3 leaves the service's mapping", func() error {
-			cli, err := tn.rest.vppCLI("show nat44 static mappings")
-			if err != nil {
-				return err
-			}
-			if locals := mappingLocals(cli, "tcp", svc.clusterIP, svcPort); len(locals) != 1 || locals[0] != hostPort(p2.ip, respPort) {
-				return fmt.Errorf("the TCP mapping of %s has the locals %v, want only p2 (%s)", svc.clusterIP, locals, p2.ip)
-			}
-			return nil
-		})
+		tn.waitBackends(t, "p3 leaves the service's backends", map[string]string{svc.clusterIP: p2.ip})
 		for i := 0; i < 20; i++ {
 			tn.expect(t, "TCP p1 -> shrink after removing p3", func() (answer, error) { return askTCP(p1.ns, addr) }, "p2")
 			tn.expect(t, "UDP p1 -> shrink after removing p3", func() (answer, error) { return askUDP(p1.ns, addr) }, "p2")
@@ -376,18 +474,14 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 		}
 		tn.applyServices(t)
 		webAddr, hairpinAddr := hostPort(web.clusterIP, svcPort), hostPort(hairpin.clusterIP, svcPort)
-		testkit.Eventually(t, 20*time.Second, "the old backends leave both mappings", func() error {
-			cli, err := tn.rest.vppCLI("show nat44 static mappings")
-			if err != nil {
-				return err
-			}
-			for _, m := range []struct{ ip, want string }{{web.clusterIP, p3.ip}, {hairpin.clusterIP, p2.ip}} {
-				if locals := mappingLocals(cli, "tcp", m.ip, svcPort); len(locals) != 1 || locals[0] != hostPort(m.want, respPort) {
-					return fmt.Errorf("the TCP mapping of %s has the locals %v, want only %s", m.ip, locals, m.want)
-				}
-			}
-			return nil
-		})
+		tn.waitBackends(t, "the old backends leave both services", map[string]string{web.clusterIP: p3.ip, hairpin.clusterIP: p2.ip})
+		if tn.renderer == rendererCnat {
+			// p1 reached p2 and p3 through shrink just before: with cnat a new flow
+			// from a source port that such a live session used reaches its backend
+			// but gets the answer from the other VIP (SourcePortReusedThroughAnotherService).
+			// The new connections must not depend on the kernel's choice of port.
+			tn.waitNoCnatSessions(t, "tcp", p1.ip)
+		}
 		for i := 0; i < 10; i++ {
 			tn.expect(t, "TCP p1 -> web after the change", func() (answer, error) { return askTCP(p1.ns, webAddr) }, "p3")
 			tn.expect(t, "TCP p1 -> hairpin after the change", func() (answer, error) { return askTCP(p1.ns, hairpinAddr) }, "p2")
@@ -400,16 +494,61 @@ func TestTrafficThroughTheSimulator(t *testing.T) {
 			}
 		}
 	})
+
+	// A client reaches one backend through two Services, one after the other, from
+	// the same source port (the kernel may pick it again once the first connection
+	// closed). NAT44 keeps a session per VIP; cnat keys the return session by the
+	// backend's side only (backend -> client ports) and VPP 25.10 does not replace a
+	// live one (cnat_node.h cnat_rsession_create adds "but don't overwrite" and gives
+	// up without CNAT_SESSION_RETRY_SNAT, which cnat-input does not pass,
+	// cnat_node_feature.c): the second connection's answer leaves with the first VIP
+	// as its source and the client never completes it, until the first flow's session
+	// expires (5 s after its FIN, cnat's TCP closing age).
+	t.Run("SourcePortReusedThroughAnotherService", func(t *testing.T) {
+		shrink, hairpin := tn.services["shrink"], tn.services["hairpin"]
+		if len(shrink.endpoints) != 1 || len(hairpin.endpoints) != 1 || shrink.endpoints[0].ip != p2.ip || hairpin.endpoints[0].ip != p2.ip {
+			t.Fatalf("the subtest needs shrink and hairpin with p2 as their only backend, have %v and %v", shrink.endpoints, hairpin.endpoints)
+		}
+		const port = 40123
+		tn.expect(t, "TCP p1:40123 -> shrink", func() (answer, error) { return askTCPFromPort(p1.ns, port, hostPort(shrink.clusterIP, svcPort)) }, "p2")
+		second := func() (answer, error) { return askTCPFromPort(p1.ns, port, hostPort(hairpin.clusterIP, svcPort)) }
+		if tn.renderer == rendererNAT44 {
+			tn.expect(t, "TCP p1:40123 -> hairpin", second, "p2")
+			return
+		}
+		if a, err := second(); err == nil {
+			t.Fatalf("TCP p1:40123 -> hairpin right after p1:40123 -> shrink was answered by %s: cnat would have replaced the first flow's return session", a.name)
+		}
+	})
+}
+
+// waitNoCnatSessions waits until cnat has no session of proto (tcp or udp) from or to ip.
+func (tn *trafficNode) waitNoCnatSessions(t *testing.T, proto, ip string) {
+	t.Helper()
+	testkit.Eventually(t, 20*time.Second, "the cnat sessions of "+ip+" expire", func() error {
+		out, err := tn.rest.vppCLI("show cnat session")
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(out, "\n") {
+			key, _, _ := strings.Cut(line, "=>")
+			if strings.Contains(key, ip+";") && strings.Contains(key, ", "+strings.ToUpper(proto)+"]") {
+				return fmt.Errorf("a session of %s is left: %s", ip, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
 }
 
 // TestTrafficIdleNATSessionsAreCleanedUp checks the renderer's cleanup of idle NAT
 // sessions against real flows: with timeouts of one minute in service.conf, the
 // sessions of a UDP and a TCP exchange with a Service are deleted within two cleanup
 // periods. The simulator's own expiry (VPP's defaults: 5 minutes for UDP, 2 hours for
-// established TCP) would not remove them that soon.
+// established TCP) would not remove them that soon. NAT44 only: with cnat the options
+// do not apply, cnat times its sessions out itself (SERVICES.md, differences table).
 func TestTrafficIdleNATSessionsAreCleanedUp(t *testing.T) {
 	t.Parallel()
-	tn := startTrafficNode(t, "cleanupIdleNATSessions: true\ntcpNATSessionTimeout: 1\notherNATSessionTimeout: 1\n")
+	tn := startTrafficNode(t, rendererNAT44, "cleanupIdleNATSessions: true\ntcpNATSessionTimeout: 1\notherNATSessionTimeout: 1\n")
 	p3 := tn.pods["p3"]
 	web := tn.services["web"]
 	tn.expect(t, "UDP p3 -> web", func() (answer, error) { return askUDP(p3.ns, hostPort(web.clusterIP, svcPort)) }, "p1", "p2")
