@@ -116,16 +116,14 @@ func trafficContivConf(t *testing.T, e *env, renderer string) string {
 	for old, repl := range map[string]string{
 		"routeServiceCIDRToVPP: false\n": "routeServiceCIDRToVPP: true\n",
 		"  vxlanCIDR: 192.168.30.0/24\n": "  vxlanCIDR: 192.168.30.0/24\n  defaultGateway: " + lanHostIP + "\n",
+		"serviceRenderer: nat44\n":       "serviceRenderer: " + renderer + "\n",
 	} {
 		if !strings.Contains(conf, old) {
 			t.Fatalf("k8s/examples/contiv.conf has no %q to replace", old)
 		}
 		conf = strings.Replace(conf, old, repl, 1)
 	}
-	if strings.Contains(conf, "serviceRenderer:") {
-		t.Fatalf("k8s/examples/contiv.conf already sets serviceRenderer: the test would not choose it")
-	}
-	return conf + "serviceRenderer: " + renderer + "\n"
+	return conf
 }
 
 // trafficNode is a node with its NIC on a node network, three pods with responders and
