@@ -52,10 +52,9 @@
 //     IPv4 is served); this node's IPv6. Always staged when a family has one: the
 //     cnat descriptors enable a family's cnat-snat feature only once it has an
 //     address (VPP would translate to the zero address otherwise);
-//   - excluded prefixes: per family served, the pod, VPP-host and VXLAN ranges of the
-//     cluster and the service range: pods reaching them keep their address (the node
-//     network is not excluded: a pod reaching a host on it is source-NATed, as the
-//     NAT44 renderer's output feature on the uplink does);
+//   - excluded prefixes: per family served, the pod, VPP-host, node interconnect and
+//     VXLAN ranges of the cluster and the service range: pods reaching them keep
+//     their address;
 //   - cnat-input and cnat-output of every served family that has a SNAT address on
 //     every pod's interface (frontend or backend, not an infrastructure interface):
 //     hairpin, below;

@@ -24,7 +24,7 @@ func (rndr *Renderer) resyncSNAT(txn controller.ResyncOperations) {
 		if fa == nil {
 			continue
 		}
-		for _, n := range []*net.IPNet{fa.PodSubnetAllNodes, fa.HostInterconnectSubnetAllNodes, fa.VxlanNetwork, fa.ServiceNetwork} {
+		for _, n := range []*net.IPNet{fa.PodSubnetAllNodes, fa.HostInterconnectSubnetAllNodes, fa.NodeNetwork, fa.VxlanNetwork, fa.ServiceNetwork} {
 			if n == nil {
 				continue
 			}
