@@ -24,7 +24,7 @@ type rendererState struct {
 	nat44Addresses  []string // "show nat44 addresses" (pool and twice-NAT pool)
 	cnatVIPs4       []string // "show cnat translation": IPv4 VIP;port of each translation
 	cnatVIPs6       []string // the same, IPv6
-	snatFeatures4   []string // config/vpp/cnat/v2/snat-feature/*/family/IPV4 found in VPP
+	snatFeatures4   []string // config/vpp/cnat/v2/feature/*/SNAT/family/IPV4 found in VPP
 }
 
 // cliEntries runs a VPP CLI command on n and returns its lines that are not the
@@ -83,12 +83,12 @@ func readRendererState(n *lab.Node) (rendererState, error) {
 			s.cnatVIPs6 = append(s.cnatVIPs6, f[1])
 		}
 	}
-	features, err := vppDump(n, "config/vpp/cnat/v2/snat-feature/")
+	features, err := vppDump(n, "config/vpp/cnat/v2/feature/")
 	if err != nil {
 		return s, err
 	}
 	for k := range features {
-		if strings.HasSuffix(k, "/family/IPV4") {
+		if strings.HasSuffix(k, "/SNAT/family/IPV4") {
 			s.snatFeatures4 = append(s.snatFeatures4, k)
 		}
 	}

@@ -413,6 +413,10 @@ func testTrafficThroughTheSimulator(t *testing.T, tn *trafficNode) {
 	})
 
 	t.Run("PodToNodeNetworkThroughSNAT", func(t *testing.T) {
+		if tn.renderer == rendererCnat {
+			t.Skip("cnat: pods reaching the node network keep their address (docs/dev-guide/SERVICES.md, the cnat renderer's differences: the node network is excluded from SNAT, " +
+				"because cnat-snat cannot tell the reply of a NodePort flow translated on another node from a new flow)")
+		}
 		startResponder(t, tn.lan, "lan", respPort)
 		a := tn.expect(t, "TCP p1 -> host on the node network", func() (answer, error) { return askTCP(p1.ns, hostPort(lanHostIP, respPort)) }, "lan")
 		if a.clientIP != nodeVPPIP {
