@@ -16,7 +16,7 @@
 //	vpp/l3            vpp_l3            Route, ARPEntry, VrfTable, IPScanNeighbor, ProxyARP, ProxyNDEntry
 //	vpp/nat           vpp_nat           Nat44Global, DNat44
 //	vpp/acl           vpp_acl           ACL, InterfaceACLs
-//	vpp/cnat          vpp_cnat          Translation, SnatAddresses, SnatPolicy, SnatExcludePrefix,
+//	vpp/cnat          vpp_cnat          TranslationSet, SnatAddresses, SnatPolicy, SnatExcludePrefix,
 //	                                    SnatPolicyInterface, SnatFeature (also validate.go: the
 //	                                    checks the renderer and the cnat descriptors share)
 //	linux/interfaces  linux_interfaces  Interface

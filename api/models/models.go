@@ -136,9 +136,9 @@ var registry = []Model{
 		isKey: parsed1(vpp_nat.ParseDNAT44Key),
 	},
 	{
-		KeyPrefix: vpp_cnat.TranslationPrefix, Config: true,
-		prototype: (*vpp_cnat.Translation)(nil), key: vpp_cnat.ModelKey,
-		isKey: func(k string) bool { _, _, _, ok := vpp_cnat.ParseTranslationKey(k); return ok },
+		KeyPrefix: vpp_cnat.TranslationSetPrefix, Config: true,
+		prototype: (*vpp_cnat.TranslationSet)(nil), key: vpp_cnat.ModelKey,
+		isKey: parsed1(vpp_cnat.ParseTranslationSetKey),
 	},
 	{
 		KeyPrefix: vpp_cnat.SnatAddressesKey, Singleton: true, Config: true,

@@ -40,7 +40,7 @@ var sampleValues = []struct {
 	{&vpp_stn.HostLink{Name: "eth0"}, "config/vpp/stn/v2/host-link/eth0"},
 	{&vpp_nat.Nat44Global{Forwarding: true}, "config/vpp/nat/v2/nat44-global"},
 	{&vpp_nat.DNat44{Label: "default/nginx"}, "config/vpp/nat/v2/dnat44/default/nginx"},
-	{&vpp_cnat.Translation{Vip: &vpp_cnat.Endpoint{Address: "10.96.0.10", Port: 80}}, "config/vpp/cnat/v2/translation/10.96.0.10/80/TCP"},
+	{&vpp_cnat.TranslationSet{Label: "default/web"}, "config/vpp/cnat/v2/translation-set/default/web"},
 	{&vpp_cnat.SnatAddresses{Ip4: "192.168.16.1"}, "config/vpp/cnat/v2/snat-addresses"},
 	{&vpp_cnat.SnatPolicy{Policy: vpp_cnat.SnatPolicy_K8S}, "config/vpp/cnat/v2/snat-policy"},
 	{&vpp_cnat.SnatExcludePrefix{Prefix: "10.1.0.0/16"}, "config/vpp/cnat/v2/snat-exclude/10.1.0.0/16"},

@@ -228,7 +228,7 @@ func (x SnatPolicy_Policy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SnatPolicy_Policy.Descriptor instead.
 func (SnatPolicy_Policy) EnumDescriptor() ([]byte, []int) {
-	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{4, 0}
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{5, 0}
 }
 
 // Table is VPP's cnat_snat_policy_table.
@@ -285,7 +285,7 @@ func (x SnatPolicyInterface_Table) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SnatPolicyInterface_Table.Descriptor instead.
 func (SnatPolicyInterface_Table) EnumDescriptor() ([]byte, []int) {
-	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{6, 0}
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{7, 0}
 }
 
 // Node is the cnat feature node (cnat_node_snat.c, cnat_node_feature.c).
@@ -343,7 +343,7 @@ func (x SnatFeature_Node) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SnatFeature_Node.Descriptor instead.
 func (SnatFeature_Node) EnumDescriptor() ([]byte, []int) {
-	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{7, 0}
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{8, 0}
 }
 
 // Endpoint is an address and port, or the address of an interface and a port
@@ -604,6 +604,68 @@ func (x *Translation) GetPaths() []*Path {
 	return nil
 }
 
+// TranslationSet is a group of translations configured, changed and retrieved
+// together under one label: the service renderer puts the translations of one
+// Service in one set ("<namespace>/<name>"), so that the scheduler keeps one
+// value per Service, not one per exposed address, port and protocol. A
+// translation belongs to at most one set (VPP keeps one translation per VIP,
+// port and protocol): of two sets holding the same, the one applied last
+// overwrites the other's in VPP, so the agent never stages that.
+type TranslationSet struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// label names the set; the key is made of it. Not empty, no whitespace.
+	Label string `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	// translations are the set's translations, each (vip address, vip port,
+	// protocol) at most once. A set may be empty.
+	Translations  []*Translation `protobuf:"bytes,2,rep,name=translations,proto3" json:"translations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TranslationSet) Reset() {
+	*x = TranslationSet{}
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TranslationSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TranslationSet) ProtoMessage() {}
+
+func (x *TranslationSet) ProtoReflect() protoreflect.Message {
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TranslationSet.ProtoReflect.Descriptor instead.
+func (*TranslationSet) Descriptor() ([]byte, []int) {
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TranslationSet) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *TranslationSet) GetTranslations() []*Translation {
+	if x != nil {
+		return x.Translations
+	}
+	return nil
+}
+
 // SnatAddresses are the addresses cnat-snat translates sources to
 // (cnat_set_snat_addresses). There is a single instance.
 type SnatAddresses struct {
@@ -622,7 +684,7 @@ type SnatAddresses struct {
 
 func (x *SnatAddresses) Reset() {
 	*x = SnatAddresses{}
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[3]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -634,7 +696,7 @@ func (x *SnatAddresses) String() string {
 func (*SnatAddresses) ProtoMessage() {}
 
 func (x *SnatAddresses) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[3]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +709,7 @@ func (x *SnatAddresses) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnatAddresses.ProtoReflect.Descriptor instead.
 func (*SnatAddresses) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{3}
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SnatAddresses) GetIp4() string {
@@ -683,7 +745,7 @@ type SnatPolicy struct {
 
 func (x *SnatPolicy) Reset() {
 	*x = SnatPolicy{}
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[4]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -695,7 +757,7 @@ func (x *SnatPolicy) String() string {
 func (*SnatPolicy) ProtoMessage() {}
 
 func (x *SnatPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[4]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -708,7 +770,7 @@ func (x *SnatPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnatPolicy.ProtoReflect.Descriptor instead.
 func (*SnatPolicy) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{4}
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SnatPolicy) GetPolicy() SnatPolicy_Policy {
@@ -730,7 +792,7 @@ type SnatExcludePrefix struct {
 
 func (x *SnatExcludePrefix) Reset() {
 	*x = SnatExcludePrefix{}
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[5]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -742,7 +804,7 @@ func (x *SnatExcludePrefix) String() string {
 func (*SnatExcludePrefix) ProtoMessage() {}
 
 func (x *SnatExcludePrefix) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[5]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -755,7 +817,7 @@ func (x *SnatExcludePrefix) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnatExcludePrefix.ProtoReflect.Descriptor instead.
 func (*SnatExcludePrefix) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{5}
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SnatExcludePrefix) GetPrefix() string {
@@ -779,7 +841,7 @@ type SnatPolicyInterface struct {
 
 func (x *SnatPolicyInterface) Reset() {
 	*x = SnatPolicyInterface{}
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[6]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -791,7 +853,7 @@ func (x *SnatPolicyInterface) String() string {
 func (*SnatPolicyInterface) ProtoMessage() {}
 
 func (x *SnatPolicyInterface) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[6]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -804,7 +866,7 @@ func (x *SnatPolicyInterface) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnatPolicyInterface.ProtoReflect.Descriptor instead.
 func (*SnatPolicyInterface) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{6}
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SnatPolicyInterface) GetInterface() string {
@@ -838,7 +900,7 @@ type SnatFeature struct {
 
 func (x *SnatFeature) Reset() {
 	*x = SnatFeature{}
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[7]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -850,7 +912,7 @@ func (x *SnatFeature) String() string {
 func (*SnatFeature) ProtoMessage() {}
 
 func (x *SnatFeature) ProtoReflect() protoreflect.Message {
-	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[7]
+	mi := &file_api_models_vpp_cnat_cnat_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -863,7 +925,7 @@ func (x *SnatFeature) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnatFeature.ProtoReflect.Descriptor instead.
 func (*SnatFeature) Descriptor() ([]byte, []int) {
-	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{7}
+	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SnatFeature) GetInterface() string {
@@ -914,7 +976,10 @@ const file_api_models_vpp_cnat_cnat_proto_rawDesc = "" +
 	"\x06LbType\x12\v\n" +
 	"\aDEFAULT\x10\x00\x12\n" +
 	"\n" +
-	"\x06MAGLEV\x10\x01\"Q\n" +
+	"\x06MAGLEV\x10\x01\"h\n" +
+	"\x0eTranslationSet\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12@\n" +
+	"\ftranslations\x18\x02 \x03(\v2\x1c.contiv.vpp.cnat.TranslationR\ftranslations\"Q\n" +
 	"\rSnatAddresses\x12\x10\n" +
 	"\x03ip4\x18\x01 \x01(\tR\x03ip4\x12\x10\n" +
 	"\x03ip6\x18\x02 \x01(\tR\x03ip6\x12\x1c\n" +
@@ -969,7 +1034,7 @@ func file_api_models_vpp_cnat_cnat_proto_rawDescGZIP() []byte {
 }
 
 var file_api_models_vpp_cnat_cnat_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_api_models_vpp_cnat_cnat_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_api_models_vpp_cnat_cnat_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_api_models_vpp_cnat_cnat_proto_goTypes = []any{
 	(Protocol)(0),                  // 0: contiv.vpp.cnat.Protocol
 	(AddressFamily)(0),             // 1: contiv.vpp.cnat.AddressFamily
@@ -980,11 +1045,12 @@ var file_api_models_vpp_cnat_cnat_proto_goTypes = []any{
 	(*Endpoint)(nil),               // 6: contiv.vpp.cnat.Endpoint
 	(*Path)(nil),                   // 7: contiv.vpp.cnat.Path
 	(*Translation)(nil),            // 8: contiv.vpp.cnat.Translation
-	(*SnatAddresses)(nil),          // 9: contiv.vpp.cnat.SnatAddresses
-	(*SnatPolicy)(nil),             // 10: contiv.vpp.cnat.SnatPolicy
-	(*SnatExcludePrefix)(nil),      // 11: contiv.vpp.cnat.SnatExcludePrefix
-	(*SnatPolicyInterface)(nil),    // 12: contiv.vpp.cnat.SnatPolicyInterface
-	(*SnatFeature)(nil),            // 13: contiv.vpp.cnat.SnatFeature
+	(*TranslationSet)(nil),         // 9: contiv.vpp.cnat.TranslationSet
+	(*SnatAddresses)(nil),          // 10: contiv.vpp.cnat.SnatAddresses
+	(*SnatPolicy)(nil),             // 11: contiv.vpp.cnat.SnatPolicy
+	(*SnatExcludePrefix)(nil),      // 12: contiv.vpp.cnat.SnatExcludePrefix
+	(*SnatPolicyInterface)(nil),    // 13: contiv.vpp.cnat.SnatPolicyInterface
+	(*SnatFeature)(nil),            // 14: contiv.vpp.cnat.SnatFeature
 }
 var file_api_models_vpp_cnat_cnat_proto_depIdxs = []int32{
 	1,  // 0: contiv.vpp.cnat.Endpoint.interface_family:type_name -> contiv.vpp.cnat.AddressFamily
@@ -994,15 +1060,16 @@ var file_api_models_vpp_cnat_cnat_proto_depIdxs = []int32{
 	0,  // 4: contiv.vpp.cnat.Translation.protocol:type_name -> contiv.vpp.cnat.Protocol
 	2,  // 5: contiv.vpp.cnat.Translation.lb_type:type_name -> contiv.vpp.cnat.Translation.LbType
 	7,  // 6: contiv.vpp.cnat.Translation.paths:type_name -> contiv.vpp.cnat.Path
-	3,  // 7: contiv.vpp.cnat.SnatPolicy.policy:type_name -> contiv.vpp.cnat.SnatPolicy.Policy
-	4,  // 8: contiv.vpp.cnat.SnatPolicyInterface.table:type_name -> contiv.vpp.cnat.SnatPolicyInterface.Table
-	1,  // 9: contiv.vpp.cnat.SnatFeature.family:type_name -> contiv.vpp.cnat.AddressFamily
-	5,  // 10: contiv.vpp.cnat.SnatFeature.node:type_name -> contiv.vpp.cnat.SnatFeature.Node
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	8,  // 7: contiv.vpp.cnat.TranslationSet.translations:type_name -> contiv.vpp.cnat.Translation
+	3,  // 8: contiv.vpp.cnat.SnatPolicy.policy:type_name -> contiv.vpp.cnat.SnatPolicy.Policy
+	4,  // 9: contiv.vpp.cnat.SnatPolicyInterface.table:type_name -> contiv.vpp.cnat.SnatPolicyInterface.Table
+	1,  // 10: contiv.vpp.cnat.SnatFeature.family:type_name -> contiv.vpp.cnat.AddressFamily
+	5,  // 11: contiv.vpp.cnat.SnatFeature.node:type_name -> contiv.vpp.cnat.SnatFeature.Node
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_api_models_vpp_cnat_cnat_proto_init() }
@@ -1016,7 +1083,7 @@ func file_api_models_vpp_cnat_cnat_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_models_vpp_cnat_cnat_proto_rawDesc), len(file_api_models_vpp_cnat_cnat_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -5,19 +5,22 @@
 //
 // Configuration keys:
 //
-//	config/vpp/cnat/v2/translation/<vip-ip>/<vip-port>/<TCP|UDP|SCTP>   Translation
+//	config/vpp/cnat/v2/translation-set/<label>                          TranslationSet (label may contain slashes)
 //	config/vpp/cnat/v2/snat-addresses                                   SnatAddresses (a single value)
 //	config/vpp/cnat/v2/snat-policy                                      SnatPolicy (a single value)
 //	config/vpp/cnat/v2/snat-exclude/<prefix>                            SnatExcludePrefix
 //	config/vpp/cnat/v2/snat-interface/<interface>/table/<TABLE>         SnatPolicyInterface
 //	config/vpp/cnat/v2/feature/<interface>/<NODE>/family/<IPV4|IPV6>    SnatFeature
 //
-// A translation's key is VPP's own identity of a translation, (VIP address, VIP port,
-// protocol): a change of anything else (paths, flags, load balancing) is a change of
-// the value under the same key. VPP changes paths and flags in place; the descriptor
-// re-creates the translation for what VPP keeps from the creation (lb_type,
-// flow_hash_config, is_real_ip). The id VPP allocates is the descriptor's metadata,
-// not part of the key.
+// Translations are configured in labelled sets (one per Service), not one value each:
+// the scheduler then keeps one value per Service, as it keeps one DNat44. Within a
+// set a translation is known by its ID, VPP's own identity of a translation: (VIP
+// address, VIP port, protocol), written "<vip>/<port>/<protocol>" (TranslationID). A
+// change of anything else (paths, flags, load balancing) changes the translation of
+// the same ID. VPP changes paths and flags in place; the descriptor re-creates the
+// translation for what VPP keeps from the creation (lb_type, flow_hash_config,
+// is_real_ip). The ids VPP allocates are the descriptor's metadata, not part of the
+// value.
 //
 // Addresses and prefixes are written in canonical form (netip's String; a prefix
 // masked), so two spellings never make two keys. <TABLE> is INCLUDE_V4, INCLUDE_V6,
@@ -35,8 +38,8 @@ import (
 )
 
 const (
-	// TranslationPrefix is the key prefix of translations.
-	TranslationPrefix = "config/vpp/cnat/v2/translation/"
+	// TranslationSetPrefix is the key prefix of translation sets.
+	TranslationSetPrefix = "config/vpp/cnat/v2/translation-set/"
 	// SnatAddressesKey is the key of the single SnatAddresses value.
 	SnatAddressesKey = "config/vpp/cnat/v2/snat-addresses"
 	// SnatPolicyKey is the key of the single SnatPolicy value.
@@ -54,23 +57,38 @@ const (
 	familySep = "/family/"
 )
 
-// TranslationKey returns the key of the translation of (vip, port, protocol):
-// config/vpp/cnat/v2/translation/<vip>/<port>/<protocol>, vip in canonical form
-// when it parses.
-func TranslationKey(vip string, port uint32, protocol Protocol) string {
-	vip, _ = keyutil.IP(vip)
-	return TranslationPrefix + vip + "/" + strconv.FormatUint(uint64(port), 10) + "/" + protocol.String()
+// TranslationSetKey returns the key of the translation set labelled label:
+// config/vpp/cnat/v2/translation-set/<label>.
+func TranslationSetKey(label string) string { return TranslationSetPrefix + label }
+
+// ParseTranslationSetKey returns the label of a key built by TranslationSetKey; ok is
+// false for any other key and for a label ValidateLabel refuses.
+func ParseTranslationSetKey(key string) (label string, ok bool) {
+	label, ok = keyutil.Rest(key, TranslationSetPrefix)
+	if !ok || ValidateLabel(label) != nil {
+		return "", false
+	}
+	return label, true
 }
 
-// ParseTranslationKey splits a key built by TranslationKey; ok is false for any
-// other key, and for a VIP that is not an IP address, a port above 65535 or an
+// TranslationID returns the identity of the translation of (vip, port, protocol)
+// within a set: "<vip>/<port>/<protocol>", vip in canonical form when it parses.
+func TranslationID(vip string, port uint32, protocol Protocol) string {
+	vip, _ = keyutil.IP(vip)
+	return vip + "/" + strconv.FormatUint(uint64(port), 10) + "/" + protocol.String()
+}
+
+// TranslationIDOf returns the identity of a translation (TranslationID of its VIP
+// and protocol).
+func TranslationIDOf(t *Translation) string {
+	return TranslationID(t.GetVip().GetAddress(), t.GetVip().GetPort(), t.GetProtocol())
+}
+
+// ParseTranslationID splits an identity built by TranslationID; ok is false for
+// anything else, and for a VIP that is not an IP address, a port above 65535 or an
 // unknown protocol.
-func ParseTranslationKey(key string) (vip string, port uint32, protocol Protocol, ok bool) {
-	rest, ok := keyutil.Rest(key, TranslationPrefix)
-	if !ok {
-		return "", 0, 0, false
-	}
-	parts := strings.Split(rest, "/")
+func ParseTranslationID(id string) (vip string, port uint32, protocol Protocol, ok bool) {
+	parts := strings.Split(id, "/")
 	if len(parts) != 3 {
 		return "", 0, 0, false
 	}
@@ -170,15 +188,11 @@ func ParseSnatFeatureKey(key string) (iface string, node SnatFeature_Node, famil
 // has no valid key (it names the field and its value).
 func ModelKey(msg proto.Message) (string, error) {
 	switch v := msg.(type) {
-	case *Translation:
-		vip := v.GetVip()
-		if _, ok := keyutil.IP(vip.GetAddress()); !ok {
-			return "", keyutil.InvalidValue(pkgName, msg, "vip.address "+strconv.Quote(vip.GetAddress())+" is not an IP address")
+	case *TranslationSet:
+		if err := ValidateLabel(v.GetLabel()); err != nil {
+			return "", keyutil.InvalidValue(pkgName, msg, err.Error())
 		}
-		if vip.GetPort() > maxPort {
-			return "", keyutil.InvalidValue(pkgName, msg, "vip.port "+strconv.FormatUint(uint64(vip.GetPort()), 10)+" is above 65535")
-		}
-		return TranslationKey(vip.GetAddress(), vip.GetPort(), v.GetProtocol()), nil
+		return TranslationSetKey(v.GetLabel()), nil
 	case *SnatAddresses:
 		return SnatAddressesKey, nil
 	case *SnatPolicy:

@@ -10,41 +10,65 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/api/models/internal/keyutil"
 )
 
-func TestTranslationKeyIsVPPsIdentityAndParsesBack(t *testing.T) {
+func TestTranslationIDIsVPPsIdentityAndParsesBack(t *testing.T) {
 	for _, tc := range []struct {
 		vip   string
 		port  uint32
 		proto Protocol
 		want  string
 	}{
-		{"10.96.0.10", 80, Protocol_TCP, "config/vpp/cnat/v2/translation/10.96.0.10/80/TCP"},
-		{"FD00::0:A", 53, Protocol_UDP, "config/vpp/cnat/v2/translation/fd00::a/53/UDP"},
-		{"192.168.16.1", 0, Protocol_SCTP, "config/vpp/cnat/v2/translation/192.168.16.1/0/SCTP"},
+		{"10.96.0.10", 80, Protocol_TCP, "10.96.0.10/80/TCP"},
+		{"FD00::0:A", 53, Protocol_UDP, "fd00::a/53/UDP"},
+		{"192.168.16.1", 0, Protocol_SCTP, "192.168.16.1/0/SCTP"},
 	} {
-		key := TranslationKey(tc.vip, tc.port, tc.proto)
-		if key != tc.want {
-			t.Errorf("TranslationKey(%s, %d, %s) = %s, want %s", tc.vip, tc.port, tc.proto, key, tc.want)
+		id := TranslationID(tc.vip, tc.port, tc.proto)
+		if id != tc.want {
+			t.Errorf("TranslationID(%s, %d, %s) = %s, want %s", tc.vip, tc.port, tc.proto, id, tc.want)
 		}
-		vip, port, proto, ok := ParseTranslationKey(key)
-		if !ok || port != tc.port || proto != tc.proto || TranslationKey(vip, port, proto) != key {
-			t.Errorf("ParseTranslationKey(%s) = %s %d %s %v", key, vip, port, proto, ok)
+		vip, port, proto, ok := ParseTranslationID(id)
+		if !ok || port != tc.port || proto != tc.proto || TranslationID(vip, port, proto) != id {
+			t.Errorf("ParseTranslationID(%s) = %s %d %s %v", id, vip, port, proto, ok)
 		}
-		k, err := ModelKey(&Translation{Vip: &Endpoint{Address: tc.vip, Port: tc.port}, Protocol: tc.proto})
-		if err != nil || k != tc.want {
-			t.Errorf("ModelKey = %s, %v; want %s", k, err, tc.want)
+		if got := TranslationIDOf(&Translation{Vip: &Endpoint{Address: tc.vip, Port: tc.port}, Protocol: tc.proto}); got != tc.want {
+			t.Errorf("TranslationIDOf = %s; want %s", got, tc.want)
 		}
 	}
 	for _, bad := range []string{
-		"config/vpp/cnat/v2/translation/10.96.0.10/80",
-		"config/vpp/cnat/v2/translation/10.96.0.10/65536/TCP",
-		"config/vpp/cnat/v2/translation/10.96.0.10/080/TCP",
-		"config/vpp/cnat/v2/translation/10.96.0.10/80/ICMP",
-		"config/vpp/cnat/v2/translation/x/80/TCP",
-		"config/vpp/cnat/v2/translation/10.96.0.10/80/TCP/x",
+		"10.96.0.10/80",
+		"10.96.0.10/65536/TCP",
+		"10.96.0.10/080/TCP",
+		"10.96.0.10/80/ICMP",
+		"x/80/TCP",
+		"10.96.0.10/80/TCP/x",
 	} {
-		if _, _, _, ok := ParseTranslationKey(bad); ok {
-			t.Errorf("ParseTranslationKey(%s) accepted", bad)
+		if _, _, _, ok := ParseTranslationID(bad); ok {
+			t.Errorf("ParseTranslationID(%s) accepted", bad)
 		}
+	}
+}
+
+func TestTranslationSetKeyIsItsLabel(t *testing.T) {
+	key := TranslationSetKey("default/web")
+	if key != "config/vpp/cnat/v2/translation-set/default/web" {
+		t.Errorf("TranslationSetKey = %s", key)
+	}
+	if l, ok := ParseTranslationSetKey(key); !ok || l != "default/web" {
+		t.Errorf("ParseTranslationSetKey(%s) = %q %v", key, l, ok)
+	}
+	k, err := ModelKey(&TranslationSet{Label: "default/web"})
+	if err != nil || k != key {
+		t.Errorf("ModelKey = %s, %v; want %s", k, err, key)
+	}
+	for _, bad := range []string{"config/vpp/cnat/v2/translation-set/", "config/vpp/cnat/v2/translation-set/a b", "config/vpp/cnat/v2/translation/10.96.0.10/80/TCP"} {
+		if _, ok := ParseTranslationSetKey(bad); ok {
+			t.Errorf("ParseTranslationSetKey(%q) accepted", bad)
+		}
+	}
+	if _, err := ModelKey(&TranslationSet{Label: "tab\there"}); !errors.Is(err, keyutil.ErrInvalidValue) || !strings.Contains(err.Error(), "label") {
+		t.Errorf("ModelKey of a label with a tab: %v, want an invalid value naming the label", err)
+	}
+	if _, err := ModelKey(&Translation{}); !errors.Is(err, keyutil.ErrUnknownModel) {
+		t.Errorf("ModelKey of a single translation: %v, want ErrUnknownModel (translations live in sets)", err)
 	}
 }
 
@@ -98,10 +122,7 @@ func TestModelKeyNamesTheBadFieldAndValue(t *testing.T) {
 		k    func() (string, error)
 		want string
 	}{
-		{"vip", func() (string, error) { return ModelKey(&Translation{Vip: &Endpoint{Address: "10.96.0"}}) }, `vip.address "10.96.0"`},
-		{"port", func() (string, error) {
-			return ModelKey(&Translation{Vip: &Endpoint{Address: "10.96.0.1", Port: 70000}})
-		}, "vip.port 70000"},
+		{"label", func() (string, error) { return ModelKey(&TranslationSet{}) }, "label is empty"},
 		{"prefix", func() (string, error) { return ModelKey(&SnatExcludePrefix{Prefix: "10.0.0.0/33"}) }, `prefix "10.0.0.0/33"`},
 		{"iface", func() (string, error) { return ModelKey(&SnatFeature{}) }, "empty interface"},
 		{"policy iface", func() (string, error) { return ModelKey(&SnatPolicyInterface{}) }, "empty interface"},

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 const (
@@ -134,6 +135,72 @@ func ValidateTranslation(t *Translation) error {
 		p.endpoint(at+".src", path.GetSrc(), family)
 	}
 	return p.err()
+}
+
+// ValidateLabel checks the label of a translation set: not empty, no whitespace or
+// control characters (it is the end of a key and of log lines).
+func ValidateLabel(label string) error {
+	if label == "" {
+		return &InvalidError{Fields: []string{"label"}, Problems: []string{"label is empty"}}
+	}
+	for _, r := range label {
+		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) {
+			return &InvalidError{Fields: []string{"label"}, Problems: []string{fmt.Sprintf("label %q contains whitespace or a control character", label)}}
+		}
+	}
+	return nil
+}
+
+// translationIdentity is VPP's identity of a translation, without allocation.
+type translationIdentity struct {
+	vip      netip.Addr
+	port     uint32
+	protocol Protocol
+}
+
+// ValidateTranslationSet checks a translation set: its label, every translation
+// (ValidateTranslation, the fields prefixed "translations[i].") and that no two
+// translations have the same VIP address, port and protocol.
+func ValidateTranslationSet(s *TranslationSet) error {
+	var p problems
+	if err := ValidateLabel(s.GetLabel()); err != nil {
+		p.merge("", err)
+	}
+	first := make(map[translationIdentity]int, len(s.GetTranslations()))
+	for i, t := range s.GetTranslations() {
+		at := "translations[" + strconv.Itoa(i) + "]"
+		if t == nil {
+			p.add(at, "is missing")
+			continue
+		}
+		if err := ValidateTranslation(t); err != nil {
+			p.merge(at+".", err)
+			continue
+		}
+		a, _ := ParseAddr(t.GetVip().GetAddress())
+		id := translationIdentity{vip: a, port: t.GetVip().GetPort(), protocol: t.GetProtocol()}
+		if j, dup := first[id]; dup {
+			p.add(at, "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(t), j)
+			continue
+		}
+		first[id] = i
+	}
+	return p.err()
+}
+
+// merge adds the problems of err (an *InvalidError; any other error as a problem of
+// no field), their fields and messages prefixed.
+func (p *problems) merge(prefix string, err error) {
+	ie, ok := err.(*InvalidError)
+	if !ok {
+		p.e.Fields = append(p.e.Fields, strings.TrimSuffix(prefix, "."))
+		p.e.Problems = append(p.e.Problems, prefix+err.Error())
+		return
+	}
+	for i := range ie.Fields {
+		p.e.Fields = append(p.e.Fields, prefix+ie.Fields[i])
+		p.e.Problems = append(p.e.Problems, prefix+ie.Problems[i])
+	}
 }
 
 // enum checks that value is one of names (want lists them for the message).

@@ -3,6 +3,7 @@ package vpp_cnat
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -131,5 +132,34 @@ func TestValidateTranslationOfAValidTranslationDoesNotAllocate(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Errorf("ValidateTranslation allocates %.0f times per call, want 0", n)
+	}
+}
+
+func TestValidateTranslationSetNamesTheTranslationAndItsField(t *testing.T) {
+	good := func(vip string, port uint32) *Translation {
+		return &Translation{Vip: &Endpoint{Address: vip, Port: port}, Paths: []*Path{{Dst: &Endpoint{Address: "10.1.1.2", Port: 8080}}}}
+	}
+	if err := ValidateTranslationSet(&TranslationSet{Label: "default/web", Translations: []*Translation{good("10.96.0.10", 80), good("10.96.0.10", 443)}}); err != nil {
+		t.Fatalf("a valid set refused: %v", err)
+	}
+	if err := ValidateTranslationSet(&TranslationSet{Label: "empty/set"}); err != nil {
+		t.Fatalf("an empty set refused: %v", err)
+	}
+	bad := good("10.96.0.10", 70000)
+	err := ValidateTranslationSet(&TranslationSet{Label: "a b", Translations: []*Translation{
+		good("10.96.0.10", 80), bad, good("10.96.0.010", 80), nil, good("10.96.0.10", 80),
+	}})
+	var ie *InvalidError
+	if !errors.As(err, &ie) {
+		t.Fatalf("ValidateTranslationSet = %v, want an *InvalidError", err)
+	}
+	want := []string{"label", "translations[1].vip.port", "translations[2].vip.address", "translations[3]", "translations[4]"}
+	if !slices.Equal(ie.Fields, want) {
+		t.Errorf("fields %q, want %q (%v)", ie.Fields, want, err)
+	}
+	for _, s := range []string{`label "a b"`, "translations[1].vip.port 70000", "is also translations[0]"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not say %q", err, s)
+		}
 	}
 }
