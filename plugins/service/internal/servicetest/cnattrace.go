@@ -2,7 +2,9 @@ package servicetest
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -11,20 +13,35 @@ import (
 )
 
 // CNAT is the cnat configuration found in a set of key-value pairs: the translations
-// by key.
+// of every translation set, by identity (vpp_cnat.TranslationID), and the label of the
+// set holding each.
 type CNAT struct {
 	Translations map[string]*vpp_cnat.Translation
+	SetOf        map[string]string
 }
 
-// CNATFrom picks the cnat translations out of kvs (nil values are ignored).
+// CNATFrom picks the translations of the cnat translation sets out of kvs (nil values
+// are ignored). Of two sets holding the same identity (the renderer never stages
+// that), the one whose key sorts last wins.
 func CNATFrom(kvs map[string]proto.Message) CNAT {
-	c := CNAT{Translations: make(map[string]*vpp_cnat.Translation)}
-	for key, v := range kvs {
-		if t, ok := v.(*vpp_cnat.Translation); ok && t != nil {
-			c.Translations[key] = t
+	c := CNAT{Translations: make(map[string]*vpp_cnat.Translation), SetOf: make(map[string]string)}
+	for _, key := range slices.Sorted(maps.Keys(kvs)) {
+		set, ok := kvs[key].(*vpp_cnat.TranslationSet)
+		if !ok || set == nil {
+			continue
+		}
+		for _, t := range set.GetTranslations() {
+			id := vpp_cnat.TranslationIDOf(t)
+			c.Translations[id], c.SetOf[id] = t, set.GetLabel()
 		}
 	}
 	return c
+}
+
+// Translation returns the translation of (vip, port, protocol) in the sets of kvs
+// (nil: none).
+func Translation(kvs map[string]proto.Message, vip string, port uint32, protocol vpp_cnat.Protocol) *vpp_cnat.Translation {
+	return CNATFrom(kvs).Translations[vpp_cnat.TranslationID(vip, port, protocol)]
 }
 
 // Trace evaluates a new flow against the translations as VPP's ip4/ip6-cnat-tx would
@@ -45,7 +62,7 @@ func (c CNAT) Trace(p Packet) (outcomes []Outcome, why string) {
 	default:
 		return unchanged, fmt.Sprintf("protocol %s has no cnat session", p.Proto)
 	}
-	t := c.Translations[vpp_cnat.TranslationKey(p.Dst.Addr().String(), uint32(p.Dst.Port()), proto)]
+	t := c.Translations[vpp_cnat.TranslationID(p.Dst.Addr().String(), uint32(p.Dst.Port()), proto)]
 	if t == nil || len(t.GetPaths()) == 0 {
 		return unchanged, "no translation"
 	}

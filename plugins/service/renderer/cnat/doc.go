@@ -1,5 +1,6 @@
 // Package cnat renders Kubernetes services into VPP's cnat plugin (the service NAT
-// Calico-VPP uses): one translation per exposed (address, port, protocol), the source
+// Calico-VPP uses): one translation per exposed (address, port, protocol), staged as
+// one translation set per service, the source
 // NAT of traffic leaving the cluster, and the reject and drop routes of addresses
 // without backends. It serves IPv6 always and IPv4 when contiv.conf says
 // serviceRenderer: cnat (then the NAT44 renderer is not registered at all).
@@ -7,7 +8,7 @@
 //	processor ──FlatService, node IPs, frontend/backend interfaces, txn──> Renderer
 //	                                                                          │ staged into txn
 //	                                                                          ▼
-//	config/vpp/cnat/v2/translation/<vip>/<port>/<proto>  Translation (per service port and address)
+//	config/vpp/cnat/v2/translation-set/<ns>/<name>       TranslationSet (one per service)
 //	config/vpp/cnat/v2/snat-addresses                    SnatAddresses (one)
 //	config/vpp/cnat/v2/snat-policy                       SnatPolicy K8S (one)
 //	config/vpp/cnat/v2/snat-exclude/<prefix>             SnatExcludePrefix (the cluster's ranges)
@@ -42,9 +43,26 @@
 //     backend for a flow; one backend of 10 removed moves about 11% of the flows
 //     instead of about 89%, maglev_test.go). Cluster IPs keep DEFAULT.
 //
+// Translation sets (set.go): a service's translations are one value, a TranslationSet
+// labelled "<namespace>/<name>" (as the NAT44 renderer stages one DNat44 per
+// service), sorted by identity (VIP address text, port, protocol); the cnat
+// descriptor diffs an old and a new set inside, by identity. A service without
+// translation has no set (its set is deleted, never staged empty). Staged sets are
+// never modified: a change builds a new set whose unchanged translations are the
+// previous set's messages (the descriptor then compares them at the cost of a
+// pointer; what it sends to VPP is the changed translations). A service whose ID
+// changes has its old set's deletion staged before its new set: the scheduler
+// applies a transaction in staging order and VPP knows a translation by VIP, port
+// and protocol only, so the old set deleted after the new one is created would
+// delete their common translations. A node joining or leaving gives each node-port
+// service a new set made of the previous set's translations less those on the
+// addresses gone plus those on the addresses new: its other translations are not
+// rendered again.
+//
 // Two services claiming the same (address, port, protocol): the first one rendered
-// keeps it, the other is logged; when the owner lets it go, the key is deleted (the
-// other service takes it at its next change or resync).
+// keeps it in its set, the other's set leaves it out (logged); when the owner lets
+// it go, it goes from VPP with the owner's set (the other service takes it at its
+// next change or resync) and nothing of the other's set is touched.
 //
 // Source NAT (snat.go), K8S policy (cnat_snat_policy_k8s):
 //   - SnatAddresses: with natExternalTraffic and a default interface (as the NAT44
@@ -100,10 +118,15 @@
 // client's mode at its creation and keeps the client while sessions use it, so the
 // renderer cannot switch a live cluster IP (SERVICES.md, "Per-port rejects with cnat").
 //
-// Resync stages everything; the incremental methods cost the change: the translations
-// of one service, the interface keys of the interfaces that changed, the translations
-// of the node-port services when the node IPs change. The renderer has no goroutine
-// and does no I/O.
+// Resync stages everything; the incremental methods cost the change: the set of one
+// service, the interface keys of the interfaces that changed, the sets of the
+// node-port services when the node IPs change (built from their previous sets). A
+// resync renders its services in shares, a large one on several goroutines
+// (internal/shares, ending before ResyncFlat returns), each cutting its messages
+// from blocks of its own (slabs: a few hundred allocations for 10,000 services, not
+// one per message); the translations of one port share their paths; ownership is
+// decided and the sets staged in the order of the services, as a sequential resync
+// does. The renderer has no goroutine of its own and does no I/O.
 //
 // Stale UDP sessions are not purged: cnat has no per-session delete
 // (cnat_session_purge also deletes every translation), and neither a translation

@@ -45,12 +45,11 @@ func (n *trafficNode) program(t *testing.T, maglev bool, backends []string) {
 	svc.ExternalIPs = []renderer.Address{addr(externalIP)}
 	_, txn := newRendererWith(t, dualConf, true, maglev, svc)
 	txn.Put(l3.RouteKey(0, "10.1.2.0/24", peer), &l3.Route{DstNetwork: "10.1.2.0/24", NextHopAddr: peer})
-	key := vpp_cnat.TranslationKey(externalIP, 80, vpp_cnat.Protocol_TCP)
 	want := vpp_cnat.Translation_DEFAULT
 	if maglev {
 		want = vpp_cnat.Translation_MAGLEV
 	}
-	if tr, _ := txn.Values[key].(*vpp_cnat.Translation); tr.GetLbType() != want {
+	if tr := translation(txn, externalIP, 80); tr.GetLbType() != want {
 		t.Fatalf("the external IP's translation has lb_type %v, want %v", tr.GetLbType(), want)
 	}
 	if tr := translation(txn, "10.96.0.10", 80); tr.GetLbType() != vpp_cnat.Translation_DEFAULT {

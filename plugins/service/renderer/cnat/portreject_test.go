@@ -27,9 +27,9 @@ func TestPortWithoutEndpointsIsDroppedAndWouldBeRejectedByAnInterposedVIP(t *tes
 	web := webService(pod1)
 	web.Ports = append(web.Ports, renderer.FlatPort{Name: "dns", Port: renderer.ServicePort{Protocol: renderer.UDP, Port: 53}})
 	_, txn := newRenderer(t, true, web)
-	trKey := vpp_cnat.TranslationKey("10.96.0.10", 80, vpp_cnat.Protocol_TCP)
-	tr, ok := txn.Values[trKey].(*vpp_cnat.Translation)
-	if !ok || tr.GetIsRealIp() {
+	setKey := vpp_cnat.TranslationSetKey(web.ID.String())
+	tr := translation(txn, "10.96.0.10", 80)
+	if tr == nil || tr.GetIsRealIp() {
 		t.Fatalf("the renderer's translation of 10.96.0.10:80 is %v, want an exclusive one", tr)
 	}
 	for k, v := range txn.Values {
@@ -54,9 +54,13 @@ func TestPortWithoutEndpointsIsDroppedAndWouldBeRejectedByAnInterposedVIP(t *tes
 	for k, v := range txn.Values {
 		interposed.Put(k, v)
 	}
-	real := proto.Clone(tr).(*vpp_cnat.Translation)
-	real.IsRealIp = true
-	interposed.Put(trKey, real)
+	set := proto.Clone(txn.Values[setKey]).(*vpp_cnat.TranslationSet)
+	for _, t := range set.GetTranslations() {
+		if vpp_cnat.TranslationIDOf(t) == vpp_cnat.TranslationIDOf(tr) {
+			t.IsRealIp = true
+		}
+	}
+	interposed.Put(setKey, set)
 	rejects.Stage(interposed, "10.96.0.10", l3.Route_ICMP_PROHIBIT, []uint32{0})
 	n = newTrafficNode(t)
 	n.commit(t, interposed)

@@ -15,6 +15,7 @@ import (
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -69,13 +70,12 @@ type Renderer struct {
 	hostIf   string
 	// ifs are the frontend and backend interfaces whose keys are staged.
 	ifs renderer.Interfaces
-	// rendered holds what was staged for each service, by the FlatService it was
-	// rendered from (the processor passes the same pointer while it is unchanged).
-	rendered map[*renderer.FlatService]*renderedService
-	// owners holds the service owning each translation key staged, and vips the
-	// number of translations staged per address (an address with one gets no
-	// reject or drop route).
-	owners map[string]renderer.ServiceID
+	// rendered holds what was staged for each service, by ID.
+	rendered map[renderer.ServiceID]*renderedService
+	// owners holds the service owning each translation staged (by identity: one
+	// service's set holds it), and vips the number of translations staged per
+	// address (an address with one gets no reject or drop route).
+	owners map[tid]renderer.ServiceID
 	vips   map[string]int
 	// routeUsers holds, by address, the services that want a reject or drop route
 	// on it (reject.go).
@@ -84,13 +84,6 @@ type Renderer struct {
 	routes map[string]l3.Route_RouteType
 	// frontendIfs and backendIfs are the interface sets last given.
 	frontendIfs, backendIfs renderer.Interfaces
-}
-
-// renderedService is what was staged for one service.
-type renderedService struct {
-	// translations are those the service wants, by key (owned or not).
-	translations map[string]*vpp_cnat.Translation
-	routes       []rejects.Route
 }
 
 var _ renderer.Renderer = (*Renderer)(nil)
@@ -108,8 +101,8 @@ func (rndr *Renderer) Init() error {
 	}
 	rndr.ifs = renderer.NewInterfaces()
 	rndr.infraIfs = renderer.NewInterfaces()
-	rndr.rendered = make(map[*renderer.FlatService]*renderedService)
-	rndr.owners = make(map[string]renderer.ServiceID)
+	rndr.rendered = make(map[renderer.ServiceID]*renderedService)
+	rndr.owners = make(map[tid]renderer.ServiceID)
 	rndr.vips = make(map[string]int)
 	rndr.frontendIfs, rndr.backendIfs = renderer.NewInterfaces(), renderer.NewInterfaces()
 	rndr.routes = make(map[string]l3.Route_RouteType)
@@ -129,75 +122,50 @@ func (rndr *Renderer) families() []ipam.Family {
 	return []ipam.Family{ipam.IPv6}
 }
 
-// AddFlatService stages the translations of a new service.
+// AddFlatService stages the translation set of a new service.
 func (rndr *Renderer) AddFlatService(txn renderer.UpdateTxn, service *renderer.FlatService) error {
 	txn.Describe(fmt.Sprintf("add cnat service '%s'", service.ID))
 	rndr.update(txn, nil, service)
 	return nil
 }
 
-// UpdateFlatService stages the translations of a changed service: the changed and
-// new ones put, those no longer wanted deleted.
+// UpdateFlatService stages the new translation set of a changed service (nothing
+// when its translations are unchanged).
 func (rndr *Renderer) UpdateFlatService(txn renderer.UpdateTxn, oldService, newService *renderer.FlatService) error {
 	txn.Describe(fmt.Sprintf("update cnat service '%s'", newService.ID))
 	rndr.update(txn, oldService, newService)
 	return nil
 }
 
-// DeleteFlatService stages the removal of the service's translations and routes.
+// DeleteFlatService stages the removal of the service's translation set and routes.
 func (rndr *Renderer) DeleteFlatService(txn renderer.UpdateTxn, service *renderer.FlatService) error {
 	txn.Describe(fmt.Sprintf("delete cnat service '%s'", service.ID))
 	rndr.update(txn, service, nil)
 	return nil
 }
 
-// update stages the change of one service from oldSvc to newSvc (either nil).
+// update stages the change of one service from oldSvc to newSvc (either nil). A
+// service whose ID changed has its old set's deletion staged before the new set: the
+// scheduler applies a transaction in staging order, and VPP knows a translation by
+// its VIP, port and protocol only, so the old set's deletion run after the new set's
+// creation would delete the translations the two have in common.
 func (rndr *Renderer) update(txn renderer.UpdateTxn, oldSvc, newSvc *renderer.FlatService) {
-	old := rndr.forget(oldSvc)
-	var next *renderedService
-	if newSvc != nil {
-		next = rndr.render(newSvc)
-		rndr.rendered[newSvc] = next
-	} else {
-		next = &renderedService{}
-	}
-	var oldID, newID renderer.ServiceID
-	if oldSvc != nil {
-		oldID = oldSvc.ID
+	var touched []string
+	if oldSvc != nil && (newSvc == nil || oldSvc.ID != newSvc.ID) {
+		touched = rndr.dropService(txn, oldSvc.ID)
 	}
 	if newSvc != nil {
-		newID = newSvc.ID
-	}
-	touched := rndr.updateTranslations(txn, oldID, newID, old.translations, next.translations)
-	if oldSvc != nil && (newSvc == nil || oldID != newID) {
-		touched = append(touched, rndr.routeUsers.Update(oldID, old.routes, nil)...)
-		old.routes = nil
-	}
-	if newSvc != nil {
-		touched = append(touched, rndr.routeUsers.Update(newID, old.routes, next.routes)...)
+		touched = append(touched, rndr.stageService(txn, newSvc)...)
 	}
 	rndr.stageRoutes(txn, touched)
 }
 
-// forget returns what was staged for svc (rendered anew if it was not kept) and
-// forgets it.
-func (rndr *Renderer) forget(svc *renderer.FlatService) *renderedService {
-	if svc == nil {
-		return &renderedService{}
-	}
-	r := rndr.rendered[svc]
-	delete(rndr.rendered, svc)
-	if r == nil {
-		r = rndr.render(svc)
-	}
-	return r
-}
-
 // UpdateFlatNodePortServices keeps the new node IPs and stages, for every node-port
-// service, the translations of the node IPs that appeared and the deletion of those
-// of the node IPs that went: the cost of the changed translations. A service exposed
-// on an external IP that became or stopped being a node's (is_real_ip, no route) is
-// rendered anew.
+// service, a new set: the translations it had, less those of the node IPs that went,
+// plus those of the node IPs that appeared (the others are the same messages): the
+// cost of the changed translations and of one new list per service. A service
+// exposed on an external IP that became or stopped being a node's (is_real_ip, no
+// route) is rendered anew.
 func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs *renderer.IPAddresses, npServices []*renderer.FlatService) error {
 	before := slices.Clone(rndr.nodeAddrs)
 	rndr.setNodeIPs(nodeIPs)
@@ -218,38 +186,12 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 	txn.Describe("update cnat node-port services")
 	changed := append(slices.Clone(added), removed...)
 	for _, svc := range npServices {
-		r := rndr.rendered[svc]
+		r := rndr.rendered[svc.ID]
 		if r == nil || slices.ContainsFunc(svc.ExternalIPs, func(a renderer.Address) bool { return slices.Contains(changed, a) }) {
 			rndr.update(txn, svc, svc)
 			continue
 		}
-		var touched []string
-		for i := range svc.Ports {
-			p := &svc.Ports[i]
-			proto, ok := protocolOf(p.Port.Protocol)
-			if !ok || p.Port.NodePort == 0 {
-				continue
-			}
-			for _, a := range removed {
-				key := vpp_cnat.TranslationKey(a.Text, uint32(p.Port.NodePort), proto)
-				if _, had := r.translations[key]; !had {
-					continue
-				}
-				delete(r.translations, key)
-				if last := rndr.release(txn, key, svc.ID); last != "" {
-					touched = append(touched, last)
-				}
-			}
-			fresh := &renderedService{translations: make(map[string]*vpp_cnat.Translation, len(added))}
-			rndr.addNodePortTranslations(fresh, svc, added, p, proto)
-			for _, key := range sortedKeys(fresh.translations) {
-				r.translations[key] = fresh.translations[key]
-				if first := rndr.put(txn, key, fresh.translations[key], svc.ID); first != "" {
-					touched = append(touched, first)
-				}
-			}
-		}
-		rndr.stageRoutes(txn, touched)
+		rndr.stageRoutes(txn, rndr.updateNodePorts(txn, svc, r, added, removed))
 	}
 	return nil
 }
@@ -299,17 +241,38 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 	}
 	rndr.learnNode()
 	rndr.setNodeIPs(resyncEv.NodeIPs)
-	rndr.rendered = make(map[*renderer.FlatService]*renderedService, len(resyncEv.Services))
-	rndr.owners = make(map[string]renderer.ServiceID)
+	rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(resyncEv.Services))
+	rndr.owners = make(map[tid]renderer.ServiceID)
 	rndr.vips = make(map[string]int)
 	rndr.routeUsers.Reset()
 	rndr.routes = make(map[string]l3.Route_RouteType)
-	var addrs []string
-	for _, svc := range resyncEv.Services {
-		r := rndr.render(svc)
-		rndr.rendered[svc] = r
-		for _, key := range sortedKeys(r.translations) {
-			rndr.put(txn, key, r.translations[key], svc.ID)
+	// The services are rendered in shares (a large resync by several goroutines,
+	// each into blocks of its own; rendering reads the renderer and writes nothing
+	// of it), then claimed and staged in their order, as a sequential resync does.
+	services := resyncEv.Services
+	wanted := make([][]*vpp_cnat.Translation, len(services))
+	records := make([]*renderedService, len(services))
+	shares.Run(len(services), parallelRenderMin, func(_, lo, hi int) {
+		sl := &slabs{on: true}
+		for i := lo; i < hi; i++ {
+			wanted[i] = rndr.render(services[i], sl)
+			records[i] = newRecord(services[i].ID, sl)
+			records[i].routes = rndr.wantedRoutes(services[i])
+		}
+	})
+	var addrs, firsts []string
+	sl := &slabs{on: true}
+	for i, svc := range services {
+		r := records[i]
+		rndr.rendered[svc.ID] = r
+		var owned []*vpp_cnat.Translation
+		// The addresses' first translations need no route staged: the resync
+		// stages the routes of the addresses without translation only.
+		owned, firsts = rndr.own(svc.ID, wanted[i], nil, firsts[:0])
+		if len(owned) > 0 {
+			r.set = &sl.sets.take(true, 1)[0]
+			r.set.Label, r.set.Translations = r.label(), owned
+			txn.Put(r.key, r.set)
 		}
 		addrs = append(addrs, rndr.routeUsers.Update(svc.ID, nil, r.routes)...)
 	}
@@ -327,6 +290,10 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 	}).Info("cnat configuration resynced")
 	return nil
 }
+
+// parallelRenderMin is the smallest share of a resync's services that a goroutine of
+// its own renders (shares.Run): smaller resyncs render on the calling goroutine.
+const parallelRenderMin = 1000
 
 // learnNode reads what the rendering needs to know about this node.
 func (rndr *Renderer) learnNode() {

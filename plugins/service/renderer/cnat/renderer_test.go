@@ -61,7 +61,7 @@ func newRendererConf(t *testing.T, conf string, ipv4 bool, services ...*renderer
 }
 
 // newRendererWith is newRendererConf with Maglev for external traffic or not.
-func newRendererWith(t *testing.T, conf string, ipv4, maglev bool, services ...*renderer.FlatService) (*Renderer, *st.Txn) {
+func newRendererWith(t testing.TB, conf string, ipv4, maglev bool, services ...*renderer.FlatService) (*Renderer, *st.Txn) {
 	t.Helper()
 	cc := st.ContivConf(t, "master", conf)
 	ipamPlugin := st.IPAM(t, cc, "master", 1)
@@ -108,10 +108,9 @@ func webService(endpoints ...string) *renderer.FlatService {
 	return fs
 }
 
-// translation returns the translation staged under the key of (vip, port, TCP).
+// translation returns the translation of (vip, port, TCP) in the sets staged.
 func translation(txn *st.Txn, vip string, port uint32) *vpp_cnat.Translation {
-	t, _ := txn.Values[vpp_cnat.TranslationKey(vip, port, vpp_cnat.Protocol_TCP)].(*vpp_cnat.Translation)
-	return t
+	return st.Translation(txn.Values, vip, port, vpp_cnat.Protocol_TCP)
 }
 
 // dsts returns the destinations of a translation's paths as "ip:port".
@@ -224,22 +223,27 @@ func TestAddressWithoutEndpointsOfItsFamilyIsRejected(t *testing.T) {
 	}
 }
 
-// TestUpdateStagesOnlyTheChange: a service losing a port deletes that port's
-// translations and leaves the unchanged ones unstaged; an address that keeps no
-// translation gets its reject route; delete removes everything.
+// TestUpdateStagesOnlyTheChange: a service losing a port stages its set without that
+// port's translation, the unchanged ones the very messages of the previous set; an
+// address that keeps no translation gets its reject route; delete removes everything.
 func TestUpdateStagesOnlyTheChange(t *testing.T) {
 	two := webService("10.1.2.3")
 	two.Ports = append(two.Ports, renderer.FlatPort{Name: "https", Port: renderer.ServicePort{Protocol: renderer.TCP, Port: 443},
 		Backends: two.Ports[0].Backends, ExternalBackends: two.Ports[0].Backends, HasEndpoints: true, NoIPv6Endpoints: true})
-	r, _ := newRenderer(t, true, two)
+	r, resync := newRenderer(t, true, two)
 	one := webService("10.1.2.3")
 	txn := &describedTxn{Txn: st.NewTxn()}
 	if err := r.UpdateFlatService(txn, two, one); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{vpp_cnat.TranslationKey("10.96.0.10", 443, vpp_cnat.Protocol_TCP)}
-	if got := txn.Keys(); !slices.Equal(got, want) || txn.Values[want[0]] != nil {
-		t.Errorf("update staged %q, want only the deletion of %q", got, want)
+	key := vpp_cnat.TranslationSetKey("default/web")
+	prev, next := setOf(resync, two.ID), setOf(txn.Txn, one.ID)
+	want := without(ids(prev), "10.96.0.10/443/TCP")
+	if got := txn.Keys(); !slices.Equal(got, []string{key}) || !slices.Equal(ids(next), want) {
+		t.Errorf("update staged %q with %q, want only %s with %q", got, ids(next), key, want)
+	}
+	if got := shared(prev, next); !slices.Equal(got, want) {
+		t.Errorf("update: %q are the previous messages, want every unchanged translation %q", got, want)
 	}
 	none := webService()
 	txn = &describedTxn{Txn: st.NewTxn()}
@@ -342,32 +346,6 @@ func TestNoRouteOnAnAddressThatHasATranslation(t *testing.T) {
 	}
 }
 
-// TestANodeJoiningStagesOnlyItsNodePortTranslations: when a node joins, every
-// node-port service gets the translation of the new node IP, and nothing else is
-// staged; when it leaves, only those are deleted.
-func TestANodeJoiningStagesOnlyItsNodePortTranslations(t *testing.T) {
-	svc := webService("10.1.2.3")
-	r, _ := newRenderer(t, true, svc)
-	const joined = "192.168.16.30"
-	nodes := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(nodeIP6), net.ParseIP(peerIP4), net.ParseIP(joined))
-	txn := &describedTxn{Txn: st.NewTxn()}
-	if err := r.UpdateFlatNodePortServices(txn, nodes, []*renderer.FlatService{svc}); err != nil {
-		t.Fatal(err)
-	}
-	key := vpp_cnat.TranslationKey(joined, 30080, vpp_cnat.Protocol_TCP)
-	if got := txn.Keys(); !slices.Equal(got, []string{key}) || !translation(txn.Txn, joined, 30080).GetIsRealIp() {
-		t.Errorf("node joined: staged %q, want only %s (interposed)", got, key)
-	}
-	nodes.Del(net.ParseIP(joined))
-	txn = &describedTxn{Txn: st.NewTxn()}
-	if err := r.UpdateFlatNodePortServices(txn, nodes, []*renderer.FlatService{svc}); err != nil {
-		t.Fatal(err)
-	}
-	if got := txn.Keys(); !slices.Equal(got, []string{key}) || txn.Values[key] != nil {
-		t.Errorf("node left: staged %q, want only the deletion of %s", got, key)
-	}
-}
-
 // TestStagedValuesAreValid: every cnat value a resync stages passes the model's
 // validation (what the cnat descriptors check before programming VPP), with and
 // without natExternalTraffic.
@@ -378,8 +356,8 @@ func TestStagedValuesAreValid(t *testing.T) {
 	for key, v := range txn.Values {
 		var err error
 		switch m := v.(type) {
-		case *vpp_cnat.Translation:
-			err = vpp_cnat.ValidateTranslation(m)
+		case *vpp_cnat.TranslationSet:
+			err = vpp_cnat.ValidateTranslationSet(m)
 		case *vpp_cnat.SnatAddresses:
 			err = vpp_cnat.ValidateSnatAddresses(m)
 		case *vpp_cnat.SnatPolicy:

@@ -168,15 +168,33 @@ func (n *trafficNode) take(nic string) ([]string, []string) {
 	return out, icmp
 }
 
-// commit programs the renderer's translations and routes staged in txn (nil: deleted),
-// which must all be configured.
+// commit programs the renderer's translation sets and routes staged in txn (nil:
+// deleted), which must all be configured.
 func (n *trafficNode) commit(t *testing.T, txn *st.Txn) {
+	t.Helper()
+	ops := make([]op, 0, len(txn.Values))
+	for k, v := range txn.Values {
+		ops = append(ops, op{k, v})
+	}
+	n.commitOps(t, ops)
+}
+
+// op is one staged operation: a put, or a delete (value nil).
+type op struct {
+	key   string
+	value proto.Message
+}
+
+// commitOps programs the translation sets and routes among ops in their order (the
+// scheduler applies a transaction in staging order), which must all be configured.
+func (n *trafficNode) commitOps(t *testing.T, ops []op) {
 	t.Helper()
 	kt := n.sched.StartNBTransaction()
 	var keys []string
-	for k, v := range txn.Values {
+	for _, o := range ops {
+		k, v := o.key, o.value
 		switch v.(type) {
-		case *vpp_cnat.Translation, *l3.Route, nil:
+		case *vpp_cnat.TranslationSet, *l3.Route, nil:
 		default:
 			continue // interface values: no interface descriptor here
 		}

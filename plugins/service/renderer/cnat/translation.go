@@ -1,12 +1,11 @@
 package cnat
 
 import (
-	"sort"
-
-	"google.golang.org/protobuf/proto"
+	"cmp"
+	"slices"
+	"strings"
 
 	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
-	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -15,26 +14,101 @@ import (
 // sends every flow of a client to the same path while the paths do not change.
 const flowHashSrcIP = 0x01
 
-// render builds the translations and routes the service wants.
-func (rndr *Renderer) render(svc *renderer.FlatService) *renderedService {
-	r := &renderedService{translations: make(map[string]*vpp_cnat.Translation)}
+// tid is VPP's identity of a translation (vpp_cnat.TranslationID without building
+// its text): the VIP address in canonical form, the VIP port and the protocol. The
+// address is the renderer.Address's text, so a tid costs no allocation.
+type tid struct {
+	vip   string
+	port  uint32
+	proto vpp_cnat.Protocol
+}
+
+// idOf returns the identity of a translation.
+func idOf(t *vpp_cnat.Translation) tid {
+	return tid{vip: t.GetVip().GetAddress(), port: t.GetVip().GetPort(), proto: t.GetProtocol()}
+}
+
+// compareIDs orders identities by address text, port and protocol: the order of the
+// translations in a set.
+func compareIDs(a, b tid) int {
+	return cmp.Or(strings.Compare(a.vip, b.vip), cmp.Compare(a.port, b.port), cmp.Compare(a.proto, b.proto))
+}
+
+// byID orders translations by identity.
+func byID(a, b *vpp_cnat.Translation) int { return compareIDs(idOf(a), idOf(b)) }
+
+// render builds the translations the service wants (whether it owns them or not),
+// sorted by identity, each identity once (the first rendered of two with the same
+// identity: cluster IP, then external IP, then node port). A translation's messages
+// are cut from sl.
+func (rndr *Renderer) render(svc *renderer.FlatService, sl *slabs) []*vpp_cnat.Translation {
+	return rndr.translations(svc, rndr.nodeAddrs, true, sl)
+}
+
+// nodePortTranslations builds the translations of the service's node ports on the
+// node addresses addrs, sorted by identity.
+func (rndr *Renderer) nodePortTranslations(svc *renderer.FlatService, addrs []renderer.Address, sl *slabs) []*vpp_cnat.Translation {
+	return rndr.translations(svc, addrs, false, sl)
+}
+
+// translations builds the translations of the service's node ports on nodeAddrs and,
+// when all, those of its cluster and external IPs. Node IPs are real addresses
+// (interposed); external IPs and node ports take external traffic.
+func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []renderer.Address, all bool, sl *slabs) []*vpp_cnat.Translation {
+	perPort := 0
+	if svc.HasNodePort() {
+		perPort = len(nodeAddrs)
+	}
+	if all {
+		perPort += len(svc.ClusterIPs) + len(svc.ExternalIPs)
+	}
+	out := sl.translationPtrs.take(sl.on, perPort*len(svc.Ports))[:0]
+	masq := svc.TrafficPolicy == renderer.ClusterWide
 	for i := range svc.Ports {
 		p := &svc.Ports[i]
 		proto, ok := protocolOf(p.Port.Protocol)
 		if !ok {
 			continue
 		}
-		for _, a := range svc.ClusterIPs {
-			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.Backends, exposure{})
+		// The paths of a port are built once per family and shared by its
+		// translations of external traffic (external IPs, every node IP), and by the
+		// cluster IPs' too when the backends are the same and not source-NATed.
+		internal := &portPaths{backends: p.Backends}
+		external := internal
+		if !p.SameBackends() || masq {
+			external = &portPaths{backends: p.ExternalBackends, masq: masq}
 		}
-		masq := svc.TrafficPolicy == renderer.ClusterWide
-		for _, a := range svc.ExternalIPs {
-			rndr.addTranslation(r, svc, a, p.Port.Port, proto, p.ExternalBackends, exposure{external: true, realIP: rndr.isNodeAddr(a), masq: masq})
+		if all && p.Port.Port != 0 {
+			for _, a := range svc.ClusterIPs {
+				out = rndr.appendTranslation(out, sl, svc, a, p.Port.Port, proto, internal, exposure{})
+			}
+			for _, a := range svc.ExternalIPs {
+				out = rndr.appendTranslation(out, sl, svc, a, p.Port.Port, proto, external,
+					exposure{external: true, realIP: rndr.isNodeAddr(a), masq: masq})
+			}
 		}
-		rndr.addNodePortTranslations(r, svc, rndr.nodeAddrs, p, proto)
+		if p.Port.NodePort != 0 {
+			how := exposure{external: true, realIP: true, masq: masq}
+			for _, a := range nodeAddrs {
+				out = rndr.appendTranslation(out, sl, svc, a, p.Port.NodePort, proto, external, how)
+			}
+		}
 	}
-	r.routes = rndr.wantedRoutes(svc)
-	return r
+	slices.SortStableFunc(out, byID)
+	return slices.CompactFunc(out, func(a, b *vpp_cnat.Translation) bool { return idOf(a) == idOf(b) })
+}
+
+// isNodePortOf tells whether t is the translation of one of the service's node ports
+// (on any address).
+func isNodePortOf(svc *renderer.FlatService, t *vpp_cnat.Translation) bool {
+	for i := range svc.Ports {
+		p := &svc.Ports[i]
+		if proto, ok := protocolOf(p.Port.Protocol); ok && p.Port.NodePort != 0 &&
+			uint32(p.Port.NodePort) == t.GetVip().GetPort() && proto == t.GetProtocol() {
+			return true
+		}
+	}
+	return false
 }
 
 // exposure is how a service is exposed on an address: external traffic (node port,
@@ -44,86 +118,91 @@ type exposure struct {
 	external, realIP, masq bool
 }
 
-// addTranslation adds the translation of (a, port, proto) to r unless a is of a family
-// not served, the port is 0 or no backend is of a's family.
-func (rndr *Renderer) addTranslation(r *renderedService, svc *renderer.FlatService, a renderer.Address, port uint16,
-	proto vpp_cnat.Protocol, backends []renderer.BackendGroup, how exposure) {
-	if !rndr.serves(a) || port == 0 {
-		return
-	}
-	rndr.addTranslationOf(r, svc, a, port, proto, rndr.pathsOf(backends, a.IsIPv4(), how.masq), how)
+// portPaths are the paths of one service port to its backends of each family, built
+// on first use (a node-port service has one translation per node IP: building the
+// same paths for each was most of what an Endpoints change of such a service
+// allocated). Staged values are never changed in place, so translations may share
+// them.
+type portPaths struct {
+	backends []renderer.BackendGroup
+	masq     bool
+	paths    [2][]*vpp_cnat.Path // by family: IPv4, IPv6
+	made     [2]bool
 }
 
-// addNodePortTranslations adds the translations of port p's node port on the node
-// addresses addrs to r. The translations of a family share one list of paths (a
-// node-port service has one translation per node IP: building the same paths for
-// each was most of what an Endpoints change of such a service allocated); staged
-// values are never changed in place.
-func (rndr *Renderer) addNodePortTranslations(r *renderedService, svc *renderer.FlatService, addrs []renderer.Address,
-	p *renderer.FlatPort, proto vpp_cnat.Protocol) {
-	if p.Port.NodePort == 0 {
-		return
+// of returns the paths of a family (ipv4), building them into sl on first use.
+func (pp *portPaths) of(rndr *Renderer, ipv4 bool, sl *slabs) []*vpp_cnat.Path {
+	f := 0
+	if !ipv4 {
+		f = 1
 	}
-	how := exposure{external: true, realIP: true, masq: svc.TrafficPolicy == renderer.ClusterWide}
-	var paths [2][]*vpp_cnat.Path // by family: IPv4, IPv6
-	var made [2]bool
-	for _, a := range addrs {
-		if !rndr.serves(a) {
-			continue
-		}
-		f := 0
-		if !a.IsIPv4() {
-			f = 1
-		}
-		if !made[f] {
-			paths[f], made[f] = rndr.pathsOf(p.ExternalBackends, a.IsIPv4(), how.masq), true
-		}
-		rndr.addTranslationOf(r, svc, a, p.Port.NodePort, proto, paths[f], how)
+	if !pp.made[f] {
+		pp.paths[f], pp.made[f] = rndr.pathsOf(pp.backends, ipv4, pp.masq, sl), true
 	}
+	return pp.paths[f]
 }
 
 // pathsOf returns the paths to the backends of a family (ipv4), their source
 // rewritten to this node's IP of the family when masq (and it has one).
-func (rndr *Renderer) pathsOf(backends []renderer.BackendGroup, ipv4, masq bool) []*vpp_cnat.Path {
+func (rndr *Renderer) pathsOf(backends []renderer.BackendGroup, ipv4, masq bool, sl *slabs) []*vpp_cnat.Path {
+	n := 0
+	for _, g := range backends {
+		for k := range g.Endpoints {
+			if g.Endpoints[k].IsIPv4() == ipv4 {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
 	var src *vpp_cnat.Endpoint
 	if masq {
 		if ip := rndr.nodeIPOf(ipv4); ip != "" {
-			src = &vpp_cnat.Endpoint{Address: ip}
+			src = &sl.endpoints.take(sl.on, 1)[0]
+			src.Address = ip
 		}
 	}
-	var paths []*vpp_cnat.Path
+	paths := sl.pathPtrs.take(sl.on, n)[:0]
+	msgs := sl.paths.take(sl.on, n)
+	dsts := sl.endpoints.take(sl.on, n)
 	for _, g := range backends {
-		for _, ep := range g.Endpoints {
+		for k := range g.Endpoints {
+			ep := &g.Endpoints[k]
 			if ep.IsIPv4() != ipv4 {
 				continue
 			}
-			paths = append(paths, &vpp_cnat.Path{Dst: &vpp_cnat.Endpoint{Address: ep.Text, Port: uint32(g.TargetPort)}, Src: src})
+			i := len(paths)
+			dsts[i].Address, dsts[i].Port = ep.Text, uint32(g.TargetPort)
+			msgs[i].Dst, msgs[i].Src = &dsts[i], src
+			paths = append(paths, &msgs[i])
 		}
 	}
 	return paths
 }
 
-// addTranslationOf adds the translation of (a, port, proto) to paths (of a's family)
-// to r, unless there are none.
-func (rndr *Renderer) addTranslationOf(r *renderedService, svc *renderer.FlatService, a renderer.Address, port uint16,
-	proto vpp_cnat.Protocol, paths []*vpp_cnat.Path, how exposure) {
-	if !rndr.serves(a) || port == 0 || len(paths) == 0 {
-		return
+// appendTranslation appends the translation of (a, port, proto) to the port's paths
+// of a's family to out, unless a is of a family not served or there is no such path.
+func (rndr *Renderer) appendTranslation(out []*vpp_cnat.Translation, sl *slabs, svc *renderer.FlatService, a renderer.Address,
+	port uint16, proto vpp_cnat.Protocol, pp *portPaths, how exposure) []*vpp_cnat.Translation {
+	if !rndr.serves(a) {
+		return out
 	}
-	t := &vpp_cnat.Translation{
-		Vip:       &vpp_cnat.Endpoint{Address: a.Text, Port: uint32(port)},
-		Protocol:  proto,
-		IsRealIp:  how.realIP,
-		AllocPort: paths[0].GetSrc() != nil,
-		Paths:     paths,
+	paths := pp.of(rndr, a.IsIPv4(), sl)
+	if len(paths) == 0 {
+		return out
 	}
+	t := &sl.translations.take(sl.on, 1)[0]
+	vip := &sl.endpoints.take(sl.on, 1)[0]
+	vip.Address, vip.Port = a.Text, uint32(port)
+	t.Vip, t.Protocol, t.IsRealIp, t.AllocPort, t.Paths = vip, proto, how.realIP, paths[0].GetSrc() != nil, paths
 	if how.external && rndr.Maglev {
 		t.LbType = vpp_cnat.Translation_MAGLEV
 	}
 	if svc.SessionAffinityTimeout > 0 {
 		t.FlowHashConfig = flowHashSrcIP
 	}
-	r.translations[vpp_cnat.TranslationKey(a.Text, uint32(port), proto)] = t
+	return append(out, t)
 }
 
 // nodeIPOf returns this node's IP of a family ("" if none).
@@ -145,75 +224,42 @@ func protocolOf(p renderer.ProtocolType) (vpp_cnat.Protocol, bool) {
 	return 0, false
 }
 
-// updateTranslations stages the change of a service's translations from old (of
-// service oldID) to wanted (of newID) and returns the addresses whose count of
-// translations went from or to zero (their routes must be staged again).
-func (rndr *Renderer) updateTranslations(txn renderer.UpdateTxn, oldID, newID renderer.ServiceID,
-	old, wanted map[string]*vpp_cnat.Translation) []string {
-	var touched []string
-	for _, key := range sortedKeys(old) {
-		if _, kept := wanted[key]; kept && oldID == newID {
-			continue
-		}
-		if last := rndr.release(txn, key, oldID); last != "" {
-			touched = append(touched, last)
-		}
-	}
-	for _, key := range sortedKeys(wanted) {
-		t := wanted[key]
-		if prev, ok := old[key]; ok && oldID == newID && rndr.owners[key] == newID && proto.Equal(prev, t) {
-			continue
-		}
-		if first := rndr.put(txn, key, t, newID); first != "" {
-			touched = append(touched, first)
-		}
-	}
-	return touched
+// slabs hands out the messages a resync builds from shared blocks, so that
+// rendering 10,000 services costs a few hundred allocations instead of one per
+// message (a translation is a Translation, its VIP Endpoint, and per path a Path and
+// its destination Endpoint). Outside a resync (on false) every message is allocated
+// on its own: an incremental change renders one service. A block stays in memory
+// as long as one of its messages is referenced: at most blockSize messages of each
+// kind per rendering kept, bounded by the size of the last resync. Staged messages
+// are never modified.
+type slabs struct {
+	on              bool
+	translations    block[vpp_cnat.Translation]
+	translationPtrs block[*vpp_cnat.Translation]
+	endpoints       block[vpp_cnat.Endpoint]
+	paths           block[vpp_cnat.Path]
+	pathPtrs        block[*vpp_cnat.Path]
+	sets            block[vpp_cnat.TranslationSet]
+	records         block[renderedService]
 }
 
-// put stages a translation of service id unless another service owns its key (logged);
-// it returns the translation's address when it is the address's first translation.
-func (rndr *Renderer) put(txn controller.ResyncOperations, key string, t *vpp_cnat.Translation, id renderer.ServiceID) (firstOf string) {
-	owner, owned := rndr.owners[key]
-	if owned && owner != id {
-		rndr.Log.WithField("translation", key).Warnf("service %s exposes the address and port of service %s: not rendered", id, owner)
-		return ""
-	}
-	txn.Put(key, t)
-	if owned {
-		return ""
-	}
-	rndr.owners[key] = id
-	vip := t.GetVip().GetAddress()
-	rndr.vips[vip]++
-	if rndr.vips[vip] == 1 {
-		return vip
-	}
-	return ""
-}
+// block is the unused rest of an array that elements are cut from.
+type block[T any] struct{ rest []T }
 
-// release stages the deletion of a translation that service id owns (nothing for
-// another's); it returns the translation's address when it was its last.
-func (rndr *Renderer) release(txn renderer.UpdateTxn, key string, id renderer.ServiceID) (lastOf string) {
-	if owner, ok := rndr.owners[key]; !ok || owner != id {
-		return ""
-	}
-	delete(rndr.owners, key)
-	txn.Delete(key)
-	vip, _, _, _ := vpp_cnat.ParseTranslationKey(key)
-	if rndr.vips[vip]--; rndr.vips[vip] > 0 {
-		return ""
-	}
-	delete(rndr.vips, vip)
-	return vip
-}
+// blockSize is the number of elements of one block.
+const blockSize = 1024
 
-// sortedKeys returns the keys of m in ascending order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// take returns n zero elements: cut from the block when on (a new block when the
+// rest is short) or of their own when off or n is large. The slice has capacity n,
+// so appending to it never writes into the block.
+func (b *block[T]) take(on bool, n int) []T {
+	if on && n <= blockSize/8 {
+		if len(b.rest) < n {
+			b.rest = make([]T, blockSize)
+		}
+		out := b.rest[:n:n]
+		b.rest = b.rest[n:]
+		return out
 	}
-	sort.Strings(keys)
-	return keys
+	return make([]T, n)
 }

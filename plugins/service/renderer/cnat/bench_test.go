@@ -1,0 +1,48 @@
+package cnat
+
+import (
+	"fmt"
+	"testing"
+
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// benchServices returns n dual-stack services of 10 endpoints each (IPv4 and IPv6),
+// every tenth with a node port.
+func benchServices(n int) []*renderer.FlatService {
+	out := make([]*renderer.FlatService, n)
+	for i := range out {
+		var eps []string
+		for e := range 10 {
+			eps = append(eps, fmt.Sprintf("10.1.%d.%d", i%200, e+2), fmt.Sprintf("fd00:10:1:%x::%x", i%200, e+2))
+		}
+		svc := webService(eps...)
+		svc.ID.Name = fmt.Sprintf("svc-%d", i)
+		svc.ClusterIPs = []renderer.Address{addr(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1)), addr(fmt.Sprintf("fd00:10:96::%x", i+1))}
+		svc.Ports[0].Port.NodePort = 0
+		if i%10 == 0 {
+			svc.Ports[0].Port.NodePort = uint16(30000 + i/10)
+		}
+		out[i] = svc
+	}
+	return out
+}
+
+// BenchmarkResync is the resync of 10,000 services (about 2.6 translations each:
+// two cluster IPs, three node IPs on every tenth).
+func BenchmarkResync(b *testing.B) {
+	services := benchServices(10000)
+	r, _ := newRendererWith(b, dualConf, true, false)
+	ev := &renderer.FlatResyncEventData{NodeIPs: renderer.NewIPAddresses(), FrontendIfs: renderer.NewInterfaces(), BackendIfs: renderer.NewInterfaces(),
+		Services: services}
+	for _, a := range r.nodeAddrs {
+		ev.NodeIPs.Add(a.IP())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.ResyncFlat(st.NewTxn(), ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

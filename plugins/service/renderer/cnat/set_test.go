@@ -1,0 +1,325 @@
+package cnat
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
+	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
+)
+
+// orderedTxn records the operations staged in their order (as the controller's
+// transaction keeps them for the scheduler), and the last value of each key.
+type orderedTxn struct {
+	*st.Txn
+	ops     []op
+	changes []string
+}
+
+func newOrderedTxn() *orderedTxn { return &orderedTxn{Txn: st.NewTxn()} }
+
+func (o *orderedTxn) Put(key string, value proto.Message) {
+	o.Txn.Put(key, value)
+	o.ops = append(o.ops, op{key, value})
+}
+
+func (o *orderedTxn) Delete(key string) {
+	o.Txn.Delete(key)
+	o.ops = append(o.ops, op{key, nil})
+}
+
+func (o *orderedTxn) Describe(change string) { o.changes = append(o.changes, change) }
+
+// index returns the position of the first put (put) or delete of key in o.ops, -1
+// when there is none.
+func (o *orderedTxn) index(key string, put bool) int {
+	return slices.IndexFunc(o.ops, func(x op) bool { return x.key == key && (x.value != nil) == put })
+}
+
+// setOf returns the translation set staged under the service's key in txn (nil: none,
+// or deleted).
+func setOf(txn *st.Txn, id renderer.ServiceID) *vpp_cnat.TranslationSet {
+	s, _ := txn.Values[vpp_cnat.TranslationSetKey(id.String())].(*vpp_cnat.TranslationSet)
+	return s
+}
+
+// ids returns the identities of a set's translations, in the set's order.
+func ids(s *vpp_cnat.TranslationSet) []string {
+	var out []string
+	for _, t := range s.GetTranslations() {
+		out = append(out, vpp_cnat.TranslationIDOf(t))
+	}
+	return out
+}
+
+// shared returns the identities of next's translations that are the very messages of
+// prev's translation of the same identity.
+func shared(prev, next *vpp_cnat.TranslationSet) []string {
+	byID := make(map[string]*vpp_cnat.Translation)
+	for _, t := range prev.GetTranslations() {
+		byID[vpp_cnat.TranslationIDOf(t)] = t
+	}
+	var out []string
+	for _, t := range next.GetTranslations() {
+		if byID[vpp_cnat.TranslationIDOf(t)] == t {
+			out = append(out, vpp_cnat.TranslationIDOf(t))
+		}
+	}
+	return out
+}
+
+// without returns list less the given elements.
+func without(list []string, drop ...string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return slices.Contains(drop, s) })
+}
+
+// TestOneSetPerServiceInIdentityOrder: a resync stages one translation set per
+// service, labelled "<namespace>/<name>", holding all its translations sorted by
+// identity; a service without translation has no set.
+func TestOneSetPerServiceInIdentityOrder(t *testing.T) {
+	web, empty := webService(pod1, pod1v6), webService()
+	empty.ID.Name, empty.ClusterIPs = "empty", []renderer.Address{addr("10.96.0.12")}
+	_, txn := newRenderer(t, true, web, empty)
+	set := setOf(txn, web.ID)
+	want := []string{"10.96.0.10/80/TCP", nodeIP4 + "/30080/TCP", peerIP4 + "/30080/TCP", "fd00:10:96::a/80/TCP", nodeIP6 + "/30080/TCP"}
+	slices.Sort(want)
+	if got := ids(set); set.GetLabel() != "default/web" || !slices.Equal(got, want) {
+		t.Errorf("set %q with %q, want default/web with %q", set.GetLabel(), got, want)
+	}
+	for k, v := range txn.Values {
+		if _, ok := v.(*vpp_cnat.Translation); ok {
+			t.Errorf("%s: a translation staged on its own", k)
+		}
+	}
+	if _, staged := txn.Values[vpp_cnat.TranslationSetKey("default/empty")]; staged {
+		t.Error("a service without translation has a set")
+	}
+}
+
+// TestNodeJoinAndLeaveChangeOnlyTheNodeIPTranslations: when a node joins, every
+// node-port service gets a new set with the translations of the new node IP added and
+// every other translation the very message of its previous set; a service without
+// node port is not staged. When the node leaves, only its translations go.
+func TestNodeJoinAndLeaveChangeOnlyTheNodeIPTranslations(t *testing.T) {
+	web := webService(pod1, pod1v6)
+	udp := webService(pod2)
+	udp.ID.Name, udp.ClusterIPs = "dns", []renderer.Address{addr("10.96.0.11")}
+	udp.Ports[0].Port = renderer.ServicePort{Protocol: renderer.UDP, Port: 53, NodePort: 30053}
+	plain := webService(pod1)
+	plain.ID.Name, plain.ClusterIPs, plain.Ports[0].Port.NodePort = "plain", []renderer.Address{addr("10.96.0.12")}, 0
+	r, txn := newRenderer(t, true, web, udp, plain)
+	before := map[renderer.ServiceID]*vpp_cnat.TranslationSet{web.ID: setOf(txn, web.ID), udp.ID: setOf(txn, udp.ID)}
+
+	const joined = "192.168.16.30"
+	nodes := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(nodeIP6), net.ParseIP(peerIP4), net.ParseIP(joined))
+	up := &describedTxn{Txn: st.NewTxn()}
+	if err := r.UpdateFlatNodePortServices(up, nodes, []*renderer.FlatService{web, udp}); err != nil {
+		t.Fatal(err)
+	}
+	wantKeys := []string{vpp_cnat.TranslationSetKey("default/dns"), vpp_cnat.TranslationSetKey("default/web")}
+	if got := up.Keys(); !slices.Equal(got, wantKeys) {
+		t.Fatalf("node joined: staged %q, want the sets of the node-port services %q", got, wantKeys)
+	}
+	after := map[renderer.ServiceID]*vpp_cnat.TranslationSet{}
+	for svc, newID := range map[*renderer.FlatService]string{web: joined + "/30080/TCP", udp: joined + "/30053/UDP"} {
+		prev, next := before[svc.ID], setOf(up.Txn, svc.ID)
+		after[svc.ID] = next
+		want := append(ids(prev), newID)
+		slices.Sort(want)
+		if got := ids(next); !slices.Equal(got, want) {
+			t.Errorf("%s after the join: %q, want %q", svc.ID, got, want)
+		}
+		if got := shared(prev, next); !slices.Equal(got, ids(prev)) {
+			t.Errorf("%s after the join: %q are the previous messages, want every previous translation %q", svc.ID, got, ids(prev))
+		}
+		if tr := st.Translation(up.Values, joined, uint32(svc.Ports[0].Port.NodePort), next.GetTranslations()[0].GetProtocol()); !tr.GetIsRealIp() {
+			t.Errorf("%s: the joined node's translation %v is not interposed", svc.ID, tr)
+		}
+	}
+
+	nodes.Del(net.ParseIP(joined))
+	down := &describedTxn{Txn: st.NewTxn()}
+	if err := r.UpdateFlatNodePortServices(down, nodes, []*renderer.FlatService{web, udp}); err != nil {
+		t.Fatal(err)
+	}
+	if got := down.Keys(); !slices.Equal(got, wantKeys) {
+		t.Fatalf("node left: staged %q, want the sets of the node-port services %q", got, wantKeys)
+	}
+	for _, svc := range []*renderer.FlatService{web, udp} {
+		prev, next := after[svc.ID], setOf(down.Txn, svc.ID)
+		if got, want := ids(next), ids(before[svc.ID]); !slices.Equal(got, want) {
+			t.Errorf("%s after the leave: %q, want %q", svc.ID, got, want)
+		}
+		if got := shared(prev, next); !slices.Equal(got, ids(next)) {
+			t.Errorf("%s after the leave: %q are the previous messages, want all of %q", svc.ID, got, ids(next))
+		}
+	}
+}
+
+// TestRenamedServiceDeletesItsOldSetBeforePuttingTheNew: a service whose ID changes
+// (same translations) stages the deletion of the old set before the put of the new:
+// the scheduler applies them in that order, and VPP, which knows a translation by VIP,
+// port and protocol only, would otherwise delete the new set's translations with the
+// old set. Through the scheduler and the simulator the cluster IP is still translated.
+func TestRenamedServiceDeletesItsOldSetBeforePuttingTheNew(t *testing.T) {
+	n := newTrafficNode(t)
+	old := webService(pod1)
+	r, txn := newRenderer(t, true, old)
+	n.commit(t, txn)
+	renamed := webService(pod1)
+	renamed.ID.Name = "web2"
+	up := newOrderedTxn()
+	if err := r.UpdateFlatService(up, old, renamed); err != nil {
+		t.Fatal(err)
+	}
+	del, put := up.index(vpp_cnat.TranslationSetKey("default/web"), false), up.index(vpp_cnat.TranslationSetKey("default/web2"), true)
+	if del < 0 || put < 0 || del > put {
+		t.Fatalf("rename staged %v: want the deletion of default/web's set before the put of default/web2's", up.ops)
+	}
+	if got, want := ids(setOf(up.Txn, renamed.ID)), ids(setOf(txn, old.ID)); !slices.Equal(got, want) {
+		t.Errorf("the renamed service's set holds %q, want %q", got, want)
+	}
+	n.commitOps(t, up.ops)
+	const client = outside + ":40000"
+	if got, _ := n.send(t, uplinkNIC, outsideMAC, st.ProtoTCP, client, "10.96.0.10:80", podsNIC); len(got) != 1 || got[0] != "tcp "+client+" -> "+pod1+":8080" {
+		t.Errorf("after the rename the pods' NIC sent %q for the cluster IP, want the SYN to %s:8080", got, pod1)
+	}
+}
+
+// TestTwoServicesClaimingOneVIPAndPort: of two services exposing 10.96.0.10:80, only
+// the first rendered has it in its set; the other's set holds its other translations.
+// Deleting the owner stages its set's deletion and nothing of the other's, whose
+// translations keep working (traffic through the simulator); the other takes the
+// address and port at its next change.
+func TestTwoServicesClaimingOneVIPAndPort(t *testing.T) {
+	owner := webService(pod1)
+	owner.Ports[0].Port.NodePort = 0
+	other := webService(pod2)
+	other.ID.Name, other.Ports[0].Port.NodePort = "other", 0
+	other.Ports = append(other.Ports, renderer.FlatPort{Name: "alt", Port: renderer.ServicePort{Protocol: renderer.TCP, Port: 81},
+		Backends: other.Ports[0].Backends, ExternalBackends: other.Ports[0].Backends, HasEndpoints: true, NoIPv6Endpoints: true})
+	n := newTrafficNode(t)
+	r, txn := newRenderer(t, true, owner, other)
+	n.commit(t, txn)
+	const vip = "10.96.0.10/80/TCP"
+	if got := ids(setOf(txn, owner.ID)); !slices.Contains(got, vip) {
+		t.Errorf("owner's set %q lacks %s", got, vip)
+	}
+	if got := ids(setOf(txn, other.ID)); !slices.Equal(got, []string{"10.96.0.10/81/TCP"}) {
+		t.Errorf("the other's set %q, want only its own 10.96.0.10/81/TCP", got)
+	}
+	probe := func(port string) []string {
+		got, _ := n.send(t, uplinkNIC, outsideMAC, st.ProtoTCP, outside+":40000", "10.96.0.10:"+port, podsNIC)
+		return got
+	}
+	if got := probe("80"); len(got) != 1 || got[0] != "tcp "+outside+":40000 -> "+pod1+":8080" {
+		t.Errorf("port 80 before: %q, want the owner's backend %s", got, pod1)
+	}
+
+	del := newOrderedTxn()
+	if err := r.DeleteFlatService(del, owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, staged := del.Values[vpp_cnat.TranslationSetKey("default/other")]; staged || del.index(vpp_cnat.TranslationSetKey("default/web"), false) < 0 {
+		t.Errorf("owner deleted: staged %q, want the deletion of its set and nothing of the other's", del.Keys())
+	}
+	n.commitOps(t, del.ops)
+	if got := probe("81"); len(got) != 1 || got[0] != "tcp "+outside+":40000 -> "+pod2+":8080" {
+		t.Errorf("the other's port 81 after the owner's deletion: %q, want its backend %s", got, pod2)
+	}
+
+	next := webService(pod2, "10.1.1.5")
+	next.ID, next.Ports[0].Port.NodePort = other.ID, 0
+	next.Ports = append(next.Ports, other.Ports[1])
+	up := newOrderedTxn()
+	if err := r.UpdateFlatService(up, other, next); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(setOf(up.Txn, other.ID)); !slices.Equal(got, []string{vip, "10.96.0.10/81/TCP"}) {
+		t.Errorf("the other's next change: set %q, want it to take %s", got, vip)
+	}
+}
+
+// TestServiceLosingItsLastTranslationDeletesItsSet: a service whose last endpoint goes
+// has its set deleted, not an empty set staged, and its cluster IP gets the reject
+// route; its endpoint back, the set is put again.
+func TestServiceLosingItsLastTranslationDeletesItsSet(t *testing.T) {
+	web := webService(pod1)
+	web.ClusterIPs = web.ClusterIPs[:1]
+	r, _ := newRenderer(t, true, web)
+	none := webService()
+	none.ClusterIPs = web.ClusterIPs
+	txn := newOrderedTxn()
+	if err := r.UpdateFlatService(txn, web, none); err != nil {
+		t.Fatal(err)
+	}
+	key := vpp_cnat.TranslationSetKey("default/web")
+	if v, staged := txn.Values[key]; !staged || v != nil {
+		t.Errorf("last translation gone: %s staged as %v, want its deletion", key, v)
+	}
+	if rt, _ := txn.Values[l3.RouteKey(0, "10.96.0.10/32", "")].(*l3.Route); rt.GetType() != l3.Route_ICMP_PROHIBIT {
+		t.Errorf("last translation gone: route %v, want ICMP_PROHIBIT", rt)
+	}
+	again := newOrderedTxn()
+	if err := r.UpdateFlatService(again, none, web); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(setOf(again.Txn, web.ID)); len(got) == 0 {
+		t.Errorf("endpoint back: set %q, want its translations", got)
+	}
+	if len(r.owners) == 0 || r.rendered[web.ID].set == nil {
+		t.Errorf("endpoint back: owners %v, record %+v", r.owners, r.rendered[web.ID])
+	}
+}
+
+// TestUnchangedServiceStagesNothing: an update that changes no translation of the
+// service (the same content in a new FlatService) stages nothing.
+func TestUnchangedServiceStagesNothing(t *testing.T) {
+	r, _ := newRenderer(t, true, webService(pod1))
+	txn := newOrderedTxn()
+	if err := r.UpdateFlatService(txn, webService(pod1), webService(pod1)); err != nil {
+		t.Fatal(err)
+	}
+	if len(txn.ops) != 0 {
+		t.Errorf("unchanged service: staged %v", txn.ops)
+	}
+}
+
+// TestNodeJoinCostsTheNewTranslationsOnly: a node joining or leaving builds the
+// translations of its node IP, not the service's others: the allocations of a join
+// and a leave do not grow with the translations the service has on other addresses
+// (20 more external IPs: 40 more allocations per change when the service is
+// rendered anew).
+func TestNodeJoinCostsTheNewTranslationsOnly(t *testing.T) {
+	allocsWith := func(externalIPs int) float64 {
+		svc := webService(pod1, pod2)
+		for i := range externalIPs {
+			svc.ExternalIPs = append(svc.ExternalIPs, addr(fmt.Sprintf("20.0.0.%d", i+1)))
+		}
+		r, _ := newRenderer(t, true, svc)
+		base := []net.IP{net.ParseIP(nodeIP4), net.ParseIP(nodeIP6), net.ParseIP(peerIP4)}
+		without, with := renderer.NewIPAddresses(base...), renderer.NewIPAddresses(append(base, net.ParseIP("192.168.16.30"))...)
+		next := with
+		return testing.AllocsPerRun(20, func() {
+			if err := r.UpdateFlatNodePortServices(&describedTxn{Txn: st.NewTxn()}, next, []*renderer.FlatService{svc}); err != nil {
+				t.Fatal(err)
+			}
+			if next == with {
+				next = without
+			} else {
+				next = with
+			}
+		})
+	}
+	few, many := allocsWith(1), allocsWith(21)
+	if perIP := (many - few) / 20; perIP >= 1 {
+		t.Errorf("a node join or leave allocates %.1f more per external IP of the service (%.0f with 1, %.0f with 21), want none: "+
+			"the service's other translations are built anew", perIP, few, many)
+	}
+}
