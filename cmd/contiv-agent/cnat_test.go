@@ -69,7 +69,7 @@ func TestAgentRegistersTheCNATDescriptors(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cnat.Close() })
 	for _, name := range []string{
-		cnatplugin.TranslationDescriptorName, cnatplugin.SnatAddressesDescriptorName, cnatplugin.SnatPolicyDescriptorName,
+		cnatplugin.TranslationSetDescriptorName, cnatplugin.SnatAddressesDescriptorName, cnatplugin.SnatPolicyDescriptorName,
 		cnatplugin.SnatExcludePrefixDescriptorName, cnatplugin.SnatPolicyInterfaceDescriptorName, cnatplugin.SnatFeatureDescriptorName,
 	} {
 		if _, err := sched.DumpValuesByDescriptor(name, kvapi.NBView); err != nil {

@@ -137,8 +137,9 @@ func TestALoadBalancerServiceGetsAnAddressOfThePoolAndItsNodePortWorks(t *testin
 // ip, or a cnat translation of ip on a lab whose serviceRenderer is cnat.
 func mappedOn(l *lab.Lab, svc, ip string) string {
 	prefix, what := "config/vpp/nat/v2/dnat44/"+svc, "the DNAT of "+svc
-	if l.ServiceRenderer() == lab.RendererCNAT {
-		prefix, what = cnatmodel.TranslationPrefix+ip+"/", "a cnat translation"
+	cnat := l.ServiceRenderer() == lab.RendererCNAT
+	if cnat {
+		prefix, what = cnatmodel.TranslationSetKey(svc), "a cnat translation of "+svc
 	}
 	var on []string
 	for _, n := range l.Nodes() {
@@ -147,7 +148,7 @@ func mappedOn(l *lab.Lab, svc, ip string) string {
 			return err.Error()
 		}
 		for _, v := range dump {
-			if strings.Contains(v, `"`+ip+`"`) {
+			if (cnat && cnatPaths(v, ip, 0) >= 0) || (!cnat && strings.Contains(v, `"`+ip+`"`)) {
 				on = append(on, n.Name)
 				break
 			}

@@ -51,6 +51,29 @@ func vppDump(n *lab.Node, prefix string) (map[string]string, error) {
 	return out, nil
 }
 
+// cnatPaths returns the number of paths of the translation of vip (and port; 0: any)
+// in the JSON of a cnat translation set, -1 when the set has none (or is not one).
+func cnatPaths(setJSON, vip string, port uint32) int {
+	var set struct {
+		Translations []struct {
+			Vip struct {
+				Address string `json:"address"`
+				Port    uint32 `json:"port"`
+			} `json:"vip"`
+			Paths []json.RawMessage `json:"paths"`
+		} `json:"translations"`
+	}
+	if json.Unmarshal([]byte(setJSON), &set) != nil {
+		return -1
+	}
+	for _, t := range set.Translations {
+		if t.Vip.Address == vip && (port == 0 || t.Vip.Port == port) {
+			return len(t.Paths)
+		}
+	}
+	return -1
+}
+
 // vxlanTunnel is the part of a VXLAN interface value the tests check.
 type vxlanTunnel struct {
 	Name  string `json:"name"`

@@ -386,10 +386,12 @@ func TestScalingDownAndUpNoConnectionReachesADeletedPod(t *testing.T) {
 // translation on a lab whose serviceRenderer is cnat.
 func waitServiceProgrammed(t *testing.T, l *lab.Lab, svc *corev1.Service, want int) {
 	t.Helper()
-	prefix, match, backend := "config/vpp/nat/v2/dnat44/", "/"+svc.Namespace+"/"+svc.Name, `"localIp"`
+	prefix, match := "config/vpp/nat/v2/dnat44/", "/"+svc.Namespace+"/"+svc.Name
+	backends := func(val string) int { return strings.Count(val, `"localIp"`) }
 	if l.ServiceRenderer() == lab.RendererCNAT {
-		prefix = cnatmodel.TranslationKey(svc.Spec.ClusterIP, uint32(svc.Spec.Ports[0].Port), cnatmodel.Protocol_TCP)
-		match, backend = prefix, `"dst"`
+		prefix = cnatmodel.TranslationSetKey(svc.Namespace + "/" + svc.Name)
+		match = prefix
+		backends = func(val string) int { return cnatPaths(val, svc.Spec.ClusterIP, uint32(svc.Spec.Ports[0].Port)) }
 	}
 	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("%s programmed with %d backends on every node", svc.Name, want), func() error {
 		for _, n := range l.Nodes() {
@@ -403,7 +405,7 @@ func waitServiceProgrammed(t *testing.T, l *lab.Lab, svc *corev1.Service, want i
 					continue
 				}
 				found = true
-				if c := strings.Count(val, backend); c != want {
+				if c := backends(val); c != want {
 					return fmt.Errorf("%s: %s has %d backends, want %d", n.Name, key, c, want)
 				}
 			}

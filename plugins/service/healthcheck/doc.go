@@ -41,9 +41,9 @@
 // that forwards TCP to that port of the node IP to the same port of the Linux end of
 // the VPP-host interconnect, twice-NATed so that the answer returns through VPP
 // whatever routes the host has towards the prober (Mappings). With serviceRenderer
-// cnat (Mappings.CNAT) it is a cnat translation instead
-// (config/vpp/cnat/v2/translation/<node IP>/<port>/TCP, is_real_ip, source VPP's end of
-// the interconnect).
+// cnat (Mappings.CNAT) it is a cnat translation set of one translation instead
+// (config/vpp/cnat/v2/translation-set/DNAT-healthcheck/<namespace>/<name>: the node IP
+// and port, is_real_ip, source VPP's end of the interconnect).
 //
 // Not done: IPv6-only binding choices (the listener is "tcp" on all addresses, as
 // kube-proxy with no nodePortAddresses); counts follow the rendering when it is

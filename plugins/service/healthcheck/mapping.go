@@ -27,9 +27,10 @@ const MappingLabelPrefix = "DNAT-healthcheck/"
 // server does not need the prober's address (kube-proxy's /healthz ignores it).
 //
 // With CNAT (serviceRenderer: cnat, where nothing of NAT44 is configured) the
-// mapping is a cnat translation instead: the node IP is a real address (is_real_ip)
-// and the probe's source becomes VPP's end of the interconnect (VPPIP), for the same
-// reason.
+// mapping is a cnat translation instead, in a translation set labelled as the DNat44
+// would be (MappingLabel: the services' sets are "<namespace>/<name>", so the two
+// never share a key): the node IP is a real address (is_real_ip) and the probe's
+// source becomes VPP's end of the interconnect (VPPIP), for the same reason.
 type Mappings struct {
 	// NodeIP returns this node's IP (nil: none yet, nothing is mapped).
 	NodeIP func() net.IP
@@ -51,7 +52,8 @@ type mapping struct {
 	value proto.Message
 }
 
-// MappingLabel returns the DNat44 label of the health check of a service.
+// MappingLabel returns the DNat44 (or cnat TranslationSet) label of the health check
+// of a service.
 func MappingLabel(id renderer.ServiceID) string { return MappingLabelPrefix + id.String() }
 
 // value returns the mapping of a health check port (value nil: none).
@@ -72,7 +74,8 @@ func (m *Mappings) value(id renderer.ServiceID, port uint16) mapping {
 				Src: &vpp_cnat.Endpoint{Address: vppIP.String()},
 			}},
 		}
-		return mapping{key: vpp_cnat.TranslationKey(nodeIP.String(), uint32(port), vpp_cnat.Protocol_TCP), value: t}
+		set := &vpp_cnat.TranslationSet{Label: MappingLabel(id), Translations: []*vpp_cnat.Translation{t}}
+		return mapping{key: vpp_cnat.TranslationSetKey(set.Label), value: set}
 	}
 	d := &vpp_nat.DNat44{Label: MappingLabel(id), StMappings: []*vpp_nat.DNat44_StaticMapping{{
 		ExternalIp: nodeIP.String(), ExternalPort: uint32(port), Protocol: vpp_nat.DNat44_TCP,
