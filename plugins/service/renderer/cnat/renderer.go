@@ -167,18 +167,20 @@ func (rndr *Renderer) update(txn renderer.UpdateTxn, oldSvc, newSvc *renderer.Fl
 // exposed on an external IP that became or stopped being a node's (is_real_ip, no
 // route) is rendered anew.
 func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs *renderer.IPAddresses, npServices []*renderer.FlatService) error {
-	before := slices.Clone(rndr.nodeAddrs)
+	before := make(map[renderer.Address]bool, len(rndr.nodeAddrs))
+	for _, a := range rndr.nodeAddrs {
+		before[a] = true
+	}
 	rndr.setNodeIPs(nodeIPs)
 	var added, removed []renderer.Address
 	for _, a := range rndr.nodeAddrs {
-		if !slices.Contains(before, a) {
+		if !before[a] {
 			added = append(added, a)
 		}
+		delete(before, a)
 	}
-	for _, a := range before {
-		if !slices.Contains(rndr.nodeAddrs, a) {
-			removed = append(removed, a)
-		}
+	for a := range before {
+		removed = append(removed, a)
 	}
 	if len(added) == 0 && len(removed) == 0 {
 		return nil

@@ -176,8 +176,25 @@ func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *rend
 	fresh, touched := rndr.own(svc.ID, rndr.nodePortTranslations(svc, added, &slabs{}), nil, touched)
 	// kept and fresh are both sorted and disjoint (fresh ones are on addresses that
 	// were no node's): merged, the set is in identity order.
-	next := append(kept, fresh...)
-	slices.SortFunc(next, byID)
-	stageSet(txn, r, next, &slabs{})
+	stageSet(txn, r, mergeByID(kept, fresh), &slabs{})
 	return touched
+}
+
+// mergeByID merges b (sorted by identity) into a (sorted, with room for b) in place
+// and returns the merged list, sorted: O(len(a)+len(b)).
+func mergeByID(a, b []*vpp_cnat.Translation) []*vpp_cnat.Translation {
+	n := len(a)
+	out := append(a, b...) // grows into a's room: out[:n] is still a
+	i, j, k := n-1, len(b)-1, len(out)-1
+	for j >= 0 {
+		if i >= 0 && byID(out[i], b[j]) > 0 {
+			out[k] = out[i]
+			i--
+		} else {
+			out[k] = b[j]
+			j--
+		}
+		k--
+	}
+	return out
 }

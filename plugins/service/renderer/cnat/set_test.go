@@ -323,3 +323,21 @@ func TestNodeJoinCostsTheNewTranslationsOnly(t *testing.T) {
 			"the service's other translations are built anew", perIP, few, many)
 	}
 }
+
+// TestAnAddressAndPortExposedTwiceByOneServiceIsInItsSetOnce: a service exposed on an
+// external IP that is a node's, on a port equal to its node port, has that address,
+// port and protocol twice; its set holds it once (a set holding it twice is invalid
+// and would fail the whole set) and passes the model's validation.
+func TestAnAddressAndPortExposedTwiceByOneServiceIsInItsSetOnce(t *testing.T) {
+	svc := webService(pod1)
+	svc.ExternalIPs = []renderer.Address{addr(nodeIP4)}
+	svc.Ports[0].Port.Port = 30080
+	_, txn := newRenderer(t, true, svc)
+	set := setOf(txn, svc.ID)
+	if err := vpp_cnat.ValidateTranslationSet(set); err != nil {
+		t.Fatalf("set %q: %v", ids(set), err)
+	}
+	if n := len(slices.Compact(ids(set))); n != len(set.GetTranslations()) || !slices.Contains(ids(set), nodeIP4+"/30080/TCP") {
+		t.Errorf("set %q: want %s/30080/TCP once", ids(set), nodeIP4)
+	}
+}
