@@ -11,23 +11,27 @@ import (
 )
 
 // translations builds n ClusterIP translations (10.96.x.y:80/TCP) with backends
-// paths each on targetPort.
+// paths each on targetPort, in sets of 10 (services of 10 ports).
 func translations(n, backends int, targetPort uint32) map[string]proto.Message {
-	vals := make(map[string]proto.Message, n)
+	vals := make(map[string]proto.Message, n/10+1)
+	var set *cnatmodel.TranslationSet
 	for i := range n {
 		paths := make([]*cnatmodel.Path, backends)
 		for k := range paths {
 			paths[k] = &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.%d.%d.%d", 1+k, i>>8, i&0xff), targetPort)}
 		}
-		v := &cnatmodel.Translation{Vip: ep(fmt.Sprintf("10.96.%d.%d", i>>8, i&0xff), 80), Paths: paths}
-		key, _ := cnatmodel.ModelKey(v)
-		vals[key] = v
+		if i%10 == 0 {
+			set = &cnatmodel.TranslationSet{Label: fmt.Sprintf("default/svc-%d", i/10)}
+			vals[cnatmodel.TranslationSetKey(set.Label)] = set
+		}
+		set.Translations = append(set.Translations,
+			&cnatmodel.Translation{Vip: ep(fmt.Sprintf("10.96.%d.%d", i>>8, i&0xff), 80), Paths: paths})
 	}
 	return vals
 }
 
-// BenchmarkTranslationBurst commits 1,000 new translations of 10 backends in one
-// transaction, then moves every backend port (an in-place update of each, as when
+// BenchmarkTranslationBurst commits 1,000 new translations of 10 backends (100 sets) in
+// one transaction, then moves every backend port (an in-place update of each, as when
 // a node joins), through a real scheduler over the simulator's socket. It reports
 // VPP messages per translation changed: one cnat_translation_update each, pipelined.
 func BenchmarkTranslationBurst(b *testing.B) {
