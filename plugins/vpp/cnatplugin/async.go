@@ -33,22 +33,22 @@ type inFlight struct {
 	done  bool
 }
 
-// send sends req now (reading the oldest reply first when the window is full) and
-// returns its entry, already done with the error if it could not be sent.
-func (d *translationDescriptor) send(req, reply govppapi.Message) *inFlight {
+// send sends req now (reading the oldest reply first when the window is full),
+// tracked in f (the caller's, so that the requests of a set take few allocations),
+// which is done at once with the error if req could not be sent.
+func (d *translationDescriptor) send(f *inFlight, req, reply govppapi.Message) {
 	if d.pipe == nil {
 		d.pipe = govppmux.NewPipe(d.Ch)
 	}
 	if len(d.inflight) >= d.pipe.Window() {
 		d.receiveOldest()
 	}
-	f := &inFlight{msg: req.GetMessageName(), reply: reply}
+	*f = inFlight{msg: req.GetMessageName(), reply: reply}
 	if err := d.pipe.Send(req); err != nil {
 		f.err, f.done = fmt.Errorf("%s: %w", f.msg, err), true
-	} else {
-		d.inflight = append(d.inflight, f)
+		return
 	}
-	return f
+	d.inflight = append(d.inflight, f)
 }
 
 // await reads replies until the one of f is in and returns its error.
@@ -81,7 +81,7 @@ func (d *translationDescriptor) receiveOldest() {
 
 // request is one translation's request of a set operation.
 type request struct {
-	f     *inFlight
+	f     inFlight
 	id    identity
 	t     *cnatmodel.Translation // the translation sent or deleted (for errors)
 	del   bool
@@ -90,36 +90,85 @@ type request struct {
 }
 
 // batch is the requests of one operation on a set; wait applies their replies to
-// the set's metadata.
+// the set's metadata. Its requests and messages are carved from slabs sized for the
+// set (a NodePort set holds a translation per node IP).
 type batch struct {
-	d    *translationDescriptor
-	op   string
-	set  *cnatmodel.TranslationSet
-	md   *TranslationSetMetadata
-	reqs []request
+	d   *translationDescriptor
+	op  string
+	set *cnatmodel.TranslationSet
+	md  *TranslationSetMetadata
+	// reqs are the requests, in chunks (the pipe holds pointers into them, so a full
+	// chunk is never moved: the next one is allocated).
+	reqs [][]request
+	// Slabs of the update messages and their replies, and the VPP form of the paths
+	// last converted (lastPaths: the model's paths they were converted from).
+	updates   []cnat.CnatTranslationUpdate
+	replies   []cnat.CnatTranslationUpdateReply
+	lastPaths []*cnatmodel.Path
+	apiPaths  []cnat.CnatEndpointTuple
 }
 
-func (d *translationDescriptor) newBatch(op string, set *cnatmodel.TranslationSet, md *TranslationSetMetadata) *batch {
-	return &batch{d: d, op: op, set: set, md: md}
+// newBatch returns an empty batch for about n requests.
+func (d *translationDescriptor) newBatch(op string, set *cnatmodel.TranslationSet, md *TranslationSetMetadata, n int) *batch {
+	return &batch{d: d, op: op, set: set, md: md, reqs: [][]request{make([]request, 0, max(n, 1))}}
+}
+
+// next returns the batch's next request.
+func (b *batch) next() *request {
+	last := &b.reqs[len(b.reqs)-1]
+	if len(*last) == cap(*last) {
+		b.reqs = append(b.reqs, make([]request, 0, 2*cap(*last)))
+		last = &b.reqs[len(b.reqs)-1]
+	}
+	*last = (*last)[:len(*last)+1]
+	return &(*last)[len(*last)-1]
 }
 
 // update sends the cnat_translation_update of t (identity id).
 func (b *batch) update(t *cnatmodel.Translation, id identity) {
-	r := request{id: id, t: t, reply: &cnat.CnatTranslationUpdateReply{}}
-	at, err := translationToAPI(t, b.d.SwIfIndex)
-	if err != nil {
-		r.f = &inFlight{msg: "cnat_translation_update", err: err, done: true}
-	} else {
-		r.f = b.d.send(&cnat.CnatTranslationUpdate{Translation: at}, r.reply)
+	if len(b.updates) == 0 {
+		last := b.reqs[len(b.reqs)-1]
+		n := max(cap(last)-len(last), 1)
+		b.updates, b.replies = make([]cnat.CnatTranslationUpdate, n), make([]cnat.CnatTranslationUpdateReply, n)
 	}
-	b.reqs = append(b.reqs, r)
+	req, reply := &b.updates[0], &b.replies[0]
+	b.updates, b.replies = b.updates[1:], b.replies[1:]
+	at, err := b.translationToAPI(t)
+	r := b.next()
+	r.id, r.t, r.reply = id, t, reply
+	if err != nil {
+		r.f = inFlight{msg: "cnat_translation_update", err: err, done: true}
+		return
+	}
+	req.Translation = at
+	b.d.send(&r.f, req, reply)
+}
+
+// translationToAPI converts t, reusing the VPP form of the paths of the translation
+// converted before when t shares its paths (the translations of a node port share
+// theirs: converted once for all node IPs; messages are only read once made). Shared
+// paths convert the same for both: validation keeps every endpoint of a translation
+// in its VIP's family, the one thing a path's conversion takes from the translation.
+func (b *batch) translationToAPI(t *cnatmodel.Translation) (cnat.CnatTranslation, error) {
+	paths := t.GetPaths()
+	if len(paths) > 0 && len(paths) == len(b.lastPaths) && &paths[0] == &b.lastPaths[0] {
+		out, _, err := translationHeadToAPI(t, b.d.SwIfIndex)
+		out.Paths = b.apiPaths
+		return out, err
+	}
+	out, err := translationToAPI(t, b.d.SwIfIndex)
+	if err == nil && len(out.Paths) > 0 {
+		b.lastPaths, b.apiPaths = paths, out.Paths
+	}
+	return out, err
 }
 
 // del sends the cnat_translation_del of the translation of identity id, VPP's id
 // vppID (t: the translation, for errors; nil when not known).
 func (b *batch) del(id identity, vppID uint32, t *cnatmodel.Translation) {
-	f := b.d.send(&cnat.CnatTranslationDel{ID: vppID}, &cnat.CnatTranslationDelReply{})
-	b.reqs = append(b.reqs, request{f: f, id: id, t: t, del: true, vppID: vppID})
+	r := b.next()
+	r.id, r.t, r.del, r.vppID = id, t, true, vppID
+	b.d.send(&r.f, &cnat.CnatTranslationDel{ID: vppID}, &cnat.CnatTranslationDelReply{})
 }
 
 // deleteAll sends the deletion of every translation of the set VPP holds: those of
@@ -181,19 +230,21 @@ func compareIdentity(a, b identity) int {
 func (b *batch) wait() error {
 	var first error
 	failed := 0
-	for i := range b.reqs {
-		r := &b.reqs[i]
-		if err := b.d.await(r.f); err != nil {
-			if failed == 0 {
-				first = b.describe(r, err)
+	for _, chunk := range b.reqs {
+		for i := range chunk {
+			r := &chunk[i]
+			if err := b.d.await(&r.f); err != nil {
+				if failed == 0 {
+					first = b.describe(r, err)
+				}
+				failed++
+				continue
 			}
-			failed++
-			continue
-		}
-		if r.del {
-			delete(b.md.ids, r.id)
-		} else {
-			b.md.ids[r.id] = r.reply.ID
+			if r.del {
+				delete(b.md.ids, r.id)
+			} else {
+				b.md.ids[r.id] = r.reply.ID
+			}
 		}
 	}
 	b.reqs = nil

@@ -226,7 +226,7 @@ func sameSet(a, b *cnatmodel.TranslationSet) bool {
 // leaves nothing behind.
 func (d *translationDescriptor) createAsync(v *cnatmodel.TranslationSet) func() (*TranslationSetMetadata, error) {
 	md := newSetMetadata(len(v.GetTranslations()))
-	b := d.newBatch("create", v, md)
+	b := d.newBatch("create", v, md, len(v.GetTranslations()))
 	for _, t := range v.GetTranslations() {
 		b.update(t, identityOf(t))
 	}
@@ -235,7 +235,7 @@ func (d *translationDescriptor) createAsync(v *cnatmodel.TranslationSet) func() 
 		if err == nil {
 			return md, nil
 		}
-		undo := d.newBatch("undo the failed creation of", v, md)
+		undo := d.newBatch("undo the failed creation of", v, md, md.Len())
 		undo.deleteAll(v)
 		if uerr := undo.wait(); uerr != nil {
 			d.Log.WithError(uerr).Warnf("cnat translation set %s: %d translations of the failed creation stay in VPP until a resync", v.GetLabel(), md.Len())
@@ -254,7 +254,7 @@ func (d *translationDescriptor) updateAsync(old, v *cnatmodel.TranslationSet, md
 	if md == nil { // never expected: Create and Retrieve give metadata
 		md = newSetMetadata(len(v.GetTranslations()))
 	}
-	b := d.newBatch("update", v, md)
+	b := d.newBatch("update", v, md, len(v.GetTranslations())+len(old.GetTranslations())/4)
 	oldOf := make(map[identity]*cnatmodel.Translation, len(old.GetTranslations()))
 	for _, t := range old.GetTranslations() {
 		oldOf[identityOf(t)] = t
@@ -301,7 +301,7 @@ func (d *translationDescriptor) deleteAsync(v *cnatmodel.TranslationSet, md *Tra
 		}
 		md = found
 	}
-	b := d.newBatch("delete", v, md)
+	b := d.newBatch("delete", v, md, md.Len())
 	b.deleteAll(v)
 	return b.wait
 }
