@@ -335,8 +335,11 @@ func (d *translationDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kv
 	if err != nil {
 		return nil, fmt.Errorf("retrieve cnat translations: %w", err)
 	}
+	if len(list) == 0 {
+		return nil, nil // (an agent's first start: nothing to index NB's sets for)
+	}
 	type place struct {
-		set   int // index in found
+		set   int // index in found + 1 (0: none)
 		index int // in the NB set
 	}
 	type foundSet struct {
@@ -352,8 +355,8 @@ func (d *translationDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kv
 			continue
 		}
 		for i, t := range s.GetTranslations() {
-			if _, taken := placeOf[identityOf(t)]; !taken {
-				placeOf[identityOf(t)] = place{set: len(found), index: i}
+			if id := identityOf(t); placeOf[id] == (place{}) {
+				placeOf[id] = place{set: len(found) + 1, index: i}
 			}
 		}
 		found = append(found, &foundSet{nb: s})
@@ -363,8 +366,8 @@ func (d *translationDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kv
 	for _, det := range list {
 		id, ok := dumpedIdentity(det.Translation)
 		f, at := unowned, -1
-		if p, owned := placeOf[id]; ok && owned {
-			f, at = found[p.set], p.index
+		if p := placeOf[id]; ok && p.set > 0 {
+			f, at = found[p.set-1], p.index
 		}
 		var nbT *cnatmodel.Translation
 		if at >= 0 {
