@@ -174,21 +174,16 @@ func (b *batch) del(id identity, vppID uint32, t *cnatmodel.Translation) {
 // deleteAll sends the deletion of every translation of the set VPP holds: those of
 // set in its order, then any other the metadata has.
 func (b *batch) deleteAll(set *cnatmodel.TranslationSet) {
-	b.deleteUnwanted(set, nil)
+	b.deleteUnwanted(set.GetTranslations(), nil, true)
 }
 
-// deleteUnwanted sends the deletion of the translations VPP holds (the metadata) that
-// are not wanted: those of set first, in its order, then the others the metadata has
-// (left by a failed operation), in a stable order.
-func (b *batch) deleteUnwanted(set *cnatmodel.TranslationSet, wanted map[identity]bool) {
-	seen := make(map[identity]bool, len(set.GetTranslations()))
-	inVPP := 0
-	for _, t := range set.GetTranslations() {
+// deleteUnwanted sends the deletion of the translations of ts VPP holds (the
+// metadata) that are not wanted, in ts's order, then, with extras, of the others the
+// metadata has (left by a failed operation) that are not wanted, in a stable order.
+func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]bool, extras bool) {
+	inVPP := 0 // of ts (which holds an identity once: validated)
+	for _, t := range ts {
 		id := identityOf(t)
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
 		vppID, in := b.md.ids[id]
 		if !in {
 			continue
@@ -198,12 +193,16 @@ func (b *batch) deleteUnwanted(set *cnatmodel.TranslationSet, wanted map[identit
 			b.del(id, vppID, t)
 		}
 	}
-	if inVPP == len(b.md.ids) {
-		return // every translation VPP holds is one of set's (the usual case)
+	if !extras || inVPP == len(b.md.ids) {
+		return // (with extras: every translation VPP holds is one of ts, the usual case)
+	}
+	of := make(map[identity]bool, len(ts))
+	for _, t := range ts {
+		of[identityOf(t)] = true
 	}
 	var rest []identity
 	for id := range b.md.ids {
-		if !seen[id] && !wanted[id] {
+		if !of[id] && !wanted[id] {
 			rest = append(rest, id)
 		}
 	}

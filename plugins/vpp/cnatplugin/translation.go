@@ -246,37 +246,37 @@ func (d *translationDescriptor) createAsync(v *cnatmodel.TranslationSet) func() 
 
 // updateAsync sends what changes old (the applied value) into v now and returns the
 // function that waits for the replies: the deletion of the translations VPP holds
-// (md) that v does not, then, in v's order, the update of each translation that is
-// new or changed, a deletion first for one VPP cannot change in place
-// (needsRecreate). Unchanged translations cost nothing. After a failed operation
-// (md.unsure) every translation of v is sent.
+// (md) that v does not, and the update of each translation of v that is new or
+// changed, a deletion first for one VPP cannot change in place (needsRecreate).
+// Unchanged translations cost nothing.
+//
+// The usual update keeps the order of the translations of the same identities (an
+// Endpoints change: new paths for each; a node joining: one more at the end; one
+// leaving: one fewer): that prefix is walked pairwise, an unchanged message skipped
+// without a look (VPP holds it: the last operation on the set succeeded), and only
+// what follows is matched by identity. After a failed operation (md.unsure) every
+// translation of v is sent and the metadata decides what to delete.
 func (d *translationDescriptor) updateAsync(old, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() (*TranslationSetMetadata, error) {
 	if md == nil { // never expected: Create and Retrieve give metadata
 		md = newSetMetadata(len(v.GetTranslations()))
 	}
-	b := d.newBatch("update", v, md, len(v.GetTranslations())+len(old.GetTranslations())/4)
-	oldOf := make(map[identity]*cnatmodel.Translation, len(old.GetTranslations()))
-	for _, t := range old.GetTranslations() {
-		oldOf[identityOf(t)] = t
-	}
-	wanted := make(map[identity]bool, len(v.GetTranslations()))
-	for _, t := range v.GetTranslations() {
-		wanted[identityOf(t)] = true
-	}
-	b.deleteUnwanted(old, wanted)
-	for _, t := range v.GetTranslations() {
-		id := identityOf(t)
-		prev := oldOf[id]
-		vppID, inVPP := md.ids[id]
-		switch {
-		case inVPP && (prev == nil || needsRecreate(prev, t)):
-			// (In VPP but not in the applied value: what an earlier failure left, of
-			// unknown lb_type; re-created to be sure.)
-			b.del(id, vppID, t)
-			b.update(t, id)
-		case !inVPP || prev == nil || md.unsure || !sameTranslation(prev, t):
-			b.update(t, id)
+	ot, nt := old.GetTranslations(), v.GetTranslations()
+	b := d.newBatch("update", v, md, len(nt)+len(ot)/4)
+	i := 0
+	if !md.unsure && md.Len() == len(ot) { // md holds exactly old's translations
+		for ; i < len(ot) && i < len(nt); i++ {
+			if ot[i] == nt[i] {
+				continue
+			}
+			id := identityOf(nt[i])
+			if identityOf(ot[i]) != id {
+				break
+			}
+			b.change(ot[i], nt[i], id)
 		}
+	}
+	if i < len(ot) || i < len(nt) {
+		b.changeByIdentity(ot[i:], nt[i:], i == 0)
 	}
 	return func() (*TranslationSetMetadata, error) {
 		if err := b.wait(); err != nil {
@@ -284,6 +284,40 @@ func (d *translationDescriptor) updateAsync(old, v *cnatmodel.TranslationSet, md
 		}
 		md.unsure = false
 		return md, nil
+	}
+}
+
+// changeByIdentity sends what changes the translations ot into nt, matched by
+// identity: the deletion of those of ot VPP holds that nt has not (and, with
+// extras, of any other the metadata has that nt has not), then the change of each
+// of nt.
+func (b *batch) changeByIdentity(ot, nt []*cnatmodel.Translation, extras bool) {
+	oldOf := make(map[identity]*cnatmodel.Translation, len(ot))
+	for _, t := range ot {
+		oldOf[identityOf(t)] = t
+	}
+	wanted := make(map[identity]bool, len(nt))
+	for _, t := range nt {
+		wanted[identityOf(t)] = true
+	}
+	b.deleteUnwanted(ot, wanted, extras)
+	for _, t := range nt {
+		id := identityOf(t)
+		b.change(oldOf[id], t, id)
+	}
+}
+
+// change sends what changes prev (nil: none applied) into t, both of identity id.
+func (b *batch) change(prev, t *cnatmodel.Translation, id identity) {
+	vppID, inVPP := b.md.ids[id]
+	switch {
+	case inVPP && (prev == nil || needsRecreate(prev, t)):
+		// (In VPP but not in the applied value: what an earlier failure left, of
+		// unknown lb_type; re-created to be sure.)
+		b.del(id, vppID, t)
+		b.update(t, id)
+	case !inVPP || prev == nil || b.md.unsure || !sameTranslation(prev, t):
+		b.update(t, id)
 	}
 }
 
