@@ -2,6 +2,7 @@ package cnatplugin
 
 import (
 	"fmt"
+	"slices"
 
 	govppapi "go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/cnat"
@@ -10,42 +11,44 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/govppmux"
 )
 
-// The asynchronous Create, Update and Delete of translations (CreateAsync,
-// UpdateAsync, DeleteAsync): the scheduler starts every translation of a transaction
-// before it waits for the first, so a burst of Services, a node joining (every
-// NodePort's paths change) or leaving (the NodePorts of its address go) reaches VPP
-// as one pipeline of cnat_translation_update and cnat_translation_del, not one round
-// trip each. The synchronous forms are the asynchronous ones waited for at once.
+// The operations on translation sets are asynchronous (CreateAsync, UpdateAsync,
+// DeleteAsync): each sends its requests (cnat_translation_update, cnat_translation_del)
+// when the scheduler starts it, and waits for their replies when the scheduler asks
+// for its result, after starting the other operations of the transaction. So a burst
+// of Services, a node joining (every NodePort set gets a translation) or leaving
+// reaches VPP as one pipeline, not one round trip per translation. The synchronous
+// forms are the asynchronous ones waited for at once.
 //
 // All of them share one pipe and one queue of requests in flight, so VPP executes
-// them in the order the scheduler started them (VPP handles a client's messages in
-// order): a delete that frees an id before a create that may reuse it stays before it.
+// them in the order they were sent (VPP handles a client's messages in order): the
+// deletion of a translation that frees an id stays before a creation that may reuse
+// it, and a set's deletion staged before another set's creation of the same
+// translation stays before it.
 
 // inFlight is one request sent on the pipe, its reply not read yet.
 type inFlight struct {
-	what  string           // the operation, for errors
 	msg   string           // the request's name, for errors
 	reply govppapi.Message // filled in by receiveOldest
 	err   error
 	done  bool
 }
 
-// send sends req now (reading the oldest reply first when the window is full) and
-// returns its entry, already done with the error if it could not be sent.
-func (d *translationDescriptor) send(what string, req, reply govppapi.Message) *inFlight {
+// send sends req now (reading the oldest reply first when the window is full),
+// tracked in f (the caller's, so that the requests of a set take few allocations),
+// which is done at once with the error if req could not be sent.
+func (d *translationDescriptor) send(f *inFlight, req, reply govppapi.Message) {
 	if d.pipe == nil {
 		d.pipe = govppmux.NewPipe(d.Ch)
 	}
 	if len(d.inflight) >= d.pipe.Window() {
 		d.receiveOldest()
 	}
-	f := &inFlight{what: what, msg: req.GetMessageName(), reply: reply}
+	*f = inFlight{msg: req.GetMessageName(), reply: reply}
 	if err := d.pipe.Send(req); err != nil {
-		f.err, f.done = fmt.Errorf("%s: %s: %w", what, f.msg, err), true
-	} else {
-		d.inflight = append(d.inflight, f)
+		f.err, f.done = fmt.Errorf("%s: %w", f.msg, err), true
+		return
 	}
-	return f
+	d.inflight = append(d.inflight, f)
 }
 
 // await reads replies until the one of f is in and returns its error.
@@ -71,53 +74,199 @@ func (d *translationDescriptor) receiveOldest() {
 	d.inflight[0] = nil
 	d.inflight = d.inflight[1:]
 	if err := d.pipe.Receive(f.reply); err != nil {
-		f.err = fmt.Errorf("%s: %s: %w", f.what, f.msg, err)
+		f.err = fmt.Errorf("%s: %w", f.msg, err)
 	}
 	f.done = true
 }
 
-// updateAsync sends the update of v now and returns the function that waits for
-// its reply (the scheduler's goroutine only).
-func (d *translationDescriptor) updateAsync(v *cnatmodel.Translation, op string) func() (*TranslationMetadata, error) {
-	what := op + " cnat translation " + cnatmodel.FormatTranslation(v)
-	t, err := translationToAPI(v, d.SwIfIndex)
-	if err != nil {
-		err = fmt.Errorf("%s: %w", op, err)
-		return func() (*TranslationMetadata, error) { return nil, err }
+// request is one translation's request of a set operation.
+type request struct {
+	f     inFlight
+	id    identity
+	t     *cnatmodel.Translation // the translation sent or deleted (for errors)
+	del   bool
+	vppID uint32                           // of a deletion
+	reply *cnat.CnatTranslationUpdateReply // of an update
+}
+
+// batch is the requests of one operation on a set; wait applies their replies to
+// the set's metadata. Its requests and messages are carved from slabs sized for the
+// set (a NodePort set holds a translation per node IP).
+type batch struct {
+	d   *translationDescriptor
+	op  string
+	set *cnatmodel.TranslationSet
+	md  *TranslationSetMetadata
+	// reqs are the requests, in chunks (the pipe holds pointers into them, so a full
+	// chunk is never moved: the next one is allocated).
+	reqs [][]request
+	// Slabs of the update messages and their replies, and the VPP form of the paths
+	// last converted (lastPaths: the model's paths they were converted from).
+	updates   []cnat.CnatTranslationUpdate
+	replies   []cnat.CnatTranslationUpdateReply
+	lastPaths []*cnatmodel.Path
+	apiPaths  []cnat.CnatEndpointTuple
+}
+
+// newBatch returns an empty batch for about n requests.
+func (d *translationDescriptor) newBatch(op string, set *cnatmodel.TranslationSet, md *TranslationSetMetadata, n int) *batch {
+	return &batch{d: d, op: op, set: set, md: md, reqs: [][]request{make([]request, 0, max(n, 1))}}
+}
+
+// next returns the batch's next request.
+func (b *batch) next() *request {
+	last := &b.reqs[len(b.reqs)-1]
+	if len(*last) == cap(*last) {
+		b.reqs = append(b.reqs, make([]request, 0, 2*cap(*last)))
+		last = &b.reqs[len(b.reqs)-1]
 	}
-	reply := &cnat.CnatTranslationUpdateReply{}
-	f := d.send(what, &cnat.CnatTranslationUpdate{Translation: t}, reply)
-	return func() (*TranslationMetadata, error) {
-		if err := d.await(f); err != nil {
-			return nil, err
+	*last = (*last)[:len(*last)+1]
+	return &(*last)[len(*last)-1]
+}
+
+// update sends the cnat_translation_update of t (identity id).
+func (b *batch) update(t *cnatmodel.Translation, id identity) {
+	if len(b.updates) == 0 {
+		last := b.reqs[len(b.reqs)-1]
+		n := max(cap(last)-len(last), 1)
+		b.updates, b.replies = make([]cnat.CnatTranslationUpdate, n), make([]cnat.CnatTranslationUpdateReply, n)
+	}
+	req, reply := &b.updates[0], &b.replies[0]
+	b.updates, b.replies = b.updates[1:], b.replies[1:]
+	at, err := b.translationToAPI(t)
+	r := b.next()
+	r.id, r.t, r.reply = id, t, reply
+	if err != nil {
+		r.f = inFlight{msg: "cnat_translation_update", err: err, done: true}
+		return
+	}
+	req.Translation = at
+	b.d.send(&r.f, req, reply)
+}
+
+// translationToAPI converts t, reusing the VPP form of the paths of the translation
+// converted before when t shares its paths (the translations of a node port share
+// theirs: converted once for all node IPs; messages are only read once made). Shared
+// paths convert the same for both: validation keeps every endpoint of a translation
+// in its VIP's family, the one thing a path's conversion takes from the translation.
+func (b *batch) translationToAPI(t *cnatmodel.Translation) (cnat.CnatTranslation, error) {
+	paths := t.GetPaths()
+	if len(paths) > 0 && len(paths) == len(b.lastPaths) && &paths[0] == &b.lastPaths[0] {
+		out, _, err := translationHeadToAPI(t, b.d.SwIfIndex)
+		out.Paths = b.apiPaths
+		return out, err
+	}
+	out, err := translationToAPI(t, b.d.SwIfIndex)
+	if err == nil && len(out.Paths) > 0 {
+		b.lastPaths, b.apiPaths = paths, out.Paths
+	}
+	return out, err
+}
+
+// del sends the cnat_translation_del of the translation of identity id, VPP's id
+// vppID (t: the translation, for errors; nil when not known).
+func (b *batch) del(id identity, vppID uint32, t *cnatmodel.Translation) {
+	r := b.next()
+	r.id, r.t, r.del, r.vppID = id, t, true, vppID
+	b.d.send(&r.f, &cnat.CnatTranslationDel{ID: vppID}, &cnat.CnatTranslationDelReply{})
+}
+
+// deleteAll sends the deletion of every translation of the set VPP holds: those of
+// set in its order, then any other the metadata has.
+func (b *batch) deleteAll(set *cnatmodel.TranslationSet) {
+	b.deleteUnwanted(set.GetTranslations(), nil, true)
+}
+
+// deleteUnwanted sends the deletion of the translations of ts VPP holds (the
+// metadata) that are not wanted, in ts's order, then, with extras, of the others the
+// metadata has (left by a failed operation) that are not wanted, in a stable order.
+func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]bool, extras bool) {
+	inVPP := 0 // of ts (which holds an identity once: validated)
+	for _, t := range ts {
+		id := identityOf(t)
+		vppID, in := b.md.ids[id]
+		if !in {
+			continue
 		}
-		d.Log.WithField("id", reply.ID).Debugf("%s done", what)
-		return &TranslationMetadata{ID: reply.ID}, nil
+		inVPP++
+		if !wanted[id] {
+			b.del(id, vppID, t)
+		}
+	}
+	if !extras || inVPP == len(b.md.ids) {
+		return // (with extras: every translation VPP holds is one of ts, the usual case)
+	}
+	of := make(map[identity]bool, len(ts))
+	for _, t := range ts {
+		of[identityOf(t)] = true
+	}
+	var rest []identity
+	for id := range b.md.ids {
+		if !of[id] && !wanted[id] {
+			rest = append(rest, id)
+		}
+	}
+	slices.SortFunc(rest, compareIdentity)
+	for _, id := range rest {
+		b.del(id, b.md.ids[id], nil)
 	}
 }
 
-// deleteAsync sends cnat_translation_del with the id in the metadata now and returns
-// the function that waits for its reply (the scheduler's goroutine only). Without
-// metadata (never expected: Create and Retrieve give it) it finds the id in a dump
-// first, after reading the replies in flight (a dump needs the channel to itself).
-func (d *translationDescriptor) deleteAsync(key string, v *cnatmodel.Translation, md *TranslationMetadata) func() error {
-	what := "delete cnat translation " + cnatmodel.FormatTranslation(v)
-	if md == nil {
-		d.drain()
-		found, err := d.findID(key)
-		if err != nil {
-			err = fmt.Errorf("%s: %w", what, err)
-			return func() error { return err }
-		}
-		md = found
+// compareIdentity orders identities by address, port and protocol.
+func compareIdentity(a, b identity) int {
+	if c := a.vip.Compare(b.vip); c != 0 {
+		return c
 	}
-	id := md.ID
-	f := d.send(fmt.Sprintf("%s (id %d)", what, id), &cnat.CnatTranslationDel{ID: id}, &cnat.CnatTranslationDelReply{})
-	return func() error {
-		if err := d.await(f); err != nil {
-			return err
+	if a.port != b.port {
+		return int(a.port) - int(b.port)
+	}
+	return int(a.proto) - int(b.proto)
+}
+
+// wait reads the replies of the batch's requests, in order, and applies each to the
+// metadata: an update's id kept, a deletion's forgotten. It returns the first error
+// (how many failed when several did), the metadata then marked unsure.
+func (b *batch) wait() error {
+	var first error
+	failed := 0
+	for _, chunk := range b.reqs {
+		for i := range chunk {
+			r := &chunk[i]
+			if err := b.d.await(&r.f); err != nil {
+				if failed == 0 {
+					first = b.describe(r, err)
+				}
+				failed++
+				continue
+			}
+			if r.del {
+				delete(b.md.ids, r.id)
+			} else {
+				b.md.ids[r.id] = r.reply.ID
+			}
 		}
-		d.Log.WithField("id", id).Debugf("%s done", what)
+	}
+	b.reqs = nil
+	if failed == 0 {
 		return nil
 	}
+	b.md.unsure = true
+	if failed > 1 {
+		return fmt.Errorf("%s cnat translation set %s: %d of its requests failed, the first: %w", b.op, b.set.GetLabel(), failed, first)
+	}
+	return fmt.Errorf("%s cnat translation set %s: %w", b.op, b.set.GetLabel(), first)
+}
+
+// describe wraps the error of request r with what it was.
+func (b *batch) describe(r *request, err error) error {
+	what := "translation"
+	if r.t != nil {
+		what += " " + cnatmodel.FormatTranslation(r.t)
+	} else {
+		what += fmt.Sprintf(" %s:%d/%s", r.id.vip, r.id.port, r.id.proto)
+	}
+	if r.del {
+		return fmt.Errorf("delete %s (id %d): %w", what, r.vppID, err)
+	}
+	return fmt.Errorf("update %s: %w", what, err)
 }

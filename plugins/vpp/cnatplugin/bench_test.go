@@ -8,26 +8,31 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	cnatmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
 // translations builds n ClusterIP translations (10.96.x.y:80/TCP) with backends
-// paths each on targetPort.
+// paths each on targetPort, in sets of 10 (services of 10 ports).
 func translations(n, backends int, targetPort uint32) map[string]proto.Message {
-	vals := make(map[string]proto.Message, n)
+	vals := make(map[string]proto.Message, n/10+1)
+	var set *cnatmodel.TranslationSet
 	for i := range n {
 		paths := make([]*cnatmodel.Path, backends)
 		for k := range paths {
 			paths[k] = &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.%d.%d.%d", 1+k, i>>8, i&0xff), targetPort)}
 		}
-		v := &cnatmodel.Translation{Vip: ep(fmt.Sprintf("10.96.%d.%d", i>>8, i&0xff), 80), Paths: paths}
-		key, _ := cnatmodel.ModelKey(v)
-		vals[key] = v
+		if i%10 == 0 {
+			set = &cnatmodel.TranslationSet{Label: fmt.Sprintf("default/svc-%d", i/10)}
+			vals[cnatmodel.TranslationSetKey(set.Label)] = set
+		}
+		set.Translations = append(set.Translations,
+			&cnatmodel.Translation{Vip: ep(fmt.Sprintf("10.96.%d.%d", i>>8, i&0xff), 80), Paths: paths})
 	}
 	return vals
 }
 
-// BenchmarkTranslationBurst commits 1,000 new translations of 10 backends in one
-// transaction, then moves every backend port (an in-place update of each, as when
+// BenchmarkTranslationBurst commits 1,000 new translations of 10 backends (100 sets) in
+// one transaction, then moves every backend port (an in-place update of each, as when
 // a node joins), through a real scheduler over the simulator's socket. It reports
 // VPP messages per translation changed: one cnat_translation_update each, pipelined.
 func BenchmarkTranslationBurst(b *testing.B) {
@@ -48,4 +53,46 @@ func BenchmarkTranslationBurst(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(msgs)/float64(2*n*b.N), "msgs/change")
+}
+
+// nodePortSet is the set of a NodePort Service on nodes node IPs: its cluster IP and
+// one translation per node IP, all to the same backends (one paths slice shared, as
+// the renderer builds them).
+func nodePortSet(label string, nodes, backends int, targetPort uint32) *cnatmodel.TranslationSet {
+	paths := make([]*cnatmodel.Path, backends)
+	for k := range paths {
+		paths[k] = &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.1.%d.%d", k/250, k%250+2), targetPort), Src: ep("192.168.16.1", 0)}
+	}
+	s := &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{{Vip: ep("10.96.0.10", 80), Paths: paths}}}
+	for n := range nodes {
+		s.Translations = append(s.Translations, &cnatmodel.Translation{Vip: ep(fmt.Sprintf("192.168.%d.%d", 16+n/250, n%250+1), 30080),
+			IsRealIp: true, AllocPort: true, Paths: paths})
+	}
+	return s
+}
+
+// BenchmarkNodePortSetCreateAndUpdate creates the set of a NodePort Service on 50
+// nodes with 10 backends through the descriptor over the simulator's socket, then
+// moves its backends' port (every translation updated), then deletes it: the
+// descriptor's cost per translation sent (allocations include the simulator's).
+func BenchmarkNodePortSetCreateAndUpdate(b *testing.B) {
+	e := newEnv(b)
+	d := NewTranslationSetDescriptor(vppbase.DescriptorDeps{Log: quietLog(), Ch: e.raw})
+	key := cnatmodel.TranslationSetKey("default/np")
+	first, second := nodePortSet("default/np", 50, 10, 8080), nodePortSet("default/np", 50, 10, 9090)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		md, err := d.Create(key, first)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if md, err = d.Update(key, first, second, md); err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Delete(key, second, md); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*3*51), "ns/translation-op")
 }

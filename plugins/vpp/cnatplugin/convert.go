@@ -85,29 +85,11 @@ func (at endpointAt) String() string {
 
 // translationToAPI converts a validated translation.
 func translationToAPI(t *cnatmodel.Translation, sw swIfIndexOf) (cnat.CnatTranslation, error) {
-	vipAddr, _ := cnatmodel.ParseAddr(t.GetVip().GetAddress())
-	family := cnatmodel.FamilyOf(vipAddr)
-	vip, err := endpointToAPI(t.GetVip(), family, sw, endpointAt{t: t, path: -1})
+	out, family, err := translationHeadToAPI(t, sw)
 	if err != nil {
-		return cnat.CnatTranslation{}, err
+		return out, err
 	}
-	out := cnat.CnatTranslation{
-		Vip:            vip,
-		IPProto:        protocols[t.GetProtocol()],
-		LbType:         cnat.CnatLbType(t.GetLbType()),
-		FlowHashConfig: ip.IPFlowHashConfigV2(t.GetFlowHashConfig()),
-		NPaths:         uint32(len(t.GetPaths())),
-		Paths:          make([]cnat.CnatEndpointTuple, 0, len(t.GetPaths())),
-	}
-	if t.GetIsRealIp() {
-		out.IsRealIP = 1
-	}
-	if t.GetAllocPort() {
-		out.Flags |= uint8(cnat.CNAT_TRANSLATION_ALLOC_PORT)
-	}
-	if t.GetNoReturnSession() {
-		out.Flags |= uint8(cnat.CNAT_TRANSLATION_NO_RETURN_SESSION)
-	}
+	out.Paths = make([]cnat.CnatEndpointTuple, 0, len(t.GetPaths()))
 	for i, p := range t.GetPaths() {
 		dst, err := endpointToAPI(p.GetDst(), family, sw, endpointAt{t: t, path: i, side: "dst"})
 		if err != nil {
@@ -120,6 +102,34 @@ func translationToAPI(t *cnatmodel.Translation, sw swIfIndexOf) (cnat.CnatTransl
 		out.Paths = append(out.Paths, cnat.CnatEndpointTuple{DstEp: dst, SrcEp: src})
 	}
 	return out, nil
+}
+
+// translationHeadToAPI converts a validated translation but its paths (NPaths set,
+// Paths nil); it returns the VIP's family too.
+func translationHeadToAPI(t *cnatmodel.Translation, sw swIfIndexOf) (cnat.CnatTranslation, cnatmodel.AddressFamily, error) {
+	vipAddr, _ := cnatmodel.ParseAddr(t.GetVip().GetAddress())
+	family := cnatmodel.FamilyOf(vipAddr)
+	vip, err := endpointToAPI(t.GetVip(), family, sw, endpointAt{t: t, path: -1})
+	if err != nil {
+		return cnat.CnatTranslation{}, family, err
+	}
+	out := cnat.CnatTranslation{
+		Vip:            vip,
+		IPProto:        protocols[t.GetProtocol()],
+		LbType:         cnat.CnatLbType(t.GetLbType()),
+		FlowHashConfig: ip.IPFlowHashConfigV2(t.GetFlowHashConfig()),
+		NPaths:         uint32(len(t.GetPaths())),
+	}
+	if t.GetIsRealIp() {
+		out.IsRealIP = 1
+	}
+	if t.GetAllocPort() {
+		out.Flags |= uint8(cnat.CNAT_TRANSLATION_ALLOC_PORT)
+	}
+	if t.GetNoReturnSession() {
+		out.Flags |= uint8(cnat.CNAT_TRANSLATION_NO_RETURN_SESSION)
+	}
+	return out, family, nil
 }
 
 // endpointFromAPI converts a dumped endpoint: an interface endpoint by its logical

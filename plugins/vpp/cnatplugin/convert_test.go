@@ -67,9 +67,9 @@ func TestTranslationSurvivesTheRoundTripThroughVPPsEncoding(t *testing.T) {
 	if back2, _ := translationFromAPI(dumped, fakeNames(), nil); sameTranslation(back2, v) {
 		t.Error("without the NB value the fields VPP does not dump still matched")
 	}
-	key, ok := dumpedKey(api)
-	if want, _ := cnatmodel.ModelKey(v); !ok || key != want {
-		t.Errorf("dumpedKey = %s, %v; want %s", key, ok, want)
+	id, ok := dumpedIdentity(api)
+	if want := identityOf(v); !ok || id != want {
+		t.Errorf("dumpedIdentity = %v, %v; want %v", id, ok, want)
 	}
 }
 
@@ -97,9 +97,9 @@ func TestDependenciesWaitForInterfacesAndTheFamilysSnatAddress(t *testing.T) {
 		{Dst: &cnatmodel.Endpoint{Interface: "loop0"}, Src: &cnatmodel.Endpoint{Interface: "loop0"}},
 		{Dst: ep("10.1.1.2", 80), Src: &cnatmodel.Endpoint{Interface: "tap0"}},
 	}}
-	deps := ds[TranslationDescriptorName].Dependencies("", tr)
+	deps := ds[TranslationSetDescriptorName].Dependencies("", inSet(tr, backend("10.96.0.10", 443, "10.1.1.2")))
 	if len(deps) != 2 || deps[0].Key != ifmodel.InterfaceKey("loop0") || deps[1].Key != ifmodel.InterfaceKey("tap0") {
-		t.Errorf("translation deps %v, want loop0 and tap0 once each", deps)
+		t.Errorf("set deps %v, want loop0 and tap0 once each", deps)
 	}
 	f := &cnatmodel.SnatFeature{Interface: "tap0", Family: cnatmodel.AddressFamily_IPV6}
 	deps = ds[SnatFeatureDescriptorName].Dependencies("", f)

@@ -5,7 +5,7 @@
 //
 // # Keys (what a renderer writes)
 //
-//	config/vpp/cnat/v2/translation/<vip-ip>/<vip-port>/<TCP|UDP|SCTP>   Translation          vpp-cnat-translation
+//	config/vpp/cnat/v2/translation-set/<label>                          TranslationSet       vpp-cnat-translation-set
 //	config/vpp/cnat/v2/snat-addresses                                   SnatAddresses        vpp-cnat-snat-addresses
 //	config/vpp/cnat/v2/snat-policy                                      SnatPolicy           vpp-cnat-snat-policy
 //	config/vpp/cnat/v2/snat-exclude/<prefix>                            SnatExcludePrefix    vpp-cnat-snat-exclude-prefix
@@ -15,19 +15,34 @@
 // Derived (properties, no descriptor): vpp/cnat/snat-address/<IPV4|IPV6>, one per
 // family SnatAddresses gives (both for an interface).
 //
-// A translation's key is VPP's identity of a translation, (VIP address, VIP port,
-// protocol): changing its paths or flags (alloc_port, no_return_session) is an
-// Update of the same key, done in place by VPP (the same cnat_translation_update,
-// the id kept). VPP keeps lb_type, flow_hash_config and the VIP's is_real_ip mode
-// from the creation (cnat_translation.c, cnat_client.c), so changing one of those
-// deletes and re-creates the translation (UpdateWithRecreate). A renderer that
-// moves a Service to another VIP or port deletes one key and creates another. Build keys with the model's functions (cnatmodel.TranslationKey or
-// models.ModelKey); addresses in keys are canonical.
+// Translations come in labelled sets, one scheduler value per set (the service
+// renderer writes one per Service, as the NAT44 renderer writes one DNat44): at 10k
+// Services and 1,000 NodePorts on 50 nodes that is 10k values instead of 60k, and a
+// change of a Service is one value whose descriptor sends what changed. Within a
+// set a translation is known by VPP's identity of a translation, (VIP address, VIP
+// port, protocol): an update of a set deletes the translations it no longer holds,
+// creates the new ones and updates the changed ones in place (the same
+// cnat_translation_update, VPP keeping the id); unchanged ones cost nothing. VPP
+// keeps lb_type, flow_hash_config and the VIP's is_real_ip mode from the creation
+// (cnat_translation.c, cnat_client.c), so a change of one of those deletes and
+// re-creates that translation. A translation belongs to one set at most: VPP holds
+// one per identity, and of two sets holding the same, the later write would take it
+// over and a deletion of either would delete it. The renderer never stages that;
+// moving a translation from one set to another in one transaction needs the
+// deletion staged first (a transaction's operations run in staging order, their
+// requests pipelined in that order).
+//
+// The metadata of a set (*TranslationSetMetadata) holds the ids VPP gave its
+// translations, kept up to date in place as replies come in: after a failure part
+// of the way through, it still tells what VPP holds, a retry deletes by the right
+// ids, and the next update sends every translation (what VPP holds may be neither
+// the old nor the new value). A failed creation deletes what it created.
 //
 // # Flow
 //
-//	Translation         ──Create/Update──> cnat_translation_update ──> id (metadata, *TranslationMetadata)
-//	                    ──Delete─────────> cnat_translation_del{id}
+//	TranslationSet      ──Create/Update──> cnat_translation_update per new or changed
+//	                                       translation ──> ids (metadata)
+//	                    ──Update/Delete──> cnat_translation_del{id} per translation gone
 //	                    <──Retrieve─────── cnat_translation_dump
 //	SnatAddresses       ──Create/Update──> cnat_set_snat_addresses; Delete sets zeros
 //	                    <──Retrieve─────── cnat_get_snat_addresses
@@ -59,13 +74,18 @@
 // api/models/vpp/cnat's Validate* functions, shared with the renderer; each error
 // names the field and its value and is a *kvapi.InvalidValueError (never retried).
 // Besides what VPP refuses, a translation must have an address VIP (an interface VIP
-// would have no stable key), endpoints of the VIP's family and at least one path
-// (VPP 25.10 aborts on a translation without paths, cnat_api.c).
+// would have no stable identity), endpoints of the VIP's family and at least one path
+// (VPP 25.10 aborts on a translation without paths, cnat_api.c); a set needs a label
+// without whitespace and holds an identity once (the fields of a translation's
+// problem are named "translations[i]....").
 //
 // # Retrieve and resync
 //
-// cnat belongs to the agent: Retrieve reports every translation VPP has (FromNB), so
-// a resync deletes those NB does not want, by the id VPP dumps. VPP's dump does not
+// cnat belongs to the agent: Retrieve reports every translation VPP has (FromNB),
+// each in the NB set that holds its identity (in that set's order, so an unchanged
+// set compares equal without allocation), the others in the set UnownedSetLabel, so a
+// resync deletes those NB does not want, by the id VPP dumps, and completes a set VPP
+// holds part of. VPP's dump does not
 // carry is_real_ip, the translation flags or flow_hash_config (cnat_api.c,
 // cnat_translation_send_details), so Retrieve takes them from the NB value of the
 // same key: a drift in those fields alone is not seen.
@@ -84,8 +104,8 @@
 //     path is the FIB one; add a model when a renderer needs them.
 //   - the path flag CNAT_EPT_NO_NAT.
 //
-// Cost: one request per value changed; translations created, updated or deleted in
-// one transaction are pipelined (CreateAsync, UpdateAsync, DeleteAsync: async.go, in
+// Cost: one request per translation changed (none for an unchanged one); the
+// requests of every set created, updated or deleted in one transaction are pipelined (CreateAsync, UpdateAsync, DeleteAsync: async.go, in
 // the order the scheduler starts them), so a burst or a node leaving costs one
 // pipeline, not one round trip each. Retrieve is one dump for translations, one
 // request for the addresses (and for the inferred SNAT values) and two pipelined

@@ -54,7 +54,7 @@ func (p *Plugin) String() string { return "vpp-cnatplugin" }
 // Descriptors returns the plugin's descriptors over deps, in registration order.
 func Descriptors(deps vppbase.DescriptorDeps) []*kvapi.KVDescriptor {
 	return []*kvapi.KVDescriptor{
-		NewTranslationDescriptor(deps),
+		NewTranslationSetDescriptor(deps),
 		NewSnatAddressesDescriptor(deps),
 		NewSnatPolicyDescriptor(deps),
 		NewSnatExcludePrefixDescriptor(deps),

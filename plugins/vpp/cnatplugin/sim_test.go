@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,20 +22,39 @@ import (
 )
 
 var (
-	vipKey = cnatmodel.TranslationKey("10.96.0.10", 80, cnatmodel.Protocol_TCP)
+	// vipKey is the key of vipSet, the set "default/web" of one translation, vip.
+	vipKey = cnatmodel.TranslationSetKey("default/web")
 	// vip is a ClusterIP with a backend by address and one by interface (loop0).
 	vip = &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), AllocPort: true, Paths: []*cnatmodel.Path{
 		{Dst: ep("10.1.1.2", 8080)},
 		{Dst: &cnatmodel.Endpoint{Interface: "loop0", Port: 8080}, Src: ep("10.1.1.254", 0)},
 	}}
+	vipSet = inSet(vip)
+	// dns is a UDP translation of the same address.
+	dns = &cnatmodel.Translation{Vip: ep("10.96.0.10", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.5", 53)}}}
 )
 
-func TestTranslationIsCreatedUpdatedInPlaceAndDeleted(t *testing.T) {
+// setOf returns the key and the set of a label and its translations.
+func setOf(label string, ts ...*cnatmodel.Translation) (string, *cnatmodel.TranslationSet) {
+	return cnatmodel.TranslationSetKey(label), &cnatmodel.TranslationSet{Label: label, Translations: ts}
+}
+
+// setMetadata returns the metadata the scheduler holds for a set.
+func (a *agent) setMetadata(t *testing.T, key string) *TranslationSetMetadata {
+	t.Helper()
+	md, ok := a.kvs.GetMetadataMap(TranslationSetDescriptorName).GetValue(key)
+	if !ok {
+		t.Fatalf("no metadata for %s", key)
+	}
+	return md.(*TranslationSetMetadata)
+}
+
+func TestTranslationsOfASetAreCreatedUpdatedInPlaceAndDeleted(t *testing.T) {
 	e := newEnv(t)
 	loopKey, loop := loopback("loop0", "10.1.1.1/24")
-	e.mustCommit(map[string]proto.Message{loopKey: loop, vipKey: vip})
+	e.mustCommit(map[string]proto.Message{loopKey: loop, vipKey: vipSet})
 	if st := e.state(vipKey); st != kvapi.StateConfigured {
-		t.Fatalf("translation %v", st)
+		t.Fatalf("set %v", st)
 	}
 	sw, _ := e.sim.InterfaceByTag("loop0")
 	got := e.vppTranslations()
@@ -46,7 +66,7 @@ func TestTranslationIsCreatedUpdatedInPlaceAndDeleted(t *testing.T) {
 	// A new backend set: the same translation, changed in place.
 	e.sim.ResetMessageCounts()
 	updated := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.3", 8080)}}}
-	e.mustCommit(map[string]proto.Message{vipKey: updated})
+	e.mustCommit(map[string]proto.Message{vipKey: inSet(updated)})
 	if got := e.vppTranslations(); len(got) != 1 || got[0] != "0 10.96.0.10:80/TCP lb=0 paths=[0.0.0.0:0->10.1.1.3:8080]" {
 		t.Fatalf("VPP's translations after the update %q", got)
 	}
@@ -57,7 +77,7 @@ func TestTranslationIsCreatedUpdatedInPlaceAndDeleted(t *testing.T) {
 	// translation is made again.
 	maglev := proto.Clone(updated).(*cnatmodel.Translation)
 	maglev.LbType = cnatmodel.Translation_MAGLEV
-	e.mustCommit(map[string]proto.Message{vipKey: maglev})
+	e.mustCommit(map[string]proto.Message{vipKey: inSet(maglev)})
 	if got := e.vppTranslations(); len(got) != 1 || dropID(got[0]) != "10.96.0.10:80/TCP lb=1 paths=[0.0.0.0:0->10.1.1.3:8080]" {
 		t.Fatalf("VPP's translations after the change to Maglev %q", got)
 	}
@@ -65,25 +85,76 @@ func TestTranslationIsCreatedUpdatedInPlaceAndDeleted(t *testing.T) {
 		t.Errorf("the change to Maglev sent %d cnat_translation_del, want 1", n)
 	}
 
-	// A second translation gets its own id; deleting the first frees it by id.
-	dnsKey := cnatmodel.TranslationKey("10.96.0.10", 53, cnatmodel.Protocol_UDP)
-	dns := &cnatmodel.Translation{Vip: ep("10.96.0.10", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.5", 53)}}}
-	e.mustCommit(map[string]proto.Message{dnsKey: dns})
+	// A second set gets its own id; deleting the first frees it by id.
+	dnsKey, dnsSet := setOf("kube-system/dns", dns)
+	e.mustCommit(map[string]proto.Message{dnsKey: dnsSet})
 	e.mustCommit(map[string]proto.Message{vipKey: nil})
 	if got := e.vppTranslations(); len(got) != 1 || !strings.HasPrefix(got[0], "1 10.96.0.10:53/UDP") {
 		t.Fatalf("VPP's translations after deleting the first %q", got)
 	}
-	md, ok := e.kvs.GetMetadataMap(TranslationDescriptorName).GetValue(dnsKey)
-	if !ok || md.(*TranslationMetadata).ID != 1 {
-		t.Errorf("metadata of %s = %v, %v; want id 1", dnsKey, md, ok)
+	if id, ok := e.setMetadata(t, dnsKey).ID("10.96.0.10", 53, cnatmodel.Protocol_UDP); !ok || id != 1 {
+		t.Errorf("id of the DNS translation in the metadata = %d, %v; want 1", id, ok)
+	}
+	if _, ok := e.kvs.GetMetadataMap(TranslationSetDescriptorName).GetValue(vipKey); ok {
+		t.Errorf("metadata of the deleted set %s is left", vipKey)
 	}
 }
 
-func TestTranslationWaitsForTheInterfaceOfAnEndpoint(t *testing.T) {
+// TestASetUpdateSendsOnlyWhatChanged: of a set of four translations, changing the
+// paths of one sends one cnat_translation_update, removing one one
+// cnat_translation_del, adding one one cnat_translation_update; the others keep
+// their ids.
+func TestASetUpdateSendsOnlyWhatChanged(t *testing.T) {
 	e := newEnv(t)
-	e.mustCommit(map[string]proto.Message{vipKey: vip})
+	ts := []*cnatmodel.Translation{
+		backend("10.96.0.10", 80, "10.1.1.2"), backend("10.96.0.10", 443, "10.1.1.2"),
+		backend("192.168.16.1", 30080, "10.1.1.2"), backend("192.168.16.2", 30080, "10.1.1.2"),
+	}
+	key, set := setOf("default/web", ts...)
+	e.mustCommit(map[string]proto.Message{key: set})
+	idsBefore := e.vppTranslations()
+	for _, step := range []struct {
+		what        string
+		ts          []*cnatmodel.Translation
+		updates     int64
+		dels        int64
+		translation string // the translation expected to change, "" for none
+	}{
+		{"new paths of one", []*cnatmodel.Translation{ts[0], backend("10.96.0.10", 443, "10.1.1.9"), ts[2], ts[3]}, 1, 0, "10.96.0.10:443/TCP"},
+		{"one gone", []*cnatmodel.Translation{ts[0], backend("10.96.0.10", 443, "10.1.1.9"), ts[2]}, 0, 1, "192.168.16.2:30080/TCP"},
+		{"one more", []*cnatmodel.Translation{ts[0], backend("10.96.0.10", 443, "10.1.1.9"), ts[2], backend("192.168.16.3", 30080, "10.1.1.2")}, 1, 0, "192.168.16.3:30080/TCP"},
+		{"the same in another order", []*cnatmodel.Translation{ts[2], ts[0], backend("192.168.16.3", 30080, "10.1.1.2"), backend("10.96.0.10", 443, "10.1.1.9")}, 0, 0, ""},
+	} {
+		e.sim.ResetMessageCounts()
+		_, next := setOf("default/web", step.ts...)
+		e.mustCommit(map[string]proto.Message{key: next})
+		if u, d := e.sim.MessageCount("cnat_translation_update"), e.sim.MessageCount("cnat_translation_del"); u != step.updates || d != step.dels {
+			t.Errorf("%s: %d updates and %d deletions, want %d and %d", step.what, u, d, step.updates, step.dels)
+		}
+		got := e.vppTranslations()
+		if len(got) != len(step.ts) {
+			t.Fatalf("%s: VPP has %q", step.what, got)
+		}
+		md := e.setMetadata(t, key)
+		for _, tr := range step.ts {
+			id, ok := md.ID(tr.GetVip().GetAddress(), tr.GetVip().GetPort(), tr.GetProtocol())
+			line := fmt.Sprintf("%d %s", id, cnatmodel.FormatTranslation(tr))
+			if !ok || !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, line+" ") }) {
+				t.Errorf("%s: metadata id of %s is %d (%v), VPP has %q", step.what, cnatmodel.FormatTranslation(tr), id, ok, got)
+			}
+		}
+	}
+	// The translations never touched kept the ids they were created with.
+	if after := e.vppTranslations(); !slices.Contains(after, idsBefore[0]) || !slices.Contains(after, idsBefore[2]) {
+		t.Errorf("ids before %q, after %q: untouched translations were made again", idsBefore, after)
+	}
+}
+
+func TestASetWaitsForTheInterfaceOfAnEndpoint(t *testing.T) {
+	e := newEnv(t)
+	e.mustCommit(map[string]proto.Message{vipKey: vipSet})
 	if st := e.state(vipKey); st != kvapi.StatePending {
-		t.Fatalf("translation before its interface: %v", st)
+		t.Fatalf("set before its interface: %v", st)
 	}
 	if got := e.vppTranslations(); len(got) != 0 {
 		t.Fatalf("VPP has %q before the interface", got)
@@ -91,12 +162,12 @@ func TestTranslationWaitsForTheInterfaceOfAnEndpoint(t *testing.T) {
 	loopKey, loop := loopback("loop0", "10.1.1.1/24")
 	e.mustCommit(map[string]proto.Message{loopKey: loop})
 	if st := e.state(vipKey); st != kvapi.StateConfigured || len(e.vppTranslations()) != 1 {
-		t.Fatalf("translation after its interface: %v, VPP %q", st, e.vppTranslations())
+		t.Fatalf("set after its interface: %v, VPP %q", st, e.vppTranslations())
 	}
-	// Removing the interface takes the translation out first.
+	// Removing the interface takes the set out first.
 	e.mustCommit(map[string]proto.Message{loopKey: nil})
 	if st := e.state(vipKey); st != kvapi.StatePending || len(e.vppTranslations()) != 0 {
-		t.Fatalf("translation after its interface went: %v, VPP %q", st, e.vppTranslations())
+		t.Fatalf("set after its interface went: %v, VPP %q", st, e.vppTranslations())
 	}
 }
 
@@ -154,12 +225,12 @@ func TestResyncFindsVPPsStateAndRepairsDrift(t *testing.T) {
 	loopKey, loop := loopback("loop0", "10.1.1.1/24")
 	desired := snatConfig()
 	desired[loopKey] = loop
-	desired[vipKey] = vip
+	desired[vipKey] = inSet(vip, dns)
 	e.mustCommit(desired)
 	want := e.vppTranslations()
 
-	// Drift behind the agent's back: its translation and feature gone, a stray
-	// translation and other SNAT addresses.
+	// Drift behind the agent's back: one translation of its set and a feature gone,
+	// a stray translation and other SNAT addresses.
 	e.vpp(&cnat.CnatTranslationDel{ID: 0}, &cnat.CnatTranslationDelReply{})
 	stray, err := translationToAPI(&cnatmodel.Translation{Vip: ep("10.96.0.99", 53), Protocol: cnatmodel.Protocol_UDP,
 		Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.9", 53)}}}, nil)
@@ -180,8 +251,9 @@ func TestResyncFindsVPPsStateAndRepairsDrift(t *testing.T) {
 		t.Fatalf("resync: %v", err)
 	}
 	got := e.vppTranslations()
-	if len(got) != 1 || dropID(got[0]) != dropID(want[0]) || strings.Contains(got[0], "10.96.0.99") {
-		t.Errorf("VPP's translations after resync %q, want %q", got, want)
+	if len(got) != 2 || !slices.Contains(got, want[1]) || strings.Contains(strings.Join(got, " "), "10.96.0.99") ||
+		!slices.ContainsFunc(got, func(g string) bool { return dropID(g) == dropID(want[0]) }) {
+		t.Errorf("VPP's translations after resync %q, want %q (the DNS one untouched)", got, want)
 	}
 	if got := e.snatAddresses(); got != "ip4=192.168.16.1 ip6=:: sw_if_index=-1" {
 		t.Errorf("VPP's SNAT addresses after resync %s", got)
@@ -217,16 +289,21 @@ func TestFailedCreateIsRetriedByTheOneRule(t *testing.T) {
 	if err := e.sim.FailMessage("cnat_translation_update", int32(govppapi.UNSPECIFIED), 1); err != nil {
 		t.Fatal(err)
 	}
-	err := e.commit(kvapi.WithRetry(context.Background(), time.Second, 3, false), map[string]proto.Message{vipKey: vip})
-	if !errors.Is(err, govppapi.UNSPECIFIED) || !strings.Contains(err.Error(), "add cnat translation 10.96.0.10:80/TCP") {
-		t.Fatalf("commit = %v, want VPP's failure naming the translation", err)
+	err := e.commit(kvapi.WithRetry(context.Background(), time.Second, 3, false), map[string]proto.Message{vipKey: inSet(vip, dns)})
+	if !errors.Is(err, govppapi.UNSPECIFIED) || !strings.Contains(err.Error(), "create cnat translation set default/web: update translation 10.96.0.10:80/TCP") {
+		t.Fatalf("commit = %v, want VPP's failure naming the set and the translation", err)
+	}
+	// The translation created beside the failed one was deleted: a set not applied
+	// leaves nothing in VPP.
+	if got := e.vppTranslations(); len(got) != 0 {
+		t.Fatalf("VPP's translations after the failed creation %q", got)
 	}
 	e.clock.AwaitWaiting(t)
 	e.clock.Step(time.Second)
 	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the retried translation in VPP", func() bool {
 		return e.state(vipKey) == kvapi.StateConfigured
 	})
-	if got := e.vppTranslations(); len(got) != 1 {
+	if got := e.vppTranslations(); len(got) != 2 {
 		t.Fatalf("VPP's translations after the retry %q", got)
 	}
 
@@ -235,10 +312,8 @@ func TestFailedCreateIsRetriedByTheOneRule(t *testing.T) {
 	if err := e.sim.FailMessage("cnat_translation_update", int32(govppapi.INVALID_VALUE), 1); err != nil {
 		t.Fatal(err)
 	}
-	dnsKey := cnatmodel.TranslationKey("10.96.0.10", 53, cnatmodel.Protocol_UDP)
-	err = e.commit(kvapi.WithRetry(context.Background(), time.Second, 3, false), map[string]proto.Message{
-		dnsKey: &cnatmodel.Translation{Vip: ep("10.96.0.10", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.5", 53)}}},
-	})
+	dnsKey, dnsSet := setOf("kube-system/dns", backend("10.96.0.11", 53, "10.1.1.5"))
+	err = e.commit(kvapi.WithRetry(context.Background(), time.Second, 3, false), map[string]proto.Message{dnsKey: dnsSet})
 	if !errors.Is(err, govppapi.INVALID_VALUE) {
 		t.Fatalf("commit = %v", err)
 	}
@@ -250,7 +325,7 @@ func TestFailedCreateIsRetriedByTheOneRule(t *testing.T) {
 func TestResyncAfterVPPRestartSetsEverythingAgain(t *testing.T) {
 	e := newEnv(t)
 	desired := snatConfig()
-	desired[vipKey] = vip
+	desired[vipKey] = vipSet
 	e.mustCommit(desired)
 	want := e.vppTranslations()
 
@@ -285,29 +360,33 @@ func TestABurstOfTranslationsGetsEachItsOwnID(t *testing.T) {
 	e := newEnv(t)
 	const n = 600 // above the pipeline's window (256)
 	burst := map[string]proto.Message{}
-	for i := range n {
-		v := &cnatmodel.Translation{Vip: ep(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80),
-			Paths: []*cnatmodel.Path{{Dst: ep(fmt.Sprintf("10.1.%d.%d", i/250, i%250+1), 8080)}}}
-		key, _ := cnatmodel.ModelKey(v)
-		burst[key] = v
+	for i := range n / 10 {
+		var ts []*cnatmodel.Translation
+		for j := range 10 {
+			k := i*10 + j
+			ts = append(ts, backend(fmt.Sprintf("10.96.%d.%d", k/250, k%250+1), 80, fmt.Sprintf("10.1.%d.%d", k/250, k%250+1)))
+		}
+		key, set := setOf(fmt.Sprintf("default/svc-%d", i), ts...)
+		burst[key] = set
 	}
 	e.mustCommit(burst)
 	got := e.vppTranslations()
 	if len(got) != n {
 		t.Fatalf("VPP has %d translations, want %d", len(got), n)
 	}
-	byVIP := map[string]string{}
+	idOf := map[string]string{}
 	for _, line := range got {
 		id, rest, _ := strings.Cut(line, " ")
-		vip, _, _ := strings.Cut(rest, "/")
-		byVIP[vip] = id
+		tr, _, _ := strings.Cut(rest, " ")
+		idOf[tr] = id
 	}
-	mds := e.kvs.GetMetadataMap(TranslationDescriptorName)
-	for key := range burst {
-		vipAddr, port, _, _ := cnatmodel.ParseTranslationKey(key)
-		md, ok := mds.GetValue(key)
-		if !ok || fmt.Sprint(md.(*TranslationMetadata).ID) != byVIP[fmt.Sprintf("%s:%d", vipAddr, port)] {
-			t.Fatalf("%s: metadata %v, VPP's id %s", key, md, byVIP[fmt.Sprintf("%s:%d", vipAddr, port)])
+	for key, v := range burst {
+		md := e.setMetadata(t, key)
+		for _, tr := range v.(*cnatmodel.TranslationSet).GetTranslations() {
+			id, ok := md.ID(tr.GetVip().GetAddress(), 80, cnatmodel.Protocol_TCP)
+			if !ok || fmt.Sprint(id) != idOf[cnatmodel.FormatTranslation(tr)] {
+				t.Fatalf("%s: metadata id %d (%v) of %s, VPP's id %s", key, id, ok, cnatmodel.FormatTranslation(tr), idOf[cnatmodel.FormatTranslation(tr)])
+			}
 		}
 	}
 }
@@ -316,9 +395,9 @@ func TestAnInvalidValueIsRefusedBeforeVPPSeesIt(t *testing.T) {
 	e := newEnv(t)
 	e.sim.ResetMessageCounts()
 	bad := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("fd00::2", 80)}}}
-	err := e.commit(context.Background(), map[string]proto.Message{vipKey: bad})
+	err := e.commit(context.Background(), map[string]proto.Message{vipKey: inSet(dns, bad)})
 	var ive *kvapi.InvalidValueError
-	if !errors.As(err, &ive) || !strings.Contains(err.Error(), "paths[0].dst.address fd00::2 is not of the VIP's family IPV4") {
+	if !errors.As(err, &ive) || !strings.Contains(err.Error(), "translations[1].paths[0].dst.address fd00::2 is not of the VIP's family IPV4") {
 		t.Fatalf("commit = %v, want the invalid field named", err)
 	}
 	if st := e.state(vipKey); st != kvapi.StateInvalid {
@@ -329,40 +408,84 @@ func TestAnInvalidValueIsRefusedBeforeVPPSeesIt(t *testing.T) {
 	}
 }
 
-func TestDeleteWithoutMetadataFindsTheIDInVPP(t *testing.T) {
+func TestDeleteWithoutMetadataFindsTheIDsInVPP(t *testing.T) {
 	e := newEnv(t)
-	d := NewTranslationDescriptor(vppbase.DescriptorDeps{Log: quietLog(), Ch: e.raw})
-	first := &cnatmodel.Translation{Vip: ep("10.96.0.11", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}}
-	if _, err := d.Create(cnatmodel.TranslationKey("10.96.0.11", 80, cnatmodel.Protocol_TCP), first); err != nil {
+	d := NewTranslationSetDescriptor(vppbase.DescriptorDeps{Log: quietLog(), Ch: e.raw})
+	firstKey, first := setOf("default/first", backend("10.96.0.11", 80, "10.1.1.2"))
+	if _, err := d.Create(firstKey, first); err != nil {
 		t.Fatal(err)
 	}
-	second := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.3", 80)}}}
-	md, err := d.Create(vipKey, second)
-	if err != nil || md.(*TranslationMetadata).ID != 1 {
-		t.Fatalf("Create = %v, %v; want id 1", md, err)
+	secondKey, second := setOf("default/second", backend("10.96.0.10", 80, "10.1.1.3"), backend("10.96.0.10", 443, "10.1.1.3"))
+	md, err := d.Create(secondKey, second)
+	if err != nil || md.(*TranslationSetMetadata).Len() != 2 {
+		t.Fatalf("Create = %v, %v; want two ids", md, err)
 	}
-	if err := d.Delete(vipKey, second, nil); err != nil {
+	if err := d.Delete(secondKey, second, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.vppTranslations(); len(got) != 1 || !strings.HasPrefix(got[0], "0 10.96.0.11:80/TCP") {
 		t.Fatalf("VPP's translations %q, want only 10.96.0.11:80", got)
 	}
-	err = d.Delete(vipKey, second, &TranslationMetadata{ID: 1})
-	if !errors.Is(err, govppapi.NO_SUCH_ENTRY) || !strings.Contains(err.Error(), "delete cnat translation 10.96.0.10:80/TCP (id 1)") {
-		t.Errorf("deleting it again = %v, want VPP's NO_SUCH_ENTRY naming the translation", err)
+	err = d.Delete(secondKey, second, md)
+	if !errors.Is(err, govppapi.NO_SUCH_ENTRY) || !strings.Contains(err.Error(), "delete cnat translation set default/second: 2 of its requests failed, the first: delete translation 10.96.0.10:80/TCP (id 1)") {
+		t.Errorf("deleting it again = %v, want VPP's NO_SUCH_ENTRY naming the set and the translation", err)
+	}
+}
+
+// TestAFailedUpdateIsRetriedUntilVPPHoldsTheSet: VPP refuses one request of a set's
+// update part-way; the error names the set and the translation, the retry sends what
+// is needed and VPP ends with exactly the wanted translations, their ids in the
+// metadata.
+func TestAFailedUpdateIsRetriedUntilVPPHoldsTheSet(t *testing.T) {
+	e := newEnv(t)
+	key, set := setOf("default/web", backend("10.96.0.10", 80, "10.1.1.2"), backend("10.96.0.10", 443, "10.1.1.2"), backend("10.96.0.10", 8443, "10.1.1.2"))
+	e.mustCommit(map[string]proto.Message{key: set})
+	_, next := setOf("default/web", backend("10.96.0.10", 80, "10.1.1.7"), backend("10.96.0.10", 443, "10.1.1.7"), backend("10.96.0.10", 9090, "10.1.1.7"))
+	if err := e.sim.FailMessage("cnat_translation_update", int32(govppapi.UNSPECIFIED), 1); err != nil {
+		t.Fatal(err)
+	}
+	err := e.commit(kvapi.WithRetry(context.Background(), time.Second, 3, false), map[string]proto.Message{key: next})
+	if !errors.Is(err, govppapi.UNSPECIFIED) || !strings.Contains(err.Error(), "update cnat translation set default/web: update translation 10.96.0.10:80/TCP") {
+		t.Fatalf("commit = %v, want VPP's failure naming the set and the translation", err)
+	}
+	e.clock.AwaitWaiting(t)
+	e.clock.Step(time.Second)
+	testkit.EventuallyTrue(t, testkit.DefaultTimeout, "the retried update", func() bool { return e.state(key) == kvapi.StateConfigured })
+	got := e.vppTranslations()
+	wantVPP := []string{"10.96.0.10:80/TCP lb=0 paths=[0.0.0.0:0->10.1.1.7:8080]", "10.96.0.10:443/TCP lb=0 paths=[0.0.0.0:0->10.1.1.7:8080]",
+		"10.96.0.10:9090/TCP lb=0 paths=[0.0.0.0:0->10.1.1.7:8080]"}
+	if len(got) != 3 {
+		t.Fatalf("VPP's translations after the retry %q, want %q", got, wantVPP)
+	}
+	for _, w := range wantVPP {
+		if !slices.ContainsFunc(got, func(g string) bool { return dropID(g) == w }) {
+			t.Errorf("VPP's translations after the retry %q lack %q", got, w)
+		}
+	}
+	md := e.setMetadata(t, key)
+	for _, tr := range next.GetTranslations() {
+		id, ok := md.ID("10.96.0.10", tr.GetVip().GetPort(), cnatmodel.Protocol_TCP)
+		if !ok || !slices.Contains(got, fmt.Sprintf("%d %s", id, wantVPP[slices.IndexFunc(wantVPP, func(w string) bool {
+			return strings.HasPrefix(w, cnatmodel.FormatTranslation(tr)+" ")
+		})])) {
+			t.Errorf("metadata id of %s = %d (%v), VPP has %q", cnatmodel.FormatTranslation(tr), id, ok, got)
+		}
+	}
+	if md.Len() != 3 {
+		t.Errorf("the metadata holds %d ids, want 3", md.Len())
 	}
 }
 
 func TestIPv6TranslationAndInterfaceSNATAddressesSurviveAResyncUnchanged(t *testing.T) {
 	e := newEnv(t)
 	loopKey, loop := loopback("loop0", "10.1.1.1/24", "fd00:1::1/64")
-	v6Key := cnatmodel.TranslationKey("fd00::a", 53, cnatmodel.Protocol_UDP)
+	v6Key, v6Set := setOf("kube-system/dns", &cnatmodel.Translation{Vip: ep("FD00::A", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{
+		{Dst: ep("fd00:1::2", 5353)},
+		{Dst: &cnatmodel.Endpoint{Interface: "loop0", InterfaceFamily: cnatmodel.AddressFamily_IPV6, Port: 5353}},
+	}})
 	desired := map[string]proto.Message{
-		loopKey: loop,
-		v6Key: &cnatmodel.Translation{Vip: ep("FD00::A", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{
-			{Dst: ep("fd00:1::2", 5353)},
-			{Dst: &cnatmodel.Endpoint{Interface: "loop0", InterfaceFamily: cnatmodel.AddressFamily_IPV6, Port: 5353}},
-		}},
+		loopKey:                    loop,
+		v6Key:                      v6Set,
 		cnatmodel.SnatAddressesKey: &cnatmodel.SnatAddresses{Interface: "loop0"},
 		cnatmodel.SnatFeatureKey("loop0", cnatmodel.SnatFeature_SNAT, cnatmodel.AddressFamily_IPV6): &cnatmodel.SnatFeature{Interface: "loop0", Family: cnatmodel.AddressFamily_IPV6},
 	}
@@ -447,5 +570,35 @@ func TestInputAndOutputFeaturesAreEnabledOnTheirArcsAndReadBack(t *testing.T) {
 	}
 	if n := e.sim.MessageCount("feature_enable_disable"); n != 0 {
 		t.Errorf("a resync without drift sent %d feature_enable_disable", n)
+	}
+}
+
+// TestAfterAPartialFailureTheNextUpdateSendsEveryTranslation: VPP refuses the first
+// translation of an update and takes the second; the scheduler keeps the old value as applied. The next
+// update, from that old value to one whose second translation is the old one again,
+// must send it: VPP holds the failed update's content, not the applied value's.
+func TestAfterAPartialFailureTheNextUpdateSendsEveryTranslation(t *testing.T) {
+	e := newEnv(t)
+	d := NewTranslationSetDescriptor(vppbase.DescriptorDeps{Log: quietLog(), Ch: e.raw})
+	key, old := setOf("default/web", backend("10.96.0.10", 80, "10.1.1.2"), backend("10.96.0.10", 443, "10.1.1.2"))
+	md, err := d.Create(key, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, next := setOf("default/web", backend("10.96.0.10", 80, "10.1.1.3"), backend("10.96.0.10", 443, "10.1.1.3"))
+	if err := e.sim.FailMessage("cnat_translation_update", int32(govppapi.UNSPECIFIED), 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Update(key, old, next, md); !errors.Is(err, govppapi.UNSPECIFIED) {
+		t.Fatalf("the update VPP refuses part of = %v", err)
+	}
+	_, back := setOf("default/web", backend("10.96.0.10", 80, "10.1.1.3"), backend("10.96.0.10", 443, "10.1.1.2"))
+	if _, err := d.Update(key, old, back, md); err != nil {
+		t.Fatal(err)
+	}
+	got := e.vppTranslations()
+	want := []string{"10.96.0.10:80/TCP lb=0 paths=[0.0.0.0:0->10.1.1.3:8080]", "10.96.0.10:443/TCP lb=0 paths=[0.0.0.0:0->10.1.1.2:8080]"}
+	if len(got) != 2 || dropID(got[0]) != want[0] || dropID(got[1]) != want[1] {
+		t.Errorf("VPP's translations %q, want %q", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package cnatplugin
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"go.fd.io/govpp/binapi/cnat"
 
@@ -14,18 +15,60 @@ import (
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
-// TranslationDescriptorName names the descriptor of cnat translations; its metadata
-// map (key label: the translation key) holds *TranslationMetadata.
-const TranslationDescriptorName = "vpp-cnat-translation"
+// TranslationSetDescriptorName names the descriptor of cnat translation sets; its
+// metadata map (key label: the set's key) holds *TranslationSetMetadata.
+const TranslationSetDescriptorName = "vpp-cnat-translation-set"
+
+// UnownedSetLabel labels the set in which Retrieve reports the translations VPP has
+// that no set of NB holds: not wanted, a resync deletes them. (Were NB to use the
+// label, they would be reported as that set's and the resync would delete those it
+// does not hold.)
+const UnownedSetLabel = "unowned-translations"
 
 // DepInterfaceExists waits for an interface a value names.
 const DepInterfaceExists = "interface-exists"
 
-// TranslationMetadata is what the scheduler keeps for a translation in VPP.
-type TranslationMetadata struct {
-	// ID is the id VPP allocated (a pool index, reused after a delete); it is what
-	// cnat_translation_del takes.
-	ID uint32
+// identity is VPP's identity of a translation, (VIP address, VIP port, protocol), as
+// a comparable value made without allocation (the address canonical).
+type identity struct {
+	vip   netip.Addr
+	port  uint32
+	proto cnatmodel.Protocol
+}
+
+// identityOf returns the identity of a validated translation.
+func identityOf(t *cnatmodel.Translation) identity {
+	a, _ := cnatmodel.ParseAddr(t.GetVip().GetAddress())
+	return identity{vip: a, port: t.GetVip().GetPort(), proto: t.GetProtocol()}
+}
+
+// TranslationSetMetadata is what the scheduler keeps for a set in VPP: the ids VPP
+// gave its translations (cnat_translation_del takes the id). The descriptor changes
+// it in place as VPP's replies come in, so that it tells which of the set's
+// translations VPP holds even after a failed operation (the scheduler keeps the
+// metadata of a value whose update or deletion failed).
+type TranslationSetMetadata struct {
+	ids map[identity]uint32
+	// unsure: an operation on the set failed part-way, so a translation VPP holds may
+	// differ from the applied value's: the next Update sends every translation.
+	unsure bool
+}
+
+func newSetMetadata(n int) *TranslationSetMetadata {
+	return &TranslationSetMetadata{ids: make(map[identity]uint32, n)}
+}
+
+// Len returns how many of the set's translations VPP holds.
+func (m *TranslationSetMetadata) Len() int { return len(m.ids) }
+
+// ID returns the id VPP gave the set's translation of (vip, port, protocol).
+func (m *TranslationSetMetadata) ID(vip string, port uint32, protocol cnatmodel.Protocol) (uint32, bool) {
+	a, ok := cnatmodel.ParseAddr(vip)
+	if !ok {
+		return 0, false
+	}
+	id, ok := m.ids[identity{vip: a, port: port, proto: protocol}]
+	return id, ok
 }
 
 type translationDescriptor struct {
@@ -35,43 +78,39 @@ type translationDescriptor struct {
 	inflight []*inFlight    // sent on pipe, replies not read yet (async.go)
 }
 
-// NewTranslationDescriptor returns the descriptor of cnat translations.
-func NewTranslationDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
-	d := &translationDescriptor{Descriptor: vppbase.NewDescriptor(deps, TranslationDescriptorName)}
-	return kvapi.Typed(kvapi.TypedDescriptor[*cnatmodel.Translation, *TranslationMetadata]{
-		Name:        TranslationDescriptorName,
-		NBKeyPrefix: cnatmodel.TranslationPrefix,
+// NewTranslationSetDescriptor returns the descriptor of cnat translation sets.
+func NewTranslationSetDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescriptor {
+	d := &translationDescriptor{Descriptor: vppbase.NewDescriptor(deps, TranslationSetDescriptorName)}
+	return kvapi.Typed(kvapi.TypedDescriptor[*cnatmodel.TranslationSet, *TranslationSetMetadata]{
+		Name:        TranslationSetDescriptorName,
+		NBKeyPrefix: cnatmodel.TranslationSetPrefix,
 		KeySelector: func(key string) bool {
-			_, _, _, ok := cnatmodel.ParseTranslationKey(key)
+			_, ok := cnatmodel.ParseTranslationSetKey(key)
 			return ok
 		},
-		ValueComparator: func(_ string, a, b *cnatmodel.Translation) bool { return sameTranslation(a, b) },
-		Validate:        validateTranslation,
-		Create: func(_ string, v *cnatmodel.Translation) (*TranslationMetadata, error) {
-			return d.update(v, "add")
+		ValueComparator: func(_ string, a, b *cnatmodel.TranslationSet) bool { return sameSet(a, b) },
+		Validate:        validateSet,
+		Create: func(_ string, v *cnatmodel.TranslationSet) (*TranslationSetMetadata, error) {
+			return d.createAsync(v)()
 		},
-		// VPP updates the translation of an existing (vip, port, protocol) in place and
-		// keeps its id (cnat_translation.c, cnat_translation_update): paths replaced,
-		// flags overwritten. So an update is the same message...
-		Update: func(_ string, _, v *cnatmodel.Translation, _ *TranslationMetadata) (*TranslationMetadata, error) {
-			return d.update(v, "update")
+		CreateAsync: func(_ string, v *cnatmodel.TranslationSet) func() (*TranslationSetMetadata, error) {
+			return d.createAsync(v)
 		},
-		UpdateWithRecreate: func(_ string, old, v *cnatmodel.Translation, _ *TranslationMetadata) bool {
-			return needsRecreate(old, v)
+		Update: func(_ string, old, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) (*TranslationSetMetadata, error) {
+			return d.updateAsync(old, v, md)()
 		},
-		CreateAsync: func(_ string, v *cnatmodel.Translation) func() (*TranslationMetadata, error) {
-			return d.updateAsync(v, "add")
+		UpdateAsync: func(_ string, old, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() (*TranslationSetMetadata, error) {
+			return d.updateAsync(old, v, md)
 		},
-		UpdateAsync: func(_ string, _, v *cnatmodel.Translation, _ *TranslationMetadata) func() (*TranslationMetadata, error) {
-			return d.updateAsync(v, "update")
+		Delete: func(_ string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) error {
+			return d.deleteAsync(v, md)()
 		},
-		Delete: func(key string, v *cnatmodel.Translation, md *TranslationMetadata) error {
-			return d.deleteAsync(key, v, md)()
+		DeleteAsync: func(_ string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() error {
+			return d.deleteAsync(v, md)
 		},
-		DeleteAsync:          d.deleteAsync,
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   vppbase.IsRetriable,
-		Dependencies:         translationDeps,
+		Dependencies:         setDeps,
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
 		WithMetadata:         true,
 	})
@@ -99,10 +138,9 @@ func checked(err error, what, key, want string, keyFields ...string) error {
 	return nil
 }
 
-func validateTranslation(key string, v *cnatmodel.Translation) error {
-	err := cnatmodel.ValidateTranslation(v)
-	want, _ := cnatmodel.ModelKey(v)
-	return checked(err, "cnat translation", key, want, "vip.address", "vip.port", "protocol")
+func validateSet(key string, v *cnatmodel.TranslationSet) error {
+	err := cnatmodel.ValidateTranslationSet(v)
+	return checked(err, "cnat translation set", key, cnatmodel.TranslationSetKey(v.GetLabel()), "label")
 }
 
 // needsRecreate tells whether VPP cannot change old into v in place. VPP sets
@@ -127,13 +165,20 @@ func needsRecreate(old, v *cnatmodel.Translation) bool {
 // protocol), which a flow_hash_config of 0 stands for.
 const defaultFlowHash = 0x9f
 
-// translationDeps: every interface an endpoint takes its address from must exist.
-func translationDeps(_ string, v *cnatmodel.Translation) []kvapi.Dependency {
+// setDeps: every interface an endpoint of the set takes its address from must exist.
+func setDeps(_ string, v *cnatmodel.TranslationSet) []kvapi.Dependency {
 	var deps []kvapi.Dependency
-	seen := map[string]bool{}
-	for _, p := range v.GetPaths() {
-		for _, e := range []*cnatmodel.Endpoint{p.GetDst(), p.GetSrc()} {
-			if name := e.GetInterface(); name != "" && !seen[name] {
+	var seen map[string]bool
+	for _, t := range v.GetTranslations() {
+		for _, p := range t.GetPaths() {
+			for _, e := range [2]*cnatmodel.Endpoint{p.GetDst(), p.GetSrc()} {
+				name := e.GetInterface()
+				if name == "" || seen[name] {
+					continue
+				}
+				if seen == nil {
+					seen = make(map[string]bool)
+				}
 				seen[name] = true
 				deps = append(deps, kvapi.Dependency{Label: DepInterfaceExists, Key: ifmodel.InterfaceKey(name)})
 			}
@@ -142,67 +187,273 @@ func translationDeps(_ string, v *cnatmodel.Translation) []kvapi.Dependency {
 	return deps
 }
 
-// update sends cnat_translation_update and returns the id VPP gives (the
-// asynchronous form, waited for at once).
-func (d *translationDescriptor) update(v *cnatmodel.Translation, op string) (*TranslationMetadata, error) {
-	return d.updateAsync(v, op)()
-}
-
-// findID dumps the translations and returns the id of the one under key.
-func (d *translationDescriptor) findID(key string) (*TranslationMetadata, error) {
-	list, err := d.retrieve(nil)
-	if err != nil {
-		return nil, err
+// sameSet compares two sets: the same label and translations equal by
+// sameTranslation, in any order. Sets compared are mostly in the same order (a
+// renderer renders a service the same way, Retrieve reports NB's order): that case
+// allocates nothing.
+func sameSet(a, b *cnatmodel.TranslationSet) bool {
+	ta, tb := a.GetTranslations(), b.GetTranslations()
+	if a.GetLabel() != b.GetLabel() || len(ta) != len(tb) {
+		return false
 	}
-	for _, kv := range list {
-		if kv.Key == key {
-			return kv.Metadata.(*TranslationMetadata), nil
+	i := 0
+	for ; i < len(ta); i++ {
+		if ta[i] != tb[i] && !sameTranslation(ta[i], tb[i]) {
+			break
 		}
 	}
-	return nil, fmt.Errorf("no translation %s in VPP", key)
+	if i == len(ta) {
+		return true
+	}
+	rest := make(map[identity]*cnatmodel.Translation, len(ta)-i)
+	for _, t := range ta[i:] {
+		rest[identityOf(t)] = t
+	}
+	for _, t := range tb[i:] {
+		u, ok := rest[identityOf(t)]
+		if !ok || !sameTranslation(u, t) {
+			return false
+		}
+	}
+	return true
 }
 
-// retrieve dumps every translation: cnat belongs to the agent (nothing else
-// configures it), so a resync deletes those NB no longer wants. correlate gives the
-// fields VPP does not dump.
+// createAsync sends the creation of every translation of v now (VPP's
+// cnat_translation_update creates a translation, or updates the one of the same
+// identity in place: a create tried again after a failure finds the translations it
+// made and keeps their ids) and returns the function that waits for the replies. A
+// failed creation deletes the translations it made, so that a set never applied
+// leaves nothing behind.
+func (d *translationDescriptor) createAsync(v *cnatmodel.TranslationSet) func() (*TranslationSetMetadata, error) {
+	md := newSetMetadata(len(v.GetTranslations()))
+	b := d.newBatch("create", v, md, len(v.GetTranslations()))
+	for _, t := range v.GetTranslations() {
+		b.update(t, identityOf(t))
+	}
+	return func() (*TranslationSetMetadata, error) {
+		err := b.wait()
+		if err == nil {
+			return md, nil
+		}
+		undo := d.newBatch("undo the failed creation of", v, md, md.Len())
+		undo.deleteAll(v)
+		if uerr := undo.wait(); uerr != nil {
+			d.Log.WithError(uerr).Warnf("cnat translation set %s: %d translations of the failed creation stay in VPP until a resync", v.GetLabel(), md.Len())
+		}
+		return nil, err
+	}
+}
+
+// updateAsync sends what changes old (the applied value) into v now and returns the
+// function that waits for the replies: the deletion of the translations VPP holds
+// (md) that v does not, and the update of each translation of v that is new or
+// changed, a deletion first for one VPP cannot change in place (needsRecreate).
+// Unchanged translations cost nothing.
+//
+// The usual update keeps the order of the translations of the same identities (an
+// Endpoints change: new paths for each; a node joining: one more at the end; one
+// leaving: one fewer): that prefix is walked pairwise, an unchanged message skipped
+// without a look (VPP holds it: the last operation on the set succeeded), and only
+// what follows is matched by identity. After a failed operation (md.unsure) every
+// translation of v is sent and the metadata decides what to delete.
+func (d *translationDescriptor) updateAsync(old, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() (*TranslationSetMetadata, error) {
+	if md == nil { // never expected: Create and Retrieve give metadata
+		md = newSetMetadata(len(v.GetTranslations()))
+	}
+	ot, nt := old.GetTranslations(), v.GetTranslations()
+	b := d.newBatch("update", v, md, len(nt)+len(ot)/4)
+	i := 0
+	if !md.unsure && md.Len() == len(ot) { // md holds exactly old's translations
+		for ; i < len(ot) && i < len(nt); i++ {
+			if ot[i] == nt[i] {
+				continue
+			}
+			id := identityOf(nt[i])
+			if identityOf(ot[i]) != id {
+				break
+			}
+			b.change(ot[i], nt[i], id)
+		}
+	}
+	if i < len(ot) || i < len(nt) {
+		b.changeByIdentity(ot[i:], nt[i:], i == 0)
+	}
+	return func() (*TranslationSetMetadata, error) {
+		if err := b.wait(); err != nil {
+			return md, err
+		}
+		md.unsure = false
+		return md, nil
+	}
+}
+
+// changeByIdentity sends what changes the translations ot into nt, matched by
+// identity: the deletion of those of ot VPP holds that nt has not (and, with
+// extras, of any other the metadata has that nt has not), then the change of each
+// of nt.
+func (b *batch) changeByIdentity(ot, nt []*cnatmodel.Translation, extras bool) {
+	oldOf := make(map[identity]*cnatmodel.Translation, len(ot))
+	for _, t := range ot {
+		oldOf[identityOf(t)] = t
+	}
+	wanted := make(map[identity]bool, len(nt))
+	for _, t := range nt {
+		wanted[identityOf(t)] = true
+	}
+	b.deleteUnwanted(ot, wanted, extras)
+	for _, t := range nt {
+		id := identityOf(t)
+		b.change(oldOf[id], t, id)
+	}
+}
+
+// change sends what changes prev (nil: none applied) into t, both of identity id.
+func (b *batch) change(prev, t *cnatmodel.Translation, id identity) {
+	vppID, inVPP := b.md.ids[id]
+	switch {
+	case inVPP && (prev == nil || needsRecreate(prev, t)):
+		// (In VPP but not in the applied value: what an earlier failure left, of
+		// unknown lb_type; re-created to be sure.)
+		b.del(id, vppID, t)
+		b.update(t, id)
+	case !inVPP || prev == nil || b.md.unsure || !sameTranslation(prev, t):
+		b.update(t, id)
+	}
+}
+
+// deleteAsync sends the deletion of every translation of the set VPP holds now and
+// returns the function that waits for the replies. Without metadata (never expected:
+// Create and Retrieve give it) it finds the ids in a dump first, after reading the
+// replies in flight (a dump needs the channel to itself).
+func (d *translationDescriptor) deleteAsync(v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() error {
+	if md == nil {
+		d.drain()
+		found, err := d.idsInVPP(v)
+		if err != nil {
+			err = fmt.Errorf("delete cnat translation set %s: %w", v.GetLabel(), err)
+			return func() error { return err }
+		}
+		md = found
+	}
+	b := d.newBatch("delete", v, md, md.Len())
+	b.deleteAll(v)
+	return b.wait
+}
+
+// idsInVPP dumps the translations and returns the ids of those of v.
+func (d *translationDescriptor) idsInVPP(v *cnatmodel.TranslationSet) (*TranslationSetMetadata, error) {
+	list, err := govppmux.Dump[cnat.CnatTranslationDetails](d.Ch, &cnat.CnatTranslationDump{})
+	if err != nil {
+		return nil, fmt.Errorf("dump cnat translations: %w", err)
+	}
+	want := make(map[identity]bool, len(v.GetTranslations()))
+	for _, t := range v.GetTranslations() {
+		want[identityOf(t)] = true
+	}
+	md := newSetMetadata(len(want))
+	for _, det := range list {
+		if id, ok := dumpedIdentity(det.Translation); ok && want[id] {
+			md.ids[id] = det.Translation.ID
+		}
+	}
+	return md, nil
+}
+
+// retrieve dumps every translation and reports them in sets: each in the NB set
+// (correlate) that holds its identity, in that set's order, the others in the set
+// UnownedSetLabel. cnat belongs to the agent (nothing else configures it), so a
+// resync deletes what NB does not want. VPP does not dump some fields: they are taken
+// from the NB translation (translationFromAPI).
 func (d *translationDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kvapi.KVWithMetadata, error) {
 	list, err := govppmux.Dump[cnat.CnatTranslationDetails](d.Ch, &cnat.CnatTranslationDump{})
 	if err != nil {
 		return nil, fmt.Errorf("retrieve cnat translations: %w", err)
 	}
-	nb := make(map[string]*cnatmodel.Translation, len(correlate))
-	for _, kv := range correlate {
-		if t, ok := kv.Value.(*cnatmodel.Translation); ok {
-			nb[kv.Key] = t
-		}
+	if len(list) == 0 {
+		return nil, nil // (an agent's first start: nothing to index NB's sets for)
 	}
-	names := d.IfaceNames()
-	out := make([]kvapi.KVWithMetadata, 0, len(list))
-	for _, det := range list {
-		key, ok := dumpedKey(det.Translation)
-		var v *cnatmodel.Translation
-		if ok {
-			v, ok = translationFromAPI(det.Translation, names, nb[key])
-		}
-		if !ok {
-			d.Log.Warnf("cnat translation id %d: VIP or protocol has no key (%v/%v), skipped", det.Translation.ID, det.Translation.Vip, det.Translation.IPProto)
+	type place struct {
+		set   int // index in found + 1 (0: none)
+		index int // in the NB set
+	}
+	type foundSet struct {
+		nb    *cnatmodel.TranslationSet
+		slots []*cnatmodel.Translation // by NB index; the unowned set appends
+		md    *TranslationSetMetadata
+	}
+	var found []*foundSet
+	placeOf := make(map[identity]place)
+	for _, kv := range correlate {
+		s, ok := kv.Value.(*cnatmodel.TranslationSet)
+		if !ok || len(s.GetTranslations()) == 0 {
 			continue
 		}
-		out = append(out, kvapi.KVWithMetadata{Key: key, Value: v, Metadata: &TranslationMetadata{ID: det.Translation.ID}, Origin: kvapi.FromNB})
+		for i, t := range s.GetTranslations() {
+			if id := identityOf(t); placeOf[id] == (place{}) {
+				placeOf[id] = place{set: len(found) + 1, index: i}
+			}
+		}
+		found = append(found, &foundSet{nb: s})
+	}
+	unowned := &foundSet{nb: &cnatmodel.TranslationSet{Label: UnownedSetLabel}}
+	names := d.IfaceNames()
+	for _, det := range list {
+		id, ok := dumpedIdentity(det.Translation)
+		f, at := unowned, -1
+		if p := placeOf[id]; ok && p.set > 0 {
+			f, at = found[p.set-1], p.index
+		}
+		var nbT *cnatmodel.Translation
+		if at >= 0 {
+			nbT = f.nb.GetTranslations()[at]
+		}
+		var t *cnatmodel.Translation
+		if ok {
+			t, ok = translationFromAPI(det.Translation, names, nbT)
+		}
+		if !ok {
+			d.Log.Warnf("cnat translation id %d: VIP or protocol has no identity (%v/%v), skipped", det.Translation.ID, det.Translation.Vip, det.Translation.IPProto)
+			continue
+		}
+		if f.md == nil {
+			f.md = newSetMetadata(len(f.nb.GetTranslations()))
+			if at >= 0 {
+				f.slots = make([]*cnatmodel.Translation, len(f.nb.GetTranslations()))
+			}
+		}
+		f.md.ids[id] = det.Translation.ID
+		if at >= 0 {
+			f.slots[at] = t
+		} else {
+			f.slots = append(f.slots, t)
+		}
+	}
+	out := make([]kvapi.KVWithMetadata, 0, len(found)+1)
+	for _, f := range append(found, unowned) {
+		if f.md == nil {
+			continue
+		}
+		v := &cnatmodel.TranslationSet{Label: f.nb.GetLabel(), Translations: make([]*cnatmodel.Translation, 0, f.md.Len())}
+		for _, t := range f.slots {
+			if t != nil {
+				v.Translations = append(v.Translations, t)
+			}
+		}
+		out = append(out, kvapi.KVWithMetadata{Key: cnatmodel.TranslationSetKey(v.Label), Value: v, Metadata: f.md, Origin: kvapi.FromNB})
 	}
 	return out, nil
 }
 
-// dumpedKey is the key of a dumped translation; ok is false for a VIP that is
-// not an address or a protocol the model has not.
-func dumpedKey(t cnat.CnatTranslation) (string, bool) {
+// dumpedIdentity is the identity of a dumped translation; ok is false for a VIP that
+// is an interface or not an address, or a protocol the model has not.
+func dumpedIdentity(t cnat.CnatTranslation) (identity, bool) {
 	proto, ok := protocolFromAPI(t.IPProto)
 	if !ok || uint32(t.Vip.SwIfIndex) != noInterface {
-		return "", false
+		return identity{}, false
 	}
 	a, ok := vppbase.AddrFromAPI(t.Vip.Addr)
 	if !ok {
-		return "", false
+		return identity{}, false
 	}
-	return cnatmodel.TranslationKey(a.String(), uint32(t.Vip.Port), proto), true
+	return identity{vip: a.Unmap(), port: uint32(t.Vip.Port), proto: proto}, true
 }

@@ -29,6 +29,16 @@ func ep(addr string, port uint32) *cnatmodel.Endpoint {
 	return &cnatmodel.Endpoint{Address: addr, Port: port}
 }
 
+// inSet returns the set "default/web" of the translations ts.
+func inSet(ts ...*cnatmodel.Translation) *cnatmodel.TranslationSet {
+	return &cnatmodel.TranslationSet{Label: "default/web", Translations: ts}
+}
+
+// backend returns the TCP translation of vip:port to one backend on port 8080.
+func backend(vip string, port uint32, dst string) *cnatmodel.Translation {
+	return &cnatmodel.Translation{Vip: ep(vip, port), Paths: []*cnatmodel.Path{{Dst: ep(dst, 8080)}}}
+}
+
 func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
 	ds := descriptors(vppbase.DescriptorDeps{})
 	for _, tc := range []struct {
@@ -38,15 +48,18 @@ func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
 		field string
 		text  string
 	}{
-		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("10.96.0", 80)}, "vip.address", `vip.address "10.96.0" is not an IP address`},
-		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("10.96.0.10", 80)}, "paths", "paths is empty"},
-		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 70000)}}},
-			"paths[0].dst.port", "paths[0].dst.port 70000 is above 65535"},
-		{TranslationDescriptorName, "", &cnatmodel.Translation{Vip: ep("fd00::a", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}},
-			"paths[0].dst.address", "paths[0].dst.address 10.1.1.2 is not of the VIP's family IPV6"},
-		{TranslationDescriptorName, cnatmodel.TranslationKey("10.96.0.10", 81, cnatmodel.Protocol_TCP),
-			&cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}},
-			"vip.port", `does not match its value (want "config/vpp/cnat/v2/translation/10.96.0.10/80/TCP")`},
+		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{Vip: ep("10.96.0", 80)}), "translations[0].vip.address",
+			`translations[0].vip.address "10.96.0" is not an IP address`},
+		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{Vip: ep("10.96.0.10", 80)}), "translations[0].paths", "translations[0].paths is empty"},
+		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 70000)}}}),
+			"translations[0].paths[0].dst.port", "translations[0].paths[0].dst.port 70000 is above 65535"},
+		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{Vip: ep("fd00::a", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}}),
+			"translations[0].paths[0].dst.address", "paths[0].dst.address 10.1.1.2 is not of the VIP's family IPV6"},
+		{TranslationSetDescriptorName, "", inSet(backend("10.96.0.10", 80, "10.1.1.2"), backend("10.96.0.10", 80, "10.1.1.3")),
+			"translations[1]", "is also translations[0]"},
+		{TranslationSetDescriptorName, "", &cnatmodel.TranslationSet{Label: "no space"}, "label", `label "no space" contains whitespace`},
+		{TranslationSetDescriptorName, cnatmodel.TranslationSetKey("default/db"), inSet(backend("10.96.0.10", 80, "10.1.1.2")),
+			"label", `does not match its value (want "config/vpp/cnat/v2/translation-set/default/web")`},
 		{SnatAddressesDescriptorName, cnatmodel.SnatAddressesKey, &cnatmodel.SnatAddresses{Ip4: "fd00::1"}, "ip4", `ip4 "fd00::1" is not an IPv4 address`},
 		{SnatPolicyDescriptorName, cnatmodel.SnatPolicyKey, &cnatmodel.SnatPolicy{Policy: 9}, "policy", "policy 9 is not NONE, IF_PFX or K8S"},
 		{SnatExcludePrefixDescriptorName, "", &cnatmodel.SnatExcludePrefix{Prefix: "10.0.0.0/40"}, "prefix", `prefix "10.0.0.0/40" is not a prefix`},
@@ -75,7 +88,8 @@ func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
 func TestValidateAcceptsValuesUnderTheirKey(t *testing.T) {
 	ds := descriptors(vppbase.DescriptorDeps{})
 	for _, v := range []proto.Message{
-		&cnatmodel.Translation{Vip: ep("FD00::A", 80), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("fd00:1::2", 8080)}}},
+		inSet(&cnatmodel.Translation{Vip: ep("FD00::A", 80), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("fd00:1::2", 8080)}}}),
+		&cnatmodel.TranslationSet{Label: "empty/set"},
 		&cnatmodel.SnatAddresses{Ip4: "192.168.16.1"},
 		&cnatmodel.SnatPolicy{Policy: cnatmodel.SnatPolicy_K8S},
 		&cnatmodel.SnatExcludePrefix{Prefix: "10.1.2.3/16"},

@@ -166,26 +166,59 @@ func ValidateTranslationSet(s *TranslationSet) error {
 	if err := ValidateLabel(s.GetLabel()); err != nil {
 		p.merge("", err)
 	}
-	first := make(map[translationIdentity]int, len(s.GetTranslations()))
+	// Duplicates: by comparison for a small set (no allocation: most sets are a
+	// Service's few ports), by a map for a large one.
+	var small [8]translationIdentity
+	ids := small[:0]
+	var first map[translationIdentity]int
+	if len(s.GetTranslations()) > len(small) {
+		first = make(map[translationIdentity]int, len(s.GetTranslations()))
+	}
 	for i, t := range s.GetTranslations() {
-		at := "translations[" + strconv.Itoa(i) + "]"
+		at := func() string { return "translations[" + strconv.Itoa(i) + "]" } // made for a problem only
 		if t == nil {
-			p.add(at, "is missing")
+			p.add(at(), "is missing")
 			continue
 		}
 		if err := ValidateTranslation(t); err != nil {
-			p.merge(at+".", err)
+			p.merge(at()+".", err)
 			continue
 		}
 		a, _ := ParseAddr(t.GetVip().GetAddress())
 		id := translationIdentity{vip: a, port: t.GetVip().GetPort(), protocol: t.GetProtocol()}
-		if j, dup := first[id]; dup {
-			p.add(at, "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(t), j)
-			continue
+		j, dup := -1, false
+		if first != nil {
+			j, dup = first[id]
+			if !dup {
+				first[id] = i
+			}
+		} else {
+			for k := range ids {
+				if ids[k] == id {
+					j, dup = indexOfValid(s.GetTranslations(), ids[k]), true
+					break
+				}
+			}
+			if !dup {
+				ids = append(ids, id)
+			}
 		}
-		first[id] = i
+		if dup {
+			p.add(at(), "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(t), j)
+		}
 	}
 	return p.err()
+}
+
+// indexOfValid returns the index of the first translation of ts whose identity is id
+// (the error path of a small set, which keeps identities without their indexes).
+func indexOfValid(ts []*Translation, id translationIdentity) int {
+	for i, t := range ts {
+		if a, ok := ParseAddr(t.GetVip().GetAddress()); ok && t.GetVip().GetPort() == id.port && t.GetProtocol() == id.protocol && a == id.vip {
+			return i
+		}
+	}
+	return -1
 }
 
 // merge adds the problems of err (an *InvalidError; any other error as a problem of

@@ -163,3 +163,13 @@ func TestValidateTranslationSetNamesTheTranslationAndItsField(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateTranslationSetOfAValidSmallSetDoesNotAllocate(t *testing.T) {
+	s := &TranslationSet{Label: "default/web"}
+	for _, port := range []uint32{80, 443, 8080} {
+		s.Translations = append(s.Translations, &Translation{Vip: addr("10.96.0.10", port), Paths: []*Path{{Dst: addr("10.1.1.2", 8080)}}})
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = ValidateTranslationSet(s) }); n != 0 {
+		t.Errorf("ValidateTranslationSet of a valid set of 3 allocates %v times", n)
+	}
+}
