@@ -121,7 +121,11 @@
 // Resync stages everything; the incremental methods cost the change: the set of one
 // service, the interface keys of the interfaces that changed, the sets of the
 // node-port services when the node IPs change (built from their previous sets). A
-// resync renders its services in shares, a large one on several goroutines
+// resync keeps the set of a service it is given unchanged (the same FlatService, the
+// same node IPs when it has a node port or an external IP, its set holding all it
+// wants, none of its translations owned by a service before it): the same messages,
+// compared by the scheduler and the descriptor at the cost of a pointer. It renders
+// the others in shares, a large one on several goroutines
 // (internal/shares, ending before ResyncFlat returns), each cutting its messages
 // from blocks of its own (slabs: a few hundred allocations for 10,000 services, not
 // one per message); the translations of one port share their paths; ownership is

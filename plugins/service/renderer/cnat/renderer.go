@@ -8,14 +8,12 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	"github.com/contiv-vpp/contiv-vpp/plugins/contivconf"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
-	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -62,8 +60,12 @@ type Renderer struct {
 	// cluster is source-NATed (snat.go learnSNAT).
 	snatIP4 string
 	snatOut bool
-	// nodeAddrs are the node IPs of the cluster (node ports) of the families served.
+	// nodeAddrs are the node IPs of the cluster (node ports) of the families served,
+	// nodeGen counts their changes.
 	nodeAddrs []renderer.Address
+	nodeGen   uint64
+	// renderedWith is what the services of rendered were rendered with.
+	renderedWith renderInputs
 	// infraIfs are the interfaces that are not pods' (uplinks, host interconnect,
 	// VXLAN BVI); hostIf is the host interconnect.
 	infraIfs renderer.Interfaces
@@ -198,13 +200,18 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 	return nil
 }
 
-// setNodeIPs keeps the node IPs of the families served.
+// setNodeIPs keeps the node IPs of the families served (a new generation when they
+// changed).
 func (rndr *Renderer) setNodeIPs(nodeIPs *renderer.IPAddresses) {
-	rndr.nodeAddrs = rndr.nodeAddrs[:0]
+	var addrs []renderer.Address
 	for _, ip := range nodeIPs.List() {
 		if a := renderer.NewAddress(ip); rndr.serves(a) {
-			rndr.nodeAddrs = append(rndr.nodeAddrs, a)
+			addrs = append(addrs, a)
 		}
+	}
+	if !slices.Equal(addrs, rndr.nodeAddrs) {
+		rndr.nodeAddrs = addrs
+		rndr.nodeGen++
 	}
 }
 
@@ -243,41 +250,9 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 	}
 	rndr.learnNode()
 	rndr.setNodeIPs(resyncEv.NodeIPs)
-	rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(resyncEv.Services))
-	rndr.owners = make(map[tid]renderer.ServiceID)
-	rndr.vips = make(map[string]int)
 	rndr.routeUsers.Reset()
 	rndr.routes = make(map[string]l3.Route_RouteType)
-	// The services are rendered in shares (a large resync by several goroutines,
-	// each into blocks of its own; rendering reads the renderer and writes nothing
-	// of it), then claimed and staged in their order, as a sequential resync does.
-	services := resyncEv.Services
-	wanted := make([][]*vpp_cnat.Translation, len(services))
-	records := make([]*renderedService, len(services))
-	shares.Run(len(services), parallelRenderMin, func(_, lo, hi int) {
-		sl := &slabs{on: true}
-		for i := lo; i < hi; i++ {
-			wanted[i] = rndr.render(services[i], sl)
-			records[i] = newRecord(services[i].ID, sl)
-			records[i].routes = rndr.wantedRoutes(services[i])
-		}
-	})
-	var addrs, firsts []string
-	sl := &slabs{on: true}
-	for i, svc := range services {
-		r := records[i]
-		rndr.rendered[svc.ID] = r
-		var owned []*vpp_cnat.Translation
-		// The addresses' first translations need no route staged: the resync
-		// stages the routes of the addresses without translation only.
-		owned, firsts = rndr.own(svc.ID, wanted[i], nil, firsts[:0])
-		if len(owned) > 0 {
-			r.set = &sl.sets.take(true, 1)[0]
-			r.set.Label, r.set.Translations = r.label(), owned
-			txn.Put(r.key, r.set)
-		}
-		addrs = append(addrs, rndr.routeUsers.Update(svc.ID, nil, r.routes)...)
-	}
+	addrs := rndr.resyncServices(txn, resyncEv.Services)
 	rndr.stageRoutes(txn, addrs)
 	rndr.resyncSNAT(txn)
 	rndr.frontendIfs, rndr.backendIfs = resyncEv.FrontendIfs.Copy(), resyncEv.BackendIfs.Copy()

@@ -8,6 +8,7 @@ import (
 	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -22,6 +23,13 @@ type renderedService struct {
 	set *vpp_cnat.TranslationSet
 	// routes are the reject and drop routes the service wants (reject.go).
 	routes []rejects.Route
+	// svc is the FlatService last rendered (the processor passes the same pointer
+	// while a service is unchanged), nodeGen the generation of the node IPs its
+	// node ports were rendered for, complete whether its set holds every translation
+	// it wants (none owned by another service): a resync keeps such a set.
+	svc      *renderer.FlatService
+	nodeGen  uint64
+	complete bool
 }
 
 // newRecord returns the record of a service that has none (from sl in a resync).
@@ -54,11 +62,8 @@ func (rndr *Renderer) own(id renderer.ServiceID, wanted, prev []*vpp_cnat.Transl
 			rndr.Log.WithField("translation", vpp_cnat.TranslationIDOf(t)).
 				Warnf("service %s exposes the address and port of service %s: not rendered", id, owner)
 			continue
-		} else if !taken {
-			rndr.owners[tid] = id
-			if rndr.vips[tid.vip]++; rndr.vips[tid.vip] == 1 {
-				firsts = append(firsts, tid.vip)
-			}
+		} else if !taken && rndr.claim(id, tid) {
+			firsts = append(firsts, tid.vip)
 		}
 		for j < len(prev) && compareIDs(idOf(prev[j]), tid) < 0 {
 			j++
@@ -69,6 +74,14 @@ func (rndr *Renderer) own(id renderer.ServiceID, wanted, prev []*vpp_cnat.Transl
 		owned = append(owned, t)
 	}
 	return owned, firsts
+}
+
+// claim makes service id the owner of an identity no service owns; it tells whether
+// the address got its first translation.
+func (rndr *Renderer) claim(id renderer.ServiceID, tid tid) (first bool) {
+	rndr.owners[tid] = id
+	rndr.vips[tid.vip]++
+	return rndr.vips[tid.vip] == 1
 }
 
 // releaseGone releases the translations of prev (sorted, owned by id) that are not
@@ -146,8 +159,11 @@ func (rndr *Renderer) stageService(txn controller.UpdateOperations, svc *rendere
 		r = newRecord(svc.ID, sl)
 		rndr.rendered[svc.ID] = r
 	}
-	prev := r.translations()
-	owned, touched := rndr.own(svc.ID, rndr.render(svc, sl), prev, nil)
+	prev, wanted := r.translations(), rndr.render(svc, sl)
+	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, true
+	n := len(wanted)
+	owned, touched := rndr.own(svc.ID, wanted, prev, nil)
+	r.complete = len(owned) == n
 	touched = append(touched, rndr.releaseGone(svc.ID, prev, owned)...)
 	stageSet(txn, r, owned, sl)
 	routes := rndr.wantedRoutes(svc)
@@ -173,7 +189,10 @@ func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *rend
 		}
 		kept = append(kept, t)
 	}
-	fresh, touched := rndr.own(svc.ID, rndr.nodePortTranslations(svc, added, &slabs{}), nil, touched)
+	wanted := rndr.nodePortTranslations(svc, added, &slabs{})
+	n := len(wanted)
+	fresh, touched := rndr.own(svc.ID, wanted, nil, touched)
+	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, r.complete && len(fresh) == n
 	// kept and fresh are both sorted and disjoint (fresh ones are on addresses that
 	// were no node's): merged, the set is in identity order.
 	stageSet(txn, r, mergeByID(kept, fresh), &slabs{})
@@ -197,4 +216,106 @@ func mergeByID(a, b []*vpp_cnat.Translation) []*vpp_cnat.Translation {
 		k--
 	}
 	return out
+}
+
+// renderInputs is what a rendering reads besides the service and the node IPs (this
+// node's IPs: the source of masqueraded traffic, node addresses): when it changes, a
+// resync renders every service anew.
+type renderInputs struct {
+	nodeIP4, nodeIP6 string
+}
+
+// resyncServices stages the set of every service in their order and makes the
+// records and the ownership anew. A service whose record holds its set complete,
+// rendered from the same FlatService and for what it depends on (the node IPs when it
+// has a node port or an external IP, renderInputs) keeps its set, the same messages
+// (the scheduler and the descriptor then compare the set at the cost of a pointer),
+// unless a service before it now owns one of its translations. The others are
+// rendered in shares (a large resync on several goroutines, each into blocks of its
+// own; rendering reads the renderer and writes nothing of it), then claimed and
+// staged in their order, as a sequential resync does. It returns the addresses of
+// the routes wanted.
+func (rndr *Renderer) resyncServices(txn controller.ResyncOperations, services []*renderer.FlatService) (addrs []string) {
+	previous := rndr.rendered
+	if in := (renderInputs{nodeIP4: rndr.nodeIP4, nodeIP6: rndr.nodeIP6}); in != rndr.renderedWith {
+		previous, rndr.renderedWith = nil, in
+	}
+	rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(services))
+	rndr.owners = make(map[tid]renderer.ServiceID)
+	rndr.vips = make(map[string]int)
+	wanted := make([][]*vpp_cnat.Translation, len(services))
+	records := make([]*renderedService, len(services))
+	var todo []int // the services to render
+	for i, svc := range services {
+		if r := previous[svc.ID]; rndr.keeps(r, svc) {
+			records[i] = r
+			continue
+		}
+		todo = append(todo, i)
+	}
+	shares.Run(len(todo), parallelRenderMin, func(_, lo, hi int) {
+		sl := &slabs{on: true}
+		for _, i := range todo[lo:hi] {
+			wanted[i], records[i] = rndr.renderRecord(services[i], sl)
+		}
+	})
+	var firsts []string
+	sl := &slabs{on: true}
+	for i, svc := range services {
+		r := records[i]
+		if wanted[i] == nil && !rndr.claimAll(svc.ID, r.translations()) {
+			// A service before this one now owns one of its translations.
+			wanted[i], r = rndr.renderRecord(svc, sl)
+		}
+		rndr.rendered[svc.ID] = r
+		if wanted[i] != nil {
+			// The addresses' first translations need no route staged: the resync
+			// stages the routes of the addresses without translation only.
+			var owned []*vpp_cnat.Translation
+			n := len(wanted[i])
+			owned, firsts = rndr.own(svc.ID, wanted[i], nil, firsts[:0])
+			r.complete = len(owned) == n
+			if len(owned) > 0 {
+				r.set = &sl.sets.take(true, 1)[0]
+				r.set.Label, r.set.Translations = r.label(), owned
+			}
+		}
+		if r.set != nil {
+			txn.Put(r.key, r.set)
+		}
+		addrs = append(addrs, rndr.routeUsers.Update(svc.ID, nil, r.routes)...)
+	}
+	return addrs
+}
+
+// keeps tells whether a resync keeps the record of svc (see resyncServices).
+func (rndr *Renderer) keeps(r *renderedService, svc *renderer.FlatService) bool {
+	return r != nil && r.svc == svc && r.complete &&
+		(r.nodeGen == rndr.nodeGen || (!svc.HasNodePort() && len(svc.ExternalIPs) == 0))
+}
+
+// renderRecord renders a service into a new record (its set not made yet): the
+// translations it wants (never nil) and its routes.
+func (rndr *Renderer) renderRecord(svc *renderer.FlatService, sl *slabs) ([]*vpp_cnat.Translation, *renderedService) {
+	r := newRecord(svc.ID, sl)
+	r.svc, r.nodeGen, r.routes = svc, rndr.nodeGen, rndr.wantedRoutes(svc)
+	wanted := rndr.render(svc, sl)
+	if wanted == nil {
+		wanted = []*vpp_cnat.Translation{}
+	}
+	return wanted, r
+}
+
+// claimAll makes service id the owner of every translation of ts unless one is owned
+// already (then nothing is claimed: false).
+func (rndr *Renderer) claimAll(id renderer.ServiceID, ts []*vpp_cnat.Translation) bool {
+	for _, t := range ts {
+		if _, taken := rndr.owners[idOf(t)]; taken {
+			return false
+		}
+	}
+	for _, t := range ts {
+		rndr.claim(id, idOf(t))
+	}
+	return true
 }

@@ -341,3 +341,73 @@ func TestAnAddressAndPortExposedTwiceByOneServiceIsInItsSetOnce(t *testing.T) {
 		t.Errorf("set %q: want %s/30080/TCP once", ids(set), nodeIP4)
 	}
 }
+
+// resync resyncs r with the services and the node IPs given (master's and the peer's
+// by default).
+func resync(t *testing.T, r *Renderer, nodeIPs []string, services ...*renderer.FlatService) *st.Txn {
+	t.Helper()
+	if nodeIPs == nil {
+		nodeIPs = []string{nodeIP4, nodeIP6, peerIP4}
+	}
+	ev := &renderer.FlatResyncEventData{NodeIPs: renderer.NewIPAddresses(), Services: services,
+		FrontendIfs: renderer.NewInterfaces(mainIf, hostIf, bviIf, podIf), BackendIfs: renderer.NewInterfaces(hostIf, bviIf, podIf)}
+	for _, ip := range nodeIPs {
+		ev.NodeIPs.Add(net.ParseIP(ip))
+	}
+	txn := st.NewTxn()
+	if err := r.ResyncFlat(txn, ev); err != nil {
+		t.Fatal(err)
+	}
+	return txn
+}
+
+// TestResyncKeepsTheSetsOfUnchangedServices: a resync stages the very set of a service
+// it was given unchanged (the same FlatService), so that the scheduler compares it at
+// the cost of a pointer; a service changed, or depending on node IPs that changed (a
+// node port, an external IP), gets a new set of the new content; ownership is decided
+// anew in the resync's order.
+func TestResyncKeepsTheSetsOfUnchangedServices(t *testing.T) {
+	web := webService(pod1)
+	plain := webService(pod1)
+	plain.ID.Name, plain.ClusterIPs, plain.Ports[0].Port.NodePort = "plain", []renderer.Address{addr("10.96.0.12")}, 0
+	ext := webService(pod2)
+	ext.ID.Name, ext.ClusterIPs, ext.ExternalIPs, ext.Ports[0].Port.NodePort = "ext", nil, []renderer.Address{addr("20.0.0.9")}, 0
+	r, first := newRenderer(t, true, web, plain, ext)
+	again := resync(t, r, nil, web, plain, ext)
+	for _, svc := range []*renderer.FlatService{web, plain, ext} {
+		if setOf(again, svc.ID) != setOf(first, svc.ID) || setOf(again, svc.ID) == nil {
+			t.Errorf("%s unchanged: a new set staged", svc.ID)
+		}
+	}
+
+	const joined = "192.168.16.30"
+	moved := resync(t, r, []string{nodeIP4, nodeIP6, peerIP4, joined}, web, plain, ext)
+	if setOf(moved, plain.ID) != setOf(first, plain.ID) {
+		t.Errorf("%s (cluster IP only) after a node joined: a new set staged", plain.ID)
+	}
+	if got := ids(setOf(moved, web.ID)); !slices.Contains(got, joined+"/30080/TCP") {
+		t.Errorf("%s after a node joined: %q, want the new node's node port", web.ID, got)
+	}
+	if s := setOf(moved, ext.ID); s == setOf(first, ext.ID) || !proto.Equal(s, setOf(first, ext.ID)) {
+		t.Errorf("%s (external IP) after a node joined: %v, want it rendered anew, the same content", ext.ID, s)
+	}
+	changed := webService(pod1, pod2)
+	changed.ID = plain.ID
+	changed.ClusterIPs, changed.Ports[0].Port.NodePort = plain.ClusterIPs, 0
+	if got := dsts(setOf(resync(t, r, nil, web, changed, ext), plain.ID).GetTranslations()[0]); len(got) != 2 {
+		t.Errorf("%s changed: paths to %q, want both endpoints", plain.ID, got)
+	}
+
+	// Two services claiming 10.96.0.10:80: the first in the resync's order owns it,
+	// whatever a previous resync decided.
+	rival := webService(pod2)
+	rival.ID.Name, rival.Ports[0].Port.NodePort = "rival", 0
+	r, _ = newRenderer(t, true, web, rival)
+	swapped := resync(t, r, nil, rival, web)
+	if got := ids(setOf(swapped, rival.ID)); !slices.Contains(got, "10.96.0.10/80/TCP") {
+		t.Errorf("rival first in the resync: its set %q lacks 10.96.0.10/80/TCP", got)
+	}
+	if got := ids(setOf(swapped, web.ID)); slices.Contains(got, "10.96.0.10/80/TCP") {
+		t.Errorf("web second in the resync: its set %q holds 10.96.0.10/80/TCP, the rival's", got)
+	}
+}
