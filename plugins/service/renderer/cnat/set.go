@@ -160,10 +160,9 @@ func (rndr *Renderer) stageService(txn controller.UpdateOperations, svc *rendere
 		rndr.rendered[svc.ID] = r
 	}
 	prev, wanted := r.translations(), rndr.render(svc, sl)
-	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, true
 	n := len(wanted)
 	owned, touched := rndr.own(svc.ID, wanted, prev, nil)
-	r.complete = len(owned) == n
+	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, len(owned) == n
 	touched = append(touched, rndr.releaseGone(svc.ID, prev, owned)...)
 	stageSet(txn, r, owned, sl)
 	routes := rndr.wantedRoutes(svc)
