@@ -174,13 +174,14 @@ func (b *batch) del(id identity, vppID uint32, t *cnatmodel.Translation) {
 // deleteAll sends the deletion of every translation of the set VPP holds: those of
 // set in its order, then any other the metadata has.
 func (b *batch) deleteAll(set *cnatmodel.TranslationSet) {
-	b.deleteUnwanted(set.GetTranslations(), nil, true)
+	b.deleteUnwanted(set.GetTranslations(), nil, set.GetTranslations(), true)
 }
 
 // deleteUnwanted sends the deletion of the translations of ts VPP holds (the
 // metadata) that are not wanted, in ts's order, then, with extras, of the others the
-// metadata has (left by a failed operation) that are not wanted, in a stable order.
-func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]bool, extras bool) {
+// metadata has (left by a failed operation) that are neither wanted nor in all (of
+// which ts is part), in a stable order.
+func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]bool, all []*cnatmodel.Translation, extras bool) {
 	inVPP := 0 // of ts (which holds an identity once: validated)
 	for _, t := range ts {
 		id := identityOf(t)
@@ -193,11 +194,11 @@ func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]
 			b.del(id, vppID, t)
 		}
 	}
-	if !extras || inVPP == len(b.md.ids) {
+	if !extras || (len(ts) == len(all) && inVPP == len(b.md.ids)) {
 		return // (with extras: every translation VPP holds is one of ts, the usual case)
 	}
-	of := make(map[identity]bool, len(ts))
-	for _, t := range ts {
+	of := make(map[identity]bool, len(all))
+	for _, t := range all {
 		of[identityOf(t)] = true
 	}
 	var rest []identity

@@ -602,3 +602,51 @@ func TestAfterAPartialFailureTheNextUpdateSendsEveryTranslation(t *testing.T) {
 		t.Errorf("VPP's translations %q, want %q", got, want)
 	}
 }
+
+// TestANodePortSetGainingAndLosingAnAddressInTheMiddle: a node IP's translation
+// merged into the middle of a node-port set (the renderer keeps sets in identity
+// order), the other messages shared, costs one cnat_translation_update; one taken
+// out of the middle while another's paths change costs one deletion and one update;
+// VPP holds exactly the set each time. A shared set whose one new message is
+// invalid is refused, naming it.
+func TestANodePortSetGainingAndLosingAnAddressInTheMiddle(t *testing.T) {
+	e := newEnv(t)
+	var ts []*cnatmodel.Translation
+	for _, n := range []int{1, 2, 4, 5} {
+		ts = append(ts, backend(fmt.Sprintf("192.168.16.%d", n), 30080, "10.1.1.2"))
+	}
+	key, set := setOf("default/np", ts...)
+	e.mustCommit(map[string]proto.Message{key: set})
+	check := func(what string, want *cnatmodel.TranslationSet, updates, dels int64) {
+		t.Helper()
+		if u, d := e.sim.MessageCount("cnat_translation_update"), e.sim.MessageCount("cnat_translation_del"); u != updates || d != dels {
+			t.Errorf("%s: %d updates and %d deletions, want %d and %d", what, u, d, updates, dels)
+		}
+		got := e.vppTranslations()
+		if len(got) != len(want.GetTranslations()) {
+			t.Fatalf("%s: VPP has %q", what, got)
+		}
+		for _, tr := range want.GetTranslations() {
+			line := cnatmodel.FormatTranslation(tr) + " lb=0 paths=[0.0.0.0:0->" + tr.GetPaths()[0].GetDst().GetAddress() + ":8080]"
+			if !slices.ContainsFunc(got, func(g string) bool { return dropID(g) == line }) {
+				t.Errorf("%s: VPP has %q, not %q", what, got, line)
+			}
+		}
+	}
+	e.sim.ResetMessageCounts()
+	_, joined := setOf("default/np", ts[0], ts[1], backend("192.168.16.3", 30080, "10.1.1.2"), ts[2], ts[3])
+	e.mustCommit(map[string]proto.Message{key: joined})
+	check("an address joined in the middle", joined, 1, 0)
+
+	e.sim.ResetMessageCounts()
+	_, left := setOf("default/np", ts[0], joined.Translations[2], backend("192.168.16.4", 30080, "10.1.1.9"), ts[3])
+	e.mustCommit(map[string]proto.Message{key: left})
+	check("an address gone from the middle, another's paths changed", left, 1, 1)
+
+	bad := &cnatmodel.Translation{Vip: ep("192.168.16.6", 30080), Paths: []*cnatmodel.Path{{Dst: ep("fd00::2", 8080)}}}
+	_, invalid := setOf("default/np", append(slices.Clone(left.Translations), bad)...)
+	err := e.commit(context.Background(), map[string]proto.Message{key: invalid})
+	if !strings.Contains(fmt.Sprint(err), "translations[4].paths[0].dst.address fd00::2 is not of the VIP's family IPV4") {
+		t.Errorf("a set sharing all but one invalid message: %v, want it refused naming the message", err)
+	}
+}

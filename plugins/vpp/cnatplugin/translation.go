@@ -76,6 +76,11 @@ type translationDescriptor struct {
 
 	pipe     *govppmux.Pipe // of Ch, made by the first request sent on it
 	inflight []*inFlight    // sent on pipe, replies not read yet (async.go)
+	// lastValid is, by key, the last value validate accepted (in steady state the
+	// value applied): a change that shares most messages with it (a node joining adds
+	// one translation to a set of fifty) validates only its new messages. Delete
+	// forgets the key.
+	lastValid map[string]*cnatmodel.TranslationSet
 }
 
 // NewTranslationSetDescriptor returns the descriptor of cnat translation sets.
@@ -89,7 +94,7 @@ func NewTranslationSetDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescripto
 			return ok
 		},
 		ValueComparator: func(_ string, a, b *cnatmodel.TranslationSet) bool { return sameSet(a, b) },
-		Validate:        validateSet,
+		Validate:        d.validate,
 		Create: func(_ string, v *cnatmodel.TranslationSet) (*TranslationSetMetadata, error) {
 			return d.createAsync(v)()
 		},
@@ -102,10 +107,12 @@ func NewTranslationSetDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescripto
 		UpdateAsync: func(_ string, old, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() (*TranslationSetMetadata, error) {
 			return d.updateAsync(old, v, md)
 		},
-		Delete: func(_ string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) error {
+		Delete: func(key string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) error {
+			delete(d.lastValid, key)
 			return d.deleteAsync(v, md)()
 		},
-		DeleteAsync: func(_ string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() error {
+		DeleteAsync: func(key string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() error {
+			delete(d.lastValid, key)
 			return d.deleteAsync(v, md)
 		},
 		Retrieve:             d.retrieve,
@@ -138,9 +145,46 @@ func checked(err error, what, key, want string, keyFields ...string) error {
 	return nil
 }
 
-func validateSet(key string, v *cnatmodel.TranslationSet) error {
-	err := cnatmodel.ValidateTranslationSet(v)
-	return checked(err, "cnat translation set", key, cnatmodel.TranslationSetKey(v.GetLabel()), "label")
+// validate checks a set (cnatmodel.ValidateTranslationSet) and the key it is stored
+// under; the messages it shares with the last value accepted for the key are not
+// checked again (messages are never modified once given to the scheduler).
+func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet) error {
+	err := cnatmodel.ValidateTranslationSetKnowing(v, sharedWith(d.lastValid[key], v))
+	if err = checked(err, "cnat translation set", key, cnatmodel.TranslationSetKey(v.GetLabel()), "label"); err != nil {
+		return err
+	}
+	if key != "" {
+		if d.lastValid == nil {
+			d.lastValid = make(map[string]*cnatmodel.TranslationSet)
+		}
+		d.lastValid[key] = v
+	}
+	return nil
+}
+
+// sharedWith returns whether a translation of v is one of ref's messages (nil when
+// there is no ref). The messages at the same index are compared first; a map of
+// ref's messages is made only when v's order departs from ref's.
+func sharedWith(ref, v *cnatmodel.TranslationSet) func(*cnatmodel.Translation) bool {
+	if ref == nil {
+		return nil
+	}
+	rt := ref.GetTranslations()
+	var of map[*cnatmodel.Translation]bool
+	i := 0 // the index of the translation asked about: v's are asked in order
+	return func(t *cnatmodel.Translation) bool {
+		defer func() { i++ }()
+		if i < len(rt) && rt[i] == t {
+			return true
+		}
+		if of == nil {
+			of = make(map[*cnatmodel.Translation]bool, len(rt))
+			for _, r := range rt {
+				of[r] = true
+			}
+		}
+		return of[t]
+	}
 }
 
 // needsRecreate tells whether VPP cannot change old into v in place. VPP sets
@@ -290,18 +334,52 @@ func (d *translationDescriptor) updateAsync(old, v *cnatmodel.TranslationSet, md
 // changeByIdentity sends what changes the translations ot into nt, matched by
 // identity: the deletion of those of ot VPP holds that nt has not (and, with
 // extras, of any other the metadata has that nt has not), then the change of each
-// of nt.
+// of nt. Unless the metadata is unsure, a message in both is unchanged and in VPP:
+// it is recognised by its pointer, without making its identity (a node's
+// translation merged into a node-port set leaves the others' messages as they were).
 func (b *batch) changeByIdentity(ot, nt []*cnatmodel.Translation, extras bool) {
-	oldOf := make(map[identity]*cnatmodel.Translation, len(ot))
+	var both map[*cnatmodel.Translation]bool
+	if !b.md.unsure {
+		both = make(map[*cnatmodel.Translation]bool, len(nt))
+		for _, t := range nt {
+			both[t] = false
+		}
+		for _, t := range ot {
+			if _, in := both[t]; in {
+				both[t] = true
+			}
+		}
+	}
+	oldOf := make(map[identity]*cnatmodel.Translation)
 	for _, t := range ot {
-		oldOf[identityOf(t)] = t
+		if !both[t] {
+			oldOf[identityOf(t)] = t
+		}
 	}
-	wanted := make(map[identity]bool, len(nt))
+	wanted := make(map[identity]bool)
 	for _, t := range nt {
-		wanted[identityOf(t)] = true
+		if !both[t] {
+			wanted[identityOf(t)] = true
+		}
 	}
-	b.deleteUnwanted(ot, wanted, extras)
+	var gone []*cnatmodel.Translation
+	if len(both) > 0 {
+		gone = make([]*cnatmodel.Translation, 0, len(oldOf))
+		for _, t := range ot {
+			if !both[t] {
+				gone = append(gone, t)
+			}
+		}
+	} else {
+		gone = ot
+	}
+	// (The messages in both have identities of their own: validation keeps one
+	// identity per set, so none of them is in wanted or oldOf.)
+	b.deleteUnwanted(gone, wanted, ot, extras)
 	for _, t := range nt {
+		if both[t] {
+			continue
+		}
 		id := identityOf(t)
 		b.change(oldOf[id], t, id)
 	}
@@ -316,7 +394,7 @@ func (b *batch) change(prev, t *cnatmodel.Translation, id identity) {
 		// unknown lb_type; re-created to be sure.)
 		b.del(id, vppID, t)
 		b.update(t, id)
-	case !inVPP || prev == nil || b.md.unsure || !sameTranslation(prev, t):
+	case !inVPP || prev == nil || b.md.unsure || (prev != t && !sameTranslation(prev, t)):
 		b.update(t, id)
 	}
 }

@@ -162,6 +162,14 @@ type translationIdentity struct {
 // (ValidateTranslation, the fields prefixed "translations[i].") and that no two
 // translations have the same VIP address, port and protocol.
 func ValidateTranslationSet(s *TranslationSet) error {
+	return ValidateTranslationSetKnowing(s, nil)
+}
+
+// ValidateTranslationSetKnowing is ValidateTranslationSet but for the translations
+// known (nil: none) says are valid: those are only checked for duplicates. A
+// descriptor validating a change of a set it validated before knows the messages the
+// two share.
+func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) bool) error {
 	var p problems
 	if err := ValidateLabel(s.GetLabel()); err != nil {
 		p.merge("", err)
@@ -180,9 +188,11 @@ func ValidateTranslationSet(s *TranslationSet) error {
 			p.add(at(), "is missing")
 			continue
 		}
-		if err := ValidateTranslation(t); err != nil {
-			p.merge(at()+".", err)
-			continue
+		if known == nil || !known(t) {
+			if err := ValidateTranslation(t); err != nil {
+				p.merge(at()+".", err)
+				continue
+			}
 		}
 		a, _ := ParseAddr(t.GetVip().GetAddress())
 		id := translationIdentity{vip: a, port: t.GetVip().GetPort(), protocol: t.GetProtocol()}
