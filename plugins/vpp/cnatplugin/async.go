@@ -117,7 +117,7 @@ func (d *translationDescriptor) newBatch(op string, set *cnatmodel.TranslationSe
 func (b *batch) next() *request {
 	last := &b.reqs[len(b.reqs)-1]
 	if len(*last) == cap(*last) {
-		b.reqs = append(b.reqs, make([]request, 0, 2*cap(*last)))
+		b.reqs = append(b.reqs, make([]request, 0, min(2*cap(*last), 1024)))
 		last = &b.reqs[len(b.reqs)-1]
 	}
 	*last = (*last)[:len(*last)+1]

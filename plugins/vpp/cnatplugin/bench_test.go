@@ -3,6 +3,7 @@ package cnatplugin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -59,13 +60,19 @@ func BenchmarkTranslationBurst(b *testing.B) {
 // one translation per node IP, all to the same backends (one paths slice shared, as
 // the renderer builds them).
 func nodePortSet(label string, nodes, backends int, targetPort uint32) *cnatmodel.TranslationSet {
+	return nodePortSetOn(label, 0, nodes, backends, targetPort)
+}
+
+// nodePortSetOn is nodePortSet of the i-th service: cluster IP 10.96.x.y, node port
+// 30000+i.
+func nodePortSetOn(label string, i, nodes, backends int, targetPort uint32) *cnatmodel.TranslationSet {
 	paths := make([]*cnatmodel.Path, backends)
 	for k := range paths {
 		paths[k] = &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.1.%d.%d", k/250, k%250+2), targetPort), Src: ep("192.168.16.1", 0)}
 	}
-	s := &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{{Vip: ep("10.96.0.10", 80), Paths: paths}}}
+	s := &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{{Vip: ep(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80), Paths: paths}}}
 	for n := range nodes {
-		s.Translations = append(s.Translations, &cnatmodel.Translation{Vip: ep(fmt.Sprintf("192.168.%d.%d", 16+n/250, n%250+1), 30080),
+		s.Translations = append(s.Translations, &cnatmodel.Translation{Vip: ep(fmt.Sprintf("192.168.%d.%d", 16+n/250, n%250+1), uint32(30000+i)),
 			IsRealIp: true, AllocPort: true, Paths: paths})
 	}
 	return s
@@ -95,4 +102,30 @@ func BenchmarkNodePortSetCreateAndUpdate(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*3*51), "ns/translation-op")
+}
+
+// BenchmarkNodeJoin has 100 node-port sets on 50 node IPs (nodePortSet) in a real
+// scheduler over the simulator's socket and commits, per op, the sets with a 51st
+// node IP's translation merged in (the other messages shared), then the sets
+// without it: what a node joining and leaving costs the descriptor and the scheduler.
+func BenchmarkNodeJoin(b *testing.B) {
+	const sets = 100
+	e := newEnv(b)
+	before, joined := map[string]proto.Message{}, map[string]proto.Message{}
+	for i := range sets {
+		label := fmt.Sprintf("default/np-%d", i)
+		s := nodePortSetOn(label, i, 50, 10, 8080)
+		j := &cnatmodel.TranslationSet{Label: label, Translations: slices.Clone(s.Translations)}
+		nt := proto.Clone(s.Translations[1]).(*cnatmodel.Translation)
+		nt.Vip.Address, nt.Paths = "192.168.16.251", s.Translations[1].Paths
+		j.Translations = slices.Insert(j.Translations, 25, nt)
+		before[cnatmodel.TranslationSetKey(label)], joined[cnatmodel.TranslationSetKey(label)] = s, j
+	}
+	e.mustCommit(before)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		e.mustCommit(joined)
+		e.mustCommit(before)
+	}
 }

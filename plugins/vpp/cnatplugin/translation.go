@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"go.fd.io/govpp/binapi/cnat"
 
@@ -163,28 +164,61 @@ func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet
 }
 
 // sharedWith returns whether a translation of v is one of ref's messages (nil when
-// there is no ref). The messages at the same index are compared first; a map of
-// ref's messages is made only when v's order departs from ref's.
+// there is no ref). A change of a few messages (diffByPointer) is answered from the
+// messages v added; a larger one through a map of ref's messages, each answering for
+// one translation of v (a message given twice is a duplicate for validation to find).
 func sharedWith(ref, v *cnatmodel.TranslationSet) func(*cnatmodel.Translation) bool {
 	if ref == nil {
 		return nil
 	}
-	rt := ref.GetTranslations()
-	var of map[*cnatmodel.Translation]bool
-	i := 0 // the index of the translation asked about: v's are asked in order
+	if _, fresh, ok := diffByPointer(ref.GetTranslations(), v.GetTranslations()); ok {
+		return func(t *cnatmodel.Translation) bool { return !slices.Contains(fresh, t) }
+	}
+	rest := make(map[*cnatmodel.Translation]bool, len(ref.GetTranslations()))
+	for _, r := range ref.GetTranslations() {
+		rest[r] = true
+	}
 	return func(t *cnatmodel.Translation) bool {
-		defer func() { i++ }()
-		if i < len(rt) && rt[i] == t {
+		if rest[t] {
+			delete(rest, t)
 			return true
 		}
-		if of == nil {
-			of = make(map[*cnatmodel.Translation]bool, len(rt))
-			for _, r := range rt {
-				of[r] = true
-			}
-		}
-		return of[t]
+		return false
 	}
+}
+
+// maxEdits bounds the messages diffByPointer reports.
+const maxEdits = 8
+
+// diffByPointer compares two lists of messages that differ by a few insertions,
+// removals or replacements (a node's translation merged into a node-port set, one
+// taken out): it walks both in order, looking one message ahead, and returns the
+// messages of ot it did not pair with the same message of nt (gone) and those of
+// nt it did not pair (fresh); ok is false when there are more than maxEdits of them.
+// A message moved elsewhere is in both gone and fresh.
+func diffByPointer(ot, nt []*cnatmodel.Translation) (gone, fresh []*cnatmodel.Translation, ok bool) {
+	i, j := 0, 0
+	for i < len(ot) || j < len(nt) {
+		switch {
+		case i < len(ot) && j < len(nt) && ot[i] == nt[j]:
+			i, j = i+1, j+1
+			continue
+		case i+1 < len(ot) && j < len(nt) && ot[i+1] == nt[j]: // ot[i] removed
+			gone, i = append(gone, ot[i]), i+1
+		case j+1 < len(nt) && i < len(ot) && ot[i] == nt[j+1]: // nt[j] inserted
+			fresh, j = append(fresh, nt[j]), j+1
+		case i < len(ot) && j < len(nt): // replaced
+			gone, fresh, i, j = append(gone, ot[i]), append(fresh, nt[j]), i+1, j+1
+		case i < len(ot):
+			gone, i = append(gone, ot[i]), i+1
+		default:
+			fresh, j = append(fresh, nt[j]), j+1
+		}
+		if len(gone)+len(fresh) > maxEdits {
+			return nil, nil, false
+		}
+	}
+	return gone, fresh, true
 }
 
 // needsRecreate tells whether VPP cannot change old into v in place. VPP sets
@@ -305,7 +339,7 @@ func (d *translationDescriptor) updateAsync(old, v *cnatmodel.TranslationSet, md
 		md = newSetMetadata(len(v.GetTranslations()))
 	}
 	ot, nt := old.GetTranslations(), v.GetTranslations()
-	b := d.newBatch("update", v, md, len(nt)+len(ot)/4)
+	b := d.newBatch("update", v, md, 4) // (most updates change a few translations, or all: chunks grow)
 	i := 0
 	if !md.unsure && md.Len() == len(ot) { // md holds exactly old's translations
 		for ; i < len(ot) && i < len(nt); i++ {
@@ -320,7 +354,11 @@ func (d *translationDescriptor) updateAsync(old, v *cnatmodel.TranslationSet, md
 		}
 	}
 	if i < len(ot) || i < len(nt) {
-		b.changeByIdentity(ot[i:], nt[i:], i == 0)
+		if gone, fresh, ok := diffByPointer(ot[i:], nt[i:]); ok && !md.unsure && md.Len() == len(ot) {
+			b.changeFew(gone, fresh)
+		} else {
+			b.changeByIdentity(ot[i:], nt[i:], i == 0)
+		}
 	}
 	return func() (*TranslationSetMetadata, error) {
 		if err := b.wait(); err != nil {
@@ -382,6 +420,33 @@ func (b *batch) changeByIdentity(ot, nt []*cnatmodel.Translation, extras bool) {
 		}
 		id := identityOf(t)
 		b.change(oldOf[id], t, id)
+	}
+}
+
+// changeFew sends what changes a set whose other messages stay: gone are the
+// messages of the applied value it no longer has, fresh the new ones (a few each,
+// matched by identity without maps). The metadata must be sure and hold exactly the
+// applied value's translations.
+func (b *batch) changeFew(gone, fresh []*cnatmodel.Translation) {
+	freshIDs := make([]identity, len(fresh))
+	for k, t := range fresh {
+		freshIDs[k] = identityOf(t)
+	}
+	goneIDs := make([]identity, len(gone))
+	for k, t := range gone {
+		goneIDs[k] = identityOf(t)
+		if !slices.Contains(freshIDs, goneIDs[k]) {
+			if vppID, in := b.md.ids[goneIDs[k]]; in {
+				b.del(goneIDs[k], vppID, t)
+			}
+		}
+	}
+	for k, t := range fresh {
+		var prev *cnatmodel.Translation
+		if g := slices.Index(goneIDs, freshIDs[k]); g >= 0 {
+			prev = gone[g]
+		}
+		b.change(prev, t, freshIDs[k])
 	}
 }
 

@@ -117,3 +117,22 @@ func TestValidateAcceptsValuesUnderTheirKey(t *testing.T) {
 		}
 	}
 }
+
+// TestAChangedSetIsValidatedForWhatItDoesNotShare: a set validated once, then given
+// again with a new message and one of its messages twice: the duplicate is found
+// although both are messages of the value validated before.
+func TestAChangedSetIsValidatedForWhatItDoesNotShare(t *testing.T) {
+	d := descriptors(vppbase.DescriptorDeps{})[TranslationSetDescriptorName]
+	key := cnatmodel.TranslationSetKey("default/web")
+	a, b := backend("10.96.0.10", 80, "10.1.1.2"), backend("10.96.0.10", 443, "10.1.1.2")
+	if err := d.Validate(key, inSet(a, b)); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Validate(key, inSet(a, backend("10.96.0.10", 8080, "10.1.1.2"), b, a))
+	if err == nil || !strings.Contains(err.Error(), "translations[3]") || !strings.Contains(err.Error(), "is also translations[0]") {
+		t.Errorf("Validate of a set holding a shared message twice = %v, want translations[3] named as a duplicate", err)
+	}
+	if err := d.Validate(key, inSet(b, a)); err != nil {
+		t.Errorf("Validate of the shared messages in another order = %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package vpp_cnat
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -174,61 +175,88 @@ func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) b
 	if err := ValidateLabel(s.GetLabel()); err != nil {
 		p.merge("", err)
 	}
-	// Duplicates: by comparison for a small set (no allocation: most sets are a
-	// Service's few ports), by a map for a large one.
-	var small [8]translationIdentity
-	ids := small[:0]
-	var first map[translationIdentity]int
-	if len(s.GetTranslations()) > len(small) {
-		first = make(map[translationIdentity]int, len(s.GetTranslations()))
-	}
-	for i, t := range s.GetTranslations() {
+	// Duplicates. The identities of the translations not known are compared with
+	// every other's (known ones were validated together: no two of them share one);
+	// when more than a few are not known, a map of all is made instead.
+	ts := s.GetTranslations()
+	var small [8]int // indexes of the translations not known, while few
+	unknown := small[:0]
+	var bad []int // indexes of the missing and invalid translations, left out below
+	for i, t := range ts {
 		at := func() string { return "translations[" + strconv.Itoa(i) + "]" } // made for a problem only
 		if t == nil {
 			p.add(at(), "is missing")
+			bad = append(bad, i)
 			continue
 		}
-		if known == nil || !known(t) {
-			if err := ValidateTranslation(t); err != nil {
-				p.merge(at()+".", err)
-				continue
-			}
+		if known != nil && known(t) {
+			continue
 		}
-		a, _ := ParseAddr(t.GetVip().GetAddress())
-		id := translationIdentity{vip: a, port: t.GetVip().GetPort(), protocol: t.GetProtocol()}
-		j, dup := -1, false
-		if first != nil {
-			j, dup = first[id]
-			if !dup {
-				first[id] = i
-			}
+		if err := ValidateTranslation(t); err != nil {
+			p.merge(at()+".", err)
+			bad = append(bad, i)
+			continue
+		}
+		if len(unknown) < cap(small) || known == nil && len(ts) <= cap(small) {
+			unknown = append(unknown, i)
 		} else {
-			for k := range ids {
-				if ids[k] == id {
-					j, dup = indexOfValid(s.GetTranslations(), ids[k]), true
-					break
-				}
-			}
-			if !dup {
-				ids = append(ids, id)
-			}
+			unknown = nil // too many: the map below
 		}
-		if dup {
-			p.add(at(), "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(t), j)
-		}
+	}
+	if unknown == nil && len(ts) > 0 {
+		p.duplicatesByMap(ts, bad)
+	} else {
+		p.duplicatesOf(ts, unknown, bad)
 	}
 	return p.err()
 }
 
-// indexOfValid returns the index of the first translation of ts whose identity is id
-// (the error path of a small set, which keeps identities without their indexes).
-func indexOfValid(ts []*Translation, id translationIdentity) int {
-	for i, t := range ts {
-		if a, ok := ParseAddr(t.GetVip().GetAddress()); ok && t.GetVip().GetPort() == id.port && t.GetProtocol() == id.protocol && a == id.vip {
-			return i
+// identityOf returns the identity of a valid translation.
+func identityOf(t *Translation) translationIdentity {
+	a, _ := ParseAddr(t.GetVip().GetAddress())
+	return translationIdentity{vip: a, port: t.GetVip().GetPort(), protocol: t.GetProtocol()}
+}
+
+// duplicatesOf adds a problem for each translation of ts whose identity an earlier
+// one has, of the pairs with at least one index in some (sorted), none in bad.
+func (p *problems) duplicatesOf(ts []*Translation, some, bad []int) {
+	for _, i := range some {
+		id := identityOf(ts[i])
+		for j, t := range ts {
+			if j == i || identityOf(t) != id || slicesContains(bad, j) {
+				continue
+			}
+			if j < i {
+				p.add("translations["+strconv.Itoa(i)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(ts[i]), j)
+			} else if !slicesContains(some, j) { // (a later unknown one reports the pair itself)
+				p.add("translations["+strconv.Itoa(j)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(t), i)
+			}
+			break
 		}
 	}
-	return -1
+}
+
+// duplicatesByMap adds a problem for each translation of ts but those in bad whose
+// identity an earlier one has.
+func (p *problems) duplicatesByMap(ts []*Translation, bad []int) {
+	first := make(map[translationIdentity]int, len(ts))
+	for i, t := range ts {
+		if slicesContains(bad, i) {
+			continue
+		}
+		id := identityOf(t)
+		if j, dup := first[id]; dup {
+			p.add("translations["+strconv.Itoa(i)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(t), j)
+			continue
+		}
+		first[id] = i
+	}
+}
+
+// slicesContains tells whether the sorted s holds v.
+func slicesContains(s []int, v int) bool {
+	_, found := slices.BinarySearch(s, v)
+	return found
 }
 
 // merge adds the problems of err (an *InvalidError; any other error as a problem of
