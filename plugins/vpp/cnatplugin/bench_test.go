@@ -104,28 +104,31 @@ func BenchmarkNodePortSetCreateAndUpdate(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*3*51), "ns/translation-op")
 }
 
-// BenchmarkNodeJoin has 100 node-port sets on 50 node IPs (nodePortSet) in a real
-// scheduler over the simulator's socket and commits, per op, the sets with a 51st
-// node IP's translation merged in (the other messages shared), then the sets
-// without it: what a node joining and leaving costs the descriptor and the scheduler.
-func BenchmarkNodeJoin(b *testing.B) {
-	const sets = 100
+// BenchmarkNodeJoin1kNodePorts has 1,000 node-port sets on 50 nodes of two IPs each
+// (101 translations, 10 backends) in a real scheduler over the simulator's socket and
+// commits, per op, the sets with the new node's two translations merged in (the other
+// messages shared), or without them: a node joining or leaving, as
+// natplugin's BenchmarkNodeJoin1kNodePortsAsRendered measures it for NAT44.
+func BenchmarkNodeJoin1kNodePorts(b *testing.B) {
+	const sets = 1000
 	e := newEnv(b)
 	before, joined := map[string]proto.Message{}, map[string]proto.Message{}
 	for i := range sets {
 		label := fmt.Sprintf("default/np-%d", i)
-		s := nodePortSetOn(label, i, 50, 10, 8080)
+		s := nodePortSetOn(label, i, 100, 10, 8080)
 		j := &cnatmodel.TranslationSet{Label: label, Translations: slices.Clone(s.Translations)}
-		nt := proto.Clone(s.Translations[1]).(*cnatmodel.Translation)
-		nt.Vip.Address, nt.Paths = "192.168.16.251", s.Translations[1].Paths
-		j.Translations = slices.Insert(j.Translations, 25, nt)
+		for k, addr := range []string{"192.168.16.251", "192.168.17.251"} {
+			nt := proto.Clone(s.Translations[1]).(*cnatmodel.Translation)
+			nt.Vip.Address, nt.Paths = addr, s.Translations[1].Paths
+			j.Translations = slices.Insert(j.Translations, 25+k*50, nt)
+		}
 		before[cnatmodel.TranslationSetKey(label)], joined[cnatmodel.TranslationSetKey(label)] = s, j
 	}
 	e.mustCommit(before)
+	next := []map[string]proto.Message{joined, before}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for range b.N {
-		e.mustCommit(joined)
-		e.mustCommit(before)
+	for i := range b.N {
+		e.mustCommit(next[i%2])
 	}
 }

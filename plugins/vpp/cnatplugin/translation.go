@@ -247,8 +247,14 @@ const defaultFlowHash = 0x9f
 func setDeps(_ string, v *cnatmodel.TranslationSet) []kvapi.Dependency {
 	var deps []kvapi.Dependency
 	var seen map[string]bool
+	var last []*cnatmodel.Path
 	for _, t := range v.GetTranslations() {
-		for _, p := range t.GetPaths() {
+		paths := t.GetPaths()
+		if len(paths) > 0 && len(paths) == len(last) && &paths[0] == &last[0] {
+			continue // (the paths of the translation before: a node port's are shared)
+		}
+		last = paths
+		for _, p := range paths {
 			for _, e := range [2]*cnatmodel.Endpoint{p.GetDst(), p.GetSrc()} {
 				name := e.GetInterface()
 				if name == "" || seen[name] {

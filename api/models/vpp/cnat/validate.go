@@ -221,9 +221,9 @@ func identityOf(t *Translation) translationIdentity {
 // one has, of the pairs with at least one index in some (sorted), none in bad.
 func (p *problems) duplicatesOf(ts []*Translation, some, bad []int) {
 	for _, i := range some {
-		id := identityOf(ts[i])
+		u := ts[i]
 		for j, t := range ts {
-			if j == i || identityOf(t) != id || slicesContains(bad, j) {
+			if j == i || !sameIdentity(u, t) || slicesContains(bad, j) {
 				continue
 			}
 			if j < i {
@@ -234,6 +234,24 @@ func (p *problems) duplicatesOf(ts []*Translation, some, bad []int) {
 			break
 		}
 	}
+}
+
+// sameIdentity tells whether two valid translations have the same VIP address,
+// port and protocol. Two IPv4 addresses are compared as written: ParseAddr takes a
+// dotted quad only without leading zeros, so a valid IPv4 address has one spelling
+// (the other forms, IPv6 and IPv4-mapped, have a colon and are parsed).
+func sameIdentity(a, b *Translation) bool {
+	if a.GetVip().GetPort() != b.GetVip().GetPort() || a.GetProtocol() != b.GetProtocol() {
+		return false
+	}
+	x, y := a.GetVip().GetAddress(), b.GetVip().GetAddress()
+	if x == y {
+		return true
+	}
+	if !strings.Contains(x, ":") && !strings.Contains(y, ":") {
+		return false
+	}
+	return identityOf(a) == identityOf(b)
 }
 
 // duplicatesByMap adds a problem for each translation of ts but those in bad whose

@@ -173,3 +173,21 @@ func TestValidateTranslationSetOfAValidSmallSetDoesNotAllocate(t *testing.T) {
 		t.Errorf("ValidateTranslationSet of a valid set of 3 allocates %v times", n)
 	}
 }
+
+func TestDuplicatesAreFoundInEverySpellingOfAnAddress(t *testing.T) {
+	tr := func(vip string) *Translation {
+		return &Translation{Vip: addr(vip, 80), Paths: []*Path{{Dst: addr("fd00::2", 8080)}}}
+	}
+	v4 := func(vip string) *Translation {
+		return &Translation{Vip: addr(vip, 80), Paths: []*Path{{Dst: addr("10.1.1.2", 8080)}}}
+	}
+	for _, pair := range [][2]*Translation{
+		{tr("fd00::a"), tr("FD00:0::A")},
+		{v4("10.96.0.10"), v4("::ffff:10.96.0.10")},
+	} {
+		err := ValidateTranslationSet(&TranslationSet{Label: "default/web", Translations: pair[:]})
+		if err == nil || !strings.Contains(err.Error(), "is also translations[0]") {
+			t.Errorf("%s and %s: %v, want a duplicate", pair[0].GetVip().GetAddress(), pair[1].GetVip().GetAddress(), err)
+		}
+	}
+}
