@@ -2,6 +2,7 @@ package cnat
 
 import (
 	"fmt"
+	"net"
 	"testing"
 
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
@@ -52,5 +53,41 @@ func BenchmarkResync(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkNodeJoin is a node of two IPs joining (and, every other op, leaving) a
+// cluster of 50 such nodes with 1,000 node-port services (the scale harness's
+// NodePorts): UpdateFlatNodePortServices with every node-port service.
+func BenchmarkNodeJoin(b *testing.B) {
+	services := benchServices(10000)
+	var np []*renderer.FlatService
+	for _, svc := range services {
+		if svc.HasNodePort() {
+			np = append(np, svc)
+		}
+	}
+	r, _ := newRendererWith(b, dualConf, true, false)
+	ips := func(nodes int) *renderer.IPAddresses {
+		a := renderer.NewIPAddresses()
+		for n := range nodes {
+			a.Add(net.IPv4(192, 168, 16, byte(n+1)))
+			a.Add(net.IPv4(192, 168, 17, byte(n+1)))
+		}
+		return a
+	}
+	before, joined := ips(50), ips(51)
+	ev := &renderer.FlatResyncEventData{NodeIPs: before, FrontendIfs: renderer.NewInterfaces(), BackendIfs: renderer.NewInterfaces(), Services: services}
+	if err := r.ResyncFlat(st.NewTxn(), ev); err != nil {
+		b.Fatal(err)
+	}
+	next := []*renderer.IPAddresses{joined, before}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := r.UpdateFlatNodePortServices(&describedTxn{Txn: st.NewTxn()}, next[i%2], np); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }
