@@ -94,6 +94,15 @@ func FormatTranslation(t *Translation) string {
 // address) and endpoints of another family than the VIP's; and what would crash VPP:
 // a translation without paths.
 func ValidateTranslation(t *Translation) error {
+	_, err := validateTranslation(t, nil, unknownFamily)
+	return err
+}
+
+// validateTranslation is ValidateTranslation, the paths taken as valid when they are
+// validPaths (the same slice) and the VIP is of validFamily; it returns the VIP's
+// family (unknownFamily when it is not valid). The translations of a node port share
+// one slice of paths: a set's validation checks it once.
+func validateTranslation(t *Translation, validPaths []*Path, validFamily AddressFamily) (AddressFamily, error) {
 	var p problems
 	vip := t.GetVip()
 	family := unknownFamily // the endpoints' family is checked once the VIP's is known
@@ -122,6 +131,9 @@ func ValidateTranslation(t *Translation) error {
 		// asks for 2^32 entries and aborts. A VIP without backends has no translation.
 		p.add("paths", "is empty (VPP aborts on a translation without paths; delete the translation instead)")
 	}
+	if paths := t.GetPaths(); len(paths) > 0 && len(paths) == len(validPaths) && &paths[0] == &validPaths[0] && family == validFamily {
+		return family, p.err()
+	}
 	for i, path := range t.GetPaths() {
 		if dst := path.GetDst(); dst != nil && (dst.GetAddress() != "" || dst.GetInterface() != "") &&
 			endpointValid(dst, family) && endpointValid(path.GetSrc(), family) {
@@ -135,7 +147,10 @@ func ValidateTranslation(t *Translation) error {
 		}
 		p.endpoint(at+".src", path.GetSrc(), family)
 	}
-	return p.err()
+	if len(p.e.Problems) > 0 {
+		return unknownFamily, p.err()
+	}
+	return family, nil
 }
 
 // ValidateLabel checks the label of a translation set: not empty, no whitespace or
@@ -182,6 +197,9 @@ func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) b
 	var small [8]int // indexes of the translations not known, while few
 	unknown := small[:0]
 	var bad []int // indexes of the missing and invalid translations, left out below
+	// The paths of the last valid translation, and its VIP's family.
+	var validPaths []*Path
+	validFamily := unknownFamily
 	for i, t := range ts {
 		at := func() string { return "translations[" + strconv.Itoa(i) + "]" } // made for a problem only
 		if t == nil {
@@ -192,11 +210,13 @@ func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) b
 		if known != nil && known(t) {
 			continue
 		}
-		if err := ValidateTranslation(t); err != nil {
+		family, err := validateTranslation(t, validPaths, validFamily)
+		if err != nil {
 			p.merge(at()+".", err)
 			bad = append(bad, i)
 			continue
 		}
+		validPaths, validFamily = t.GetPaths(), family
 		if len(unknown) < cap(small) || known == nil && len(ts) <= cap(small) {
 			unknown = append(unknown, i)
 		} else {

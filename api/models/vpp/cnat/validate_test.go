@@ -191,3 +191,22 @@ func TestDuplicatesAreFoundInEverySpellingOfAnAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPathsAreCheckedForEachFamily: two translations sharing one slice of
+// paths (as a node port's do) are both valid when their VIPs are of the paths'
+// family; a VIP of the other family sharing them is refused.
+func TestSharedPathsAreCheckedForEachFamily(t *testing.T) {
+	paths := []*Path{{Dst: addr("10.1.1.2", 8080)}, {Dst: addr("10.1.1.3", 8080)}}
+	s := &TranslationSet{Label: "default/np", Translations: []*Translation{
+		{Vip: addr("192.168.16.1", 30080), Paths: paths},
+		{Vip: addr("192.168.16.2", 30080), Paths: paths},
+	}}
+	if err := ValidateTranslationSet(s); err != nil {
+		t.Fatalf("two IPv4 node ports sharing their paths: %v", err)
+	}
+	s.Translations = append(s.Translations, &Translation{Vip: addr("fd00:168:16::1", 30080), Paths: paths})
+	err := ValidateTranslationSet(s)
+	if err == nil || !strings.Contains(err.Error(), "translations[2].paths[0].dst.address 10.1.1.2 is not of the VIP's family IPV6") {
+		t.Errorf("an IPv6 VIP sharing IPv4 paths: %v, want its paths refused", err)
+	}
+}
