@@ -106,6 +106,8 @@ type batch struct {
 	replies   []cnat.CnatTranslationUpdateReply
 	lastPaths []*cnatmodel.Path
 	apiPaths  []cnat.CnatEndpointTuple
+	// cmp compares an applied translation with its new value.
+	cmp cnatmodel.Comparer
 }
 
 // newBatch returns an empty batch for about n requests.

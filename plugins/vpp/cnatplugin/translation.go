@@ -280,9 +280,10 @@ func sameSet(a, b *cnatmodel.TranslationSet) bool {
 	if a.GetLabel() != b.GetLabel() || len(ta) != len(tb) {
 		return false
 	}
+	var c cnatmodel.Comparer
 	i := 0
 	for ; i < len(ta); i++ {
-		if ta[i] != tb[i] && !sameTranslation(ta[i], tb[i]) {
+		if !c.Same(ta[i], tb[i]) {
 			break
 		}
 	}
@@ -295,7 +296,7 @@ func sameSet(a, b *cnatmodel.TranslationSet) bool {
 	}
 	for _, t := range tb[i:] {
 		u, ok := rest[identityOf(t)]
-		if !ok || !sameTranslation(u, t) {
+		if !ok || !c.Same(u, t) {
 			return false
 		}
 	}
@@ -465,7 +466,7 @@ func (b *batch) change(prev, t *cnatmodel.Translation, id identity) {
 		// unknown lb_type; re-created to be sure.)
 		b.del(id, vppID, t)
 		b.update(t, id)
-	case !inVPP || prev == nil || b.md.unsure || (prev != t && !sameTranslation(prev, t)):
+	case !inVPP || prev == nil || b.md.unsure || !b.cmp.Same(prev, t):
 		b.update(t, id)
 	}
 }

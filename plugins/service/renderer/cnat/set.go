@@ -54,7 +54,7 @@ func (r *renderedService) translations() []*vpp_cnat.Translation { return r.set.
 func (rndr *Renderer) own(id renderer.ServiceID, wanted, prev []*vpp_cnat.Translation, firsts []string) (owned []*vpp_cnat.Translation, _ []string) {
 	owned = wanted[:0]
 	j := 0
-	var same translationComparer
+	var same vpp_cnat.Comparer
 	for _, t := range wanted {
 		tid := idOf(t)
 		if owner, taken := rndr.owners[tid]; taken && owner != id {
@@ -67,57 +67,12 @@ func (rndr *Renderer) own(id renderer.ServiceID, wanted, prev []*vpp_cnat.Transl
 		for j < len(prev) && compareIDs(idOf(prev[j]), tid) < 0 {
 			j++
 		}
-		if j < len(prev) && idOf(prev[j]) == tid && same.equal(prev[j], t) {
+		if j < len(prev) && idOf(prev[j]) == tid && same.Same(prev[j], t) {
 			t = prev[j]
 		}
 		owned = append(owned, t)
 	}
 	return owned, firsts
-}
-
-// translationComparer tells whether two translations are equal field by field. The
-// translations of a node port share one slice of paths (in the old set and in the
-// new): the comparison of the last two slices compared is remembered, so that a
-// service with a hundred node IPs compares its paths once, not a hundred times.
-type translationComparer struct {
-	lastA, lastB []*vpp_cnat.Path
-	lastSame     bool
-}
-
-func (c *translationComparer) equal(a, b *vpp_cnat.Translation) bool {
-	if a == b {
-		return true
-	}
-	if !sameEndpoint(a.GetVip(), b.GetVip()) || a.GetProtocol() != b.GetProtocol() || a.GetIsRealIp() != b.GetIsRealIp() ||
-		a.GetAllocPort() != b.GetAllocPort() || a.GetNoReturnSession() != b.GetNoReturnSession() ||
-		a.GetLbType() != b.GetLbType() || a.GetFlowHashConfig() != b.GetFlowHashConfig() {
-		return false
-	}
-	pa, pb := a.GetPaths(), b.GetPaths()
-	if len(pa) != len(pb) {
-		return false
-	}
-	if len(pa) == 0 || &pa[0] == &pb[0] {
-		return true
-	}
-	if len(c.lastA) == len(pa) && &c.lastA[0] == &pa[0] && &c.lastB[0] == &pb[0] {
-		return c.lastSame
-	}
-	same := true
-	for i := range pa {
-		if pa[i] != pb[i] && (!sameEndpoint(pa[i].GetDst(), pb[i].GetDst()) || !sameEndpoint(pa[i].GetSrc(), pb[i].GetSrc())) {
-			same = false
-			break
-		}
-	}
-	c.lastA, c.lastB, c.lastSame = pa, pb, same
-	return same
-}
-
-// sameEndpoint tells whether two endpoints (nil: none) are equal field by field.
-func sameEndpoint(a, b *vpp_cnat.Endpoint) bool {
-	return a.GetAddress() == b.GetAddress() && a.GetInterface() == b.GetInterface() &&
-		a.GetInterfaceFamily() == b.GetInterfaceFamily() && a.GetPort() == b.GetPort() && (a == nil) == (b == nil)
 }
 
 // claim makes service id the owner of an identity no service owns; it tells whether

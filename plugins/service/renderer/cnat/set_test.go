@@ -411,37 +411,3 @@ func TestResyncKeepsTheSetsOfUnchangedServices(t *testing.T) {
 		t.Errorf("web second in the resync: its set %q holds 10.96.0.10/80/TCP, the rival's", got)
 	}
 }
-
-// TestTranslationComparerRemembersOnlyTheSamePairOfPaths: node-port translations
-// sharing their paths are compared once per pair of slices; another pair is compared
-// anew, and a difference in a scalar field or a path is seen.
-func TestTranslationComparerRemembersOnlyTheSamePairOfPaths(t *testing.T) {
-	p := func(addrs ...string) []*vpp_cnat.Path {
-		var out []*vpp_cnat.Path
-		for _, a := range addrs {
-			out = append(out, &vpp_cnat.Path{Dst: &vpp_cnat.Endpoint{Address: a, Port: 8080}})
-		}
-		return out
-	}
-	tr := func(vip string, paths []*vpp_cnat.Path) *vpp_cnat.Translation {
-		return &vpp_cnat.Translation{Vip: &vpp_cnat.Endpoint{Address: vip, Port: 30080}, IsRealIp: true, Paths: paths}
-	}
-	old, same, other := p("10.1.1.2", "10.1.1.3"), p("10.1.1.2", "10.1.1.3"), p("10.1.1.2", "10.1.1.4")
-	var c translationComparer
-	for _, tc := range []struct {
-		a, b *vpp_cnat.Translation
-		want bool
-	}{
-		{tr("192.168.16.1", old), tr("192.168.16.1", same), true},
-		{tr("192.168.16.2", old), tr("192.168.16.2", same), true}, // the remembered pair
-		{tr("192.168.16.1", old), tr("192.168.16.1", other), false},
-		{tr("192.168.16.2", old), tr("192.168.16.2", other), false}, // remembered, different
-		{tr("192.168.16.1", old), tr("192.168.16.1", same), true},   // the first pair again
-		{tr("192.168.16.1", old), tr("192.168.16.2", same), false},  // another VIP
-		{tr("192.168.16.1", old), &vpp_cnat.Translation{Vip: &vpp_cnat.Endpoint{Address: "192.168.16.1", Port: 30080}, Paths: same}, false},
-	} {
-		if got := c.equal(tc.a, tc.b); got != tc.want {
-			t.Errorf("equal(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
