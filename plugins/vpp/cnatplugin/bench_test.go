@@ -125,6 +125,14 @@ func BenchmarkNodeJoin1kNodePorts(b *testing.B) {
 		}
 		before[cnatmodel.TranslationSetKey(label)], joined[cnatmodel.TranslationSetKey(label)] = s, j
 	}
+	// The cluster's 9,000 other services: a set each, untouched by the join.
+	others := map[string]proto.Message{}
+	for i := range 9000 {
+		label := fmt.Sprintf("default/svc-%d", i)
+		others[cnatmodel.TranslationSetKey(label)] = &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{
+			{Vip: ep(fmt.Sprintf("10.97.%d.%d", i/250, i%250+1), 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 8080)}}}}}
+	}
+	e.mustCommit(others)
 	e.mustCommit(before)
 	next := []map[string]proto.Message{joined, before}
 	var joins time.Duration
