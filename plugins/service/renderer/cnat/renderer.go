@@ -189,13 +189,17 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 	}
 	txn.Describe("update cnat node-port services")
 	changed := append(slices.Clone(added), removed...)
+	gone := make(map[string]bool, len(removed))
+	for _, a := range removed {
+		gone[a.Text] = true
+	}
 	for _, svc := range npServices {
 		r := rndr.rendered[svc.ID]
 		if r == nil || slices.ContainsFunc(svc.ExternalIPs, func(a renderer.Address) bool { return slices.Contains(changed, a) }) {
 			rndr.update(txn, svc, svc)
 			continue
 		}
-		rndr.stageRoutes(txn, rndr.updateNodePorts(txn, svc, r, added, removed))
+		rndr.stageRoutes(txn, rndr.updateNodePorts(txn, svc, r, added, gone))
 	}
 	return nil
 }

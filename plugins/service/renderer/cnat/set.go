@@ -175,19 +175,22 @@ func (rndr *Renderer) stageService(txn controller.UpdateOperations, svc *rendere
 // with those on the addresses added (the others are the same messages). It returns
 // the addresses whose routes must be staged again.
 func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *renderer.FlatService, r *renderedService,
-	added, removed []renderer.Address) (touched []string) {
+	added []renderer.Address, removed map[string]bool) (touched []string) {
 	prev := r.translations()
-	kept := make([]*vpp_cnat.Translation, 0, len(prev)+len(added)*len(svc.Ports))
-	for _, t := range prev {
-		if isNodePortOf(svc, t) && slices.ContainsFunc(removed, func(a renderer.Address) bool { return a.Text == t.GetVip().GetAddress() }) {
-			if last := rndr.release(svc.ID, idOf(t)); last != "" {
-				touched = append(touched, last)
+	kept := prev
+	if len(removed) > 0 {
+		kept = make([]*vpp_cnat.Translation, 0, len(prev))
+		for _, t := range prev {
+			if removed[t.GetVip().GetAddress()] && isNodePortOf(svc, t) {
+				if last := rndr.release(svc.ID, idOf(t)); last != "" {
+					touched = append(touched, last)
+				}
+				continue
 			}
-			continue
+			kept = append(kept, t)
 		}
-		kept = append(kept, t)
 	}
-	wanted := rndr.nodePortTranslations(svc, added, &slabs{})
+	wanted := rndr.nodePortTranslations(svc, added, kept, &slabs{})
 	n := len(wanted)
 	fresh, touched := rndr.own(svc.ID, wanted, nil, touched)
 	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, r.complete && len(fresh) == n
@@ -197,23 +200,22 @@ func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *rend
 	return touched
 }
 
-// mergeByID merges b (sorted by identity) into a (sorted, with room for b) in place
-// and returns the merged list, sorted: O(len(a)+len(b)).
+// mergeByID returns a new slice of a and b (both sorted by identity) merged in
+// identity order; a and b are not modified (a may be a staged set's).
 func mergeByID(a, b []*vpp_cnat.Translation) []*vpp_cnat.Translation {
-	n := len(a)
-	out := append(a, b...) // grows into a's room: out[:n] is still a
-	i, j, k := n-1, len(b)-1, len(out)-1
-	for j >= 0 {
-		if i >= 0 && byID(out[i], b[j]) > 0 {
-			out[k] = out[i]
-			i--
-		} else {
-			out[k] = b[j]
-			j--
-		}
-		k--
+	if len(b) == 0 {
+		return a
 	}
-	return out
+	out := make([]*vpp_cnat.Translation, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if byID(a[i], b[j]) <= 0 {
+			out, i = append(out, a[i]), i+1
+		} else {
+			out, j = append(out, b[j]), j+1
+		}
+	}
+	return append(append(out, a[i:]...), b[j:]...)
 }
 
 // renderInputs is what a rendering reads besides the service and the node IPs (this

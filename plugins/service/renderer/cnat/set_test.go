@@ -138,8 +138,15 @@ func TestNodeJoinAndLeaveChangeOnlyTheNodeIPTranslations(t *testing.T) {
 		if got := shared(prev, next); !slices.Equal(got, ids(prev)) {
 			t.Errorf("%s after the join: %q are the previous messages, want every previous translation %q", svc.ID, got, ids(prev))
 		}
-		if tr := st.Translation(up.Values, joined, uint32(svc.Ports[0].Port.NodePort), next.GetTranslations()[0].GetProtocol()); !tr.GetIsRealIp() {
+		tr := st.Translation(up.Values, joined, uint32(svc.Ports[0].Port.NodePort), next.GetTranslations()[0].GetProtocol())
+		if !tr.GetIsRealIp() {
 			t.Errorf("%s: the joined node's translation %v is not interposed", svc.ID, tr)
+		}
+		// Its paths are those the port's other node-port translation has, the same
+		// slice (no paths built; the descriptor converts and checks them once).
+		other := st.Translation(up.Values, nodeIP4, uint32(svc.Ports[0].Port.NodePort), tr.GetProtocol())
+		if len(tr.GetPaths()) == 0 || &tr.GetPaths()[0] != &other.GetPaths()[0] {
+			t.Errorf("%s: the joined node's translation has paths of its own %v, not those of %s's translation", svc.ID, tr.GetPaths(), nodeIP4)
 		}
 	}
 

@@ -42,19 +42,23 @@ func byID(a, b *vpp_cnat.Translation) int { return compareIDs(idOf(a), idOf(b)) 
 // identity: cluster IP, then external IP, then node port). A translation's messages
 // are cut from sl.
 func (rndr *Renderer) render(svc *renderer.FlatService, sl *slabs) []*vpp_cnat.Translation {
-	return rndr.translations(svc, rndr.nodeAddrs, true, sl)
+	return rndr.translations(svc, rndr.nodeAddrs, true, nil, sl)
 }
 
 // nodePortTranslations builds the translations of the service's node ports on the
-// node addresses addrs, sorted by identity.
-func (rndr *Renderer) nodePortTranslations(svc *renderer.FlatService, addrs []renderer.Address, sl *slabs) []*vpp_cnat.Translation {
-	return rndr.translations(svc, addrs, false, sl)
+// node addresses addrs, sorted by identity. The paths of a port are those of its
+// translation on another node IP in staged (the service's staged set, where a node
+// port's translations share them), built only when there is none.
+func (rndr *Renderer) nodePortTranslations(svc *renderer.FlatService, addrs []renderer.Address, staged []*vpp_cnat.Translation, sl *slabs) []*vpp_cnat.Translation {
+	return rndr.translations(svc, addrs, false, staged, sl)
 }
 
 // translations builds the translations of the service's node ports on nodeAddrs and,
 // when all, those of its cluster and external IPs. Node IPs are real addresses
-// (interposed); external IPs and node ports take external traffic.
-func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []renderer.Address, all bool, sl *slabs) []*vpp_cnat.Translation {
+// (interposed); external IPs and node ports take external traffic. The node ports'
+// paths are taken from staged when it has them (nodePortTranslations).
+func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []renderer.Address, all bool,
+	staged []*vpp_cnat.Translation, sl *slabs) []*vpp_cnat.Translation {
 	perPort := 0
 	if svc.HasNodePort() {
 		perPort = len(nodeAddrs)
@@ -88,6 +92,9 @@ func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []render
 			}
 		}
 		if p.Port.NodePort != 0 {
+			if len(staged) > 0 {
+				external = stagedPaths(staged, p.Port.NodePort, proto, external, nodeAddrs)
+			}
 			how := exposure{external: true, realIP: true, masq: masq}
 			for _, a := range nodeAddrs {
 				out = rndr.appendTranslation(out, sl, svc, a, p.Port.NodePort, proto, external, how)
@@ -96,6 +103,38 @@ func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []render
 	}
 	slices.SortStableFunc(out, byID)
 	return slices.CompactFunc(out, func(a, b *vpp_cnat.Translation) bool { return idOf(a) == idOf(b) })
+}
+
+// stagedPaths returns pp with the paths of the families of addrs taken from the
+// first staged translation of the node port (port, proto) of each: an interposed
+// (real IP) translation on that port carries the port's paths of external traffic,
+// the ones pp builds.
+func stagedPaths(staged []*vpp_cnat.Translation, port uint16, proto vpp_cnat.Protocol, pp *portPaths, addrs []renderer.Address) *portPaths {
+	out := &portPaths{backends: pp.backends, masq: pp.masq}
+	var need [2]bool
+	for _, a := range addrs {
+		if a.IsIPv4() {
+			need[0] = true
+		} else {
+			need[1] = true
+		}
+	}
+	for _, t := range staged {
+		if t.GetVip().GetPort() != uint32(port) || t.GetProtocol() != proto || !t.GetIsRealIp() {
+			continue
+		}
+		f := 0
+		if strings.Contains(t.GetVip().GetAddress(), ":") {
+			f = 1
+		}
+		if need[f] && !out.made[f] {
+			out.paths[f], out.made[f] = t.GetPaths(), true
+		}
+		if out.made[0] == need[0] && out.made[1] == need[1] {
+			break
+		}
+	}
+	return out
 }
 
 // isNodePortOf tells whether t is the translation of one of the service's node ports
