@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	cnatmodel "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
+	kvapi "github.com/contiv-vpp/contiv-vpp/plugins/kvscheduler/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/vpp/internal/vppbase"
 )
 
@@ -146,4 +147,42 @@ func BenchmarkNodeJoin1kNodePorts(b *testing.B) {
 		}
 	}
 	b.ReportMetric(joins.Seconds()/float64((b.N+1)/2), "join-s/op")
+}
+
+// BenchmarkFirstResync110kTranslations is the agent's first resync of the cnat part of
+// the scale harness's cluster into an empty VPP: 10,000 services of 10 endpoints,
+// 1,000 of them NodePort services on 50 nodes of two IPs (a set of 101 translations
+// sharing one slice of paths; 110,000 translations), committed as a full resync
+// through the real scheduler and the set descriptor into the simulator over its
+// socket, as natplugin's BenchmarkFirstResync110kMappings does for NAT44.
+func BenchmarkFirstResync110kTranslations(b *testing.B) {
+	vals := map[string]proto.Message{}
+	for i := range 1000 {
+		label := fmt.Sprintf("default/np-%d", i)
+		vals[cnatmodel.TranslationSetKey(label)] = nodePortSetOn(label, i, 100, 10, 8080)
+	}
+	for i := range 9000 {
+		label := fmt.Sprintf("default/svc-%d", i)
+		paths := make([]*cnatmodel.Path, 10)
+		for k := range paths {
+			paths[k] = &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.2.%d.%d", k, i%250+1), 8080)}
+		}
+		vals[cnatmodel.TranslationSetKey(label)] = &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{
+			{Vip: ep(fmt.Sprintf("10.97.%d.%d", i/250, i%250+1), 80), Paths: paths}}}
+	}
+	full := kvapi.WithResync(context.Background(), kvapi.FullResync, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		e := newEnv(b)
+		b.StartTimer()
+		if err := e.commit(full, vals); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if got := e.sim.MessageCount("cnat_translation_update"); got != 110000 {
+			b.Fatalf("%d cnat_translation_update, want 110,000", got)
+		}
+		b.StartTimer()
+	}
 }
