@@ -8,6 +8,7 @@ package vppsim
 
 import (
 	"net/netip"
+	"slices"
 	"sort"
 
 	"go.fd.io/govpp/binapi/cnat"
@@ -108,6 +109,12 @@ type cnatState struct {
 	// reusing a deleted one's index starts without features.
 	feats map[cnatFeatKey]int
 	stats cnatStats // stats_cnat.go
+	// lastAPIPaths are the paths of the last translation decoded and lastPaths
+	// their decoded form, shared by the next translation that has the same (a
+	// node port's translations on every node IP do): decoded paths are never
+	// modified. Memory only, not behaviour: VPP decodes each request's paths.
+	lastAPIPaths []cnat.CnatEndpointTuple
+	lastPaths    []cnatPath
 }
 
 func registerCNAT(r *registry) {
@@ -217,14 +224,19 @@ func (st *state) cnatUpdate(t *cnat.CnatTranslation) (uint32, int32) {
 	}
 	// VPP decodes the paths before the VIP and stops at the first bad one:
 	// an endpoint's bad address family is VNET_API_ERROR_INVALID_ADDRESS_FAMILY.
-	paths := make([]cnatPath, 0, len(t.Paths))
-	for _, p := range t.Paths {
-		src, ok1 := cnatEPFromAPI(p.SrcEp)
-		dst, ok2 := cnatEPFromAPI(p.DstEp)
-		if !ok1 || !ok2 {
-			return noIndex, retvalInvalidAddressFamily
+	c := &st.cnat
+	paths := c.lastPaths
+	if !slices.Equal(t.Paths, c.lastAPIPaths) {
+		paths = make([]cnatPath, 0, len(t.Paths))
+		for _, p := range t.Paths {
+			src, ok1 := cnatEPFromAPI(p.SrcEp)
+			dst, ok2 := cnatEPFromAPI(p.DstEp)
+			if !ok1 || !ok2 {
+				return noIndex, retvalInvalidAddressFamily
+			}
+			paths = append(paths, cnatPath{src: src, dst: dst, flags: p.Flags})
 		}
-		paths = append(paths, cnatPath{src: src, dst: dst, flags: p.Flags})
+		c.lastAPIPaths, c.lastPaths = slices.Clone(t.Paths), paths // (the request may be reused)
 	}
 	vip, ok := cnatEPFromAPI(t.Vip)
 	if !ok {
@@ -234,7 +246,6 @@ func (st *state) cnatUpdate(t *cnat.CnatTranslation) (uint32, int32) {
 	if t.IsRealIP == 0 {
 		flags |= cnatFlagExclusive
 	}
-	c := &st.cnat
 	key := cnatTrKey{addr: vip.addr, sw: vip.sw, v6: vip.v6, port: vip.port, proto: uint8(t.IPProto)}
 	tr := c.byKey[key]
 	if tr == nil {

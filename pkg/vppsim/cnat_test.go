@@ -260,3 +260,30 @@ func TestLookupCNATFollowsTheTranslationOfAVIP(t *testing.T) {
 		t.Fatalf("after the delete LookupCNAT = %v, want nil", got)
 	}
 }
+
+// TestCnatTranslationsWithTheSamePathsKeepTheirOwn: two translations given the same
+// paths (as a node port's on two node IPs), then one given others: the other keeps
+// its paths; a bad path after a good identical list is still refused.
+func TestCnatTranslationsWithTheSamePathsKeepTheirOwn(t *testing.T) {
+	e := newEnv(t)
+	backends := []cnat.CnatEndpoint{apiEP("10.1.1.2", 8080), apiEP("10.1.1.3", 8080)}
+	if _, rv := e.cnatUpdate(apiTr("192.168.16.1", 30080, true, backends...)); rv != 0 {
+		t.Fatal(rv)
+	}
+	if _, rv := e.cnatUpdate(apiTr("192.168.16.2", 30080, true, backends...)); rv != 0 {
+		t.Fatal(rv)
+	}
+	if _, rv := e.cnatUpdate(apiTr("192.168.16.2", 30080, true, apiEP("10.1.1.9", 8080))); rv != 0 {
+		t.Fatal(rv)
+	}
+	ds := dump[cnat.CnatTranslationDetails](t, e.ch, &cnat.CnatTranslationDump{})
+	if len(ds) != 2 || len(ds[0].Translation.Paths) != 2 || ds[0].Translation.Paths[1].DstEp.Addr.String() != "10.1.1.3" ||
+		len(ds[1].Translation.Paths) != 1 || ds[1].Translation.Paths[0].DstEp.Addr.String() != "10.1.1.9" {
+		t.Fatalf("dump %+v: want the first translation's two paths kept and the second's one", ds)
+	}
+	bad := apiTr("192.168.16.3", 30080, true, backends...)
+	bad.Paths[0].DstEp.Addr.Af = 7
+	if _, rv := e.cnatUpdate(bad); rv == 0 {
+		t.Error("a path of an unknown family was taken")
+	}
+}
