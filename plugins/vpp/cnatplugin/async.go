@@ -217,7 +217,7 @@ func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]
 
 // compareIdentity orders identities by address, port and protocol.
 func compareIdentity(a, b identity) int {
-	if c := a.vip.Compare(b.vip); c != 0 {
+	if c := a.addr().Compare(b.addr()); c != 0 {
 		return c
 	}
 	if a.port != b.port {
@@ -266,7 +266,7 @@ func (b *batch) describe(r *request, err error) error {
 	if r.t != nil {
 		what += " " + cnatmodel.FormatTranslation(r.t)
 	} else {
-		what += fmt.Sprintf(" %s:%d/%s", r.id.vip, r.id.port, r.id.proto)
+		what += fmt.Sprintf(" %s:%d/%s", r.id.addr(), r.id.port, r.id.proto)
 	}
 	if r.del {
 		return fmt.Errorf("delete %s (id %d): %w", what, r.vppID, err)
