@@ -200,6 +200,7 @@ func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) b
 	// The paths of the last valid translation, and its VIP's family.
 	var validPaths []*Path
 	validFamily := unknownFamily
+	var lastKnown *Translation // the known translation just before, if any
 	for i, t := range ts {
 		at := func() string { return "translations[" + strconv.Itoa(i) + "]" } // made for a problem only
 		if t == nil {
@@ -208,7 +209,17 @@ func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) b
 			continue
 		}
 		if known != nil && known(t) {
+			lastKnown = t
 			continue
+		}
+		if lastKnown != nil {
+			// Paths shared with the known translation before: valid for its family.
+			if paths := t.GetPaths(); len(paths) > 0 && len(paths) == len(lastKnown.GetPaths()) && &paths[0] == &lastKnown.GetPaths()[0] {
+				if a, ok := ParseAddr(lastKnown.GetVip().GetAddress()); ok {
+					validPaths, validFamily = paths, FamilyOf(a)
+				}
+			}
+			lastKnown = nil
 		}
 		family, err := validateTranslation(t, validPaths, validFamily)
 		if err != nil {

@@ -210,3 +210,19 @@ func TestSharedPathsAreCheckedForEachFamily(t *testing.T) {
 		t.Errorf("an IPv6 VIP sharing IPv4 paths: %v, want its paths refused", err)
 	}
 }
+
+// TestKnownPathsAreValidOnlyForTheirFamily: paths shared with a known translation are
+// taken as valid for a new translation of the same family only.
+func TestKnownPathsAreValidOnlyForTheirFamily(t *testing.T) {
+	paths := []*Path{{Dst: addr("10.1.1.2", 8080)}}
+	known := &Translation{Vip: addr("192.168.16.1", 30080), Paths: paths}
+	isKnown := func(tr *Translation) bool { return tr == known }
+	same := &TranslationSet{Label: "default/np", Translations: []*Translation{known, {Vip: addr("192.168.16.2", 30080), Paths: paths}}}
+	if err := ValidateTranslationSetKnowing(same, isKnown); err != nil {
+		t.Errorf("an IPv4 node port sharing a known one's paths: %v", err)
+	}
+	other := &TranslationSet{Label: "default/np", Translations: []*Translation{known, {Vip: addr("fd00::1", 30080), Paths: paths}}}
+	if err := ValidateTranslationSetKnowing(other, isKnown); err == nil || !strings.Contains(err.Error(), "translations[1].paths[0].dst.address") {
+		t.Errorf("an IPv6 VIP sharing a known IPv4 translation's paths: %v, want its paths refused", err)
+	}
+}

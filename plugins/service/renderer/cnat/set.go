@@ -201,21 +201,21 @@ func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *rend
 }
 
 // mergeByID returns a new slice of a and b (both sorted by identity) merged in
-// identity order; a and b are not modified (a may be a staged set's).
+// identity order; a and b are not modified (a may be a staged set's). Each of b
+// (a node's translations, a few) finds its place in a by binary search, and a is
+// copied in runs between them.
 func mergeByID(a, b []*vpp_cnat.Translation) []*vpp_cnat.Translation {
 	if len(b) == 0 {
 		return a
 	}
 	out := make([]*vpp_cnat.Translation, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if byID(a[i], b[j]) <= 0 {
-			out, i = append(out, a[i]), i+1
-		} else {
-			out, j = append(out, b[j]), j+1
-		}
+	i := 0
+	for _, t := range b {
+		at, _ := slices.BinarySearchFunc(a[i:], t, byID)
+		out = append(append(out, a[i:i+at]...), t)
+		i += at
 	}
-	return append(append(out, a[i:]...), b[j:]...)
+	return append(out, a[i:]...)
 }
 
 // renderInputs is what a rendering reads besides the service and the node IPs (this

@@ -64,7 +64,7 @@ type trafficNode struct {
 	committed map[string]proto.Message
 }
 
-func newTrafficNode(t *testing.T) *trafficNode {
+func newTrafficNode(t testing.TB) *trafficNode {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "api.sock")
 	clk := testkit.NewClockAt(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC))
@@ -137,7 +137,7 @@ func newTrafficNode(t *testing.T) *trafficNode {
 	return n
 }
 
-func (n *trafficNode) do(t *testing.T, req, reply govppapi.Message) {
+func (n *trafficNode) do(t testing.TB, req, reply govppapi.Message) {
 	t.Helper()
 	if err := n.ch.SendRequest(req).ReceiveReply(reply); err != nil {
 		t.Fatalf("%s: %v", req.GetMessageName(), err)
@@ -170,7 +170,7 @@ func (n *trafficNode) take(nic string) ([]string, []string) {
 
 // commit programs the renderer's translation sets and routes staged in txn (nil:
 // deleted), which must all be configured.
-func (n *trafficNode) commit(t *testing.T, txn *st.Txn) {
+func (n *trafficNode) commit(t testing.TB, txn *st.Txn) {
 	t.Helper()
 	ops := make([]op, 0, len(txn.Values))
 	for k, v := range txn.Values {
@@ -187,7 +187,7 @@ type op struct {
 
 // commitOps programs the translation sets and routes among ops in their order (the
 // scheduler applies a transaction in staging order), which must all be configured.
-func (n *trafficNode) commitOps(t *testing.T, ops []op) {
+func (n *trafficNode) commitOps(t testing.TB, ops []op) {
 	t.Helper()
 	kt := n.sched.StartNBTransaction()
 	var keys []string
