@@ -2,6 +2,7 @@ package cnat
 
 import (
 	"slices"
+	"strings"
 
 	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -179,15 +180,29 @@ func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *rend
 	prev := r.translations()
 	kept := prev
 	if len(removed) > 0 {
-		kept = make([]*vpp_cnat.Translation, 0, len(prev))
-		for _, t := range prev {
-			if removed[t.GetVip().GetAddress()] && isNodePortOf(svc, t) {
-				if last := rndr.release(svc.ID, idOf(t)); last != "" {
+		// The set is sorted by address first: the translations of each address gone
+		// are a run, found by binary search.
+		var drop []int
+		for a := range removed {
+			i, _ := slices.BinarySearchFunc(prev, a, func(t *vpp_cnat.Translation, a string) int { return strings.Compare(t.GetVip().GetAddress(), a) })
+			for ; i < len(prev) && prev[i].GetVip().GetAddress() == a; i++ {
+				if isNodePortOf(svc, prev[i]) {
+					drop = append(drop, i)
+				}
+			}
+		}
+		if len(drop) > 0 {
+			slices.Sort(drop)
+			kept = make([]*vpp_cnat.Translation, 0, len(prev)-len(drop))
+			next := 0
+			for _, i := range drop {
+				kept = append(kept, prev[next:i]...)
+				next = i + 1
+				if last := rndr.release(svc.ID, idOf(prev[i])); last != "" {
 					touched = append(touched, last)
 				}
-				continue
 			}
-			kept = append(kept, t)
+			kept = append(kept, prev[next:]...)
 		}
 	}
 	wanted := rndr.nodePortTranslations(svc, added, kept, &slabs{})
