@@ -32,12 +32,8 @@ func formOf(e *Endpoint) endpointForm {
 	return f
 }
 
-// SameEndpoint tells whether two endpoints are the same in canonical form (an
-// address in any spelling, a zero address as none).
-func SameEndpoint(a, b *Endpoint) bool { return formOf(a) == formOf(b) }
-
 // Comparer tells whether two translations are the same in canonical form (endpoints
-// compared by SameEndpoint), field by field and without allocating: a descriptor or
+// compared in canonical form: an address in any spelling, a zero address as none), field by field and without allocating: a descriptor or
 // a renderer compares every translation it changes. The translations of a node port
 // share one slice of paths (in an old set and in the new one): the comparison of the
 // last two slices of paths compared is remembered, so that a set with a hundred node

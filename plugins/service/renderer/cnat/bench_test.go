@@ -57,18 +57,17 @@ func BenchmarkResync(b *testing.B) {
 	}
 }
 
-// BenchmarkNodeJoin is a node of two IPs joining (and, every other op, leaving) a
-// cluster of 50 such nodes with 1,000 node-port services (the scale harness's
-// NodePorts): UpdateFlatNodePortServices with every node-port service.
-func BenchmarkNodeJoin(b *testing.B) {
+// nodeJoinCluster is a renderer that resynced 10,000 services (benchServices) on 50
+// nodes of two IPs, with its node-port services, the node IPs before and after a 51st
+// node joins, and the values it staged.
+func nodeJoinCluster(b *testing.B) (r *Renderer, np []*renderer.FlatService, before, joined *renderer.IPAddresses, staged *st.Txn) {
 	services := benchServices(10000)
-	var np []*renderer.FlatService
 	for _, svc := range services {
 		if svc.HasNodePort() {
 			np = append(np, svc)
 		}
 	}
-	r, _ := newRendererWith(b, dualConf, true, false)
+	r, _ = newRendererWith(b, dualConf, true, false)
 	ips := func(nodes int) *renderer.IPAddresses {
 		a := renderer.NewIPAddresses()
 		for n := range nodes {
@@ -77,20 +76,25 @@ func BenchmarkNodeJoin(b *testing.B) {
 		}
 		return a
 	}
-	before, joined := ips(50), ips(51)
+	before, joined = ips(50), ips(51)
+	staged = st.NewTxn()
 	ev := &renderer.FlatResyncEventData{NodeIPs: before, FrontendIfs: renderer.NewInterfaces(), BackendIfs: renderer.NewInterfaces(), Services: services}
-	if err := r.ResyncFlat(st.NewTxn(), ev); err != nil {
+	if err := r.ResyncFlat(staged, ev); err != nil {
 		b.Fatal(err)
 	}
+	return r, np, before, joined, staged
+}
+
+// benchmarkJoins runs join (and, every other op, the leave), reporting the joins'
+// time alone.
+func benchmarkJoins(b *testing.B, change func(ips *renderer.IPAddresses), before, joined *renderer.IPAddresses) {
 	next := []*renderer.IPAddresses{joined, before}
 	b.ReportAllocs()
 	i := 0
 	var joins time.Duration
 	for b.Loop() {
 		start := time.Now()
-		if err := r.UpdateFlatNodePortServices(&describedTxn{Txn: st.NewTxn()}, next[i%2], np); err != nil {
-			b.Fatal(err)
-		}
+		change(next[i%2])
 		if i%2 == 0 {
 			joins += time.Since(start)
 		}
@@ -99,51 +103,31 @@ func BenchmarkNodeJoin(b *testing.B) {
 	b.ReportMetric(joins.Seconds()/float64((i+1)/2), "join-s/op")
 }
 
+// BenchmarkNodeJoin is a node of two IPs joining (and, every other op, leaving) a
+// cluster of 50 such nodes with 1,000 node-port services (the scale harness's
+// NodePorts): UpdateFlatNodePortServices with every node-port service.
+func BenchmarkNodeJoin(b *testing.B) {
+	r, np, before, joined, _ := nodeJoinCluster(b)
+	benchmarkJoins(b, func(ips *renderer.IPAddresses) {
+		if err := r.UpdateFlatNodePortServices(&describedTxn{Txn: st.NewTxn()}, ips, np); err != nil {
+			b.Fatal(err)
+		}
+	}, before, joined)
+}
+
 // BenchmarkNodeJoinThroughTheScheduler is BenchmarkNodeJoin with the renderer's
 // values committed, as the agent commits them, through a real scheduler and the cnat
-// descriptors into the simulator: the renderer and the scheduler's transaction of a
-// node joining (every other op: leaving) a cluster of 10,000 services, 1,000 of them
-// node-port services on 100 node IPs.
+// descriptors into the simulator (over a plain govpp channel: its requests are not
+// pipelined as the agent's are).
 func BenchmarkNodeJoinThroughTheScheduler(b *testing.B) {
-	services := benchServices(10000)
-	var np []*renderer.FlatService
-	for _, svc := range services {
-		if svc.HasNodePort() {
-			np = append(np, svc)
-		}
-	}
-	r, _ := newRendererWith(b, dualConf, true, false)
-	ips := func(nodes int) *renderer.IPAddresses {
-		a := renderer.NewIPAddresses()
-		for n := range nodes {
-			a.Add(net.IPv4(192, 168, 16, byte(n+1)))
-			a.Add(net.IPv4(192, 168, 17, byte(n+1)))
-		}
-		return a
-	}
-	before, joined := ips(50), ips(51)
+	r, np, before, joined, staged := nodeJoinCluster(b)
 	node := newTrafficNode(b)
-	txn := st.NewTxn()
-	ev := &renderer.FlatResyncEventData{NodeIPs: before, FrontendIfs: renderer.NewInterfaces(), BackendIfs: renderer.NewInterfaces(), Services: services}
-	if err := r.ResyncFlat(txn, ev); err != nil {
-		b.Fatal(err)
-	}
-	node.commit(b, txn)
-	next := []*renderer.IPAddresses{joined, before}
-	b.ReportAllocs()
-	i := 0
-	var joins time.Duration
-	for b.Loop() {
-		start := time.Now()
+	node.commit(b, staged)
+	benchmarkJoins(b, func(ips *renderer.IPAddresses) {
 		up := &describedTxn{Txn: st.NewTxn()}
-		if err := r.UpdateFlatNodePortServices(up, next[i%2], np); err != nil {
+		if err := r.UpdateFlatNodePortServices(up, ips, np); err != nil {
 			b.Fatal(err)
 		}
 		node.commit(b, up.Txn)
-		if i%2 == 0 {
-			joins += time.Since(start)
-		}
-		i++
-	}
-	b.ReportMetric(joins.Seconds()/float64((i+1)/2), "join-s/op")
+	}, before, joined)
 }
