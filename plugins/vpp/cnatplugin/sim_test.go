@@ -650,3 +650,27 @@ func TestANodePortSetGainingAndLosingAnAddressInTheMiddle(t *testing.T) {
 		t.Errorf("a set sharing all but one invalid message: %v, want it refused naming the message", err)
 	}
 }
+
+// TestASetGainingAnInterfaceEndpointWaitsForIt: a set of address endpoints has no
+// dependency; the same set with one more translation to an interface that does not
+// exist yet waits for it (the dependencies of a changed set are not taken from the
+// value before).
+func TestASetGainingAnInterfaceEndpointWaitsForIt(t *testing.T) {
+	e := newEnv(t)
+	key, set := setOf("default/web", backend("10.96.0.10", 80, "10.1.1.2"))
+	e.mustCommit(map[string]proto.Message{key: set})
+	if st := e.state(key); st != kvapi.StateConfigured {
+		t.Fatalf("set of addresses: %v", st)
+	}
+	_, more := setOf("default/web", set.Translations[0], &cnatmodel.Translation{Vip: ep("10.96.0.10", 443),
+		Paths: []*cnatmodel.Path{{Dst: &cnatmodel.Endpoint{Interface: "loop0", Port: 8443}}}})
+	e.mustCommit(map[string]proto.Message{key: more})
+	if st := e.state(key); st != kvapi.StatePending {
+		t.Fatalf("set with a translation to a missing interface: %v, want pending", st)
+	}
+	loopKey, loop := loopback("loop0", "10.1.1.1/24")
+	e.mustCommit(map[string]proto.Message{loopKey: loop})
+	if st := e.state(key); st != kvapi.StateConfigured || len(e.vppTranslations()) != 2 {
+		t.Fatalf("after the interface: %v, VPP %q", st, e.vppTranslations())
+	}
+}

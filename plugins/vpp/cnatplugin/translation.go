@@ -93,6 +93,10 @@ type translationDescriptor struct {
 	// one translation to a set of fifty) validates only its new messages. Delete
 	// forgets the key.
 	lastValid map[string]*cnatmodel.TranslationSet
+	// noIfaces is, by key, the last value validate accepted if none of its
+	// endpoints is an interface: it has no dependency, found without reading its
+	// translations again (the renderer's sets never name interfaces).
+	noIfaces map[string]*cnatmodel.TranslationSet
 }
 
 // NewTranslationSetDescriptor returns the descriptor of cnat translation sets.
@@ -121,15 +125,17 @@ func NewTranslationSetDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescripto
 		},
 		Delete: func(key string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) error {
 			delete(d.lastValid, key)
+			delete(d.noIfaces, key)
 			return d.deleteAsync(v, md)()
 		},
 		DeleteAsync: func(key string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() error {
 			delete(d.lastValid, key)
+			delete(d.noIfaces, key)
 			return d.deleteAsync(v, md)
 		},
 		Retrieve:             d.retrieve,
 		IsRetriableFailure:   vppbase.IsRetriable,
-		Dependencies:         setDeps,
+		Dependencies:         d.dependencies,
 		RetrieveDependencies: []string{ifaceidx.DescriptorName},
 		WithMetadata:         true,
 	})
@@ -161,17 +167,51 @@ func checked(err error, what, key, want string, keyFields ...string) error {
 // under; the messages it shares with the last value accepted for the key are not
 // checked again (messages are never modified once given to the scheduler).
 func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet) error {
-	err := cnatmodel.ValidateTranslationSetKnowing(v, sharedWith(d.lastValid[key], v))
+	ref := d.lastValid[key]
+	known := sharedWith(ref, v)
+	err := cnatmodel.ValidateTranslationSetKnowing(v, known)
 	if err = checked(err, "cnat translation set", key, cnatmodel.TranslationSetKey(v.GetLabel()), "label"); err != nil {
 		return err
 	}
 	if key != "" {
 		if d.lastValid == nil {
-			d.lastValid = make(map[string]*cnatmodel.TranslationSet)
+			d.lastValid, d.noIfaces = make(map[string]*cnatmodel.TranslationSet), make(map[string]*cnatmodel.TranslationSet)
 		}
 		d.lastValid[key] = v
+		// No interface in v: none in the messages it shares with ref when ref had
+		// none, and none in the others.
+		if noIfaces(v, d.noIfaces[key] == ref && ref != nil, known) {
+			d.noIfaces[key] = v
+		} else {
+			delete(d.noIfaces, key)
+		}
 	}
 	return nil
+}
+
+// noIfaces tells whether no endpoint of v is an interface, looking only at the
+// translations known (nil: none) does not report when refKnown (the messages known
+// are a value's without interfaces).
+func noIfaces(v *cnatmodel.TranslationSet, refKnown bool, known func(*cnatmodel.Translation) bool) bool {
+	for _, t := range v.GetTranslations() {
+		if refKnown && known != nil && known(t) {
+			continue
+		}
+		for _, p := range t.GetPaths() {
+			if p.GetDst().GetInterface() != "" || p.GetSrc().GetInterface() != "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// dependencies is setDeps, nothing for a value validate found without interfaces.
+func (d *translationDescriptor) dependencies(key string, v *cnatmodel.TranslationSet) []kvapi.Dependency {
+	if v != nil && d.noIfaces[key] == v {
+		return nil
+	}
+	return setDeps(key, v)
 }
 
 // sharedWith returns whether a translation of v is one of ref's messages (nil when

@@ -251,18 +251,36 @@ func identityOf(t *Translation) translationIdentity {
 // duplicatesOf adds a problem for each translation of ts whose identity an earlier
 // one has, of the pairs with at least one index in some (sorted), none in bad.
 func (p *problems) duplicatesOf(ts []*Translation, some, bad []int) {
-	for _, i := range some {
-		u := ts[i]
-		for j, t := range ts {
-			if j == i || !sameIdentity(u, t) || slicesContains(bad, j) {
-				continue
+	// One pass over ts (each translation read once, as a set of a hundred node IPs is
+	// far larger than its few unknown translations), noting the first translation
+	// with the identity of each of some.
+	var room [8]int // (some holds at most 8: more are checked by duplicatesByMap)
+	first := room[:0]
+	if len(some) > len(room) {
+		first = make([]int, 0, len(some))
+	}
+	first = first[:len(some)]
+	for k := range first {
+		first[k] = -1
+	}
+	for j, t := range ts {
+		if t == nil || slicesContains(bad, j) {
+			continue
+		}
+		for k, i := range some {
+			if first[k] < 0 && j != i && sameIdentity(ts[i], t) {
+				first[k] = j
 			}
-			if j < i {
-				p.add("translations["+strconv.Itoa(i)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(ts[i]), j)
-			} else if !slicesContains(some, j) { // (a later unknown one reports the pair itself)
-				p.add("translations["+strconv.Itoa(j)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(t), i)
-			}
-			break
+		}
+	}
+	for k, i := range some {
+		j := first[k]
+		switch {
+		case j < 0:
+		case j < i:
+			p.add("translations["+strconv.Itoa(i)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(ts[i]), j)
+		case !slicesContains(some, j): // (a later unknown one reports the pair itself)
+			p.add("translations["+strconv.Itoa(j)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(ts[j]), i)
 		}
 	}
 }
