@@ -131,3 +131,12 @@ func BenchmarkNodeJoinThroughTheScheduler(b *testing.B) {
 		node.commit(b, up.Txn)
 	}, before, joined)
 }
+
+// BenchmarkResyncReference is the first resync of the scale harness's reference
+// services: 10,000 (benchServices), 1,000 node-port services on 50 nodes of two IPs
+// (about 110,000 translations).
+func BenchmarkResyncReference(b *testing.B) {
+	for b.Loop() {
+		nodeJoinCluster(b)
+	}
+}
