@@ -180,9 +180,3 @@ func translationFromAPI(t cnat.CnatTranslation, names map[uint32]string, nb *cna
 	}
 	return out, true
 }
-
-// sameTranslation compares two translations in canonical form (cnatmodel.Comparer).
-func sameTranslation(a, b *cnatmodel.Translation) bool {
-	var c cnatmodel.Comparer
-	return c.Same(a, b)
-}

@@ -145,70 +145,6 @@ func mustAddr(s string) netip.Addr {
 
 // Translations equal in canonical form compare equal, whatever the spelling of their
 // endpoints; any field that VPP is given makes them differ.
-func TestSameTranslationComparesCanonicalForms(t *testing.T) {
-	base := func() *cnatmodel.Translation {
-		return &cnatmodel.Translation{Vip: ep("10.96.0.1", 80), Protocol: cnatmodel.Protocol_TCP, AllocPort: true,
-			Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 8080), Src: ep("192.168.16.1", 0)}, {Dst: ep("10.1.2.2", 8080)}}}
-	}
-	for _, c := range []struct {
-		what   string
-		change func(t *cnatmodel.Translation)
-		same   bool
-	}{
-		{"unchanged", func(*cnatmodel.Translation) {}, true},
-		{"an IPv4-mapped spelling of the VIP", func(t *cnatmodel.Translation) { t.Vip.Address = "::ffff:10.96.0.1" }, true},
-		{"a zero source address for none", func(t *cnatmodel.Translation) { t.Paths[1].Src = ep("0.0.0.0", 0) }, true},
-		{"an empty source for none", func(t *cnatmodel.Translation) { t.Paths[1].Src = &cnatmodel.Endpoint{} }, true},
-		{"an interface source for an address", func(t *cnatmodel.Translation) {
-			t.Paths[0].Src = &cnatmodel.Endpoint{Interface: "loop0", Address: "1.2.3.4"}
-		}, false},
-		{"another backend", func(t *cnatmodel.Translation) { t.Paths[1].Dst.Address = "10.1.2.3" }, false},
-		{"another backend port", func(t *cnatmodel.Translation) { t.Paths[1].Dst.Port = 8081 }, false},
-		{"a path less", func(t *cnatmodel.Translation) { t.Paths = t.Paths[:1] }, false},
-		{"the flow hash", func(t *cnatmodel.Translation) { t.FlowHashConfig = 1 }, false},
-		{"is_real_ip", func(t *cnatmodel.Translation) { t.IsRealIp = true }, false},
-		{"the protocol", func(t *cnatmodel.Translation) { t.Protocol = cnatmodel.Protocol_UDP }, false},
-		{"an address that does not parse", func(t *cnatmodel.Translation) { t.Paths[0].Dst.Address = "x" }, false},
-	} {
-		changed := base()
-		c.change(changed)
-		if got := sameTranslation(base(), changed); got != c.same {
-			t.Errorf("%s: sameTranslation = %v, want %v", c.what, got, c.same)
-		}
-		if got := sameTranslation(changed, base()); got != c.same {
-			t.Errorf("%s (swapped): sameTranslation = %v, want %v", c.what, got, c.same)
-		}
-	}
-	withIf := func(addr string) *cnatmodel.Translation {
-		v := base()
-		v.Paths[0].Src = &cnatmodel.Endpoint{Interface: "loop0", InterfaceFamily: cnatmodel.AddressFamily_IPV4, Address: addr}
-		return v
-	}
-	if !sameTranslation(withIf(""), withIf("1.2.3.4")) {
-		t.Error("two interface endpoints that differ in the (unused) address compare different")
-	}
-}
-
-// The scheduler compares every translation it updates or finds in a dump: the
-// comparison of a node port's translation of 10 backends allocates nothing.
-func TestSameTranslationDoesNotAllocate(t *testing.T) {
-	mk := func() *cnatmodel.Translation {
-		v := &cnatmodel.Translation{Vip: ep("10.20.0.11", 30000), Protocol: cnatmodel.Protocol_TCP, IsRealIp: true, AllocPort: true}
-		for i := 0; i < 10; i++ {
-			v.Paths = append(v.Paths, &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.1.%d.2", i), 8080), Src: ep("192.168.16.1", 0)})
-		}
-		return v
-	}
-	a, b := mk(), mk()
-	if n := testing.AllocsPerRun(100, func() {
-		if !sameTranslation(a, b) {
-			t.Fatal("equal translations compare different")
-		}
-	}); n != 0 {
-		t.Errorf("sameTranslation allocates %.0f times per call, want 0", n)
-	}
-}
-
 // A translation update converts the translation for every message: the conversion of
 // one of 10 backends allocates only its path list, not the texts of its error messages.
 func TestTranslationToAPIAllocatesOnlyThePaths(t *testing.T) {
@@ -223,4 +159,11 @@ func TestTranslationToAPIAllocatesOnlyThePaths(t *testing.T) {
 	}); n > 1 {
 		t.Errorf("translationToAPI allocates %.0f times per call, want 1 (the paths)", n)
 	}
+}
+
+// sameTranslation is the descriptor's comparison of two translations (one
+// cnatmodel.Comparer per call).
+func sameTranslation(a, b *cnatmodel.Translation) bool {
+	var c cnatmodel.Comparer
+	return c.Same(a, b)
 }
