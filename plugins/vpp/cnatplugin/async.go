@@ -209,21 +209,10 @@ func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]
 			rest = append(rest, id)
 		}
 	}
-	slices.SortFunc(rest, compareIdentity)
+	slices.SortFunc(rest, identity.Compare)
 	for _, id := range rest {
 		b.del(id, b.md.ids[id], nil)
 	}
-}
-
-// compareIdentity orders identities by address, port and protocol.
-func compareIdentity(a, b identity) int {
-	if c := a.addr().Compare(b.addr()); c != 0 {
-		return c
-	}
-	if a.port != b.port {
-		return int(a.port) - int(b.port)
-	}
-	return int(a.proto) - int(b.proto)
 }
 
 // wait reads the replies of the batch's requests, in order, and applies each to the
@@ -266,7 +255,7 @@ func (b *batch) describe(r *request, err error) error {
 	if r.t != nil {
 		what += " " + cnatmodel.FormatTranslation(r.t)
 	} else {
-		what += fmt.Sprintf(" %s:%d/%s", r.id.addr(), r.id.port, r.id.proto)
+		what += fmt.Sprintf(" %s:%d/%s", r.id.Addr(), r.id.Port(), r.id.Protocol())
 	}
 	if r.del {
 		return fmt.Errorf("delete %s (id %d): %w", what, r.vppID, err)

@@ -3,7 +3,6 @@ package cnatplugin
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 
 	"go.fd.io/govpp/binapi/cnat"
@@ -29,30 +28,11 @@ const UnownedSetLabel = "unowned-translations"
 // DepInterfaceExists waits for an interface a value names.
 const DepInterfaceExists = "interface-exists"
 
-// identity is VPP's identity of a translation, (VIP address, VIP port, protocol), as
-// a comparable value made without allocation and holding no pointer (the address as
-// 16 bytes, IPv4 mapped), so that the maps keyed by it cost the garbage collector
-// nothing to scan: every translation in VPP is a key of its set's metadata.
-type identity struct {
-	vip   [16]byte
-	port  uint32
-	proto cnatmodel.Protocol
-}
-
-// identityAt returns the identity of address a (IPv4 or IPv6, no zone), port and
-// protocol.
-func identityAt(a netip.Addr, port uint32, proto cnatmodel.Protocol) identity {
-	return identity{vip: a.As16(), port: port, proto: proto}
-}
-
-// addr returns the identity's address (IPv4 unmapped).
-func (id identity) addr() netip.Addr { return netip.AddrFrom16(id.vip).Unmap() }
+// identity is VPP's identity of a translation (the model's, pointer-free).
+type identity = cnatmodel.Identity
 
 // identityOf returns the identity of a validated translation.
-func identityOf(t *cnatmodel.Translation) identity {
-	a, _ := cnatmodel.ParseAddr(t.GetVip().GetAddress())
-	return identityAt(a, t.GetVip().GetPort(), t.GetProtocol())
-}
+func identityOf(t *cnatmodel.Translation) identity { return cnatmodel.IdentityOf(t) }
 
 // TranslationSetMetadata is what the scheduler keeps for a set in VPP: the ids VPP
 // gave its translations (cnat_translation_del takes the id). The descriptor changes
@@ -79,7 +59,7 @@ func (m *TranslationSetMetadata) ID(vip string, port uint32, protocol cnatmodel.
 	if !ok {
 		return 0, false
 	}
-	id, ok := m.ids[identityAt(a, port, protocol)]
+	id, ok := m.ids[cnatmodel.IdentityAt(a, port, protocol)]
 	return id, ok
 }
 
@@ -656,5 +636,5 @@ func dumpedIdentity(t cnat.CnatTranslation) (identity, bool) {
 	if !ok {
 		return identity{}, false
 	}
-	return identityAt(a.Unmap(), uint32(t.Vip.Port), proto), true
+	return cnatmodel.IdentityAt(a.Unmap(), uint32(t.Vip.Port), proto), true
 }

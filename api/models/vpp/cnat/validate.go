@@ -167,13 +167,6 @@ func ValidateLabel(label string) error {
 	return nil
 }
 
-// translationIdentity is VPP's identity of a translation, without allocation.
-type translationIdentity struct {
-	vip      netip.Addr
-	port     uint32
-	protocol Protocol
-}
-
 // ValidateTranslationSet checks a translation set: its label, every translation
 // (ValidateTranslation, the fields prefixed "translations[i].") and that no two
 // translations have the same VIP address, port and protocol.
@@ -242,12 +235,6 @@ func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) b
 	return p.err()
 }
 
-// identityOf returns the identity of a valid translation.
-func identityOf(t *Translation) translationIdentity {
-	a, _ := ParseAddr(t.GetVip().GetAddress())
-	return translationIdentity{vip: a, port: t.GetVip().GetPort(), protocol: t.GetProtocol()}
-}
-
 // duplicatesOf adds a problem for each translation of ts whose identity an earlier
 // one has, of the pairs with at least one index in some (sorted), none in bad.
 func (p *problems) duplicatesOf(ts []*Translation, some, bad []int) {
@@ -300,18 +287,18 @@ func sameIdentity(a, b *Translation) bool {
 	if !strings.Contains(x, ":") && !strings.Contains(y, ":") {
 		return false
 	}
-	return identityOf(a) == identityOf(b)
+	return IdentityOf(a) == IdentityOf(b)
 }
 
 // duplicatesByMap adds a problem for each translation of ts but those in bad whose
 // identity an earlier one has.
 func (p *problems) duplicatesByMap(ts []*Translation, bad []int) {
-	first := make(map[translationIdentity]int, len(ts))
+	first := make(map[Identity]int, len(ts))
 	for i, t := range ts {
 		if slicesContains(bad, i) {
 			continue
 		}
-		id := identityOf(t)
+		id := IdentityOf(t)
 		if j, dup := first[id]; dup {
 			p.add("translations["+strconv.Itoa(i)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(t), j)
 			continue
