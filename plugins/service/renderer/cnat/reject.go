@@ -33,7 +33,7 @@ func (rndr *Renderer) stageRoutes(txn controller.ResyncOperations, addrs []strin
 	slices.Sort(addrs)
 	for _, addr := range slices.Compact(addrs) {
 		typ := rndr.routeUsers.Type(addr)
-		if rndr.vips[addr] > 0 {
+		if rndr.ownership.vips[addr] > 0 || rndr.nodeAddrSet[addr] {
 			typ = rejects.None
 		}
 		if cur, ok := rndr.routes[addr]; (ok && cur == typ) || (!ok && typ == rejects.None) {

@@ -61,9 +61,10 @@ type Renderer struct {
 	snatIP4 string
 	snatOut bool
 	// nodeAddrs are the node IPs of the cluster (node ports) of the families served,
-	// nodeGen counts their changes.
-	nodeAddrs []renderer.Address
-	nodeGen   uint64
+	// nodeAddrSet their texts, nodeGen counts their changes.
+	nodeAddrs   []renderer.Address
+	nodeAddrSet map[string]bool
+	nodeGen     uint64
 	// renderedWith is what the services of rendered were rendered with.
 	renderedWith renderInputs
 	// infraIfs are the interfaces that are not pods' (uplinks, host interconnect,
@@ -74,11 +75,8 @@ type Renderer struct {
 	ifs renderer.Interfaces
 	// rendered holds what was staged for each service, by ID.
 	rendered map[renderer.ServiceID]*renderedService
-	// owners holds the service owning each translation staged (by identity: one
-	// service's set holds it), and vips the number of translations staged per
-	// address (an address with one gets no reject or drop route).
-	owners map[tid]renderer.ServiceID
-	vips   map[string]int
+	// ownership holds the service owning each translation staged (owners.go).
+	ownership ownership
 	// routeUsers holds, by address, the services that want a reject or drop route
 	// on it (reject.go).
 	routeUsers rejects.Users
@@ -104,8 +102,7 @@ func (rndr *Renderer) Init() error {
 	rndr.ifs = renderer.NewInterfaces()
 	rndr.infraIfs = renderer.NewInterfaces()
 	rndr.rendered = make(map[renderer.ServiceID]*renderedService)
-	rndr.owners = make(map[tid]renderer.ServiceID)
-	rndr.vips = make(map[string]int)
+	rndr.ownership.reset(0)
 	rndr.frontendIfs, rndr.backendIfs = renderer.NewInterfaces(), renderer.NewInterfaces()
 	rndr.routes = make(map[string]l3.Route_RouteType)
 	return nil
@@ -201,6 +198,13 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 		}
 		rndr.stageRoutes(txn, rndr.updateNodePorts(txn, svc, r, added, gone))
 	}
+	// A node's IP has no route; one that stopped being a node's gets the route its
+	// users want.
+	nodeChanged := make([]string, len(changed))
+	for i, a := range changed {
+		nodeChanged[i] = a.Text
+	}
+	rndr.stageRoutes(txn, nodeChanged)
 	return nil
 }
 
@@ -215,18 +219,17 @@ func (rndr *Renderer) setNodeIPs(nodeIPs *renderer.IPAddresses) {
 	}
 	if !slices.Equal(addrs, rndr.nodeAddrs) {
 		rndr.nodeAddrs = addrs
+		rndr.nodeAddrSet = make(map[string]bool, len(addrs))
+		for _, a := range addrs {
+			rndr.nodeAddrSet[a.Text] = true
+		}
 		rndr.nodeGen++
 	}
 }
 
 // isNodeAddr tells whether the address is one of the nodes' IPs.
 func (rndr *Renderer) isNodeAddr(a renderer.Address) bool {
-	for _, n := range rndr.nodeAddrs {
-		if n == a {
-			return true
-		}
-	}
-	return a.Text == rndr.nodeIP4 || a.Text == rndr.nodeIP6
+	return rndr.nodeAddrSet[a.Text] || a.Text == rndr.nodeIP4 || a.Text == rndr.nodeIP6
 }
 
 // UpdateFrontendIfs stages the cnat-snat feature and the SNAT policy tables of the
@@ -267,7 +270,7 @@ func (rndr *Renderer) ResyncFlat(txn controller.ResyncOperations, resyncEv *rend
 		}
 	}
 	rndr.Log.WithFields(logrus.Fields{
-		"services": len(resyncEv.Services), "translations": len(rndr.owners), "ipv4": rndr.IPv4,
+		"services": len(resyncEv.Services), "translations": rndr.ownership.staged(), "ipv4": rndr.IPv4,
 	}).Info("cnat configuration resynced")
 	return nil
 }

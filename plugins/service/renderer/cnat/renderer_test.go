@@ -262,8 +262,8 @@ func TestUpdateStagesOnlyTheChange(t *testing.T) {
 			t.Errorf("delete staged %s = %v", key, txn.Values[key])
 		}
 	}
-	if len(r.owners) != 0 || len(r.vips) != 0 {
-		t.Errorf("after delete: owners %v, vips %v", r.owners, r.vips)
+	if len(r.ownership.owners) != 0 || len(r.ownership.vips) != 0 || len(r.ownership.nodePorts) != 0 || len(r.ownership.byPort) != 0 {
+		t.Errorf("after delete: ownership %+v", r.ownership)
 	}
 }
 

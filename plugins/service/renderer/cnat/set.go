@@ -44,79 +44,6 @@ func (r *renderedService) label() string { return r.key[len(vpp_cnat.Translation
 // translations returns the translations staged in the service's set (nil: none).
 func (r *renderedService) translations() []*vpp_cnat.Translation { return r.set.GetTranslations() }
 
-// own reduces wanted (sorted by identity, the service's own slice) to the
-// translations service id may stage, claiming those no service owns: a translation
-// whose identity another service owns is left out and logged (VPP keeps one
-// translation per VIP, port and protocol: the first service rendered keeps it).
-// A translation equal to the one of the same identity in prev (the service's set
-// staged before, sorted) is replaced by prev's message, so that an unchanged
-// translation is the same message in both sets. It appends the addresses that got
-// their first translation to firsts.
-func (rndr *Renderer) own(id renderer.ServiceID, wanted, prev []*vpp_cnat.Translation, firsts []string) (owned []*vpp_cnat.Translation, _ []string) {
-	owned = wanted[:0]
-	j := 0
-	var same vpp_cnat.Comparer
-	for _, t := range wanted {
-		tid := idOf(t)
-		if owner, taken := rndr.owners[tid]; taken && owner != id {
-			rndr.Log.WithField("translation", vpp_cnat.TranslationIDOf(t)).
-				Warnf("service %s exposes the address and port of service %s: not rendered", id, owner)
-			continue
-		} else if !taken && rndr.claim(id, tid) {
-			firsts = append(firsts, tid.vip)
-		}
-		for j < len(prev) && compareIDs(idOf(prev[j]), tid) < 0 {
-			j++
-		}
-		if j < len(prev) && idOf(prev[j]) == tid && same.Same(prev[j], t) {
-			t = prev[j]
-		}
-		owned = append(owned, t)
-	}
-	return owned, firsts
-}
-
-// claim makes service id the owner of an identity no service owns; it tells whether
-// the address got its first translation.
-func (rndr *Renderer) claim(id renderer.ServiceID, tid tid) (first bool) {
-	rndr.owners[tid] = id
-	rndr.vips[tid.vip]++
-	return rndr.vips[tid.vip] == 1
-}
-
-// releaseGone releases the translations of prev (sorted, owned by id) that are not
-// in owned (sorted) and returns the addresses left without translation.
-func (rndr *Renderer) releaseGone(id renderer.ServiceID, prev, owned []*vpp_cnat.Translation) (lasts []string) {
-	j := 0
-	for _, t := range prev {
-		tid := idOf(t)
-		for j < len(owned) && compareIDs(idOf(owned[j]), tid) < 0 {
-			j++
-		}
-		if j < len(owned) && idOf(owned[j]) == tid {
-			continue
-		}
-		if last := rndr.release(id, tid); last != "" {
-			lasts = append(lasts, last)
-		}
-	}
-	return lasts
-}
-
-// release forgets that service id owns the identity; it returns the address when it
-// has no translation left.
-func (rndr *Renderer) release(id renderer.ServiceID, tid tid) (lastOf string) {
-	if owner, ok := rndr.owners[tid]; !ok || owner != id {
-		return ""
-	}
-	delete(rndr.owners, tid)
-	if rndr.vips[tid.vip]--; rndr.vips[tid.vip] > 0 {
-		return ""
-	}
-	delete(rndr.vips, tid.vip)
-	return tid.vip
-}
-
 // stageSet stages the service's set with the translations owned (sorted): a new set
 // when they differ from the staged one's messages, the deletion of the set when
 // there are none, nothing when they are the staged ones.
@@ -143,7 +70,7 @@ func (rndr *Renderer) dropService(txn controller.UpdateOperations, id renderer.S
 		return nil
 	}
 	delete(rndr.rendered, id)
-	touched = rndr.releaseGone(id, r.translations(), nil)
+	touched = rndr.release(id, r.translations(), nil)
 	stageSet(txn, r, nil, &slabs{})
 	return append(touched, rndr.routeUsers.Update(id, r.routes, nil)...)
 }
@@ -161,9 +88,11 @@ func (rndr *Renderer) stageService(txn controller.UpdateOperations, svc *rendere
 	}
 	prev, wanted := r.translations(), rndr.render(svc, sl)
 	n := len(wanted)
-	owned, touched := rndr.own(svc.ID, wanted, prev, nil)
+	// Released first and claimed again: a translation may change the way it is
+	// owned (an external IP that became a node's).
+	touched = rndr.release(svc.ID, prev, nil)
+	owned, touched := rndr.own(svc, wanted, prev, touched)
 	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, len(owned) == n
-	touched = append(touched, rndr.releaseGone(svc.ID, prev, owned)...)
 	stageSet(txn, r, owned, sl)
 	routes := rndr.wantedRoutes(svc)
 	touched = append(touched, rndr.routeUsers.Update(svc.ID, r.routes, routes)...)
@@ -194,20 +123,20 @@ func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *rend
 		if len(drop) > 0 {
 			slices.Sort(drop)
 			kept = make([]*vpp_cnat.Translation, 0, len(prev)-len(drop))
+			dropped := make([]*vpp_cnat.Translation, 0, len(drop))
 			next := 0
 			for _, i := range drop {
 				kept = append(kept, prev[next:i]...)
+				dropped = append(dropped, prev[i])
 				next = i + 1
-				if last := rndr.release(svc.ID, idOf(prev[i])); last != "" {
-					touched = append(touched, last)
-				}
 			}
 			kept = append(kept, prev[next:]...)
+			touched = rndr.release(svc.ID, dropped, touched)
 		}
 	}
 	wanted := rndr.nodePortTranslations(svc, added, kept, &slabs{})
 	n := len(wanted)
-	fresh, touched := rndr.own(svc.ID, wanted, nil, touched)
+	fresh, touched := rndr.own(svc, wanted, nil, touched)
 	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, r.complete && len(fresh) == n
 	// kept and fresh are both sorted and disjoint (fresh ones are on addresses that
 	// were no node's): merged, the set is in identity order.
@@ -256,8 +185,6 @@ func (rndr *Renderer) resyncServices(txn controller.ResyncOperations, services [
 		previous, rndr.renderedWith = nil, in
 	}
 	rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(services))
-	rndr.owners = make(map[tid]renderer.ServiceID)
-	rndr.vips = make(map[string]int)
 	wanted := make([][]*vpp_cnat.Translation, len(services))
 	records := make([]*renderedService, len(services))
 	var todo []int // the services to render
@@ -274,22 +201,19 @@ func (rndr *Renderer) resyncServices(txn controller.ResyncOperations, services [
 			wanted[i], records[i] = rndr.renderRecord(services[i], sl)
 		}
 	})
-	// The maps of owners and addresses get a key per translation: made to size
-	// (grown from empty, rehashing them was a third of a 110,000-translation resync).
+	// The map of owners gets a key per translation owned by identity, at most one
+	// per port of each cluster and external IP: made to size (grown from empty,
+	// rehashing it was a third of a resync).
 	n := 0
-	for i := range services {
-		if wanted[i] != nil {
-			n += len(wanted[i])
-		} else {
-			n += len(records[i].translations())
-		}
+	for _, svc := range services {
+		n += (len(svc.ClusterIPs) + len(svc.ExternalIPs)) * len(svc.Ports)
 	}
-	rndr.owners = make(map[tid]renderer.ServiceID, n)
+	rndr.ownership.reset(n)
 	var firsts []string
 	sl := &slabs{on: true}
 	for i, svc := range services {
 		r := records[i]
-		if wanted[i] == nil && !rndr.claimAll(svc.ID, r.translations()) {
+		if wanted[i] == nil && !rndr.claimAll(svc, r.translations()) {
 			// A service before this one now owns one of its translations.
 			wanted[i], r = rndr.renderRecord(svc, sl)
 		}
@@ -299,7 +223,7 @@ func (rndr *Renderer) resyncServices(txn controller.ResyncOperations, services [
 			// stages the routes of the addresses without translation only.
 			var owned []*vpp_cnat.Translation
 			n := len(wanted[i])
-			owned, firsts = rndr.own(svc.ID, wanted[i], nil, firsts[:0])
+			owned, firsts = rndr.own(svc, wanted[i], nil, firsts[:0])
 			r.complete = len(owned) == n
 			if len(owned) > 0 {
 				r.set = &sl.sets.take(true, 1)[0]
@@ -330,18 +254,4 @@ func (rndr *Renderer) renderRecord(svc *renderer.FlatService, sl *slabs) ([]*vpp
 		wanted = []*vpp_cnat.Translation{}
 	}
 	return wanted, r
-}
-
-// claimAll makes service id the owner of every translation of ts unless one is owned
-// already (then nothing is claimed: false).
-func (rndr *Renderer) claimAll(id renderer.ServiceID, ts []*vpp_cnat.Translation) bool {
-	for _, t := range ts {
-		if _, taken := rndr.owners[idOf(t)]; taken {
-			return false
-		}
-	}
-	for _, t := range ts {
-		rndr.claim(id, idOf(t))
-	}
-	return true
 }

@@ -280,8 +280,8 @@ func TestServiceLosingItsLastTranslationDeletesItsSet(t *testing.T) {
 	if got := ids(setOf(again.Txn, web.ID)); len(got) == 0 {
 		t.Errorf("endpoint back: set %q, want its translations", got)
 	}
-	if len(r.owners) == 0 || r.rendered[web.ID].set == nil {
-		t.Errorf("endpoint back: owners %v, record %+v", r.owners, r.rendered[web.ID])
+	if r.ownership.staged() == 0 || r.rendered[web.ID].set == nil {
+		t.Errorf("endpoint back: ownership %+v, record %+v", r.ownership, r.rendered[web.ID])
 	}
 }
 
