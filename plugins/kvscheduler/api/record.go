@@ -264,7 +264,12 @@ func (r *recentlySized) size(m proto.Message) int {
 		size, ok = r.known(m)
 	}
 	if !ok {
-		size = proto.Size(m)
+		// A message sized before is not walked again (its size cache): staged values
+		// are not modified, and a new value shares most of its messages with the value
+		// it replaces (a node port's set of translations gaining one node's), so that
+		// sizing it costs what changed. A value modified in place after it was sized
+		// would be misjudged; the sizes are estimates for bounding records.
+		size = proto.MarshalOptions{UseCachedSize: true}.Size(m)
 		if r.computed != nil {
 			r.computed(m, size)
 		}

@@ -76,6 +76,39 @@ func TestRecordCountsAValueListedTwiceOnce(t *testing.T) {
 	}
 }
 
+// A value sharing most of its messages with one sized before (a DNAT gaining one
+// mapping on a node join keeps the other mappings' messages) is sized at the cost of
+// what changed: the shared messages' sizes are read from their size cache, not walked
+// again (seen by changing a shared message behind the cache's back, which staged
+// values never are).
+func TestSizingANewValueReadsTheSizesOfTheMessagesItShares(t *testing.T) {
+	mappings := make([]*nat.DNat44_StaticMapping, 100)
+	for i := range mappings {
+		mappings[i] = &nat.DNat44_StaticMapping{ExternalIp: fmt.Sprintf("192.168.16.%d", i), ExternalPort: 30080,
+			LocalIps: []*nat.DNat44_StaticMapping_LocalIP{{LocalIp: "10.1.1.2", LocalPort: 8080}}}
+	}
+	prev := &nat.DNat44{Label: "ns/svc", StMappings: mappings}
+	next := &nat.DNat44{Label: "ns/svc", StMappings: append(mappings[:100:100],
+		&nat.DNat44_StaticMapping{ExternalIp: "192.168.16.200", ExternalPort: 30080})}
+	record := func(v proto.Message) int {
+		rec := &RecordedTxn{Values: []RecordedKVPair{{Key: "config/vpp/nat/v2/dnat44/ns/svc", Value: v}}}
+		rec.Bound(10)
+		_, content := rec.approx()
+		return content
+	}
+	if got, want := record(prev), proto.Size(prev); got != want {
+		t.Fatalf("the first value: %d bytes, want %d", got, want)
+	}
+	if got, want := record(next), proto.Size(next); got != want {
+		t.Errorf("the value sharing its mappings: %d bytes, want %d", got, want)
+	}
+	grown := proto.Size(next)
+	mappings[0].ExternalIp = "192.168.160.100" // behind the cache's back
+	if got := record(&nat.DNat44{Label: "ns/svc", StMappings: next.StMappings}); got != grown {
+		t.Errorf("a third value sharing the mappings: %d bytes, want %d (the shared mappings' cached sizes; the change is not seen)", got, grown)
+	}
+}
+
 // A small transaction keeps everything.
 func TestBoundKeepsSmallRecordsWhole(t *testing.T) {
 	v := wrapperspb.String("x")

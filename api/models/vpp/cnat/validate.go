@@ -240,28 +240,56 @@ func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) b
 func (p *problems) duplicatesOf(ts []*Translation, some, bad []int) {
 	// One pass over ts (each translation read once, as a set of a hundred node IPs is
 	// far larger than its few unknown translations), noting the first translation
-	// with the identity of each of some.
-	var room [8]int // (some holds at most 8: more are checked by duplicatesByMap)
-	first := room[:0]
-	if len(some) > len(room) {
-		first = make([]int, 0, len(some))
+	// with the identity of each of some. The fields of some are read once; a
+	// translation's address is searched for a colon once, and only when it has the
+	// port and protocol of one of some and another spelling: a valid IPv4 address
+	// has one spelling (ParseAddr takes a dotted quad only without leading zeros), the
+	// other forms (IPv6, IPv4-mapped) have a colon and are parsed.
+	type probe struct {
+		vip      string
+		port     uint32
+		protocol Protocol
+		colon    bool
+		first    int
 	}
-	first = first[:len(some)]
-	for k := range first {
-		first[k] = -1
+	var room [8]probe // (some holds at most 8: more are checked by duplicatesByMap)
+	probes := room[:0]
+	if len(some) > len(room) {
+		probes = make([]probe, 0, len(some))
+	}
+	for _, i := range some {
+		vip := ts[i].GetVip()
+		probes = append(probes, probe{vip: vip.GetAddress(), port: vip.GetPort(), protocol: ts[i].GetProtocol(),
+			colon: strings.IndexByte(vip.GetAddress(), ':') >= 0, first: -1})
 	}
 	for j, t := range ts {
 		if t == nil || slicesContains(bad, j) {
 			continue
 		}
-		for k, i := range some {
-			if first[k] < 0 && j != i && sameIdentity(ts[i], t) {
-				first[k] = j
+		vip := t.GetVip()
+		addr, port, protocol := vip.GetAddress(), vip.GetPort(), t.GetProtocol()
+		colon := -1 // whether addr has one: 1, 0, or -1 not searched yet
+		for k := range probes {
+			pr := &probes[k]
+			if pr.first >= 0 || j == some[k] || pr.port != port || pr.protocol != protocol {
+				continue
 			}
+			if pr.vip != addr {
+				if colon < 0 {
+					colon = 0
+					if strings.IndexByte(addr, ':') >= 0 {
+						colon = 1
+					}
+				}
+				if (!pr.colon && colon == 0) || IdentityOf(ts[some[k]]) != IdentityOf(t) {
+					continue
+				}
+			}
+			pr.first = j
 		}
 	}
 	for k, i := range some {
-		j := first[k]
+		j := probes[k].first
 		switch {
 		case j < 0:
 		case j < i:
@@ -270,24 +298,6 @@ func (p *problems) duplicatesOf(ts []*Translation, some, bad []int) {
 			p.add("translations["+strconv.Itoa(j)+"]", "%s is also translations[%d]: a set holds a VIP, port and protocol once", FormatTranslation(ts[j]), i)
 		}
 	}
-}
-
-// sameIdentity tells whether two valid translations have the same VIP address,
-// port and protocol. Two IPv4 addresses are compared as written: ParseAddr takes a
-// dotted quad only without leading zeros, so a valid IPv4 address has one spelling
-// (the other forms, IPv6 and IPv4-mapped, have a colon and are parsed).
-func sameIdentity(a, b *Translation) bool {
-	if a.GetVip().GetPort() != b.GetVip().GetPort() || a.GetProtocol() != b.GetProtocol() {
-		return false
-	}
-	x, y := a.GetVip().GetAddress(), b.GetVip().GetAddress()
-	if x == y {
-		return true
-	}
-	if !strings.Contains(x, ":") && !strings.Contains(y, ":") {
-		return false
-	}
-	return IdentityOf(a) == IdentityOf(b)
 }
 
 // duplicatesByMap adds a problem for each translation of ts but those in bad whose

@@ -190,6 +190,14 @@ func TestDuplicatesAreFoundInEverySpellingOfAnAddress(t *testing.T) {
 			t.Errorf("%s and %s: %v, want a duplicate", pair[0].GetVip().GetAddress(), pair[1].GetVip().GetAddress(), err)
 		}
 	}
+	// A new IPv4 spelling beside a known IPv4-mapped one (the duplicates of the few
+	// translations not known are found in one pass over the set).
+	known := v4("::ffff:10.96.0.10")
+	set := &TranslationSet{Label: "default/web", Translations: []*Translation{known, v4("10.96.0.11"), v4("10.96.0.10")}}
+	err := ValidateTranslationSetKnowing(set, func(t *Translation) bool { return t == known })
+	if err == nil || !strings.Contains(err.Error(), "translations[2]") || !strings.Contains(err.Error(), "is also translations[0]") {
+		t.Errorf("10.96.0.10 new beside a known ::ffff:10.96.0.10: %v, want translations[2] a duplicate of translations[0]", err)
+	}
 }
 
 // TestSharedPathsAreCheckedForEachFamily: two translations sharing one slice of
