@@ -77,6 +77,10 @@ type translationDescriptor struct {
 	// endpoints is an interface: it has no dependency, found without reading its
 	// translations again (the renderer's sets never name interfaces).
 	noIfaces map[string]*cnatmodel.TranslationSet
+	// ordered is, by key, the last value validate accepted if its translations are
+	// in the strict order of sets (ordered.go): a change of a few messages then
+	// finds duplicates by the order of its new messages' neighbours.
+	ordered map[string]*cnatmodel.TranslationSet
 }
 
 // NewTranslationSetDescriptor returns the descriptor of cnat translation sets.
@@ -104,13 +108,11 @@ func NewTranslationSetDescriptor(deps vppbase.DescriptorDeps) *kvapi.KVDescripto
 			return d.updateAsync(old, v, md)
 		},
 		Delete: func(key string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) error {
-			delete(d.lastValid, key)
-			delete(d.noIfaces, key)
+			d.forget(key)
 			return d.deleteAsync(v, md)()
 		},
 		DeleteAsync: func(key string, v *cnatmodel.TranslationSet, md *TranslationSetMetadata) func() error {
-			delete(d.lastValid, key)
-			delete(d.noIfaces, key)
+			d.forget(key)
 			return d.deleteAsync(v, md)
 		},
 		Retrieve:             d.retrieve,
@@ -145,17 +147,26 @@ func checked(err error, what, key, want string, keyFields ...string) error {
 
 // validate checks a set (cnatmodel.ValidateTranslationSet) and the key it is stored
 // under; the messages it shares with the last value accepted for the key are not
-// checked again (messages are never modified once given to the scheduler).
+// checked again (messages are never modified once given to the scheduler), and when
+// that value was in the strict order of sets and the change keeps the order, not
+// read for duplicates either (ordered.go).
 func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet) error {
 	ref := d.lastValid[key]
-	known := sharedWith(ref, v)
-	err := cnatmodel.ValidateTranslationSetKnowing(v, known)
+	known, fresh, few := sharedWith(ref, v)
+	inOrder := few && ref != nil && d.ordered[key] == ref && orderedAfter(v.GetTranslations(), fresh)
+	var err error
+	if inOrder {
+		err = cnatmodel.ValidateTranslationSetKnowingDistinct(v, known)
+	} else {
+		err = cnatmodel.ValidateTranslationSetKnowing(v, known)
+	}
 	if err = checked(err, "cnat translation set", key, cnatmodel.TranslationSetKey(v.GetLabel()), "label"); err != nil {
 		return err
 	}
 	if key != "" {
 		if d.lastValid == nil {
 			d.lastValid, d.noIfaces = make(map[string]*cnatmodel.TranslationSet), make(map[string]*cnatmodel.TranslationSet)
+			d.ordered = make(map[string]*cnatmodel.TranslationSet)
 		}
 		d.lastValid[key] = v
 		// No interface in v: none in the messages it shares with ref when ref had
@@ -165,8 +176,20 @@ func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet
 		} else {
 			delete(d.noIfaces, key)
 		}
+		if inOrder || ordered(v.GetTranslations()) {
+			d.ordered[key] = v
+		} else {
+			delete(d.ordered, key)
+		}
 	}
 	return nil
+}
+
+// forget drops what validate remembers of a key.
+func (d *translationDescriptor) forget(key string) {
+	delete(d.lastValid, key)
+	delete(d.noIfaces, key)
+	delete(d.ordered, key)
 }
 
 // noIfaces tells whether no endpoint of v is an interface, looking only at the
@@ -195,15 +218,16 @@ func (d *translationDescriptor) dependencies(key string, v *cnatmodel.Translatio
 }
 
 // sharedWith returns whether a translation of v is one of ref's messages (nil when
-// there is no ref). A change of a few messages (diffByPointer) is answered from the
-// messages v added; a larger one through a map of ref's messages, each answering for
-// one translation of v (a message given twice is a duplicate for validation to find).
-func sharedWith(ref, v *cnatmodel.TranslationSet) func(*cnatmodel.Translation) bool {
+// there is no ref). A change of a few messages (diffByPointer: few, the messages v
+// added in fresh) is answered from fresh; a larger one through a map of ref's
+// messages, each answering for one translation of v (a message given twice is a
+// duplicate for validation to find).
+func sharedWith(ref, v *cnatmodel.TranslationSet) (known func(*cnatmodel.Translation) bool, fresh []*cnatmodel.Translation, few bool) {
 	if ref == nil {
-		return nil
+		return nil, nil, false
 	}
 	if _, fresh, ok := diffByPointer(ref.GetTranslations(), v.GetTranslations()); ok {
-		return func(t *cnatmodel.Translation) bool { return !slices.Contains(fresh, t) }
+		return func(t *cnatmodel.Translation) bool { return !slices.Contains(fresh, t) }, fresh, true
 	}
 	rest := make(map[*cnatmodel.Translation]bool, len(ref.GetTranslations()))
 	for _, r := range ref.GetTranslations() {
@@ -215,7 +239,7 @@ func sharedWith(ref, v *cnatmodel.TranslationSet) func(*cnatmodel.Translation) b
 			return true
 		}
 		return false
-	}
+	}, nil, false
 }
 
 // maxEdits bounds the messages diffByPointer reports.

@@ -136,3 +136,68 @@ func TestAChangedSetIsValidatedForWhatItDoesNotShare(t *testing.T) {
 		t.Errorf("Validate of the shared messages in another order = %v", err)
 	}
 }
+
+// TestAnOrderedSetsChangeIsCheckedByTheNeighboursOfItsNewMessages: a set in the
+// order of sets (the renderer's) changed by a few messages is checked for duplicates
+// through the order of its new messages; a new message breaking the order, or
+// written in another spelling of an address it has, is checked against the whole
+// set: its duplicate is found.
+func TestAnOrderedSetsChangeIsCheckedByTheNeighboursOfItsNewMessages(t *testing.T) {
+	key := cnatmodel.TranslationSetKey("default/web")
+	a, b, c := backend("192.168.16.1", 30080, "10.1.1.2"), backend("192.168.16.2", 30080, "10.1.1.2"), backend("192.168.16.3", 30080, "10.1.1.2")
+	for _, tc := range []struct {
+		name string
+		next []*cnatmodel.Translation
+		dup  string // the duplicate reported, "" for a valid set
+	}{
+		{"a node joining in the middle", []*cnatmodel.Translation{a, backend("192.168.16.15", 30080, "10.1.1.2"), b, c}, ""},
+		{"a node leaving from the middle", []*cnatmodel.Translation{a, c}, ""},
+		{"a new message after its twin", []*cnatmodel.Translation{a, b, backend("192.168.16.2", 30080, "10.1.1.3"), c}, "translations[2]"},
+		{"a new message far from its twin", []*cnatmodel.Translation{a, b, c, backend("192.168.16.1", 30080, "10.1.1.3")}, "translations[3]"},
+		{"a new message of a twin's spelling", []*cnatmodel.Translation{a, b, c, backend("::ffff:192.168.16.3", 30080, "10.1.1.3")}, "translations[3]"},
+		{"a new message in place of a kept one's twin", []*cnatmodel.Translation{backend("192.168.16.3", 30080, "10.1.1.3"), b, c}, "translations[2]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := descriptors(vppbase.DescriptorDeps{})[TranslationSetDescriptorName]
+			if err := d.Validate(key, inSet(a, b, c)); err != nil {
+				t.Fatal(err)
+			}
+			err := d.Validate(key, inSet(tc.next...))
+			switch {
+			case tc.dup == "" && err != nil:
+				t.Errorf("Validate = %v, want the set accepted", err)
+			case tc.dup != "" && (err == nil || !strings.Contains(err.Error(), tc.dup) || !strings.Contains(err.Error(), "is also translations[")):
+				t.Errorf("Validate = %v, want %s named as a duplicate", err, tc.dup)
+			}
+		})
+	}
+}
+
+// TestOrderOfSets: the strict order of VIP address as written, port and protocol,
+// with canonical addresses only.
+func TestOrderOfSets(t *testing.T) {
+	tr := func(vip string, port uint32, p cnatmodel.Protocol) *cnatmodel.Translation {
+		return &cnatmodel.Translation{Vip: ep(vip, port), Protocol: p}
+	}
+	for _, tc := range []struct {
+		ts   []*cnatmodel.Translation
+		want bool
+	}{
+		{[]*cnatmodel.Translation{tr("10.96.0.10", 80, cnatmodel.Protocol_TCP), tr("10.96.0.10", 80, cnatmodel.Protocol_UDP), tr("10.96.0.10", 443, 0), tr("10.96.0.9", 80, 0), tr("fd00::a", 80, 0)}, true},
+		{[]*cnatmodel.Translation{tr("10.96.0.10", 80, 0), tr("10.96.0.10", 80, 0)}, false},
+		{[]*cnatmodel.Translation{tr("10.96.0.10", 443, 0), tr("10.96.0.10", 80, 0)}, false},
+		{[]*cnatmodel.Translation{tr("10.96.0.10", 80, 0), tr("::ffff:10.96.0.11", 80, 0)}, false},
+		{[]*cnatmodel.Translation{tr("fd00:0::a", 80, 0)}, false},
+		{[]*cnatmodel.Translation{tr("FD00::A", 80, 0)}, false},
+		{[]*cnatmodel.Translation{tr("fe80::1%eth0", 80, 0)}, false},
+		{[]*cnatmodel.Translation{nil}, false},
+	} {
+		if got := ordered(tc.ts); got != tc.want {
+			var vips []string
+			for _, x := range tc.ts {
+				vips = append(vips, cnatmodel.FormatTranslation(x))
+			}
+			t.Errorf("ordered(%q) = %v, want %v", vips, got, tc.want)
+		}
+	}
+}

@@ -179,6 +179,19 @@ func ValidateTranslationSet(s *TranslationSet) error {
 // descriptor validating a change of a set it validated before knows the messages the
 // two share.
 func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) bool) error {
+	return validateSet(s, known, false)
+}
+
+// ValidateTranslationSetKnowingDistinct is ValidateTranslationSetKnowing for a set
+// its caller knows holds no two translations of one identity (a descriptor that has
+// seen it strictly ordered by identity): duplicates are not looked for, so that the
+// translations known cost a call of known each and are not read.
+func ValidateTranslationSetKnowingDistinct(s *TranslationSet, known func(*Translation) bool) error {
+	return validateSet(s, known, true)
+}
+
+// validateSet is ValidateTranslationSetKnowing, looking for duplicates unless distinct.
+func validateSet(s *TranslationSet, known func(*Translation) bool, distinct bool) error {
 	var p problems
 	if err := ValidateLabel(s.GetLabel()); err != nil {
 		p.merge("", err)
@@ -227,9 +240,11 @@ func ValidateTranslationSetKnowing(s *TranslationSet, known func(*Translation) b
 			unknown = nil // too many: the map below
 		}
 	}
-	if unknown == nil && len(ts) > 0 {
+	switch {
+	case distinct:
+	case unknown == nil && len(ts) > 0:
 		p.duplicatesByMap(ts, bad)
-	} else {
+	default:
 		p.duplicatesOf(ts, unknown, bad)
 	}
 	return p.err()
