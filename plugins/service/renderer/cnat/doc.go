@@ -62,7 +62,10 @@
 // Two services claiming the same (address, port, protocol): the first one rendered
 // keeps it in its set, the other's set leaves it out (logged); when the owner lets
 // it go, it goes from VPP with the owner's set (the other service takes it at its
-// next change or resync) and nothing of the other's set is touched.
+// next change or resync) and nothing of the other's set is touched. A node port's
+// translations on the node IPs are owned as one, per (port, protocol, family), the
+// others one by one; an external IP that is a node's meets a node port of its port
+// through a small index (owners.go). Node IPs never get a reject or drop route.
 //
 // Source NAT (snat.go), K8S policy (cnat_snat_policy_k8s):
 //   - SnatAddresses: with natExternalTraffic and a default interface (as the NAT44
