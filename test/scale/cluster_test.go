@@ -28,6 +28,9 @@ import (
 // setup is the size of the generated cluster.
 type setup struct {
 	Nodes, Pods, Services, Endpoints, NodePorts int
+	// Joins is how many times a node joins and leaves in a round (the median of each
+	// is reported).
+	Joins int
 	// LegacyEndpoints writes v1 Endpoints instead of EndpointSlices, the form a
 	// contiv-ksr older than the EndpointSlice agent wrote (to compare with an agent of
 	// that time, which reads nothing else).
@@ -52,8 +55,8 @@ func (s setup) String() string {
 	if s.Dual {
 		family = " (dual-stack)"
 	}
-	return fmt.Sprintf("%d nodes, %d pods/node%s, %d Services x %d endpoints (%s), %d NodePorts",
-		s.Nodes, s.Pods, family, s.Services, s.Endpoints, form, s.NodePorts)
+	return fmt.Sprintf("%d nodes, %d pods/node%s, %d Services x %d endpoints (%s), %d NodePorts, node join and leave x%d",
+		s.Nodes, s.Pods, family, s.Services, s.Endpoints, form, s.NodePorts, max(1, s.Joins))
 }
 
 // maxEndpointsPerSlice is the EndpointSlice controller's default

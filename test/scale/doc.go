@@ -13,6 +13,8 @@
 //	CONTIV_SCALE_NODEPORTS  K of the Services are NodePort [1000]
 //	CONTIV_SCALE_CHANGES    Endpoints changes measured one by one [1000]
 //	CONTIV_SCALE_BURST      Endpoints changes of the burst [10000]
+//	CONTIV_SCALE_JOINS      times a node joins and leaves in a round, the median of each
+//	                        reported [5]
 //	CONTIV_SCALE_BEFORE     git ref of the code to compare with [bb8e401]; "none" = only this tree
 //	CONTIV_SCALE_TAGS       build tags of this tree's agent, separated by commas [none]; when
 //	                        set without CONTIV_SCALE_BEFORE, the agent compared with is this

@@ -166,6 +166,7 @@ func TestScale(t *testing.T) {
 		Services:  envInt(t, "CONTIV_SCALE_SERVICES", 10000),
 		Endpoints: envInt(t, "CONTIV_SCALE_ENDPOINTS", 10),
 		NodePorts: envInt(t, "CONTIV_SCALE_NODEPORTS", 1000),
+		Joins:     envInt(t, "CONTIV_SCALE_JOINS", 5),
 	}
 	changes := envInt(t, "CONTIV_SCALE_CHANGES", 1000)
 	burst := envInt(t, "CONTIV_SCALE_BURST", 10000)
@@ -561,18 +562,40 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		return
 	}
 	if s.NodePorts > 0 {
-		res.joinEvents, res.joinEventTime, res.joinWall, res.joinMsgs, res.joinT = phase("node join", func() error {
-			if err := putObject(ctx, cli, s.k8sNode(joining)); err != nil {
-				return err
-			}
-			return s.putVPPNode(ctx, cli, joining)
-		}, nodePortsOn(nodeIP(joining), false))
-		res.leaveEvents, res.leaveEventTime, res.leaveWall, res.leaveMsgs, _ = phase("node leave", func() error {
-			if _, err := cli.Delete(ctx, vppNodeKey(joining)); err != nil {
-				return err
-			}
-			return deleteObject(ctx, cli, s.k8sNode(joining))
-		}, nodePortsOn(nodeIP(joining), true))
+		// The node joins and leaves s.Joins times; the round reports the join and the
+		// leave of median event time (a single one varies by a third on a loaded
+		// machine).
+		type nodeChange struct {
+			events          int
+			eventTime, wall time.Duration
+			msgs            int64
+			top             string
+			alloc           float64
+		}
+		var joins, leaves []nodeChange
+		for range max(1, s.Joins) {
+			var j, l nodeChange
+			j.events, j.eventTime, j.wall, j.msgs, j.top = phase("node join", func() error {
+				if err := putObject(ctx, cli, s.k8sNode(joining)); err != nil {
+					return err
+				}
+				return s.putVPPNode(ctx, cli, joining)
+			}, nodePortsOn(nodeIP(joining), false))
+			j.alloc = res.joinAlloc
+			l.events, l.eventTime, l.wall, l.msgs, _ = phase("node leave", func() error {
+				if _, err := cli.Delete(ctx, vppNodeKey(joining)); err != nil {
+					return err
+				}
+				return deleteObject(ctx, cli, s.k8sNode(joining))
+			}, nodePortsOn(nodeIP(joining), true))
+			joins, leaves = append(joins, j), append(leaves, l)
+		}
+		byEventTime := func(a, b nodeChange) int { return cmp.Compare(a.eventTime, b.eventTime) }
+		slices.SortFunc(joins, byEventTime)
+		slices.SortFunc(leaves, byEventTime)
+		j, l := joins[len(joins)/2], leaves[len(leaves)/2]
+		res.joinEvents, res.joinEventTime, res.joinWall, res.joinMsgs, res.joinT, res.joinAlloc = j.events, j.eventTime, j.wall, j.msgs, j.top, j.alloc
+		res.leaveEvents, res.leaveEventTime, res.leaveWall, res.leaveMsgs = l.events, l.eventTime, l.wall, l.msgs
 	}
 
 	// --- the burst ------------------------------------------------------------------
