@@ -96,7 +96,8 @@ type cnatClient struct {
 
 // cnatState is the cnat plugin's state. The zero value is VPP's start state.
 type cnatState struct {
-	trs    map[uint32]*cnatTr
+	// trs is the pool of translations, by id (nil: a free id), as VPP keeps them.
+	trs    []*cnatTr
 	byKey  map[cnatTrKey]*cnatTr
 	freeID []uint32 // freed ids, reused last-freed first (pool_get)
 	nextID uint32
@@ -256,9 +257,11 @@ func (st *state) cnatUpdate(t *cnat.CnatTranslation) (uint32, int32) {
 			tr.id = c.nextID
 			c.nextID++
 		}
-		if c.trs == nil {
-			c.trs = map[uint32]*cnatTr{}
+		if c.byKey == nil {
 			c.byKey = map[cnatTrKey]*cnatTr{}
+		}
+		if int(tr.id) >= len(c.trs) {
+			c.trs = append(c.trs, make([]*cnatTr, int(tr.id)+1-len(c.trs))...)
 		}
 		c.trs[tr.id] = tr
 		c.byKey[key] = tr
@@ -308,11 +311,11 @@ func hCnatTranslationDel(cl *call, m *cnat.CnatTranslationDel) {
 
 func (st *state) cnatDelete(id uint32) bool {
 	c := &st.cnat
-	tr := c.trs[id]
-	if tr == nil {
+	if int(id) >= len(c.trs) || c.trs[id] == nil {
 		return false
 	}
-	delete(c.trs, id)
+	tr := c.trs[id]
+	c.trs[id] = nil
 	delete(c.byKey, tr.key)
 	c.freeID = append(c.freeID, id)
 	if tr.client != nil {
@@ -324,7 +327,13 @@ func (st *state) cnatDelete(id uint32) bool {
 
 // sortedTrs returns the translations in id (pool) order.
 func (c *cnatState) sortedTrs() []*cnatTr {
-	return sortedValues(c.trs, func(tr *cnatTr) uint64 { return uint64(tr.id) })
+	out := make([]*cnatTr, 0, len(c.byKey))
+	for _, tr := range c.trs {
+		if tr != nil {
+			out = append(out, tr)
+		}
+	}
+	return out
 }
 
 // sortedValues returns the values of m ordered by key(v), which must be

@@ -153,7 +153,12 @@ func checked(err error, what, key, want string, keyFields ...string) error {
 func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet) error {
 	ref := d.lastValid[key]
 	known, fresh, few := sharedWith(ref, v)
-	inOrder := few && ref != nil && d.ordered[key] == ref && orderedAfter(v.GetTranslations(), fresh)
+	// In the order of sets, v has no duplicates: seen from its new messages'
+	// neighbours after a few edits of a set in order, else by reading it in order
+	// (cheaper than a map of its identities: a set of a hundred node IPs is one
+	// comparison of texts per translation).
+	inOrder := few && ref != nil && d.ordered[key] == ref && orderedAfter(v.GetTranslations(), fresh) ||
+		ordered(v.GetTranslations())
 	var err error
 	if inOrder {
 		err = cnatmodel.ValidateTranslationSetKnowingDistinct(v, known)
@@ -176,7 +181,7 @@ func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet
 		} else {
 			delete(d.noIfaces, key)
 		}
-		if inOrder || ordered(v.GetTranslations()) {
+		if inOrder {
 			d.ordered[key] = v
 		} else {
 			delete(d.ordered, key)

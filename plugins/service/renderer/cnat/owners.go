@@ -74,8 +74,22 @@ func (o *ownership) staged() int {
 
 // portTally is what one claim or release learns about the node ports it meets (a
 // service has a few): decided once per node port, counted per translation, written
-// to the ownership at the end.
-type portTally []portCount
+// to the ownership at the end. The first few are kept in the tally itself.
+type portTally struct {
+	room  [4]portCount
+	n     int
+	extra []portCount
+}
+
+// each calls f with every entry.
+func (pt *portTally) each(f func(c *portCount)) {
+	for i := range min(pt.n, len(pt.room)) {
+		f(&pt.room[i])
+	}
+	for i := range pt.extra {
+		f(&pt.extra[i])
+	}
+}
 
 // portCount is a portTally's entry.
 type portCount struct {
@@ -93,17 +107,27 @@ type portCount struct {
 // at returns the entry of key, deciding it on first use for a claim or release by
 // service id.
 func (pt *portTally) at(o *ownership, id renderer.ServiceID, key portKey) *portCount {
-	for i := range *pt {
-		if (*pt)[i].key == key {
-			return &(*pt)[i]
+	for i := range min(pt.n, len(pt.room)) {
+		if pt.room[i].key == key {
+			return &pt.room[i]
+		}
+	}
+	for i := range pt.extra {
+		if pt.extra[i].key == key {
+			return &pt.extra[i]
 		}
 	}
 	c := portCount{key: key, shared: o.byPort[key] > 0}
 	if p, held := o.nodePorts[key]; held && p.id != id {
 		c.other, c.otherOwns = p.id, true
 	}
-	*pt = append(*pt, c)
-	return &(*pt)[len(*pt)-1]
+	pt.n++
+	if pt.n <= len(pt.room) {
+		pt.room[pt.n-1] = c
+		return &pt.room[pt.n-1]
+	}
+	pt.extra = append(pt.extra, c)
+	return &pt.extra[len(pt.extra)-1]
 }
 
 // isNodePortTranslation tells whether t, a translation svc wants, is one of its node
@@ -155,14 +179,14 @@ func (o *ownership) claim(id renderer.ServiceID, t tid) (first bool) {
 }
 
 // commit adds the node-port translations counted to service id's node ports.
-func (o *ownership) commit(id renderer.ServiceID, tally portTally) {
-	for _, c := range tally {
+func (o *ownership) commit(id renderer.ServiceID, tally *portTally) {
+	tally.each(func(c *portCount) {
 		if c.n > 0 {
 			p := o.nodePorts[c.key]
 			p.id, p.n = id, p.n+c.n
 			o.nodePorts[c.key] = p
 		}
-	}
+	})
 }
 
 // own reduces wanted (sorted by identity, the service's own slice) to the
@@ -197,7 +221,7 @@ func (rndr *Renderer) own(svc *renderer.FlatService, wanted, prev []*vpp_cnat.Tr
 		}
 		owned = append(owned, t)
 	}
-	rndr.ownership.commit(svc.ID, tally)
+	rndr.ownership.commit(svc.ID, &tally)
 	return owned, firsts
 }
 
@@ -231,7 +255,7 @@ func (rndr *Renderer) claimAll(svc *renderer.FlatService, ts []*vpp_cnat.Transla
 			rndr.ownership.claim(svc.ID, id)
 		}
 	}
-	rndr.ownership.commit(svc.ID, tally)
+	rndr.ownership.commit(svc.ID, &tally)
 	return true
 }
 
@@ -255,7 +279,7 @@ func (rndr *Renderer) release(id renderer.ServiceID, ts []*vpp_cnat.Translation,
 		}
 		c.n++
 	}
-	for _, c := range tally {
+	tally.each(func(c *portCount) {
 		if p, held := o.nodePorts[c.key]; c.n > 0 && held && p.id == id {
 			if p.n -= c.n; p.n > 0 {
 				o.nodePorts[c.key] = p
@@ -263,7 +287,7 @@ func (rndr *Renderer) release(id renderer.ServiceID, ts []*vpp_cnat.Translation,
 				delete(o.nodePorts, c.key)
 			}
 		}
-	}
+	})
 	return lasts
 }
 

@@ -134,13 +134,14 @@ func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *rend
 			touched = rndr.release(svc.ID, dropped, touched)
 		}
 	}
-	wanted := rndr.nodePortTranslations(svc, added, kept, &slabs{})
+	var sl slabs // (off: each message on its own)
+	wanted := rndr.nodePortTranslations(svc, added, kept, &sl)
 	n := len(wanted)
 	fresh, touched := rndr.own(svc, wanted, nil, touched)
 	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, r.complete && len(fresh) == n
 	// kept and fresh are both sorted and disjoint (fresh ones are on addresses that
 	// were no node's): merged, the set is in identity order.
-	stageSet(txn, r, mergeByID(kept, fresh), &slabs{})
+	stageSet(txn, r, mergeByID(kept, fresh), &sl)
 	return touched
 }
 

@@ -93,7 +93,8 @@ func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []render
 		}
 		if p.Port.NodePort != 0 {
 			if len(staged) > 0 {
-				external = stagedPaths(staged, p.Port.NodePort, proto, external, nodeAddrs)
+				sp := stagedPaths(staged, p.Port.NodePort, proto, external, nodeAddrs)
+				external = &sp
 			}
 			how := exposure{external: true, realIP: true, masq: masq}
 			for _, a := range nodeAddrs {
@@ -109,8 +110,8 @@ func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []render
 // first staged translation of the node port (port, proto) of each: an interposed
 // (real IP) translation on that port carries the port's paths of external traffic,
 // the ones pp builds.
-func stagedPaths(staged []*vpp_cnat.Translation, port uint16, proto vpp_cnat.Protocol, pp *portPaths, addrs []renderer.Address) *portPaths {
-	out := &portPaths{backends: pp.backends, masq: pp.masq}
+func stagedPaths(staged []*vpp_cnat.Translation, port uint16, proto vpp_cnat.Protocol, pp *portPaths, addrs []renderer.Address) portPaths {
+	out := portPaths{backends: pp.backends, masq: pp.masq}
 	var need [2]bool
 	for _, a := range addrs {
 		if a.IsIPv4() {
