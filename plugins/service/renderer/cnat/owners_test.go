@@ -3,6 +3,7 @@ package cnat
 import (
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,6 +152,58 @@ func TestNodeJoiningOnAnExternalIPOfItsNodePort(t *testing.T) {
 		t.Errorf("web after the node left: set %q, want none of the node's", got)
 	}
 	for _, svc := range []*renderer.FlatService{web, ext} {
+		if err := r.DeleteFlatService(newOrderedTxn(), svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertNoOwnership(t, r)
+}
+
+// TestALargeNodeJoinDecidesOwnershipInTheServicesOrder: a node joining a cluster of
+// enough node-port services to plan their edits in parallel shares; of two services
+// with one node port, the first in the order keeps it on the new node too, and
+// leaving, the node's translations are released.
+func TestALargeNodeJoinDecidesOwnershipInTheServicesOrder(t *testing.T) {
+	const joining = "192.168.16.30"
+	var services []*renderer.FlatService
+	for i := range 3 * parallelEditMin {
+		svc := webService(pod1)
+		svc.ID.Name = "np" + strconv.Itoa(i)
+		svc.ClusterIPs = []renderer.Address{addr("10.96.1." + strconv.Itoa(i%250+1))}
+		svc.Ports[0].Port.Port, svc.Ports[0].Port.NodePort = uint16(1000+i), uint16(30100+i)
+		services = append(services, svc)
+	}
+	twin := webService(pod2)
+	twin.ID.Name, twin.ClusterIPs = "zz-twin", []renderer.Address{addr("10.96.2.1")}
+	twin.Ports[0].Port.NodePort = services[7].Ports[0].Port.NodePort
+	services = append(services, twin)
+	r, _ := newRenderer(t, true, services...)
+	joined := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(nodeIP6), net.ParseIP(peerIP4), net.ParseIP(joining))
+	join := newOrderedTxn()
+	if err := r.UpdateFlatNodePortServices(join, joined, services); err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(int(twin.Ports[0].Port.NodePort))
+	if got := ids(setOf(join.Txn, services[7].ID)); !slices.Contains(got, joining+"/"+port+"/TCP") {
+		t.Errorf("%s, the node port's owner, after the join: %q lacks the new node's", services[7].ID, got)
+	}
+	if got := ids(setOf(join.Txn, services[len(services)-2].ID)); !slices.Contains(got, joining+"/"+strconv.Itoa(30100+len(services)-2)+"/TCP") {
+		t.Errorf("%s after the join: %q lacks the new node's node port", services[len(services)-2].ID, got)
+	}
+	if s := setOf(join.Txn, twin.ID); s != nil {
+		t.Errorf("%s, second with the node port: staged %q, want nothing", twin.ID, ids(s))
+	}
+	if p := r.ownership.nodePorts[portKey{port: uint32(twin.Ports[0].Port.NodePort)}]; p.id != services[7].ID || p.n != 3 {
+		t.Errorf("node port %s: owner %+v, want %s with 3 translations", port, p, services[7].ID)
+	}
+	before := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(nodeIP6), net.ParseIP(peerIP4))
+	if err := r.UpdateFlatNodePortServices(newOrderedTxn(), before, services); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.ownership.nodePorts[portKey{port: uint32(twin.Ports[0].Port.NodePort)}]; p.n != 2 {
+		t.Errorf("node port %s after the node left: %+v, want 2 translations", port, p)
+	}
+	for _, svc := range services {
 		if err := r.DeleteFlatService(newOrderedTxn(), svc); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
 	"github.com/contiv-vpp/contiv-vpp/plugins/ipam"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/rejects"
+	"github.com/contiv-vpp/contiv-vpp/plugins/service/internal/shares"
 	"github.com/contiv-vpp/contiv-vpp/plugins/service/renderer"
 )
 
@@ -190,13 +191,32 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 	for _, a := range removed {
 		gone[a.Text] = true
 	}
-	for _, svc := range npServices {
+	// The edits are planned in shares (a large change on several goroutines), then
+	// applied in the services' order: the ownership is decided as one at a time does.
+	edits := make([]nodePortEdit, len(npServices))
+	var planned []int
+	for i, svc := range npServices {
 		r := rndr.rendered[svc.ID]
-		if r == nil || slices.ContainsFunc(svc.ExternalIPs, func(a renderer.Address) bool { return slices.Contains(changed, a) }) {
-			rndr.update(txn, svc, svc)
+		edits[i] = nodePortEdit{svc: svc, r: r,
+			renderAnew: r == nil || slices.ContainsFunc(svc.ExternalIPs, func(a renderer.Address) bool { return slices.Contains(changed, a) })}
+		if !edits[i].renderAnew {
+			planned = append(planned, i)
+		}
+	}
+	shares.Run(len(planned), parallelEditMin, func(_, lo, hi int) {
+		sl := &slabs{on: true}
+		for _, i := range planned[lo:hi] {
+			rndr.planNodePorts(&edits[i], added, gone, sl)
+		}
+	})
+	sl := &slabs{on: true}
+	for i := range edits {
+		e := &edits[i]
+		if e.renderAnew {
+			rndr.update(txn, e.svc, e.svc)
 			continue
 		}
-		rndr.stageRoutes(txn, rndr.updateNodePorts(txn, svc, r, added, gone))
+		rndr.stageRoutes(txn, rndr.applyNodePorts(txn, e, sl))
 	}
 	// A node's IP has no route; one that stopped being a node's gets the route its
 	// users want.

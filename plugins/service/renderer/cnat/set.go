@@ -100,14 +100,29 @@ func (rndr *Renderer) stageService(txn controller.UpdateOperations, svc *rendere
 	return touched
 }
 
-// updateNodePorts stages the set of a node-port service after the node IPs changed:
-// its staged translations without those of the node ports on the addresses removed,
-// with those on the addresses added (the others are the same messages). It returns
-// the addresses whose routes must be staged again.
-func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *renderer.FlatService, r *renderedService,
-	added []renderer.Address, removed map[string]bool) (touched []string) {
-	prev := r.translations()
-	kept := prev
+// nodePortEdit is what a change of the node IPs makes of a node-port service's set:
+// its staged translations less those of its node ports on the addresses removed
+// (kept, dropped), plus those on the addresses added (wanted), and the two merged in
+// identity order (the others are the same messages). It is planned apart from the
+// ownership, which applying it decides.
+type nodePortEdit struct {
+	svc                   *renderer.FlatService
+	r                     *renderedService
+	kept, dropped, wanted []*vpp_cnat.Translation
+	merged                []*vpp_cnat.Translation
+	renderAnew            bool // no record, or an external IP became or stopped being a node's
+}
+
+// parallelEditMin is the smallest share of a node-IP change's node-port services
+// that a goroutine of its own plans (shares.Run): an edit costs a few microseconds.
+const parallelEditMin = 100
+
+// planNodePorts computes e's kept, dropped and wanted translations and their merge.
+// It reads the renderer and e's record and writes only e and sl, so that shares plan
+// the edits of a large change in parallel.
+func (rndr *Renderer) planNodePorts(e *nodePortEdit, added []renderer.Address, removed map[string]bool, sl *slabs) {
+	prev := e.r.translations()
+	e.kept = prev
 	if len(removed) > 0 {
 		// The set is sorted by address first: the translations of each address gone
 		// are a run, found by binary search.
@@ -115,33 +130,43 @@ func (rndr *Renderer) updateNodePorts(txn controller.UpdateOperations, svc *rend
 		for a := range removed {
 			i, _ := slices.BinarySearchFunc(prev, a, func(t *vpp_cnat.Translation, a string) int { return strings.Compare(t.GetVip().GetAddress(), a) })
 			for ; i < len(prev) && prev[i].GetVip().GetAddress() == a; i++ {
-				if isNodePortOf(svc, prev[i]) {
+				if isNodePortOf(e.svc, prev[i]) {
 					drop = append(drop, i)
 				}
 			}
 		}
 		if len(drop) > 0 {
 			slices.Sort(drop)
-			kept = make([]*vpp_cnat.Translation, 0, len(prev)-len(drop))
-			dropped := make([]*vpp_cnat.Translation, 0, len(drop))
+			e.kept = make([]*vpp_cnat.Translation, 0, len(prev)-len(drop))
+			e.dropped = make([]*vpp_cnat.Translation, 0, len(drop))
 			next := 0
 			for _, i := range drop {
-				kept = append(kept, prev[next:i]...)
-				dropped = append(dropped, prev[i])
+				e.kept = append(e.kept, prev[next:i]...)
+				e.dropped = append(e.dropped, prev[i])
 				next = i + 1
 			}
-			kept = append(kept, prev[next:]...)
-			touched = rndr.release(svc.ID, dropped, touched)
+			e.kept = append(e.kept, prev[next:]...)
 		}
 	}
-	var sl slabs // (off: each message on its own)
-	wanted := rndr.nodePortTranslations(svc, added, kept, &sl)
-	n := len(wanted)
-	fresh, touched := rndr.own(svc, wanted, nil, touched)
-	r.svc, r.nodeGen, r.complete = svc, rndr.nodeGen, r.complete && len(fresh) == n
-	// kept and fresh are both sorted and disjoint (fresh ones are on addresses that
-	// were no node's): merged, the set is in identity order.
-	stageSet(txn, r, mergeByID(kept, fresh), &sl)
+	e.wanted = rndr.nodePortTranslations(e.svc, added, e.kept, sl)
+	// kept and wanted are both sorted and disjoint (the wanted ones are on addresses
+	// that were no node's): merged, the set is in identity order.
+	e.merged = mergeByID(e.kept, e.wanted)
+}
+
+// applyNodePorts releases e's dropped translations, claims its wanted ones and stages
+// the set of those it owns. It returns the addresses whose routes must be staged
+// again.
+func (rndr *Renderer) applyNodePorts(txn controller.UpdateOperations, e *nodePortEdit, sl *slabs) (touched []string) {
+	touched = rndr.release(e.svc.ID, e.dropped, nil)
+	n := len(e.wanted)
+	fresh, touched := rndr.own(e.svc, e.wanted, nil, touched)
+	r := e.r
+	r.svc, r.nodeGen, r.complete = e.svc, rndr.nodeGen, r.complete && len(fresh) == n
+	if len(fresh) < n {
+		e.merged = mergeByID(e.kept, fresh) // another service owns some
+	}
+	stageSet(txn, r, e.merged, sl)
 	return touched
 }
 
