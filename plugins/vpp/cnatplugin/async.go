@@ -187,7 +187,7 @@ func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]
 	inVPP := 0 // of ts (which holds an identity once: validated)
 	for _, t := range ts {
 		id := identityOf(t)
-		vppID, in := b.md.ids[id]
+		vppID, in := b.md.ids.get(id)
 		if !in {
 			continue
 		}
@@ -196,7 +196,7 @@ func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]
 			b.del(id, vppID, t)
 		}
 	}
-	if !extras || (len(ts) == len(all) && inVPP == len(b.md.ids)) {
+	if !extras || (len(ts) == len(all) && inVPP == b.md.ids.len()) {
 		return // (with extras: every translation VPP holds is one of ts, the usual case)
 	}
 	of := make(map[identity]bool, len(all))
@@ -204,14 +204,15 @@ func (b *batch) deleteUnwanted(ts []*cnatmodel.Translation, wanted map[identity]
 		of[identityOf(t)] = true
 	}
 	var rest []identity
-	for id := range b.md.ids {
+	for _, id := range b.md.ids.identities() {
 		if !of[id] && !wanted[id] {
 			rest = append(rest, id)
 		}
 	}
 	slices.SortFunc(rest, identity.Compare)
 	for _, id := range rest {
-		b.del(id, b.md.ids[id], nil)
+		vppID, _ := b.md.ids.get(id)
+		b.del(id, vppID, nil)
 	}
 }
 
@@ -232,9 +233,9 @@ func (b *batch) wait() error {
 				continue
 			}
 			if r.del {
-				delete(b.md.ids, r.id)
+				b.md.ids.del(r.id)
 			} else {
-				b.md.ids[r.id] = r.reply.ID
+				b.md.ids.set(r.id, r.reply.ID)
 			}
 		}
 	}

@@ -40,18 +40,18 @@ func identityOf(t *cnatmodel.Translation) identity { return cnatmodel.IdentityOf
 // translations VPP holds even after a failed operation (the scheduler keeps the
 // metadata of a value whose update or deletion failed).
 type TranslationSetMetadata struct {
-	ids map[identity]uint32
+	ids idTable
 	// unsure: an operation on the set failed part-way, so a translation VPP holds may
 	// differ from the applied value's: the next Update sends every translation.
 	unsure bool
 }
 
 func newSetMetadata(n int) *TranslationSetMetadata {
-	return &TranslationSetMetadata{ids: make(map[identity]uint32, n)}
+	return &TranslationSetMetadata{ids: newIDTable(n)}
 }
 
 // Len returns how many of the set's translations VPP holds.
-func (m *TranslationSetMetadata) Len() int { return len(m.ids) }
+func (m *TranslationSetMetadata) Len() int { return m.ids.len() }
 
 // ID returns the id VPP gave the set's translation of (vip, port, protocol).
 func (m *TranslationSetMetadata) ID(vip string, port uint32, protocol cnatmodel.Protocol) (uint32, bool) {
@@ -59,8 +59,7 @@ func (m *TranslationSetMetadata) ID(vip string, port uint32, protocol cnatmodel.
 	if !ok {
 		return 0, false
 	}
-	id, ok := m.ids[cnatmodel.IdentityAt(a, port, protocol)]
-	return id, ok
+	return m.ids.get(cnatmodel.IdentityAt(a, port, protocol))
 }
 
 type translationDescriptor struct {
@@ -503,7 +502,7 @@ func (b *batch) changeFew(gone, fresh []*cnatmodel.Translation) {
 	for k, t := range gone {
 		goneIDs[k] = identityOf(t)
 		if !slices.Contains(freshIDs, goneIDs[k]) {
-			if vppID, in := b.md.ids[goneIDs[k]]; in {
+			if vppID, in := b.md.ids.get(goneIDs[k]); in {
 				b.del(goneIDs[k], vppID, t)
 			}
 		}
@@ -519,7 +518,7 @@ func (b *batch) changeFew(gone, fresh []*cnatmodel.Translation) {
 
 // change sends what changes prev (nil: none applied) into t, both of identity id.
 func (b *batch) change(prev, t *cnatmodel.Translation, id identity) {
-	vppID, inVPP := b.md.ids[id]
+	vppID, inVPP := b.md.ids.get(id)
 	switch {
 	case inVPP && (prev == nil || needsRecreate(prev, t)):
 		// (In VPP but not in the applied value: what an earlier failure left, of
@@ -563,7 +562,7 @@ func (d *translationDescriptor) idsInVPP(v *cnatmodel.TranslationSet) (*Translat
 	md := newSetMetadata(len(want))
 	for _, det := range list {
 		if id, ok := dumpedIdentity(det.Translation); ok && want[id] {
-			md.ids[id] = det.Translation.ID
+			md.ids.set(id, det.Translation.ID)
 		}
 	}
 	return md, nil
@@ -631,7 +630,7 @@ func (d *translationDescriptor) retrieve(correlate []kvapi.KVWithMetadata) ([]kv
 				f.slots = make([]*cnatmodel.Translation, len(f.nb.GetTranslations()))
 			}
 		}
-		f.md.ids[id] = det.Translation.ID
+		f.md.ids.set(id, det.Translation.ID)
 		if at >= 0 {
 			f.slots[at] = t
 		} else {
