@@ -519,6 +519,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		prof.cpu(strings.ReplaceAll(what, " ", "-"), 4*time.Second)
 		prof.trace(strings.ReplaceAll(what, " ", "-"), 3*time.Second)
 		gc0 := ac.gcState()
+		cpu.begin()
 		t0 := time.Now()
 		if err := change(); err != nil {
 			t.Fatal(err)
@@ -528,6 +529,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 			t.Fatalf("%s: %v", what, err)
 		}
 		wall = at.Sub(t0)
+		phaseCPU := cpu.since() // until VPP has it (the settling below is idle but for the metrics' polls)
 		// VPP can hold the change before its event ends (the transaction's record is
 		// written after the commit): wait until the event count stays the same for 1 s
 		// with nothing queued.
@@ -557,8 +559,8 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		}
 		gc := gc1.during(gc0)
 		prof.wait()
-		t.Logf("%s: %s: %d events, %v of event time, VPP has it %v after the write; %d VPP messages (%s); %s",
-			v.name, what, events, ms(eventTime), ms(wall), msgs, top, gc)
+		t.Logf("%s: %s: %d events, %v of event time, VPP has it %v after the write; %d VPP messages (%s); %s; %s",
+			v.name, what, events, ms(eventTime), ms(wall), msgs, top, gc, phaseCPU)
 		return
 	}
 	if s.NodePorts > 0 {
