@@ -77,7 +77,7 @@ type translationDescriptor struct {
 	// translations again (the renderer's sets never name interfaces).
 	noIfaces map[string]*cnatmodel.TranslationSet
 	// ordered is, by key, the last value validate accepted if its translations are
-	// in the strict order of sets (ordered.go): a change of a few messages then
+	// in the order of sets (cnatmodel.InSetOrder): a change of a few messages then
 	// finds duplicates by the order of its new messages' neighbours.
 	ordered map[string]*cnatmodel.TranslationSet
 }
@@ -147,8 +147,8 @@ func checked(err error, what, key, want string, keyFields ...string) error {
 // validate checks a set (cnatmodel.ValidateTranslationSet) and the key it is stored
 // under; the messages it shares with the last value accepted for the key are not
 // checked again (messages are never modified once given to the scheduler), and when
-// that value was in the strict order of sets and the change keeps the order, not
-// read for duplicates either (ordered.go).
+// that value was in the order of sets (cnatmodel.InSetOrder) and the change keeps
+// it (orderedAfter), not read for duplicates either.
 func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet) error {
 	ref := d.lastValid[key]
 	known, fresh, few := sharedWith(ref, v)
@@ -157,7 +157,7 @@ func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet
 	// (cheaper than a map of its identities: a set of a hundred node IPs is one
 	// comparison of texts per translation).
 	inOrder := few && ref != nil && d.ordered[key] == ref && orderedAfter(v.GetTranslations(), fresh) ||
-		ordered(v.GetTranslations())
+		cnatmodel.InSetOrder(v.GetTranslations())
 	var err error
 	if inOrder {
 		err = cnatmodel.ValidateTranslationSetKnowingDistinct(v, known)

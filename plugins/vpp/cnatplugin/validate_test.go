@@ -172,32 +172,3 @@ func TestAnOrderedSetsChangeIsCheckedByTheNeighboursOfItsNewMessages(t *testing.
 		})
 	}
 }
-
-// TestOrderOfSets: the strict order of VIP address as written, port and protocol,
-// with canonical addresses only.
-func TestOrderOfSets(t *testing.T) {
-	tr := func(vip string, port uint32, p cnatmodel.Protocol) *cnatmodel.Translation {
-		return &cnatmodel.Translation{Vip: ep(vip, port), Protocol: p}
-	}
-	for _, tc := range []struct {
-		ts   []*cnatmodel.Translation
-		want bool
-	}{
-		{[]*cnatmodel.Translation{tr("10.96.0.10", 80, cnatmodel.Protocol_TCP), tr("10.96.0.10", 80, cnatmodel.Protocol_UDP), tr("10.96.0.10", 443, 0), tr("10.96.0.9", 80, 0), tr("fd00::a", 80, 0)}, true},
-		{[]*cnatmodel.Translation{tr("10.96.0.10", 80, 0), tr("10.96.0.10", 80, 0)}, false},
-		{[]*cnatmodel.Translation{tr("10.96.0.10", 443, 0), tr("10.96.0.10", 80, 0)}, false},
-		{[]*cnatmodel.Translation{tr("10.96.0.10", 80, 0), tr("::ffff:10.96.0.11", 80, 0)}, false},
-		{[]*cnatmodel.Translation{tr("fd00:0::a", 80, 0)}, false},
-		{[]*cnatmodel.Translation{tr("FD00::A", 80, 0)}, false},
-		{[]*cnatmodel.Translation{tr("fe80::1%eth0", 80, 0)}, false},
-		{[]*cnatmodel.Translation{nil}, false},
-	} {
-		if got := ordered(tc.ts); got != tc.want {
-			var vips []string
-			for _, x := range tc.ts {
-				vips = append(vips, cnatmodel.FormatTranslation(x))
-			}
-			t.Errorf("ordered(%q) = %v, want %v", vips, got, tc.want)
-		}
-	}
-}

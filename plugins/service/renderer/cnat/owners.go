@@ -213,7 +213,7 @@ func (rndr *Renderer) own(svc *renderer.FlatService, wanted, prev []*vpp_cnat.Tr
 		case rndr.ownership.claim(svc.ID, id):
 			firsts = append(firsts, id.vip)
 		}
-		for j < len(prev) && compareIDs(idOf(prev[j]), id) < 0 {
+		for j < len(prev) && byID(prev[j], t) < 0 {
 			j++
 		}
 		if j < len(prev) && idOf(prev[j]) == id && same.Same(prev[j], t) {

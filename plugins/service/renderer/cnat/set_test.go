@@ -418,3 +418,27 @@ func TestResyncKeepsTheSetsOfUnchangedServices(t *testing.T) {
 		t.Errorf("web second in the resync: its set %q holds 10.96.0.10/80/TCP, the rival's", got)
 	}
 }
+
+// TestStagedSetsAreInTheOrderOfSets: the sets a resync and a node join stage are in
+// the order the set descriptor reads a change of fastest (vpp_cnat.InSetOrder).
+func TestStagedSetsAreInTheOrderOfSets(t *testing.T) {
+	web := webService(pod1, pod1v6)
+	ext := extOn("192.168.16.30")
+	r, txn := newRenderer(t, true, web, ext)
+	join := newOrderedTxn()
+	joined := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(nodeIP6), net.ParseIP(peerIP4), net.ParseIP("192.168.16.15"),
+		net.ParseIP("fd00:192:168:16::f"))
+	if err := r.UpdateFlatNodePortServices(join, joined, []*renderer.FlatService{web}); err != nil {
+		t.Fatal(err)
+	}
+	for _, staged := range []*st.Txn{txn, join.Txn} {
+		for _, svc := range []*renderer.FlatService{web, ext} {
+			if s := setOf(staged, svc.ID); s != nil && !vpp_cnat.InSetOrder(s.GetTranslations()) {
+				t.Errorf("%s: set %q not in the order of sets", svc.ID, ids(s))
+			}
+		}
+	}
+	if setOf(join.Txn, web.ID) == nil {
+		t.Error("the node join staged no set for web")
+	}
+}

@@ -1,7 +1,6 @@
 package cnat
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 
@@ -28,14 +27,9 @@ func idOf(t *vpp_cnat.Translation) tid {
 	return tid{vip: t.GetVip().GetAddress(), port: t.GetVip().GetPort(), proto: t.GetProtocol()}
 }
 
-// compareIDs orders identities by address text, port and protocol: the order of the
-// translations in a set.
-func compareIDs(a, b tid) int {
-	return cmp.Or(strings.Compare(a.vip, b.vip), cmp.Compare(a.port, b.port), cmp.Compare(a.proto, b.proto))
-}
-
-// byID orders translations by identity.
-func byID(a, b *vpp_cnat.Translation) int { return compareIDs(idOf(a), idOf(b)) }
+// byID orders translations as a set holds them (vpp_cnat.CompareInSet: the order the
+// set descriptor reads a change of fastest); each identity has one place in it.
+func byID(a, b *vpp_cnat.Translation) int { return vpp_cnat.CompareInSet(a, b) }
 
 // render builds the translations the service wants (whether it owns them or not),
 // sorted by identity, each identity once (the first rendered of two with the same
