@@ -17,6 +17,7 @@ import (
 	epmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpoints"
 	esmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/endpointslice"
 	svcmodel "github.com/contiv-vpp/contiv-vpp/api/k8s/service"
+	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	vpp_nat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/nat"
 	"github.com/contiv-vpp/contiv-vpp/pkg/infra"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -69,8 +70,11 @@ func benchKubeState(n int) controller.KubeStateData {
 }
 
 // benchFixture is the plugin of node 1 with its 110 local pods wired.
-func benchFixture(b testing.TB) *fixture {
-	f := newFixture(b, nil)
+func benchFixture(b testing.TB) *fixture { return benchFixtureWith(b, "nat44") }
+
+// benchFixtureWith is benchFixture with the given serviceRenderer (nat44 or cnat).
+func benchFixtureWith(b testing.TB, serviceRenderer string) *fixture {
+	f := newFixtureConf(b, contivConf+"serviceRenderer: "+serviceRenderer+"\n", nil)
 	for host := 2; host < 2+benchPodsPerNode; host++ {
 		for ns := range 20 {
 			name := fmt.Sprintf("pod-1-%d", host)
@@ -420,11 +424,15 @@ func largeFixture(b *testing.B, thisNodeOnly bool) (*fixture, *st.NodeSync) {
 	return f, nodes
 }
 
+// countMappings counts the NAT44 static mappings or cnat translations staged.
 func countMappings(txn *st.Txn) int {
 	n := 0
 	for _, v := range txn.Values {
-		if d, ok := v.(*vpp_nat.DNat44); ok {
-			n += len(d.StMappings)
+		switch v := v.(type) {
+		case *vpp_nat.DNat44:
+			n += len(v.StMappings)
+		case *vpp_cnat.TranslationSet:
+			n += len(v.Translations)
 		}
 	}
 	return n
@@ -503,7 +511,12 @@ const (
 
 // scaleFixture is node 1 of that cluster with its Kubernetes state.
 func scaleFixture(b *testing.B) (*fixture, *st.NodeSync, controller.KubeStateData) {
-	f := benchFixture(b)
+	return scaleFixtureWith(b, "nat44")
+}
+
+// scaleFixtureWith is scaleFixture with the given serviceRenderer.
+func scaleFixtureWith(b *testing.B, serviceRenderer string) (*fixture, *st.NodeSync, controller.KubeStateData) {
+	f := benchFixtureWith(b, serviceRenderer)
 	ns := f.p.NodeSync.(*st.NodeSync)
 	ns.SetNode(1, "master", []string{"192.168.16.10/24"}, "10.3.0.1")
 	for id := 2; id <= scaleNodes; id++ {
@@ -531,13 +544,19 @@ func heapInUse() uint64 {
 }
 
 // BenchmarkResyncScale is the resync of new objects (as BenchmarkResyncFresh) in the
-// setup of the whole-agent scale benchmark. held-MB is the memory the last resync's
+// setup of the whole-agent scale benchmark, with each renderer. held-MB is the memory the last resync's
 // result keeps alive: the processor's and the renderer's state and the staged values
 // (the transaction stands for the scheduler, which holds the same values), measured as
 // the live heap after the resync minus the live heap before it (with the Kubernetes
 // objects, which the controller holds, in both).
 func BenchmarkResyncScale(b *testing.B) {
-	f, _, kube := scaleFixture(b)
+	for _, serviceRenderer := range []string{"nat44", "cnat"} {
+		b.Run(serviceRenderer, func(b *testing.B) { benchmarkResyncScale(b, serviceRenderer) })
+	}
+}
+
+func benchmarkResyncScale(b *testing.B, serviceRenderer string) {
+	f, _, kube := scaleFixtureWith(b, serviceRenderer)
 	encoded := encodeKubeState(b, kube)
 	ev := controller.NewDBResync()
 	var txn *st.Txn
@@ -571,10 +590,16 @@ func BenchmarkResyncScale(b *testing.B) {
 }
 
 // BenchmarkNodeJoin is one node joining (and, every other iteration, leaving) the
-// setup of the whole-agent scale benchmark. Processor + NAT44 renderer, staged into a
-// fake transaction; cpu-ns/op is the process CPU time (getrusage).
+// setup of the whole-agent scale benchmark. Processor + renderer (each of the two),
+// staged into a fake transaction; cpu-ns/op is the process CPU time (getrusage).
 func BenchmarkNodeJoin(b *testing.B) {
-	f, ns, kube := scaleFixture(b)
+	for _, serviceRenderer := range []string{"nat44", "cnat"} {
+		b.Run(serviceRenderer, func(b *testing.B) { benchmarkNodeJoin(b, serviceRenderer) })
+	}
+}
+
+func benchmarkNodeJoin(b *testing.B, serviceRenderer string) {
+	f, ns, kube := scaleFixtureWith(b, serviceRenderer)
 	txn := st.NewTxn()
 	if err := f.p.Resync(controller.NewDBResync(), kube, 1, txn); err != nil {
 		b.Fatal(err)

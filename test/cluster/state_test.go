@@ -56,18 +56,16 @@ func vppDump(n *lab.Node, prefix string) (map[string]string, error) {
 func cnatPaths(setJSON, vip string, port uint32) int {
 	var set struct {
 		Translations []struct {
-			Vip struct {
-				Address string `json:"address"`
-				Port    uint32 `json:"port"`
-			} `json:"vip"`
-			Paths []json.RawMessage `json:"paths"`
+			VipAddress string            `json:"vipAddress"`
+			VipPort    uint32            `json:"vipPort"`
+			Paths      []json.RawMessage `json:"paths"`
 		} `json:"translations"`
 	}
 	if json.Unmarshal([]byte(setJSON), &set) != nil {
 		return -1
 	}
 	for _, t := range set.Translations {
-		if t.Vip.Address == vip && (port == 0 || t.Vip.Port == port) {
+		if t.VipAddress == vip && (port == 0 || t.VipPort == port) {
 			return len(t.Paths)
 		}
 	}

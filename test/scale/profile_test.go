@@ -97,8 +97,17 @@ func (p *profiler) heap(phase string) {
 // wait waits for the profiles and traces in progress.
 func (p *profiler) wait() { p.running.Wait() }
 
+// save writes data to <variant>-<name>.pprof, or, when a phase repeats in a round
+// (the node joins), to <variant>-<name>.<n>.pprof for the n-th time (go tool pprof
+// merges several profiles given together).
 func (p *profiler) save(name string, data []byte) {
 	path := filepath.Join(p.dir, p.variant+"-"+name+".pprof")
+	for n := 2; ; n++ {
+		if _, err := os.Stat(path); err != nil {
+			break
+		}
+		path = filepath.Join(p.dir, fmt.Sprintf("%s-%s.%d.pprof", p.variant, name, n))
+	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		p.t.Logf("profile %s: %v", name, err)
 		return

@@ -68,7 +68,7 @@ func (m *Mappings) value(id renderer.ServiceID, port uint16) mapping {
 			return mapping{}
 		}
 		t := &vpp_cnat.Translation{
-			Vip: &vpp_cnat.Endpoint{Address: nodeIP.String(), Port: uint32(port)}, Protocol: vpp_cnat.Protocol_TCP, IsRealIp: true,
+			VipAddress: nodeIP.String(), VipPort: uint32(port), Protocol: vpp_cnat.Protocol_TCP, IsRealIp: true,
 			AllocPort: true, Paths: []*vpp_cnat.Path{{
 				Dst: &vpp_cnat.Endpoint{Address: hostIP.String(), Port: uint32(port)},
 				Src: &vpp_cnat.Endpoint{Address: vppIP.String()},

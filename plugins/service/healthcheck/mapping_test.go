@@ -72,7 +72,7 @@ func TestHealthCheckPortsAreMappedWithCNATWhenNAT44IsOff(t *testing.T) {
 	tr.ResyncServices(txn, controller.KeyValuePairs{svcmodel.Key("web", "default"): lbService("web", "Local", port)})
 	key := vpp_cnat.TranslationSetKey("DNAT-healthcheck/default/web")
 	want := &vpp_cnat.TranslationSet{Label: "DNAT-healthcheck/default/web", Translations: []*vpp_cnat.Translation{{
-		Vip: &vpp_cnat.Endpoint{Address: "192.168.16.1", Port: uint32(port)}, Protocol: vpp_cnat.Protocol_TCP,
+		VipAddress: "192.168.16.1", VipPort: uint32(port), Protocol: vpp_cnat.Protocol_TCP,
 		IsRealIp: true, AllocPort: true, Paths: []*vpp_cnat.Path{{Dst: &vpp_cnat.Endpoint{Address: "172.30.1.2", Port: uint32(port)},
 			Src: &vpp_cnat.Endpoint{Address: "172.30.1.1"}}}}}}
 	if len(txn) != 1 || !proto.Equal(txn[key], want) {

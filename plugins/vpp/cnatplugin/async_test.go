@@ -28,7 +28,7 @@ func nodePorts(n int) (keys []string, both, left map[string]*cnatmodel.Translati
 	left = make(map[string]*cnatmodel.TranslationSet, n)
 	for i := range n {
 		backend := fmt.Sprintf("10.1.1.%d", i+2)
-		on5, on6 := backend5(uint32(30000+i), backend), &cnatmodel.Translation{Vip: ep("192.168.16.6", uint32(30000+i)),
+		on5, on6 := backend5(uint32(30000+i), backend), &cnatmodel.Translation{VipAddress: "192.168.16.6", VipPort: uint32(30000 + i),
 			Paths: []*cnatmodel.Path{{Dst: ep(backend, 8080)}}}
 		label := fmt.Sprintf("default/np-%d", i)
 		keys[i] = cnatmodel.TranslationSetKey(label)
@@ -40,7 +40,7 @@ func nodePorts(n int) (keys []string, both, left map[string]*cnatmodel.Translati
 
 // backend5 is the translation of a node port on 192.168.16.5 to one backend.
 func backend5(port uint32, backend string) *cnatmodel.Translation {
-	return &cnatmodel.Translation{Vip: ep("192.168.16.5", port), Paths: []*cnatmodel.Path{{Dst: ep(backend, 8080)}}}
+	return &cnatmodel.Translation{VipAddress: "192.168.16.5", VipPort: port, Paths: []*cnatmodel.Path{{Dst: ep(backend, 8080)}}}
 }
 
 // opCounter is a scheduler with the translation set descriptor alone on a channel of

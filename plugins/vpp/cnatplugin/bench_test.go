@@ -29,7 +29,7 @@ func translations(n, backends int, targetPort uint32) map[string]proto.Message {
 			vals[cnatmodel.TranslationSetKey(set.Label)] = set
 		}
 		set.Translations = append(set.Translations,
-			&cnatmodel.Translation{Vip: ep(fmt.Sprintf("10.96.%d.%d", i>>8, i&0xff), 80), Paths: paths})
+			&cnatmodel.Translation{VipAddress: fmt.Sprintf("10.96.%d.%d", i>>8, i&0xff), VipPort: 80, Paths: paths})
 	}
 	return vals
 }
@@ -72,9 +72,9 @@ func nodePortSetOn(label string, i, nodes, backends int, targetPort uint32) *cna
 	for k := range paths {
 		paths[k] = &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.1.%d.%d", k/250, k%250+2), targetPort), Src: ep("192.168.16.1", 0)}
 	}
-	s := &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{{Vip: ep(fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), 80), Paths: paths}}}
+	s := &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{{VipAddress: fmt.Sprintf("10.96.%d.%d", i/250, i%250+1), VipPort: 80, Paths: paths}}}
 	for n := range nodes {
-		s.Translations = append(s.Translations, &cnatmodel.Translation{Vip: ep(fmt.Sprintf("192.168.%d.%d", 16+n/250, n%250+1), uint32(30000+i)),
+		s.Translations = append(s.Translations, &cnatmodel.Translation{VipAddress: fmt.Sprintf("192.168.%d.%d", 16+n/250, n%250+1), VipPort: uint32(30000 + i),
 			IsRealIp: true, AllocPort: true, Paths: paths})
 	}
 	return s
@@ -121,7 +121,7 @@ func BenchmarkNodeJoin1kNodePorts(b *testing.B) {
 		j := &cnatmodel.TranslationSet{Label: label, Translations: slices.Clone(s.Translations)}
 		for k, addr := range []string{"192.168.16.251", "192.168.17.251"} {
 			nt := proto.Clone(s.Translations[1]).(*cnatmodel.Translation)
-			nt.Vip.Address, nt.Paths = addr, s.Translations[1].Paths
+			nt.VipAddress, nt.Paths = addr, s.Translations[1].Paths
 			j.Translations = slices.Insert(j.Translations, 25+k*50, nt)
 		}
 		before[cnatmodel.TranslationSetKey(label)], joined[cnatmodel.TranslationSetKey(label)] = s, j
@@ -131,7 +131,7 @@ func BenchmarkNodeJoin1kNodePorts(b *testing.B) {
 	for i := range 9000 {
 		label := fmt.Sprintf("default/svc-%d", i)
 		others[cnatmodel.TranslationSetKey(label)] = &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{
-			{Vip: ep(fmt.Sprintf("10.97.%d.%d", i/250, i%250+1), 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 8080)}}}}}
+			{VipAddress: fmt.Sprintf("10.97.%d.%d", i/250, i%250+1), VipPort: 80, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 8080)}}}}}
 	}
 	e.mustCommit(others)
 	e.mustCommit(before)
@@ -168,7 +168,7 @@ func BenchmarkFirstResync110kTranslations(b *testing.B) {
 			paths[k] = &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.2.%d.%d", k, i%250+1), 8080)}
 		}
 		vals[cnatmodel.TranslationSetKey(label)] = &cnatmodel.TranslationSet{Label: label, Translations: []*cnatmodel.Translation{
-			{Vip: ep(fmt.Sprintf("10.97.%d.%d", i/250, i%250+1), 80), Paths: paths}}}
+			{VipAddress: fmt.Sprintf("10.97.%d.%d", i/250, i%250+1), VipPort: 80, Paths: paths}}}
 	}
 	full := kvapi.WithResync(context.Background(), kvapi.FullResync, false)
 	b.ReportAllocs()

@@ -106,12 +106,13 @@ func translationToAPI(t *cnatmodel.Translation, sw swIfIndexOf) (cnat.CnatTransl
 // translationHeadToAPI converts a validated translation but its paths (NPaths set,
 // Paths nil); it returns the VIP's family too.
 func translationHeadToAPI(t *cnatmodel.Translation, sw swIfIndexOf) (cnat.CnatTranslation, cnatmodel.AddressFamily, error) {
-	vipAddr, _ := cnatmodel.ParseAddr(t.GetVip().GetAddress())
+	vipAddr, ok := cnatmodel.ParseAddr(t.GetVipAddress())
 	family := cnatmodel.FamilyOf(vipAddr)
-	vip, err := endpointToAPI(t.GetVip(), family, sw, endpointAt{t: t, path: -1})
-	if err != nil {
-		return cnat.CnatTranslation{}, family, err
+	if !ok {
+		return cnat.CnatTranslation{}, family, fmt.Errorf("%s: address %q is not an IP address", endpointAt{t: t, path: -1}, t.GetVipAddress())
 	}
+	vip := cnat.CnatEndpoint{SwIfIndex: interface_types.InterfaceIndex(noInterface), Port: uint16(t.GetVipPort()), Addr: vppbase.AddrToAPI(vipAddr)}
+	vip.IfAf = vip.Addr.Af
 	out := cnat.CnatTranslation{
 		Vip:            vip,
 		IPProto:        protocols[t.GetProtocol()],
@@ -170,7 +171,8 @@ func translationFromAPI(t cnat.CnatTranslation, names map[uint32]string, nb *cna
 	if vip == nil || vip.GetAddress() == "" {
 		return nil, false
 	}
-	out := &cnatmodel.Translation{Vip: vip, Protocol: proto, LbType: cnatmodel.Translation_LbType(t.LbType)}
+	out := &cnatmodel.Translation{VipAddress: vip.GetAddress(), VipPort: vip.GetPort(), Protocol: proto,
+		LbType: cnatmodel.Translation_LbType(t.LbType)}
 	if nb != nil {
 		out.IsRealIp, out.AllocPort, out.NoReturnSession = nb.GetIsRealIp(), nb.GetAllocPort(), nb.GetNoReturnSession()
 		out.FlowHashConfig = nb.GetFlowHashConfig()

@@ -35,7 +35,7 @@ func fakeNames() map[uint32]string {
 
 func TestTranslationSurvivesTheRoundTripThroughVPPsEncoding(t *testing.T) {
 	v := &cnatmodel.Translation{
-		Vip: ep("FD00::A", 443), Protocol: cnatmodel.Protocol_SCTP, IsRealIp: true, AllocPort: true, NoReturnSession: true,
+		VipAddress: "FD00::A", VipPort: 443, Protocol: cnatmodel.Protocol_SCTP, IsRealIp: true, AllocPort: true, NoReturnSession: true,
 		LbType: cnatmodel.Translation_MAGLEV, FlowHashConfig: 0x1f,
 		Paths: []*cnatmodel.Path{
 			{Dst: ep("fd00:1::2", 8443)},
@@ -74,7 +74,7 @@ func TestTranslationSurvivesTheRoundTripThroughVPPsEncoding(t *testing.T) {
 }
 
 func TestTranslationOfAnUnknownInterfaceFailsNamingIt(t *testing.T) {
-	v := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: &cnatmodel.Endpoint{Interface: "tap9"}}}}
+	v := &cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 80, Paths: []*cnatmodel.Path{{Dst: &cnatmodel.Endpoint{Interface: "tap9"}}}}
 	if _, err := translationToAPI(v, fakeSw); err == nil || !strings.Contains(err.Error(), `cnat translation 10.96.0.10:80/TCP paths[0].dst: interface "tap9"`) {
 		t.Errorf("translationToAPI = %v", err)
 	}
@@ -93,7 +93,7 @@ func TestDumpedTranslationOnAForeignInterfaceDiffersFromNB(t *testing.T) {
 
 func TestDependenciesWaitForInterfacesAndTheFamilysSnatAddress(t *testing.T) {
 	ds := descriptors(vppbase.DescriptorDeps{})
-	tr := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{
+	tr := &cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 80, Paths: []*cnatmodel.Path{
 		{Dst: &cnatmodel.Endpoint{Interface: "loop0"}, Src: &cnatmodel.Endpoint{Interface: "loop0"}},
 		{Dst: ep("10.1.1.2", 80), Src: &cnatmodel.Endpoint{Interface: "tap0"}},
 	}}
@@ -148,7 +148,7 @@ func mustAddr(s string) netip.Addr {
 // A translation update converts the translation for every message: the conversion of
 // one of 10 backends allocates only its path list, not the texts of its error messages.
 func TestTranslationToAPIAllocatesOnlyThePaths(t *testing.T) {
-	v := &cnatmodel.Translation{Vip: ep("10.20.0.11", 30000), Protocol: cnatmodel.Protocol_TCP, IsRealIp: true, AllocPort: true}
+	v := &cnatmodel.Translation{VipAddress: "10.20.0.11", VipPort: 30000, Protocol: cnatmodel.Protocol_TCP, IsRealIp: true, AllocPort: true}
 	for i := 0; i < 10; i++ {
 		v.Paths = append(v.Paths, &cnatmodel.Path{Dst: ep(fmt.Sprintf("10.1.%d.2", i), 8080), Src: ep("192.168.16.1", 0)})
 	}

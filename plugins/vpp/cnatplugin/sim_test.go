@@ -25,13 +25,13 @@ var (
 	// vipKey is the key of vipSet, the set "default/web" of one translation, vip.
 	vipKey = cnatmodel.TranslationSetKey("default/web")
 	// vip is a ClusterIP with a backend by address and one by interface (loop0).
-	vip = &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), AllocPort: true, Paths: []*cnatmodel.Path{
+	vip = &cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 80, AllocPort: true, Paths: []*cnatmodel.Path{
 		{Dst: ep("10.1.1.2", 8080)},
 		{Dst: &cnatmodel.Endpoint{Interface: "loop0", Port: 8080}, Src: ep("10.1.1.254", 0)},
 	}}
 	vipSet = inSet(vip)
 	// dns is a UDP translation of the same address.
-	dns = &cnatmodel.Translation{Vip: ep("10.96.0.10", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.5", 53)}}}
+	dns = &cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 53, Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.5", 53)}}}
 )
 
 // setOf returns the key and the set of a label and its translations.
@@ -65,7 +65,7 @@ func TestTranslationsOfASetAreCreatedUpdatedInPlaceAndDeleted(t *testing.T) {
 
 	// A new backend set: the same translation, changed in place.
 	e.sim.ResetMessageCounts()
-	updated := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.3", 8080)}}}
+	updated := &cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 80, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.3", 8080)}}}
 	e.mustCommit(map[string]proto.Message{vipKey: inSet(updated)})
 	if got := e.vppTranslations(); len(got) != 1 || got[0] != "0 10.96.0.10:80/TCP lb=0 paths=[0.0.0.0:0->10.1.1.3:8080]" {
 		t.Fatalf("VPP's translations after the update %q", got)
@@ -137,7 +137,7 @@ func TestASetUpdateSendsOnlyWhatChanged(t *testing.T) {
 		}
 		md := e.setMetadata(t, key)
 		for _, tr := range step.ts {
-			id, ok := md.ID(tr.GetVip().GetAddress(), tr.GetVip().GetPort(), tr.GetProtocol())
+			id, ok := md.ID(tr.GetVipAddress(), tr.GetVipPort(), tr.GetProtocol())
 			line := fmt.Sprintf("%d %s", id, cnatmodel.FormatTranslation(tr))
 			if !ok || !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, line+" ") }) {
 				t.Errorf("%s: metadata id of %s is %d (%v), VPP has %q", step.what, cnatmodel.FormatTranslation(tr), id, ok, got)
@@ -232,7 +232,7 @@ func TestResyncFindsVPPsStateAndRepairsDrift(t *testing.T) {
 	// Drift behind the agent's back: one translation of its set and a feature gone,
 	// a stray translation and other SNAT addresses.
 	e.vpp(&cnat.CnatTranslationDel{ID: 0}, &cnat.CnatTranslationDelReply{})
-	stray, err := translationToAPI(&cnatmodel.Translation{Vip: ep("10.96.0.99", 53), Protocol: cnatmodel.Protocol_UDP,
+	stray, err := translationToAPI(&cnatmodel.Translation{VipAddress: "10.96.0.99", VipPort: 53, Protocol: cnatmodel.Protocol_UDP,
 		Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.9", 53)}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +383,7 @@ func TestABurstOfTranslationsGetsEachItsOwnID(t *testing.T) {
 	for key, v := range burst {
 		md := e.setMetadata(t, key)
 		for _, tr := range v.(*cnatmodel.TranslationSet).GetTranslations() {
-			id, ok := md.ID(tr.GetVip().GetAddress(), 80, cnatmodel.Protocol_TCP)
+			id, ok := md.ID(tr.GetVipAddress(), 80, cnatmodel.Protocol_TCP)
 			if !ok || fmt.Sprint(id) != idOf[cnatmodel.FormatTranslation(tr)] {
 				t.Fatalf("%s: metadata id %d (%v) of %s, VPP's id %s", key, id, ok, cnatmodel.FormatTranslation(tr), idOf[cnatmodel.FormatTranslation(tr)])
 			}
@@ -394,7 +394,7 @@ func TestABurstOfTranslationsGetsEachItsOwnID(t *testing.T) {
 func TestAnInvalidValueIsRefusedBeforeVPPSeesIt(t *testing.T) {
 	e := newEnv(t)
 	e.sim.ResetMessageCounts()
-	bad := &cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("fd00::2", 80)}}}
+	bad := &cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 80, Paths: []*cnatmodel.Path{{Dst: ep("fd00::2", 80)}}}
 	err := e.commit(context.Background(), map[string]proto.Message{vipKey: inSet(dns, bad)})
 	var ive *kvapi.InvalidValueError
 	if !errors.As(err, &ive) || !strings.Contains(err.Error(), "translations[1].paths[0].dst.address fd00::2 is not of the VIP's family IPV4") {
@@ -464,7 +464,7 @@ func TestAFailedUpdateIsRetriedUntilVPPHoldsTheSet(t *testing.T) {
 	}
 	md := e.setMetadata(t, key)
 	for _, tr := range next.GetTranslations() {
-		id, ok := md.ID("10.96.0.10", tr.GetVip().GetPort(), cnatmodel.Protocol_TCP)
+		id, ok := md.ID("10.96.0.10", tr.GetVipPort(), cnatmodel.Protocol_TCP)
 		if !ok || !slices.Contains(got, fmt.Sprintf("%d %s", id, wantVPP[slices.IndexFunc(wantVPP, func(w string) bool {
 			return strings.HasPrefix(w, cnatmodel.FormatTranslation(tr)+" ")
 		})])) {
@@ -479,7 +479,7 @@ func TestAFailedUpdateIsRetriedUntilVPPHoldsTheSet(t *testing.T) {
 func TestIPv6TranslationAndInterfaceSNATAddressesSurviveAResyncUnchanged(t *testing.T) {
 	e := newEnv(t)
 	loopKey, loop := loopback("loop0", "10.1.1.1/24", "fd00:1::1/64")
-	v6Key, v6Set := setOf("kube-system/dns", &cnatmodel.Translation{Vip: ep("FD00::A", 53), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{
+	v6Key, v6Set := setOf("kube-system/dns", &cnatmodel.Translation{VipAddress: "FD00::A", VipPort: 53, Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{
 		{Dst: ep("fd00:1::2", 5353)},
 		{Dst: &cnatmodel.Endpoint{Interface: "loop0", InterfaceFamily: cnatmodel.AddressFamily_IPV6, Port: 5353}},
 	}})
@@ -643,7 +643,7 @@ func TestANodePortSetGainingAndLosingAnAddressInTheMiddle(t *testing.T) {
 	e.mustCommit(map[string]proto.Message{key: left})
 	check("an address gone from the middle, another's paths changed", left, 1, 1)
 
-	bad := &cnatmodel.Translation{Vip: ep("192.168.16.6", 30080), Paths: []*cnatmodel.Path{{Dst: ep("fd00::2", 8080)}}}
+	bad := &cnatmodel.Translation{VipAddress: "192.168.16.6", VipPort: 30080, Paths: []*cnatmodel.Path{{Dst: ep("fd00::2", 8080)}}}
 	_, invalid := setOf("default/np", append(slices.Clone(left.Translations), bad)...)
 	err := e.commit(context.Background(), map[string]proto.Message{key: invalid})
 	if !strings.Contains(fmt.Sprint(err), "translations[4].paths[0].dst.address fd00::2 is not of the VIP's family IPV4") {
@@ -662,7 +662,7 @@ func TestASetGainingAnInterfaceEndpointWaitsForIt(t *testing.T) {
 	if st := e.state(key); st != kvapi.StateConfigured {
 		t.Fatalf("set of addresses: %v", st)
 	}
-	_, more := setOf("default/web", set.Translations[0], &cnatmodel.Translation{Vip: ep("10.96.0.10", 443),
+	_, more := setOf("default/web", set.Translations[0], &cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 443,
 		Paths: []*cnatmodel.Path{{Dst: &cnatmodel.Endpoint{Interface: "loop0", Port: 8443}}}})
 	e.mustCommit(map[string]proto.Message{key: more})
 	if st := e.state(key); st != kvapi.StatePending {

@@ -36,7 +36,7 @@ func inSet(ts ...*cnatmodel.Translation) *cnatmodel.TranslationSet {
 
 // backend returns the TCP translation of vip:port to one backend on port 8080.
 func backend(vip string, port uint32, dst string) *cnatmodel.Translation {
-	return &cnatmodel.Translation{Vip: ep(vip, port), Paths: []*cnatmodel.Path{{Dst: ep(dst, 8080)}}}
+	return &cnatmodel.Translation{VipAddress: vip, VipPort: port, Paths: []*cnatmodel.Path{{Dst: ep(dst, 8080)}}}
 }
 
 func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
@@ -48,12 +48,12 @@ func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
 		field string
 		text  string
 	}{
-		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{Vip: ep("10.96.0", 80)}), "translations[0].vip.address",
-			`translations[0].vip.address "10.96.0" is not an IP address`},
-		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{Vip: ep("10.96.0.10", 80)}), "translations[0].paths", "translations[0].paths is empty"},
-		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{Vip: ep("10.96.0.10", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 70000)}}}),
+		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{VipAddress: "10.96.0", VipPort: 80}), "translations[0].vip_address",
+			`translations[0].vip_address "10.96.0" is not an IP address`},
+		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 80}), "translations[0].paths", "translations[0].paths is empty"},
+		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{VipAddress: "10.96.0.10", VipPort: 80, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 70000)}}}),
 			"translations[0].paths[0].dst.port", "translations[0].paths[0].dst.port 70000 is above 65535"},
-		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{Vip: ep("fd00::a", 80), Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}}),
+		{TranslationSetDescriptorName, "", inSet(&cnatmodel.Translation{VipAddress: "fd00::a", VipPort: 80, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 80)}}}),
 			"translations[0].paths[0].dst.address", "paths[0].dst.address 10.1.1.2 is not of the VIP's family IPV6"},
 		{TranslationSetDescriptorName, "", inSet(backend("10.96.0.10", 80, "10.1.1.2"), backend("10.96.0.10", 80, "10.1.1.3")),
 			"translations[1]", "is also translations[0]"},
@@ -88,7 +88,7 @@ func TestValidateRejectsBadValuesNamingFieldAndValue(t *testing.T) {
 func TestValidateAcceptsValuesUnderTheirKey(t *testing.T) {
 	ds := descriptors(vppbase.DescriptorDeps{})
 	for _, v := range []proto.Message{
-		inSet(&cnatmodel.Translation{Vip: ep("FD00::A", 80), Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("fd00:1::2", 8080)}}}),
+		inSet(&cnatmodel.Translation{VipAddress: "FD00::A", VipPort: 80, Protocol: cnatmodel.Protocol_UDP, Paths: []*cnatmodel.Path{{Dst: ep("fd00:1::2", 8080)}}}),
 		&cnatmodel.TranslationSet{Label: "empty/set"},
 		&cnatmodel.SnatAddresses{Ip4: "192.168.16.1"},
 		&cnatmodel.SnatPolicy{Policy: cnatmodel.SnatPolicy_K8S},

@@ -482,15 +482,19 @@ func (x *Path) GetSrc() *Endpoint {
 }
 
 // Translation is one cnat translation (cnat_translation_update): packets to
-// vip (address, port, protocol) are load-balanced over the paths. VPP
+// the VIP (vip_address, vip_port, protocol) are load-balanced over the paths. VPP
 // identifies a translation by (vip address, vip port, protocol); the id VPP
 // allocates is not part of the model.
 type Translation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// vip is the virtual endpoint: an address and port (an interface is not
-	// allowed, it would give the translation no stable key). Port 0 matches
-	// only packets to port 0, it is no wildcard.
-	Vip *Endpoint `protobuf:"bytes,1,opt,name=vip,proto3" json:"vip,omitempty"`
+	// vip_address is the virtual address, IPv4 or IPv6 (VPP's vip endpoint,
+	// always an address: an interface's would give the translation no stable
+	// identity). Required. It is a field of the translation, not an Endpoint
+	// message of its own: a node keeps some 100,000 translations.
+	VipAddress string `protobuf:"bytes,9,opt,name=vip_address,json=vipAddress,proto3" json:"vip_address,omitempty"`
+	// vip_port is the virtual port (0..65535). Port 0 matches only packets to
+	// port 0, it is no wildcard.
+	VipPort uint32 `protobuf:"varint,10,opt,name=vip_port,json=vipPort,proto3" json:"vip_port,omitempty"`
 	// protocol is the L4 protocol of the translation.
 	Protocol Protocol `protobuf:"varint,2,opt,name=protocol,proto3,enum=contiv.vpp.cnat.Protocol" json:"protocol,omitempty"`
 	// is_real_ip marks a vip that is a real address of the node (a node IP of
@@ -548,11 +552,18 @@ func (*Translation) Descriptor() ([]byte, []int) {
 	return file_api_models_vpp_cnat_cnat_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *Translation) GetVip() *Endpoint {
+func (x *Translation) GetVipAddress() string {
 	if x != nil {
-		return x.Vip
+		return x.VipAddress
 	}
-	return nil
+	return ""
+}
+
+func (x *Translation) GetVipPort() uint32 {
+	if x != nil {
+		return x.VipPort
+	}
+	return 0
 }
 
 func (x *Translation) GetProtocol() Protocol {
@@ -961,9 +972,12 @@ const file_api_models_vpp_cnat_cnat_proto_rawDesc = "" +
 	"\x04port\x18\x04 \x01(\rR\x04port\"`\n" +
 	"\x04Path\x12+\n" +
 	"\x03dst\x18\x01 \x01(\v2\x19.contiv.vpp.cnat.EndpointR\x03dst\x12+\n" +
-	"\x03src\x18\x02 \x01(\v2\x19.contiv.vpp.cnat.EndpointR\x03src\"\x92\x03\n" +
-	"\vTranslation\x12+\n" +
-	"\x03vip\x18\x01 \x01(\v2\x19.contiv.vpp.cnat.EndpointR\x03vip\x125\n" +
+	"\x03src\x18\x02 \x01(\v2\x19.contiv.vpp.cnat.EndpointR\x03src\"\xac\x03\n" +
+	"\vTranslation\x12\x1f\n" +
+	"\vvip_address\x18\t \x01(\tR\n" +
+	"vipAddress\x12\x19\n" +
+	"\bvip_port\x18\n" +
+	" \x01(\rR\avipPort\x125\n" +
 	"\bprotocol\x18\x02 \x01(\x0e2\x19.contiv.vpp.cnat.ProtocolR\bprotocol\x12\x1c\n" +
 	"\n" +
 	"is_real_ip\x18\x03 \x01(\bR\bisRealIp\x12\x1d\n" +
@@ -976,7 +990,7 @@ const file_api_models_vpp_cnat_cnat_proto_rawDesc = "" +
 	"\x06LbType\x12\v\n" +
 	"\aDEFAULT\x10\x00\x12\n" +
 	"\n" +
-	"\x06MAGLEV\x10\x01\"h\n" +
+	"\x06MAGLEV\x10\x01J\x04\b\x01\x10\x02R\x03vip\"h\n" +
 	"\x0eTranslationSet\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12@\n" +
 	"\ftranslations\x18\x02 \x03(\v2\x1c.contiv.vpp.cnat.TranslationR\ftranslations\"Q\n" +
@@ -1056,20 +1070,19 @@ var file_api_models_vpp_cnat_cnat_proto_depIdxs = []int32{
 	1,  // 0: contiv.vpp.cnat.Endpoint.interface_family:type_name -> contiv.vpp.cnat.AddressFamily
 	6,  // 1: contiv.vpp.cnat.Path.dst:type_name -> contiv.vpp.cnat.Endpoint
 	6,  // 2: contiv.vpp.cnat.Path.src:type_name -> contiv.vpp.cnat.Endpoint
-	6,  // 3: contiv.vpp.cnat.Translation.vip:type_name -> contiv.vpp.cnat.Endpoint
-	0,  // 4: contiv.vpp.cnat.Translation.protocol:type_name -> contiv.vpp.cnat.Protocol
-	2,  // 5: contiv.vpp.cnat.Translation.lb_type:type_name -> contiv.vpp.cnat.Translation.LbType
-	7,  // 6: contiv.vpp.cnat.Translation.paths:type_name -> contiv.vpp.cnat.Path
-	8,  // 7: contiv.vpp.cnat.TranslationSet.translations:type_name -> contiv.vpp.cnat.Translation
-	3,  // 8: contiv.vpp.cnat.SnatPolicy.policy:type_name -> contiv.vpp.cnat.SnatPolicy.Policy
-	4,  // 9: contiv.vpp.cnat.SnatPolicyInterface.table:type_name -> contiv.vpp.cnat.SnatPolicyInterface.Table
-	1,  // 10: contiv.vpp.cnat.SnatFeature.family:type_name -> contiv.vpp.cnat.AddressFamily
-	5,  // 11: contiv.vpp.cnat.SnatFeature.node:type_name -> contiv.vpp.cnat.SnatFeature.Node
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	0,  // 3: contiv.vpp.cnat.Translation.protocol:type_name -> contiv.vpp.cnat.Protocol
+	2,  // 4: contiv.vpp.cnat.Translation.lb_type:type_name -> contiv.vpp.cnat.Translation.LbType
+	7,  // 5: contiv.vpp.cnat.Translation.paths:type_name -> contiv.vpp.cnat.Path
+	8,  // 6: contiv.vpp.cnat.TranslationSet.translations:type_name -> contiv.vpp.cnat.Translation
+	3,  // 7: contiv.vpp.cnat.SnatPolicy.policy:type_name -> contiv.vpp.cnat.SnatPolicy.Policy
+	4,  // 8: contiv.vpp.cnat.SnatPolicyInterface.table:type_name -> contiv.vpp.cnat.SnatPolicyInterface.Table
+	1,  // 9: contiv.vpp.cnat.SnatFeature.family:type_name -> contiv.vpp.cnat.AddressFamily
+	5,  // 10: contiv.vpp.cnat.SnatFeature.node:type_name -> contiv.vpp.cnat.SnatFeature.Node
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_api_models_vpp_cnat_cnat_proto_init() }

@@ -16,21 +16,29 @@ type endpointForm struct {
 
 // formOf returns e's endpointForm; it does not allocate.
 func formOf(e *Endpoint) endpointForm {
-	f := endpointForm{port: e.GetPort()}
-	switch {
-	case e.GetInterface() != "":
-		f.iface, f.family = e.GetInterface(), e.GetInterfaceFamily()
-	case e.GetAddress() != "":
-		a, ok := ParseAddr(e.GetAddress())
+	if e.GetInterface() != "" {
+		return endpointForm{port: e.GetPort(), iface: e.GetInterface(), family: e.GetInterfaceFamily()}
+	}
+	return addressForm(e.GetAddress(), e.GetPort())
+}
+
+// addressForm is the canonical form of an address and port.
+func addressForm(address string, port uint32) endpointForm {
+	f := endpointForm{port: port}
+	if address != "" {
+		a, ok := ParseAddr(address)
 		switch {
 		case !ok:
-			f.raw = e.GetAddress()
+			f.raw = address
 		case !a.IsUnspecified():
 			f.addr = a
 		}
 	}
 	return f
 }
+
+// vipForm is the canonical form of a translation's VIP.
+func vipForm(t *Translation) endpointForm { return addressForm(t.GetVipAddress(), t.GetVipPort()) }
 
 // Comparer tells whether two translations are the same in canonical form (endpoints
 // compared in canonical form: an address in any spelling, a zero address as none), field by field and without allocating: a descriptor or
@@ -48,7 +56,7 @@ func (c *Comparer) Same(a, b *Translation) bool {
 	if a == b {
 		return true
 	}
-	if formOf(a.GetVip()) != formOf(b.GetVip()) || a.GetProtocol() != b.GetProtocol() ||
+	if vipForm(a) != vipForm(b) || a.GetProtocol() != b.GetProtocol() ||
 		a.GetIsRealIp() != b.GetIsRealIp() || a.GetAllocPort() != b.GetAllocPort() ||
 		a.GetNoReturnSession() != b.GetNoReturnSession() || a.GetLbType() != b.GetLbType() ||
 		a.GetFlowHashConfig() != b.GetFlowHashConfig() || len(a.GetPaths()) != len(b.GetPaths()) {

@@ -17,7 +17,7 @@ func TestComparerRemembersOnlyTheSamePairOfPaths(t *testing.T) {
 		return out
 	}
 	tr := func(vip string, paths []*Path) *Translation {
-		return &Translation{Vip: addr(vip, 30080), IsRealIp: true, Paths: paths}
+		return &Translation{VipAddress: vip, VipPort: 30080, IsRealIp: true, Paths: paths}
 	}
 	old, same, other, spelled := p("10.1.1.2", "10.1.1.3"), p("10.1.1.2", "10.1.1.3"), p("10.1.1.2", "10.1.1.4"), p("::ffff:10.1.1.2", "10.1.1.3")
 	var c Comparer
@@ -31,7 +31,7 @@ func TestComparerRemembersOnlyTheSamePairOfPaths(t *testing.T) {
 		{tr("192.168.16.2", old), tr("192.168.16.2", other), false}, // remembered, different
 		{tr("192.168.16.1", old), tr("192.168.16.1", same), true},   // the first pair again
 		{tr("192.168.16.1", old), tr("192.168.16.2", same), false},  // another VIP
-		{tr("192.168.16.1", old), &Translation{Vip: addr("192.168.16.1", 30080), Paths: same}, false},
+		{tr("192.168.16.1", old), &Translation{VipAddress: "192.168.16.1", VipPort: 30080, Paths: same}, false},
 		{tr("fd00::a", p("fd00::2")), tr("FD00:0::A", p("fd00:0::2")), true},
 		{tr("192.168.16.1", old), tr("192.168.16.1", spelled), true},
 	} {
@@ -43,7 +43,7 @@ func TestComparerRemembersOnlyTheSamePairOfPaths(t *testing.T) {
 
 func TestComparerComparesCanonicalForms(t *testing.T) {
 	base := func() *Translation {
-		return &Translation{Vip: addr("10.96.0.1", 80), Protocol: Protocol_TCP, AllocPort: true,
+		return &Translation{VipAddress: "10.96.0.1", VipPort: 80, Protocol: Protocol_TCP, AllocPort: true,
 			Paths: []*Path{{Dst: addr("10.1.1.2", 8080), Src: addr("192.168.16.1", 0)}, {Dst: addr("10.1.2.2", 8080)}}}
 	}
 	for _, c := range []struct {
@@ -52,7 +52,7 @@ func TestComparerComparesCanonicalForms(t *testing.T) {
 		same   bool
 	}{
 		{"unchanged", func(*Translation) {}, true},
-		{"an IPv4-mapped spelling of the VIP", func(t *Translation) { t.Vip.Address = "::ffff:10.96.0.1" }, true},
+		{"an IPv4-mapped spelling of the VIP", func(t *Translation) { t.VipAddress = "::ffff:10.96.0.1" }, true},
 		{"a zero source address for none", func(t *Translation) { t.Paths[1].Src = addr("0.0.0.0", 0) }, true},
 		{"an empty source for none", func(t *Translation) { t.Paths[1].Src = &Endpoint{} }, true},
 		{"an interface source for an address", func(t *Translation) {
@@ -89,7 +89,7 @@ func TestComparerComparesCanonicalForms(t *testing.T) {
 // comparison of a node port's translation of 10 backends allocates nothing.
 func TestComparerDoesNotAllocate(t *testing.T) {
 	mk := func() *Translation {
-		v := &Translation{Vip: addr("10.20.0.11", 30000), Protocol: Protocol_TCP, IsRealIp: true, AllocPort: true}
+		v := &Translation{VipAddress: "10.20.0.11", VipPort: 30000, Protocol: Protocol_TCP, IsRealIp: true, AllocPort: true}
 		for i := 0; i < 10; i++ {
 			v.Paths = append(v.Paths, &Path{Dst: addr(fmt.Sprintf("10.1.%d.2", i), 8080), Src: addr("192.168.16.1", 0)})
 		}

@@ -24,8 +24,8 @@ func IdentityAt(a netip.Addr, port uint32, protocol Protocol) Identity {
 // IdentityOf returns the identity of a translation (the zero address for a VIP that
 // is not an address: validate first).
 func IdentityOf(t *Translation) Identity {
-	a, _ := ParseAddr(t.GetVip().GetAddress())
-	return IdentityAt(a, t.GetVip().GetPort(), t.GetProtocol())
+	a, _ := ParseAddr(t.GetVipAddress())
+	return IdentityAt(a, t.GetVipPort(), t.GetProtocol())
 }
 
 // Addr returns the identity's address (IPv4 unmapped).

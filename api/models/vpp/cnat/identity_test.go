@@ -7,7 +7,7 @@ import (
 
 func TestIdentityIsTheSameForEverySpellingAndOrdersByAddressPortProtocol(t *testing.T) {
 	tr := func(vip string, port uint32, p Protocol) *Translation {
-		return &Translation{Vip: addr(vip, port), Protocol: p}
+		return &Translation{VipAddress: vip, VipPort: port, Protocol: p}
 	}
 	if IdentityOf(tr("10.96.0.10", 80, Protocol_TCP)) != IdentityOf(tr("::ffff:10.96.0.10", 80, Protocol_TCP)) ||
 		IdentityOf(tr("fd00::a", 53, Protocol_UDP)) != IdentityOf(tr("FD00:0::A", 53, Protocol_UDP)) {

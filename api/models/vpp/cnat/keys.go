@@ -81,7 +81,7 @@ func TranslationID(vip string, port uint32, protocol Protocol) string {
 // TranslationIDOf returns the identity of a translation (TranslationID of its VIP
 // and protocol).
 func TranslationIDOf(t *Translation) string {
-	return TranslationID(t.GetVip().GetAddress(), t.GetVip().GetPort(), t.GetProtocol())
+	return TranslationID(t.GetVipAddress(), t.GetVipPort(), t.GetProtocol())
 }
 
 // ParseTranslationID splits an identity built by TranslationID; ok is false for

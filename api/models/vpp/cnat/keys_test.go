@@ -29,7 +29,7 @@ func TestTranslationIDIsVPPsIdentityAndParsesBack(t *testing.T) {
 		if !ok || port != tc.port || proto != tc.proto || TranslationID(vip, port, proto) != id {
 			t.Errorf("ParseTranslationID(%s) = %s %d %s %v", id, vip, port, proto, ok)
 		}
-		if got := TranslationIDOf(&Translation{Vip: &Endpoint{Address: tc.vip, Port: tc.port}, Protocol: tc.proto}); got != tc.want {
+		if got := TranslationIDOf(&Translation{VipAddress: tc.vip, VipPort: tc.port, Protocol: tc.proto}); got != tc.want {
 			t.Errorf("TranslationIDOf = %s; want %s", got, tc.want)
 		}
 	}

@@ -16,8 +16,7 @@ import (
 // CompareInSet orders two translations by VIP address as written, VIP port and
 // protocol.
 func CompareInSet(a, b *Translation) int {
-	va, vb := a.GetVip(), b.GetVip()
-	return cmp.Or(strings.Compare(va.GetAddress(), vb.GetAddress()), cmp.Compare(va.GetPort(), vb.GetPort()),
+	return cmp.Or(strings.Compare(a.GetVipAddress(), b.GetVipAddress()), cmp.Compare(a.GetVipPort(), b.GetVipPort()),
 		cmp.Compare(a.GetProtocol(), b.GetProtocol()))
 }
 
@@ -27,7 +26,7 @@ func CompareInSet(a, b *Translation) int {
 // identity is the IPv4 address's). An IPv4 address that is not one at all is left to
 // validation. It does not allocate.
 func CanonicalVIP(t *Translation) bool {
-	s := t.GetVip().GetAddress()
+	s := t.GetVipAddress()
 	if strings.IndexByte(s, ':') < 0 {
 		return true
 	}

@@ -6,7 +6,7 @@ import "testing"
 // with canonical addresses only.
 func TestOrderOfSets(t *testing.T) {
 	tr := func(vip string, port uint32, p Protocol) *Translation {
-		return &Translation{Vip: &Endpoint{Address: vip, Port: port}, Protocol: p}
+		return &Translation{VipAddress: vip, VipPort: port, Protocol: p}
 	}
 	for _, tc := range []struct {
 		ts   []*Translation
@@ -35,7 +35,7 @@ func TestOrderOfSets(t *testing.T) {
 // TestCanonicalVIPAllocatesNothing: an IPv6 VIP is checked without allocating (a
 // set's validation checks every translation of a set not known in order).
 func TestCanonicalVIPAllocatesNothing(t *testing.T) {
-	tr := &Translation{Vip: &Endpoint{Address: "fd00:10:96::a", Port: 80}}
+	tr := &Translation{VipAddress: "fd00:10:96::a", VipPort: 80}
 	if n := testing.AllocsPerRun(100, func() { _ = CanonicalVIP(tr) }); n != 0 || !CanonicalVIP(tr) {
 		t.Errorf("CanonicalVIP(fd00:10:96::a) = %v, %v allocations; want true, none", CanonicalVIP(tr), n)
 	}

@@ -86,13 +86,12 @@ func FormatEndpoint(e *Endpoint) string {
 
 // FormatTranslation names a translation for messages: "10.96.0.10:80/TCP".
 func FormatTranslation(t *Translation) string {
-	return FormatEndpoint(t.GetVip()) + "/" + t.GetProtocol().String()
+	return FormatEndpoint(&Endpoint{Address: t.GetVipAddress(), Port: t.GetVipPort()}) + "/" + t.GetProtocol().String()
 }
 
 // ValidateTranslation checks a translation. Besides what VPP rejects, it refuses
-// what VPP would accept but cannot translate: an interface VIP (the key needs the
-// address) and endpoints of another family than the VIP's; and what would crash VPP:
-// a translation without paths.
+// what VPP would accept but cannot translate: endpoints of another family than the
+// VIP's; and what would crash VPP: a translation without paths.
 func ValidateTranslation(t *Translation) error {
 	_, err := validateTranslation(t, nil, unknownFamily)
 	return err
@@ -104,22 +103,15 @@ func ValidateTranslation(t *Translation) error {
 // one slice of paths: a set's validation checks it once.
 func validateTranslation(t *Translation, validPaths []*Path, validFamily AddressFamily) (AddressFamily, error) {
 	var p problems
-	vip := t.GetVip()
 	family := unknownFamily // the endpoints' family is checked once the VIP's is known
-	switch {
-	case vip == nil:
-		p.add("vip", "is missing")
-	case vip.GetInterface() != "":
-		p.add("vip.interface", "%q: a VIP must be an address (an interface VIP has no stable key)", vip.GetInterface())
-	default:
-		a, ok := ParseAddr(vip.GetAddress())
-		if !ok {
-			p.add("vip.address", "%q is not an IP address", vip.GetAddress())
-		} else {
-			family = FamilyOf(a)
-		}
+	if a, ok := ParseAddr(t.GetVipAddress()); ok {
+		family = FamilyOf(a)
+	} else if t.GetVipAddress() == "" {
+		p.add("vip_address", "is missing")
+	} else {
+		p.add("vip_address", "%q is not an IP address", t.GetVipAddress())
 	}
-	p.port("vip.port", vip.GetPort())
+	p.port("vip_port", t.GetVipPort())
 	p.enum("protocol", int32(t.GetProtocol()), Protocol_name, "TCP, UDP or SCTP")
 	p.enum("lb_type", int32(t.GetLbType()), Translation_LbType_name, "DEFAULT or MAGLEV")
 	if extra := t.GetFlowHashConfig() &^ FlowHashBits; extra != 0 {
@@ -221,7 +213,7 @@ func validateSet(s *TranslationSet, known func(*Translation) bool, distinct bool
 		if lastKnown != nil {
 			// Paths shared with the known translation before: valid for its family.
 			if paths := t.GetPaths(); len(paths) > 0 && len(paths) == len(lastKnown.GetPaths()) && &paths[0] == &lastKnown.GetPaths()[0] {
-				if a, ok := ParseAddr(lastKnown.GetVip().GetAddress()); ok {
+				if a, ok := ParseAddr(lastKnown.GetVipAddress()); ok {
 					validPaths, validFamily = paths, FamilyOf(a)
 				}
 			}
@@ -273,16 +265,15 @@ func (p *problems) duplicatesOf(ts []*Translation, some, bad []int) {
 		probes = make([]probe, 0, len(some))
 	}
 	for _, i := range some {
-		vip := ts[i].GetVip()
-		probes = append(probes, probe{vip: vip.GetAddress(), port: vip.GetPort(), protocol: ts[i].GetProtocol(),
-			colon: strings.IndexByte(vip.GetAddress(), ':') >= 0, first: -1})
+		vip := ts[i].GetVipAddress()
+		probes = append(probes, probe{vip: vip, port: ts[i].GetVipPort(), protocol: ts[i].GetProtocol(),
+			colon: strings.IndexByte(vip, ':') >= 0, first: -1})
 	}
 	for j, t := range ts {
 		if t == nil || slicesContains(bad, j) {
 			continue
 		}
-		vip := t.GetVip()
-		addr, port, protocol := vip.GetAddress(), vip.GetPort(), t.GetProtocol()
+		addr, port, protocol := t.GetVipAddress(), t.GetVipPort(), t.GetProtocol()
 		colon := -1 // whether addr has one: 1, 0, or -1 not searched yet
 		for k := range probes {
 			pr := &probes[k]

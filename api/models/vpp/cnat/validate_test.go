@@ -12,14 +12,14 @@ func addr(a string, port uint32) *Endpoint { return &Endpoint{Address: a, Port: 
 
 func TestValidateAcceptsWellFormedValues(t *testing.T) {
 	for _, err := range []error{
-		ValidateTranslation(&Translation{Vip: addr("10.96.0.10", 80), Paths: []*Path{
+		ValidateTranslation(&Translation{VipAddress: "10.96.0.10", VipPort: 80, Paths: []*Path{
 			{Dst: addr("10.1.1.2", 8080)},
 			{Dst: &Endpoint{Interface: "loop0", Port: 8080}, Src: addr("10.1.1.1", 0)},
 		}, LbType: Translation_MAGLEV, FlowHashConfig: 0x9f, AllocPort: true}),
-		ValidateTranslation(&Translation{Vip: addr("fd00::a", 53), Protocol: Protocol_UDP, Paths: []*Path{
+		ValidateTranslation(&Translation{VipAddress: "fd00::a", VipPort: 53, Protocol: Protocol_UDP, Paths: []*Path{
 			{Dst: &Endpoint{Interface: "loop0", InterfaceFamily: AddressFamily_IPV6, Port: 53}},
 		}}),
-		ValidateTranslation(&Translation{Vip: addr("10.96.0.10", 0), Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}),
+		ValidateTranslation(&Translation{VipAddress: "10.96.0.10", VipPort: 0, Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}),
 		ValidateSnatAddresses(&SnatAddresses{Ip4: "192.168.16.1", Ip6: "fd00::1"}),
 		ValidateSnatAddresses(&SnatAddresses{Interface: "GigabitEthernet0/8/0"}),
 		ValidateSnatPolicy(&SnatPolicy{Policy: SnatPolicy_K8S}),
@@ -40,20 +40,20 @@ func TestValidateNamesEveryBadFieldWithItsValue(t *testing.T) {
 		fields []string
 		texts  []string
 	}{
-		{"no vip", ValidateTranslation(&Translation{Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}), []string{"vip"}, []string{"vip is missing"}},
-		{"no path", ValidateTranslation(&Translation{Vip: addr("10.96.0.10", 80)}), []string{"paths"}, []string{"paths is empty"}},
-		{"interface vip", ValidateTranslation(&Translation{Vip: &Endpoint{Interface: "loop0"}, Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}),
-			[]string{"vip.interface"}, []string{`vip.interface "loop0"`}},
+		{"no vip", ValidateTranslation(&Translation{Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}), []string{"vip_address"}, []string{"vip_address is missing"}},
+		{"bad vip", ValidateTranslation(&Translation{VipAddress: "10.96.0", Paths: []*Path{{Dst: addr("10.1.1.2", 0)}}}),
+			[]string{"vip_address"}, []string{`vip_address "10.96.0" is not an IP address`}},
+		{"no path", ValidateTranslation(&Translation{VipAddress: "10.96.0.10", VipPort: 80}), []string{"paths"}, []string{"paths is empty"}},
 		{"bad translation", ValidateTranslation(&Translation{
-			Vip: addr("10.96.0.10", 65536), Protocol: 7, LbType: 3, FlowHashConfig: 0x400,
+			VipAddress: "10.96.0.10", VipPort: 65536, Protocol: 7, LbType: 3, FlowHashConfig: 0x400,
 			Paths: []*Path{
 				{},
 				{Dst: addr("fd00::1", 80), Src: &Endpoint{Address: "10.0.0.1", Interface: "tap0"}},
 				{Dst: &Endpoint{Interface: "tap0", InterfaceFamily: AddressFamily_IPV6}, Src: addr("10.0.0", 0)},
 			},
-		}), []string{"vip.port", "protocol", "lb_type", "flow_hash_config", "paths[0].dst", "paths[1].dst.address",
+		}), []string{"vip_port", "protocol", "lb_type", "flow_hash_config", "paths[0].dst", "paths[1].dst.address",
 			"paths[1].src", "paths[2].dst.interface_family", "paths[2].src.address"},
-			[]string{"vip.port 65536", "protocol 7", "lb_type 3", "flow_hash_config 0x400", "fd00::1 is not of the VIP's family IPV4",
+			[]string{"vip_port 65536", "protocol 7", "lb_type 3", "flow_hash_config 0x400", "fd00::1 is not of the VIP's family IPV4",
 				`address "10.0.0.1" and interface "tap0"`, `paths[2].src.address "10.0.0"`}},
 		{"snat addresses", ValidateSnatAddresses(&SnatAddresses{Ip4: "fd00::1", Ip6: "10.0.0.1"}),
 			[]string{"ip4", "ip6"}, []string{`ip4 "fd00::1" is not an IPv4`, `ip6 "10.0.0.1" is not an IPv6`}},
@@ -95,7 +95,7 @@ func TestFormatEndpoint(t *testing.T) {
 			t.Errorf("FormatEndpoint(%v) = %s, want %s", tc.e, got, tc.want)
 		}
 	}
-	if got := FormatTranslation(&Translation{Vip: addr("10.96.0.10", 80), Protocol: Protocol_UDP}); got != "10.96.0.10:80/UDP" {
+	if got := FormatTranslation(&Translation{VipAddress: "10.96.0.10", VipPort: 80, Protocol: Protocol_UDP}); got != "10.96.0.10:80/UDP" {
 		t.Errorf("FormatTranslation = %s", got)
 	}
 }
@@ -121,7 +121,7 @@ func TestEndpointValidAgreesWithTheProblemsFound(t *testing.T) {
 // The scheduler validates every translation of a first resync: a valid one of 10
 // paths is checked without allocating.
 func TestValidateTranslationOfAValidTranslationDoesNotAllocate(t *testing.T) {
-	v := &Translation{Vip: &Endpoint{Address: "10.20.0.11", Port: 30000}, Protocol: Protocol_TCP, IsRealIp: true, AllocPort: true}
+	v := &Translation{VipAddress: "10.20.0.11", VipPort: 30000, Protocol: Protocol_TCP, IsRealIp: true, AllocPort: true}
 	for i := 0; i < 10; i++ {
 		v.Paths = append(v.Paths, &Path{Dst: &Endpoint{Address: fmt.Sprintf("10.1.%d.2", i), Port: 8080},
 			Src: &Endpoint{Address: "192.168.16.1"}})
@@ -137,7 +137,7 @@ func TestValidateTranslationOfAValidTranslationDoesNotAllocate(t *testing.T) {
 
 func TestValidateTranslationSetNamesTheTranslationAndItsField(t *testing.T) {
 	good := func(vip string, port uint32) *Translation {
-		return &Translation{Vip: &Endpoint{Address: vip, Port: port}, Paths: []*Path{{Dst: &Endpoint{Address: "10.1.1.2", Port: 8080}}}}
+		return &Translation{VipAddress: vip, VipPort: port, Paths: []*Path{{Dst: &Endpoint{Address: "10.1.1.2", Port: 8080}}}}
 	}
 	if err := ValidateTranslationSet(&TranslationSet{Label: "default/web", Translations: []*Translation{good("10.96.0.10", 80), good("10.96.0.10", 443)}}); err != nil {
 		t.Fatalf("a valid set refused: %v", err)
@@ -153,11 +153,11 @@ func TestValidateTranslationSetNamesTheTranslationAndItsField(t *testing.T) {
 	if !errors.As(err, &ie) {
 		t.Fatalf("ValidateTranslationSet = %v, want an *InvalidError", err)
 	}
-	want := []string{"label", "translations[1].vip.port", "translations[2].vip.address", "translations[3]", "translations[4]"}
+	want := []string{"label", "translations[1].vip_port", "translations[2].vip_address", "translations[3]", "translations[4]"}
 	if !slices.Equal(ie.Fields, want) {
 		t.Errorf("fields %q, want %q (%v)", ie.Fields, want, err)
 	}
-	for _, s := range []string{`label "a b"`, "translations[1].vip.port 70000", "is also translations[0]"} {
+	for _, s := range []string{`label "a b"`, "translations[1].vip_port 70000", "is also translations[0]"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not say %q", err, s)
 		}
@@ -167,7 +167,7 @@ func TestValidateTranslationSetNamesTheTranslationAndItsField(t *testing.T) {
 func TestValidateTranslationSetOfAValidSmallSetDoesNotAllocate(t *testing.T) {
 	s := &TranslationSet{Label: "default/web"}
 	for _, port := range []uint32{80, 443, 8080} {
-		s.Translations = append(s.Translations, &Translation{Vip: addr("10.96.0.10", port), Paths: []*Path{{Dst: addr("10.1.1.2", 8080)}}})
+		s.Translations = append(s.Translations, &Translation{VipAddress: "10.96.0.10", VipPort: port, Paths: []*Path{{Dst: addr("10.1.1.2", 8080)}}})
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = ValidateTranslationSet(s) }); n != 0 {
 		t.Errorf("ValidateTranslationSet of a valid set of 3 allocates %v times", n)
@@ -176,10 +176,10 @@ func TestValidateTranslationSetOfAValidSmallSetDoesNotAllocate(t *testing.T) {
 
 func TestDuplicatesAreFoundInEverySpellingOfAnAddress(t *testing.T) {
 	tr := func(vip string) *Translation {
-		return &Translation{Vip: addr(vip, 80), Paths: []*Path{{Dst: addr("fd00::2", 8080)}}}
+		return &Translation{VipAddress: vip, VipPort: 80, Paths: []*Path{{Dst: addr("fd00::2", 8080)}}}
 	}
 	v4 := func(vip string) *Translation {
-		return &Translation{Vip: addr(vip, 80), Paths: []*Path{{Dst: addr("10.1.1.2", 8080)}}}
+		return &Translation{VipAddress: vip, VipPort: 80, Paths: []*Path{{Dst: addr("10.1.1.2", 8080)}}}
 	}
 	for _, pair := range [][2]*Translation{
 		{tr("fd00::a"), tr("FD00:0::A")},
@@ -187,7 +187,7 @@ func TestDuplicatesAreFoundInEverySpellingOfAnAddress(t *testing.T) {
 	} {
 		err := ValidateTranslationSet(&TranslationSet{Label: "default/web", Translations: pair[:]})
 		if err == nil || !strings.Contains(err.Error(), "is also translations[0]") {
-			t.Errorf("%s and %s: %v, want a duplicate", pair[0].GetVip().GetAddress(), pair[1].GetVip().GetAddress(), err)
+			t.Errorf("%s and %s: %v, want a duplicate", pair[0].GetVipAddress(), pair[1].GetVipAddress(), err)
 		}
 	}
 	// A new IPv4 spelling beside a known IPv4-mapped one (the duplicates of the few
@@ -206,13 +206,13 @@ func TestDuplicatesAreFoundInEverySpellingOfAnAddress(t *testing.T) {
 func TestSharedPathsAreCheckedForEachFamily(t *testing.T) {
 	paths := []*Path{{Dst: addr("10.1.1.2", 8080)}, {Dst: addr("10.1.1.3", 8080)}}
 	s := &TranslationSet{Label: "default/np", Translations: []*Translation{
-		{Vip: addr("192.168.16.1", 30080), Paths: paths},
-		{Vip: addr("192.168.16.2", 30080), Paths: paths},
+		{VipAddress: "192.168.16.1", VipPort: 30080, Paths: paths},
+		{VipAddress: "192.168.16.2", VipPort: 30080, Paths: paths},
 	}}
 	if err := ValidateTranslationSet(s); err != nil {
 		t.Fatalf("two IPv4 node ports sharing their paths: %v", err)
 	}
-	s.Translations = append(s.Translations, &Translation{Vip: addr("fd00:168:16::1", 30080), Paths: paths})
+	s.Translations = append(s.Translations, &Translation{VipAddress: "fd00:168:16::1", VipPort: 30080, Paths: paths})
 	err := ValidateTranslationSet(s)
 	if err == nil || !strings.Contains(err.Error(), "translations[2].paths[0].dst.address 10.1.1.2 is not of the VIP's family IPV6") {
 		t.Errorf("an IPv6 VIP sharing IPv4 paths: %v, want its paths refused", err)
@@ -223,13 +223,13 @@ func TestSharedPathsAreCheckedForEachFamily(t *testing.T) {
 // taken as valid for a new translation of the same family only.
 func TestKnownPathsAreValidOnlyForTheirFamily(t *testing.T) {
 	paths := []*Path{{Dst: addr("10.1.1.2", 8080)}}
-	known := &Translation{Vip: addr("192.168.16.1", 30080), Paths: paths}
+	known := &Translation{VipAddress: "192.168.16.1", VipPort: 30080, Paths: paths}
 	isKnown := func(tr *Translation) bool { return tr == known }
-	same := &TranslationSet{Label: "default/np", Translations: []*Translation{known, {Vip: addr("192.168.16.2", 30080), Paths: paths}}}
+	same := &TranslationSet{Label: "default/np", Translations: []*Translation{known, {VipAddress: "192.168.16.2", VipPort: 30080, Paths: paths}}}
 	if err := ValidateTranslationSetKnowing(same, isKnown); err != nil {
 		t.Errorf("an IPv4 node port sharing a known one's paths: %v", err)
 	}
-	other := &TranslationSet{Label: "default/np", Translations: []*Translation{known, {Vip: addr("fd00::1", 30080), Paths: paths}}}
+	other := &TranslationSet{Label: "default/np", Translations: []*Translation{known, {VipAddress: "fd00::1", VipPort: 30080, Paths: paths}}}
 	if err := ValidateTranslationSetKnowing(other, isKnown); err == nil || !strings.Contains(err.Error(), "translations[1].paths[0].dst.address") {
 		t.Errorf("an IPv6 VIP sharing a known IPv4 translation's paths: %v, want its paths refused", err)
 	}

@@ -89,7 +89,7 @@ func (c CNAT) Trace(p Packet) (outcomes []Outcome, why string) {
 // translations (cnat's FIB entry of the VIP).
 func (c CNAT) Exclusive(addr netip.Addr) bool {
 	for _, t := range c.Translations {
-		if t.GetVip().GetAddress() == addr.String() && !t.GetIsRealIp() {
+		if t.GetVipAddress() == addr.String() && !t.GetIsRealIp() {
 			return true
 		}
 	}

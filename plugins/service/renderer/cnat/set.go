@@ -128,8 +128,8 @@ func (rndr *Renderer) planNodePorts(e *nodePortEdit, added []renderer.Address, r
 		// are a run, found by binary search.
 		var drop []int
 		for a := range removed {
-			i, _ := slices.BinarySearchFunc(prev, a, func(t *vpp_cnat.Translation, a string) int { return strings.Compare(t.GetVip().GetAddress(), a) })
-			for ; i < len(prev) && prev[i].GetVip().GetAddress() == a; i++ {
+			i, _ := slices.BinarySearchFunc(prev, a, func(t *vpp_cnat.Translation, a string) int { return strings.Compare(t.GetVipAddress(), a) })
+			for ; i < len(prev) && prev[i].GetVipAddress() == a; i++ {
 				if isNodePortOf(e.svc, prev[i]) {
 					drop = append(drop, i)
 				}

@@ -24,7 +24,7 @@ type tid struct {
 
 // idOf returns the identity of a translation.
 func idOf(t *vpp_cnat.Translation) tid {
-	return tid{vip: t.GetVip().GetAddress(), port: t.GetVip().GetPort(), proto: t.GetProtocol()}
+	return tid{vip: t.GetVipAddress(), port: t.GetVipPort(), proto: t.GetProtocol()}
 }
 
 // byID orders translations as a set holds them (vpp_cnat.CompareInSet: the order the
@@ -115,11 +115,11 @@ func stagedPaths(staged []*vpp_cnat.Translation, port uint16, proto vpp_cnat.Pro
 		}
 	}
 	for _, t := range staged {
-		if t.GetVip().GetPort() != uint32(port) || t.GetProtocol() != proto || !t.GetIsRealIp() {
+		if t.GetVipPort() != uint32(port) || t.GetProtocol() != proto || !t.GetIsRealIp() {
 			continue
 		}
 		f := 0
-		if strings.Contains(t.GetVip().GetAddress(), ":") {
+		if strings.Contains(t.GetVipAddress(), ":") {
 			f = 1
 		}
 		if need[f] && !out.made[f] {
@@ -138,7 +138,7 @@ func isNodePortOf(svc *renderer.FlatService, t *vpp_cnat.Translation) bool {
 	for i := range svc.Ports {
 		p := &svc.Ports[i]
 		if proto, ok := protocolOf(p.Port.Protocol); ok && p.Port.NodePort != 0 &&
-			uint32(p.Port.NodePort) == t.GetVip().GetPort() && proto == t.GetProtocol() {
+			uint32(p.Port.NodePort) == t.GetVipPort() && proto == t.GetProtocol() {
 			return true
 		}
 	}
@@ -227,9 +227,7 @@ func (rndr *Renderer) appendTranslation(out []*vpp_cnat.Translation, sl *slabs, 
 		return out
 	}
 	t := &sl.translations.take(sl.on, 1)[0]
-	vip := &sl.endpoints.take(sl.on, 1)[0]
-	vip.Address, vip.Port = a.Text, uint32(port)
-	t.Vip, t.Protocol, t.IsRealIp, t.AllocPort, t.Paths = vip, proto, how.realIP, paths[0].GetSrc() != nil, paths
+	t.VipAddress, t.VipPort, t.Protocol, t.IsRealIp, t.AllocPort, t.Paths = a.Text, uint32(port), proto, how.realIP, paths[0].GetSrc() != nil, paths
 	if how.external && rndr.Maglev {
 		t.LbType = vpp_cnat.Translation_MAGLEV
 	}
@@ -260,7 +258,7 @@ func protocolOf(p renderer.ProtocolType) (vpp_cnat.Protocol, bool) {
 
 // slabs hands out the messages a resync builds from shared blocks, so that
 // rendering 10,000 services costs a few hundred allocations instead of one per
-// message (a translation is a Translation, its VIP Endpoint, and per path a Path and
+// message (a translation is a Translation, and per path a Path and
 // its destination Endpoint). Outside a resync (on false) every message is allocated
 // on its own: an incremental change renders one service. A block stays in memory
 // as long as one of its messages is referenced: at most blockSize messages of each
