@@ -1,6 +1,7 @@
 package cnat
 
 import (
+	"slices"
 	"strings"
 
 	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
@@ -59,7 +60,7 @@ type ownership struct {
 func (o *ownership) reset(owned int) {
 	o.owners = make(map[tid]renderer.ServiceID, owned)
 	o.byPort = make(map[portKey]int)
-	o.vips = make(map[string]int)
+	o.vips = make(map[string]int, owned) // (an address has one port most often)
 	o.nodePorts = make(map[portKey]portOwner)
 }
 
@@ -304,4 +305,69 @@ func (o *ownership) releaseOne(t tid) (lastOf string) {
 	}
 	delete(o.vips, t.vip)
 	return t.vip
+}
+
+// claims is what the translations a service wants would claim: their number per node
+// port (owned per node port) and the identities of the others. It is made without
+// reading the ownership (claimsOf), so that a resync makes the claims of its services
+// in parallel, and decided in their order (ownAll).
+type claims struct {
+	ports []portCount // key and n only
+	ids   []tid
+}
+
+// claimsOf returns the claims of the translations svc wants (rendered: sorted, each
+// identity once). It reads neither the renderer nor the ownership.
+func claimsOf(svc *renderer.FlatService, wanted []*vpp_cnat.Translation) claims {
+	var c claims
+	for _, t := range wanted {
+		id := idOf(t)
+		if !isNodePortTranslation(svc, t) {
+			c.ids = append(c.ids, id)
+			continue
+		}
+		key := portKeyOf(id)
+		if k := slices.IndexFunc(c.ports, func(p portCount) bool { return p.key == key }); k >= 0 {
+			c.ports[k].n++
+		} else {
+			c.ports = append(c.ports, portCount{key: key, n: 1})
+		}
+	}
+	return c
+}
+
+// ownAll makes service svc the owner of everything c claims and tells true, when no
+// other service holds any of it and no node port of c is shared with translations
+// owned by identity; else it claims nothing and tells false (own then decides
+// translation by translation). It appends the addresses that got their first
+// translation owned by identity to firsts. It costs the node ports and the
+// translations owned by identity of c, not its translations on node IPs.
+func (rndr *Renderer) ownAll(svc *renderer.FlatService, c *claims, firsts []string) ([]string, bool) {
+	o := &rndr.ownership
+	for _, p := range c.ports {
+		if holder, held := o.nodePorts[p.key]; (held && holder.id != svc.ID) || o.byPort[p.key] > 0 {
+			return firsts, false
+		}
+	}
+	for _, id := range c.ids {
+		if owner, held := o.owners[id]; held && owner != svc.ID {
+			return firsts, false
+		}
+		if rndr.nodeAddrSet[id.vip] {
+			if holder, held := o.nodePorts[portKeyOf(id)]; held && holder.id != svc.ID {
+				return firsts, false
+			}
+		}
+	}
+	for _, id := range c.ids {
+		if o.claim(svc.ID, id) {
+			firsts = append(firsts, id.vip)
+		}
+	}
+	for _, p := range c.ports {
+		holder := o.nodePorts[p.key]
+		holder.id, holder.n = svc.ID, holder.n+p.n
+		o.nodePorts[p.key] = holder
+	}
+	return firsts, true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -228,8 +229,8 @@ func (rndr *Renderer) UpdateFlatNodePortServices(txn renderer.UpdateTxn, nodeIPs
 	return nil
 }
 
-// setNodeIPs keeps the node IPs of the families served (a new generation when they
-// changed).
+// setNodeIPs keeps the node IPs of the families served, in the order of their texts
+// (the order of sets), a new generation when they changed.
 func (rndr *Renderer) setNodeIPs(nodeIPs *renderer.IPAddresses) {
 	var addrs []renderer.Address
 	for _, ip := range nodeIPs.List() {
@@ -237,6 +238,7 @@ func (rndr *Renderer) setNodeIPs(nodeIPs *renderer.IPAddresses) {
 			addrs = append(addrs, a)
 		}
 	}
+	slices.SortFunc(addrs, func(a, b renderer.Address) int { return strings.Compare(a.Text, b.Text) })
 	if !slices.Equal(addrs, rndr.nodeAddrs) {
 		rndr.nodeAddrs = addrs
 		rndr.nodeAddrSet = make(map[string]bool, len(addrs))

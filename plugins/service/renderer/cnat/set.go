@@ -212,6 +212,7 @@ func (rndr *Renderer) resyncServices(txn controller.ResyncOperations, services [
 	}
 	rndr.rendered = make(map[renderer.ServiceID]*renderedService, len(services))
 	wanted := make([][]*vpp_cnat.Translation, len(services))
+	claimed := make([]claims, len(services))
 	records := make([]*renderedService, len(services))
 	var todo []int // the services to render
 	for i, svc := range services {
@@ -225,6 +226,7 @@ func (rndr *Renderer) resyncServices(txn controller.ResyncOperations, services [
 		sl := &slabs{on: true}
 		for _, i := range todo[lo:hi] {
 			wanted[i], records[i] = rndr.renderRecord(services[i], sl)
+			claimed[i] = claimsOf(services[i], wanted[i])
 		}
 	})
 	// The map of owners gets a key per translation owned by identity, at most one
@@ -242,14 +244,18 @@ func (rndr *Renderer) resyncServices(txn controller.ResyncOperations, services [
 		if wanted[i] == nil && !rndr.claimAll(svc, r.translations()) {
 			// A service before this one now owns one of its translations.
 			wanted[i], r = rndr.renderRecord(svc, sl)
+			claimed[i] = claimsOf(svc, wanted[i])
 		}
 		rndr.rendered[svc.ID] = r
 		if wanted[i] != nil {
 			// The addresses' first translations need no route staged: the resync
 			// stages the routes of the addresses without translation only.
-			var owned []*vpp_cnat.Translation
-			n := len(wanted[i])
-			owned, firsts = rndr.own(svc, wanted[i], nil, firsts[:0])
+			// Most services claim what no other holds: at the cost of their claims.
+			owned, n := wanted[i], len(wanted[i])
+			var all bool
+			if firsts, all = rndr.ownAll(svc, &claimed[i], firsts[:0]); !all {
+				owned, firsts = rndr.own(svc, wanted[i], nil, firsts[:0])
+			}
 			r.complete = len(owned) == n
 			if len(owned) > 0 {
 				r.set = &sl.sets.take(true, 1)[0]

@@ -96,7 +96,12 @@ func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []render
 			}
 		}
 	}
-	slices.SortStableFunc(out, byID)
+	// Node IPs are kept in text order: a service's translations are most often built
+	// in the order of sets already (one port, its cluster IP's text before the node
+	// IPs'), checked in one pass.
+	if !slices.IsSortedFunc(out, byID) {
+		slices.SortStableFunc(out, byID)
+	}
 	return slices.CompactFunc(out, func(a, b *vpp_cnat.Translation) bool { return idOf(a) == idOf(b) })
 }
 
