@@ -67,19 +67,24 @@ type translationDescriptor struct {
 
 	pipe     *govppmux.Pipe // of Ch, made by the first request sent on it
 	inflight []*inFlight    // sent on pipe, replies not read yet (async.go)
-	// lastValid is, by key, the last value validate accepted (in steady state the
-	// value applied): a change that shares most messages with it (a node joining adds
-	// one translation to a set of fifty) validates only its new messages. Delete
-	// forgets the key.
-	lastValid map[string]*cnatmodel.TranslationSet
-	// noIfaces is, by key, the last value validate accepted if none of its
-	// endpoints is an interface: it has no dependency, found without reading its
-	// translations again (the renderer's sets never name interfaces).
-	noIfaces map[string]*cnatmodel.TranslationSet
-	// ordered is, by key, the last value validate accepted if its translations are
-	// in the order of sets (cnatmodel.InSetOrder): a change of a few messages then
-	// finds duplicates by the order of its new messages' neighbours.
-	ordered map[string]*cnatmodel.TranslationSet
+	// accepted is, by key, what validate learned of the last value it accepted (in
+	// steady state the value applied): a change that shares most messages with it (a
+	// node joining adds one translation to a set of fifty) validates only its new
+	// messages. Delete forgets the key.
+	accepted map[string]acceptedSet
+}
+
+// acceptedSet is the last value validate accepted for a key, and what it found.
+type acceptedSet struct {
+	value *cnatmodel.TranslationSet
+	// noIfaces: none of its endpoints is an interface, so it has no dependency,
+	// found without reading its translations again (the renderer's sets never name
+	// interfaces).
+	noIfaces bool
+	// ordered: its translations are in the order of sets (cnatmodel.InSetOrder), so
+	// a change of a few messages finds duplicates by the order of its new messages'
+	// neighbours.
+	ordered bool
 }
 
 // NewTranslationSetDescriptor returns the descriptor of cnat translation sets.
@@ -146,54 +151,57 @@ func checked(err error, what, key, want string, keyFields ...string) error {
 
 // validate checks a set (cnatmodel.ValidateTranslationSet) and the key it is stored
 // under; the messages it shares with the last value accepted for the key are not
-// checked again (messages are never modified once given to the scheduler), and when
-// that value was in the order of sets (cnatmodel.InSetOrder) and the change keeps
-// it (orderedAfter), not read for duplicates either.
+// checked again (messages are never modified once given to the scheduler). When that
+// value was in the order of sets (cnatmodel.InSetOrder) and the change is of a few
+// messages that keep it (orderedAt), only the new messages are read, with their
+// neighbours: validating a node's join costs its translations, not the hundred others
+// of each set.
 func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet) error {
-	ref := d.lastValid[key]
-	known, fresh, few := sharedWith(ref, v)
-	// In the order of sets, v has no duplicates: seen from its new messages'
-	// neighbours after a few edits of a set in order, else by reading it in order
-	// (cheaper than a map of its identities: a set of a hundred node IPs is one
-	// comparison of texts per translation).
-	inOrder := few && ref != nil && d.ordered[key] == ref && orderedAfter(v.GetTranslations(), fresh) ||
-		cnatmodel.InSetOrder(v.GetTranslations())
+	prev := d.accepted[key]
+	ref := prev.value
+	var freshAt []int
+	few := false
+	if ref != nil {
+		var at indexes
+		_, at, few = diffIndexes(ref.GetTranslations(), v.GetTranslations())
+		freshAt = at.list()
+	}
 	var err error
-	if inOrder {
-		err = cnatmodel.ValidateTranslationSetKnowingDistinct(v, known)
+	next := acceptedSet{value: v}
+	if few && prev.ordered && orderedAt(v.GetTranslations(), freshAt) {
+		err = cnatmodel.ValidateTranslationSetEdited(v, freshAt)
+		next.ordered = true
+		next.noIfaces = prev.noIfaces && noIfacesAt(v.GetTranslations(), freshAt)
 	} else {
-		err = cnatmodel.ValidateTranslationSetKnowing(v, known)
+		known := sharedWith(ref, v)
+		// In the order of sets, v has no duplicates, seen by reading it in order
+		// (cheaper than a map of its identities: a set of a hundred node IPs is one
+		// comparison of texts per translation).
+		next.ordered = cnatmodel.InSetOrder(v.GetTranslations())
+		if next.ordered {
+			err = cnatmodel.ValidateTranslationSetKnowingDistinct(v, known)
+		} else {
+			err = cnatmodel.ValidateTranslationSetKnowing(v, known)
+		}
+		// No interface in v: none in the messages it shares with ref when ref had
+		// none, and none in the others.
+		next.noIfaces = noIfaces(v, prev.noIfaces, known)
 	}
 	if err = checked(err, "cnat translation set", key, cnatmodel.TranslationSetKey(v.GetLabel()), "label"); err != nil {
 		return err
 	}
 	if key != "" {
-		if d.lastValid == nil {
-			d.lastValid, d.noIfaces = make(map[string]*cnatmodel.TranslationSet), make(map[string]*cnatmodel.TranslationSet)
-			d.ordered = make(map[string]*cnatmodel.TranslationSet)
+		if d.accepted == nil {
+			d.accepted = make(map[string]acceptedSet)
 		}
-		d.lastValid[key] = v
-		// No interface in v: none in the messages it shares with ref when ref had
-		// none, and none in the others.
-		if noIfaces(v, d.noIfaces[key] == ref && ref != nil, known) {
-			d.noIfaces[key] = v
-		} else {
-			delete(d.noIfaces, key)
-		}
-		if inOrder {
-			d.ordered[key] = v
-		} else {
-			delete(d.ordered, key)
-		}
+		d.accepted[key] = next
 	}
 	return nil
 }
 
 // forget drops what validate remembers of a key.
 func (d *translationDescriptor) forget(key string) {
-	delete(d.lastValid, key)
-	delete(d.noIfaces, key)
-	delete(d.ordered, key)
+	delete(d.accepted, key)
 }
 
 // noIfaces tells whether no endpoint of v is an interface, looking only at the
@@ -204,34 +212,51 @@ func noIfaces(v *cnatmodel.TranslationSet, refKnown bool, known func(*cnatmodel.
 		if refKnown && known != nil && known(t) {
 			continue
 		}
-		for _, p := range t.GetPaths() {
-			if p.GetDst().GetInterface() != "" || p.GetSrc().GetInterface() != "" {
-				return false
-			}
+		if hasIface(t) {
+			return false
 		}
 	}
 	return true
 }
 
+// noIfacesAt tells whether no endpoint of the translations ts[i], i in at, is an
+// interface.
+func noIfacesAt(ts []*cnatmodel.Translation, at []int) bool {
+	for _, i := range at {
+		if hasIface(ts[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasIface tells whether an endpoint of t's paths is an interface.
+func hasIface(t *cnatmodel.Translation) bool {
+	for _, p := range t.GetPaths() {
+		if p.GetDst().GetInterface() != "" || p.GetSrc().GetInterface() != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // dependencies is setDeps, nothing for a value validate found without interfaces.
 func (d *translationDescriptor) dependencies(key string, v *cnatmodel.TranslationSet) []kvapi.Dependency {
-	if v != nil && d.noIfaces[key] == v {
+	if a := d.accepted[key]; v != nil && a.value == v && a.noIfaces {
 		return nil
 	}
 	return setDeps(key, v)
 }
 
 // sharedWith returns whether a translation of v is one of ref's messages (nil when
-// there is no ref). A change of a few messages (diffByPointer: few, the messages v
-// added in fresh) is answered from fresh; a larger one through a map of ref's
-// messages, each answering for one translation of v (a message given twice is a
-// duplicate for validation to find).
-func sharedWith(ref, v *cnatmodel.TranslationSet) (known func(*cnatmodel.Translation) bool, fresh []*cnatmodel.Translation, few bool) {
+// there is no ref), through a map of ref's messages, each answering for one
+// translation of v (a message given twice is a duplicate for validation to find).
+func sharedWith(ref, v *cnatmodel.TranslationSet) (known func(*cnatmodel.Translation) bool) {
 	if ref == nil {
-		return nil, nil, false
+		return nil
 	}
 	if _, fresh, ok := diffByPointer(ref.GetTranslations(), v.GetTranslations()); ok {
-		return func(t *cnatmodel.Translation) bool { return !slices.Contains(fresh, t) }, fresh, true
+		return func(t *cnatmodel.Translation) bool { return !slices.Contains(fresh, t) }
 	}
 	rest := make(map[*cnatmodel.Translation]bool, len(ref.GetTranslations()))
 	for _, r := range ref.GetTranslations() {
@@ -243,7 +268,7 @@ func sharedWith(ref, v *cnatmodel.TranslationSet) (known func(*cnatmodel.Transla
 			return true
 		}
 		return false
-	}, nil, false
+	}
 }
 
 // maxEdits bounds the messages diffByPointer reports.
@@ -256,28 +281,66 @@ const maxEdits = 8
 // nt it did not pair (fresh); ok is false when there are more than maxEdits of them.
 // A message moved elsewhere is in both gone and fresh.
 func diffByPointer(ot, nt []*cnatmodel.Translation) (gone, fresh []*cnatmodel.Translation, ok bool) {
-	i, j := 0, 0
-	for i < len(ot) || j < len(nt) {
-		switch {
-		case i < len(ot) && j < len(nt) && ot[i] == nt[j]:
-			i, j = i+1, j+1
-			continue
-		case i+1 < len(ot) && j < len(nt) && ot[i+1] == nt[j]: // ot[i] removed
-			gone, i = append(gone, ot[i]), i+1
-		case j+1 < len(nt) && i < len(ot) && ot[i] == nt[j+1]: // nt[j] inserted
-			fresh, j = append(fresh, nt[j]), j+1
-		case i < len(ot) && j < len(nt): // replaced
-			gone, fresh, i, j = append(gone, ot[i]), append(fresh, nt[j]), i+1, j+1
-		case i < len(ot):
-			gone, i = append(gone, ot[i]), i+1
-		default:
-			fresh, j = append(fresh, nt[j]), j+1
-		}
-		if len(gone)+len(fresh) > maxEdits {
-			return nil, nil, false
-		}
+	goneAt, freshAt, ok := diffIndexes(ot, nt)
+	if !ok {
+		return nil, nil, false
+	}
+	for _, i := range goneAt.list() {
+		gone = append(gone, ot[i])
+	}
+	for _, j := range freshAt.list() {
+		fresh = append(fresh, nt[j])
 	}
 	return gone, fresh, true
+}
+
+// indexes are at most maxEdits indexes, ascending, kept in the value (diffIndexes
+// runs for every set a transaction changes: it allocates nothing).
+type indexes struct {
+	at [maxEdits]int
+	n  int
+}
+
+func (x *indexes) add(i int) { x.at[x.n], x.n = i, x.n+1 }
+
+// list returns the indexes.
+func (x *indexes) list() []int { return x.at[:x.n] }
+
+// diffIndexes is diffByPointer returning the indexes of the messages gone in ot and
+// of the fresh ones in nt.
+func diffIndexes(ot, nt []*cnatmodel.Translation) (goneAt, freshAt indexes, ok bool) {
+	i, j := 0, 0
+	for i < len(ot) || j < len(nt) {
+		if i < len(ot) && j < len(nt) && ot[i] == nt[j] {
+			i, j = i+1, j+1
+			continue
+		}
+		if goneAt.n+freshAt.n >= maxEdits {
+			return indexes{}, indexes{}, false
+		}
+		switch {
+		case i+1 < len(ot) && j < len(nt) && ot[i+1] == nt[j]: // ot[i] removed
+			goneAt.add(i)
+			i++
+		case j+1 < len(nt) && i < len(ot) && ot[i] == nt[j+1]: // nt[j] inserted
+			freshAt.add(j)
+			j++
+		case i < len(ot) && j < len(nt): // replaced
+			if goneAt.n+freshAt.n+2 > maxEdits {
+				return indexes{}, indexes{}, false
+			}
+			goneAt.add(i)
+			freshAt.add(j)
+			i, j = i+1, j+1
+		case i < len(ot):
+			goneAt.add(i)
+			i++
+		default:
+			freshAt.add(j)
+			j++
+		}
+	}
+	return goneAt, freshAt, true
 }
 
 // needsRecreate tells whether VPP cannot change old into v in place. VPP sets

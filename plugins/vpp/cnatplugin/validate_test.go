@@ -2,6 +2,8 @@ package cnatplugin
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,5 +172,64 @@ func TestAnOrderedSetsChangeIsCheckedByTheNeighboursOfItsNewMessages(t *testing.
 				t.Errorf("Validate = %v, want %s named as a duplicate", err, tc.dup)
 			}
 		})
+	}
+}
+
+func TestDiffIndexesFindsAFewEditsAndGivesUpBeyondMaxEdits(t *testing.T) {
+	var m [20]*cnatmodel.Translation
+	for i := range m {
+		m[i] = backend(fmt.Sprintf("192.168.16.%d", i+1), 30080, "10.1.1.2")
+	}
+	list := func(idx ...int) []*cnatmodel.Translation {
+		out := make([]*cnatmodel.Translation, len(idx))
+		for k, i := range idx {
+			out[k] = m[i]
+		}
+		return out
+	}
+	seq := func(lo, hi int) []int {
+		var out []int
+		for i := lo; i < hi; i++ {
+			out = append(out, i)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name        string
+		ot, nt      []*cnatmodel.Translation
+		gone, fresh []int
+		ok          bool
+	}{
+		{"same", list(0, 1, 2), list(0, 1, 2), nil, nil, true},
+		{"inserted", list(0, 1, 2), list(0, 5, 1, 2), nil, []int{1}, true},
+		{"removed", list(0, 1, 2), list(0, 2), []int{1}, nil, true},
+		{"replaced", list(0, 1, 2), list(0, 5, 2), []int{1}, []int{1}, true},
+		{"appended", list(0, 1), list(0, 1, 5, 6), nil, []int{2, 3}, true},
+		{"eight new", list(0), list(append([]int{0}, seq(10, 18)...)...), nil, seq(1, 9), true},
+		{"nine new", list(0), list(append([]int{0}, seq(10, 19)...)...), nil, nil, false},
+		{"five replaced", list(seq(0, 5)...), list(seq(10, 15)...), nil, nil, false},
+	} {
+		gone, fresh, ok := diffIndexes(tc.ot, tc.nt)
+		if ok != tc.ok || !slices.Equal(gone.list(), tc.gone) || !slices.Equal(fresh.list(), tc.fresh) {
+			t.Errorf("%s: diffIndexes = %v %v %v, want %v %v %v", tc.name, gone.list(), fresh.list(), ok, tc.gone, tc.fresh, tc.ok)
+		}
+	}
+}
+
+func TestAnOrderedSetsNewMessagesAreValidated(t *testing.T) {
+	key := cnatmodel.TranslationSetKey("default/web")
+	a, b := backend("192.168.16.1", 30080, "10.1.1.2"), backend("192.168.16.2", 30080, "10.1.1.2")
+	d := descriptors(vppbase.DescriptorDeps{})[TranslationSetDescriptorName]
+	if err := d.Validate(key, inSet(a, b)); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Validate(key, inSet(a, backend("192.168.16.15", 30080, "fd00::2"), b))
+	if err == nil || !strings.Contains(err.Error(), "translations[1].paths[0].dst.address") {
+		t.Errorf("Validate = %v, want the new translation's IPv6 path on an IPv4 VIP refused", err)
+	}
+	// The set accepted before stays the reference: a valid join after the refusal is
+	// accepted.
+	if err := d.Validate(key, inSet(a, backend("192.168.16.15", 30080, "10.1.1.2"), b)); err != nil {
+		t.Errorf("Validate = %v, want a valid join accepted", err)
 	}
 }

@@ -182,6 +182,46 @@ func ValidateTranslationSetKnowingDistinct(s *TranslationSet, known func(*Transl
 	return validateSet(s, known, true)
 }
 
+// ValidateTranslationSetEdited is ValidateTranslationSetKnowingDistinct for a set all
+// of whose translations are known but those at the indexes fresh (ascending, in
+// range): only those are read, each with the translation before it, whose paths it
+// may share. A descriptor validating a change of a few translations of a set in the
+// order of sets (InSetOrder: the new ones checked in order with their neighbours)
+// pays for the change, not for the set.
+func ValidateTranslationSetEdited(s *TranslationSet, fresh []int) error {
+	var p problems
+	if err := ValidateLabel(s.GetLabel()); err != nil {
+		p.merge("", err)
+	}
+	ts := s.GetTranslations()
+	lastValid := -1 // the index of the last fresh translation found valid
+	for k, i := range fresh {
+		at := func() string { return "translations[" + strconv.Itoa(i) + "]" } // made for a problem only
+		t := ts[i]
+		if t == nil {
+			p.add(at(), "is missing")
+			continue
+		}
+		// The translation before, if valid (known, or fresh and found valid), vouches
+		// for the paths it shares with t.
+		var validPaths []*Path
+		validFamily := unknownFamily
+		if i > 0 && ts[i-1] != nil && (k == 0 || fresh[k-1] != i-1 || lastValid == i-1) {
+			if paths, before := t.GetPaths(), ts[i-1].GetPaths(); len(paths) > 0 && len(paths) == len(before) && &paths[0] == &before[0] {
+				if a, ok := ParseAddr(ts[i-1].GetVipAddress()); ok {
+					validPaths, validFamily = paths, FamilyOf(a)
+				}
+			}
+		}
+		if _, err := validateTranslation(t, validPaths, validFamily); err != nil {
+			p.merge(at()+".", err)
+			continue
+		}
+		lastValid = i
+	}
+	return p.err()
+}
+
 // validateSet is ValidateTranslationSetKnowing, looking for duplicates unless distinct.
 func validateSet(s *TranslationSet, known func(*Translation) bool, distinct bool) error {
 	var p problems

@@ -234,3 +234,38 @@ func TestKnownPathsAreValidOnlyForTheirFamily(t *testing.T) {
 		t.Errorf("an IPv6 VIP sharing a known IPv4 translation's paths: %v, want its paths refused", err)
 	}
 }
+
+func TestValidateTranslationSetEditedReadsTheNewTranslationsOnly(t *testing.T) {
+	tr := func(vip string, paths []*Path) *Translation {
+		return &Translation{VipAddress: vip, VipPort: 30080, IsRealIp: true, Paths: paths}
+	}
+	v4 := []*Path{{Dst: addr("10.1.1.2", 8080)}}
+	set := &TranslationSet{Label: "default/np", Translations: []*Translation{
+		tr("192.168.16.1", v4),
+		tr("192.168.16.2", v4),                                // new, the paths of the one before: valid
+		tr("fd00::1", []*Path{{Dst: addr("10.1.1.2", 8080)}}), // new, an IPv4 path on an IPv6 VIP
+		tr("fd00::2", nil),                                    // new, no path
+		nil,                                                   // new, missing
+		{VipAddress: "192.168.16.9", VipPort: 70000, Paths: v4}, // known: not read
+	}}
+	err := ValidateTranslationSetEdited(set, []int{1, 2, 3, 4})
+	var ie *InvalidError
+	if !errors.As(err, &ie) {
+		t.Fatalf("ValidateTranslationSetEdited = %v, want an InvalidError", err)
+	}
+	want := []string{"translations[2].paths[0].dst.address", "translations[3].paths", "translations[4]"}
+	if !slices.Equal(ie.Fields, want) {
+		t.Errorf("fields %q, want %q (%v)", ie.Fields, want, err)
+	}
+
+	// A new translation sharing the paths of a new one found invalid has them checked
+	// on its own.
+	bad := []*Path{{Dst: addr("10.1.1.2", 8080)}}
+	set = &TranslationSet{Label: "default/np", Translations: []*Translation{tr("fd00::1", bad), tr("fd00::2", bad)}}
+	if err := ValidateTranslationSetEdited(set, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "translations[1].paths[0]") {
+		t.Errorf("ValidateTranslationSetEdited = %v, want translations[1]'s path refused too", err)
+	}
+	if err := ValidateTranslationSetEdited(set, nil); err != nil {
+		t.Errorf("ValidateTranslationSetEdited with nothing new = %v, want nil", err)
+	}
+}
