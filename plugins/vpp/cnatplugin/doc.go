@@ -73,11 +73,15 @@
 //
 // api/models/vpp/cnat's Validate* functions, shared with the renderer; each error
 // names the field and its value and is a *kvapi.InvalidValueError (never retried).
-// Besides what VPP refuses, a translation must have an address VIP (an interface VIP
-// would have no stable identity), endpoints of the VIP's family and at least one path
-// (VPP 25.10 aborts on a translation without paths, cnat_api.c); a set needs a label
-// without whitespace and holds an identity once (the fields of a translation's
-// problem are named "translations[i]....").
+// Besides what VPP refuses, a translation must have a VIP address (the model has no
+// interface VIP: it would have no stable identity), endpoints of the VIP's family and
+// at least one path (VPP 25.10 aborts on a translation without paths, cnat_api.c); a
+// set needs a label without whitespace and holds an identity once (the fields of a
+// translation's problem are named "translations[i]...."). A change of a set costs
+// what changed: the messages it shares with the value accepted before are not checked
+// again, and when that value was in the order of sets (cnatmodel.InSetOrder) and the
+// change is a few insertions, removals or replacements that keep the order, only the
+// new messages are read, with their neighbours (ValidateTranslationSetEdited).
 //
 // # Retrieve and resync
 //

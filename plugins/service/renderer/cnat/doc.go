@@ -131,9 +131,14 @@
 // the others in shares, a large one on several goroutines
 // (internal/shares, ending before ResyncFlat returns), each cutting its messages
 // from blocks of its own (slabs: a few hundred allocations for 10,000 services, not
-// one per message); the translations of one port share their paths; ownership is
-// decided and the sets staged in the order of the services, as a sequential resync
-// does. The renderer has no goroutine of its own and does no I/O.
+// one per message) and sorting what each claims (claims: its node ports with their
+// counts, its translations owned by identity); the translations of one port share
+// their paths. Ownership is decided and the sets staged in the order of the
+// services, as a sequential resync does, at the cost of each service's claims while
+// nobody else holds any of them (ownAll), translation by translation otherwise. The
+// node IPs are kept in text order, so that a set comes out of rendering in the
+// order of sets most often without a sort. The renderer has no goroutine of its own
+// and does no I/O.
 //
 // Stale UDP sessions are not purged: cnat has no per-session delete
 // (cnat_session_purge also deletes every translation), and neither a translation
