@@ -173,7 +173,7 @@ func (d *translationDescriptor) validate(key string, v *cnatmodel.TranslationSet
 		next.ordered = true
 		next.noIfaces = prev.noIfaces && noIfacesAt(v.GetTranslations(), freshAt)
 	} else {
-		known := sharedWith(ref, v)
+		known := sharedWith(ref, v, freshAt, few)
 		// In the order of sets, v has no duplicates, seen by reading it in order
 		// (cheaper than a map of its identities: a set of a hundred node IPs is one
 		// comparison of texts per translation).
@@ -249,13 +249,19 @@ func (d *translationDescriptor) dependencies(key string, v *cnatmodel.Translatio
 }
 
 // sharedWith returns whether a translation of v is one of ref's messages (nil when
-// there is no ref), through a map of ref's messages, each answering for one
-// translation of v (a message given twice is a duplicate for validation to find).
-func sharedWith(ref, v *cnatmodel.TranslationSet) (known func(*cnatmodel.Translation) bool) {
+// there is no ref): after a few edits (few: diffIndexes found v's new messages at
+// the indexes freshAt) every other is; else through a map of ref's messages, each
+// answering for one translation of v (a message given twice is a duplicate for
+// validation to find).
+func sharedWith(ref, v *cnatmodel.TranslationSet, freshAt []int, few bool) (known func(*cnatmodel.Translation) bool) {
 	if ref == nil {
 		return nil
 	}
-	if _, fresh, ok := diffByPointer(ref.GetTranslations(), v.GetTranslations()); ok {
+	if few {
+		fresh := make([]*cnatmodel.Translation, len(freshAt))
+		for k, i := range freshAt {
+			fresh[k] = v.GetTranslations()[i]
+		}
 		return func(t *cnatmodel.Translation) bool { return !slices.Contains(fresh, t) }
 	}
 	rest := make(map[*cnatmodel.Translation]bool, len(ref.GetTranslations()))
