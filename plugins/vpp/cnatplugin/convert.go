@@ -2,6 +2,7 @@ package cnatplugin
 
 import (
 	"fmt"
+	"net/netip"
 
 	"go.fd.io/govpp/binapi/cnat"
 	"go.fd.io/govpp/binapi/interface_types"
@@ -55,13 +56,19 @@ func endpointToAPI(e *cnatmodel.Endpoint, family cnatmodel.AddressFamily, sw swI
 		if !ok {
 			return out, fmt.Errorf("%s: address %q is not an IP address", at, e.GetAddress())
 		}
-		out.Addr = vppbase.AddrToAPI(a)
-		out.IfAf = out.Addr.Af
+		out = addressToAPI(a, e.GetPort())
 	default:
 		out.Addr.Af = vppbase.AddrFamily(family == cnatmodel.AddressFamily_IPV6)
 		out.IfAf = out.Addr.Af
 	}
 	return out, nil
+}
+
+// addressToAPI returns the cnat endpoint of an address and port (no interface).
+func addressToAPI(a netip.Addr, port uint32) cnat.CnatEndpoint {
+	out := cnat.CnatEndpoint{SwIfIndex: interface_types.InterfaceIndex(noInterface), Port: uint16(port), Addr: vppbase.AddrToAPI(a)}
+	out.IfAf = out.Addr.Af
+	return out
 }
 
 // endpointAt names an endpoint of translation t in messages: its VIP (path < 0), or
@@ -111,10 +118,8 @@ func translationHeadToAPI(t *cnatmodel.Translation, sw swIfIndexOf) (cnat.CnatTr
 	if !ok {
 		return cnat.CnatTranslation{}, family, fmt.Errorf("%s: address %q is not an IP address", endpointAt{t: t, path: -1}, t.GetVipAddress())
 	}
-	vip := cnat.CnatEndpoint{SwIfIndex: interface_types.InterfaceIndex(noInterface), Port: uint16(t.GetVipPort()), Addr: vppbase.AddrToAPI(vipAddr)}
-	vip.IfAf = vip.Addr.Af
 	out := cnat.CnatTranslation{
-		Vip:            vip,
+		Vip:            addressToAPI(vipAddr, t.GetVipPort()),
 		IPProto:        protocols[t.GetProtocol()],
 		LbType:         cnat.CnatLbType(t.GetLbType()),
 		FlowHashConfig: ip.IPFlowHashConfigV2(t.GetFlowHashConfig()),

@@ -204,14 +204,9 @@ func ValidateTranslationSetEdited(s *TranslationSet, fresh []int) error {
 		}
 		// The translation before, if valid (known, or fresh and found valid), vouches
 		// for the paths it shares with t.
-		var validPaths []*Path
-		validFamily := unknownFamily
+		validPaths, validFamily := []*Path(nil), unknownFamily
 		if i > 0 && ts[i-1] != nil && (k == 0 || fresh[k-1] != i-1 || lastValid == i-1) {
-			if paths, before := t.GetPaths(), ts[i-1].GetPaths(); len(paths) > 0 && len(paths) == len(before) && &paths[0] == &before[0] {
-				if a, ok := ParseAddr(ts[i-1].GetVipAddress()); ok {
-					validPaths, validFamily = paths, FamilyOf(a)
-				}
-			}
+			validPaths, validFamily = vouchedPaths(t, ts[i-1])
 		}
 		if _, err := validateTranslation(t, validPaths, validFamily); err != nil {
 			p.merge(at()+".", err)
@@ -220,6 +215,21 @@ func ValidateTranslationSetEdited(s *TranslationSet, fresh []int) error {
 		lastValid = i
 	}
 	return p.err()
+}
+
+// vouchedPaths returns t's paths and the family of valid's VIP when t shares its
+// paths (the same slice) with valid, a valid translation: they are valid for that
+// family (the translations of a node port share theirs). Else nil, unknownFamily.
+func vouchedPaths(t, valid *Translation) ([]*Path, AddressFamily) {
+	paths, theirs := t.GetPaths(), valid.GetPaths()
+	if len(paths) == 0 || len(paths) != len(theirs) || &paths[0] != &theirs[0] {
+		return nil, unknownFamily
+	}
+	a, ok := ParseAddr(valid.GetVipAddress())
+	if !ok {
+		return nil, unknownFamily
+	}
+	return paths, FamilyOf(a)
 }
 
 // validateSet is ValidateTranslationSetKnowing, looking for duplicates unless distinct.
@@ -252,10 +262,8 @@ func validateSet(s *TranslationSet, known func(*Translation) bool, distinct bool
 		}
 		if lastKnown != nil {
 			// Paths shared with the known translation before: valid for its family.
-			if paths := t.GetPaths(); len(paths) > 0 && len(paths) == len(lastKnown.GetPaths()) && &paths[0] == &lastKnown.GetPaths()[0] {
-				if a, ok := ParseAddr(lastKnown.GetVipAddress()); ok {
-					validPaths, validFamily = paths, FamilyOf(a)
-				}
+			if paths, family := vouchedPaths(t, lastKnown); paths != nil {
+				validPaths, validFamily = paths, family
 			}
 			lastKnown = nil
 		}

@@ -181,13 +181,16 @@ func (o *ownership) claim(id renderer.ServiceID, t tid) (first bool) {
 
 // commit adds the node-port translations counted to service id's node ports.
 func (o *ownership) commit(id renderer.ServiceID, tally *portTally) {
-	tally.each(func(c *portCount) {
-		if c.n > 0 {
-			p := o.nodePorts[c.key]
-			p.id, p.n = id, p.n+c.n
-			o.nodePorts[c.key] = p
-		}
-	})
+	tally.each(func(c *portCount) { o.addNodePort(id, c) })
+}
+
+// addNodePort makes service id the owner of c's node port, with c's translations.
+func (o *ownership) addNodePort(id renderer.ServiceID, c *portCount) {
+	if c.n > 0 {
+		p := o.nodePorts[c.key]
+		p.id, p.n = id, p.n+c.n
+		o.nodePorts[c.key] = p
+	}
 }
 
 // own reduces wanted (sorted by identity, the service's own slice) to the
@@ -364,10 +367,8 @@ func (rndr *Renderer) ownAll(svc *renderer.FlatService, c *claims, firsts []stri
 			firsts = append(firsts, id.vip)
 		}
 	}
-	for _, p := range c.ports {
-		holder := o.nodePorts[p.key]
-		holder.id, holder.n = svc.ID, holder.n+p.n
-		o.nodePorts[p.key] = holder
+	for k := range c.ports {
+		o.addNodePort(svc.ID, &c.ports[k])
 	}
 	return firsts, true
 }
