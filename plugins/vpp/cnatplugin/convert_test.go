@@ -80,6 +80,13 @@ func TestTranslationOfAnUnknownInterfaceFailsNamingIt(t *testing.T) {
 	}
 }
 
+func TestTranslationOfABadVIPFailsNamingIt(t *testing.T) {
+	v := &cnatmodel.Translation{VipAddress: "10.96.0", VipPort: 80, Paths: []*cnatmodel.Path{{Dst: ep("10.1.1.2", 8080)}}}
+	if _, err := translationToAPI(v, fakeSw); err == nil || !strings.Contains(err.Error(), `cnat translation 10.96.0:80/TCP: address "10.96.0" is not an IP address`) {
+		t.Errorf("translationToAPI = %v", err)
+	}
+}
+
 func TestDumpedTranslationOnAForeignInterfaceDiffersFromNB(t *testing.T) {
 	dumped := cnat.CnatTranslation{
 		Vip: cnat.CnatEndpoint{Addr: vppbase.AddrToAPI(mustAddr("10.96.0.10")), SwIfIndex: ^ifIdx(0), Port: 80}, IPProto: ip_types.IP_API_PROTO_TCP,
