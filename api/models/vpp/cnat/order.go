@@ -6,18 +6,24 @@ import (
 	"strings"
 )
 
-// The order of a set. A set whose translations are strictly ascending by VIP address
-// as written (in canonical form: CanonicalVIP), VIP port and protocol holds no two
+// The order of a set. A set whose translations are strictly ascending by VIP port,
+// protocol and VIP address as written (in canonical form: CanonicalVIP) holds no two
 // translations of one identity, which a reader sees without a map of identities. A
 // renderer stages its sets in this order (CompareInSet) and the set descriptor
 // recognises it (InSetOrder), so that validating a change of a few translations costs
 // those translations and their neighbours.
+//
+// The port comes first because that is how a service's translations are built: per
+// port of the service, its cluster and external IPs, then its node port on every node
+// IP. A service port is nearly always below the node port range (30000-32767), so
+// with the node IPs in text order a service's translations come out in order without
+// a sort, and most comparisons are decided by the port, not by the text.
 
-// CompareInSet orders two translations by VIP address as written, VIP port and
-// protocol.
+// CompareInSet orders two translations by VIP port, protocol and VIP address as
+// written.
 func CompareInSet(a, b *Translation) int {
-	return cmp.Or(strings.Compare(a.GetVipAddress(), b.GetVipAddress()), cmp.Compare(a.GetVipPort(), b.GetVipPort()),
-		cmp.Compare(a.GetProtocol(), b.GetProtocol()))
+	return cmp.Or(cmp.Compare(a.GetVipPort(), b.GetVipPort()), cmp.Compare(a.GetProtocol(), b.GetProtocol()),
+		strings.Compare(a.GetVipAddress(), b.GetVipAddress()))
 }
 
 // CanonicalVIP tells whether t's VIP address is written the one way its identity

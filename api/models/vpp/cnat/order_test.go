@@ -2,8 +2,8 @@ package vpp_cnat
 
 import "testing"
 
-// TestOrderOfSets: the strict order of VIP address as written, port and protocol,
-// with canonical addresses only.
+// TestOrderOfSets: the strict order of VIP port, protocol and VIP address as
+// written, with canonical addresses only.
 func TestOrderOfSets(t *testing.T) {
 	tr := func(vip string, port uint32, p Protocol) *Translation {
 		return &Translation{VipAddress: vip, VipPort: port, Protocol: p}
@@ -12,9 +12,13 @@ func TestOrderOfSets(t *testing.T) {
 		ts   []*Translation
 		want bool
 	}{
-		{[]*Translation{tr("10.96.0.10", 80, Protocol_TCP), tr("10.96.0.10", 80, Protocol_UDP), tr("10.96.0.10", 443, 0), tr("10.96.0.9", 80, 0), tr("fd00::a", 80, 0)}, true},
+		{[]*Translation{tr("10.96.0.10", 80, Protocol_TCP), tr("10.96.0.9", 80, Protocol_TCP), tr("fd00::a", 80, Protocol_TCP),
+			tr("10.96.0.10", 80, Protocol_UDP), tr("10.96.0.10", 443, 0), tr("10.3.0.1", 30080, 0), tr("192.168.16.1", 30080, 0)}, true},
 		{[]*Translation{tr("10.96.0.10", 80, 0), tr("10.96.0.10", 80, 0)}, false},
 		{[]*Translation{tr("10.96.0.10", 443, 0), tr("10.96.0.10", 80, 0)}, false},
+		{[]*Translation{tr("10.96.0.10", 80, Protocol_UDP), tr("10.96.0.10", 80, Protocol_TCP)}, false},
+		{[]*Translation{tr("10.96.0.9", 80, 0), tr("10.96.0.10", 80, 0)}, false},
+		{[]*Translation{tr("10.96.0.10", 30080, 0), tr("10.3.0.1", 80, 0)}, false},
 		{[]*Translation{tr("10.96.0.10", 80, 0), tr("::ffff:10.96.0.11", 80, 0)}, false},
 		{[]*Translation{tr("fd00:0::a", 80, 0)}, false},
 		{[]*Translation{tr("FD00::A", 80, 0)}, false},

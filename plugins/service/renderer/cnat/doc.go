@@ -136,8 +136,8 @@
 // their paths. Ownership is decided and the sets staged in the order of the
 // services, as a sequential resync does, at the cost of each service's claims while
 // nobody else holds any of them (ownAll), translation by translation otherwise. The
-// node IPs are kept in text order, so that a set comes out of rendering in the
-// order of sets most often without a sort. The renderer has no goroutine of its own
+// order of sets is by port first and the node IPs are kept in text order, so that a
+// set comes out of rendering in that order most often without a sort. The renderer has no goroutine of its own
 // and does no I/O.
 //
 // Stale UDP sessions are not purged: cnat has no per-session delete

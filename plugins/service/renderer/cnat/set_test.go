@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -58,6 +60,31 @@ func ids(s *vpp_cnat.TranslationSet) []string {
 	return out
 }
 
+// sortInSetOrder sorts translation identities ("vip/port/PROTO") in the order of sets
+// (vpp_cnat.CompareInSet).
+func sortInSetOrder(t *testing.T, list []string) {
+	t.Helper()
+	parse := func(id string) *vpp_cnat.Translation {
+		rest, proto, ok1 := cutLast(id, "/")
+		vip, port, ok2 := cutLast(rest, "/")
+		n, err := strconv.ParseUint(port, 10, 32)
+		p, known := vpp_cnat.Protocol_value[proto]
+		if !ok1 || !ok2 || err != nil || !known {
+			t.Fatalf("%q: not a translation identity", id)
+		}
+		return &vpp_cnat.Translation{VipAddress: vip, VipPort: uint32(n), Protocol: vpp_cnat.Protocol(p)}
+	}
+	slices.SortFunc(list, func(a, b string) int { return vpp_cnat.CompareInSet(parse(a), parse(b)) })
+}
+
+// cutLast cuts s around the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
 // shared returns the identities of next's translations that are the very messages of
 // prev's translation of the same identity.
 func shared(prev, next *vpp_cnat.TranslationSet) []string {
@@ -88,7 +115,7 @@ func TestOneSetPerServiceInIdentityOrder(t *testing.T) {
 	_, txn := newRenderer(t, true, web, empty)
 	set := setOf(txn, web.ID)
 	want := []string{"10.96.0.10/80/TCP", nodeIP4 + "/30080/TCP", peerIP4 + "/30080/TCP", "fd00:10:96::a/80/TCP", nodeIP6 + "/30080/TCP"}
-	slices.Sort(want)
+	sortInSetOrder(t, want)
 	if got := ids(set); set.GetLabel() != "default/web" || !slices.Equal(got, want) {
 		t.Errorf("set %q with %q, want default/web with %q", set.GetLabel(), got, want)
 	}
@@ -131,7 +158,7 @@ func TestNodeJoinAndLeaveChangeOnlyTheNodeIPTranslations(t *testing.T) {
 		prev, next := before[svc.ID], setOf(up.Txn, svc.ID)
 		after[svc.ID] = next
 		want := append(ids(prev), newID)
-		slices.Sort(want)
+		sortInSetOrder(t, want)
 		if got := ids(next); !slices.Equal(got, want) {
 			t.Errorf("%s after the join: %q, want %q", svc.ID, got, want)
 		}

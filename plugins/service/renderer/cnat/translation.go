@@ -97,8 +97,8 @@ func (rndr *Renderer) translations(svc *renderer.FlatService, nodeAddrs []render
 		}
 	}
 	// Node IPs are kept in text order: a service's translations are most often built
-	// in the order of sets already (one port, its cluster IP's text before the node
-	// IPs'), checked in one pass.
+	// in the order of sets already (by port first: its ports below the node port
+	// range, in ascending order), checked in one pass.
 	if !slices.IsSortedFunc(out, byID) {
 		slices.SortStableFunc(out, byID)
 	}
