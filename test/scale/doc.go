@@ -29,7 +29,8 @@
 //	                        code: this tree's agent (with CONTIV_SCALE_TAGS) on the
 //	                        IPv4-only cluster and on the same cluster dual-stack, side
 //	                        by side, and the table ends with the ratio dual / IPv4 of
-//	                        the medians (issue #28's bound: 1.5x). Dual-stack: every
+//	                        the medians and the median of the rounds' ratios (issue
+//	                        #28's bound: 1.5x). Dual-stack: every
 //	                        node has an IPv6 InternalIP, pod CIDR (fd00:10:1:<k>::/64)
 //	                        and VPP address, every pod an IPv6 address beside its
 //	                        IPv4 one, and contiv.conf the ipamConfig.ipv6 of
@@ -46,7 +47,9 @@
 //	                        agent (with CONTIV_SCALE_TAGS) with serviceRenderer nat44
 //	                        and with cnat on the same cluster, alternating per round,
 //	                        and the table ends with the ratio cnat / nat44 of the
-//	                        medians. The simulator then waits for cnat translations
+//	                        medians and the median of the rounds' ratios (each round
+//	                        runs the two one after the other: on a machine whose speed
+//	                        drifts, the second is the steadier figure). The simulator then waits for cnat translations
 //	                        (Sim.LookupCNAT) instead of NAT44 mappings: the same
 //	                        (address, port, protocol) keys, the backends are the
 //	                        translation's paths. Not with CONTIV_SCALE_BEFORE or
@@ -87,7 +90,10 @@
 //     its metrics, and the VPP messages per change; a wait for several mappings (first
 //     resync, join, leave, burst) checks 200 us after its last check ended;
 //   - CPU: user + system time of the agent, the simulator, etcd and the harness during
-//     the first resync, the single changes and the burst (/proc/<pid>/stat);
+//     the first resync, the single changes, each node join and leave and the burst
+//     (/proc/<pid>/stat, ticks of 10 ms); the table has the agent's and the
+//     simulator's for the first resync, the burst and the node join (the mean of the
+//     round's joins);
 //   - node join and leave: event time is the processing time of the controller events
 //     of the phase (the growth of contiv_controller_event_processing_duration_seconds
 //     _sum and _count: the event history would encode each event's transaction, which

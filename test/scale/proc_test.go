@@ -193,16 +193,30 @@ func (m *cpuMeter) begin() {
 	}
 }
 
-// since describes the CPU time of each process since begin.
-func (m *cpuMeter) since() string {
-	parts := make([]string, len(m.pids))
+// each returns the CPU time of each process since begin, in the order of the meter's
+// processes (-1 where it could not be read).
+func (m *cpuMeter) each() []time.Duration {
+	out := make([]time.Duration, len(m.pids))
 	for i, pid := range m.pids {
 		now, err := cpuTime(pid)
 		if err != nil {
+			out[i] = -1
+			continue
+		}
+		out[i] = now - m.start[i]
+	}
+	return out
+}
+
+// describe formats CPU times measured by each.
+func (m *cpuMeter) describe(times []time.Duration) string {
+	parts := make([]string, len(times))
+	for i, d := range times {
+		if d < 0 {
 			parts[i] = m.names[i] + " ?"
 			continue
 		}
-		parts[i] = fmt.Sprintf("%s %.2f s", m.names[i], (now - m.start[i]).Seconds())
+		parts[i] = fmt.Sprintf("%s %.2f s", m.names[i], d.Seconds())
 	}
 	return "CPU: " + strings.Join(parts, ", ")
 }

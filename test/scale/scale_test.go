@@ -150,7 +150,18 @@ type result struct {
 	// the agent's allocations (go_memstats_alloc_bytes_total): from its start to the end
 	// of the first resync, during the node join, during the burst
 	resyncAlloc, joinAlloc, burstAlloc float64
+	// CPU time of the agent and of the simulator (VPP): from the agent's start until VPP
+	// held the first resync, per node join until VPP held it (the mean of the joins), and
+	// during the burst until VPP held its end
+	resyncCPU, joinCPU, burstCPU cpuSplit
 }
+
+// cpuSplit is the CPU time of the agent and of the simulator in a phase.
+type cpuSplit struct{ agent, sim time.Duration }
+
+// splitOf picks the agent's and the simulator's times out of cpuMeter.each's (the
+// meter's first two processes).
+func splitOf(times []time.Duration) cpuSplit { return cpuSplit{agent: times[0], sim: times[1]} }
 
 // TestScale runs the whole-agent scale benchmark (see the package documentation).
 func TestScale(t *testing.T) {
@@ -394,7 +405,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		}
 		time.Sleep(25 * time.Millisecond) // real time: the resolution of the measured first resync
 	}
-	resyncCPU := cpu.since()
+	resyncTimes := cpu.each()
+	res.resyncCPU = splitOf(resyncTimes)
+	resyncCPU := cpu.describe(resyncTimes)
 	pid := agent.cmd.Process.Pid
 	sum, _ := ac.metric("contiv_controller_event_processing_duration_seconds_sum", `event="Database Resync"`)
 	res.resyncEvent = time.Duration(sum * float64(time.Second))
@@ -465,7 +478,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		res.changes = len(lat)
 		t.Logf("%s: %d Endpoints changes: p50 %v, p99 %v, max %v; %.1f VPP messages per change; %s; %s",
 			v.name, len(lat), ms(res.changeP50), ms(res.changeP99), ms(lat[len(lat)-1]), float64(res.changeMsgs)/float64(len(lat)),
-			ac.gcState().since(gcBefore, len(lat)), cpu.since())
+			ac.gcState().since(gcBefore, len(lat)), cpu.describe(cpu.each()))
 		slices.Sort(putDone)
 		t.Logf("%s:   etcd Put alone (the harness's write returning): p50 %v, p99 %v", v.name,
 			ms(putDone[len(putDone)/2]), ms(putDone[(len(putDone)*99)/100]))
@@ -505,6 +518,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		}
 		return out
 	}
+	var phaseSplit cpuSplit // of the last phase
 	phase := func(what string, change func() error, expect []mappingExpect) (events int, eventTime, wall time.Duration, msgs int64, top string) {
 		// Event counts and times from the controller's metrics (all events): the event
 		// history would encode the events' transactions, hundreds of MB in older agents.
@@ -529,7 +543,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 			t.Fatalf("%s: %v", what, err)
 		}
 		wall = at.Sub(t0)
-		phaseCPU := cpu.since() // until VPP has it (the settling below is idle but for the metrics' polls)
+		phaseTimes := cpu.each() // until VPP has it (the settling below is idle but for the metrics' polls)
+		phaseSplit = splitOf(phaseTimes)
+		phaseCPU := cpu.describe(phaseTimes)
 		// VPP can hold the change before its event ends (the transaction's record is
 		// written after the commit): wait until the event count stays the same for 1 s
 		// with nothing queued.
@@ -573,6 +589,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 			msgs            int64
 			top             string
 			alloc           float64
+			cpu             cpuSplit
 		}
 		var joins, leaves []nodeChange
 		for range max(1, s.Joins) {
@@ -583,7 +600,7 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 				}
 				return s.putVPPNode(ctx, cli, joining)
 			}, nodePortsOn(nodeIP(joining), false))
-			j.alloc = res.joinAlloc
+			j.alloc, j.cpu = res.joinAlloc, phaseSplit
 			l.events, l.eventTime, l.wall, l.msgs, _ = phase("node leave", func() error {
 				if _, err := cli.Delete(ctx, vppNodeKey(joining)); err != nil {
 					return err
@@ -591,6 +608,10 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 				return deleteObject(ctx, cli, s.k8sNode(joining))
 			}, nodePortsOn(nodeIP(joining), true))
 			joins, leaves = append(joins, j), append(leaves, l)
+		}
+		for _, j := range joins {
+			res.joinCPU.agent += j.cpu.agent / time.Duration(len(joins))
+			res.joinCPU.sim += j.cpu.sim / time.Duration(len(joins))
 		}
 		byEventTime := func(a, b nodeChange) int { return cmp.Compare(a.eventTime, b.eventTime) }
 		slices.SortFunc(joins, byEventTime)
@@ -657,7 +678,9 @@ func runWorkload(t *testing.T, root string, v *variant, s setup, changes, burst 
 		t.Fatalf("burst: %v", err)
 	}
 	res.burst = at.Sub(t0)
-	burstCPU := cpu.since()
+	burstTimes := cpu.each()
+	res.burstCPU = splitOf(burstTimes)
+	burstCPU := cpu.describe(burstTimes)
 	if res.burstPeak, err = readMemory(pid); err != nil {
 		t.Fatal(err)
 	}
@@ -758,6 +781,8 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 		timed("  its event", func(r result) time.Duration { return r.resyncEvent }),
 		count("  VPP messages", func(r result) int64 { return r.resyncMsgs }),
 		sized("  allocated from start", func(r result) int64 { return int64(r.resyncAlloc) }),
+		timed("  agent CPU", func(r result) time.Duration { return r.resyncCPU.agent }),
+		timed("  simulator CPU", func(r result) time.Duration { return r.resyncCPU.sim }),
 		sized("RSS at rest", func(r result) int64 { return r.rest.RSS }),
 		sized("Go heap at rest", func(r result) int64 { return int64(r.heapRest) }),
 		timed("Endpoints change p50", func(r result) time.Duration { return r.changeP50 }),
@@ -766,6 +791,8 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 		{"node join event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.joinEventTime), r.joinEvents) },
 			func(r result) float64 { return float64(r.joinEventTime) }},
 		count("node join VPP messages", func(r result) int64 { return r.joinMsgs }),
+		timed("  agent CPU (mean of joins)", func(r result) time.Duration { return r.joinCPU.agent }),
+		timed("  simulator CPU", func(r result) time.Duration { return r.joinCPU.sim }),
 		{"node join wall, allocated", func(r result) string { return ms(r.joinWall) + ", " + mb(int64(r.joinAlloc)) },
 			func(r result) float64 { return float64(r.joinWall) }},
 		{"node leave event time", func(r result) string { return fmt.Sprintf("%s (%d events)", ms(r.leaveEventTime), r.leaveEvents) },
@@ -774,6 +801,8 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 		timed("burst until VPP final", func(r result) time.Duration { return r.burst }),
 		{"burst resync events", func(r result) string { return fmt.Sprint(r.burstResyncs) }, nil},
 		count("burst VPP messages", func(r result) int64 { return r.burstMsgs }),
+		timed("  agent CPU", func(r result) time.Duration { return r.burstCPU.agent }),
+		timed("  simulator CPU", func(r result) time.Duration { return r.burstCPU.sim }),
 		sized("burst allocated", func(r result) int64 { return int64(r.burstAlloc) }),
 		sized("peak RSS during burst", func(r result) int64 { return r.burstPeak.HWM }),
 	}
@@ -784,7 +813,7 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 		fmt.Fprintf(&b, " | %-28s", v.name+" ("+v.label()+")")
 	}
 	if ratio {
-		fmt.Fprintf(&b, " | %s / %s (medians)", variants[1].name, variants[0].name)
+		fmt.Fprintf(&b, " | %s / %s: of the medians, median of the rounds'", variants[1].name, variants[0].name)
 	}
 	b.WriteString("\n")
 	for _, r := range rows {
@@ -799,12 +828,26 @@ func report(t *testing.T, s setup, variants []*variant, results map[string][]res
 		if ratio && r.v != nil {
 			first, second := median(results[variants[0].name], r.v), median(results[variants[1].name], r.v)
 			if first > 0 {
-				fmt.Fprintf(&b, " | %.2fx", second/first)
+				fmt.Fprintf(&b, " | %.2fx, %.2fx", second/first, pairedRatio(results[variants[0].name], results[variants[1].name], r.v))
 			}
 		}
 		b.WriteString("\n")
 	}
 	t.Log(b.String())
+}
+
+// pairedRatio is the median over the rounds of the ratio of the second variant's value
+// to the first's in the same round (0 when there is none). The variants of a round run
+// one after the other, so that a machine that drifts (a neighbour's load, its memory)
+// moves both values of a ratio together; the ratio of the medians mixes rounds.
+func pairedRatio(first, second []result, v func(r result) float64) float64 {
+	var ratios []float64
+	for i := range min(len(first), len(second)) {
+		if a := v(first[i]); a > 0 {
+			ratios = append(ratios, v(second[i])/a)
+		}
+	}
+	return medianOf(ratios)
 }
 
 // perChange is the VPP messages per single Endpoints change of a run (0 without one).
@@ -818,12 +861,18 @@ func perChange(r result) float64 {
 // median is the median of the values of the results (the mean of the middle two
 // for an even count; 0 for none).
 func median(rs []result, v func(r result) float64) float64 {
-	if len(rs) == 0 {
-		return 0
-	}
 	vals := make([]float64, len(rs))
 	for i, r := range rs {
 		vals[i] = v(r)
+	}
+	return medianOf(vals)
+}
+
+// medianOf is the median of vals (the mean of the middle two for an even count; 0 for
+// none); it sorts vals.
+func medianOf(vals []float64) float64 {
+	if len(vals) == 0 {
+		return 0
 	}
 	slices.Sort(vals)
 	n := len(vals)
