@@ -2,7 +2,6 @@ package cnat
 
 import (
 	"slices"
-	"strings"
 
 	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	controller "github.com/contiv-vpp/contiv-vpp/plugins/controller/api"
@@ -124,19 +123,26 @@ func (rndr *Renderer) planNodePorts(e *nodePortEdit, added []renderer.Address, r
 	prev := e.r.translations()
 	e.kept = prev
 	if len(removed) > 0 {
-		// The set is sorted by address first: the translations of each address gone
-		// are a run, found by binary search.
+		// The set is in the order of sets: the translation of each node port on each
+		// address gone is found by binary search for its identity.
 		var drop []int
+		var probe vpp_cnat.Translation
 		for a := range removed {
-			i, _ := slices.BinarySearchFunc(prev, a, func(t *vpp_cnat.Translation, a string) int { return strings.Compare(t.GetVipAddress(), a) })
-			for ; i < len(prev) && prev[i].GetVipAddress() == a; i++ {
-				if isNodePortOf(e.svc, prev[i]) {
+			for k := range e.svc.Ports {
+				p := &e.svc.Ports[k].Port
+				proto, ok := protocolOf(p.Protocol)
+				if !ok || p.NodePort == 0 {
+					continue
+				}
+				probe.VipAddress, probe.VipPort, probe.Protocol = a, uint32(p.NodePort), proto
+				if i, found := slices.BinarySearchFunc(prev, &probe, byID); found {
 					drop = append(drop, i)
 				}
 			}
 		}
 		if len(drop) > 0 {
 			slices.Sort(drop)
+			drop = slices.Compact(drop) // (two ports of the service with one node port)
 			e.kept = make([]*vpp_cnat.Translation, 0, len(prev)-len(drop))
 			e.dropped = make([]*vpp_cnat.Translation, 0, len(drop))
 			next := 0

@@ -196,6 +196,39 @@ func TestNodeJoinAndLeaveChangeOnlyTheNodeIPTranslations(t *testing.T) {
 	}
 }
 
+// TestNodeLeaveDropsEveryNodePortOfAMultiPortService: a service with two node ports
+// has a translation of each on every node IP; when a node leaves, both of its go,
+// wherever the order of sets puts them (by port first: a node IP's translations are
+// not next to each other), and nothing else does.
+func TestNodeLeaveDropsEveryNodePortOfAMultiPortService(t *testing.T) {
+	web := webService(pod1)
+	web.Ports = append(web.Ports, web.Ports[0])
+	web.Ports[1].Name, web.Ports[1].Port.Port, web.Ports[1].Port.NodePort = "https", 443, 30443
+	const low, high = "10.3.0.7", "192.168.16.30" // their texts sort before and after the cluster IP's
+	nodes := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(peerIP4), net.ParseIP(low), net.ParseIP(high))
+	r, _ := newRenderer(t, true, web)
+	up := &describedTxn{Txn: st.NewTxn()}
+	if err := r.UpdateFlatNodePortServices(up, nodes, []*renderer.FlatService{web}); err != nil {
+		t.Fatal(err)
+	}
+	joined := ids(setOf(up.Txn, web.ID))
+	for _, gone := range []string{low, high} {
+		nodes.Del(net.ParseIP(gone))
+		down := &describedTxn{Txn: st.NewTxn()}
+		if err := r.UpdateFlatNodePortServices(down, nodes, []*renderer.FlatService{web}); err != nil {
+			t.Fatal(err)
+		}
+		got := ids(setOf(down.Txn, web.ID))
+		joined = without(joined, gone+"/30080/TCP", gone+"/30443/TCP")
+		if !slices.Equal(got, joined) {
+			t.Errorf("after %s left: %q, want %q", gone, got, joined)
+		}
+	}
+	if len(joined) != 6 { // 2 ports x (the cluster IP and the two nodes left)
+		t.Errorf("the set ends with %q, want the cluster IP's and two node IPs' translations of both ports", joined)
+	}
+}
+
 // TestRenamedServiceDeletesItsOldSetBeforePuttingTheNew: a service whose ID changes
 // (same translations) stages the deletion of the old set before the put of the new:
 // the scheduler applies them in that order, and VPP, which knows a translation by VIP,
