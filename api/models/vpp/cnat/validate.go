@@ -69,24 +69,30 @@ func FamilyOf(a netip.Addr) AddressFamily {
 // FormatEndpoint writes an endpoint for messages: "10.96.0.10:80", "[fd00::a]:80",
 // "tap0(IPV4):80", or "-" for an empty one.
 func FormatEndpoint(e *Endpoint) string {
-	port := strconv.FormatUint(uint64(e.GetPort()), 10)
+	if e.GetInterface() != "" {
+		return e.GetInterface() + "(" + e.GetInterfaceFamily().String() + "):" + strconv.FormatUint(uint64(e.GetPort()), 10)
+	}
+	return formatAddress(e.GetAddress(), e.GetPort())
+}
+
+// formatAddress writes an address and port for messages (FormatEndpoint).
+func formatAddress(address string, port uint32) string {
+	p := strconv.FormatUint(uint64(port), 10)
 	switch {
-	case e.GetInterface() != "":
-		return e.GetInterface() + "(" + e.GetInterfaceFamily().String() + "):" + port
-	case e.GetAddress() != "":
-		if a, ok := ParseAddr(e.GetAddress()); ok && a.Is6() {
-			return "[" + a.String() + "]:" + port
+	case address != "":
+		if a, ok := ParseAddr(address); ok && a.Is6() {
+			return "[" + a.String() + "]:" + p
 		}
-		return e.GetAddress() + ":" + port
-	case e.GetPort() != 0:
-		return ":" + port
+		return address + ":" + p
+	case port != 0:
+		return ":" + p
 	}
 	return "-"
 }
 
 // FormatTranslation names a translation for messages: "10.96.0.10:80/TCP".
 func FormatTranslation(t *Translation) string {
-	return FormatEndpoint(&Endpoint{Address: t.GetVipAddress(), Port: t.GetVipPort()}) + "/" + t.GetProtocol().String()
+	return formatAddress(t.GetVipAddress(), t.GetVipPort()) + "/" + t.GetProtocol().String()
 }
 
 // ValidateTranslation checks a translation. Besides what VPP rejects, it refuses

@@ -131,13 +131,15 @@
 // the others in shares, a large one on several goroutines
 // (internal/shares, ending before ResyncFlat returns), each cutting its messages
 // from blocks of its own (slabs: a few hundred allocations for 10,000 services, not
-// one per message) and sorting what each claims (claims: its node ports with their
-// counts, its translations owned by identity); the translations of one port share
-// their paths. Ownership is decided and the sets staged in the order of the
+// one per message) and working out what each claims (claims: its node ports with
+// their counts, its translations owned by identity); the translations of one port
+// share their paths. Ownership is decided and the sets staged in the order of the
 // services, as a sequential resync does, at the cost of each service's claims while
 // nobody else holds any of them (ownAll), translation by translation otherwise. The
 // order of sets is by port first and the node IPs are kept in text order, so that a
-// set comes out of rendering in that order most often without a sort. The renderer has no goroutine of its own
+// set comes out of rendering in that order most often without a sort; a node IP's
+// translations are therefore not one run of a set, and a node leaving finds each of
+// its node-port translations by identity. The renderer has no goroutine of its own
 // and does no I/O.
 //
 // Stale UDP sessions are not purged: cnat has no per-session delete
