@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -321,5 +322,49 @@ func TestIPv6ClusterIPOnADualStackNode(t *testing.T) {
 	}
 	if got, _ := n.send(t, podsNIC, pod1MAC, st.ProtoTCP, "["+pod1v6+"]:8080", client, uplinkNIC); len(got) != 1 || got[0] != "tcp [fd00:10:96::a]:80 -> "+client {
 		t.Errorf("the backend's answer: the uplink sent %q, want it from the IPv6 cluster IP", got)
+	}
+}
+
+// TestANodeLeavingTakesItsNodePortsOutOfTraffic: a service with two node ports; while
+// a node is in the cluster, a pod's connection to either node port on that node's IP
+// is translated here to the backend; once the node left, it goes out through the
+// uplink to that IP unchanged (nothing of the node stays behind in VPP).
+func TestANodeLeavingTakesItsNodePortsOutOfTraffic(t *testing.T) {
+	const peer = "192.168.16.30"
+	peerMAC := [6]byte{2, 0, 0, 0, 0, 0x30}
+	n := newTrafficNode(t)
+	up, _ := n.sim.InterfaceByName(uplinkNIC)
+	peerAddr, _ := ip_types.ParseAddress(peer)
+	n.do(t, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(up.SwIfIndex),
+		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: peerMAC, IPAddress: peerAddr}}, &ip_neighbor.IPNeighborAddDelReply{})
+	web := webService(pod1)
+	web.Ports = append(web.Ports, web.Ports[0])
+	web.Ports[1].Name, web.Ports[1].Port.Port, web.Ports[1].Port.NodePort = "https", 443, 30443
+	r, txn := newRenderer(t, true, web)
+	n.commit(t, txn)
+	nodes := renderer.NewIPAddresses(net.ParseIP(nodeIP4), net.ParseIP(peer))
+	joined := &describedTxn{Txn: st.NewTxn()}
+	if err := r.UpdateFlatNodePortServices(joined, nodes, []*renderer.FlatService{web}); err != nil {
+		t.Fatal(err)
+	}
+	n.commit(t, joined.Txn)
+	client := pod2 + ":40000"
+	for _, port := range []string{"30080", "30443"} {
+		if got, _ := n.send(t, podsNIC, pod2MAC, st.ProtoTCP, client, peer+":"+port, podsNIC); len(got) != 1 || !strings.HasSuffix(got[0], " -> "+pod1+":8080") {
+			t.Fatalf("node %s in the cluster, a pod to its port %s: the pods' NIC sent %q, want the SYN to %s:8080", peer, port, got, pod1)
+		}
+	}
+	nodes.Del(net.ParseIP(peer))
+	left := &describedTxn{Txn: st.NewTxn()}
+	if err := r.UpdateFlatNodePortServices(left, nodes, []*renderer.FlatService{web}); err != nil {
+		t.Fatal(err)
+	}
+	n.commit(t, left.Txn)
+	for i, port := range []string{"30080", "30443"} {
+		client := fmt.Sprintf("%s:%d", pod2, 40001+i)
+		want := "tcp " + client + " -> " + peer + ":" + port
+		if got, _ := n.send(t, podsNIC, pod2MAC, st.ProtoTCP, client, peer+":"+port, uplinkNIC); len(got) != 1 || got[0] != want {
+			t.Errorf("node %s left, a pod to its port %s: the uplink sent %q, want %q", peer, port, got, want)
+		}
 	}
 }
