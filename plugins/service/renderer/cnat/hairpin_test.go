@@ -8,7 +8,6 @@ import (
 	"go.fd.io/govpp/binapi/cnat"
 	"go.fd.io/govpp/binapi/feature"
 	"go.fd.io/govpp/binapi/interface_types"
-	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/ip_types"
 
 	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
@@ -113,10 +112,7 @@ func TestPodReachesARemoteBackendWithTheRenderersFeatures(t *testing.T) {
 	const peer, remote = "192.168.16.20", "10.1.2.3"
 	peerMAC := [6]byte{2, 0, 0, 0, 0, 0x20}
 	n, enabled := podsNode(t, remote)
-	up, _ := n.sim.InterfaceByName(uplinkNIC)
-	addr, _ := ip_types.ParseAddress(peer)
-	n.do(t, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(up.SwIfIndex),
-		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: peerMAC, IPAddress: addr}}, &ip_neighbor.IPNeighborAddDelReply{})
+	n.uplinkNeighbor(t, peer, peerMAC)
 	routes := st.NewTxn()
 	routes.Put(l3.RouteKey(0, "10.1.2.0/24", peer), &l3.Route{DstNetwork: "10.1.2.0/24", NextHopAddr: peer}) // the peer's pods
 	n.commit(t, routes)

@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.fd.io/govpp/binapi/interface_types"
-	"go.fd.io/govpp/binapi/ip_neighbor"
-	"go.fd.io/govpp/binapi/ip_types"
-
 	vpp_cnat "github.com/contiv-vpp/contiv-vpp/api/models/vpp/cnat"
 	l3 "github.com/contiv-vpp/contiv-vpp/api/models/vpp/l3"
 	st "github.com/contiv-vpp/contiv-vpp/plugins/service/internal/servicetest"
@@ -30,10 +26,7 @@ var peerMAC = [6]byte{2, 0, 0, 0, 0, 0x20}
 func lbNode(t *testing.T) *trafficNode {
 	t.Helper()
 	n := newTrafficNode(t)
-	up, _ := n.sim.InterfaceByName(uplinkNIC)
-	a, _ := ip_types.ParseAddress(peer)
-	n.do(t, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(up.SwIfIndex),
-		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: peerMAC, IPAddress: a}}, &ip_neighbor.IPNeighborAddDelReply{})
+	n.uplinkNeighbor(t, peer, peerMAC)
 	return n
 }
 

@@ -112,9 +112,7 @@ func newTrafficNode(t testing.TB) *trafficNode {
 		}
 		n.do(t, &interfaces.SwInterfaceSetFlags{SwIfIndex: sw, Flags: interface_types.IF_STATUS_API_FLAG_ADMIN_UP}, &interfaces.SwInterfaceSetFlagsReply{})
 		for ip, m := range cfg.neigh {
-			addr, _ := ip_types.ParseAddress(ip)
-			n.do(t, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: sw,
-				Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: m, IPAddress: addr}}, &ip_neighbor.IPNeighborAddDelReply{})
+			n.neighbor(t, sw, ip, m)
 		}
 	}
 	sim.SetTxHook(n.hook)
@@ -167,6 +165,24 @@ func (n *trafficNode) take(nic string) ([]string, []string) {
 	out, icmp := n.sent[nic], n.icmp
 	n.sent[nic], n.icmp = nil, nil
 	return out, icmp
+}
+
+// neighbor adds the static neighbour ip with mac on interface sw.
+func (n *trafficNode) neighbor(t testing.TB, sw interface_types.InterfaceIndex, ip string, mac [6]byte) {
+	t.Helper()
+	addr, err := ip_types.ParseAddress(ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.do(t, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: sw,
+		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: mac, IPAddress: addr}}, &ip_neighbor.IPNeighborAddDelReply{})
+}
+
+// uplinkNeighbor adds the static neighbour ip with mac on the uplink.
+func (n *trafficNode) uplinkNeighbor(t testing.TB, ip string, mac [6]byte) {
+	t.Helper()
+	up, _ := n.sim.InterfaceByName(uplinkNIC)
+	n.neighbor(t, interface_types.InterfaceIndex(up.SwIfIndex), ip, mac)
 }
 
 // commit programs the renderer's translation sets and routes staged in txn (nil:
@@ -291,10 +307,7 @@ func TestPodReachesARemoteBackendAndGetsTheAnswerFromTheClusterIP(t *testing.T) 
 	const peer, remote = "192.168.16.20", "10.1.2.3"
 	peerMAC := [6]byte{2, 0, 0, 0, 0, 0x20}
 	n := newTrafficNode(t)
-	up, _ := n.sim.InterfaceByName(uplinkNIC)
-	addr, _ := ip_types.ParseAddress(peer)
-	n.do(t, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(up.SwIfIndex),
-		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: peerMAC, IPAddress: addr}}, &ip_neighbor.IPNeighborAddDelReply{})
+	n.uplinkNeighbor(t, peer, peerMAC)
 	_, txn := newRenderer(t, true, webService(remote))
 	txn.Put(l3.RouteKey(0, "10.1.2.0/24", peer), &l3.Route{DstNetwork: "10.1.2.0/24", NextHopAddr: peer}) // the peer's pods
 	n.commit(t, txn)
@@ -333,10 +346,7 @@ func TestANodeLeavingTakesItsNodePortsOutOfTraffic(t *testing.T) {
 	const peer = "192.168.16.30"
 	peerMAC := [6]byte{2, 0, 0, 0, 0, 0x30}
 	n := newTrafficNode(t)
-	up, _ := n.sim.InterfaceByName(uplinkNIC)
-	peerAddr, _ := ip_types.ParseAddress(peer)
-	n.do(t, &ip_neighbor.IPNeighborAddDel{IsAdd: true, Neighbor: ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(up.SwIfIndex),
-		Flags: ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC, MacAddress: peerMAC, IPAddress: peerAddr}}, &ip_neighbor.IPNeighborAddDelReply{})
+	n.uplinkNeighbor(t, peer, peerMAC)
 	web := webService(pod1)
 	web.Ports = append(web.Ports, web.Ports[0])
 	web.Ports[1].Name, web.Ports[1].Port.Port, web.Ports[1].Port.NodePort = "https", 443, 30443
